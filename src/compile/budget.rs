@@ -1,0 +1,241 @@
+//! The budget (SPEC §8): the window, the history allowance, and newest-first
+//! selection of whole entries.
+
+use super::context::Model;
+use super::template::HistoryKnobs;
+
+/// The window a compile is funded against.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Window {
+    /// `None`: windowless (no model, or neither bound).
+    pub tokens: Option<u32>,
+    pub advisory: Option<u32>,
+    pub hard: Option<u32>,
+    pub reasoning_replay: bool,
+    pub token_margin: f32,
+}
+
+impl Window {
+    /// The advisory bound, else the hard bound, less an eighth under reasoning replay.
+    pub fn of(model: Option<&Model>, reasoning_replay: bool) -> Window {
+        let pos = |v: Option<i32>| v.and_then(|n| u32::try_from(n).ok());
+        let advisory = model.and_then(|m| pos(m.advisory_window));
+        let hard = model.and_then(|m| pos(m.hard_window));
+        let tokens = advisory.or(hard).map(|w| if reasoning_replay { w - w / 8 } else { w });
+        let token_margin = model.map(|m| m.token_margin).filter(|m| m.is_finite() && *m > 0.0).unwrap_or(0.0);
+        Window { tokens, advisory, hard, reasoning_replay, token_margin }
+    }
+
+    /// A count as the budget sees it: inflated by the model's token margin.
+    pub fn inflate(&self, tokens: u32) -> u32 {
+        if self.token_margin <= 0.0 {
+            return tokens;
+        }
+        // `real` margins are f32: read them back as the decimal the user wrote, and
+        // forgive float noise before rounding up (100 × 1.1 is 110, not 111).
+        let margin: f64 = self.token_margin.to_string().parse().unwrap_or(0.0);
+        let v = (tokens as f64 * (1.0 + margin) - 1e-9).ceil();
+        if v >= u32::MAX as f64 {
+            u32::MAX
+        } else {
+            v as u32
+        }
+    }
+
+    /// Whether `tokens` (exact) fit the window.
+    pub fn fits(&self, tokens: u32) -> bool {
+        self.tokens.is_none_or(|w| self.inflate(tokens) <= w)
+    }
+}
+
+/// Why history could not be funded at all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unavailable {
+    /// A `share` on a windowless model.
+    ShareWithoutWindow,
+}
+
+/// How much history may take: `tokens` `None` is unbounded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Allowance {
+    pub tokens: Option<u32>,
+    pub max_entries: Option<u32>,
+}
+
+/// History is funded from what the floors leave (`floors`, already inflated), capped
+/// by `share × window`, `max_tokens` and `max_entries`; `min_tokens` lifts it only as
+/// far as room remains.
+pub fn allowance(window: &Window, floors: u32, knobs: &HistoryKnobs) -> Result<Allowance, Unavailable> {
+    let cap = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
+    let tokens = match window.tokens {
+        None => {
+            if knobs.share.is_some() {
+                return Err(Unavailable::ShareWithoutWindow);
+            }
+            knobs.max_tokens.map(cap)
+        }
+        Some(w) => {
+            let remaining = w.saturating_sub(floors);
+            let mut budget = remaining;
+            if let Some(share) = knobs.share {
+                budget = budget.min((share * w as f64).floor() as u32);
+            }
+            if let Some(min) = knobs.min_tokens {
+                budget = budget.max(cap(min).min(remaining));
+            }
+            if let Some(max) = knobs.max_tokens {
+                budget = budget.min(cap(max));
+            }
+            Some(budget)
+        }
+    };
+    Ok(Allowance { tokens, max_entries: knobs.max_entries })
+}
+
+/// Why selection stopped before the oldest entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    BudgetExceeded,
+    MaxEntries,
+}
+
+impl Stop {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stop::BudgetExceeded => "budget_exceeded",
+            Stop::MaxEntries => "max_entries",
+        }
+    }
+}
+
+/// Newest-first selection: an entry is taken while it fits what is left; the first
+/// that does not fit ends the selection (older entries never jump the queue).
+#[derive(Debug, Clone)]
+pub struct Selector {
+    allowance: Allowance,
+    pub used: u32,
+    pub selected: u32,
+    pub stopped: Option<Stop>,
+}
+
+impl Selector {
+    pub fn new(allowance: Allowance) -> Self {
+        Selector { allowance, used: 0, selected: 0, stopped: None }
+    }
+
+    /// Offers the next (older) entry of inflated cost `cost`; true when it is taken.
+    pub fn offer(&mut self, cost: u32) -> bool {
+        if self.stopped.is_some() {
+            return false;
+        }
+        if self.allowance.max_entries.is_some_and(|m| self.selected >= m) {
+            self.stopped = Some(Stop::MaxEntries);
+            return false;
+        }
+        if self.allowance.tokens.is_some_and(|t| self.used.saturating_add(cost) > t) {
+            self.stopped = Some(Stop::BudgetExceeded);
+            return false;
+        }
+        self.used = self.used.saturating_add(cost);
+        self.selected += 1;
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model(advisory: Option<i32>, hard: Option<i32>) -> Model {
+        Model {
+            name: "m".into(),
+            wire: "anthropic".into(),
+            tokenizer: "cl100k_base".into(),
+            advisory_window: advisory,
+            hard_window: hard,
+            native_images: false,
+            token_margin: 0.0,
+            max_output_tokens: 4096,
+        }
+    }
+
+    #[test]
+    fn window_prefers_advisory_and_reasoning_takes_an_eighth() {
+        assert_eq!(Window::of(Some(&model(Some(1000), Some(2000))), false).tokens, Some(1000));
+        assert_eq!(Window::of(Some(&model(None, Some(2000))), false).tokens, Some(2000));
+        assert_eq!(Window::of(Some(&model(Some(1000), None)), true).tokens, Some(875));
+        assert_eq!(Window::of(Some(&model(None, None)), false).tokens, None);
+        assert_eq!(Window::of(None, true).tokens, None);
+    }
+
+    #[test]
+    fn margin_inflates() {
+        let mut m = model(Some(100), None);
+        m.token_margin = 0.1;
+        let w = Window::of(Some(&m), false);
+        assert_eq!(w.inflate(100), 110);
+        assert!(w.fits(90));
+        assert!(!w.fits(91));
+    }
+
+    #[test]
+    fn allowance_knobs() {
+        let w = Window::of(Some(&model(Some(1000), None)), false);
+        let k = HistoryKnobs::default();
+        assert_eq!(allowance(&w, 200, &k).unwrap().tokens, Some(800));
+        assert_eq!(allowance(&w, 1200, &k).unwrap().tokens, Some(0));
+        let share = HistoryKnobs { share: Some(0.5), ..k };
+        assert_eq!(allowance(&w, 200, &share).unwrap().tokens, Some(500));
+        let min = HistoryKnobs { share: Some(0.1), min_tokens: Some(300), ..k };
+        assert_eq!(allowance(&w, 200, &min).unwrap().tokens, Some(300));
+        assert_eq!(allowance(&w, 900, &min).unwrap().tokens, Some(100), "min only as far as room remains");
+        let max = HistoryKnobs { max_tokens: Some(50), min_tokens: Some(300), ..k };
+        assert_eq!(allowance(&w, 200, &max).unwrap().tokens, Some(50));
+        let none = Window::of(None, false);
+        assert_eq!(allowance(&none, 10, &k).unwrap().tokens, None);
+        assert_eq!(allowance(&none, 10, &share), Err(Unavailable::ShareWithoutWindow));
+    }
+
+    #[test]
+    fn selector_stops_at_the_first_entry_that_does_not_fit() {
+        let mut s = Selector::new(Allowance { tokens: Some(10), max_entries: None });
+        assert!(s.offer(4));
+        assert!(s.offer(4));
+        assert!(!s.offer(4));
+        assert!(!s.offer(1), "no jumping the queue");
+        assert_eq!((s.selected, s.used, s.stopped), (2, 8, Some(Stop::BudgetExceeded)));
+        let mut s = Selector::new(Allowance { tokens: None, max_entries: Some(1) });
+        assert!(s.offer(100));
+        assert!(!s.offer(1));
+        assert_eq!(s.stopped, Some(Stop::MaxEntries));
+    }
+
+    /// Property: for any costs and budgets, the selection is a newest-first prefix,
+    /// never over budget, and monotone in the budget.
+    #[test]
+    fn property_selection_is_a_bounded_monotone_prefix() {
+        let mut state = 0x2545F4914F6CDD1Du64;
+        let mut next = move |m: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % m
+        };
+        for _ in 0..2_000 {
+            let costs: Vec<u32> = (0..next(30)).map(|_| next(50) as u32 + 1).collect();
+            let budget = next(600) as u32;
+            let run = |b: u32| {
+                let mut s = Selector::new(Allowance { tokens: Some(b), max_entries: None });
+                let taken: Vec<bool> = costs.iter().map(|c| s.offer(*c)).collect();
+                (s, taken)
+            };
+            let (s, taken) = run(budget);
+            assert!(s.used <= budget);
+            let n = taken.iter().take_while(|t| **t).count();
+            assert!(taken[n..].iter().all(|t| !t), "a contiguous newest-first prefix");
+            assert_eq!(s.used, costs[..n].iter().sum::<u32>());
+            let (bigger, _) = run(budget + next(100) as u32);
+            assert!(bigger.selected >= s.selected, "monotone in the window");
+        }
+    }
+}

@@ -1,0 +1,377 @@
+//! The rows a compile reads, as plain Rust values (SPEC §1). The pg layer fills these
+//! from a few set-based queries; tests build them by hand. JSON columns arrive as their
+//! text and are parsed (and re-validated) by the core.
+
+use std::collections::HashMap;
+
+use uuid::Uuid;
+
+use super::error::{quote, Code, Error, Result};
+use super::tokens::Tokenizer;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Role {
+    System,
+    Developer,
+    User,
+    Assistant,
+}
+
+impl Role {
+    pub fn parse(s: &str) -> Option<Role> {
+        match s {
+            "system" => Some(Role::System),
+            "developer" => Some(Role::Developer),
+            "user" => Some(Role::User),
+            "assistant" => Some(Role::Assistant),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::System => "system",
+            Role::Developer => "developer",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wire {
+    Anthropic,
+    Chat,
+}
+
+impl Wire {
+    pub fn parse(s: &str) -> Result<Wire> {
+        match s {
+            "anthropic" => Ok(Wire::Anthropic),
+            "chat" => Ok(Wire::Chat),
+            other => Err(Error::new(Code::TurnNotCompilable, format!("wire {} is not supported yet", quote(other)))
+                .hint("Supported wires: anthropic, chat.")),
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Wire::Anthropic => "anthropic",
+            Wire::Chat => "chat",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mechanism {
+    Default,
+    Assembly,
+    Raw,
+}
+
+impl Mechanism {
+    pub fn parse(s: &str) -> Mechanism {
+        match s {
+            "assembly" => Mechanism::Assembly,
+            "raw" => Mechanism::Raw,
+            _ => Mechanism::Default,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mechanism::Default => "default",
+            Mechanism::Assembly => "assembly",
+            Mechanism::Raw => "raw",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Model {
+    pub name: String,
+    pub wire: String,
+    pub tokenizer: String,
+    pub advisory_window: Option<i32>,
+    pub hard_window: Option<i32>,
+    pub native_images: bool,
+    pub token_margin: f32,
+    pub max_output_tokens: i32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UserKind {
+    Human,
+    Agent,
+}
+
+impl UserKind {
+    pub fn parse(s: &str) -> UserKind {
+        if s == "agent" {
+            UserKind::Agent
+        } else {
+            UserKind::Human
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UserKind::Human => "human",
+            UserKind::Agent => "agent",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct User {
+    pub id: Uuid,
+    pub handle: String,
+    pub display_name: Option<String>,
+    pub kind: UserKind,
+    pub steward_id: Option<Uuid>,
+    pub prompt_mechanism: Mechanism,
+    /// `prompt_template` as JSON text.
+    pub prompt_template: Option<String>,
+    pub model: Option<String>,
+    pub reasoning_replay: bool,
+    pub application: Option<String>,
+}
+
+impl User {
+    /// The user's controlling Human: itself for a human, its steward for an agent.
+    pub fn controlling_human(&self) -> Option<Uuid> {
+        match self.kind {
+            UserKind::Human => Some(self.id),
+            UserKind::Agent => self.steward_id,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Workspace {
+    pub id: Uuid,
+    pub name: Option<String>,
+    pub timezone: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Conversation {
+    pub id: Uuid,
+    pub workspace_id: Uuid,
+    pub kind: String,
+    pub answerer_id: Option<Uuid>,
+    pub creator_id: Option<Uuid>,
+    pub origin_channel: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Document {
+    pub id: Uuid,
+    pub user_id: Option<Uuid>,
+    pub workspace_id: Option<Uuid>,
+    pub name: String,
+    pub role: Role,
+    pub body: String,
+    pub version: i32,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Memory {
+    pub id: Uuid,
+    pub scope: String,
+    pub user_id: Option<Uuid>,
+    pub speaker_id: Option<Uuid>,
+    pub workspace_id: Option<Uuid>,
+    pub conversation_id: Option<Uuid>,
+    pub path: String,
+    pub body: String,
+    pub updated_at: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Skill {
+    pub id: Uuid,
+    pub source: String,
+    pub user_id: Option<Uuid>,
+    pub speaker_id: Option<Uuid>,
+    pub workspace_id: Option<Uuid>,
+    pub runner: Option<String>,
+    pub application: Option<String>,
+    pub name: String,
+    pub description: String,
+    pub executor_id: Option<Uuid>,
+    pub recall_only: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TurnKind {
+    Message,
+    Reply,
+    Summary,
+}
+
+impl TurnKind {
+    pub fn parse(s: &str) -> TurnKind {
+        match s {
+            "reply" => TurnKind::Reply,
+            "summary" => TurnKind::Summary,
+            _ => TurnKind::Message,
+        }
+    }
+}
+
+/// What a sealed turn carries (SPEC §8).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sealed {
+    /// The whole compile result of the first compile, as JSON text.
+    pub request: String,
+    /// The preface items, as JSON text (`[{"role", "parts"}]`).
+    pub preface: String,
+    pub mechanism: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Turn {
+    pub id: Uuid,
+    pub seq: i64,
+    pub kind: TurnKind,
+    pub role: Option<Role>,
+    pub author_id: Option<Uuid>,
+    pub answerer_id: Option<Uuid>,
+    pub poster_id: Option<Uuid>,
+    pub content: Option<String>,
+    pub prompt: Option<String>,
+    pub origin: Option<String>,
+    pub sender_conversation_id: Option<Uuid>,
+    /// `run` or `direct_reply`.
+    pub run: bool,
+    /// JSON text of `inline`, `variables`, `input`, `tools`, `callables`, `history`.
+    pub inline: String,
+    pub variables: String,
+    pub input: Option<String>,
+    pub tools: Option<String>,
+    pub callables: String,
+    pub model: Option<String>,
+    pub history: Option<String>,
+    pub memory_user_id: Option<Uuid>,
+    pub summary: Option<String>,
+    pub summary_round: Option<i32>,
+    /// `created_at` as an ISO 8601 date in the workspace's timezone (for `{{date}}`).
+    pub date: String,
+    /// Stored counts, one slot per tokenizer ([`Tokenizer::index`]).
+    pub content_tokens: Vec<Option<i32>>,
+    pub prompt_tokens: Vec<Option<i32>>,
+    pub sealed: Option<Sealed>,
+}
+
+impl Turn {
+    /// A turn with every optional column at its default, for tests and builders.
+    pub fn new(id: Uuid, seq: i64, kind: TurnKind) -> Turn {
+        Turn {
+            id,
+            seq,
+            kind,
+            role: None,
+            author_id: None,
+            answerer_id: None,
+            poster_id: None,
+            content: None,
+            prompt: None,
+            origin: None,
+            sender_conversation_id: None,
+            run: false,
+            inline: "[]".into(),
+            variables: "{}".into(),
+            input: None,
+            tools: None,
+            callables: "[]".into(),
+            model: None,
+            history: None,
+            memory_user_id: None,
+            summary: None,
+            summary_round: None,
+            date: String::new(),
+            content_tokens: Vec::new(),
+            prompt_tokens: Vec::new(),
+            sealed: None,
+        }
+    }
+
+    /// Who posted the opening words: `poster_id`, else the row's author.
+    pub fn words_author(&self) -> Option<Uuid> {
+        self.poster_id.or(self.author_id)
+    }
+}
+
+/// One stored round of a run-backed turn (`prompt.rounds`), JSON columns as text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RoundRow {
+    pub n: i32,
+    pub assistant: String,
+    pub results: String,
+    pub steers: String,
+    pub aborted: bool,
+}
+
+/// A turn of history with its rounds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HistoryTurn {
+    pub turn: Turn,
+    pub rounds: Vec<RoundRow>,
+}
+
+/// Everything a compile reads besides history.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Context {
+    pub conversation: Conversation,
+    pub workspace: Workspace,
+    pub turn: Turn,
+    /// The current turn's rounds (a continuation).
+    pub rounds: Vec<RoundRow>,
+    /// Every user the compile names: answerers, posters, stewards, authors.
+    pub users: HashMap<Uuid, User>,
+    /// Models by name (the turn's and the answerer's).
+    pub models: HashMap<String, Model>,
+    /// The answerer's documents, the workspace's, and the persona of P's Human.
+    pub documents: Vec<Document>,
+    /// The memory entries in the turn's effective bindings, any order.
+    pub memories: Vec<Memory>,
+    /// The skills the turn's callables could list, any order.
+    pub skills: Vec<Skill>,
+}
+
+/// Newest-first access to the turns before the compiled one. The pg layer reads
+/// them in batches so compile cost follows the entries rendered, not the
+/// conversation's length; tests serve them from a vector.
+pub trait HistorySource {
+    /// The next older turns (newest first) with any users they name; empty when done.
+    fn next_batch(&mut self) -> Result<(Vec<HistoryTurn>, Vec<User>)>;
+}
+
+/// A history source over turns held in memory (oldest first, as stored).
+pub struct VecHistory {
+    turns: Vec<HistoryTurn>,
+    batch: usize,
+}
+
+impl VecHistory {
+    pub fn new(mut oldest_first: Vec<HistoryTurn>) -> Self {
+        oldest_first.reverse();
+        VecHistory { turns: oldest_first, batch: 64 }
+    }
+}
+
+impl HistorySource for VecHistory {
+    fn next_batch(&mut self) -> Result<(Vec<HistoryTurn>, Vec<User>)> {
+        let n = self.batch.min(self.turns.len());
+        Ok((self.turns.drain(..n).collect(), Vec::new()))
+    }
+}
+
+/// The tokenizer of a model row (unknown names were refused on write).
+pub fn model_tokenizer(model: Option<&Model>) -> Result<Tokenizer> {
+    match model {
+        Some(m) => Tokenizer::parse(&m.tokenizer),
+        None => Ok(Tokenizer::Cl100kBase),
+    }
+}

@@ -1,0 +1,187 @@
+//! The errors a user can cause, each with its SQLSTATE (SPEC §11).
+//!
+//! Every message starts with the error's name, then names the offending value;
+//! `detail` and `hint` add what helps. The pg layer maps `sqlstate` to an ereport.
+
+use std::fmt;
+
+/// One kind of refusal. `name()` starts every message; `sqlstate()` is its code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Code {
+    MacroUnknown,
+    TemplateInvalid,
+    DocumentTooLarge,
+    EstimatedInputExceedsModelLimit,
+    HistoryBudgetUnavailable,
+    InlineSystemOutsideLeadingRun,
+    InlinePositionUnavailable,
+    ConversationNotFound,
+    TurnNotFound,
+    TurnNotCompilable,
+    SealedTurnImmutable,
+    InlineEntryInvalid,
+    TurnFieldInvalid,
+    RawInputInvalid,
+    RoundInvalid,
+    TokenizerUnknown,
+}
+
+impl Code {
+    pub fn name(self) -> &'static str {
+        match self {
+            Code::MacroUnknown => "prompt_document_macro_unknown",
+            Code::TemplateInvalid => "template_invalid",
+            Code::DocumentTooLarge => "document_too_large",
+            Code::EstimatedInputExceedsModelLimit => "estimated_input_exceeds_model_limit",
+            Code::HistoryBudgetUnavailable => "history_budget_unavailable",
+            Code::InlineSystemOutsideLeadingRun => "inline_system_outside_leading_run",
+            Code::InlinePositionUnavailable => "inline_position_unavailable",
+            Code::ConversationNotFound => "conversation_not_found",
+            Code::TurnNotFound => "turn_not_found",
+            Code::TurnNotCompilable => "turn_not_compilable",
+            Code::SealedTurnImmutable => "sealed_turn_immutable",
+            Code::InlineEntryInvalid => "inline_entry_invalid",
+            Code::TurnFieldInvalid => "turn_field_invalid",
+            Code::RawInputInvalid => "raw_input_invalid",
+            Code::RoundInvalid => "round_invalid",
+            Code::TokenizerUnknown => "tokenizer_unknown",
+        }
+    }
+
+    /// The five-character SQLSTATE.
+    pub fn sqlstate(self) -> &'static str {
+        match self {
+            Code::DocumentTooLarge | Code::EstimatedInputExceedsModelLimit => "54000",
+            Code::ConversationNotFound | Code::TurnNotFound => "P0002",
+            Code::TurnNotCompilable | Code::SealedTurnImmutable => "55000",
+            Code::MacroUnknown
+            | Code::TemplateInvalid
+            | Code::HistoryBudgetUnavailable
+            | Code::InlineSystemOutsideLeadingRun
+            | Code::InlinePositionUnavailable
+            | Code::InlineEntryInvalid
+            | Code::TurnFieldInvalid
+            | Code::RawInputInvalid
+            | Code::RoundInvalid
+            | Code::TokenizerUnknown => "22023",
+        }
+    }
+
+    /// Every code, for the README's error table and its test.
+    pub const ALL: [Code; 16] = [
+        Code::MacroUnknown,
+        Code::TemplateInvalid,
+        Code::DocumentTooLarge,
+        Code::EstimatedInputExceedsModelLimit,
+        Code::HistoryBudgetUnavailable,
+        Code::InlineSystemOutsideLeadingRun,
+        Code::InlinePositionUnavailable,
+        Code::ConversationNotFound,
+        Code::TurnNotFound,
+        Code::TurnNotCompilable,
+        Code::SealedTurnImmutable,
+        Code::InlineEntryInvalid,
+        Code::TurnFieldInvalid,
+        Code::RawInputInvalid,
+        Code::RoundInvalid,
+        Code::TokenizerUnknown,
+    ];
+}
+
+/// A refusal: `message` already starts with `code.name()`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error {
+    pub code: Code,
+    pub message: String,
+    pub detail: Option<String>,
+    pub hint: Option<String>,
+}
+
+impl Error {
+    /// `rest` follows the name: `Error::new(Code::TurnNotFound, "turn 1 ...")`
+    /// has the message `turn_not_found: turn 1 ...`.
+    pub fn new(code: Code, rest: impl AsRef<str>) -> Self {
+        Error {
+            code,
+            message: format!("{}: {}", code.name(), rest.as_ref()),
+            detail: None,
+            hint: None,
+        }
+    }
+
+    pub fn detail(mut self, detail: impl Into<String>) -> Self {
+        self.detail = Some(detail.into());
+        self
+    }
+
+    pub fn hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.message)?;
+        if let Some(d) = &self.detail {
+            write!(f, "\nDETAIL: {d}")?;
+        }
+        if let Some(h) = &self.hint {
+            write!(f, "\nHINT: {h}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Error {}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// Shortens a value for quoting in a message.
+pub fn quote(value: &str) -> String {
+    const MAX: usize = 60;
+    if value.chars().count() <= MAX {
+        format!("\"{value}\"")
+    } else {
+        let cut: String = value.chars().take(MAX).collect();
+        format!("\"{cut}…\"")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_message_starts_with_its_name() {
+        for code in Code::ALL {
+            let e = Error::new(code, "x");
+            assert!(e.message.starts_with(code.name()));
+            assert_eq!(e.message, format!("{}: x", code.name()));
+            assert_eq!(code.sqlstate().len(), 5);
+            assert_ne!(code.sqlstate(), "XX000");
+        }
+    }
+
+    #[test]
+    fn sqlstates_match_the_spec_table() {
+        assert_eq!(Code::MacroUnknown.sqlstate(), "22023");
+        assert_eq!(Code::TemplateInvalid.sqlstate(), "22023");
+        assert_eq!(Code::DocumentTooLarge.sqlstate(), "54000");
+        assert_eq!(Code::EstimatedInputExceedsModelLimit.sqlstate(), "54000");
+        assert_eq!(Code::HistoryBudgetUnavailable.sqlstate(), "22023");
+        assert_eq!(Code::InlineSystemOutsideLeadingRun.sqlstate(), "22023");
+        assert_eq!(Code::InlinePositionUnavailable.sqlstate(), "22023");
+        assert_eq!(Code::ConversationNotFound.sqlstate(), "P0002");
+        assert_eq!(Code::TurnNotFound.sqlstate(), "P0002");
+        assert_eq!(Code::TurnNotCompilable.sqlstate(), "55000");
+        assert_eq!(Code::SealedTurnImmutable.sqlstate(), "55000");
+    }
+
+    #[test]
+    fn quote_shortens_long_values() {
+        assert_eq!(quote("abc"), "\"abc\"");
+        let long = "x".repeat(100);
+        assert_eq!(quote(&long).chars().count(), 63);
+    }
+}

@@ -1,0 +1,248 @@
+//! History (SPEC §4): how each earlier turn becomes entries — the units the budget
+//! keeps or drops. [`plan`] decides the entries from a turn's shape alone, so counting
+//! the available entries never needs the turns' text; rendering follows the plan.
+
+use uuid::Uuid;
+
+use super::context::{HistoryTurn, Role, TurnKind, User};
+use super::error::Result;
+use super::items::Item;
+use super::rounds;
+use super::tokens::Counter;
+use super::voice::{Row, Voices};
+
+pub const SUMMARY_HEADER: &str = "[Summary of the earlier conversation]\n";
+pub const ROUNDS_SUMMARY_HEADER: &str = "[Summary of the earlier rounds]\n";
+
+/// One entry of a turn, oldest first within the turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Plan {
+    /// A message turn's content in its role.
+    Message,
+    /// A summary turn.
+    Summary,
+    /// The answerer's own reply: its preface, then its opening words.
+    Seed,
+    /// The answerer's own reply with an in-turn summary: the summary in place of the seed
+    /// and the rounds before `summary_round`.
+    RoundsSummary,
+    /// The answerer's own reply: one round (an index into the turn's rounds).
+    Round(usize),
+    /// The answerer's own direct reply: its text.
+    Answer,
+    /// A reply another agent answered: its seed under its own voice, then its text in
+    /// that agent's envelope.
+    Correspondent,
+}
+
+fn nonempty(s: &Option<String>) -> bool {
+    s.as_deref().is_some_and(|t| !t.is_empty())
+}
+
+/// Who answered a reply turn: its own answerer, else the conversation's.
+pub fn answerer_of(ht: &HistoryTurn, conv_answerer: Option<Uuid>) -> Option<Uuid> {
+    ht.turn.answerer_id.or(conv_answerer)
+}
+
+/// Whether the seed of another agent's turn is shown to `a`: not when `a` posted it,
+/// not when it is kernel-origin, not when it has no words.
+fn correspondent_seed_shown(ht: &HistoryTurn, a: Uuid) -> bool {
+    let t = &ht.turn;
+    nonempty(&t.prompt) && t.origin.is_none() && t.words_author() != Some(a)
+}
+
+/// The entries of one history turn, read by answerer `a`. `preface_nonempty` says
+/// whether an own reply turn has a preface (sealed, or re-rendered when never sealed).
+pub fn plan(ht: &HistoryTurn, a: Uuid, conv_answerer: Option<Uuid>, preface_nonempty: bool) -> Vec<Plan> {
+    let t = &ht.turn;
+    match t.kind {
+        TurnKind::Message => vec![Plan::Message],
+        TurnKind::Summary => vec![Plan::Summary],
+        TurnKind::Reply if answerer_of(ht, conv_answerer) != Some(a) => {
+            if correspondent_seed_shown(ht, a) || nonempty(&t.content) {
+                vec![Plan::Correspondent]
+            } else {
+                Vec::new()
+            }
+        }
+        TurnKind::Reply => {
+            let mut out = Vec::new();
+            let from = if nonempty(&t.summary) {
+                out.push(Plan::RoundsSummary);
+                t.summary_round.unwrap_or(i32::MIN)
+            } else {
+                if preface_nonempty || nonempty(&t.prompt) {
+                    out.push(Plan::Seed);
+                }
+                i32::MIN
+            };
+            let mut any_round = false;
+            for (i, r) in ht.rounds.iter().enumerate() {
+                if r.n >= from {
+                    out.push(Plan::Round(i));
+                    any_round = true;
+                }
+            }
+            if !any_round && ht.rounds.is_empty() && nonempty(&t.content) {
+                out.push(Plan::Answer);
+            }
+            out
+        }
+    }
+}
+
+/// Everything rendering an entry needs besides the turn.
+pub struct Reader<'a> {
+    /// The assembling answerer A.
+    pub a: &'a User,
+    /// The conversation's stored answerer (message turns are read for it).
+    pub conv_answerer: Option<&'a User>,
+    pub voices: Voices<'a>,
+    pub native_images: bool,
+    /// The history block's index (estimate attribution).
+    pub block: usize,
+}
+
+impl Reader<'_> {
+    fn user(&self, id: Option<Uuid>) -> Option<&User> {
+        id.and_then(|id| self.voices.users.get(&id))
+    }
+
+    /// Renders one planned entry other than `Seed` (whose preface the compiler owns).
+    pub fn render(&self, plan: Plan, ht: &HistoryTurn, counter: &mut Counter<'_>) -> Result<Vec<Item>> {
+        let t = &ht.turn;
+        let block = self.block;
+        let text = |s: &Option<String>| s.clone().unwrap_or_default();
+        Ok(match plan {
+            Plan::Message => {
+                let content = t.content.as_deref().unwrap_or("");
+                if content.is_empty() {
+                    return Ok(Vec::new());
+                }
+                let role = t.role.unwrap_or(Role::User);
+                if role == Role::User {
+                    let row = Row {
+                        text: content,
+                        author: t.author_id,
+                        sender_conversation: t.sender_conversation_id,
+                        kernel: t.origin.is_some(),
+                        stored: &t.content_tokens,
+                    };
+                    vec![Item::new(Role::User, vec![self.voices.words(row, self.conv_answerer, counter)], block)]
+                } else {
+                    let tokens = counter.count_or_stored(content, &t.content_tokens);
+                    vec![Item::text(role, content.to_string(), tokens, block)]
+                }
+            }
+            Plan::Summary => {
+                let body = format!("{SUMMARY_HEADER}{}", text(&t.content));
+                let tokens = counter.count_or_stored(&body, &t.content_tokens);
+                vec![Item::text(Role::User, body, tokens, block)]
+            }
+            Plan::RoundsSummary => {
+                let body = format!("{ROUNDS_SUMMARY_HEADER}{}", text(&t.summary));
+                let tokens = counter.count(&body);
+                vec![Item::text(Role::User, body, tokens, block)]
+            }
+            Plan::Round(i) => {
+                let round = rounds::parse(&ht.rounds[i], Some(t.id))?;
+                rounds::render(&round, &self.voices, Some(self.a), self.native_images, counter, block)
+            }
+            Plan::Answer => {
+                let content = text(&t.content);
+                let tokens = counter.count_or_stored(&content, &t.content_tokens);
+                vec![Item::text(Role::Assistant, content, tokens, block)]
+            }
+            Plan::Correspondent => {
+                let mut parts = Vec::new();
+                if correspondent_seed_shown(ht, self.a.id) {
+                    parts.push(self.opening_words(ht, self.user(answerer_of(ht, self.conv_answerer.map(|u| u.id))), counter));
+                }
+                if let Some(content) = t.content.as_deref().filter(|c| !c.is_empty()) {
+                    match self.user(answerer_of(ht, self.conv_answerer.map(|u| u.id))) {
+                        Some(b) => parts.push(self.voices.wrapped(b, None, content, counter)),
+                        None => parts.push(super::items::text_part(content, counter.count_or_stored(content, &t.content_tokens))),
+                    }
+                }
+                if parts.is_empty() {
+                    Vec::new()
+                } else {
+                    vec![Item::new(Role::User, parts, block)]
+                }
+            }
+            Plan::Seed => unreachable!("the compiler renders seeds"),
+        })
+    }
+
+    /// A reply turn's opening words, read for the turn answered by `answerer`.
+    pub fn opening_words(&self, ht: &HistoryTurn, answerer: Option<&User>, counter: &mut Counter<'_>) -> super::items::Part {
+        let t = &ht.turn;
+        let row = Row {
+            text: t.prompt.as_deref().unwrap_or(""),
+            author: t.words_author(),
+            sender_conversation: t.sender_conversation_id,
+            kernel: t.origin.is_some(),
+            stored: &t.prompt_tokens,
+        };
+        self.voices.words(row, answerer, counter)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compile::context::{RoundRow, Turn};
+
+    fn id(n: u128) -> Uuid {
+        Uuid::from_u128(n)
+    }
+
+    fn reply(answerer: Option<u128>) -> HistoryTurn {
+        let mut t = Turn::new(id(100), 5, TurnKind::Reply);
+        t.answerer_id = answerer.map(id);
+        HistoryTurn { turn: t, rounds: Vec::new() }
+    }
+
+    fn round(n: i32) -> RoundRow {
+        RoundRow { n, assistant: "[]".into(), results: "[]".into(), steers: "[]".into(), aborted: false }
+    }
+
+    #[test]
+    fn own_direct_reply_is_seed_then_answer() {
+        let mut ht = reply(Some(1));
+        ht.turn.prompt = Some("q".into());
+        ht.turn.content = Some("a".into());
+        assert_eq!(plan(&ht, id(1), None, false), vec![Plan::Seed, Plan::Answer]);
+        ht.turn.prompt = None;
+        assert_eq!(plan(&ht, id(1), None, false), vec![Plan::Answer]);
+        assert_eq!(plan(&ht, id(1), None, true), vec![Plan::Seed, Plan::Answer]);
+    }
+
+    #[test]
+    fn own_run_is_seed_then_rounds_and_summary_replaces_the_early_ones() {
+        let mut ht = reply(None);
+        ht.turn.prompt = Some("q".into());
+        ht.turn.content = Some("final".into());
+        ht.rounds = vec![round(1), round(2), round(3)];
+        assert_eq!(plan(&ht, id(1), Some(id(1)), false), vec![Plan::Seed, Plan::Round(0), Plan::Round(1), Plan::Round(2)]);
+        ht.turn.summary = Some("s".into());
+        ht.turn.summary_round = Some(3);
+        assert_eq!(plan(&ht, id(1), Some(id(1)), true), vec![Plan::RoundsSummary, Plan::Round(2)]);
+    }
+
+    #[test]
+    fn another_agents_reply_is_one_entry_or_none() {
+        let mut ht = reply(Some(2));
+        assert_eq!(plan(&ht, id(1), Some(id(1)), false), Vec::<Plan>::new());
+        ht.turn.content = Some("b says".into());
+        ht.rounds = vec![round(1)];
+        assert_eq!(plan(&ht, id(1), Some(id(1)), false), vec![Plan::Correspondent]);
+        ht.turn.content = None;
+        ht.turn.prompt = Some("q".into());
+        ht.turn.poster_id = Some(id(1));
+        assert_eq!(plan(&ht, id(1), Some(id(1)), false), Vec::<Plan>::new(), "A posted the seed");
+        ht.turn.poster_id = Some(id(3));
+        ht.turn.origin = Some("task_result".into());
+        assert_eq!(plan(&ht, id(1), Some(id(1)), false), Vec::<Plan>::new(), "kernel seed");
+    }
+}

@@ -1,0 +1,249 @@
+//! Items, parts and merging (SPEC §3.2). Blocks render items `{role, parts}`; adjacent
+//! items of the same role merge into one message whose parts are each item's own
+//! (never folded into one text). Items a run round carried on their own (each tool
+//! result, the abort marker, each steer, the captures message) never merge.
+
+use serde::ser::{SerializeMap, SerializeStruct};
+use serde::{Serialize, Serializer};
+use serde_json::value::RawValue;
+
+use super::context::Role;
+use super::tokens::{MESSAGE_OVERHEAD, REQUEST_OVERHEAD};
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum PartKind {
+    Text(String),
+    /// `input` is the call's arguments as JSON text (an object).
+    ToolCall { id: String, name: String, input: String },
+    ToolResult { call_id: String, content: String, is_error: bool },
+    Image { media_type: String, data: String },
+}
+
+impl PartKind {
+    pub fn text(&self) -> Option<&str> {
+        match self {
+            PartKind::Text(t) => Some(t),
+            _ => None,
+        }
+    }
+}
+
+/// A part with its token count (for the model's tokenizer).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Part {
+    pub kind: PartKind,
+    pub tokens: u32,
+}
+
+impl Serialize for Part {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.kind {
+            PartKind::Text(text) => {
+                let mut m = s.serialize_map(Some(2))?;
+                m.serialize_entry("type", "text")?;
+                m.serialize_entry("text", text)?;
+                m.end()
+            }
+            PartKind::ToolCall { id, name, input } => {
+                let mut m = s.serialize_map(Some(4))?;
+                m.serialize_entry("type", "tool_call")?;
+                m.serialize_entry("id", id)?;
+                m.serialize_entry("name", name)?;
+                let raw: &RawValue = serde_json::from_str(input).map_err(serde::ser::Error::custom)?;
+                m.serialize_entry("input", raw)?;
+                m.end()
+            }
+            PartKind::ToolResult { call_id, content, is_error } => {
+                let mut m = s.serialize_map(Some(4))?;
+                m.serialize_entry("type", "tool_result")?;
+                m.serialize_entry("call_id", call_id)?;
+                m.serialize_entry("content", content)?;
+                m.serialize_entry("is_error", is_error)?;
+                m.end()
+            }
+            PartKind::Image { media_type, data } => {
+                let mut m = s.serialize_map(Some(3))?;
+                m.serialize_entry("type", "image")?;
+                m.serialize_entry("media_type", media_type)?;
+                m.serialize_entry("data", data)?;
+                m.end()
+            }
+        }
+    }
+}
+
+/// What a block or history entry renders.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Item {
+    pub role: Role,
+    pub parts: Vec<Part>,
+    /// A round's own user message: never merged with a neighbour.
+    pub separate: bool,
+    /// The index of the block that rendered it (estimate attribution).
+    pub block: usize,
+}
+
+impl Item {
+    pub fn new(role: Role, parts: Vec<Part>, block: usize) -> Item {
+        Item { role, parts, separate: false, block }
+    }
+
+    pub fn text(role: Role, text: String, tokens: u32, block: usize) -> Item {
+        Item::new(role, vec![Part { kind: PartKind::Text(text), tokens }], block)
+    }
+
+    pub fn parts_tokens(&self) -> u32 {
+        self.parts.iter().map(|p| p.tokens).sum()
+    }
+}
+
+/// A compiled message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Message {
+    pub role: Role,
+    pub parts: Vec<Part>,
+    /// The block of each part (same length as `parts`).
+    pub blocks: Vec<usize>,
+}
+
+impl Serialize for Message {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut st = s.serialize_struct("Message", 2)?;
+        st.serialize_field("role", self.role.as_str())?;
+        st.serialize_field("parts", &self.parts)?;
+        st.end()
+    }
+}
+
+/// Items as they are stored in a preface: `{role, parts}`.
+pub struct ItemsJson<'a>(pub &'a [Item]);
+
+impl Serialize for ItemsJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = s.serialize_seq(Some(self.0.len()))?;
+        for item in self.0 {
+            seq.serialize_element(&ItemJson(item))?;
+        }
+        seq.end()
+    }
+}
+
+struct ItemJson<'a>(&'a Item);
+
+impl Serialize for ItemJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut st = s.serialize_struct("Item", 2)?;
+        st.serialize_field("role", self.0.role.as_str())?;
+        st.serialize_field("parts", &self.0.parts)?;
+        st.end()
+    }
+}
+
+/// Merges items into messages: adjacent same-role items join, unless either is separate.
+pub fn merge(items: impl IntoIterator<Item = Item>) -> Vec<Message> {
+    let mut out: Vec<Message> = Vec::new();
+    let mut last_separate = true;
+    for item in items {
+        if item.parts.is_empty() {
+            continue;
+        }
+        let joins = !item.separate && !last_separate && out.last().is_some_and(|m| m.role == item.role);
+        last_separate = item.separate;
+        let block = item.block;
+        if joins {
+            let m = out.last_mut().expect("checked above");
+            m.blocks.extend(std::iter::repeat_n(block, item.parts.len()));
+            m.parts.extend(item.parts);
+        } else {
+            out.push(Message { role: item.role, blocks: vec![block; item.parts.len()], parts: item.parts });
+        }
+    }
+    out
+}
+
+/// The exact cost of a message list: parts + 3 per message + 3 for the request.
+pub fn total_cost(messages: &[Message]) -> u32 {
+    messages.iter().map(|m| m.parts.iter().map(|p| p.tokens).sum::<u32>() + MESSAGE_OVERHEAD).sum::<u32>()
+        + REQUEST_OVERHEAD
+}
+
+/// Per-block costs of a message list: each part's tokens go to its block, each
+/// message's overhead to the block of its first part.
+pub fn block_costs(messages: &[Message], blocks: usize) -> Vec<u32> {
+    let mut costs = vec![0u32; blocks];
+    for m in messages {
+        for (p, b) in m.parts.iter().zip(&m.blocks) {
+            costs[*b] += p.tokens;
+        }
+        if let Some(b) = m.blocks.first() {
+            costs[*b] += MESSAGE_OVERHEAD;
+        }
+    }
+    costs
+}
+
+/// A conservative cost of items taken on their own: every role change and every
+/// separate item starts a message. Never below what the items add to a merged list.
+pub fn items_cost(items: &[Item]) -> u32 {
+    let mut cost = 0;
+    let mut prev: Option<(Role, bool)> = None;
+    for item in items.iter().filter(|i| !i.parts.is_empty()) {
+        let starts = match prev {
+            None => true,
+            Some((role, sep)) => sep || item.separate || role != item.role,
+        };
+        if starts {
+            cost += MESSAGE_OVERHEAD;
+        }
+        cost += item.parts_tokens();
+        prev = Some((item.role, item.separate));
+    }
+    cost
+}
+
+/// A text part.
+pub fn text_part(text: impl Into<String>, tokens: u32) -> Part {
+    Part { kind: PartKind::Text(text.into()), tokens }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(role: Role, text: &str, block: usize) -> Item {
+        Item::text(role, text.into(), 1, block)
+    }
+
+    #[test]
+    fn adjacent_same_role_items_merge_keeping_parts() {
+        let m = merge(vec![t(Role::System, "a", 0), t(Role::System, "b", 1), t(Role::User, "c", 2), t(Role::User, "d", 3)]);
+        assert_eq!(m.len(), 2);
+        assert_eq!(m[0].parts.len(), 2);
+        assert_eq!(m[0].blocks, vec![0, 1]);
+        assert_eq!(m[1].parts.iter().map(|p| p.kind.text().unwrap()).collect::<Vec<_>>(), vec!["c", "d"]);
+    }
+
+    #[test]
+    fn separate_items_stand_alone() {
+        let mut r = t(Role::User, "result", 0);
+        r.separate = true;
+        let m = merge(vec![t(Role::User, "a", 0), r.clone(), r, t(Role::User, "b", 0)]);
+        assert_eq!(m.len(), 4);
+    }
+
+    #[test]
+    fn costs_add_up() {
+        let m = merge(vec![t(Role::System, "a", 0), t(Role::System, "b", 1), t(Role::User, "c", 2)]);
+        assert_eq!(total_cost(&m), 3 + 3 + 3 + 3);
+        assert_eq!(block_costs(&m, 3), vec![4, 1, 4]);
+        assert_eq!(block_costs(&m, 3).iter().sum::<u32>() + REQUEST_OVERHEAD, total_cost(&m));
+    }
+
+    #[test]
+    fn items_cost_is_never_below_the_merged_cost() {
+        let items = vec![t(Role::User, "a", 0), t(Role::Assistant, "b", 0), t(Role::Assistant, "c", 0)];
+        assert_eq!(items_cost(&items), 3 + 3 + 3);
+        assert_eq!(total_cost(&merge(items.clone())), items_cost(&items) + REQUEST_OVERHEAD);
+    }
+}

@@ -1,0 +1,373 @@
+//! Rounds of a run-backed turn (`prompt.rounds`, SPEC §4): parsing with exact error
+//! paths, and rendering into items.
+
+use serde_json::Value;
+use uuid::Uuid;
+
+use super::context::{Role, RoundRow, User};
+use super::error::{Code, Error, Result};
+use super::items::{Item, Part, PartKind};
+use super::tokens::{Counter, IMAGE_TOKENS};
+use super::voice::{Row, Voices};
+
+pub const ABORT_MARKER: &str = "[run aborted]";
+
+/// Media types a provider accepts as an image part; others are indexed as lines.
+pub const NATIVE_IMAGE_TYPES: [&str; 4] = ["image/jpeg", "image/png", "image/gif", "image/webp"];
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum AssistantPart {
+    Text(String),
+    ToolCall { id: String, name: String, input: String },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Capture {
+    pub name: String,
+    pub media_type: String,
+    pub data: String,
+    pub eligible: bool,
+    pub bytes: Vec<u8>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolResult {
+    pub call_id: String,
+    pub content: String,
+    pub is_error: bool,
+    pub captures: Vec<Capture>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Steer {
+    pub author_id: Option<Uuid>,
+    pub text: String,
+    pub sender_conversation_id: Option<Uuid>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Round {
+    pub n: i32,
+    pub assistant: Vec<AssistantPart>,
+    pub results: Vec<ToolResult>,
+    pub steers: Vec<Steer>,
+    pub aborted: bool,
+}
+
+struct Ctx<'a> {
+    turn: Option<Uuid>,
+    n: i32,
+    column: &'a str,
+}
+
+impl Ctx<'_> {
+    fn err(&self, path: &str, what: impl AsRef<str>) -> Error {
+        let full = format!("/{}{}", self.column, path);
+        let turn = self.turn.map(|t| format!(" of turn {t}")).unwrap_or_default();
+        Error::new(Code::RoundInvalid, format!("round {}{}: {} at {}", self.n, turn, what.as_ref(), full))
+            .detail(format!("The path {full} of round {} is not valid.", self.n))
+            .hint("A round holds assistant [{type: text|tool_call}], results [{call_id, content, is_error, captures}] and steers [{author_id, text}].")
+    }
+}
+
+fn parse_json(text: &str, ctx: &Ctx<'_>) -> Result<Value> {
+    serde_json::from_str(text).map_err(|e| ctx.err("", format!("not JSON ({e})")))
+}
+
+fn as_list<'v>(v: &'v Value, ctx: &Ctx<'_>) -> Result<&'v [Value]> {
+    match v {
+        Value::Null => Ok(&[]),
+        Value::Array(a) => Ok(a),
+        _ => Err(ctx.err("", "not a list")),
+    }
+}
+
+fn string_field(obj: &serde_json::Map<String, Value>, key: &str, path: &str, ctx: &Ctx<'_>, required: bool) -> Result<String> {
+    match obj.get(key) {
+        Some(Value::String(s)) => Ok(s.clone()),
+        None | Some(Value::Null) if !required => Ok(String::new()),
+        None => Err(ctx.err(&format!("{path}/{key}"), "missing")),
+        Some(_) => Err(ctx.err(&format!("{path}/{key}"), "not a string")),
+    }
+}
+
+fn uuid_field(obj: &serde_json::Map<String, Value>, key: &str, path: &str, ctx: &Ctx<'_>) -> Result<Option<Uuid>> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Uuid::parse_str(s).map(Some).map_err(|_| ctx.err(&format!("{path}/{key}"), "not a uuid")),
+        Some(_) => Err(ctx.err(&format!("{path}/{key}"), "not a uuid")),
+    }
+}
+
+fn bool_field(obj: &serde_json::Map<String, Value>, key: &str, path: &str, ctx: &Ctx<'_>, default: bool) -> Result<bool> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(default),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(_) => Err(ctx.err(&format!("{path}/{key}"), "not a boolean")),
+    }
+}
+
+fn object<'v>(v: &'v Value, path: &str, ctx: &Ctx<'_>) -> Result<&'v serde_json::Map<String, Value>> {
+    v.as_object().ok_or_else(|| ctx.err(path, "not an object"))
+}
+
+/// Parses and checks one stored round. `turn` names it in errors.
+pub fn parse(row: &RoundRow, turn: Option<Uuid>) -> Result<Round> {
+    let mut ctx = Ctx { turn, n: row.n, column: "assistant" };
+    let assistant_v = parse_json(&row.assistant, &ctx)?;
+    let mut assistant = Vec::new();
+    for (i, p) in as_list(&assistant_v, &ctx)?.iter().enumerate() {
+        let path = format!("/{i}");
+        let obj = object(p, &path, &ctx)?;
+        match obj.get("type").and_then(Value::as_str) {
+            Some("text") => assistant.push(AssistantPart::Text(string_field(obj, "text", &path, &ctx, true)?)),
+            Some("tool_call") => {
+                let id = string_field(obj, "id", &path, &ctx, true)?;
+                let name = string_field(obj, "name", &path, &ctx, true)?;
+                if id.is_empty() {
+                    return Err(ctx.err(&format!("{path}/id"), "empty tool_call id"));
+                }
+                if name.is_empty() {
+                    return Err(ctx.err(&format!("{path}/name"), "empty tool_call name"));
+                }
+                let input = match obj.get("input") {
+                    None | Some(Value::Null) => "{}".to_string(),
+                    Some(v @ Value::Object(_)) => v.to_string(),
+                    Some(_) => return Err(ctx.err(&format!("{path}/input"), "not an object")),
+                };
+                let dup = assistant.iter().any(|a| matches!(a, AssistantPart::ToolCall { id: other, .. } if *other == id));
+                if dup {
+                    return Err(ctx.err(&format!("{path}/id"), format!("tool_call id \"{id}\" repeated")));
+                }
+                assistant.push(AssistantPart::ToolCall { id, name, input });
+            }
+            Some(other) => return Err(ctx.err(&format!("{path}/type"), format!("unknown part type \"{other}\""))),
+            None => return Err(ctx.err(&format!("{path}/type"), "missing part type")),
+        }
+    }
+
+    ctx.column = "results";
+    let results_v = parse_json(&row.results, &ctx)?;
+    let mut results = Vec::new();
+    for (i, r) in as_list(&results_v, &ctx)?.iter().enumerate() {
+        let path = format!("/{i}");
+        let obj = object(r, &path, &ctx)?;
+        let call_id = string_field(obj, "call_id", &path, &ctx, true)?;
+        let matched = assistant.iter().any(|a| matches!(a, AssistantPart::ToolCall { id, .. } if *id == call_id));
+        if !matched {
+            return Err(ctx.err(&format!("{path}/call_id"), format!("result for call \"{call_id}\" has no matching tool_call")));
+        }
+        let content = string_field(obj, "content", &path, &ctx, false)?;
+        let is_error = bool_field(obj, "is_error", &path, &ctx, false)?;
+        let mut captures = Vec::new();
+        let caps_v = obj.get("captures").unwrap_or(&Value::Null);
+        let caps = match caps_v {
+            Value::Null => &[][..],
+            Value::Array(a) => a,
+            _ => return Err(ctx.err(&format!("{path}/captures"), "not a list")),
+        };
+        for (j, c) in caps.iter().enumerate() {
+            let cpath = format!("{path}/captures/{j}");
+            let cobj = object(c, &cpath, &ctx)?;
+            let name = string_field(cobj, "name", &cpath, &ctx, true)?;
+            let media_type = string_field(cobj, "media_type", &cpath, &ctx, true)?;
+            let data = string_field(cobj, "data", &cpath, &ctx, true)?;
+            let bytes = decode_base64(&data).ok_or_else(|| ctx.err(&format!("{cpath}/data"), "not valid base64"))?;
+            let eligible = bool_field(cobj, "eligible", &cpath, &ctx, true)?;
+            captures.push(Capture { name, media_type, data, eligible, bytes });
+        }
+        results.push(ToolResult { call_id, content, is_error, captures });
+    }
+
+    ctx.column = "steers";
+    let steers_v = parse_json(&row.steers, &ctx)?;
+    let mut steers = Vec::new();
+    for (i, s) in as_list(&steers_v, &ctx)?.iter().enumerate() {
+        let path = format!("/{i}");
+        let obj = object(s, &path, &ctx)?;
+        steers.push(Steer {
+            author_id: uuid_field(obj, "author_id", &path, &ctx)?,
+            text: string_field(obj, "text", &path, &ctx, true)?,
+            sender_conversation_id: uuid_field(obj, "sender_conversation_id", &path, &ctx)?,
+        });
+    }
+    Ok(Round { n: row.n, assistant, results, steers, aborted: row.aborted })
+}
+
+/// Strict standard base64 (RFC 4648 §4, padded). `None` when it is not.
+pub fn decode_base64(s: &str) -> Option<Vec<u8>> {
+    fn val(c: u8) -> Option<u32> {
+        match c {
+            b'A'..=b'Z' => Some((c - b'A') as u32),
+            b'a'..=b'z' => Some((c - b'a' + 26) as u32),
+            b'0'..=b'9' => Some((c - b'0' + 52) as u32),
+            b'+' => Some(62),
+            b'/' => Some(63),
+            _ => None,
+        }
+    }
+    let b = s.as_bytes();
+    if b.len() % 4 != 0 {
+        return None;
+    }
+    let mut out = Vec::with_capacity(b.len() / 4 * 3);
+    for (ci, chunk) in b.chunks(4).enumerate() {
+        let last = ci == b.len() / 4 - 1;
+        let pad = chunk.iter().rev().take_while(|&&c| c == b'=').count();
+        if pad > 2 || (pad > 0 && !last) {
+            return None;
+        }
+        let mut n = 0u32;
+        for &c in &chunk[..4 - pad] {
+            n = (n << 6) | val(c)?;
+        }
+        n <<= 6 * pad as u32;
+        let bytes = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
+        // Non-canonical trailing bits are refused, so one image has one spelling.
+        match pad {
+            0 => out.extend_from_slice(&bytes),
+            1 if n & 0xff == 0 => out.extend_from_slice(&bytes[..2]),
+            2 if n & 0xffff == 0 => out.push(bytes[0]),
+            _ => return None,
+        }
+    }
+    Some(out)
+}
+
+/// Renders one round: the assistant item, each result, the abort marker, each steer
+/// (read for the turn answered by `answerer`), then the captures item.
+pub fn render(
+    round: &Round,
+    voices: &Voices<'_>,
+    answerer: Option<&User>,
+    native_images: bool,
+    counter: &mut Counter<'_>,
+    block: usize,
+) -> Vec<Item> {
+    let mut items = Vec::new();
+    let parts: Vec<Part> = round
+        .assistant
+        .iter()
+        .filter(|p| !matches!(p, AssistantPart::Text(t) if t.is_empty()))
+        .map(|p| match p {
+            AssistantPart::Text(t) => Part { kind: PartKind::Text(t.clone()), tokens: counter.count(t) },
+            AssistantPart::ToolCall { id, name, input } => Part {
+                tokens: counter.count(name) + counter.count(input),
+                kind: PartKind::ToolCall { id: id.clone(), name: name.clone(), input: input.clone() },
+            },
+        })
+        .collect();
+    if !parts.is_empty() {
+        items.push(Item::new(Role::Assistant, parts, block));
+    }
+    let separate = |parts: Vec<Part>| Item { role: Role::User, parts, separate: true, block };
+    for r in &round.results {
+        items.push(separate(vec![Part {
+            tokens: counter.count(&r.content),
+            kind: PartKind::ToolResult { call_id: r.call_id.clone(), content: r.content.clone(), is_error: r.is_error },
+        }]));
+    }
+    if round.aborted {
+        items.push(separate(vec![Part { kind: PartKind::Text(ABORT_MARKER.into()), tokens: counter.count(ABORT_MARKER) }]));
+    }
+    for s in &round.steers {
+        if s.text.is_empty() {
+            continue;
+        }
+        let row = Row { text: &s.text, author: s.author_id, sender_conversation: s.sender_conversation_id, kernel: false, stored: &[] };
+        items.push(separate(vec![voices.words(row, answerer, counter)]));
+    }
+    let captures = captures_parts(round, native_images, counter);
+    if !captures.is_empty() {
+        items.push(separate(captures));
+    }
+    items
+}
+
+/// The eligible captures of all results, in result then link order, each distinct
+/// image once: image parts for a native model, else one line per image.
+fn captures_parts(round: &Round, native_images: bool, counter: &mut Counter<'_>) -> Vec<Part> {
+    let mut seen: Vec<&[u8]> = Vec::new();
+    let mut parts = Vec::new();
+    let mut lines = Vec::new();
+    for c in round.results.iter().flat_map(|r| &r.captures).filter(|c| c.eligible) {
+        if seen.contains(&c.bytes.as_slice()) {
+            continue;
+        }
+        seen.push(&c.bytes);
+        if native_images && NATIVE_IMAGE_TYPES.contains(&c.media_type.as_str()) {
+            parts.push(Part { kind: PartKind::Image { media_type: c.media_type.clone(), data: c.data.clone() }, tokens: IMAGE_TOKENS });
+        } else {
+            lines.push(format!("[image {}: {} ({})]", seen.len(), c.name, c.media_type));
+        }
+    }
+    if !lines.is_empty() {
+        let text = lines.join("\n");
+        parts.push(Part { tokens: counter.count(&text), kind: PartKind::Text(text) });
+    }
+    parts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(assistant: &str, results: &str, steers: &str) -> RoundRow {
+        RoundRow { n: 2, assistant: assistant.into(), results: results.into(), steers: steers.into(), aborted: false }
+    }
+
+    #[test]
+    fn base64_is_strict() {
+        assert_eq!(decode_base64("aGVsbG8=").unwrap(), b"hello");
+        assert_eq!(decode_base64("aGVsbG8h").unwrap(), b"hello!");
+        assert_eq!(decode_base64("aGk=").unwrap(), b"hi");
+        assert_eq!(decode_base64("aA==").unwrap(), b"h");
+        assert_eq!(decode_base64("").unwrap(), b"");
+        for bad in ["aGVsbG8", "aGk", "a===", "aG=k", "aGVs bG8=", "aGVsbG8=aGk=", "aB==", "!!!!"] {
+            assert!(decode_base64(bad).is_none(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn parses_a_round() {
+        let r = parse(
+            &row(
+                r#"[{"type":"text","text":"Let me look."},{"type":"tool_call","id":"c1","name":"read","input":{"path":"a"}}]"#,
+                r#"[{"call_id":"c1","content":"file body","captures":[{"name":"a.png","media_type":"image/png","data":"aGk="}]}]"#,
+                r#"[{"author_id":"00000000-0000-0000-0000-000000000001","text":"faster"}]"#,
+            ),
+            None,
+        )
+        .unwrap();
+        assert_eq!(r.assistant.len(), 2);
+        assert_eq!(r.results[0].captures[0].bytes, b"hi");
+        assert!(r.results[0].captures[0].eligible);
+        assert_eq!(r.steers[0].text, "faster");
+    }
+
+    fn refusal(assistant: &str, results: &str, steers: &str) -> String {
+        let e = parse(&row(assistant, results, steers), None).unwrap_err();
+        assert_eq!(e.code, Code::RoundInvalid);
+        e.message
+    }
+
+    #[test]
+    fn bad_rounds_are_refused_with_their_path() {
+        let call = r#"[{"type":"tool_call","id":"c1","name":"read","input":{}}]"#;
+        assert_eq!(refusal(call, r#"{"call_id":"c1"}"#, "[]"), "round_invalid: round 2: not a list at /results");
+        assert_eq!(
+            refusal(call, r#"[{"call_id":"c9"}]"#, "[]"),
+            "round_invalid: round 2: result for call \"c9\" has no matching tool_call at /results/0/call_id"
+        );
+        assert_eq!(
+            refusal(r#"[{"type":"thinking"}]"#, "[]", "[]"),
+            "round_invalid: round 2: unknown part type \"thinking\" at /assistant/0/type"
+        );
+        assert_eq!(
+            refusal(call, r#"[{"call_id":"c1","captures":[{"name":"x","media_type":"image/png","data":"%%%"}]}]"#, "[]"),
+            "round_invalid: round 2: not valid base64 at /results/0/captures/0/data"
+        );
+        assert_eq!(refusal("{", "[]", "[]"), "round_invalid: round 2: not JSON (EOF while parsing an object at line 1 column 1) at /assistant");
+        assert_eq!(refusal("[]", "[]", r#"[{"text":1}]"#), "round_invalid: round 2: not a string at /steers/0/text");
+    }
+}

@@ -1,0 +1,688 @@
+//! The assembly template (SPEC §7): one grammar for `validate_template`, the trigger
+//! on `users.prompt_template` and the compiler. [`parse`] returns every problem with
+//! its JSON-pointer path, and a typed [`Template`] only when there are none — so a
+//! template that validates always compiles.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+
+use super::context::Role;
+use super::macros;
+
+pub const MAX_BYTES: usize = 64 * 1024;
+pub const MAX_BLOCKS: usize = 64;
+pub const MAX_VARIABLES: usize = 32;
+pub const MAX_HISTORY_ENTRIES: u64 = 200;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Slot {
+    SystemPrompt,
+    Character,
+    Persona,
+}
+
+impl Slot {
+    pub const ALL: [Slot; 3] = [Slot::SystemPrompt, Slot::Character, Slot::Persona];
+
+    pub fn parse(s: &str) -> Option<Slot> {
+        match s {
+            "system_prompt" => Some(Slot::SystemPrompt),
+            "character" => Some(Slot::Character),
+            "persona" => Some(Slot::Persona),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Slot::SystemPrompt => "system_prompt",
+            Slot::Character => "character",
+            Slot::Persona => "persona",
+        }
+    }
+}
+
+/// The history block's knobs, and a turn's history intent (same fields).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct HistoryKnobs {
+    pub max_entries: Option<u32>,
+    pub share: Option<f64>,
+    pub min_tokens: Option<u64>,
+    pub max_tokens: Option<u64>,
+}
+
+impl HistoryKnobs {
+    /// `over`'s fields win where set.
+    pub fn overridden_by(self, over: HistoryKnobs) -> HistoryKnobs {
+        HistoryKnobs {
+            max_entries: over.max_entries.or(self.max_entries),
+            share: over.share.or(self.share),
+            min_tokens: over.min_tokens.or(self.min_tokens),
+            max_tokens: over.max_tokens.or(self.max_tokens),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Block {
+    Slot(Slot),
+    Document(String),
+    Inline { role: Role, text: String },
+    Memory,
+    Skills,
+    Runtime,
+    Lead,
+    Tail,
+    History(HistoryKnobs),
+    Input,
+}
+
+impl Block {
+    /// The block's name in the estimate.
+    pub fn name(&self) -> String {
+        match self {
+            Block::Slot(s) => s.as_str().to_string(),
+            Block::Document(n) => format!("document:{n}"),
+            Block::Inline { .. } => "inline".into(),
+            Block::Memory => "memory".into(),
+            Block::Skills => "skills".into(),
+            Block::Runtime => "runtime".into(),
+            Block::Lead => "lead".into(),
+            Block::Tail => "tail".into(),
+            Block::History(_) => "history".into(),
+            Block::Input => "input".into(),
+        }
+    }
+
+    /// Slots, documents and system inlines keep the leading run going.
+    fn keeps_leading_run(&self) -> bool {
+        matches!(self, Block::Slot(_) | Block::Document(_) | Block::Inline { role: Role::System, .. })
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Template {
+    pub blocks: Vec<Block>,
+    pub variables: BTreeMap<String, String>,
+}
+
+impl Template {
+    /// The fixed order of the `default` mechanism (SPEC §3.1).
+    pub fn default_order() -> Template {
+        Template {
+            blocks: vec![
+                Block::Slot(Slot::SystemPrompt),
+                Block::Slot(Slot::Character),
+                Block::Slot(Slot::Persona),
+                Block::Memory,
+                Block::Skills,
+                Block::History(HistoryKnobs::default()),
+                Block::Lead,
+                Block::Tail,
+                Block::Input,
+            ],
+            variables: BTreeMap::new(),
+        }
+    }
+
+    pub fn history_index(&self) -> usize {
+        self.blocks.iter().position(|b| matches!(b, Block::History(_))).expect("a valid template has history")
+    }
+
+    /// The number of leading blocks that form the leading run.
+    pub fn leading_run_len(&self) -> usize {
+        self.blocks.iter().take_while(|b| b.keeps_leading_run()).count()
+    }
+
+    pub fn position_of(&self, want: &Block) -> Option<usize> {
+        self.blocks.iter().position(|b| b == want)
+    }
+}
+
+/// One problem: where, which rule, what.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    pub path: String,
+    pub code: &'static str,
+    pub message: String,
+}
+
+/// Escapes one JSON-pointer reference token (RFC 6901).
+pub fn pointer_token(s: &str) -> String {
+    s.replace('~', "~0").replace('/', "~1")
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+pub fn is_variable_name(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some('a'..='z')) && chars.all(|c| matches!(c, 'a'..='z' | '0'..='9' | '_'))
+}
+
+pub fn is_document_name(s: &str) -> bool {
+    let b = s.as_bytes();
+    (1..=32).contains(&b.len())
+        && b[0].is_ascii_uppercase()
+        && b[1..].iter().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || *c == b'_')
+}
+
+struct Checker {
+    problems: Vec<Problem>,
+}
+
+impl Checker {
+    fn add(&mut self, path: impl Into<String>, code: &'static str, message: impl Into<String>) {
+        self.problems.push(Problem { path: path.into(), code, message: message.into() });
+    }
+
+    fn unknown_keys(&mut self, obj: &Map<String, Value>, allowed: &[&str], base: &str, what: &str) {
+        for key in obj.keys() {
+            if !allowed.contains(&key.as_str()) {
+                self.add(
+                    format!("{base}/{}", pointer_token(key)),
+                    "unknown_key",
+                    format!("unknown key \"{key}\" in {what}; allowed: {}", allowed.join(", ")),
+                );
+            }
+        }
+    }
+
+    fn knobs(&mut self, obj: &Map<String, Value>, base: &str) -> HistoryKnobs {
+        let mut k = HistoryKnobs::default();
+        if let Some(v) = obj.get("max_entries") {
+            match v.as_u64().filter(|n| (1..=MAX_HISTORY_ENTRIES).contains(n)) {
+                Some(n) => k.max_entries = Some(n as u32),
+                None => self.add(
+                    format!("{base}/max_entries"),
+                    "max_entries_invalid",
+                    format!("max_entries must be an integer from 1 to {MAX_HISTORY_ENTRIES}, not {v}"),
+                ),
+            }
+        }
+        match obj.get("budget") {
+            None => {}
+            Some(Value::Object(b)) => {
+                let bbase = format!("{base}/budget");
+                self.unknown_keys(b, &["share", "min_tokens", "max_tokens"], &bbase, "budget");
+                if let Some(v) = b.get("share") {
+                    match v.as_f64().filter(|x| *x > 0.0 && *x <= 1.0) {
+                        Some(x) => k.share = Some(x),
+                        None => self.add(format!("{bbase}/share"), "share_invalid", format!("share must be a number in (0, 1], not {v}")),
+                    }
+                }
+                for (key, slot) in [("min_tokens", &mut k.min_tokens), ("max_tokens", &mut k.max_tokens)] {
+                    if let Some(v) = b.get(key) {
+                        match v.as_u64().filter(|n| *n <= i32::MAX as u64) {
+                            Some(n) => *slot = Some(n),
+                            None => self.problems.push(Problem {
+                                path: format!("{bbase}/{key}"),
+                                code: if key == "min_tokens" { "min_tokens_invalid" } else { "max_tokens_invalid" },
+                                message: format!("{key} must be an integer ≥ 0, not {v}"),
+                            }),
+                        }
+                    }
+                }
+            }
+            Some(v) => self.add(format!("{base}/budget"), "budget_invalid", format!("budget must be an object, not {}", type_name(v))),
+        }
+        k
+    }
+}
+
+/// Every problem of `value` as a template, and the template when there is none.
+pub fn parse(value: &Value) -> (Option<Template>, Vec<Problem>) {
+    let mut c = Checker { problems: Vec::new() };
+    let Some(root) = value.as_object() else {
+        c.add("", "template_not_object", format!("a template is an object {{\"blocks\": [...], \"variables\": {{...}}}}, not {}", type_name(value)));
+        return (None, c.problems);
+    };
+    let size = value.to_string().len();
+    if size > MAX_BYTES {
+        c.add("", "template_too_large", format!("the template is {size} bytes; the limit is {MAX_BYTES}"));
+    }
+    c.unknown_keys(root, &["blocks", "variables"], "", "the template");
+
+    // Variables first: inline texts are checked against them.
+    let mut variables = BTreeMap::new();
+    match root.get("variables") {
+        None => {}
+        Some(Value::Object(vars)) => {
+            if vars.len() > MAX_VARIABLES {
+                c.add("/variables", "variables_count", format!("{} variables; at most {MAX_VARIABLES}", vars.len()));
+            }
+            for (name, v) in vars {
+                let path = format!("/variables/{}", pointer_token(name));
+                if !is_variable_name(name) {
+                    c.add(path, "variable_name_invalid", format!("variable name \"{name}\" must match [a-z][a-z0-9_]*"));
+                } else if macros::is_macro(name) || name == macros::HISTORY_WORD {
+                    c.add(path, "variable_shadows_macro", format!("variable \"{name}\" has the name of a built-in macro"));
+                } else if let Value::String(s) = v {
+                    variables.insert(name.clone(), s.clone());
+                } else {
+                    c.add(path, "variable_not_string", format!("variable \"{name}\" must be a string, not {}", type_name(v)));
+                }
+            }
+        }
+        Some(v) => c.add("/variables", "variables_not_object", format!("variables must be an object, not {}", type_name(v))),
+    }
+
+    let mut blocks = Vec::new();
+    match root.get("blocks") {
+        None => c.add("/blocks", "blocks_missing", "a template needs \"blocks\""),
+        Some(Value::Array(list)) => {
+            if list.is_empty() || list.len() > MAX_BLOCKS {
+                c.add("/blocks", "blocks_count", format!("{} blocks; a template holds 1 to {MAX_BLOCKS}", list.len()));
+            }
+            check_blocks(&mut c, list, &variables, &mut blocks);
+        }
+        Some(v) => c.add("/blocks", "blocks_not_array", format!("blocks must be an array, not {}", type_name(v))),
+    }
+
+    if c.problems.is_empty() {
+        (Some(Template { blocks, variables }), c.problems)
+    } else {
+        (None, c.problems)
+    }
+}
+
+fn check_blocks(c: &mut Checker, list: &[Value], variables: &BTreeMap<String, String>, out: &mut Vec<Block>) {
+    let mut seen_history = false;
+    let mut seen_input: Option<usize> = None;
+    let mut leading = true;
+    let mut seen: Vec<Block> = Vec::new();
+    for (i, v) in list.iter().enumerate() {
+        let base = format!("/blocks/{i}");
+        let Some(obj) = v.as_object() else {
+            c.add(base, "block_not_object", format!("a block is an object with a \"type\", not {}", type_name(v)));
+            leading = false;
+            continue;
+        };
+        if seen_input.is_some() {
+            c.add(base.clone(), "block_after_input", "no block may follow input: input is last");
+        }
+        let ty = match obj.get("type") {
+            Some(Value::String(s)) => s.as_str(),
+            Some(other) => {
+                c.add(format!("{base}/type"), "block_type_unknown", format!("type must be a string, not {}", type_name(other)));
+                leading = false;
+                continue;
+            }
+            None => {
+                c.add(format!("{base}/type"), "block_type_missing", "a block needs a \"type\"");
+                leading = false;
+                continue;
+            }
+        };
+        let ahead_of_history = |c: &mut Checker, what: &str| {
+            if seen_history {
+                c.add(base.clone(), "block_after_history", format!("{what} must come ahead of history"));
+            }
+        };
+        let block = match ty {
+            "slot" => {
+                c.unknown_keys(obj, &["type", "slot"], &base, "a slot block");
+                ahead_of_history(c, "a slot block");
+                match obj.get("slot").and_then(Value::as_str).and_then(Slot::parse) {
+                    Some(s) => Some(Block::Slot(s)),
+                    None => {
+                        c.add(format!("{base}/slot"), "slot_invalid", "slot must be one of system_prompt, character, persona");
+                        None
+                    }
+                }
+            }
+            "document" => {
+                c.unknown_keys(obj, &["type", "name"], &base, "a document block");
+                ahead_of_history(c, "a document block");
+                match obj.get("name").and_then(Value::as_str) {
+                    Some(n) if is_document_name(n) => Some(Block::Document(n.to_string())),
+                    _ => {
+                        c.add(format!("{base}/name"), "document_name_invalid", "name must be a durable document name matching ^[A-Z][A-Z0-9_]{0,31}$");
+                        None
+                    }
+                }
+            }
+            "inline" => {
+                c.unknown_keys(obj, &["type", "role", "text"], &base, "an inline block");
+                let role = obj.get("role").and_then(Value::as_str).and_then(Role::parse);
+                if role.is_none() {
+                    c.add(format!("{base}/role"), "role_invalid", "role must be one of system, developer, user, assistant");
+                }
+                let text = match obj.get("text") {
+                    Some(Value::String(t)) => {
+                        if let Some(word) = macros::first_unknown(t, &|n| variables.contains_key(n)) {
+                            let msg = if word == macros::HISTORY_WORD {
+                                format!("{{{{{word}}}}} is not a macro: history is a block")
+                            } else {
+                                format!("{{{{{word}}}}} is neither a macro nor a declared variable")
+                            };
+                            c.add(format!("{base}/text"), "macro_unknown", msg);
+                        }
+                        Some(t.clone())
+                    }
+                    _ => {
+                        c.add(format!("{base}/text"), "text_invalid", "text must be a string");
+                        None
+                    }
+                };
+                if role == Some(Role::System) && !leading {
+                    c.add(
+                        format!("{base}/role"),
+                        "inline_system_outside_leading_run",
+                        "a system inline block must be in the leading run (before the first block that is neither a slot, a document nor a system inline)",
+                    );
+                }
+                match (role, text) {
+                    (Some(role), Some(text)) => Some(Block::Inline { role, text }),
+                    _ => None,
+                }
+            }
+            "memory" | "skills" | "runtime" => {
+                c.unknown_keys(obj, &["type"], &base, &format!("a {ty} block"));
+                ahead_of_history(c, &format!("a {ty} block"));
+                Some(match ty {
+                    "memory" => Block::Memory,
+                    "skills" => Block::Skills,
+                    _ => Block::Runtime,
+                })
+            }
+            "lead" | "tail" => {
+                c.unknown_keys(obj, &["type"], &base, &format!("a {ty} block"));
+                Some(if ty == "lead" { Block::Lead } else { Block::Tail })
+            }
+            "history" => {
+                c.unknown_keys(obj, &["type", "max_entries", "budget"], &base, "the history block");
+                if seen_history {
+                    c.add(base.clone(), "block_repeated", "history must appear exactly once");
+                }
+                seen_history = true;
+                Some(Block::History(c.knobs(obj, &base)))
+            }
+            "input" => {
+                c.unknown_keys(obj, &["type"], &base, "the input block");
+                if seen_input.is_some() {
+                    c.add(base.clone(), "block_repeated", "input must appear exactly once");
+                }
+                seen_input = Some(i);
+                Some(Block::Input)
+            }
+            other => {
+                c.add(
+                    format!("{base}/type"),
+                    "block_type_unknown",
+                    format!("unknown block type \"{other}\"; known: slot, document, inline, memory, skills, runtime, lead, tail, history, input"),
+                );
+                None
+            }
+        };
+        let Some(block) = block else {
+            leading = false;
+            continue;
+        };
+        if leading && !block.keeps_leading_run() {
+            leading = false;
+        }
+        let once = match &block {
+            Block::Slot(_) | Block::Document(_) | Block::Memory | Block::Skills | Block::Runtime | Block::Lead | Block::Tail => true,
+            _ => false,
+        };
+        if once && seen.contains(&block) {
+            c.add(base.clone(), "block_repeated", format!("{} may appear at most once", block.name()));
+        }
+        seen.push(block.clone());
+        out.push(block);
+    }
+    if !seen_history {
+        c.add("/blocks", "history_missing", "a template needs exactly one history block");
+    }
+    if seen_input.is_none() {
+        c.add("/blocks", "input_missing", "a template needs an input block, last");
+    }
+}
+
+/// Checks a turn's history intent (`turns.history`): the history block's knobs.
+pub fn parse_history_intent(value: &Value) -> (Option<HistoryKnobs>, Vec<Problem>) {
+    let mut c = Checker { problems: Vec::new() };
+    let Some(obj) = value.as_object() else {
+        c.add("", "history_intent_not_object", format!("a history intent is an object, not {}", type_name(value)));
+        return (None, c.problems);
+    };
+    c.unknown_keys(obj, &["max_entries", "budget"], "", "a history intent");
+    let k = c.knobs(obj, "");
+    if c.problems.is_empty() {
+        (Some(k), c.problems)
+    } else {
+        (None, c.problems)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn problems(v: Value) -> Vec<(String, &'static str)> {
+        parse(&v).1.into_iter().map(|p| (p.path, p.code)).collect()
+    }
+
+    fn one(v: Value) -> (String, &'static str) {
+        let p = problems(v);
+        assert_eq!(p.len(), 1, "{p:?}");
+        p.into_iter().next().unwrap()
+    }
+
+    fn tpl(blocks: Value) -> Value {
+        json!({ "blocks": blocks })
+    }
+
+    fn minimal() -> Value {
+        json!([{"type": "history"}, {"type": "input"}])
+    }
+
+    #[test]
+    fn the_seed_example_is_valid() {
+        let v = json!({
+            "blocks": [
+                { "type": "slot", "slot": "system_prompt" },
+                { "type": "inline", "role": "system", "text": "Today's scene is {{scene}}." },
+                { "type": "slot", "slot": "persona" },
+                { "type": "memory" },
+                { "type": "skills" },
+                { "type": "lead" },
+                { "type": "history", "max_entries": 40, "budget": { "share": 0.6, "min_tokens": 512 } },
+                { "type": "tail" },
+                { "type": "input" }
+            ],
+            "variables": { "scene": "an ordinary day" }
+        });
+        let (t, p) = parse(&v);
+        assert!(p.is_empty(), "{p:?}");
+        let t = t.unwrap();
+        assert_eq!(t.blocks.len(), 9);
+        assert_eq!(t.history_index(), 6);
+        assert_eq!(
+            t.blocks[6],
+            Block::History(HistoryKnobs { max_entries: Some(40), share: Some(0.6), min_tokens: Some(512), max_tokens: None })
+        );
+        assert_eq!(t.leading_run_len(), 3);
+    }
+
+    #[test]
+    fn junk_of_any_json_type_is_a_problem_not_a_panic() {
+        for v in [json!(null), json!(1), json!("x"), json!(true), json!([1, 2])] {
+            assert_eq!(one(v), ("".into(), "template_not_object"));
+        }
+        assert_eq!(one(json!({})).1, "blocks_missing");
+        assert_eq!(one(json!({"blocks": "x"})), ("/blocks".into(), "blocks_not_array"));
+        assert_eq!(
+            problems(json!({"blocks": []})),
+            vec![("/blocks".into(), "blocks_count"), ("/blocks".into(), "history_missing"), ("/blocks".into(), "input_missing")]
+        );
+    }
+
+    #[test]
+    fn rule_unknown_keys_and_types() {
+        assert_eq!(one(json!({"blocks": minimal(), "extra": 1})), ("/extra".into(), "unknown_key"));
+        assert_eq!(one(tpl(json!([{"type": "history", "color": 1}, {"type": "input"}]))), ("/blocks/0/color".into(), "unknown_key"));
+        assert_eq!(one(tpl(json!([{"type": "poem"}, {"type": "history"}, {"type": "input"}]))), ("/blocks/0/type".into(), "block_type_unknown"));
+        assert_eq!(one(tpl(json!([{"kind": "x"}, {"type": "history"}, {"type": "input"}]))).1, "block_type_missing");
+        assert_eq!(one(tpl(json!([7, {"type": "history"}, {"type": "input"}]))), ("/blocks/0".into(), "block_not_object"));
+        assert_eq!(one(json!({"blocks": minimal(), "a/b": 1})), ("/a~1b".into(), "unknown_key"));
+    }
+
+    #[test]
+    fn rule_blocks_count() {
+        let mut many = vec![json!({"type": "inline", "role": "user", "text": "x"}); 63];
+        many.push(json!({"type": "history"}));
+        many.push(json!({"type": "input"}));
+        assert_eq!(one(tpl(Value::Array(many))), ("/blocks".into(), "blocks_count"));
+    }
+
+    #[test]
+    fn rule_slot() {
+        assert_eq!(one(tpl(json!([{"type": "slot", "slot": "soul"}, {"type": "history"}, {"type": "input"}]))), ("/blocks/0/slot".into(), "slot_invalid"));
+        assert_eq!(
+            one(tpl(json!([{"type": "slot", "slot": "persona"}, {"type": "slot", "slot": "persona"}, {"type": "history"}, {"type": "input"}]))),
+            ("/blocks/1".into(), "block_repeated")
+        );
+        assert_eq!(
+            one(tpl(json!([{"type": "history"}, {"type": "slot", "slot": "persona"}, {"type": "input"}]))),
+            ("/blocks/1".into(), "block_after_history")
+        );
+    }
+
+    #[test]
+    fn rule_document() {
+        assert_eq!(one(tpl(json!([{"type": "document", "name": "soul"}, {"type": "history"}, {"type": "input"}]))), ("/blocks/0/name".into(), "document_name_invalid"));
+        assert_eq!(
+            one(tpl(json!([{"type": "document", "name": "SOUL"}, {"type": "document", "name": "SOUL"}, {"type": "history"}, {"type": "input"}]))),
+            ("/blocks/1".into(), "block_repeated")
+        );
+        assert_eq!(
+            one(tpl(json!([{"type": "history"}, {"type": "document", "name": "SOUL"}, {"type": "input"}]))),
+            ("/blocks/1".into(), "block_after_history")
+        );
+        assert!(is_document_name("A"));
+        assert!(is_document_name(&format!("A{}", "B".repeat(31))));
+        assert!(!is_document_name(&format!("A{}", "B".repeat(32))));
+    }
+
+    #[test]
+    fn rule_inline() {
+        assert_eq!(one(tpl(json!([{"type": "inline", "role": "tool", "text": "x"}, {"type": "history"}, {"type": "input"}]))), ("/blocks/0/role".into(), "role_invalid"));
+        assert_eq!(one(tpl(json!([{"type": "inline", "role": "user"}, {"type": "history"}, {"type": "input"}]))), ("/blocks/0/text".into(), "text_invalid"));
+        assert_eq!(
+            one(tpl(json!([{"type": "inline", "role": "user", "text": "{{scene}}"}, {"type": "history"}, {"type": "input"}]))),
+            ("/blocks/0/text".into(), "macro_unknown")
+        );
+        assert_eq!(
+            one(tpl(json!([{"type": "inline", "role": "user", "text": "{{history}}"}, {"type": "history"}, {"type": "input"}]))),
+            ("/blocks/0/text".into(), "macro_unknown")
+        );
+        // Inline blocks may repeat and may follow history.
+        assert!(problems(tpl(json!([{"type": "history"}, {"type": "inline", "role": "user", "text": "a"}, {"type": "inline", "role": "user", "text": "a"}, {"type": "input"}]))).is_empty());
+    }
+
+    #[test]
+    fn rule_system_inline_only_in_the_leading_run() {
+        let ok = tpl(json!([
+            {"type": "slot", "slot": "system_prompt"}, {"type": "document", "name": "SOUL"},
+            {"type": "inline", "role": "system", "text": "x"}, {"type": "memory"},
+            {"type": "history"}, {"type": "input"}]));
+        assert!(problems(ok).is_empty());
+        assert_eq!(
+            one(tpl(json!([{"type": "memory"}, {"type": "inline", "role": "system", "text": "x"}, {"type": "history"}, {"type": "input"}]))),
+            ("/blocks/1/role".into(), "inline_system_outside_leading_run")
+        );
+        assert_eq!(
+            one(tpl(json!([{"type": "inline", "role": "user", "text": "x"}, {"type": "inline", "role": "system", "text": "x"}, {"type": "history"}, {"type": "input"}]))),
+            ("/blocks/1/role".into(), "inline_system_outside_leading_run")
+        );
+    }
+
+    #[test]
+    fn rule_memory_skills_runtime_once_ahead_of_history() {
+        for ty in ["memory", "skills", "runtime"] {
+            assert_eq!(
+                one(tpl(json!([{"type": ty}, {"type": ty}, {"type": "history"}, {"type": "input"}]))),
+                ("/blocks/1".into(), "block_repeated")
+            );
+            assert_eq!(one(tpl(json!([{"type": "history"}, {"type": ty}, {"type": "input"}]))), ("/blocks/1".into(), "block_after_history"));
+        }
+    }
+
+    #[test]
+    fn rule_lead_tail_once() {
+        for ty in ["lead", "tail"] {
+            assert_eq!(one(tpl(json!([{"type": ty}, {"type": "history"}, {"type": ty}, {"type": "input"}]))), ("/blocks/2".into(), "block_repeated"));
+        }
+    }
+
+    #[test]
+    fn rule_history_exactly_once_with_knobs() {
+        assert_eq!(one(tpl(json!([{"type": "input"}]))), ("/blocks".into(), "history_missing"));
+        assert_eq!(one(tpl(json!([{"type": "history"}, {"type": "history"}, {"type": "input"}]))), ("/blocks/1".into(), "block_repeated"));
+        for (knob, path, code) in [
+            (json!({"max_entries": 0}), "/blocks/0/max_entries", "max_entries_invalid"),
+            (json!({"max_entries": 201}), "/blocks/0/max_entries", "max_entries_invalid"),
+            (json!({"max_entries": 1.5}), "/blocks/0/max_entries", "max_entries_invalid"),
+            (json!({"budget": 3}), "/blocks/0/budget", "budget_invalid"),
+            (json!({"budget": {"share": 0}}), "/blocks/0/budget/share", "share_invalid"),
+            (json!({"budget": {"share": 1.01}}), "/blocks/0/budget/share", "share_invalid"),
+            (json!({"budget": {"min_tokens": -1}}), "/blocks/0/budget/min_tokens", "min_tokens_invalid"),
+            (json!({"budget": {"max_tokens": "9"}}), "/blocks/0/budget/max_tokens", "max_tokens_invalid"),
+            (json!({"budget": {"ratio": 1}}), "/blocks/0/budget/ratio", "unknown_key"),
+        ] {
+            let mut h = knob.as_object().unwrap().clone();
+            h.insert("type".into(), json!("history"));
+            assert_eq!(one(tpl(json!([h, {"type": "input"}]))), (path.to_string(), code), "{knob}");
+        }
+        assert!(problems(tpl(json!([{"type": "history", "max_entries": 200, "budget": {"share": 1, "min_tokens": 0, "max_tokens": 0}}, {"type": "input"}]))).is_empty());
+    }
+
+    #[test]
+    fn rule_input_exactly_once_last() {
+        assert_eq!(one(tpl(json!([{"type": "history"}]))), ("/blocks".into(), "input_missing"));
+        assert_eq!(one(tpl(json!([{"type": "input"}, {"type": "history"}]))), ("/blocks/1".into(), "block_after_input"));
+        assert_eq!(
+            problems(tpl(json!([{"type": "history"}, {"type": "input"}, {"type": "input"}]))),
+            vec![("/blocks/2".into(), "block_after_input"), ("/blocks/2".into(), "block_repeated")]
+        );
+    }
+
+    #[test]
+    fn rule_variables() {
+        assert_eq!(one(json!({"blocks": minimal(), "variables": []})), ("/variables".into(), "variables_not_object"));
+        assert_eq!(one(json!({"blocks": minimal(), "variables": {"Scene": "x"}})), ("/variables/Scene".into(), "variable_name_invalid"));
+        assert_eq!(one(json!({"blocks": minimal(), "variables": {"date": "x"}})), ("/variables/date".into(), "variable_shadows_macro"));
+        assert_eq!(one(json!({"blocks": minimal(), "variables": {"n": 1}})), ("/variables/n".into(), "variable_not_string"));
+        let many: Map<String, Value> = (0..33).map(|i| (format!("v{i}"), json!("x"))).collect();
+        assert_eq!(one(json!({"blocks": minimal(), "variables": many})), ("/variables".into(), "variables_count"));
+    }
+
+    #[test]
+    fn rule_size() {
+        let big = "x".repeat(MAX_BYTES);
+        let v = tpl(json!([{"type": "inline", "role": "user", "text": big}, {"type": "history"}, {"type": "input"}]));
+        assert_eq!(one(v), ("".into(), "template_too_large"));
+    }
+
+    #[test]
+    fn history_intent_uses_the_same_knobs() {
+        let (k, p) = parse_history_intent(&json!({"max_entries": 5, "budget": {"max_tokens": 100}}));
+        assert!(p.is_empty());
+        assert_eq!(k.unwrap(), HistoryKnobs { max_entries: Some(5), max_tokens: Some(100), ..Default::default() });
+        let (_, p) = parse_history_intent(&json!({"budget": {"share": 2}}));
+        assert_eq!(p[0].path, "/budget/share");
+        assert_eq!(parse_history_intent(&json!(3)).1[0].code, "history_intent_not_object");
+    }
+}

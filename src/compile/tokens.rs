@@ -1,0 +1,211 @@
+//! Token counting (SPEC §8): the model's tokenizer, counting every text as ordinary
+//! text (a special-token spelling such as `<|endoftext|>` is just characters).
+//!
+//! Counts come from the `bpe-openai` encoders, which give tiktoken's exact counts
+//! (a parity test against tiktoken-rs and fixtures from the reference Python tiktoken
+//! stay in the suite), run in linear time, and never overflow a stack on long
+//! whitespace — tiktoken-rs's lookahead regex does, at about a million spaces.
+//! Each encoder is built once per process, lazily, or eagerly by [`Tokenizer::warm`].
+
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+
+use super::error::{quote, Code, Error, Result};
+
+/// What a message costs beyond its parts, and the request beyond its messages
+/// (the published chat-format overhead).
+pub const MESSAGE_OVERHEAD: u32 = 3;
+pub const REQUEST_OVERHEAD: u32 = 3;
+/// An image part is estimated at a fixed cost (OpenAI's low-detail price); providers
+/// bill pictures by their pixels, which a compiler that does not decode them cannot see.
+pub const IMAGE_TOKENS: u32 = 85;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Tokenizer {
+    Cl100kBase,
+    O200kBase,
+}
+
+impl Tokenizer {
+    pub const ALL: [Tokenizer; 2] = [Tokenizer::Cl100kBase, Tokenizer::O200kBase];
+
+    pub fn parse(name: &str) -> Result<Tokenizer> {
+        match name {
+            "cl100k_base" => Ok(Tokenizer::Cl100kBase),
+            "o200k_base" => Ok(Tokenizer::O200kBase),
+            other => Err(Error::new(Code::TokenizerUnknown, format!("unknown tokenizer {}", quote(other)))
+                .hint("Known tokenizers: cl100k_base, o200k_base.")),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Tokenizer::Cl100kBase => "cl100k_base",
+            Tokenizer::O200kBase => "o200k_base",
+        }
+    }
+
+    /// The slot of this tokenizer in the `*_tokens int[]` cache columns.
+    pub fn index(self) -> usize {
+        match self {
+            Tokenizer::Cl100kBase => 0,
+            Tokenizer::O200kBase => 1,
+        }
+    }
+
+    fn encoder(self) -> &'static bpe_openai::Tokenizer {
+        match self {
+            Tokenizer::Cl100kBase => bpe_openai::cl100k_base(),
+            Tokenizer::O200kBase => bpe_openai::o200k_base(),
+        }
+    }
+
+    /// Builds the encoder now (it is otherwise built on first use).
+    pub fn warm(self) {
+        let _ = self.encoder();
+    }
+
+    /// The exact count of `text` as ordinary text.
+    pub fn count(self, text: &str) -> u32 {
+        if text.is_empty() {
+            return 0;
+        }
+        let n = self.encoder().count(text);
+        u32::try_from(n).unwrap_or(u32::MAX)
+    }
+}
+
+/// A bounded per-process memo of counts of texts that have no stored count
+/// (rendered envelopes, macro-substituted documents, rounds). Short texts are
+/// counted directly; the memo is cleared whole when it fills.
+#[derive(Default)]
+pub struct Memo {
+    maps: [HashMap<(u64, usize), u32>; 2],
+}
+
+/// Texts shorter than this are cheaper to count than to look up.
+const MEMO_MIN_LEN: usize = 256;
+const MEMO_MAX_ENTRIES: usize = 200_000;
+
+impl Memo {
+    pub fn new() -> Self {
+        Memo::default()
+    }
+
+    pub fn count(&mut self, tokenizer: Tokenizer, text: &str) -> u32 {
+        if text.len() < MEMO_MIN_LEN {
+            return tokenizer.count(text);
+        }
+        let mut h = std::hash::DefaultHasher::new();
+        text.hash(&mut h);
+        let key = (h.finish(), text.len());
+        let map = &mut self.maps[tokenizer.index()];
+        if let Some(n) = map.get(&key) {
+            return *n;
+        }
+        let n = tokenizer.count(text);
+        if map.len() >= MEMO_MAX_ENTRIES {
+            map.clear();
+        }
+        map.insert(key, n);
+        n
+    }
+
+    pub fn len(&self) -> usize {
+        self.maps.iter().map(HashMap::len).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Counts for one compile: one tokenizer, the shared memo.
+pub struct Counter<'m> {
+    pub tokenizer: Tokenizer,
+    memo: &'m mut Memo,
+}
+
+impl<'m> Counter<'m> {
+    pub fn new(tokenizer: Tokenizer, memo: &'m mut Memo) -> Self {
+        Counter { tokenizer, memo }
+    }
+
+    pub fn count(&mut self, text: &str) -> u32 {
+        self.memo.count(self.tokenizer, text)
+    }
+
+    /// A stored count for this tokenizer, when the row carries one.
+    pub fn stored(&self, counts: &[Option<i32>]) -> Option<u32> {
+        counts.get(self.tokenizer.index()).copied().flatten().and_then(|n| u32::try_from(n).ok())
+    }
+
+    /// The stored count when present, else a count of `text`.
+    pub fn count_or_stored(&mut self, text: &str, counts: &[Option<i32>]) -> u32 {
+        match self.stored(counts) {
+            Some(n) => n,
+            None => self.count(text),
+        }
+    }
+}
+
+/// The counts a row stores for `text`, one slot per tokenizer in `which` (others NULL).
+pub fn row_counts(text: &str, which: &[Tokenizer]) -> Vec<Option<i32>> {
+    Tokenizer::ALL
+        .iter()
+        .map(|t| which.contains(t).then(|| i32::try_from(t.count(text)).unwrap_or(i32::MAX)))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_known_texts() {
+        assert_eq!(Tokenizer::Cl100kBase.count(""), 0);
+        assert_eq!(Tokenizer::Cl100kBase.count("hello world"), 2);
+        assert_eq!(Tokenizer::O200kBase.count("hello world"), 2);
+    }
+
+    #[test]
+    fn special_token_spellings_are_ordinary_text() {
+        // tiktoken's encode_ordinary: `<|endoftext|>` is 7 tokens of characters, not 1.
+        assert!(Tokenizer::Cl100kBase.count("<|endoftext|>") > 1);
+        assert!(Tokenizer::O200kBase.count("<|endoftext|>") > 1);
+    }
+
+    #[test]
+    fn unknown_tokenizer_is_refused() {
+        let e = Tokenizer::parse("gpt2").unwrap_err();
+        assert_eq!(e.code, Code::TokenizerUnknown);
+        assert_eq!(e.message, "tokenizer_unknown: unknown tokenizer \"gpt2\"");
+    }
+
+    #[test]
+    fn a_million_spaces_count_without_overflow() {
+        let spaces = " ".repeat(1_000_000);
+        let n = Tokenizer::Cl100kBase.count(&spaces);
+        assert!(n > 0 && n < 1_000_000);
+        let n = Tokenizer::O200kBase.count(&spaces);
+        assert!(n > 0 && n < 1_000_000);
+    }
+
+    #[test]
+    fn memo_returns_the_same_counts() {
+        let mut memo = Memo::new();
+        let text = "The quick brown fox. ".repeat(40);
+        let direct = Tokenizer::Cl100kBase.count(&text);
+        assert_eq!(memo.count(Tokenizer::Cl100kBase, &text), direct);
+        assert_eq!(memo.count(Tokenizer::Cl100kBase, &text), direct);
+        assert_eq!(memo.len(), 1);
+        assert_eq!(memo.count(Tokenizer::O200kBase, &text), Tokenizer::O200kBase.count(&text));
+        assert_eq!(memo.len(), 2);
+    }
+
+    #[test]
+    fn row_counts_fill_only_the_asked_slots() {
+        let c = row_counts("hello world", &[Tokenizer::O200kBase]);
+        assert_eq!(c, vec![None, Some(2)]);
+    }
+}
