@@ -1,4 +1,41 @@
 //! pgprompt: compiles the exact request a language model gets for a conversation turn,
-//! inside PostgreSQL. `compile` is the pure core; `pg` is the thin database layer.
+//! inside PostgreSQL, next to the rows it reads.
+//!
+//! `compile` is the pure core (no pgrx); `pg` is the thin database layer that loads
+//! rows, calls the core and maps errors. The schema is `sql/schema.sql`; triggers and
+//! comments are `sql/finalize.sql`.
 
 pub mod compile;
+pub mod pg;
+
+::pgrx::pg_module_magic!(name, version);
+
+pgrx::extension_sql_file!("../sql/schema.sql", name = "schema", bootstrap);
+pgrx::extension_sql_file!("../sql/finalize.sql", name = "finalize", finalize);
+
+/// With `shared_preload_libraries = 'pgprompt'`, the encoders are built once in the
+/// postmaster and every backend inherits them; otherwise each backend builds the one
+/// it needs on first use.
+#[pgrx::pg_guard]
+pub extern "C-unwind" fn _PG_init() {
+    if unsafe { pgrx::pg_sys::process_shared_preload_libraries_in_progress } {
+        pg::api::warm_tokenizers();
+    }
+}
+
+#[cfg(any(test, feature = "pg_test"))]
+#[pgrx::pg_schema]
+mod tests {
+    include!("../pgrx-tests/sql_surface.rs");
+}
+
+/// Required by `cargo pgrx test`.
+#[cfg(test)]
+pub mod pg_test {
+    pub fn setup(_options: Vec<&str>) {}
+
+    #[must_use]
+    pub fn postgresql_conf_options() -> Vec<&'static str> {
+        vec![]
+    }
+}

@@ -71,9 +71,11 @@ pub struct Estimate {
 }
 
 impl Estimate {
-    /// The index of the history row in `blocks`, if any.
-    pub fn history_index(&self) -> Option<usize> {
-        self.blocks.iter().position(|b| b.block == "history")
+    /// Whether `tokens` fit the window, as the gate decides (margin included).
+    pub fn fits_window(&self, tokens: u32) -> bool {
+        let w = &self.window;
+        Window { tokens: w.tokens, advisory: w.advisory, hard: w.hard, reasoning_replay: w.reasoning_replay, token_margin: w.token_margin }
+            .fits(tokens)
     }
 }
 
@@ -606,7 +608,8 @@ impl<'a> Compiler<'a, '_> {
         let mut available = 0u32;
         let mut done = false;
         while !done {
-            let (batch, users) = source.next_batch()?;
+            // Once selection has stopped, the rest is only counted.
+            let (batch, users) = source.next_batch(selector.stopped.is_some())?;
             if batch.is_empty() {
                 break;
             }
@@ -647,7 +650,7 @@ impl<'a> Compiler<'a, '_> {
     fn count_available(&mut self, source: &mut dyn HistorySource, template: &Template) -> Result<u32> {
         let mut available = 0u32;
         loop {
-            let (batch, users) = source.next_batch()?;
+            let (batch, users) = source.next_batch(true)?;
             if batch.is_empty() {
                 return Ok(available);
             }

@@ -345,7 +345,10 @@ pub struct Context {
 /// conversation's length; tests serve them from a vector.
 pub trait HistorySource {
     /// The next older turns (newest first) with any users they name; empty when done.
-    fn next_batch(&mut self) -> Result<(Vec<HistoryTurn>, Vec<User>)>;
+    /// A `light` batch is only planned, never rendered: the source may replace texts
+    /// with placeholders that keep only whether each is NULL, empty or not, and round
+    /// JSON with empty lists.
+    fn next_batch(&mut self, light: bool) -> Result<(Vec<HistoryTurn>, Vec<User>)>;
 }
 
 /// A history source over turns held in memory (oldest first, as stored).
@@ -362,7 +365,7 @@ impl VecHistory {
 }
 
 impl HistorySource for VecHistory {
-    fn next_batch(&mut self) -> Result<(Vec<HistoryTurn>, Vec<User>)> {
+    fn next_batch(&mut self, _light: bool) -> Result<(Vec<HistoryTurn>, Vec<User>)> {
         let n = self.batch.min(self.turns.len());
         Ok((self.turns.drain(..n).collect(), Vec::new()))
     }

@@ -24,6 +24,7 @@ pub enum Code {
     RawInputInvalid,
     RoundInvalid,
     TokenizerUnknown,
+    TimezoneInvalid,
 }
 
 impl Code {
@@ -45,6 +46,7 @@ impl Code {
             Code::RawInputInvalid => "raw_input_invalid",
             Code::RoundInvalid => "round_invalid",
             Code::TokenizerUnknown => "tokenizer_unknown",
+            Code::TimezoneInvalid => "timezone_invalid",
         }
     }
 
@@ -63,12 +65,13 @@ impl Code {
             | Code::TurnFieldInvalid
             | Code::RawInputInvalid
             | Code::RoundInvalid
-            | Code::TokenizerUnknown => "22023",
+            | Code::TokenizerUnknown
+            | Code::TimezoneInvalid => "22023",
         }
     }
 
     /// Every code, for the README's error table and its test.
-    pub const ALL: [Code; 16] = [
+    pub const ALL: [Code; 17] = [
         Code::MacroUnknown,
         Code::TemplateInvalid,
         Code::DocumentTooLarge,
@@ -85,6 +88,7 @@ impl Code {
         Code::RawInputInvalid,
         Code::RoundInvalid,
         Code::TokenizerUnknown,
+        Code::TimezoneInvalid,
     ];
 }
 

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# A throwaway PostgreSQL 15 cluster for the demo, the psql tests and the benchmark.
+# PostgreSQL refuses to run as root, so it runs as the postgres user, on a private
+# socket directory and port, listening on no TCP address unless asked.
+#
+#   scripts/cluster.sh start [extra postgres -c options...]
+#   scripts/cluster.sh stop
+#   scripts/cluster.sh env      # prints PGHOST/PGPORT/PGUSER exports for psql
+set -euo pipefail
+
+PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
+DIR=${PGPROMPT_CLUSTER:-/tmp/pgprompt-cluster}
+PORT=${PGPROMPT_PORT:-54329}
+
+as_postgres() {
+  if [ "$(id -un)" = postgres ]; then "$@"; else runuser -u postgres -- "$@"; fi
+}
+
+case "${1:-}" in
+  start)
+    shift
+    if [ -f "$DIR/data/postmaster.pid" ]; then
+      as_postgres "$PGBIN/pg_ctl" -D "$DIR/data" -m immediate stop >/dev/null 2>&1 || true
+    fi
+    rm -rf "$DIR"
+    mkdir -p "$DIR"
+    chown postgres "$DIR"
+    as_postgres "$PGBIN/initdb" -D "$DIR/data" -A trust -U postgres --locale=C.UTF-8 --encoding=UTF8 \
+      --no-sync >/dev/null
+    opts="-p $PORT -k $DIR -c listen_addresses=''"
+    for o in "$@"; do opts="$opts -c $o"; done
+    as_postgres "$PGBIN/pg_ctl" -D "$DIR/data" -o "$opts" -l "$DIR/log" -w start >/dev/null
+    echo "cluster up: psql -h $DIR -p $PORT -U postgres" >&2
+    ;;
+  stop)
+    if [ -f "$DIR/data/postmaster.pid" ]; then
+      as_postgres "$PGBIN/pg_ctl" -D "$DIR/data" -m fast -w stop >/dev/null
+    fi
+    ;;
+  env)
+    echo "export PGHOST=$DIR PGPORT=$PORT PGUSER=postgres PGDATABASE=postgres"
+    ;;
+  *)
+    echo "usage: $0 start [option=value...] | stop | env" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,189 @@
+-- pgprompt schema (SPEC §1). Runs first (bootstrap): tables, keys, checks, indexes.
+-- Triggers, which call the extension's functions, are in finalize.sql.
+--
+-- Layout (SPEC §12): conversation-scoped tables (turns, rounds) carry conversation_id
+-- and their primary and foreign keys start with it, so they can be distributed by it
+-- and colocated; models, users, workspaces, documents, skills and memories are small
+-- shared tables.
+
+CREATE TABLE prompt.models (
+    name              text PRIMARY KEY,
+    wire              text NOT NULL
+                      CONSTRAINT models_wire_valid CHECK (wire IN ('anthropic', 'chat')),
+    tokenizer         text NOT NULL DEFAULT 'cl100k_base'
+                      CONSTRAINT models_tokenizer_valid CHECK (tokenizer IN ('cl100k_base', 'o200k_base')),
+    advisory_window   int CONSTRAINT models_advisory_window_positive CHECK (advisory_window > 0),
+    hard_window       int CONSTRAINT models_hard_window_positive CHECK (hard_window > 0),
+    native_images     bool NOT NULL DEFAULT false,
+    token_margin      real NOT NULL DEFAULT 0
+                      CONSTRAINT models_token_margin_valid CHECK (token_margin >= 0 AND token_margin <= 10),
+    max_output_tokens int NOT NULL DEFAULT 4096
+                      CONSTRAINT models_max_output_tokens_positive CHECK (max_output_tokens > 0)
+);
+
+CREATE TABLE prompt.users (
+    id               uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    handle           text NOT NULL
+                     CONSTRAINT users_handle_key UNIQUE
+                     CONSTRAINT users_handle_valid CHECK (handle ~ '^[a-z0-9_][a-z0-9_.-]{0,63}$'),
+    display_name     text,
+    kind             text NOT NULL CONSTRAINT users_kind_valid CHECK (kind IN ('human', 'agent')),
+    steward_id       uuid REFERENCES prompt.users (id) ON DELETE SET NULL,
+    prompt_mechanism text NOT NULL DEFAULT 'default'
+                     CONSTRAINT users_prompt_mechanism_valid CHECK (prompt_mechanism IN ('default', 'assembly', 'raw')),
+    prompt_template  jsonb,
+    model            text REFERENCES prompt.models (name) ON UPDATE CASCADE ON DELETE SET NULL,
+    reasoning_replay bool NOT NULL DEFAULT false,
+    application      text,
+    CONSTRAINT users_steward_is_for_agents CHECK (steward_id IS NULL OR kind = 'agent')
+);
+
+CREATE TABLE prompt.workspaces (
+    id       uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    name     text,
+    timezone text NOT NULL DEFAULT 'UTC'
+);
+
+CREATE TABLE prompt.documents (
+    id           uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    user_id      uuid REFERENCES prompt.users (id) ON DELETE CASCADE,
+    workspace_id uuid REFERENCES prompt.workspaces (id) ON DELETE CASCADE,
+    name         text NOT NULL,
+    role         text NOT NULL DEFAULT 'system'
+                 CONSTRAINT documents_role_valid CHECK (role IN ('system', 'developer', 'user')),
+    body         text NOT NULL,
+    version      int NOT NULL DEFAULT 1,
+    updated_at   timestamptz NOT NULL DEFAULT now(),
+    CONSTRAINT documents_one_owner CHECK ((user_id IS NULL) <> (workspace_id IS NULL)),
+    CONSTRAINT documents_name_valid
+        CHECK (name IN ('system_prompt', 'character', 'persona') OR name ~ '^[A-Z][A-Z0-9_]{0,31}$'),
+    -- character is the workspace's slot; a workspace holds no other document.
+    CONSTRAINT documents_character_is_the_workspaces CHECK ((name = 'character') = (workspace_id IS NOT NULL)),
+    CONSTRAINT documents_owner_name_key UNIQUE NULLS NOT DISTINCT (user_id, workspace_id, name)
+);
+
+CREATE TABLE prompt.conversations (
+    id             uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    workspace_id   uuid NOT NULL REFERENCES prompt.workspaces (id) ON DELETE CASCADE,
+    kind           text NOT NULL DEFAULT 'conversation'
+                   CONSTRAINT conversations_kind_valid
+                   CHECK (kind IN ('standalone', 'conversation', 'child', 'scheduled', 'side')),
+    answerer_id    uuid REFERENCES prompt.users (id),
+    creator_id     uuid REFERENCES prompt.users (id),
+    parent_id      uuid REFERENCES prompt.conversations (id) ON DELETE SET NULL,
+    origin_channel text,
+    created_at     timestamptz NOT NULL DEFAULT now()
+);
+
+CREATE TABLE prompt.memories (
+    id              uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    scope           text NOT NULL
+                    CONSTRAINT memories_scope_valid
+                    CHECK (scope IN ('agent', 'workspace', 'speaker', 'user', 'conversation')),
+    user_id         uuid REFERENCES prompt.users (id) ON DELETE CASCADE,
+    speaker_id      uuid REFERENCES prompt.users (id) ON DELETE CASCADE,
+    workspace_id    uuid REFERENCES prompt.workspaces (id) ON DELETE CASCADE,
+    conversation_id uuid REFERENCES prompt.conversations (id) ON DELETE CASCADE,
+    path            text NOT NULL CONSTRAINT memories_path_valid CHECK (path <> '' AND path !~ '^/'),
+    body            text NOT NULL,
+    updated_at      timestamptz NOT NULL DEFAULT now(),
+    CONSTRAINT memories_owner_fits_scope CHECK (CASE scope
+        WHEN 'agent'        THEN user_id IS NOT NULL
+        WHEN 'workspace'    THEN workspace_id IS NOT NULL
+        WHEN 'speaker'      THEN user_id IS NOT NULL AND speaker_id IS NOT NULL
+        WHEN 'user'         THEN user_id IS NOT NULL
+        WHEN 'conversation' THEN conversation_id IS NOT NULL
+    END),
+    CONSTRAINT memories_path_key
+        UNIQUE NULLS NOT DISTINCT (scope, user_id, speaker_id, workspace_id, conversation_id, path)
+);
+
+CREATE TABLE prompt.skills (
+    id           uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    source       text NOT NULL
+                 CONSTRAINT skills_source_valid
+                 CHECK (source IN ('runner', 'application', 'agent', 'workspace', 'speaker', 'user')),
+    user_id      uuid REFERENCES prompt.users (id) ON DELETE CASCADE,
+    speaker_id   uuid REFERENCES prompt.users (id) ON DELETE CASCADE,
+    workspace_id uuid REFERENCES prompt.workspaces (id) ON DELETE CASCADE,
+    runner       text,
+    application  text,
+    name         text NOT NULL CONSTRAINT skills_name_valid CHECK (name <> ''),
+    description  text NOT NULL DEFAULT '',
+    executor_id  uuid,
+    recall_only  bool NOT NULL DEFAULT false,
+    updated_at   timestamptz NOT NULL DEFAULT now(),
+    CONSTRAINT skills_owner_fits_source CHECK (CASE source
+        WHEN 'runner'      THEN runner IS NOT NULL
+        WHEN 'application' THEN application IS NOT NULL
+        WHEN 'agent'       THEN user_id IS NOT NULL
+        WHEN 'workspace'   THEN workspace_id IS NOT NULL
+        WHEN 'speaker'     THEN user_id IS NOT NULL AND speaker_id IS NOT NULL
+        WHEN 'user'        THEN user_id IS NOT NULL
+    END),
+    CONSTRAINT skills_name_key
+        UNIQUE NULLS NOT DISTINCT (source, runner, application, user_id, speaker_id, workspace_id, name)
+);
+
+-- The default timeline order: a turn written without seq lands after every earlier one.
+CREATE SEQUENCE prompt.turns_seq;
+
+CREATE TABLE prompt.turns (
+    conversation_id        uuid NOT NULL REFERENCES prompt.conversations (id) ON DELETE CASCADE,
+    id                     uuid NOT NULL DEFAULT gen_random_uuid(),
+    seq                    bigint NOT NULL DEFAULT nextval('prompt.turns_seq'),
+    kind                   text NOT NULL CONSTRAINT turns_kind_valid CHECK (kind IN ('message', 'reply', 'summary')),
+    role                   text CONSTRAINT turns_role_valid CHECK (role IN ('user', 'assistant', 'system', 'developer')),
+    author_id              uuid REFERENCES prompt.users (id),
+    answerer_id            uuid REFERENCES prompt.users (id),
+    poster_id              uuid REFERENCES prompt.users (id),
+    content                text,
+    prompt                 text,
+    origin                 text CONSTRAINT turns_origin_valid CHECK (origin IN ('task_result', 'child')),
+    sender_conversation_id uuid,
+    mode                   text NOT NULL DEFAULT 'direct_reply'
+                           CONSTRAINT turns_mode_valid CHECK (mode IN ('direct_reply', 'run')),
+    inline                 jsonb NOT NULL DEFAULT '[]',
+    variables              jsonb NOT NULL DEFAULT '{}',
+    input                  jsonb,
+    tools                  jsonb,
+    callables              jsonb NOT NULL DEFAULT '[]',
+    model                  text REFERENCES prompt.models (name) ON UPDATE CASCADE,
+    history                jsonb,
+    memory_user_id         uuid REFERENCES prompt.users (id),
+    summary                text,
+    summary_round          int CONSTRAINT turns_summary_round_positive CHECK (summary_round >= 1),
+    created_at             timestamptz NOT NULL DEFAULT now(),
+    -- Token counts of content and prompt as rendered bare, one slot per tokenizer
+    -- ({cl100k_base, o200k_base}), kept by the write trigger so a compile sums integers.
+    content_tokens         int[],
+    prompt_tokens          int[],
+    -- Sealed by the first compile_turn (SPEC §8); never changed after.
+    sealed_at              timestamptz,
+    sealed_request         jsonb,
+    sealed_preface         jsonb,
+    sealed_catalog         text,
+    sealed_mechanism       text,
+    sealed_versions        jsonb,
+    PRIMARY KEY (conversation_id, id),
+    CONSTRAINT turns_seq_key UNIQUE (conversation_id, seq),
+    CONSTRAINT turns_message_has_role CHECK (kind <> 'message' OR role IS NOT NULL)
+);
+
+-- History starts at the newest summary turn: found without reading the timeline.
+CREATE INDEX turns_summaries ON prompt.turns (conversation_id, seq) WHERE kind = 'summary';
+-- A turn id given with the wrong conversation is told apart from one that does not exist.
+CREATE INDEX turns_id ON prompt.turns (id);
+
+CREATE TABLE prompt.rounds (
+    conversation_id uuid NOT NULL,
+    turn_id         uuid NOT NULL,
+    n               int NOT NULL CONSTRAINT rounds_n_positive CHECK (n >= 1),
+    assistant       jsonb NOT NULL DEFAULT '[]',
+    results         jsonb NOT NULL DEFAULT '[]',
+    steers          jsonb NOT NULL DEFAULT '[]',
+    aborted         bool NOT NULL DEFAULT false,
+    created_at      timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (conversation_id, turn_id, n),
+    FOREIGN KEY (conversation_id, turn_id) REFERENCES prompt.turns (conversation_id, id) ON DELETE CASCADE
+);

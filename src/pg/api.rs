@@ -1,0 +1,138 @@
+//! The SQL surface (SPEC §10). Each function loads rows, calls the core, maps errors.
+
+use std::cell::RefCell;
+
+use pgrx::prelude::*;
+use uuid::Uuid;
+
+use super::errors::{raise, OrRaise};
+use super::jsonb::JsonbText;
+use super::load::{self, SpiHistory};
+use crate::compile::tokens::{Memo, Tokenizer};
+use crate::compile::{self, envelope, template, Output, Purpose};
+
+thread_local! {
+    /// Counts of texts that have no stored count, kept for the backend's life.
+    static MEMO: RefCell<Memo> = RefCell::new(Memo::new());
+}
+
+/// Builds the encoders now: at `shared_preload_libraries` load, so every backend
+/// inherits them instead of building its own on first use.
+pub fn warm_tokenizers() {
+    for t in Tokenizer::ALL {
+        t.warm();
+    }
+}
+
+fn core_uuid(u: pgrx::Uuid) -> Uuid {
+    Uuid::from_bytes(*u.as_bytes())
+}
+
+#[pg_extern(immutable, strict, parallel_safe)]
+#[search_path(pg_catalog, pg_temp)]
+fn count_tokens(body: &str, tokenizer: default!(&str, "'cl100k_base'")) -> i32 {
+    let t = Tokenizer::parse(tokenizer).or_raise();
+    i32::try_from(t.count(body)).unwrap_or(i32::MAX)
+}
+
+#[pg_extern(immutable, strict, parallel_safe)]
+#[search_path(pg_catalog, pg_temp)]
+fn escape_envelope(body: &str) -> String {
+    envelope::escape(body)
+}
+
+#[pg_extern(immutable, strict, parallel_safe)]
+#[search_path(pg_catalog, pg_temp)]
+fn unescape_envelope(body: &str) -> String {
+    envelope::unescape(body)
+}
+
+#[pg_extern(immutable, strict, parallel_safe)]
+#[search_path(pg_catalog, pg_temp)]
+fn validate_template(
+    template: pgrx::JsonB,
+) -> TableIterator<'static, (name!(path, String), name!(code, String), name!(message, String))> {
+    let (_, problems) = template::parse(&template.0);
+    TableIterator::new(problems.into_iter().map(|p| (p.path, p.code.to_string(), p.message)))
+}
+
+/// Loads and compiles inside one SPI connection; seals when asked and fresh.
+fn run(conv: Uuid, turn: Uuid, purpose: Purpose) -> Output {
+    Spi::connect_mut(|client| {
+        let ctx = load::context(client, conv, turn).or_raise();
+        let out = {
+            let mut history = SpiHistory::new(client, &ctx);
+            MEMO.with(|m| compile::compile(&ctx, &mut history, &mut m.borrow_mut(), purpose)).or_raise()
+        };
+        if purpose != Purpose::Compile {
+            return out;
+        }
+        match &out.seal {
+            Some(seal) if !load::seal(client, conv, turn, seal) => {
+                // Another session sealed it first: its seal is the turn's.
+                let ctx = load::context(client, conv, turn).or_raise();
+                let mut history = SpiHistory::new(client, &ctx);
+                MEMO.with(|m| compile::compile(&ctx, &mut history, &mut m.borrow_mut(), purpose)).or_raise()
+            }
+            _ => out,
+        }
+    })
+}
+
+#[pg_extern(volatile, strict, parallel_unsafe)]
+#[search_path(pg_catalog, pg_temp)]
+fn compile_turn(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) -> JsonbText {
+    JsonbText(run(core_uuid(conversation_id), core_uuid(turn_id), Purpose::Compile).result)
+}
+
+#[pg_extern(stable, strict, parallel_safe)]
+#[search_path(pg_catalog, pg_temp)]
+fn preview_turn(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) -> JsonbText {
+    JsonbText(run(core_uuid(conversation_id), core_uuid(turn_id), Purpose::Preview).result)
+}
+
+#[pg_extern(stable, strict, parallel_safe)]
+#[search_path(pg_catalog, pg_temp)]
+#[allow(clippy::type_complexity)]
+fn estimate_turn(
+    conversation_id: pgrx::Uuid,
+    turn_id: pgrx::Uuid,
+) -> TableIterator<
+    'static,
+    (
+        name!(block, String),
+        name!(role, Option<String>),
+        name!(tokens, i32),
+        name!(floor_unmet, bool),
+        name!(selected, Option<i32>),
+        name!(available, Option<i32>),
+        name!(skipped_reason, Option<String>),
+    ),
+> {
+    let e = run(core_uuid(conversation_id), core_uuid(turn_id), Purpose::Estimate).estimate;
+    let int = |n: u32| i32::try_from(n).unwrap_or(i32::MAX);
+    let mut rows: Vec<_> = e
+        .blocks
+        .iter()
+        .map(|b| {
+            let history = b.block == "history";
+            (
+                b.block.clone(),
+                b.role.map(str::to_string),
+                int(b.tokens),
+                b.floor_unmet,
+                history.then(|| int(e.history.selected)),
+                history.then(|| int(e.history.available)),
+                if history { e.history.skipped_reason.clone() } else { None },
+            )
+        })
+        .collect();
+    let over = !e.fits_window(e.total);
+    rows.push(("total".into(), None, int(e.total), over, None, None, None));
+    TableIterator::new(rows)
+}
+
+/// Raises the first problem of a write as the trigger's error.
+pub(crate) fn refuse(e: compile::Error) -> ! {
+    raise(e)
+}

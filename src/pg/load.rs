@@ -1,0 +1,492 @@
+//! Loading a compile's rows in a few set-based queries, into the core's plain structs.
+//! Every query runs through SPI as the caller, so row-level security decides what a
+//! compile reads. History is read newest first in growing batches, so a compile reads
+//! the rows it renders, not the whole conversation.
+
+use std::collections::{HashMap, HashSet};
+
+use pgrx::datum::DatumWithOid;
+use pgrx::spi::{SpiClient, SpiHeapTupleData};
+use uuid::Uuid;
+
+use super::errors::spi;
+use crate::compile::context::{
+    Context, Conversation, Document, HistorySource, HistoryTurn, Mechanism, Memory, Model, Role, RoundRow, Sealed, Skill,
+    Turn, TurnKind, User, UserKind, Workspace,
+};
+use crate::compile::error::{Code, Error, Result};
+use crate::compile::fields;
+
+pub fn pg_uuid(u: Uuid) -> pgrx::Uuid {
+    pgrx::Uuid::from_bytes(*u.as_bytes())
+}
+
+fn core_uuid(u: pgrx::Uuid) -> Uuid {
+    Uuid::from_bytes(*u.as_bytes())
+}
+
+/// Typed access to one SPI row, columns counted from 1.
+struct Cols<'r, 'c> {
+    row: &'r SpiHeapTupleData<'c>,
+    at: usize,
+}
+
+impl Cols<'_, '_> {
+    fn next<T: pgrx::IntoDatum + pgrx::FromDatum>(&mut self) -> Option<T> {
+        self.at += 1;
+        spi(self.row.get::<T>(self.at))
+    }
+    fn uuid(&mut self) -> Option<Uuid> {
+        self.next::<pgrx::Uuid>().map(core_uuid)
+    }
+    fn text(&mut self) -> Option<String> {
+        self.next::<String>()
+    }
+    fn text_or(&mut self, default: &str) -> String {
+        self.text().unwrap_or_else(|| default.to_string())
+    }
+    fn ints(&mut self) -> Vec<Option<i32>> {
+        self.next::<Vec<Option<i32>>>().unwrap_or_default()
+    }
+}
+
+/// The turn columns, in the order [`read_turn`] reads them. `{sealed_request}` and the
+/// text columns are spelled by the caller: history reads no sealed request, and a light
+/// read keeps only whether each text is empty.
+fn turn_columns(sealed_request: &str, content: &str, prompt: &str, preface: &str, tz: &str) -> String {
+    format!(
+        "t.id, t.seq, t.kind, t.role, t.author_id, t.answerer_id, t.poster_id, {content}, {prompt}, t.origin, \
+         t.sender_conversation_id, t.mode, t.inline::text, t.variables::text, t.input::text, t.tools::text, \
+         t.callables::text, t.model, t.history::text, t.memory_user_id, t.summary, t.summary_round, \
+         to_char(t.created_at AT TIME ZONE {tz}, 'YYYY-MM-DD'), t.content_tokens, t.prompt_tokens, \
+         {sealed_request}, {preface}, t.sealed_mechanism"
+    )
+}
+
+/// Keeps only whether a text column is NULL, empty or not, without reading it
+/// (octet_length of a toasted value does not detoast it).
+fn shape_of(col: &str) -> String {
+    format!("CASE WHEN {col} IS NULL THEN NULL WHEN octet_length({col}) = 0 THEN '' ELSE '.' END")
+}
+
+fn read_turn(c: &mut Cols<'_, '_>) -> Option<Turn> {
+    let id = c.uuid()?;
+    let seq = c.next::<i64>().unwrap_or(0);
+    let kind = TurnKind::parse(&c.text_or("message"));
+    let mut t = Turn::new(id, seq, kind);
+    t.role = c.text().as_deref().and_then(Role::parse);
+    t.author_id = c.uuid();
+    t.answerer_id = c.uuid();
+    t.poster_id = c.uuid();
+    t.content = c.text();
+    t.prompt = c.text();
+    t.origin = c.text();
+    t.sender_conversation_id = c.uuid();
+    t.run = c.text().as_deref() == Some("run");
+    t.inline = c.text_or("[]");
+    t.variables = c.text_or("{}");
+    t.input = c.text();
+    t.tools = c.text();
+    t.callables = c.text_or("[]");
+    t.model = c.text();
+    t.history = c.text();
+    t.memory_user_id = c.uuid();
+    t.summary = c.text();
+    t.summary_round = c.next::<i32>();
+    t.date = c.text_or("");
+    t.content_tokens = c.ints();
+    t.prompt_tokens = c.ints();
+    let request = c.text();
+    let preface = c.text();
+    let mechanism = c.text();
+    if let Some(mechanism) = mechanism {
+        t.sealed = Some(Sealed { request: request.unwrap_or_default(), preface: preface.unwrap_or_else(|| "[]".into()), mechanism });
+    }
+    Some(t)
+}
+
+const USERS: &str = "SELECT id, handle, display_name, kind, steward_id, prompt_mechanism, prompt_template::text, \
+     model, reasoning_replay, application FROM prompt.users \
+     WHERE id = ANY($1) OR id IN (SELECT steward_id FROM prompt.users WHERE id = ANY($1))";
+
+fn load_users(client: &SpiClient<'_>, ids: &[Uuid]) -> Vec<User> {
+    if ids.is_empty() {
+        return Vec::new();
+    }
+    let ids: Vec<pgrx::Uuid> = ids.iter().copied().map(pg_uuid).collect();
+    let table = spi(client.select(USERS, None, &[ids.into()]));
+    let mut out = Vec::new();
+    for row in table {
+        let mut c = Cols { row: &row, at: 0 };
+        let Some(id) = c.uuid() else { continue };
+        out.push(User {
+            id,
+            handle: c.text_or(""),
+            display_name: c.text(),
+            kind: UserKind::parse(&c.text_or("human")),
+            steward_id: c.uuid(),
+            prompt_mechanism: Mechanism::parse(&c.text_or("default")),
+            prompt_template: c.text(),
+            model: c.text(),
+            reasoning_replay: c.next::<bool>().unwrap_or(false),
+            application: c.text(),
+        });
+    }
+    out
+}
+
+/// Loads everything but history for turn `turn` of conversation `conv`.
+/// Returns the context and the workspace timezone (for history's dates).
+pub fn context(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Result<Context> {
+    let query = format!(
+        "SELECT c.workspace_id, c.kind, c.answerer_id, c.creator_id, c.origin_channel, w.name, w.timezone, {} \
+         FROM prompt.conversations c JOIN prompt.workspaces w ON w.id = c.workspace_id \
+         LEFT JOIN prompt.turns t ON t.conversation_id = c.id AND t.id = $2 WHERE c.id = $1",
+        turn_columns("t.sealed_request::text", "t.content", "t.prompt", "t.sealed_preface::text", "w.timezone")
+    );
+    let table = spi(client.select(query.as_str(), Some(1), &[pg_uuid(conv).into(), pg_uuid(turn).into()]));
+    let Some(row) = table.into_iter().next() else {
+        return Err(Error::new(Code::ConversationNotFound, format!("conversation {conv} does not exist"))
+            .hint("The id may be wrong, or row-level security may hide the conversation from this role."));
+    };
+    let mut c = Cols { row: &row, at: 0 };
+    let workspace_id = c.uuid().unwrap_or_default();
+    let conversation = Conversation {
+        id: conv,
+        workspace_id,
+        kind: c.text_or("conversation"),
+        answerer_id: c.uuid(),
+        creator_id: c.uuid(),
+        origin_channel: c.text(),
+    };
+    let workspace = Workspace { id: workspace_id, name: c.text(), timezone: c.text_or("UTC") };
+    let Some(t) = read_turn(&mut c) else {
+        return Err(missing_turn(client, conv, turn));
+    };
+
+    // Users: the answerers, the poster, the creator, the selected Human, and stewards.
+    let mut ids: Vec<Uuid> = [t.answerer_id, conversation.answerer_id, t.poster_id, t.author_id, conversation.creator_id, t.memory_user_id]
+        .into_iter()
+        .flatten()
+        .collect();
+    let rounds = current_rounds(client, conv, turn);
+    ids.extend(steer_authors(&rounds));
+    ids.sort();
+    ids.dedup();
+    let users: HashMap<Uuid, User> = load_users(client, &ids).into_iter().map(|u| (u.id, u)).collect();
+
+    let a = t.answerer_id.or(conversation.answerer_id).and_then(|id| users.get(&id));
+    let mut model_names: Vec<String> = [t.model.clone(), a.and_then(|a| a.model.clone())].into_iter().flatten().collect();
+    model_names.dedup();
+    let models = load_models(client, &model_names);
+
+    let (documents, memories, skills) = match (a, t.sealed.is_some()) {
+        (Some(a), false) if a.prompt_mechanism != Mechanism::Raw => {
+            let human = t.poster_id.and_then(|p| users.get(&p)).and_then(User::controlling_human);
+            (
+                load_documents(client, a.id, workspace_id, human),
+                load_memories(client, a.id, workspace_id, conv, t.memory_user_id),
+                if t.run { load_skills(client, &t, a, workspace_id) } else { Vec::new() },
+            )
+        }
+        _ => (Vec::new(), Vec::new(), Vec::new()),
+    };
+    Ok(Context { conversation, workspace, turn: t, rounds, users, models, documents, memories, skills })
+}
+
+fn missing_turn(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Error {
+    let other = spi(client.select("SELECT conversation_id FROM prompt.turns WHERE id = $1 LIMIT 1", Some(1), &[pg_uuid(turn).into()]));
+    match other.into_iter().next().and_then(|r| spi(r.get::<pgrx::Uuid>(1))) {
+        Some(elsewhere) => Error::new(
+            Code::TurnNotCompilable,
+            format!("turn {turn} belongs to conversation {}, not {conv}", core_uuid(elsewhere)),
+        )
+        .hint("Pass the turn's own conversation_id."),
+        None => Error::new(Code::TurnNotFound, format!("turn {turn} does not exist in conversation {conv}"))
+            .hint("The id may be wrong, or row-level security may hide the turn from this role."),
+    }
+}
+
+const MODELS: &str = "SELECT name, wire, tokenizer, advisory_window, hard_window, native_images, token_margin, \
+     max_output_tokens FROM prompt.models WHERE name = ANY($1)";
+
+fn load_models(client: &SpiClient<'_>, names: &[String]) -> HashMap<String, Model> {
+    if names.is_empty() {
+        return HashMap::new();
+    }
+    let table = spi(client.select(MODELS, None, &[names.to_vec().into()]));
+    let mut out = HashMap::new();
+    for row in table {
+        let mut c = Cols { row: &row, at: 0 };
+        let name = c.text_or("");
+        let m = Model {
+            name: name.clone(),
+            wire: c.text_or("anthropic"),
+            tokenizer: c.text_or("cl100k_base"),
+            advisory_window: c.next::<i32>(),
+            hard_window: c.next::<i32>(),
+            native_images: c.next::<bool>().unwrap_or(false),
+            token_margin: c.next::<f32>().unwrap_or(0.0),
+            max_output_tokens: c.next::<i32>().unwrap_or(4096),
+        };
+        out.insert(name, m);
+    }
+    out
+}
+
+const DOCUMENTS: &str = "SELECT id, user_id, workspace_id, name, role, body, version FROM prompt.documents \
+     WHERE user_id = $1 OR (workspace_id = $2 AND name = 'character') OR (user_id = $3 AND name = 'persona')";
+
+fn load_documents(client: &SpiClient<'_>, a: Uuid, workspace: Uuid, human: Option<Uuid>) -> Vec<Document> {
+    let human: DatumWithOid = match human {
+        Some(h) => pg_uuid(h).into(),
+        None => DatumWithOid::null::<pgrx::Uuid>(),
+    };
+    let table = spi(client.select(DOCUMENTS, None, &[pg_uuid(a).into(), pg_uuid(workspace).into(), human]));
+    table
+        .into_iter()
+        .filter_map(|row| {
+            let mut c = Cols { row: &row, at: 0 };
+            Some(Document {
+                id: c.uuid()?,
+                user_id: c.uuid(),
+                workspace_id: c.uuid(),
+                name: c.text_or(""),
+                role: c.text().as_deref().and_then(Role::parse).unwrap_or(Role::System),
+                body: c.text_or(""),
+                version: c.next::<i32>().unwrap_or(1),
+            })
+        })
+        .collect()
+}
+
+const MEMORIES: &str = "SELECT id, scope, user_id, speaker_id, workspace_id, conversation_id, path, body, updated_at::text \
+     FROM prompt.memories WHERE (user_id = ANY($1) OR workspace_id = $2 OR conversation_id = $3) \
+     AND path NOT LIKE 'skills/%'";
+
+fn load_memories(client: &SpiClient<'_>, a: Uuid, workspace: Uuid, conv: Uuid, human: Option<Uuid>) -> Vec<Memory> {
+    let owners: Vec<pgrx::Uuid> = [Some(a), human].into_iter().flatten().map(pg_uuid).collect();
+    let table = spi(client.select(MEMORIES, None, &[owners.into(), pg_uuid(workspace).into(), pg_uuid(conv).into()]));
+    table
+        .into_iter()
+        .filter_map(|row| {
+            let mut c = Cols { row: &row, at: 0 };
+            Some(Memory {
+                id: c.uuid()?,
+                scope: c.text_or(""),
+                user_id: c.uuid(),
+                speaker_id: c.uuid(),
+                workspace_id: c.uuid(),
+                conversation_id: c.uuid(),
+                path: c.text_or(""),
+                body: c.text_or(""),
+                updated_at: c.text_or(""),
+            })
+        })
+        .collect()
+}
+
+const SKILLS: &str = "SELECT id, source, user_id, speaker_id, workspace_id, runner, application, name, description, \
+     executor_id, recall_only FROM prompt.skills \
+     WHERE NOT recall_only AND (runner = ANY($1) OR application = $2 OR user_id = ANY($3) OR workspace_id = $4)";
+
+fn load_skills(client: &SpiClient<'_>, t: &Turn, a: &User, workspace: Uuid) -> Vec<Skill> {
+    let callables = fields::parse_callables(&t.callables).unwrap_or_default();
+    if callables.is_empty() {
+        return Vec::new();
+    }
+    let runners: Vec<String> = callables.iter().filter_map(|c| c.runner.clone()).collect();
+    let owners: Vec<pgrx::Uuid> = [Some(a.id), t.memory_user_id].into_iter().flatten().map(pg_uuid).collect();
+    let application: DatumWithOid = match &a.application {
+        Some(app) => app.clone().into(),
+        None => DatumWithOid::null::<String>(),
+    };
+    let table = spi(client.select(SKILLS, None, &[runners.into(), application, owners.into(), pg_uuid(workspace).into()]));
+    table
+        .into_iter()
+        .filter_map(|row| {
+            let mut c = Cols { row: &row, at: 0 };
+            Some(Skill {
+                id: c.uuid()?,
+                source: c.text_or(""),
+                user_id: c.uuid(),
+                speaker_id: c.uuid(),
+                workspace_id: c.uuid(),
+                runner: c.text(),
+                application: c.text(),
+                name: c.text_or(""),
+                description: c.text_or(""),
+                executor_id: c.uuid(),
+                recall_only: c.next::<bool>().unwrap_or(false),
+            })
+        })
+        .collect()
+}
+
+fn read_round(c: &mut Cols<'_, '_>) -> RoundRow {
+    RoundRow {
+        n: c.next::<i32>().unwrap_or(0),
+        assistant: c.text_or("[]"),
+        results: c.text_or("[]"),
+        steers: c.text_or("[]"),
+        aborted: c.next::<bool>().unwrap_or(false),
+    }
+}
+
+fn current_rounds(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Vec<RoundRow> {
+    let table = spi(client.select(
+        "SELECT n, assistant::text, results::text, steers::text, aborted FROM prompt.rounds \
+         WHERE conversation_id = $1 AND turn_id = $2 ORDER BY n",
+        None,
+        &[pg_uuid(conv).into(), pg_uuid(turn).into()],
+    ));
+    table.into_iter().map(|row| read_round(&mut Cols { row: &row, at: 0 })).collect()
+}
+
+/// The authors a round's steers name (their envelopes need handles).
+fn steer_authors(rounds: &[RoundRow]) -> Vec<Uuid> {
+    let mut out = Vec::new();
+    for r in rounds {
+        if let Ok(serde_json::Value::Array(list)) = serde_json::from_str::<serde_json::Value>(&r.steers) {
+            out.extend(list.iter().filter_map(|s| s["author_id"].as_str()).filter_map(|s| Uuid::parse_str(s).ok()));
+        }
+    }
+    out
+}
+
+/// History read newest first through SPI, from the newest summary turn on.
+pub struct SpiHistory<'c, 'conn> {
+    client: &'c SpiClient<'conn>,
+    conv: Uuid,
+    timezone: String,
+    /// The next batch reads turns with `seq` below this.
+    before: i64,
+    /// History starts at the newest summary turn (its seq), or the beginning.
+    floor: i64,
+    batch: i64,
+    known: HashSet<Uuid>,
+}
+
+impl<'c, 'conn> SpiHistory<'c, 'conn> {
+    pub fn new(client: &'c SpiClient<'conn>, ctx: &Context) -> Self {
+        let floor = spi(client.select(
+            "SELECT max(seq) FROM prompt.turns WHERE conversation_id = $1 AND kind = 'summary' AND seq < $2",
+            Some(1),
+            &[pg_uuid(ctx.conversation.id).into(), ctx.turn.seq.into()],
+        ))
+        .into_iter()
+        .next()
+        .and_then(|r| spi(r.get::<i64>(1)))
+        .unwrap_or(i64::MIN);
+        SpiHistory {
+            client,
+            conv: ctx.conversation.id,
+            timezone: ctx.workspace.timezone.clone(),
+            before: ctx.turn.seq,
+            floor,
+            batch: 32,
+            known: ctx.users.keys().copied().collect(),
+        }
+    }
+}
+
+impl HistorySource for SpiHistory<'_, '_> {
+    fn next_batch(&mut self, light: bool) -> Result<(Vec<HistoryTurn>, Vec<User>)> {
+        if self.before <= self.floor {
+            return Ok((Vec::new(), Vec::new()));
+        }
+        let (content, prompt, preface) = if light {
+            (shape_of("t.content"), shape_of("t.prompt"), "CASE WHEN t.sealed_preface IS NULL THEN NULL WHEN jsonb_array_length(t.sealed_preface) = 0 THEN '[]' ELSE '[{}]' END".to_string())
+        } else {
+            ("t.content".to_string(), "t.prompt".to_string(), "t.sealed_preface::text".to_string())
+        };
+        let query = format!(
+            "SELECT {} FROM prompt.turns t WHERE t.conversation_id = $1 AND t.seq < $2 AND t.seq >= $3 \
+             ORDER BY t.seq DESC LIMIT $4",
+            turn_columns("NULL::text", &content, &prompt, &preface, "$5")
+        );
+        let limit = if light { 4096 } else { self.batch };
+        let table = spi(self.client.select(
+            query.as_str(),
+            None,
+            &[pg_uuid(self.conv).into(), self.before.into(), self.floor.into(), limit.into(), self.timezone.clone().into()],
+        ));
+        let mut turns: Vec<HistoryTurn> = Vec::new();
+        for row in table {
+            if let Some(turn) = read_turn(&mut Cols { row: &row, at: 0 }) {
+                turns.push(HistoryTurn { turn, rounds: Vec::new() });
+            }
+        }
+        self.batch = (self.batch * 2).min(512);
+        let Some(last) = turns.last() else {
+            self.before = self.floor;
+            return Ok((Vec::new(), Vec::new()));
+        };
+        self.before = last.turn.seq;
+
+        // Rounds of the batch's reply turns, in one query.
+        let replies: Vec<pgrx::Uuid> =
+            turns.iter().filter(|h| h.turn.kind == TurnKind::Reply).map(|h| pg_uuid(h.turn.id)).collect();
+        if !replies.is_empty() {
+            let cols = if light { "turn_id, n, '[]', '[]', '[]', aborted" } else { "turn_id, n, assistant::text, results::text, steers::text, aborted" };
+            let q = format!(
+                "SELECT {cols} FROM prompt.rounds WHERE conversation_id = $1 AND turn_id = ANY($2) ORDER BY turn_id, n"
+            );
+            let table = spi(self.client.select(q.as_str(), None, &[pg_uuid(self.conv).into(), replies.into()]));
+            let mut by_turn: HashMap<Uuid, Vec<RoundRow>> = HashMap::new();
+            for row in table {
+                let mut c = Cols { row: &row, at: 0 };
+                let Some(turn) = c.uuid() else { continue };
+                by_turn.entry(turn).or_default().push(read_round(&mut c));
+            }
+            for h in &mut turns {
+                if let Some(r) = by_turn.remove(&h.turn.id) {
+                    h.rounds = r;
+                }
+            }
+        }
+        if light {
+            return Ok((turns, Vec::new()));
+        }
+
+        // Users the batch names that the compile has not read yet.
+        let mut ids: Vec<Uuid> = turns
+            .iter()
+            .flat_map(|h| [h.turn.author_id, h.turn.answerer_id, h.turn.poster_id])
+            .flatten()
+            .chain(turns.iter().flat_map(|h| steer_authors(&h.rounds)))
+            .filter(|id| !self.known.contains(id))
+            .collect();
+        ids.sort();
+        ids.dedup();
+        let users = load_users(self.client, &ids);
+        self.known.extend(ids);
+        self.known.extend(users.iter().map(|u| u.id));
+        Ok((turns, users))
+    }
+}
+
+/// The turn's sealed columns, written once (SPEC §8). False when another session
+/// sealed it first.
+pub fn seal(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, s: &crate::compile::Seal) -> bool {
+    let catalog: DatumWithOid = match &s.catalog {
+        Some(c) => c.clone().into(),
+        None => DatumWithOid::null::<String>(),
+    };
+    let table = spi(client.update(
+        "UPDATE prompt.turns SET sealed_at = now(), sealed_request = $3::jsonb, sealed_preface = $4::jsonb, \
+         sealed_catalog = $5, sealed_mechanism = $6, sealed_versions = $7::jsonb \
+         WHERE conversation_id = $1 AND id = $2 AND sealed_at IS NULL",
+        None,
+        &[
+            pg_uuid(conv).into(),
+            pg_uuid(turn).into(),
+            s.request.clone().into(),
+            s.preface.clone().into(),
+            catalog,
+            s.mechanism.to_string().into(),
+            s.versions.clone().into(),
+        ],
+    ));
+    table.len() == 1
+}

@@ -1,0 +1,8 @@
+//! The thin database layer: SQL functions, trigger checks, loading and sealing.
+//! It loads rows, calls the core, and maps errors; it decides nothing itself.
+
+pub mod api;
+pub mod errors;
+pub mod jsonb;
+pub mod load;
+pub mod triggers;
