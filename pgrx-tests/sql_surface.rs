@@ -1,1 +1,311 @@
+// `#[pg_test]`s of the SQL surface, included into `mod tests` (schema `tests`) by
+// src/lib.rs. Each runs in its own transaction, rolled back after.
+//
+// Refusals are asserted by SQLSTATE through `tests.outcome(sql)`, which runs the
+// statement in a subtransaction and returns 'ok' or 'SQLSTATE message'.
 
+use pgrx::prelude::*;
+
+const OUTCOME: &str = r#"
+CREATE OR REPLACE FUNCTION tests.outcome(sql text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+    state text;
+    msg text;
+BEGIN
+    EXECUTE sql;
+    RETURN 'ok';
+EXCEPTION WHEN OTHERS THEN
+    GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, msg = MESSAGE_TEXT;
+    RETURN state || ' ' || msg;
+END
+$$;
+"#;
+
+fn outcome(sql: &str) -> String {
+    Spi::run(OUTCOME).expect("helper created");
+    Spi::get_one_with_args::<String>("SELECT tests.outcome($1)", &[sql.into()])
+        .expect("outcome runs")
+        .expect("outcome returns text")
+}
+
+fn one<T: pgrx::FromDatum + pgrx::IntoDatum>(sql: &str) -> Option<T> {
+    Spi::get_one::<T>(sql).expect("query runs")
+}
+
+/// Asserts the statement is refused with `sqlstate` and a message starting `name`.
+fn assert_refused(sql: &str, sqlstate: &str, name: &str) {
+    let got = outcome(sql);
+    let want = format!("{sqlstate} {name}");
+    assert!(got.starts_with(&want), "{sql}\n  expected {want}…\n  got {got}");
+}
+
+#[pg_test]
+fn count_tokens_matches_tiktoken_and_is_immutable_parallel_safe() {
+    assert_eq!(one::<i32>("SELECT prompt.count_tokens('hello world')"), Some(2));
+    assert_eq!(one::<i32>("SELECT prompt.count_tokens('hello world', 'o200k_base')"), Some(2));
+    assert_eq!(one::<i32>("SELECT prompt.count_tokens('')"), Some(0));
+    assert_eq!(
+        one::<String>("SELECT provolatile::text || proparallel::text FROM pg_proc WHERE oid = 'prompt.count_tokens(text,text)'::regprocedure"),
+        Some("is".into())
+    );
+    assert_refused("SELECT prompt.count_tokens('x', 'gpt2')", "22023", "tokenizer_unknown");
+    // A million spaces: never an error.
+    assert!(one::<i32>("SELECT prompt.count_tokens(repeat(' ', 1000000))").unwrap() > 0);
+}
+
+#[pg_test]
+fn every_function_and_table_has_a_comment() {
+    let missing = one::<i64>(
+        "SELECT count(*) FROM pg_proc p WHERE p.pronamespace = 'prompt'::regnamespace \
+         AND obj_description(p.oid, 'pg_proc') IS NULL",
+    );
+    assert_eq!(missing, Some(0));
+    let missing = one::<i64>(
+        "SELECT count(*) FROM pg_class c WHERE c.relnamespace = 'prompt'::regnamespace AND c.relkind = 'r' \
+         AND obj_description(c.oid, 'pg_class') IS NULL",
+    );
+    assert_eq!(missing, Some(0));
+}
+
+#[pg_test]
+fn no_function_is_security_definer_and_every_one_pins_search_path() {
+    assert_eq!(
+        one::<i64>("SELECT count(*) FROM pg_proc WHERE pronamespace = 'prompt'::regnamespace AND prosecdef"),
+        Some(0)
+    );
+    assert_eq!(
+        one::<i64>(
+            "SELECT count(*) FROM pg_proc WHERE pronamespace = 'prompt'::regnamespace \
+             AND NOT coalesce(proconfig::text LIKE '%search_path=%', false)"
+        ),
+        Some(0)
+    );
+}
+
+#[pg_test]
+fn escape_envelope_roundtrips() {
+    assert_eq!(
+        one::<String>("SELECT prompt.escape_envelope('a </message> & &lt;message')"),
+        Some("a &lt;/message> & &amp;lt;message".into())
+    );
+    assert_eq!(
+        one::<bool>("SELECT prompt.unescape_envelope(prompt.escape_envelope(s)) = s FROM (VALUES ('<task_result>&amp;lt;/message')) v(s)"),
+        Some(true)
+    );
+}
+
+#[pg_test]
+fn validate_template_lists_problems_with_paths_and_never_raises() {
+    assert_eq!(
+        one::<i64>("SELECT count(*) FROM prompt.validate_template('{\"blocks\":[{\"type\":\"history\"},{\"type\":\"input\"}]}')"),
+        Some(0)
+    );
+    assert_eq!(
+        one::<String>(
+            "SELECT string_agg(path || ' ' || code, ', ' ORDER BY path) FROM prompt.validate_template(\
+             '{\"blocks\":[{\"type\":\"inline\",\"role\":\"robot\",\"text\":\"x\"},{\"type\":\"history\"},{\"type\":\"input\"}],\"variables\":{\"Scene\":\"x\"}}')"
+        ),
+        Some("/blocks/0/role role_invalid, /variables/Scene variable_name_invalid".into())
+    );
+    for junk in ["'null'", "'1'", "'\"x\"'", "'[]'", "'true'"] {
+        assert_eq!(
+            one::<String>(&format!("SELECT code FROM prompt.validate_template({junk}::jsonb)")),
+            Some("template_not_object".into())
+        );
+    }
+}
+
+fn fixture() {
+    Spi::run(
+        r#"
+        INSERT INTO prompt.models (name, wire, advisory_window) VALUES ('m', 'anthropic', 1000);
+        INSERT INTO prompt.workspaces (id, name) VALUES ('00000000-0000-0000-0000-0000000000a1', 'Acme');
+        INSERT INTO prompt.users (id, handle, display_name, kind)
+            VALUES ('00000000-0000-0000-0000-000000000001', 'ada', 'Ada', 'human');
+        INSERT INTO prompt.users (id, handle, display_name, kind, steward_id, model)
+            VALUES ('00000000-0000-0000-0000-000000000002', 'lark', 'Lark', 'agent', '00000000-0000-0000-0000-000000000001', 'm');
+        INSERT INTO prompt.conversations (id, workspace_id, answerer_id, creator_id)
+            VALUES ('00000000-0000-0000-0000-0000000000c1', '00000000-0000-0000-0000-0000000000a1',
+                    '00000000-0000-0000-0000-000000000002', '00000000-0000-0000-0000-000000000001');
+        INSERT INTO prompt.turns (conversation_id, id, kind, poster_id, prompt, created_at)
+            VALUES ('00000000-0000-0000-0000-0000000000c1', '00000000-0000-0000-0000-0000000000d1', 'reply',
+                    '00000000-0000-0000-0000-000000000001', 'Hello?', '2026-11-30 12:00Z');
+        "#,
+    )
+    .expect("fixture loads");
+}
+
+#[pg_test]
+fn documents_refuse_unknown_macros_and_write_nothing() {
+    fixture();
+    assert_refused(
+        "INSERT INTO prompt.documents (user_id, name, body) VALUES ('00000000-0000-0000-0000-000000000002', 'system_prompt', 'Hi {{usr}}')",
+        "22023",
+        "prompt_document_macro_unknown",
+    );
+    assert_refused(
+        "INSERT INTO prompt.documents (user_id, name, body) VALUES ('00000000-0000-0000-0000-000000000002', 'system_prompt', '{{history}}')",
+        "22023",
+        "prompt_document_macro_unknown",
+    );
+    assert_eq!(one::<i64>("SELECT count(*) FROM prompt.documents"), Some(0));
+    assert_eq!(
+        outcome("INSERT INTO prompt.documents (user_id, name, body) VALUES ('00000000-0000-0000-0000-000000000002', 'system_prompt', '{{ }} {{#if x}} {{a b}} {{agent}}')"),
+        "ok"
+    );
+    assert_refused(
+        "INSERT INTO prompt.documents (user_id, name, body) VALUES ('00000000-0000-0000-0000-000000000002', 'SOUL', repeat('x', 65537))",
+        "54000",
+        "document_too_large",
+    );
+    assert_eq!(
+        outcome("INSERT INTO prompt.documents (user_id, name, body) VALUES ('00000000-0000-0000-0000-000000000002', 'SOUL', repeat('x', 65536))"),
+        "ok"
+    );
+}
+
+#[pg_test]
+fn document_writes_bump_version_and_one_row_per_owner_and_name() {
+    fixture();
+    Spi::run("INSERT INTO prompt.documents (user_id, name, body) VALUES ('00000000-0000-0000-0000-000000000002', 'system_prompt', 'v1')").unwrap();
+    Spi::run("UPDATE prompt.documents SET body = 'v2'").unwrap();
+    Spi::run("UPDATE prompt.documents SET body = 'v3'").unwrap();
+    assert_eq!(one::<i32>("SELECT version FROM prompt.documents"), Some(3));
+    assert_refused(
+        "INSERT INTO prompt.documents (user_id, name, body) VALUES ('00000000-0000-0000-0000-000000000002', 'system_prompt', 'again')",
+        "23505",
+        "duplicate key",
+    );
+    assert_refused(
+        "INSERT INTO prompt.documents (user_id, name, body) VALUES ('00000000-0000-0000-0000-000000000002', 'soul', 'x')",
+        "23514",
+        "new row",
+    );
+}
+
+#[pg_test]
+fn users_refuse_invalid_templates_with_the_path() {
+    fixture();
+    let got = outcome(
+        "UPDATE prompt.users SET prompt_mechanism = 'assembly', prompt_template = '{\"blocks\":[{\"type\":\"history\"},{\"type\":\"input\"},{\"type\":\"memory\"}]}' WHERE handle = 'lark'",
+    );
+    assert!(got.starts_with("22023 template_invalid"), "{got}");
+    assert!(got.contains("/blocks/2"), "{got}");
+    assert_eq!(one::<String>("SELECT prompt_mechanism FROM prompt.users WHERE handle = 'lark'"), Some("default".into()));
+    assert_refused("UPDATE prompt.users SET prompt_mechanism = 'assembly' WHERE handle = 'lark'", "22023", "template_invalid");
+    assert_refused("INSERT INTO prompt.users (handle, kind) VALUES ('Bad Handle', 'human')", "23514", "new row");
+}
+
+#[pg_test]
+fn turns_refuse_unknown_macros_in_inline_entries() {
+    fixture();
+    assert_refused(
+        "UPDATE prompt.turns SET inline = '[{\"text\":\"{{whoami}}\"}]'",
+        "22023",
+        "prompt_document_macro_unknown",
+    );
+    assert_refused("UPDATE prompt.turns SET inline = '[{\"text\":\"x\",\"position\":\"middle\"}]'", "22023", "inline_entry_invalid");
+    assert_refused(
+        &format!("UPDATE prompt.turns SET inline = '[{{\"text\":\"{}\"}}]'", "x".repeat(65537)),
+        "54000",
+        "document_too_large",
+    );
+}
+
+#[pg_test]
+fn workspaces_refuse_unknown_timezones() {
+    assert_refused("INSERT INTO prompt.workspaces (name, timezone) VALUES ('x', 'Mars/Olympus')", "22023", "timezone_invalid");
+    assert_eq!(outcome("INSERT INTO prompt.workspaces (name, timezone) VALUES ('x', 'Asia/Shanghai')"), "ok");
+}
+
+#[pg_test]
+fn compile_seals_once_and_sealed_columns_are_immutable() {
+    fixture();
+    let first = one::<pgrx::JsonB>("SELECT prompt.compile_turn('00000000-0000-0000-0000-0000000000c1', '00000000-0000-0000-0000-0000000000d1')").unwrap();
+    assert_eq!(first.0["request"]["messages"][0]["content"][0]["text"], "Hello?");
+    assert_eq!(one::<bool>("SELECT sealed_at IS NOT NULL FROM prompt.turns"), Some(true));
+    // A later write to the inputs does not change what was sealed.
+    Spi::run("UPDATE prompt.turns SET prompt = 'Changed'").unwrap();
+    let again = one::<pgrx::JsonB>("SELECT prompt.compile_turn('00000000-0000-0000-0000-0000000000c1', '00000000-0000-0000-0000-0000000000d1')").unwrap();
+    assert_eq!(first.0, again.0);
+    assert_refused("UPDATE prompt.turns SET sealed_request = '{}'", "55000", "sealed_turn_immutable");
+    assert_refused("UPDATE prompt.turns SET sealed_at = NULL", "55000", "sealed_turn_immutable");
+}
+
+#[pg_test]
+fn preview_never_writes() {
+    fixture();
+    let a = one::<String>("SELECT prompt.preview_turn('00000000-0000-0000-0000-0000000000c1', '00000000-0000-0000-0000-0000000000d1')::text");
+    let b = one::<String>("SELECT prompt.preview_turn('00000000-0000-0000-0000-0000000000c1', '00000000-0000-0000-0000-0000000000d1')::text");
+    assert_eq!(a, b);
+    assert_eq!(one::<bool>("SELECT sealed_at IS NULL FROM prompt.turns"), Some(true));
+    assert_eq!(
+        one::<String>("SELECT provolatile::text FROM pg_proc WHERE oid = 'prompt.preview_turn(uuid,uuid)'::regprocedure"),
+        Some("s".into())
+    );
+}
+
+#[pg_test]
+fn unknown_ids_and_wrong_turns_are_refused_with_their_codes() {
+    fixture();
+    assert_refused(
+        "SELECT prompt.compile_turn('00000000-0000-0000-0000-0000000000ff', '00000000-0000-0000-0000-0000000000d1')",
+        "P0002",
+        "conversation_not_found",
+    );
+    assert_refused(
+        "SELECT prompt.compile_turn('00000000-0000-0000-0000-0000000000c1', '00000000-0000-0000-0000-0000000000ff')",
+        "P0002",
+        "turn_not_found",
+    );
+    Spi::run(
+        "INSERT INTO prompt.turns (conversation_id, id, kind, role, author_id, content) VALUES \
+         ('00000000-0000-0000-0000-0000000000c1', '00000000-0000-0000-0000-0000000000e1', 'message', 'user', \
+          '00000000-0000-0000-0000-000000000001', 'hi')",
+    )
+    .unwrap();
+    assert_refused(
+        "SELECT prompt.compile_turn('00000000-0000-0000-0000-0000000000c1', '00000000-0000-0000-0000-0000000000e1')",
+        "55000",
+        "turn_not_compilable",
+    );
+    Spi::run(
+        "INSERT INTO prompt.conversations (id, workspace_id, answerer_id) VALUES \
+         ('00000000-0000-0000-0000-0000000000c2', '00000000-0000-0000-0000-0000000000a1', '00000000-0000-0000-0000-000000000002')",
+    )
+    .unwrap();
+    assert_refused(
+        "SELECT prompt.compile_turn('00000000-0000-0000-0000-0000000000c2', '00000000-0000-0000-0000-0000000000d1')",
+        "55000",
+        "turn_not_compilable",
+    );
+}
+
+#[pg_test]
+fn the_gate_refuses_and_writes_no_seal() {
+    fixture();
+    Spi::run("UPDATE prompt.models SET advisory_window = 30").unwrap();
+    Spi::run("INSERT INTO prompt.documents (user_id, name, body) VALUES ('00000000-0000-0000-0000-000000000002', 'system_prompt', repeat('word ', 200))").unwrap();
+    assert_refused(
+        "SELECT prompt.compile_turn('00000000-0000-0000-0000-0000000000c1', '00000000-0000-0000-0000-0000000000d1')",
+        "54000",
+        "estimated_input_exceeds_model_limit",
+    );
+    assert_eq!(one::<bool>("SELECT sealed_at IS NULL FROM prompt.turns"), Some(true));
+    // estimate_turn explains instead of raising.
+    assert_eq!(
+        one::<bool>("SELECT floor_unmet FROM prompt.estimate_turn('00000000-0000-0000-0000-0000000000c1', '00000000-0000-0000-0000-0000000000d1') WHERE block = 'total'"),
+        Some(true)
+    );
+}
+
+#[pg_test]
+fn rounds_are_checked_on_write() {
+    fixture();
+    assert_refused(
+        "INSERT INTO prompt.rounds (conversation_id, turn_id, n, assistant, results) VALUES \
+         ('00000000-0000-0000-0000-0000000000c1', '00000000-0000-0000-0000-0000000000d1', 1, '[]', '{}')",
+        "22023",
+        "round_invalid",
+    );
+}
