@@ -34,7 +34,7 @@ if ! grep -qs "^pg15 *= *\"$PG_CONFIG\"" "${PGRX_HOME:-$HOME/.pgrx}/config.toml"
 fi
 
 # 4. Python packages for the client-side tests (SDK wire validation, tiktoken fixtures).
-if ! python3 -c 'import psycopg, anthropic, openai, pydantic, tiktoken' 2>/dev/null; then
+if ! python3 -c 'import psycopg, anthropic, openai, pydantic, tiktoken, pytest' 2>/dev/null; then
   log "installing Python test packages"
   python3 -m pip install -q --disable-pip-version-check -r "$(dirname "$0")/../tests/requirements.txt"
 fi

@@ -23,7 +23,7 @@ pub extern "C-unwind" fn _PG_init() {
     }
 }
 
-#[cfg(any(test, feature = "pg_test"))]
+#[cfg(feature = "pg_test")]
 #[pgrx::pg_schema]
 mod tests {
     include!("../pgrx-tests/sql_surface.rs");

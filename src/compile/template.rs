@@ -359,7 +359,14 @@ fn check_blocks(c: &mut Checker, list: &[Value], variables: &BTreeMap<String, St
                 }
                 let text = match obj.get("text") {
                     Some(Value::String(t)) => {
-                        if let Some(word) = macros::first_unknown(t, &|n| variables.contains_key(n)) {
+                        let mut reported: Vec<&str> = Vec::new();
+                        for tok in macros::tokens(t) {
+                            let word = tok.name;
+                            let known = word != macros::HISTORY_WORD && (macros::is_macro(word) || variables.contains_key(word));
+                            if known || reported.contains(&word) {
+                                continue;
+                            }
+                            reported.push(word);
                             let msg = if word == macros::HISTORY_WORD {
                                 format!("{{{{{word}}}}} is not a macro: history is a block")
                             } else {

@@ -203,6 +203,45 @@ mod tests {
         assert_eq!(memo.len(), 2);
     }
 
+    /// Counts from the reference Python tiktoken (tests/python/gen_token_fixtures.py).
+    #[test]
+    fn matches_reference_tiktoken_fixtures() {
+        let rows: Vec<serde_json::Value> =
+            serde_json::from_str(include_str!("../../tests/fixtures/tiktoken_counts.json")).unwrap();
+        assert!(rows.len() > 30);
+        for row in rows {
+            let text = row["text"].as_str().unwrap();
+            for t in Tokenizer::ALL {
+                assert_eq!(t.count(text) as u64, row[t.name()].as_u64().unwrap(), "{} on {:?}", t.name(), text);
+            }
+        }
+    }
+
+    /// Random texts over an alphabet that stresses the pretokenizer: the counts equal
+    /// tiktoken-rs's `encode_ordinary` on every one.
+    #[test]
+    fn parity_with_tiktoken_rs() {
+        const PIECES: [&str; 24] = [
+            " ", "  ", "\n", "\n\n", "\t", "\r\n", "a", "Hello", "world", "'s", "'LL", "123", "4567", "!", "?!",
+            "{{", "}}", "<|endoftext|>", "é", "日本", "🎉", "\u{a0}", "/", "x_y",
+        ];
+        let cl = tiktoken_rs::cl100k_base_singleton();
+        let o2 = tiktoken_rs::o200k_base_singleton();
+        let mut state = 0x9e3779b97f4a7c15u64;
+        let mut next = move |m: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % m
+        };
+        for _ in 0..1500 {
+            let len = next(40) as usize;
+            let text: String = (0..len).map(|_| PIECES[next(PIECES.len() as u64) as usize]).collect();
+            assert_eq!(Tokenizer::Cl100kBase.count(&text) as usize, cl.encode_ordinary(&text).len(), "cl100k {text:?}");
+            assert_eq!(Tokenizer::O200kBase.count(&text) as usize, o2.encode_ordinary(&text).len(), "o200k {text:?}");
+        }
+    }
+
     #[test]
     fn row_counts_fill_only_the_asked_slots() {
         let c = row_counts("hello world", &[Tokenizer::O200kBase]);
