@@ -28,7 +28,10 @@ pub struct Bindings {
 const SCOPES: [&str; 5] = ["agent", "workspace", "speaker", "user", "conversation"];
 
 fn scope_rank(scope: &str) -> usize {
-    SCOPES.iter().position(|s| *s == scope).unwrap_or(SCOPES.len())
+    SCOPES
+        .iter()
+        .position(|s| *s == scope)
+        .unwrap_or(SCOPES.len())
 }
 
 impl Bindings {
@@ -36,7 +39,11 @@ impl Bindings {
         match m.scope.as_str() {
             "agent" => m.user_id == Some(self.agent),
             "workspace" => m.workspace_id == Some(self.workspace),
-            "speaker" => m.user_id == Some(self.agent) && self.speaker.is_some() && m.speaker_id == self.speaker,
+            "speaker" => {
+                m.user_id == Some(self.agent)
+                    && self.speaker.is_some()
+                    && m.speaker_id == self.speaker
+            }
             "user" => self.selected_human.is_some() && m.user_id == self.selected_human,
             "conversation" => m.conversation_id == Some(self.conversation),
             _ => false,
@@ -46,12 +53,18 @@ impl Bindings {
 
 /// The memory block's text, or `None` when no entry is bound.
 pub fn memory(memories: &[Memory], b: &Bindings) -> Option<(String, Vec<Uuid>)> {
-    let mut bound: Vec<&Memory> =
-        memories.iter().filter(|m| b.binds_memory(m) && !m.path.starts_with("skills/")).collect();
+    let mut bound: Vec<&Memory> = memories
+        .iter()
+        .filter(|m| b.binds_memory(m) && !m.path.starts_with("skills/"))
+        .collect();
     if bound.is_empty() {
         return None;
     }
-    bound.sort_by(|x, y| scope_rank(&x.scope).cmp(&scope_rank(&y.scope)).then_with(|| x.path.cmp(&y.path)));
+    bound.sort_by(|x, y| {
+        scope_rank(&x.scope)
+            .cmp(&scope_rank(&y.scope))
+            .then_with(|| x.path.cmp(&y.path))
+    });
     let mut text = String::from(MEMORY_HEADER);
     for m in &bound {
         text.push_str("\n\n### ");
@@ -71,7 +84,9 @@ fn source_matches(source: &str, s: &Skill, b: &Bindings, application: Option<&st
             "application" => application.is_some() && s.application.as_deref() == application,
             "agent" => s.user_id == Some(b.agent),
             "workspace" => s.workspace_id == Some(b.workspace),
-            "speaker" => s.user_id == Some(b.agent) && b.speaker.is_some() && s.speaker_id == b.speaker,
+            "speaker" => {
+                s.user_id == Some(b.agent) && b.speaker.is_some() && s.speaker_id == b.speaker
+            }
             "user" => b.selected_human.is_some() && s.user_id == b.selected_human,
             _ => false,
         }
@@ -86,20 +101,33 @@ fn line(callable: &str, s: &Skill) -> String {
 }
 
 /// The catalog's lines, before the bound.
-pub fn catalog_lines(skills: &[Skill], callables: &[Callable], b: &Bindings, application: Option<&str>) -> Vec<String> {
+pub fn catalog_lines(
+    skills: &[Skill],
+    callables: &[Callable],
+    b: &Bindings,
+    application: Option<&str>,
+) -> Vec<String> {
     let mut lines = Vec::new();
     for c in callables {
         // A runner callable lists that runner's skills; any other resolves the sources in order.
         let groups: Vec<Box<dyn Fn(&Skill) -> bool + '_>> = match &c.runner {
-            Some(runner) => vec![Box::new(move |s: &Skill| s.source == "runner" && s.runner.as_deref() == Some(runner.as_str()))],
+            Some(runner) => vec![Box::new(move |s: &Skill| {
+                s.source == "runner" && s.runner.as_deref() == Some(runner.as_str())
+            })],
             None => ["application", "agent", "workspace", "speaker", "user"]
                 .into_iter()
-                .map(|source| Box::new(move |s: &Skill| source_matches(source, s, b, application)) as Box<dyn Fn(&Skill) -> bool>)
+                .map(|source| {
+                    Box::new(move |s: &Skill| source_matches(source, s, b, application))
+                        as Box<dyn Fn(&Skill) -> bool>
+                })
                 .collect(),
         };
         let mut listed: Vec<&str> = Vec::new();
         for pick in groups {
-            let mut found: Vec<&Skill> = skills.iter().filter(|s| !s.recall_only && pick(s)).collect();
+            let mut found: Vec<&Skill> = skills
+                .iter()
+                .filter(|s| !s.recall_only && pick(s))
+                .collect();
             found.sort_by(|x, y| x.name.cmp(&y.name));
             for s in found {
                 if listed.contains(&s.name.as_str()) {
@@ -172,10 +200,20 @@ mod tests {
     }
 
     fn b() -> Bindings {
-        Bindings { agent: id(1), workspace: id(2), speaker: Some(id(3)), selected_human: None, conversation: id(4) }
+        Bindings {
+            agent: id(1),
+            workspace: id(2),
+            speaker: Some(id(3)),
+            selected_human: None,
+            conversation: id(4),
+        }
     }
 
-    fn mem(scope: &str, path: &str, owner: (Option<u128>, Option<u128>, Option<u128>, Option<u128>)) -> Memory {
+    fn mem(
+        scope: &str,
+        path: &str,
+        owner: (Option<u128>, Option<u128>, Option<u128>, Option<u128>),
+    ) -> Memory {
         Memory {
             id: Uuid::new_v4(),
             scope: scope.into(),
@@ -208,7 +246,10 @@ mod tests {
             "Memory available now.\n\n### agent/a\nbody of a\n\n### agent/z\nbody of z\n\n### workspace/b\nbody of b\n\n### speaker/s\nbody of s\n\n### conversation/c\nbody of c"
         );
         assert_eq!(ids.len(), 5);
-        let with_user = Bindings { selected_human: Some(id(3)), ..b() };
+        let with_user = Bindings {
+            selected_human: Some(id(3)),
+            ..b()
+        };
         assert!(memory(&ms, &with_user).unwrap().0.contains("### user/u"));
         assert!(memory(&[], &b()).is_none());
     }
@@ -240,7 +281,9 @@ mod tests {
                 s.user_id = Some(id(1));
                 s.executor_id = Some(id(7));
             }),
-            skill("application", "zeta", |s| s.application = Some("crm".into())),
+            skill("application", "zeta", |s| {
+                s.application = Some("crm".into())
+            }),
             skill("agent", "secret", |s| {
                 s.user_id = Some(id(1));
                 s.recall_only = true;
@@ -249,7 +292,16 @@ mod tests {
             skill("runner", "build", |s| s.runner = Some("ci".into())),
             skill("runner", "other", |s| s.runner = Some("cd".into())),
         ];
-        let callables = vec![Callable { name: "skill".into(), runner: None }, Callable { name: "ci".into(), runner: Some("ci".into()) }];
+        let callables = vec![
+            Callable {
+                name: "skill".into(),
+                runner: None,
+            },
+            Callable {
+                name: "ci".into(),
+                runner: Some("ci".into()),
+            },
+        ];
         let lines = catalog_lines(&skills, &callables, &b(), Some("crm"));
         assert_eq!(
             lines,
@@ -261,13 +313,17 @@ mod tests {
                 "- ci / lint: does lint".to_string(),
             ]
         );
-        assert!(catalog(&lines).unwrap().starts_with("Skills available now.\n- skill / zeta"));
+        assert!(catalog(&lines)
+            .unwrap()
+            .starts_with("Skills available now.\n- skill / zeta"));
         assert!(catalog(&[]).is_none());
     }
 
     #[test]
     fn catalog_is_bounded_with_an_omission_count() {
-        let lines: Vec<String> = (0..400).map(|i| format!("- skill / s{i:03}: {}", "d".repeat(80))).collect();
+        let lines: Vec<String> = (0..400)
+            .map(|i| format!("- skill / s{i:03}: {}", "d".repeat(80)))
+            .collect();
         let text = catalog(&lines).unwrap();
         assert!(text.len() <= SKILL_CATALOG_BOUND, "{}", text.len());
         let listed = text.lines().filter(|l| l.starts_with("- ")).count();
@@ -281,7 +337,11 @@ mod tests {
     #[test]
     fn runtime_lists_channel_timezone_tools() {
         assert_eq!(
-            runtime(Some("lark"), "Asia/Shanghai", &["read".into(), "bash".into()]),
+            runtime(
+                Some("lark"),
+                "Asia/Shanghai",
+                &["read".into(), "bash".into()]
+            ),
             "Runtime context.\nOrigin channel: lark\nTimezone: Asia/Shanghai\nTools: read, bash"
         );
         assert_eq!(runtime(None, "UTC", &[]), "Runtime context.\nTimezone: UTC");

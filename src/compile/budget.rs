@@ -21,9 +21,20 @@ impl Window {
         let pos = |v: Option<i32>| v.and_then(|n| u32::try_from(n).ok());
         let advisory = model.and_then(|m| pos(m.advisory_window));
         let hard = model.and_then(|m| pos(m.hard_window));
-        let tokens = advisory.or(hard).map(|w| if reasoning_replay { w - w / 8 } else { w });
-        let token_margin = model.map(|m| m.token_margin).filter(|m| m.is_finite() && *m > 0.0).unwrap_or(0.0);
-        Window { tokens, advisory, hard, reasoning_replay, token_margin }
+        let tokens = advisory
+            .or(hard)
+            .map(|w| if reasoning_replay { w - w / 8 } else { w });
+        let token_margin = model
+            .map(|m| m.token_margin)
+            .filter(|m| m.is_finite() && *m > 0.0)
+            .unwrap_or(0.0);
+        Window {
+            tokens,
+            advisory,
+            hard,
+            reasoning_replay,
+            token_margin,
+        }
     }
 
     /// A count as the budget sees it: inflated by the model's token margin.
@@ -65,7 +76,11 @@ pub struct Allowance {
 /// History is funded from what the floors leave (`floors`, already inflated), capped
 /// by `share × window`, `max_tokens` and `max_entries`; `min_tokens` lifts it only as
 /// far as room remains.
-pub fn allowance(window: &Window, floors: u32, knobs: &HistoryKnobs) -> Result<Allowance, Unavailable> {
+pub fn allowance(
+    window: &Window,
+    floors: u32,
+    knobs: &HistoryKnobs,
+) -> Result<Allowance, Unavailable> {
     let cap = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
     let tokens = match window.tokens {
         None => {
@@ -89,7 +104,10 @@ pub fn allowance(window: &Window, floors: u32, knobs: &HistoryKnobs) -> Result<A
             Some(budget)
         }
     };
-    Ok(Allowance { tokens, max_entries: knobs.max_entries })
+    Ok(Allowance {
+        tokens,
+        max_entries: knobs.max_entries,
+    })
 }
 
 /// Why selection stopped before the oldest entry.
@@ -120,7 +138,12 @@ pub struct Selector {
 
 impl Selector {
     pub fn new(allowance: Allowance) -> Self {
-        Selector { allowance, used: 0, selected: 0, stopped: None }
+        Selector {
+            allowance,
+            used: 0,
+            selected: 0,
+            stopped: None,
+        }
     }
 
     /// Offers the next (older) entry of inflated cost `cost`; true when it is taken.
@@ -128,11 +151,19 @@ impl Selector {
         if self.stopped.is_some() {
             return false;
         }
-        if self.allowance.max_entries.is_some_and(|m| self.selected >= m) {
+        if self
+            .allowance
+            .max_entries
+            .is_some_and(|m| self.selected >= m)
+        {
             self.stopped = Some(Stop::MaxEntries);
             return false;
         }
-        if self.allowance.tokens.is_some_and(|t| self.used.saturating_add(cost) > t) {
+        if self
+            .allowance
+            .tokens
+            .is_some_and(|t| self.used.saturating_add(cost) > t)
+        {
             self.stopped = Some(Stop::BudgetExceeded);
             return false;
         }
@@ -161,9 +192,18 @@ mod tests {
 
     #[test]
     fn window_prefers_advisory_and_reasoning_takes_an_eighth() {
-        assert_eq!(Window::of(Some(&model(Some(1000), Some(2000))), false).tokens, Some(1000));
-        assert_eq!(Window::of(Some(&model(None, Some(2000))), false).tokens, Some(2000));
-        assert_eq!(Window::of(Some(&model(Some(1000), None)), true).tokens, Some(875));
+        assert_eq!(
+            Window::of(Some(&model(Some(1000), Some(2000))), false).tokens,
+            Some(1000)
+        );
+        assert_eq!(
+            Window::of(Some(&model(None, Some(2000))), false).tokens,
+            Some(2000)
+        );
+        assert_eq!(
+            Window::of(Some(&model(Some(1000), None)), true).tokens,
+            Some(875)
+        );
         assert_eq!(Window::of(Some(&model(None, None)), false).tokens, None);
         assert_eq!(Window::of(None, true).tokens, None);
     }
@@ -184,27 +224,54 @@ mod tests {
         let k = HistoryKnobs::default();
         assert_eq!(allowance(&w, 200, &k).unwrap().tokens, Some(800));
         assert_eq!(allowance(&w, 1200, &k).unwrap().tokens, Some(0));
-        let share = HistoryKnobs { share: Some(0.5), ..k };
+        let share = HistoryKnobs {
+            share: Some(0.5),
+            ..k
+        };
         assert_eq!(allowance(&w, 200, &share).unwrap().tokens, Some(500));
-        let min = HistoryKnobs { share: Some(0.1), min_tokens: Some(300), ..k };
+        let min = HistoryKnobs {
+            share: Some(0.1),
+            min_tokens: Some(300),
+            ..k
+        };
         assert_eq!(allowance(&w, 200, &min).unwrap().tokens, Some(300));
-        assert_eq!(allowance(&w, 900, &min).unwrap().tokens, Some(100), "min only as far as room remains");
-        let max = HistoryKnobs { max_tokens: Some(50), min_tokens: Some(300), ..k };
+        assert_eq!(
+            allowance(&w, 900, &min).unwrap().tokens,
+            Some(100),
+            "min only as far as room remains"
+        );
+        let max = HistoryKnobs {
+            max_tokens: Some(50),
+            min_tokens: Some(300),
+            ..k
+        };
         assert_eq!(allowance(&w, 200, &max).unwrap().tokens, Some(50));
         let none = Window::of(None, false);
         assert_eq!(allowance(&none, 10, &k).unwrap().tokens, None);
-        assert_eq!(allowance(&none, 10, &share), Err(Unavailable::ShareWithoutWindow));
+        assert_eq!(
+            allowance(&none, 10, &share),
+            Err(Unavailable::ShareWithoutWindow)
+        );
     }
 
     #[test]
     fn selector_stops_at_the_first_entry_that_does_not_fit() {
-        let mut s = Selector::new(Allowance { tokens: Some(10), max_entries: None });
+        let mut s = Selector::new(Allowance {
+            tokens: Some(10),
+            max_entries: None,
+        });
         assert!(s.offer(4));
         assert!(s.offer(4));
         assert!(!s.offer(4));
         assert!(!s.offer(1), "no jumping the queue");
-        assert_eq!((s.selected, s.used, s.stopped), (2, 8, Some(Stop::BudgetExceeded)));
-        let mut s = Selector::new(Allowance { tokens: None, max_entries: Some(1) });
+        assert_eq!(
+            (s.selected, s.used, s.stopped),
+            (2, 8, Some(Stop::BudgetExceeded))
+        );
+        let mut s = Selector::new(Allowance {
+            tokens: None,
+            max_entries: Some(1),
+        });
         assert!(s.offer(100));
         assert!(!s.offer(1));
         assert_eq!(s.stopped, Some(Stop::MaxEntries));
@@ -225,14 +292,20 @@ mod tests {
             let costs: Vec<u32> = (0..next(30)).map(|_| next(50) as u32 + 1).collect();
             let budget = next(600) as u32;
             let run = |b: u32| {
-                let mut s = Selector::new(Allowance { tokens: Some(b), max_entries: None });
+                let mut s = Selector::new(Allowance {
+                    tokens: Some(b),
+                    max_entries: None,
+                });
                 let taken: Vec<bool> = costs.iter().map(|c| s.offer(*c)).collect();
                 (s, taken)
             };
             let (s, taken) = run(budget);
             assert!(s.used <= budget);
             let n = taken.iter().take_while(|t| **t).count();
-            assert!(taken[n..].iter().all(|t| !t), "a contiguous newest-first prefix");
+            assert!(
+                taken[n..].iter().all(|t| !t),
+                "a contiguous newest-first prefix"
+            );
             assert_eq!(s.used, costs[..n].iter().sum::<u32>());
             let (bigger, _) = run(budget + next(100) as u32);
             assert!(bigger.selected >= s.selected, "monotone in the window");

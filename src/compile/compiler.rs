@@ -11,7 +11,10 @@ use uuid::Uuid;
 
 use super::blocks::{self, Bindings};
 use super::budget::{self, Allowance, Selector, Unavailable, Window};
-use super::context::{model_tokenizer, Context, HistorySource, HistoryTurn, Mechanism, Model, Role, Turn, TurnKind, User, Wire};
+use super::context::{
+    model_tokenizer, Context, HistorySource, HistoryTurn, Mechanism, Model, Role, Turn, TurnKind,
+    User, Wire,
+};
 use super::error::{quote, Code, Error, Result};
 use super::fields::{self, InlineEntry, Position, Tool};
 use super::history::{self, Plan, Reader};
@@ -74,8 +77,14 @@ impl Estimate {
     /// Whether `tokens` fit the window, as the gate decides (margin included).
     pub fn fits_window(&self, tokens: u32) -> bool {
         let w = &self.window;
-        Window { tokens: w.tokens, advisory: w.advisory, hard: w.hard, reasoning_replay: w.reasoning_replay, token_margin: w.token_margin }
-            .fits(tokens)
+        Window {
+            tokens: w.tokens,
+            advisory: w.advisory,
+            hard: w.hard,
+            reasoning_replay: w.reasoning_replay,
+            token_margin: w.token_margin,
+        }
+        .fits(tokens)
     }
 }
 
@@ -121,24 +130,43 @@ fn not_compilable(t: &Turn, why: &str) -> Error {
 }
 
 /// Compiles the turn `ctx.turn`, reading history newest first from `history`.
-pub fn compile(ctx: &Context, history: &mut dyn HistorySource, memo: &mut Memo, purpose: Purpose) -> Result<Output> {
+pub fn compile(
+    ctx: &Context,
+    history: &mut dyn HistorySource,
+    memo: &mut Memo,
+    purpose: Purpose,
+) -> Result<Output> {
     let t = &ctx.turn;
     if t.kind != TurnKind::Reply {
         return Err(not_compilable(t, "is not a reply turn"));
     }
-    let a_id = t.answerer_id.or(ctx.conversation.answerer_id).ok_or_else(|| not_compilable(t, "has no answerer"))?;
-    let a = ctx.users.get(&a_id).ok_or_else(|| not_compilable(t, &format!("names answerer {a_id}, which is not visible")))?;
+    let a_id = t
+        .answerer_id
+        .or(ctx.conversation.answerer_id)
+        .ok_or_else(|| not_compilable(t, "has no answerer"))?;
+    let a = ctx.users.get(&a_id).ok_or_else(|| {
+        not_compilable(t, &format!("names answerer {a_id}, which is not visible"))
+    })?;
     let model = match t.model.as_deref().or(a.model.as_deref()) {
         None => None,
-        Some(name) => Some(
-            ctx.models
-                .get(name)
-                .ok_or_else(|| not_compilable(t, &format!("names model {}, which does not exist", quote(name))))?,
-        ),
+        Some(name) => Some(ctx.models.get(name).ok_or_else(|| {
+            not_compilable(
+                t,
+                &format!("names model {}, which does not exist", quote(name)),
+            )
+        })?),
     };
-    let wire = model.map(|m| Wire::parse(&m.wire)).transpose()?.unwrap_or(Wire::Anthropic);
+    let wire = model
+        .map(|m| Wire::parse(&m.wire))
+        .transpose()?
+        .unwrap_or(Wire::Anthropic);
     let tokenizer = model_tokenizer(model)?;
-    let tools = t.tools.as_deref().map(fields::parse_tools).transpose()?.unwrap_or_default();
+    let tools = t
+        .tools
+        .as_deref()
+        .map(fields::parse_tools)
+        .transpose()?
+        .unwrap_or_default();
     let mut c = Compiler {
         ctx,
         a,
@@ -203,10 +231,14 @@ impl<'a> Compiler<'a, '_> {
 
     /// The macro values of a turn posted by `poster`, dated `date`.
     fn values(&self, poster: Option<Uuid>, date: &str) -> Values {
-        let human = poster.and_then(|p| self.users.get(&p)).and_then(User::controlling_human);
+        let human = poster
+            .and_then(|p| self.users.get(&p))
+            .and_then(User::controlling_human);
         Values {
             agent: self.a.display_name.clone(),
-            user: human.and_then(|h| self.users.get(&h)).and_then(|u| u.display_name.clone()),
+            user: human
+                .and_then(|h| self.users.get(&h))
+                .and_then(|u| u.display_name.clone()),
             workspace: self.ctx.workspace.name.clone(),
             date: Some(date.to_string()).filter(|d| !d.is_empty()),
             conversation_kind: Some(self.ctx.conversation.kind.clone()),
@@ -231,7 +263,15 @@ impl<'a> Compiler<'a, '_> {
         };
         let entries = fields::parse_raw_input(input, Some(&mut self.counter))?;
         // Verbatim: one message per entry, never merged.
-        let items: Vec<Item> = entries.into_iter().map(|e| Item { role: e.role, parts: e.parts, separate: true, block: 0 }).collect();
+        let items: Vec<Item> = entries
+            .into_iter()
+            .map(|e| Item {
+                role: e.role,
+                parts: e.parts,
+                separate: true,
+                block: 0,
+            })
+            .collect();
         let messages = merge(items);
         let total = items::total_cost(&messages);
         let estimate = Estimate {
@@ -242,7 +282,13 @@ impl<'a> Compiler<'a, '_> {
                 tokens: total - super::tokens::REQUEST_OVERHEAD,
                 floor_unmet: !self.window.fits(total),
             }],
-            history: HistoryEstimate { selected: 0, available: 0, tokens: 0, budget: None, skipped_reason: Some("raw_mechanism".into()) },
+            history: HistoryEstimate {
+                selected: 0,
+                available: 0,
+                tokens: 0,
+                budget: None,
+                skipped_reason: Some("raw_mechanism".into()),
+            },
             total,
         };
         Ok(Fresh {
@@ -305,11 +351,19 @@ impl<'a> Compiler<'a, '_> {
                 },
                 Block::Skills => {
                     catalog = self.catalog(&bindings)?;
-                    catalog.clone().and_then(|c| self.text_item(Role::System, c, i)).into_iter().collect()
+                    catalog
+                        .clone()
+                        .and_then(|c| self.text_item(Role::System, c, i))
+                        .into_iter()
+                        .collect()
                 }
                 Block::Runtime => {
                     let names: Vec<String> = self.tools.iter().map(|t| t.name.clone()).collect();
-                    let text = blocks::runtime(ctx.conversation.origin_channel.as_deref(), &ctx.workspace.timezone, &names);
+                    let text = blocks::runtime(
+                        ctx.conversation.origin_channel.as_deref(),
+                        &ctx.workspace.timezone,
+                        &names,
+                    );
                     self.text_item(Role::System, text, i).into_iter().collect()
                 }
                 Block::Inline { .. } | Block::Lead | Block::Tail => {
@@ -321,7 +375,11 @@ impl<'a> Compiler<'a, '_> {
             rendered.push(items);
         }
         let input_ix = template.blocks.len() - 1;
-        let preface: Vec<Item> = rendered[hist_ix + 1..input_ix].iter().flatten().cloned().collect();
+        let preface: Vec<Item> = rendered[hist_ix + 1..input_ix]
+            .iter()
+            .flatten()
+            .cloned()
+            .collect();
 
         // The floors, exactly, as if history were empty; inserting history can split a
         // message the two sides would have shared, which costs one more overhead.
@@ -329,7 +387,9 @@ impl<'a> Compiler<'a, '_> {
         let post: Vec<Item> = rendered[hist_ix + 1..].iter().flatten().cloned().collect();
         let floors_exact = items::total_cost(&merge(pre.iter().chain(post.iter()).cloned()));
         let split = match (pre.last(), post.first()) {
-            (Some(x), Some(y)) if x.role == y.role && !x.separate && !y.separate => MESSAGE_OVERHEAD,
+            (Some(x), Some(y)) if x.role == y.role && !x.separate && !y.separate => {
+                MESSAGE_OVERHEAD
+            }
             _ => 0,
         };
         let floors = self.window.inflate(floors_exact + split);
@@ -353,13 +413,16 @@ impl<'a> Compiler<'a, '_> {
             Some(allowance) => self.history(source, &template, allowance, hist_ix)?,
             None => {
                 let available = self.count_available(source, &template)?;
-                (Vec::new(), HistoryEstimate {
-                    selected: 0,
-                    available,
-                    tokens: 0,
-                    budget: None,
-                    skipped_reason: Some("history_budget_unavailable".into()),
-                })
+                (
+                    Vec::new(),
+                    HistoryEstimate {
+                        selected: 0,
+                        available,
+                        tokens: 0,
+                        budget: None,
+                        skipped_reason: Some("history_budget_unavailable".into()),
+                    },
+                )
             }
         };
         versions.history = Some(hist.selected);
@@ -378,13 +441,31 @@ impl<'a> Compiler<'a, '_> {
             if !is_history {
                 running += costs[i];
             }
-            let floor_unmet =
-                !is_history && !rendered[i].is_empty() && !self.window.fits(running + super::tokens::REQUEST_OVERHEAD);
-            let role = if is_history { None } else { uniform_role(rendered[i].iter().map(|it| it.role)) };
-            blocks_est.push(BlockEstimate { block: block.name(), role, tokens: costs[i], floor_unmet });
+            let floor_unmet = !is_history
+                && !rendered[i].is_empty()
+                && !self.window.fits(running + super::tokens::REQUEST_OVERHEAD);
+            let role = if is_history {
+                None
+            } else {
+                uniform_role(rendered[i].iter().map(|it| it.role))
+            };
+            blocks_est.push(BlockEstimate {
+                block: block.name(),
+                role,
+                tokens: costs[i],
+                floor_unmet,
+            });
         }
-        let hist = HistoryEstimate { tokens: costs[hist_ix], ..hist };
-        let estimate = Estimate { window: self.window_estimate(), blocks: blocks_est, history: hist, total };
+        let hist = HistoryEstimate {
+            tokens: costs[hist_ix],
+            ..hist
+        };
+        let estimate = Estimate {
+            window: self.window_estimate(),
+            blocks: blocks_est,
+            history: hist,
+            total,
+        };
         Ok(Fresh {
             mechanism,
             messages,
@@ -399,43 +480,88 @@ impl<'a> Compiler<'a, '_> {
     }
 
     fn model_name(&self) -> String {
-        self.model.map(|m| quote(&m.name)).unwrap_or_else(|| "(none)".into())
+        self.model
+            .map(|m| quote(&m.name))
+            .unwrap_or_else(|| "(none)".into())
     }
 
     fn answerer_template(&self) -> Result<Template> {
         let a = self.a;
         let Some(text) = a.prompt_template.as_deref() else {
-            return Err(Error::new(Code::TemplateInvalid, format!("answerer @{} uses the assembly mechanism and has no prompt_template", a.handle))
-                .detail("path: ")
-                .hint("Store a template in users.prompt_template, or set prompt_mechanism to 'default'."));
+            return Err(Error::new(
+                Code::TemplateInvalid,
+                format!(
+                    "answerer @{} uses the assembly mechanism and has no prompt_template",
+                    a.handle
+                ),
+            )
+            .detail("path: ")
+            .hint(
+                "Store a template in users.prompt_template, or set prompt_mechanism to 'default'.",
+            ));
         };
-        let value: Value = serde_json::from_str(text)
-            .map_err(|e| Error::new(Code::TemplateInvalid, format!("prompt_template of @{} is not JSON ({e})", a.handle)))?;
+        let value: Value = serde_json::from_str(text).map_err(|e| {
+            Error::new(
+                Code::TemplateInvalid,
+                format!("prompt_template of @{} is not JSON ({e})", a.handle),
+            )
+        })?;
         match template::parse(&value) {
             (Some(t), _) => Ok(t),
-            (None, problems) => Err(template_error(&problems, &format!("prompt_template of @{}", a.handle))),
+            (None, problems) => Err(template_error(
+                &problems,
+                &format!("prompt_template of @{}", a.handle),
+            )),
         }
     }
 
-    fn slot(&mut self, slot: Slot, entries: &[InlineEntry], values: &Values, block: usize, versions: &mut VersionLog) -> Vec<Item> {
+    fn slot(
+        &mut self,
+        slot: Slot,
+        entries: &[InlineEntry],
+        values: &Values,
+        block: usize,
+        versions: &mut VersionLog,
+    ) -> Vec<Item> {
         let ctx = self.ctx;
         if slot == Slot::SystemPrompt && self.a.kind == super::context::UserKind::Human {
             return Vec::new();
         }
         let owner_doc = match slot {
-            Slot::SystemPrompt => ctx.documents.iter().find(|d| d.user_id == Some(self.a.id) && d.name == "system_prompt"),
-            Slot::Character => ctx.documents.iter().find(|d| d.workspace_id == Some(ctx.workspace.id) && d.name == "character"),
+            Slot::SystemPrompt => ctx
+                .documents
+                .iter()
+                .find(|d| d.user_id == Some(self.a.id) && d.name == "system_prompt"),
+            Slot::Character => ctx
+                .documents
+                .iter()
+                .find(|d| d.workspace_id == Some(ctx.workspace.id) && d.name == "character"),
             Slot::Persona => {
-                let human = ctx.turn.poster_id.and_then(|p| self.users.get(&p)).and_then(User::controlling_human);
-                human.and_then(|h| ctx.documents.iter().find(|d| d.user_id == Some(h) && d.name == "persona"))
+                let human = ctx
+                    .turn
+                    .poster_id
+                    .and_then(|p| self.users.get(&p))
+                    .and_then(User::controlling_human);
+                human.and_then(|h| {
+                    ctx.documents
+                        .iter()
+                        .find(|d| d.user_id == Some(h) && d.name == "persona")
+                })
             }
         };
         let over = entries.iter().rev().find_map(|e| match e {
-            InlineEntry::Slot { slot: s, text, role } if *s == slot => Some((text, *role)),
+            InlineEntry::Slot {
+                slot: s,
+                text,
+                role,
+            } if *s == slot => Some((text, *role)),
             _ => None,
         });
         let (text, role) = match (over, owner_doc) {
-            (Some((text, role)), doc) => (text.clone(), role.or(doc.map(|d| d.role)).unwrap_or(Role::System)),
+            (Some((text, role)), doc) => (
+                text.clone(),
+                role.or(doc.map(|d| d.role)).unwrap_or(Role::System),
+            ),
             (None, Some(doc)) => {
                 versions.document(doc);
                 (doc.body.clone(), doc.role)
@@ -446,9 +572,19 @@ impl<'a> Compiler<'a, '_> {
         self.text_item(role, text, block).into_iter().collect()
     }
 
-    fn document(&mut self, name: &str, values: &Values, block: usize, versions: &mut VersionLog) -> Vec<Item> {
+    fn document(
+        &mut self,
+        name: &str,
+        values: &Values,
+        block: usize,
+        versions: &mut VersionLog,
+    ) -> Vec<Item> {
         let ctx = self.ctx;
-        let Some(doc) = ctx.documents.iter().find(|d| d.user_id == Some(self.a.id) && d.name == name) else {
+        let Some(doc) = ctx
+            .documents
+            .iter()
+            .find(|d| d.user_id == Some(self.a.id) && d.name == name)
+        else {
             return Vec::new();
         };
         versions.document(doc);
@@ -465,7 +601,12 @@ impl<'a> Compiler<'a, '_> {
         if callables.is_empty() {
             return Ok(None);
         }
-        let lines = blocks::catalog_lines(&self.ctx.skills, &callables, bindings, self.a.application.as_deref());
+        let lines = blocks::catalog_lines(
+            &self.ctx.skills,
+            &callables,
+            bindings,
+            self.a.application.as_deref(),
+        );
         Ok(blocks::catalog(&lines))
     }
 
@@ -481,7 +622,11 @@ impl<'a> Compiler<'a, '_> {
         values: &Values,
     ) -> Vec<Item> {
         let vars = |name: &str| -> Option<String> {
-            turn_vars.get(name).and_then(Value::as_str).map(str::to_string).or_else(|| template.variables.get(name).cloned())
+            turn_vars
+                .get(name)
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .or_else(|| template.variables.get(name).cloned())
         };
         match block {
             Block::Inline { role, text } => {
@@ -489,10 +634,19 @@ impl<'a> Compiler<'a, '_> {
                 self.text_item(*role, text, i).into_iter().collect()
             }
             Block::Lead | Block::Tail => {
-                let want = if *block == Block::Lead { Position::Lead } else { Position::Tail };
+                let want = if *block == Block::Lead {
+                    Position::Lead
+                } else {
+                    Position::Tail
+                };
                 let mut out = Vec::new();
                 for e in entries {
-                    if let InlineEntry::Placed { text, role, position } = e {
+                    if let InlineEntry::Placed {
+                        text,
+                        role,
+                        position,
+                    } = e
+                    {
                         if *position == want {
                             let text = macros::substitute(text, values, &|_| None);
                             out.extend(self.text_item(*role, text, i));
@@ -508,7 +662,10 @@ impl<'a> Compiler<'a, '_> {
     fn input(&mut self, block: usize) -> Option<Item> {
         let t = &self.ctx.turn;
         let text = t.prompt.as_deref().filter(|p| !p.is_empty())?;
-        let voices = Voices { users: &self.users, creator: self.ctx.conversation.creator_id };
+        let voices = Voices {
+            users: &self.users,
+            creator: self.ctx.conversation.creator_id,
+        };
         let row = Row {
             text,
             author: t.words_author(),
@@ -542,7 +699,8 @@ impl<'a> Compiler<'a, '_> {
 
     fn plan(&self, ht: &HistoryTurn, template: &Template) -> Vec<Plan> {
         let conv_answerer = self.ctx.conversation.answerer_id;
-        let own = ht.turn.kind == TurnKind::Reply && history::answerer_of(ht, conv_answerer) == Some(self.a.id);
+        let own = ht.turn.kind == TurnKind::Reply
+            && history::answerer_of(ht, conv_answerer) == Some(self.a.id);
         let preface = own && self.has_preface(&ht.turn, template);
         history::plan(ht, self.a.id, conv_answerer, preface)
     }
@@ -573,22 +731,38 @@ impl<'a> Compiler<'a, '_> {
                 kernel: t.origin.is_some(),
                 stored: &t.prompt_tokens,
             };
-            let voices = Voices { users: &self.users, creator: self.ctx.conversation.creator_id };
+            let voices = Voices {
+                users: &self.users,
+                creator: self.ctx.conversation.creator_id,
+            };
             let part = voices.words(row, Some(self.a), &mut self.counter);
             items.push(Item::new(Role::User, vec![part], block));
         }
         Ok(items)
     }
 
-    fn render_entry(&mut self, plan: Plan, ht: &HistoryTurn, template: &Template, block: usize) -> Result<Vec<Item>> {
+    fn render_entry(
+        &mut self,
+        plan: Plan,
+        ht: &HistoryTurn,
+        template: &Template,
+        block: usize,
+    ) -> Result<Vec<Item>> {
         if plan == Plan::Seed {
             return self.seed(ht, template, block);
         }
         // The reader borrows the users map; the counter is separate.
         let reader = Reader {
             a: self.a,
-            conv_answerer: self.ctx.conversation.answerer_id.and_then(|id| self.users.get(&id)),
-            voices: Voices { users: &self.users, creator: self.ctx.conversation.creator_id },
+            conv_answerer: self
+                .ctx
+                .conversation
+                .answerer_id
+                .and_then(|id| self.users.get(&id)),
+            voices: Voices {
+                users: &self.users,
+                creator: self.ctx.conversation.creator_id,
+            },
             native_images: self.model.is_some_and(|m| m.native_images),
             block,
         };
@@ -638,16 +812,23 @@ impl<'a> Compiler<'a, '_> {
         }
         let skipped_reason = selector.stopped.map(|s| s.as_str().to_string());
         let items: Vec<Item> = chosen.into_iter().rev().flatten().collect();
-        Ok((items, HistoryEstimate {
-            selected: selector.selected,
-            available,
-            tokens: 0,
-            budget: allowance.tokens,
-            skipped_reason,
-        }))
+        Ok((
+            items,
+            HistoryEstimate {
+                selected: selector.selected,
+                available,
+                tokens: 0,
+                budget: allowance.tokens,
+                skipped_reason,
+            },
+        ))
     }
 
-    fn count_available(&mut self, source: &mut dyn HistorySource, template: &Template) -> Result<u32> {
+    fn count_available(
+        &mut self,
+        source: &mut dyn HistorySource,
+        template: &Template,
+    ) -> Result<u32> {
         let mut available = 0u32;
         loop {
             let (batch, users) = source.next_batch(true)?;
@@ -671,16 +852,25 @@ impl<'a> Compiler<'a, '_> {
     /// A sealed turn: the sealed request as it was, plus the rounds written since.
     fn continuation(&mut self, sealed_text: &str) -> Result<Output> {
         let t = &self.ctx.turn;
-        let sealed: Value = serde_json::from_str(sealed_text)
-            .map_err(|e| not_compilable(t, &format!("has a sealed request that is not JSON ({e})")))?;
+        let sealed: Value = serde_json::from_str(sealed_text).map_err(|e| {
+            not_compilable(t, &format!("has a sealed request that is not JSON ({e})"))
+        })?;
         if self.ctx.rounds.is_empty() {
-            let estimate: Estimate = estimate_from_json(&sealed["estimate"]).unwrap_or_else(|| self.empty_estimate());
-            return Ok(Output { result: sealed_text.to_string(), seal: None, estimate });
+            let estimate: Estimate =
+                estimate_from_json(&sealed["estimate"]).unwrap_or_else(|| self.empty_estimate());
+            return Ok(Output {
+                result: sealed_text.to_string(),
+                seal: None,
+                estimate,
+            });
         }
         let mut messages = parse_messages(&sealed["messages"])?;
         let sealed_total = sealed["estimate"]["total"].as_u64().unwrap_or(0) as u32;
         let mut base_total = sealed_total;
-        let first_round = match (t.summary.as_deref().filter(|s| !s.is_empty()), t.summary_round) {
+        let first_round = match (
+            t.summary.as_deref().filter(|s| !s.is_empty()),
+            t.summary_round,
+        ) {
             (Some(_), round) => {
                 // The in-turn summary replaces the seed and the rounds before it.
                 let preface = parse_items(&sealed["preface"].to_string(), 0, &mut self.counter)?;
@@ -688,14 +878,20 @@ impl<'a> Compiler<'a, '_> {
                     + usize::from(t.prompt.as_deref().is_some_and(|p| !p.is_empty()));
                 let before = messages.len();
                 let removed_tokens = cut_parts(&mut messages, seed_parts, &mut self.counter);
-                base_total = base_total.saturating_sub(removed_tokens + MESSAGE_OVERHEAD * (before - messages.len()) as u32);
+                base_total = base_total.saturating_sub(
+                    removed_tokens + MESSAGE_OVERHEAD * (before - messages.len()) as u32,
+                );
                 round.unwrap_or(i32::MIN)
             }
             (None, _) => i32::MIN,
         };
         let mut appended: Vec<Item> = Vec::new();
         if let Some(summary) = t.summary.as_deref().filter(|s| !s.is_empty()) {
-            appended.extend(self.text_item(Role::User, format!("{}{summary}", history::ROUNDS_SUMMARY_HEADER), 0));
+            appended.extend(self.text_item(
+                Role::User,
+                format!("{}{summary}", history::ROUNDS_SUMMARY_HEADER),
+                0,
+            ));
         }
         let native = self.model.is_some_and(|m| m.native_images);
         for row in &self.ctx.rounds {
@@ -703,15 +899,31 @@ impl<'a> Compiler<'a, '_> {
                 continue;
             }
             let round = rounds::parse(row, Some(t.id))?;
-            let voices = Voices { users: &self.users, creator: self.ctx.conversation.creator_id };
-            appended.extend(rounds::render(&round, &voices, Some(self.a), native, &mut self.counter, 0));
+            let voices = Voices {
+                users: &self.users,
+                creator: self.ctx.conversation.creator_id,
+            };
+            appended.extend(rounds::render(
+                &round,
+                &voices,
+                Some(self.a),
+                native,
+                &mut self.counter,
+                0,
+            ));
         }
         let kept = messages.len();
         let appended_tokens: u32 = appended.iter().map(Item::parts_tokens).sum();
-        let items = messages.into_iter().map(|m| Item { role: m.role, parts: m.parts, separate: false, block: 0 });
+        let items = messages.into_iter().map(|m| Item {
+            role: m.role,
+            parts: m.parts,
+            separate: false,
+            block: 0,
+        });
         let all = merge(items.chain(appended));
         let total = base_total + appended_tokens + MESSAGE_OVERHEAD * (all.len() - kept) as u32;
-        let mut estimate = estimate_from_json(&sealed["estimate"]).unwrap_or_else(|| self.empty_estimate());
+        let mut estimate =
+            estimate_from_json(&sealed["estimate"]).unwrap_or_else(|| self.empty_estimate());
         estimate.blocks.push(BlockEstimate {
             block: "rounds".into(),
             role: None,
@@ -732,14 +944,24 @@ impl<'a> Compiler<'a, '_> {
         };
         let preface = parse_items(&sealed["preface"].to_string(), 0, &mut self.counter)?;
         let result = self.result_json(mechanism, &all, cache_marker, &preface, &request, &estimate);
-        Ok(Output { result, seal: None, estimate })
+        Ok(Output {
+            result,
+            seal: None,
+            estimate,
+        })
     }
 
     fn empty_estimate(&self) -> Estimate {
         Estimate {
             window: self.window_estimate(),
             blocks: Vec::new(),
-            history: HistoryEstimate { selected: 0, available: 0, tokens: 0, budget: None, skipped_reason: None },
+            history: HistoryEstimate {
+                selected: 0,
+                available: 0,
+                tokens: 0,
+                budget: None,
+                skipped_reason: None,
+            },
             total: 0,
         }
     }
@@ -759,7 +981,11 @@ impl<'a> Compiler<'a, '_> {
             .map(|b| format!("{} {}", b.block, b.tokens))
             .collect();
         let margin = if self.window.token_margin > 0.0 {
-            format!(" ({} with the model's token_margin of {})", self.window.inflate(total), self.window.token_margin)
+            format!(
+                " ({} with the model's token_margin of {})",
+                self.window.inflate(total),
+                self.window.token_margin
+            )
         } else {
             String::new()
         };
@@ -786,8 +1012,21 @@ impl<'a> Compiler<'a, '_> {
             }
         }
         self.gate(fresh.estimate.total, &fresh.estimate)?;
-        let request = wire::render(self.wire, &fresh.messages, fresh.cache, self.model, &self.tools);
-        let result = self.result_json(fresh.mechanism, &fresh.messages, fresh.cache_marker, &fresh.preface, &request, &fresh.estimate);
+        let request = wire::render(
+            self.wire,
+            &fresh.messages,
+            fresh.cache,
+            self.model,
+            &self.tools,
+        );
+        let result = self.result_json(
+            fresh.mechanism,
+            &fresh.messages,
+            fresh.cache_marker,
+            &fresh.preface,
+            &request,
+            &fresh.estimate,
+        );
         let seal = Seal {
             request: result.clone(),
             preface: serde_json::to_string(&ItemsJson(&fresh.preface)).expect("items serialize"),
@@ -796,7 +1035,11 @@ impl<'a> Compiler<'a, '_> {
             versions: fresh.versions.to_string(),
         };
         if self.ctx.rounds.is_empty() {
-            return Ok(Output { result, seal: Some(seal), estimate: fresh.estimate });
+            return Ok(Output {
+                result,
+                seal: Some(seal),
+                estimate: fresh.estimate,
+            });
         }
         // Rounds already stored at the first compile: seal the seed, return the continuation.
         let mut sealed_turn = self.ctx.clone();
@@ -818,7 +1061,11 @@ impl<'a> Compiler<'a, '_> {
             purpose: self.purpose,
         };
         let out = c.continuation(&seal.request)?;
-        Ok(Output { result: out.result, seal: Some(seal), estimate: out.estimate })
+        Ok(Output {
+            result: out.result,
+            seal: Some(seal),
+            estimate: out.estimate,
+        })
     }
 
     fn result_json(
@@ -851,8 +1098,14 @@ impl<'a> Compiler<'a, '_> {
 fn check_placement(template: &Template, entries: &[InlineEntry], t: &Turn) -> Result<()> {
     let leading = template.leading_run_len();
     for (i, e) in entries.iter().enumerate() {
-        let InlineEntry::Placed { role, position, .. } = e else { continue };
-        let want = if *position == Position::Lead { Block::Lead } else { Block::Tail };
+        let InlineEntry::Placed { role, position, .. } = e else {
+            continue;
+        };
+        let want = if *position == Position::Lead {
+            Block::Lead
+        } else {
+            Block::Tail
+        };
         let Some(at) = template.position_of(&want) else {
             return Err(Error::new(
                 Code::InlinePositionUnavailable,
@@ -882,12 +1135,15 @@ fn check_placement(template: &Template, entries: &[InlineEntry], t: &Turn) -> Re
 /// The first problem as a `template_invalid` error.
 pub fn template_error(problems: &[template::Problem], what: &str) -> Error {
     let p = &problems[0];
-    Error::new(Code::TemplateInvalid, format!("{what}: {} at \"{}\"", p.message, p.path))
-        .detail(format!("path: {}", p.path))
-        .hint(format!(
-            "prompt.validate_template(template) lists every problem ({} here).",
-            problems.len()
-        ))
+    Error::new(
+        Code::TemplateInvalid,
+        format!("{what}: {} at \"{}\"", p.message, p.path),
+    )
+    .detail(format!("path: {}", p.path))
+    .hint(format!(
+        "prompt.validate_template(template) lists every problem ({} here).",
+        problems.len()
+    ))
 }
 
 fn uniform_role(mut roles: impl Iterator<Item = Role>) -> Option<&'static str> {
@@ -913,17 +1169,27 @@ fn cache_point(messages: &[Message], prefix_parts: usize) -> (usize, CachePoint)
 /// Puts the sealed request's `cache_control` marker on the same block of a continued
 /// Anthropic request: the sealed part renders identically, so the place is the same.
 fn copy_cache_marker(sealed_request: &Value, request: &mut Value) {
-    if let Some(k) = sealed_request["system"].as_array().and_then(|s| s.iter().position(|b| b.get("cache_control").is_some())) {
+    if let Some(k) = sealed_request["system"]
+        .as_array()
+        .and_then(|s| s.iter().position(|b| b.get("cache_control").is_some()))
+    {
         if let Some(b) = request["system"].get_mut(k) {
             b["cache_control"] = json!({"type": "ephemeral"});
         }
         return;
     }
-    let Some(ms) = sealed_request["messages"].as_array() else { return };
+    let Some(ms) = sealed_request["messages"].as_array() else {
+        return;
+    };
     for (i, m) in ms.iter().enumerate() {
-        let Some(blocks) = m["content"].as_array() else { continue };
+        let Some(blocks) = m["content"].as_array() else {
+            continue;
+        };
         if let Some(j) = blocks.iter().position(|b| b.get("cache_control").is_some()) {
-            if let Some(b) = request["messages"].get_mut(i).and_then(|m| m["content"].get_mut(j)) {
+            if let Some(b) = request["messages"]
+                .get_mut(i)
+                .and_then(|m| m["content"].get_mut(j))
+            {
                 b["cache_control"] = json!({"type": "ephemeral"});
             }
             return;
@@ -936,7 +1202,9 @@ fn copy_cache_marker(sealed_request: &Value, request: &mut Value) {
 fn cut_parts(messages: &mut Vec<Message>, mut n: usize, counter: &mut Counter<'_>) -> u32 {
     let mut tokens = 0;
     while n > 0 {
-        let Some(last) = messages.last_mut() else { break };
+        let Some(last) = messages.last_mut() else {
+            break;
+        };
         while n > 0 {
             let Some(p) = last.parts.pop() else { break };
             last.blocks.pop();
@@ -963,10 +1231,26 @@ fn parse_part(v: &Value) -> Result<PartKind> {
     let s = |k: &str| v[k].as_str().unwrap_or("").to_string();
     Ok(match v["type"].as_str() {
         Some("text") => PartKind::Text(s("text")),
-        Some("tool_call") => PartKind::ToolCall { id: s("id"), name: s("name"), input: v["input"].to_string() },
-        Some("tool_result") => PartKind::ToolResult { call_id: s("call_id"), content: s("content"), is_error: v["is_error"].as_bool().unwrap_or(false) },
-        Some("image") => PartKind::Image { media_type: s("media_type"), data: s("data") },
-        _ => return Err(Error::new(Code::TurnNotCompilable, format!("a sealed part has an unknown type: {v}"))),
+        Some("tool_call") => PartKind::ToolCall {
+            id: s("id"),
+            name: s("name"),
+            input: v["input"].to_string(),
+        },
+        Some("tool_result") => PartKind::ToolResult {
+            call_id: s("call_id"),
+            content: s("content"),
+            is_error: v["is_error"].as_bool().unwrap_or(false),
+        },
+        Some("image") => PartKind::Image {
+            media_type: s("media_type"),
+            data: s("data"),
+        },
+        _ => {
+            return Err(Error::new(
+                Code::TurnNotCompilable,
+                format!("a sealed part has an unknown type: {v}"),
+            ))
+        }
     })
 }
 
@@ -974,12 +1258,22 @@ fn parse_part(v: &Value) -> Result<PartKind> {
 fn parse_messages(v: &Value) -> Result<Vec<Message>> {
     let mut out = Vec::new();
     for m in v.as_array().map(Vec::as_slice).unwrap_or(&[]) {
-        let role = m["role"].as_str().and_then(Role::parse).unwrap_or(Role::User);
+        let role = m["role"]
+            .as_str()
+            .and_then(Role::parse)
+            .unwrap_or(Role::User);
         let mut parts = Vec::new();
         for p in m["parts"].as_array().map(Vec::as_slice).unwrap_or(&[]) {
-            parts.push(Part { kind: parse_part(p)?, tokens: 0 });
+            parts.push(Part {
+                kind: parse_part(p)?,
+                tokens: 0,
+            });
         }
-        out.push(Message { role, blocks: vec![0; parts.len()], parts });
+        out.push(Message {
+            role,
+            blocks: vec![0; parts.len()],
+            parts,
+        });
     }
     Ok(out)
 }
@@ -994,7 +1288,10 @@ fn parse_items(text: &str, block: usize, counter: &mut Counter<'_>) -> Result<Ve
             .into_iter()
             .map(|p| {
                 let tokens = part_tokens(&p.kind, counter);
-                Part { kind: p.kind, tokens }
+                Part {
+                    kind: p.kind,
+                    tokens,
+                }
             })
             .collect();
         out.push(Item::new(m.role, parts, block));
@@ -1024,7 +1321,9 @@ fn estimate_from_json(v: &Value) -> Option<Estimate> {
             hard: num(&w["hard"]),
             reasoning_replay: w["reasoning_replay"].as_bool().unwrap_or(false),
             token_margin: w["token_margin"].as_f64().unwrap_or(0.0) as f32,
-            tokenizer: Tokenizer::parse(w["tokenizer"].as_str().unwrap_or("")).map(Tokenizer::name).unwrap_or("cl100k_base"),
+            tokenizer: Tokenizer::parse(w["tokenizer"].as_str().unwrap_or(""))
+                .map(Tokenizer::name)
+                .unwrap_or("cl100k_base"),
         },
         blocks,
         history: HistoryEstimate {

@@ -49,8 +49,11 @@ impl Wire {
         match s {
             "anthropic" => Ok(Wire::Anthropic),
             "chat" => Ok(Wire::Chat),
-            other => Err(Error::new(Code::TurnNotCompilable, format!("wire {} is not supported yet", quote(other)))
-                .hint("Supported wires: anthropic, chat.")),
+            other => Err(Error::new(
+                Code::TurnNotCompilable,
+                format!("wire {} is not supported yet", quote(other)),
+            )
+            .hint("Supported wires: anthropic, chat.")),
         }
     }
 
@@ -360,7 +363,10 @@ pub struct VecHistory {
 impl VecHistory {
     pub fn new(mut oldest_first: Vec<HistoryTurn>) -> Self {
         oldest_first.reverse();
-        VecHistory { turns: oldest_first, batch: 64 }
+        VecHistory {
+            turns: oldest_first,
+            batch: 64,
+        }
     }
 }
 

@@ -170,8 +170,20 @@ mod tests {
     /// is reached.
     fn strings(seed: u64, count: usize) -> Vec<String> {
         const PIECES: [&str; 14] = [
-            "<", "&", "amp;", "lt;", "message", "/message", "task_result", "/task_result",
-            "/", "a", " ", "é", ">", "&lt;",
+            "<",
+            "&",
+            "amp;",
+            "lt;",
+            "message",
+            "/message",
+            "task_result",
+            "/task_result",
+            "/",
+            "a",
+            " ",
+            "é",
+            ">",
+            "&lt;",
         ];
         let mut state = seed;
         let mut next = move || {
@@ -183,7 +195,9 @@ mod tests {
         (0..count)
             .map(|_| {
                 let len = (next() % 12) as usize;
-                (0..len).map(|_| PIECES[(next() % PIECES.len() as u64) as usize]).collect()
+                (0..len)
+                    .map(|_| PIECES[(next() % PIECES.len() as u64) as usize])
+                    .collect()
             })
             .collect()
     }
@@ -208,19 +222,33 @@ mod tests {
     fn wrap_renders_the_envelope() {
         let id = Uuid::from_u128(1);
         let conv = Uuid::from_u128(2);
-        let s = Speaker { handle: "lark", kind: "agent", user_id: id, conversation: Some(conv) };
+        let s = Speaker {
+            handle: "lark",
+            kind: "agent",
+            user_id: id,
+            conversation: Some(conv),
+        };
         assert_eq!(
             wrap(&s, "hi </message> there"),
             "<message from=\"@lark\" kind=\"agent\" user=\"00000000-0000-0000-0000-000000000001\" \
              conversation=\"00000000-0000-0000-0000-000000000002\">\nhi &lt;/message> there\n</message>"
         );
-        let s = Speaker { conversation: None, kind: "human", ..s };
+        let s = Speaker {
+            conversation: None,
+            kind: "human",
+            ..s
+        };
         assert!(wrap(&s, "x").starts_with("<message from=\"@lark\" kind=\"human\" user=\"00000000-0000-0000-0000-000000000001\">\n"));
     }
 
     #[test]
     fn property_a_wrapped_body_has_exactly_one_envelope() {
-        let s = Speaker { handle: "h", kind: "human", user_id: Uuid::nil(), conversation: None };
+        let s = Speaker {
+            handle: "h",
+            kind: "human",
+            user_id: Uuid::nil(),
+            conversation: None,
+        };
         for body in strings(7, 20_000) {
             let w = wrap(&s, &body);
             assert_eq!(w.matches("<message").count(), 1, "{w:?}");

@@ -53,7 +53,12 @@ fn correspondent_seed_shown(ht: &HistoryTurn, a: Uuid) -> bool {
 
 /// The entries of one history turn, read by answerer `a`. `preface_nonempty` says
 /// whether an own reply turn has a preface (sealed, or re-rendered when never sealed).
-pub fn plan(ht: &HistoryTurn, a: Uuid, conv_answerer: Option<Uuid>, preface_nonempty: bool) -> Vec<Plan> {
+pub fn plan(
+    ht: &HistoryTurn,
+    a: Uuid,
+    conv_answerer: Option<Uuid>,
+    preface_nonempty: bool,
+) -> Vec<Plan> {
     let t = &ht.turn;
     match t.kind {
         TurnKind::Message => vec![Plan::Message],
@@ -109,7 +114,12 @@ impl Reader<'_> {
     }
 
     /// Renders one planned entry other than `Seed` (whose preface the compiler owns).
-    pub fn render(&self, plan: Plan, ht: &HistoryTurn, counter: &mut Counter<'_>) -> Result<Vec<Item>> {
+    pub fn render(
+        &self,
+        plan: Plan,
+        ht: &HistoryTurn,
+        counter: &mut Counter<'_>,
+    ) -> Result<Vec<Item>> {
         let t = &ht.turn;
         let block = self.block;
         let text = |s: &Option<String>| s.clone().unwrap_or_default();
@@ -128,7 +138,11 @@ impl Reader<'_> {
                         kernel: t.origin.is_some(),
                         stored: &t.content_tokens,
                     };
-                    vec![Item::new(Role::User, vec![self.voices.words(row, self.conv_answerer, counter)], block)]
+                    vec![Item::new(
+                        Role::User,
+                        vec![self.voices.words(row, self.conv_answerer, counter)],
+                        block,
+                    )]
                 } else {
                     let tokens = counter.count_or_stored(content, &t.content_tokens);
                     vec![Item::text(role, content.to_string(), tokens, block)]
@@ -146,7 +160,14 @@ impl Reader<'_> {
             }
             Plan::Round(i) => {
                 let round = rounds::parse(&ht.rounds[i], Some(t.id))?;
-                rounds::render(&round, &self.voices, Some(self.a), self.native_images, counter, block)
+                rounds::render(
+                    &round,
+                    &self.voices,
+                    Some(self.a),
+                    self.native_images,
+                    counter,
+                    block,
+                )
             }
             Plan::Answer => {
                 let content = text(&t.content);
@@ -156,12 +177,19 @@ impl Reader<'_> {
             Plan::Correspondent => {
                 let mut parts = Vec::new();
                 if correspondent_seed_shown(ht, self.a.id) {
-                    parts.push(self.opening_words(ht, self.user(answerer_of(ht, self.conv_answerer.map(|u| u.id))), counter));
+                    parts.push(self.opening_words(
+                        ht,
+                        self.user(answerer_of(ht, self.conv_answerer.map(|u| u.id))),
+                        counter,
+                    ));
                 }
                 if let Some(content) = t.content.as_deref().filter(|c| !c.is_empty()) {
                     match self.user(answerer_of(ht, self.conv_answerer.map(|u| u.id))) {
                         Some(b) => parts.push(self.voices.wrapped(b, None, content, counter)),
-                        None => parts.push(super::items::text_part(content, counter.count_or_stored(content, &t.content_tokens))),
+                        None => parts.push(super::items::text_part(
+                            content,
+                            counter.count_or_stored(content, &t.content_tokens),
+                        )),
                     }
                 }
                 if parts.is_empty() {
@@ -175,7 +203,12 @@ impl Reader<'_> {
     }
 
     /// A reply turn's opening words, read for the turn answered by `answerer`.
-    pub fn opening_words(&self, ht: &HistoryTurn, answerer: Option<&User>, counter: &mut Counter<'_>) -> super::items::Part {
+    pub fn opening_words(
+        &self,
+        ht: &HistoryTurn,
+        answerer: Option<&User>,
+        counter: &mut Counter<'_>,
+    ) -> super::items::Part {
         let t = &ht.turn;
         let row = Row {
             text: t.prompt.as_deref().unwrap_or(""),
@@ -200,11 +233,20 @@ mod tests {
     fn reply(answerer: Option<u128>) -> HistoryTurn {
         let mut t = Turn::new(id(100), 5, TurnKind::Reply);
         t.answerer_id = answerer.map(id);
-        HistoryTurn { turn: t, rounds: Vec::new() }
+        HistoryTurn {
+            turn: t,
+            rounds: Vec::new(),
+        }
     }
 
     fn round(n: i32) -> RoundRow {
-        RoundRow { n, assistant: "[]".into(), results: "[]".into(), steers: "[]".into(), aborted: false }
+        RoundRow {
+            n,
+            assistant: "[]".into(),
+            results: "[]".into(),
+            steers: "[]".into(),
+            aborted: false,
+        }
     }
 
     #[test]
@@ -212,7 +254,10 @@ mod tests {
         let mut ht = reply(Some(1));
         ht.turn.prompt = Some("q".into());
         ht.turn.content = Some("a".into());
-        assert_eq!(plan(&ht, id(1), None, false), vec![Plan::Seed, Plan::Answer]);
+        assert_eq!(
+            plan(&ht, id(1), None, false),
+            vec![Plan::Seed, Plan::Answer]
+        );
         ht.turn.prompt = None;
         assert_eq!(plan(&ht, id(1), None, false), vec![Plan::Answer]);
         assert_eq!(plan(&ht, id(1), None, true), vec![Plan::Seed, Plan::Answer]);
@@ -224,10 +269,16 @@ mod tests {
         ht.turn.prompt = Some("q".into());
         ht.turn.content = Some("final".into());
         ht.rounds = vec![round(1), round(2), round(3)];
-        assert_eq!(plan(&ht, id(1), Some(id(1)), false), vec![Plan::Seed, Plan::Round(0), Plan::Round(1), Plan::Round(2)]);
+        assert_eq!(
+            plan(&ht, id(1), Some(id(1)), false),
+            vec![Plan::Seed, Plan::Round(0), Plan::Round(1), Plan::Round(2)]
+        );
         ht.turn.summary = Some("s".into());
         ht.turn.summary_round = Some(3);
-        assert_eq!(plan(&ht, id(1), Some(id(1)), true), vec![Plan::RoundsSummary, Plan::Round(2)]);
+        assert_eq!(
+            plan(&ht, id(1), Some(id(1)), true),
+            vec![Plan::RoundsSummary, Plan::Round(2)]
+        );
     }
 
     #[test]
@@ -236,13 +287,24 @@ mod tests {
         assert_eq!(plan(&ht, id(1), Some(id(1)), false), Vec::<Plan>::new());
         ht.turn.content = Some("b says".into());
         ht.rounds = vec![round(1)];
-        assert_eq!(plan(&ht, id(1), Some(id(1)), false), vec![Plan::Correspondent]);
+        assert_eq!(
+            plan(&ht, id(1), Some(id(1)), false),
+            vec![Plan::Correspondent]
+        );
         ht.turn.content = None;
         ht.turn.prompt = Some("q".into());
         ht.turn.poster_id = Some(id(1));
-        assert_eq!(plan(&ht, id(1), Some(id(1)), false), Vec::<Plan>::new(), "A posted the seed");
+        assert_eq!(
+            plan(&ht, id(1), Some(id(1)), false),
+            Vec::<Plan>::new(),
+            "A posted the seed"
+        );
         ht.turn.poster_id = Some(id(3));
         ht.turn.origin = Some("task_result".into());
-        assert_eq!(plan(&ht, id(1), Some(id(1)), false), Vec::<Plan>::new(), "kernel seed");
+        assert_eq!(
+            plan(&ht, id(1), Some(id(1)), false),
+            Vec::<Plan>::new(),
+            "kernel seed"
+        );
     }
 }

@@ -14,9 +14,20 @@ use super::tokens::{MESSAGE_OVERHEAD, REQUEST_OVERHEAD};
 pub enum PartKind {
     Text(String),
     /// `input` is the call's arguments as JSON text (an object).
-    ToolCall { id: String, name: String, input: String },
-    ToolResult { call_id: String, content: String, is_error: bool },
-    Image { media_type: String, data: String },
+    ToolCall {
+        id: String,
+        name: String,
+        input: String,
+    },
+    ToolResult {
+        call_id: String,
+        content: String,
+        is_error: bool,
+    },
+    Image {
+        media_type: String,
+        data: String,
+    },
 }
 
 impl PartKind {
@@ -49,11 +60,16 @@ impl Serialize for Part {
                 m.serialize_entry("type", "tool_call")?;
                 m.serialize_entry("id", id)?;
                 m.serialize_entry("name", name)?;
-                let raw: &RawValue = serde_json::from_str(input).map_err(serde::ser::Error::custom)?;
+                let raw: &RawValue =
+                    serde_json::from_str(input).map_err(serde::ser::Error::custom)?;
                 m.serialize_entry("input", raw)?;
                 m.end()
             }
-            PartKind::ToolResult { call_id, content, is_error } => {
+            PartKind::ToolResult {
+                call_id,
+                content,
+                is_error,
+            } => {
                 let mut m = s.serialize_map(Some(4))?;
                 m.serialize_entry("type", "tool_result")?;
                 m.serialize_entry("call_id", call_id)?;
@@ -85,11 +101,23 @@ pub struct Item {
 
 impl Item {
     pub fn new(role: Role, parts: Vec<Part>, block: usize) -> Item {
-        Item { role, parts, separate: false, block }
+        Item {
+            role,
+            parts,
+            separate: false,
+            block,
+        }
     }
 
     pub fn text(role: Role, text: String, tokens: u32, block: usize) -> Item {
-        Item::new(role, vec![Part { kind: PartKind::Text(text), tokens }], block)
+        Item::new(
+            role,
+            vec![Part {
+                kind: PartKind::Text(text),
+                tokens,
+            }],
+            block,
+        )
     }
 
     pub fn parts_tokens(&self) -> u32 {
@@ -148,15 +176,21 @@ pub fn merge(items: impl IntoIterator<Item = Item>) -> Vec<Message> {
         if item.parts.is_empty() {
             continue;
         }
-        let joins = !item.separate && !last_separate && out.last().is_some_and(|m| m.role == item.role);
+        let joins =
+            !item.separate && !last_separate && out.last().is_some_and(|m| m.role == item.role);
         last_separate = item.separate;
         let block = item.block;
         if joins {
             let m = out.last_mut().expect("checked above");
-            m.blocks.extend(std::iter::repeat_n(block, item.parts.len()));
+            m.blocks
+                .extend(std::iter::repeat_n(block, item.parts.len()));
             m.parts.extend(item.parts);
         } else {
-            out.push(Message { role: item.role, blocks: vec![block; item.parts.len()], parts: item.parts });
+            out.push(Message {
+                role: item.role,
+                blocks: vec![block; item.parts.len()],
+                parts: item.parts,
+            });
         }
     }
     out
@@ -164,7 +198,10 @@ pub fn merge(items: impl IntoIterator<Item = Item>) -> Vec<Message> {
 
 /// The exact cost of a message list: parts + 3 per message + 3 for the request.
 pub fn total_cost(messages: &[Message]) -> u32 {
-    messages.iter().map(|m| m.parts.iter().map(|p| p.tokens).sum::<u32>() + MESSAGE_OVERHEAD).sum::<u32>()
+    messages
+        .iter()
+        .map(|m| m.parts.iter().map(|p| p.tokens).sum::<u32>() + MESSAGE_OVERHEAD)
+        .sum::<u32>()
         + REQUEST_OVERHEAD
 }
 
@@ -204,7 +241,10 @@ pub fn items_cost(items: &[Item]) -> u32 {
 
 /// A text part.
 pub fn text_part(text: impl Into<String>, tokens: u32) -> Part {
-    Part { kind: PartKind::Text(text.into()), tokens }
+    Part {
+        kind: PartKind::Text(text.into()),
+        tokens,
+    }
 }
 
 #[cfg(test)]
@@ -217,33 +257,63 @@ mod tests {
 
     #[test]
     fn adjacent_same_role_items_merge_keeping_parts() {
-        let m = merge(vec![t(Role::System, "a", 0), t(Role::System, "b", 1), t(Role::User, "c", 2), t(Role::User, "d", 3)]);
+        let m = merge(vec![
+            t(Role::System, "a", 0),
+            t(Role::System, "b", 1),
+            t(Role::User, "c", 2),
+            t(Role::User, "d", 3),
+        ]);
         assert_eq!(m.len(), 2);
         assert_eq!(m[0].parts.len(), 2);
         assert_eq!(m[0].blocks, vec![0, 1]);
-        assert_eq!(m[1].parts.iter().map(|p| p.kind.text().unwrap()).collect::<Vec<_>>(), vec!["c", "d"]);
+        assert_eq!(
+            m[1].parts
+                .iter()
+                .map(|p| p.kind.text().unwrap())
+                .collect::<Vec<_>>(),
+            vec!["c", "d"]
+        );
     }
 
     #[test]
     fn separate_items_stand_alone() {
         let mut r = t(Role::User, "result", 0);
         r.separate = true;
-        let m = merge(vec![t(Role::User, "a", 0), r.clone(), r, t(Role::User, "b", 0)]);
+        let m = merge(vec![
+            t(Role::User, "a", 0),
+            r.clone(),
+            r,
+            t(Role::User, "b", 0),
+        ]);
         assert_eq!(m.len(), 4);
     }
 
     #[test]
     fn costs_add_up() {
-        let m = merge(vec![t(Role::System, "a", 0), t(Role::System, "b", 1), t(Role::User, "c", 2)]);
+        let m = merge(vec![
+            t(Role::System, "a", 0),
+            t(Role::System, "b", 1),
+            t(Role::User, "c", 2),
+        ]);
         assert_eq!(total_cost(&m), 3 + 3 + 3 + 3);
         assert_eq!(block_costs(&m, 3), vec![4, 1, 4]);
-        assert_eq!(block_costs(&m, 3).iter().sum::<u32>() + REQUEST_OVERHEAD, total_cost(&m));
+        assert_eq!(
+            block_costs(&m, 3).iter().sum::<u32>() + REQUEST_OVERHEAD,
+            total_cost(&m)
+        );
     }
 
     #[test]
     fn items_cost_is_never_below_the_merged_cost() {
-        let items = vec![t(Role::User, "a", 0), t(Role::Assistant, "b", 0), t(Role::Assistant, "c", 0)];
+        let items = vec![
+            t(Role::User, "a", 0),
+            t(Role::Assistant, "b", 0),
+            t(Role::Assistant, "c", 0),
+        ];
         assert_eq!(items_cost(&items), 3 + 3 + 3);
-        assert_eq!(total_cost(&merge(items.clone())), items_cost(&items) + REQUEST_OVERHEAD);
+        assert_eq!(
+            total_cost(&merge(items.clone())),
+            items_cost(&items) + REQUEST_OVERHEAD
+        );
     }
 }

@@ -57,7 +57,11 @@ pub fn tokens(text: &str) -> impl Iterator<Item = Token<'_>> {
             if bytes.get(j) == Some(&b'}') && bytes.get(j + 1) == Some(&b'}') {
                 i = j + 2;
                 // IDENT is ASCII, so these offsets are char boundaries.
-                return Some(Token { start: open, end: j + 2, name: &text[name_start..j] });
+                return Some(Token {
+                    start: open,
+                    end: j + 2,
+                    name: &text[name_start..j],
+                });
             }
         }
         i = open + 1;
@@ -87,8 +91,11 @@ pub fn first_unknown<'a>(text: &'a str, is_variable: &dyn Fn(&str) -> bool) -> O
 
 /// The error for an unknown word, with the hint that fits it.
 pub fn unknown_error(word: &str, place: &str) -> Error {
-    let e = Error::new(Code::MacroUnknown, format!("unknown macro {{{{{word}}}}} in {place}"))
-        .detail(format!("The word \"{word}\" is not in the macro registry."));
+    let e = Error::new(
+        Code::MacroUnknown,
+        format!("unknown macro {{{{{word}}}}} in {place}"),
+    )
+    .detail(format!("The word \"{word}\" is not in the macro registry."));
     if word == HISTORY_WORD {
         e.hint(history_hint())
     } else {
@@ -158,7 +165,10 @@ mod tests {
     #[test]
     fn finds_ident_tokens_only() {
         assert_eq!(names("Hi {{user}}, I am {{agent}}."), vec!["user", "agent"]);
-        assert_eq!(names("{{ }} {{#if x}} {{a b}} {{}} {{1x}} {{x-y}}"), Vec::<&str>::new());
+        assert_eq!(
+            names("{{ }} {{#if x}} {{a b}} {{}} {{1x}} {{x-y}}"),
+            Vec::<&str>::new()
+        );
         assert_eq!(names("{{{agent}}}"), vec!["agent"]);
         assert_eq!(names("{{_private9}}"), vec!["_private9"]);
         assert_eq!(names("{{agent}"), Vec::<&str>::new());
@@ -203,16 +213,29 @@ mod tests {
 
     #[test]
     fn substitute_renders_absent_sources_empty() {
-        let v = Values { agent: Some("Ada".into()), ..Default::default() };
-        assert_eq!(substitute("I am {{agent}} for {{user}}.", &v, &|_| None), "I am Ada for .");
+        let v = Values {
+            agent: Some("Ada".into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            substitute("I am {{agent}} for {{user}}.", &v, &|_| None),
+            "I am Ada for ."
+        );
         assert_eq!(substitute("{{ }} {{#if}}", &v, &|_| None), "{{ }} {{#if}}");
         let vars = |n: &str| (n == "scene").then(|| "a storm".to_string());
-        assert_eq!(substitute("{{scene}} / {{other}}", &v, &vars), "a storm / {{other}}");
+        assert_eq!(
+            substitute("{{scene}} / {{other}}", &v, &vars),
+            "a storm / {{other}}"
+        );
     }
 
     #[test]
     fn substitution_output_is_not_rescanned() {
-        let v = Values { agent: Some("{{user}}".into()), user: Some("U".into()), ..Default::default() };
+        let v = Values {
+            agent: Some("{{user}}".into()),
+            user: Some("U".into()),
+            ..Default::default()
+        };
         assert_eq!(substitute("{{agent}}", &v, &|_| None), "{{user}}");
     }
 }

@@ -19,3 +19,8 @@ pub mod wire;
 
 pub use compiler::{compile, Estimate, Output, Purpose, Seal};
 pub use error::{Code, Error, Result};
+
+#[cfg(test)]
+mod golden;
+#[cfg(test)]
+pub mod scenario;

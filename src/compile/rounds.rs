@@ -18,7 +18,11 @@ pub const NATIVE_IMAGE_TYPES: [&str; 4] = ["image/jpeg", "image/png", "image/gif
 #[derive(Debug, Clone, PartialEq)]
 pub enum AssistantPart {
     Text(String),
-    ToolCall { id: String, name: String, input: String },
+    ToolCall {
+        id: String,
+        name: String,
+        input: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -63,7 +67,10 @@ struct Ctx<'a> {
 impl Ctx<'_> {
     fn err(&self, path: &str, what: impl AsRef<str>) -> Error {
         let full = format!("/{}{}", self.column, path);
-        let turn = self.turn.map(|t| format!(" of turn {t}")).unwrap_or_default();
+        let turn = self
+            .turn
+            .map(|t| format!(" of turn {t}"))
+            .unwrap_or_default();
         Error::new(Code::RoundInvalid, format!("round {}{}: {} at {}", self.n, turn, what.as_ref(), full))
             .detail(format!("The path {full} of round {} is not valid.", self.n))
             .hint("A round holds assistant [{type: text|tool_call}], results [{call_id, content, is_error, captures}] and steers [{author_id, text}].")
@@ -82,7 +89,13 @@ fn as_list<'v>(v: &'v Value, ctx: &Ctx<'_>) -> Result<&'v [Value]> {
     }
 }
 
-fn string_field(obj: &serde_json::Map<String, Value>, key: &str, path: &str, ctx: &Ctx<'_>, required: bool) -> Result<String> {
+fn string_field(
+    obj: &serde_json::Map<String, Value>,
+    key: &str,
+    path: &str,
+    ctx: &Ctx<'_>,
+    required: bool,
+) -> Result<String> {
     match obj.get(key) {
         Some(Value::String(s)) => Ok(s.clone()),
         None | Some(Value::Null) if !required => Ok(String::new()),
@@ -91,15 +104,28 @@ fn string_field(obj: &serde_json::Map<String, Value>, key: &str, path: &str, ctx
     }
 }
 
-fn uuid_field(obj: &serde_json::Map<String, Value>, key: &str, path: &str, ctx: &Ctx<'_>) -> Result<Option<Uuid>> {
+fn uuid_field(
+    obj: &serde_json::Map<String, Value>,
+    key: &str,
+    path: &str,
+    ctx: &Ctx<'_>,
+) -> Result<Option<Uuid>> {
     match obj.get(key) {
         None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Uuid::parse_str(s).map(Some).map_err(|_| ctx.err(&format!("{path}/{key}"), "not a uuid")),
+        Some(Value::String(s)) => Uuid::parse_str(s)
+            .map(Some)
+            .map_err(|_| ctx.err(&format!("{path}/{key}"), "not a uuid")),
         Some(_) => Err(ctx.err(&format!("{path}/{key}"), "not a uuid")),
     }
 }
 
-fn bool_field(obj: &serde_json::Map<String, Value>, key: &str, path: &str, ctx: &Ctx<'_>, default: bool) -> Result<bool> {
+fn bool_field(
+    obj: &serde_json::Map<String, Value>,
+    key: &str,
+    path: &str,
+    ctx: &Ctx<'_>,
+    default: bool,
+) -> Result<bool> {
     match obj.get(key) {
         None | Some(Value::Null) => Ok(default),
         Some(Value::Bool(b)) => Ok(*b),
@@ -107,20 +133,30 @@ fn bool_field(obj: &serde_json::Map<String, Value>, key: &str, path: &str, ctx: 
     }
 }
 
-fn object<'v>(v: &'v Value, path: &str, ctx: &Ctx<'_>) -> Result<&'v serde_json::Map<String, Value>> {
+fn object<'v>(
+    v: &'v Value,
+    path: &str,
+    ctx: &Ctx<'_>,
+) -> Result<&'v serde_json::Map<String, Value>> {
     v.as_object().ok_or_else(|| ctx.err(path, "not an object"))
 }
 
 /// Parses and checks one stored round. `turn` names it in errors.
 pub fn parse(row: &RoundRow, turn: Option<Uuid>) -> Result<Round> {
-    let mut ctx = Ctx { turn, n: row.n, column: "assistant" };
+    let mut ctx = Ctx {
+        turn,
+        n: row.n,
+        column: "assistant",
+    };
     let assistant_v = parse_json(&row.assistant, &ctx)?;
     let mut assistant = Vec::new();
     for (i, p) in as_list(&assistant_v, &ctx)?.iter().enumerate() {
         let path = format!("/{i}");
         let obj = object(p, &path, &ctx)?;
         match obj.get("type").and_then(Value::as_str) {
-            Some("text") => assistant.push(AssistantPart::Text(string_field(obj, "text", &path, &ctx, true)?)),
+            Some("text") => assistant.push(AssistantPart::Text(string_field(
+                obj, "text", &path, &ctx, true,
+            )?)),
             Some("tool_call") => {
                 let id = string_field(obj, "id", &path, &ctx, true)?;
                 let name = string_field(obj, "name", &path, &ctx, true)?;
@@ -135,13 +171,23 @@ pub fn parse(row: &RoundRow, turn: Option<Uuid>) -> Result<Round> {
                     Some(v @ Value::Object(_)) => v.to_string(),
                     Some(_) => return Err(ctx.err(&format!("{path}/input"), "not an object")),
                 };
-                let dup = assistant.iter().any(|a| matches!(a, AssistantPart::ToolCall { id: other, .. } if *other == id));
+                let dup = assistant.iter().any(
+                    |a| matches!(a, AssistantPart::ToolCall { id: other, .. } if *other == id),
+                );
                 if dup {
-                    return Err(ctx.err(&format!("{path}/id"), format!("tool_call id \"{id}\" repeated")));
+                    return Err(ctx.err(
+                        &format!("{path}/id"),
+                        format!("tool_call id \"{id}\" repeated"),
+                    ));
                 }
                 assistant.push(AssistantPart::ToolCall { id, name, input });
             }
-            Some(other) => return Err(ctx.err(&format!("{path}/type"), format!("unknown part type \"{other}\""))),
+            Some(other) => {
+                return Err(ctx.err(
+                    &format!("{path}/type"),
+                    format!("unknown part type \"{other}\""),
+                ))
+            }
             None => return Err(ctx.err(&format!("{path}/type"), "missing part type")),
         }
     }
@@ -153,9 +199,14 @@ pub fn parse(row: &RoundRow, turn: Option<Uuid>) -> Result<Round> {
         let path = format!("/{i}");
         let obj = object(r, &path, &ctx)?;
         let call_id = string_field(obj, "call_id", &path, &ctx, true)?;
-        let matched = assistant.iter().any(|a| matches!(a, AssistantPart::ToolCall { id, .. } if *id == call_id));
+        let matched = assistant
+            .iter()
+            .any(|a| matches!(a, AssistantPart::ToolCall { id, .. } if *id == call_id));
         if !matched {
-            return Err(ctx.err(&format!("{path}/call_id"), format!("result for call \"{call_id}\" has no matching tool_call")));
+            return Err(ctx.err(
+                &format!("{path}/call_id"),
+                format!("result for call \"{call_id}\" has no matching tool_call"),
+            ));
         }
         let content = string_field(obj, "content", &path, &ctx, false)?;
         let is_error = bool_field(obj, "is_error", &path, &ctx, false)?;
@@ -172,11 +223,23 @@ pub fn parse(row: &RoundRow, turn: Option<Uuid>) -> Result<Round> {
             let name = string_field(cobj, "name", &cpath, &ctx, true)?;
             let media_type = string_field(cobj, "media_type", &cpath, &ctx, true)?;
             let data = string_field(cobj, "data", &cpath, &ctx, true)?;
-            let bytes = decode_base64(&data).ok_or_else(|| ctx.err(&format!("{cpath}/data"), "not valid base64"))?;
+            let bytes = decode_base64(&data)
+                .ok_or_else(|| ctx.err(&format!("{cpath}/data"), "not valid base64"))?;
             let eligible = bool_field(cobj, "eligible", &cpath, &ctx, true)?;
-            captures.push(Capture { name, media_type, data, eligible, bytes });
+            captures.push(Capture {
+                name,
+                media_type,
+                data,
+                eligible,
+                bytes,
+            });
         }
-        results.push(ToolResult { call_id, content, is_error, captures });
+        results.push(ToolResult {
+            call_id,
+            content,
+            is_error,
+            captures,
+        });
     }
 
     ctx.column = "steers";
@@ -191,7 +254,13 @@ pub fn parse(row: &RoundRow, turn: Option<Uuid>) -> Result<Round> {
             sender_conversation_id: uuid_field(obj, "sender_conversation_id", &path, &ctx)?,
         });
     }
-    Ok(Round { n: row.n, assistant, results, steers, aborted: row.aborted })
+    Ok(Round {
+        n: row.n,
+        assistant,
+        results,
+        steers,
+        aborted: row.aborted,
+    })
 }
 
 /// Strict standard base64 (RFC 4648 §4, padded). `None` when it is not.
@@ -250,31 +319,56 @@ pub fn render(
         .iter()
         .filter(|p| !matches!(p, AssistantPart::Text(t) if t.is_empty()))
         .map(|p| match p {
-            AssistantPart::Text(t) => Part { kind: PartKind::Text(t.clone()), tokens: counter.count(t) },
+            AssistantPart::Text(t) => Part {
+                kind: PartKind::Text(t.clone()),
+                tokens: counter.count(t),
+            },
             AssistantPart::ToolCall { id, name, input } => Part {
                 tokens: counter.count(name) + counter.count(input),
-                kind: PartKind::ToolCall { id: id.clone(), name: name.clone(), input: input.clone() },
+                kind: PartKind::ToolCall {
+                    id: id.clone(),
+                    name: name.clone(),
+                    input: input.clone(),
+                },
             },
         })
         .collect();
     if !parts.is_empty() {
         items.push(Item::new(Role::Assistant, parts, block));
     }
-    let separate = |parts: Vec<Part>| Item { role: Role::User, parts, separate: true, block };
+    let separate = |parts: Vec<Part>| Item {
+        role: Role::User,
+        parts,
+        separate: true,
+        block,
+    };
     for r in &round.results {
         items.push(separate(vec![Part {
             tokens: counter.count(&r.content),
-            kind: PartKind::ToolResult { call_id: r.call_id.clone(), content: r.content.clone(), is_error: r.is_error },
+            kind: PartKind::ToolResult {
+                call_id: r.call_id.clone(),
+                content: r.content.clone(),
+                is_error: r.is_error,
+            },
         }]));
     }
     if round.aborted {
-        items.push(separate(vec![Part { kind: PartKind::Text(ABORT_MARKER.into()), tokens: counter.count(ABORT_MARKER) }]));
+        items.push(separate(vec![Part {
+            kind: PartKind::Text(ABORT_MARKER.into()),
+            tokens: counter.count(ABORT_MARKER),
+        }]));
     }
     for s in &round.steers {
         if s.text.is_empty() {
             continue;
         }
-        let row = Row { text: &s.text, author: s.author_id, sender_conversation: s.sender_conversation_id, kernel: false, stored: &[] };
+        let row = Row {
+            text: &s.text,
+            author: s.author_id,
+            sender_conversation: s.sender_conversation_id,
+            kernel: false,
+            stored: &[],
+        };
         items.push(separate(vec![voices.words(row, answerer, counter)]));
     }
     let captures = captures_parts(round, native_images, counter);
@@ -290,20 +384,39 @@ fn captures_parts(round: &Round, native_images: bool, counter: &mut Counter<'_>)
     let mut seen: Vec<&[u8]> = Vec::new();
     let mut parts = Vec::new();
     let mut lines = Vec::new();
-    for c in round.results.iter().flat_map(|r| &r.captures).filter(|c| c.eligible) {
+    for c in round
+        .results
+        .iter()
+        .flat_map(|r| &r.captures)
+        .filter(|c| c.eligible)
+    {
         if seen.contains(&c.bytes.as_slice()) {
             continue;
         }
         seen.push(&c.bytes);
         if native_images && NATIVE_IMAGE_TYPES.contains(&c.media_type.as_str()) {
-            parts.push(Part { kind: PartKind::Image { media_type: c.media_type.clone(), data: c.data.clone() }, tokens: IMAGE_TOKENS });
+            parts.push(Part {
+                kind: PartKind::Image {
+                    media_type: c.media_type.clone(),
+                    data: c.data.clone(),
+                },
+                tokens: IMAGE_TOKENS,
+            });
         } else {
-            lines.push(format!("[image {}: {} ({})]", seen.len(), c.name, c.media_type));
+            lines.push(format!(
+                "[image {}: {} ({})]",
+                seen.len(),
+                c.name,
+                c.media_type
+            ));
         }
     }
     if !lines.is_empty() {
         let text = lines.join("\n");
-        parts.push(Part { tokens: counter.count(&text), kind: PartKind::Text(text) });
+        parts.push(Part {
+            tokens: counter.count(&text),
+            kind: PartKind::Text(text),
+        });
     }
     parts
 }
@@ -313,7 +426,13 @@ mod tests {
     use super::*;
 
     fn row(assistant: &str, results: &str, steers: &str) -> RoundRow {
-        RoundRow { n: 2, assistant: assistant.into(), results: results.into(), steers: steers.into(), aborted: false }
+        RoundRow {
+            n: 2,
+            assistant: assistant.into(),
+            results: results.into(),
+            steers: steers.into(),
+            aborted: false,
+        }
     }
 
     #[test]
@@ -323,7 +442,16 @@ mod tests {
         assert_eq!(decode_base64("aGk=").unwrap(), b"hi");
         assert_eq!(decode_base64("aA==").unwrap(), b"h");
         assert_eq!(decode_base64("").unwrap(), b"");
-        for bad in ["aGVsbG8", "aGk", "a===", "aG=k", "aGVs bG8=", "aGVsbG8=aGk=", "aB==", "!!!!"] {
+        for bad in [
+            "aGVsbG8",
+            "aGk",
+            "a===",
+            "aG=k",
+            "aGVs bG8=",
+            "aGVsbG8=aGk=",
+            "aB==",
+            "!!!!",
+        ] {
             assert!(decode_base64(bad).is_none(), "{bad}");
         }
     }
@@ -354,7 +482,10 @@ mod tests {
     #[test]
     fn bad_rounds_are_refused_with_their_path() {
         let call = r#"[{"type":"tool_call","id":"c1","name":"read","input":{}}]"#;
-        assert_eq!(refusal(call, r#"{"call_id":"c1"}"#, "[]"), "round_invalid: round 2: not a list at /results");
+        assert_eq!(
+            refusal(call, r#"{"call_id":"c1"}"#, "[]"),
+            "round_invalid: round 2: not a list at /results"
+        );
         assert_eq!(
             refusal(call, r#"[{"call_id":"c9"}]"#, "[]"),
             "round_invalid: round 2: result for call \"c9\" has no matching tool_call at /results/0/call_id"
@@ -364,10 +495,17 @@ mod tests {
             "round_invalid: round 2: unknown part type \"thinking\" at /assistant/0/type"
         );
         assert_eq!(
-            refusal(call, r#"[{"call_id":"c1","captures":[{"name":"x","media_type":"image/png","data":"%%%"}]}]"#, "[]"),
+            refusal(
+                call,
+                r#"[{"call_id":"c1","captures":[{"name":"x","media_type":"image/png","data":"%%%"}]}]"#,
+                "[]"
+            ),
             "round_invalid: round 2: not valid base64 at /results/0/captures/0/data"
         );
         assert_eq!(refusal("{", "[]", "[]"), "round_invalid: round 2: not JSON (EOF while parsing an object at line 1 column 1) at /assistant");
-        assert_eq!(refusal("[]", "[]", r#"[{"text":1}]"#), "round_invalid: round 2: not a string at /steers/0/text");
+        assert_eq!(
+            refusal("[]", "[]", r#"[{"text":1}]"#),
+            "round_invalid: round 2: not a string at /steers/0/text"
+        );
     }
 }

@@ -97,7 +97,15 @@ impl Block {
 
     /// Slots, documents and system inlines keep the leading run going.
     fn keeps_leading_run(&self) -> bool {
-        matches!(self, Block::Slot(_) | Block::Document(_) | Block::Inline { role: Role::System, .. })
+        matches!(
+            self,
+            Block::Slot(_)
+                | Block::Document(_)
+                | Block::Inline {
+                    role: Role::System,
+                    ..
+                }
+        )
     }
 }
 
@@ -127,12 +135,18 @@ impl Template {
     }
 
     pub fn history_index(&self) -> usize {
-        self.blocks.iter().position(|b| matches!(b, Block::History(_))).expect("a valid template has history")
+        self.blocks
+            .iter()
+            .position(|b| matches!(b, Block::History(_)))
+            .expect("a valid template has history")
     }
 
     /// The number of leading blocks that form the leading run.
     pub fn leading_run_len(&self) -> usize {
-        self.blocks.iter().take_while(|b| b.keeps_leading_run()).count()
+        self.blocks
+            .iter()
+            .take_while(|b| b.keeps_leading_run())
+            .count()
     }
 
     pub fn position_of(&self, want: &Block) -> Option<usize> {
@@ -166,14 +180,17 @@ fn type_name(v: &Value) -> &'static str {
 
 pub fn is_variable_name(s: &str) -> bool {
     let mut chars = s.chars();
-    matches!(chars.next(), Some('a'..='z')) && chars.all(|c| matches!(c, 'a'..='z' | '0'..='9' | '_'))
+    matches!(chars.next(), Some('a'..='z'))
+        && chars.all(|c| matches!(c, 'a'..='z' | '0'..='9' | '_'))
 }
 
 pub fn is_document_name(s: &str) -> bool {
     let b = s.as_bytes();
     (1..=32).contains(&b.len())
         && b[0].is_ascii_uppercase()
-        && b[1..].iter().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || *c == b'_')
+        && b[1..]
+            .iter()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || *c == b'_')
 }
 
 struct Checker {
@@ -182,7 +199,11 @@ struct Checker {
 
 impl Checker {
     fn add(&mut self, path: impl Into<String>, code: &'static str, message: impl Into<String>) {
-        self.problems.push(Problem { path: path.into(), code, message: message.into() });
+        self.problems.push(Problem {
+            path: path.into(),
+            code,
+            message: message.into(),
+        });
     }
 
     fn unknown_keys(&mut self, obj: &Map<String, Value>, allowed: &[&str], base: &str, what: &str) {
@@ -191,7 +212,10 @@ impl Checker {
                 self.add(
                     format!("{base}/{}", pointer_token(key)),
                     "unknown_key",
-                    format!("unknown key \"{key}\" in {what}; allowed: {}", allowed.join(", ")),
+                    format!(
+                        "unknown key \"{key}\" in {what}; allowed: {}",
+                        allowed.join(", ")
+                    ),
                 );
             }
         }
@@ -205,7 +229,9 @@ impl Checker {
                 None => self.add(
                     format!("{base}/max_entries"),
                     "max_entries_invalid",
-                    format!("max_entries must be an integer from 1 to {MAX_HISTORY_ENTRIES}, not {v}"),
+                    format!(
+                        "max_entries must be an integer from 1 to {MAX_HISTORY_ENTRIES}, not {v}"
+                    ),
                 ),
             }
         }
@@ -217,23 +243,38 @@ impl Checker {
                 if let Some(v) = b.get("share") {
                     match v.as_f64().filter(|x| *x > 0.0 && *x <= 1.0) {
                         Some(x) => k.share = Some(x),
-                        None => self.add(format!("{bbase}/share"), "share_invalid", format!("share must be a number in (0, 1], not {v}")),
+                        None => self.add(
+                            format!("{bbase}/share"),
+                            "share_invalid",
+                            format!("share must be a number in (0, 1], not {v}"),
+                        ),
                     }
                 }
-                for (key, slot) in [("min_tokens", &mut k.min_tokens), ("max_tokens", &mut k.max_tokens)] {
+                for (key, slot) in [
+                    ("min_tokens", &mut k.min_tokens),
+                    ("max_tokens", &mut k.max_tokens),
+                ] {
                     if let Some(v) = b.get(key) {
                         match v.as_u64().filter(|n| *n <= i32::MAX as u64) {
                             Some(n) => *slot = Some(n),
                             None => self.problems.push(Problem {
                                 path: format!("{bbase}/{key}"),
-                                code: if key == "min_tokens" { "min_tokens_invalid" } else { "max_tokens_invalid" },
+                                code: if key == "min_tokens" {
+                                    "min_tokens_invalid"
+                                } else {
+                                    "max_tokens_invalid"
+                                },
                                 message: format!("{key} must be an integer ≥ 0, not {v}"),
                             }),
                         }
                     }
                 }
             }
-            Some(v) => self.add(format!("{base}/budget"), "budget_invalid", format!("budget must be an object, not {}", type_name(v))),
+            Some(v) => self.add(
+                format!("{base}/budget"),
+                "budget_invalid",
+                format!("budget must be an object, not {}", type_name(v)),
+            ),
         }
         k
     }
@@ -241,14 +282,27 @@ impl Checker {
 
 /// Every problem of `value` as a template, and the template when there is none.
 pub fn parse(value: &Value) -> (Option<Template>, Vec<Problem>) {
-    let mut c = Checker { problems: Vec::new() };
+    let mut c = Checker {
+        problems: Vec::new(),
+    };
     let Some(root) = value.as_object() else {
-        c.add("", "template_not_object", format!("a template is an object {{\"blocks\": [...], \"variables\": {{...}}}}, not {}", type_name(value)));
+        c.add(
+            "",
+            "template_not_object",
+            format!(
+                "a template is an object {{\"blocks\": [...], \"variables\": {{...}}}}, not {}",
+                type_name(value)
+            ),
+        );
         return (None, c.problems);
     };
     let size = value.to_string().len();
     if size > MAX_BYTES {
-        c.add("", "template_too_large", format!("the template is {size} bytes; the limit is {MAX_BYTES}"));
+        c.add(
+            "",
+            "template_too_large",
+            format!("the template is {size} bytes; the limit is {MAX_BYTES}"),
+        );
     }
     c.unknown_keys(root, &["blocks", "variables"], "", "the template");
 
@@ -258,22 +312,42 @@ pub fn parse(value: &Value) -> (Option<Template>, Vec<Problem>) {
         None => {}
         Some(Value::Object(vars)) => {
             if vars.len() > MAX_VARIABLES {
-                c.add("/variables", "variables_count", format!("{} variables; at most {MAX_VARIABLES}", vars.len()));
+                c.add(
+                    "/variables",
+                    "variables_count",
+                    format!("{} variables; at most {MAX_VARIABLES}", vars.len()),
+                );
             }
             for (name, v) in vars {
                 let path = format!("/variables/{}", pointer_token(name));
                 if !is_variable_name(name) {
-                    c.add(path, "variable_name_invalid", format!("variable name \"{name}\" must match [a-z][a-z0-9_]*"));
+                    c.add(
+                        path,
+                        "variable_name_invalid",
+                        format!("variable name \"{name}\" must match [a-z][a-z0-9_]*"),
+                    );
                 } else if macros::is_macro(name) || name == macros::HISTORY_WORD {
-                    c.add(path, "variable_shadows_macro", format!("variable \"{name}\" has the name of a built-in macro"));
+                    c.add(
+                        path,
+                        "variable_shadows_macro",
+                        format!("variable \"{name}\" has the name of a built-in macro"),
+                    );
                 } else if let Value::String(s) = v {
                     variables.insert(name.clone(), s.clone());
                 } else {
-                    c.add(path, "variable_not_string", format!("variable \"{name}\" must be a string, not {}", type_name(v)));
+                    c.add(
+                        path,
+                        "variable_not_string",
+                        format!("variable \"{name}\" must be a string, not {}", type_name(v)),
+                    );
                 }
             }
         }
-        Some(v) => c.add("/variables", "variables_not_object", format!("variables must be an object, not {}", type_name(v))),
+        Some(v) => c.add(
+            "/variables",
+            "variables_not_object",
+            format!("variables must be an object, not {}", type_name(v)),
+        ),
     }
 
     let mut blocks = Vec::new();
@@ -281,11 +355,19 @@ pub fn parse(value: &Value) -> (Option<Template>, Vec<Problem>) {
         None => c.add("/blocks", "blocks_missing", "a template needs \"blocks\""),
         Some(Value::Array(list)) => {
             if list.is_empty() || list.len() > MAX_BLOCKS {
-                c.add("/blocks", "blocks_count", format!("{} blocks; a template holds 1 to {MAX_BLOCKS}", list.len()));
+                c.add(
+                    "/blocks",
+                    "blocks_count",
+                    format!("{} blocks; a template holds 1 to {MAX_BLOCKS}", list.len()),
+                );
             }
             check_blocks(&mut c, list, &variables, &mut blocks);
         }
-        Some(v) => c.add("/blocks", "blocks_not_array", format!("blocks must be an array, not {}", type_name(v))),
+        Some(v) => c.add(
+            "/blocks",
+            "blocks_not_array",
+            format!("blocks must be an array, not {}", type_name(v)),
+        ),
     }
 
     if c.problems.is_empty() {
@@ -295,7 +377,12 @@ pub fn parse(value: &Value) -> (Option<Template>, Vec<Problem>) {
     }
 }
 
-fn check_blocks(c: &mut Checker, list: &[Value], variables: &BTreeMap<String, String>, out: &mut Vec<Block>) {
+fn check_blocks(
+    c: &mut Checker,
+    list: &[Value],
+    variables: &BTreeMap<String, String>,
+    out: &mut Vec<Block>,
+) {
     let mut seen_history = false;
     let mut seen_input: Option<usize> = None;
     let mut leading = true;
@@ -303,39 +390,67 @@ fn check_blocks(c: &mut Checker, list: &[Value], variables: &BTreeMap<String, St
     for (i, v) in list.iter().enumerate() {
         let base = format!("/blocks/{i}");
         let Some(obj) = v.as_object() else {
-            c.add(base, "block_not_object", format!("a block is an object with a \"type\", not {}", type_name(v)));
+            c.add(
+                base,
+                "block_not_object",
+                format!("a block is an object with a \"type\", not {}", type_name(v)),
+            );
             leading = false;
             continue;
         };
         if seen_input.is_some() {
-            c.add(base.clone(), "block_after_input", "no block may follow input: input is last");
+            c.add(
+                base.clone(),
+                "block_after_input",
+                "no block may follow input: input is last",
+            );
         }
         let ty = match obj.get("type") {
             Some(Value::String(s)) => s.as_str(),
             Some(other) => {
-                c.add(format!("{base}/type"), "block_type_unknown", format!("type must be a string, not {}", type_name(other)));
+                c.add(
+                    format!("{base}/type"),
+                    "block_type_unknown",
+                    format!("type must be a string, not {}", type_name(other)),
+                );
                 leading = false;
                 continue;
             }
             None => {
-                c.add(format!("{base}/type"), "block_type_missing", "a block needs a \"type\"");
+                c.add(
+                    format!("{base}/type"),
+                    "block_type_missing",
+                    "a block needs a \"type\"",
+                );
                 leading = false;
                 continue;
             }
         };
         let ahead_of_history = |c: &mut Checker, what: &str| {
             if seen_history {
-                c.add(base.clone(), "block_after_history", format!("{what} must come ahead of history"));
+                c.add(
+                    base.clone(),
+                    "block_after_history",
+                    format!("{what} must come ahead of history"),
+                );
             }
         };
         let block = match ty {
             "slot" => {
                 c.unknown_keys(obj, &["type", "slot"], &base, "a slot block");
                 ahead_of_history(c, "a slot block");
-                match obj.get("slot").and_then(Value::as_str).and_then(Slot::parse) {
+                match obj
+                    .get("slot")
+                    .and_then(Value::as_str)
+                    .and_then(Slot::parse)
+                {
                     Some(s) => Some(Block::Slot(s)),
                     None => {
-                        c.add(format!("{base}/slot"), "slot_invalid", "slot must be one of system_prompt, character, persona");
+                        c.add(
+                            format!("{base}/slot"),
+                            "slot_invalid",
+                            "slot must be one of system_prompt, character, persona",
+                        );
                         None
                     }
                 }
@@ -346,23 +461,35 @@ fn check_blocks(c: &mut Checker, list: &[Value], variables: &BTreeMap<String, St
                 match obj.get("name").and_then(Value::as_str) {
                     Some(n) if is_document_name(n) => Some(Block::Document(n.to_string())),
                     _ => {
-                        c.add(format!("{base}/name"), "document_name_invalid", "name must be a durable document name matching ^[A-Z][A-Z0-9_]{0,31}$");
+                        c.add(
+                            format!("{base}/name"),
+                            "document_name_invalid",
+                            "name must be a durable document name matching ^[A-Z][A-Z0-9_]{0,31}$",
+                        );
                         None
                     }
                 }
             }
             "inline" => {
                 c.unknown_keys(obj, &["type", "role", "text"], &base, "an inline block");
-                let role = obj.get("role").and_then(Value::as_str).and_then(Role::parse);
+                let role = obj
+                    .get("role")
+                    .and_then(Value::as_str)
+                    .and_then(Role::parse);
                 if role.is_none() {
-                    c.add(format!("{base}/role"), "role_invalid", "role must be one of system, developer, user, assistant");
+                    c.add(
+                        format!("{base}/role"),
+                        "role_invalid",
+                        "role must be one of system, developer, user, assistant",
+                    );
                 }
                 let text = match obj.get("text") {
                     Some(Value::String(t)) => {
                         let mut reported: Vec<&str> = Vec::new();
                         for tok in macros::tokens(t) {
                             let word = tok.name;
-                            let known = word != macros::HISTORY_WORD && (macros::is_macro(word) || variables.contains_key(word));
+                            let known = word != macros::HISTORY_WORD
+                                && (macros::is_macro(word) || variables.contains_key(word));
                             if known || reported.contains(&word) {
                                 continue;
                             }
@@ -377,7 +504,11 @@ fn check_blocks(c: &mut Checker, list: &[Value], variables: &BTreeMap<String, St
                         Some(t.clone())
                     }
                     _ => {
-                        c.add(format!("{base}/text"), "text_invalid", "text must be a string");
+                        c.add(
+                            format!("{base}/text"),
+                            "text_invalid",
+                            "text must be a string",
+                        );
                         None
                     }
                 };
@@ -404,12 +535,25 @@ fn check_blocks(c: &mut Checker, list: &[Value], variables: &BTreeMap<String, St
             }
             "lead" | "tail" => {
                 c.unknown_keys(obj, &["type"], &base, &format!("a {ty} block"));
-                Some(if ty == "lead" { Block::Lead } else { Block::Tail })
+                Some(if ty == "lead" {
+                    Block::Lead
+                } else {
+                    Block::Tail
+                })
             }
             "history" => {
-                c.unknown_keys(obj, &["type", "max_entries", "budget"], &base, "the history block");
+                c.unknown_keys(
+                    obj,
+                    &["type", "max_entries", "budget"],
+                    &base,
+                    "the history block",
+                );
                 if seen_history {
-                    c.add(base.clone(), "block_repeated", "history must appear exactly once");
+                    c.add(
+                        base.clone(),
+                        "block_repeated",
+                        "history must appear exactly once",
+                    );
                 }
                 seen_history = true;
                 Some(Block::History(c.knobs(obj, &base)))
@@ -417,7 +561,11 @@ fn check_blocks(c: &mut Checker, list: &[Value], variables: &BTreeMap<String, St
             "input" => {
                 c.unknown_keys(obj, &["type"], &base, "the input block");
                 if seen_input.is_some() {
-                    c.add(base.clone(), "block_repeated", "input must appear exactly once");
+                    c.add(
+                        base.clone(),
+                        "block_repeated",
+                        "input must appear exactly once",
+                    );
                 }
                 seen_input = Some(i);
                 Some(Block::Input)
@@ -439,28 +587,52 @@ fn check_blocks(c: &mut Checker, list: &[Value], variables: &BTreeMap<String, St
             leading = false;
         }
         let once = match &block {
-            Block::Slot(_) | Block::Document(_) | Block::Memory | Block::Skills | Block::Runtime | Block::Lead | Block::Tail => true,
+            Block::Slot(_)
+            | Block::Document(_)
+            | Block::Memory
+            | Block::Skills
+            | Block::Runtime
+            | Block::Lead
+            | Block::Tail => true,
             _ => false,
         };
         if once && seen.contains(&block) {
-            c.add(base.clone(), "block_repeated", format!("{} may appear at most once", block.name()));
+            c.add(
+                base.clone(),
+                "block_repeated",
+                format!("{} may appear at most once", block.name()),
+            );
         }
         seen.push(block.clone());
         out.push(block);
     }
     if !seen_history {
-        c.add("/blocks", "history_missing", "a template needs exactly one history block");
+        c.add(
+            "/blocks",
+            "history_missing",
+            "a template needs exactly one history block",
+        );
     }
     if seen_input.is_none() {
-        c.add("/blocks", "input_missing", "a template needs an input block, last");
+        c.add(
+            "/blocks",
+            "input_missing",
+            "a template needs an input block, last",
+        );
     }
 }
 
 /// Checks a turn's history intent (`turns.history`): the history block's knobs.
 pub fn parse_history_intent(value: &Value) -> (Option<HistoryKnobs>, Vec<Problem>) {
-    let mut c = Checker { problems: Vec::new() };
+    let mut c = Checker {
+        problems: Vec::new(),
+    };
     let Some(obj) = value.as_object() else {
-        c.add("", "history_intent_not_object", format!("a history intent is an object, not {}", type_name(value)));
+        c.add(
+            "",
+            "history_intent_not_object",
+            format!("a history intent is an object, not {}", type_name(value)),
+        );
         return (None, c.problems);
     };
     c.unknown_keys(obj, &["max_entries", "budget"], "", "a history intent");
@@ -518,32 +690,75 @@ mod tests {
         assert_eq!(t.history_index(), 6);
         assert_eq!(
             t.blocks[6],
-            Block::History(HistoryKnobs { max_entries: Some(40), share: Some(0.6), min_tokens: Some(512), max_tokens: None })
+            Block::History(HistoryKnobs {
+                max_entries: Some(40),
+                share: Some(0.6),
+                min_tokens: Some(512),
+                max_tokens: None
+            })
         );
         assert_eq!(t.leading_run_len(), 3);
     }
 
     #[test]
     fn junk_of_any_json_type_is_a_problem_not_a_panic() {
-        for v in [json!(null), json!(1), json!("x"), json!(true), json!([1, 2])] {
+        for v in [
+            json!(null),
+            json!(1),
+            json!("x"),
+            json!(true),
+            json!([1, 2]),
+        ] {
             assert_eq!(one(v), ("".into(), "template_not_object"));
         }
         assert_eq!(one(json!({})).1, "blocks_missing");
-        assert_eq!(one(json!({"blocks": "x"})), ("/blocks".into(), "blocks_not_array"));
+        assert_eq!(
+            one(json!({"blocks": "x"})),
+            ("/blocks".into(), "blocks_not_array")
+        );
         assert_eq!(
             problems(json!({"blocks": []})),
-            vec![("/blocks".into(), "blocks_count"), ("/blocks".into(), "history_missing"), ("/blocks".into(), "input_missing")]
+            vec![
+                ("/blocks".into(), "blocks_count"),
+                ("/blocks".into(), "history_missing"),
+                ("/blocks".into(), "input_missing")
+            ]
         );
     }
 
     #[test]
     fn rule_unknown_keys_and_types() {
-        assert_eq!(one(json!({"blocks": minimal(), "extra": 1})), ("/extra".into(), "unknown_key"));
-        assert_eq!(one(tpl(json!([{"type": "history", "color": 1}, {"type": "input"}]))), ("/blocks/0/color".into(), "unknown_key"));
-        assert_eq!(one(tpl(json!([{"type": "poem"}, {"type": "history"}, {"type": "input"}]))), ("/blocks/0/type".into(), "block_type_unknown"));
-        assert_eq!(one(tpl(json!([{"kind": "x"}, {"type": "history"}, {"type": "input"}]))).1, "block_type_missing");
-        assert_eq!(one(tpl(json!([7, {"type": "history"}, {"type": "input"}]))), ("/blocks/0".into(), "block_not_object"));
-        assert_eq!(one(json!({"blocks": minimal(), "a/b": 1})), ("/a~1b".into(), "unknown_key"));
+        assert_eq!(
+            one(json!({"blocks": minimal(), "extra": 1})),
+            ("/extra".into(), "unknown_key")
+        );
+        assert_eq!(
+            one(tpl(
+                json!([{"type": "history", "color": 1}, {"type": "input"}])
+            )),
+            ("/blocks/0/color".into(), "unknown_key")
+        );
+        assert_eq!(
+            one(tpl(
+                json!([{"type": "poem"}, {"type": "history"}, {"type": "input"}])
+            )),
+            ("/blocks/0/type".into(), "block_type_unknown")
+        );
+        assert_eq!(
+            one(tpl(
+                json!([{"kind": "x"}, {"type": "history"}, {"type": "input"}])
+            ))
+            .1,
+            "block_type_missing"
+        );
+        assert_eq!(
+            one(tpl(json!([7, {"type": "history"}, {"type": "input"}]))),
+            ("/blocks/0".into(), "block_not_object")
+        );
+        assert_eq!(
+            one(json!({"blocks": minimal(), "a/b": 1})),
+            ("/a~1b".into(), "unknown_key")
+        );
     }
 
     #[test]
@@ -551,31 +766,52 @@ mod tests {
         let mut many = vec![json!({"type": "inline", "role": "user", "text": "x"}); 63];
         many.push(json!({"type": "history"}));
         many.push(json!({"type": "input"}));
-        assert_eq!(one(tpl(Value::Array(many))), ("/blocks".into(), "blocks_count"));
+        assert_eq!(
+            one(tpl(Value::Array(many))),
+            ("/blocks".into(), "blocks_count")
+        );
     }
 
     #[test]
     fn rule_slot() {
-        assert_eq!(one(tpl(json!([{"type": "slot", "slot": "soul"}, {"type": "history"}, {"type": "input"}]))), ("/blocks/0/slot".into(), "slot_invalid"));
         assert_eq!(
-            one(tpl(json!([{"type": "slot", "slot": "persona"}, {"type": "slot", "slot": "persona"}, {"type": "history"}, {"type": "input"}]))),
+            one(tpl(
+                json!([{"type": "slot", "slot": "soul"}, {"type": "history"}, {"type": "input"}])
+            )),
+            ("/blocks/0/slot".into(), "slot_invalid")
+        );
+        assert_eq!(
+            one(tpl(
+                json!([{"type": "slot", "slot": "persona"}, {"type": "slot", "slot": "persona"}, {"type": "history"}, {"type": "input"}])
+            )),
             ("/blocks/1".into(), "block_repeated")
         );
         assert_eq!(
-            one(tpl(json!([{"type": "history"}, {"type": "slot", "slot": "persona"}, {"type": "input"}]))),
+            one(tpl(
+                json!([{"type": "history"}, {"type": "slot", "slot": "persona"}, {"type": "input"}])
+            )),
             ("/blocks/1".into(), "block_after_history")
         );
     }
 
     #[test]
     fn rule_document() {
-        assert_eq!(one(tpl(json!([{"type": "document", "name": "soul"}, {"type": "history"}, {"type": "input"}]))), ("/blocks/0/name".into(), "document_name_invalid"));
         assert_eq!(
-            one(tpl(json!([{"type": "document", "name": "SOUL"}, {"type": "document", "name": "SOUL"}, {"type": "history"}, {"type": "input"}]))),
+            one(tpl(
+                json!([{"type": "document", "name": "soul"}, {"type": "history"}, {"type": "input"}])
+            )),
+            ("/blocks/0/name".into(), "document_name_invalid")
+        );
+        assert_eq!(
+            one(tpl(
+                json!([{"type": "document", "name": "SOUL"}, {"type": "document", "name": "SOUL"}, {"type": "history"}, {"type": "input"}])
+            )),
             ("/blocks/1".into(), "block_repeated")
         );
         assert_eq!(
-            one(tpl(json!([{"type": "history"}, {"type": "document", "name": "SOUL"}, {"type": "input"}]))),
+            one(tpl(
+                json!([{"type": "history"}, {"type": "document", "name": "SOUL"}, {"type": "input"}])
+            )),
             ("/blocks/1".into(), "block_after_history")
         );
         assert!(is_document_name("A"));
@@ -585,14 +821,28 @@ mod tests {
 
     #[test]
     fn rule_inline() {
-        assert_eq!(one(tpl(json!([{"type": "inline", "role": "tool", "text": "x"}, {"type": "history"}, {"type": "input"}]))), ("/blocks/0/role".into(), "role_invalid"));
-        assert_eq!(one(tpl(json!([{"type": "inline", "role": "user"}, {"type": "history"}, {"type": "input"}]))), ("/blocks/0/text".into(), "text_invalid"));
         assert_eq!(
-            one(tpl(json!([{"type": "inline", "role": "user", "text": "{{scene}}"}, {"type": "history"}, {"type": "input"}]))),
+            one(tpl(
+                json!([{"type": "inline", "role": "tool", "text": "x"}, {"type": "history"}, {"type": "input"}])
+            )),
+            ("/blocks/0/role".into(), "role_invalid")
+        );
+        assert_eq!(
+            one(tpl(
+                json!([{"type": "inline", "role": "user"}, {"type": "history"}, {"type": "input"}])
+            )),
+            ("/blocks/0/text".into(), "text_invalid")
+        );
+        assert_eq!(
+            one(tpl(
+                json!([{"type": "inline", "role": "user", "text": "{{scene}}"}, {"type": "history"}, {"type": "input"}])
+            )),
             ("/blocks/0/text".into(), "macro_unknown")
         );
         assert_eq!(
-            one(tpl(json!([{"type": "inline", "role": "user", "text": "{{history}}"}, {"type": "history"}, {"type": "input"}]))),
+            one(tpl(
+                json!([{"type": "inline", "role": "user", "text": "{{history}}"}, {"type": "history"}, {"type": "input"}])
+            )),
             ("/blocks/0/text".into(), "macro_unknown")
         );
         // Inline blocks may repeat and may follow history.
@@ -607,11 +857,15 @@ mod tests {
             {"type": "history"}, {"type": "input"}]));
         assert!(problems(ok).is_empty());
         assert_eq!(
-            one(tpl(json!([{"type": "memory"}, {"type": "inline", "role": "system", "text": "x"}, {"type": "history"}, {"type": "input"}]))),
+            one(tpl(
+                json!([{"type": "memory"}, {"type": "inline", "role": "system", "text": "x"}, {"type": "history"}, {"type": "input"}])
+            )),
             ("/blocks/1/role".into(), "inline_system_outside_leading_run")
         );
         assert_eq!(
-            one(tpl(json!([{"type": "inline", "role": "user", "text": "x"}, {"type": "inline", "role": "system", "text": "x"}, {"type": "history"}, {"type": "input"}]))),
+            one(tpl(
+                json!([{"type": "inline", "role": "user", "text": "x"}, {"type": "inline", "role": "system", "text": "x"}, {"type": "history"}, {"type": "input"}])
+            )),
             ("/blocks/1/role".into(), "inline_system_outside_leading_run")
         );
     }
@@ -620,76 +874,171 @@ mod tests {
     fn rule_memory_skills_runtime_once_ahead_of_history() {
         for ty in ["memory", "skills", "runtime"] {
             assert_eq!(
-                one(tpl(json!([{"type": ty}, {"type": ty}, {"type": "history"}, {"type": "input"}]))),
+                one(tpl(
+                    json!([{"type": ty}, {"type": ty}, {"type": "history"}, {"type": "input"}])
+                )),
                 ("/blocks/1".into(), "block_repeated")
             );
-            assert_eq!(one(tpl(json!([{"type": "history"}, {"type": ty}, {"type": "input"}]))), ("/blocks/1".into(), "block_after_history"));
+            assert_eq!(
+                one(tpl(
+                    json!([{"type": "history"}, {"type": ty}, {"type": "input"}])
+                )),
+                ("/blocks/1".into(), "block_after_history")
+            );
         }
     }
 
     #[test]
     fn rule_lead_tail_once() {
         for ty in ["lead", "tail"] {
-            assert_eq!(one(tpl(json!([{"type": ty}, {"type": "history"}, {"type": ty}, {"type": "input"}]))), ("/blocks/2".into(), "block_repeated"));
+            assert_eq!(
+                one(tpl(
+                    json!([{"type": ty}, {"type": "history"}, {"type": ty}, {"type": "input"}])
+                )),
+                ("/blocks/2".into(), "block_repeated")
+            );
         }
     }
 
     #[test]
     fn rule_history_exactly_once_with_knobs() {
-        assert_eq!(one(tpl(json!([{"type": "input"}]))), ("/blocks".into(), "history_missing"));
-        assert_eq!(one(tpl(json!([{"type": "history"}, {"type": "history"}, {"type": "input"}]))), ("/blocks/1".into(), "block_repeated"));
+        assert_eq!(
+            one(tpl(json!([{"type": "input"}]))),
+            ("/blocks".into(), "history_missing")
+        );
+        assert_eq!(
+            one(tpl(
+                json!([{"type": "history"}, {"type": "history"}, {"type": "input"}])
+            )),
+            ("/blocks/1".into(), "block_repeated")
+        );
         for (knob, path, code) in [
-            (json!({"max_entries": 0}), "/blocks/0/max_entries", "max_entries_invalid"),
-            (json!({"max_entries": 201}), "/blocks/0/max_entries", "max_entries_invalid"),
-            (json!({"max_entries": 1.5}), "/blocks/0/max_entries", "max_entries_invalid"),
+            (
+                json!({"max_entries": 0}),
+                "/blocks/0/max_entries",
+                "max_entries_invalid",
+            ),
+            (
+                json!({"max_entries": 201}),
+                "/blocks/0/max_entries",
+                "max_entries_invalid",
+            ),
+            (
+                json!({"max_entries": 1.5}),
+                "/blocks/0/max_entries",
+                "max_entries_invalid",
+            ),
             (json!({"budget": 3}), "/blocks/0/budget", "budget_invalid"),
-            (json!({"budget": {"share": 0}}), "/blocks/0/budget/share", "share_invalid"),
-            (json!({"budget": {"share": 1.01}}), "/blocks/0/budget/share", "share_invalid"),
-            (json!({"budget": {"min_tokens": -1}}), "/blocks/0/budget/min_tokens", "min_tokens_invalid"),
-            (json!({"budget": {"max_tokens": "9"}}), "/blocks/0/budget/max_tokens", "max_tokens_invalid"),
-            (json!({"budget": {"ratio": 1}}), "/blocks/0/budget/ratio", "unknown_key"),
+            (
+                json!({"budget": {"share": 0}}),
+                "/blocks/0/budget/share",
+                "share_invalid",
+            ),
+            (
+                json!({"budget": {"share": 1.01}}),
+                "/blocks/0/budget/share",
+                "share_invalid",
+            ),
+            (
+                json!({"budget": {"min_tokens": -1}}),
+                "/blocks/0/budget/min_tokens",
+                "min_tokens_invalid",
+            ),
+            (
+                json!({"budget": {"max_tokens": "9"}}),
+                "/blocks/0/budget/max_tokens",
+                "max_tokens_invalid",
+            ),
+            (
+                json!({"budget": {"ratio": 1}}),
+                "/blocks/0/budget/ratio",
+                "unknown_key",
+            ),
         ] {
             let mut h = knob.as_object().unwrap().clone();
             h.insert("type".into(), json!("history"));
-            assert_eq!(one(tpl(json!([h, {"type": "input"}]))), (path.to_string(), code), "{knob}");
+            assert_eq!(
+                one(tpl(json!([h, {"type": "input"}]))),
+                (path.to_string(), code),
+                "{knob}"
+            );
         }
         assert!(problems(tpl(json!([{"type": "history", "max_entries": 200, "budget": {"share": 1, "min_tokens": 0, "max_tokens": 0}}, {"type": "input"}]))).is_empty());
     }
 
     #[test]
     fn rule_input_exactly_once_last() {
-        assert_eq!(one(tpl(json!([{"type": "history"}]))), ("/blocks".into(), "input_missing"));
-        assert_eq!(one(tpl(json!([{"type": "input"}, {"type": "history"}]))), ("/blocks/1".into(), "block_after_input"));
         assert_eq!(
-            problems(tpl(json!([{"type": "history"}, {"type": "input"}, {"type": "input"}]))),
-            vec![("/blocks/2".into(), "block_after_input"), ("/blocks/2".into(), "block_repeated")]
+            one(tpl(json!([{"type": "history"}]))),
+            ("/blocks".into(), "input_missing")
+        );
+        assert_eq!(
+            one(tpl(json!([{"type": "input"}, {"type": "history"}]))),
+            ("/blocks/1".into(), "block_after_input")
+        );
+        assert_eq!(
+            problems(tpl(
+                json!([{"type": "history"}, {"type": "input"}, {"type": "input"}])
+            )),
+            vec![
+                ("/blocks/2".into(), "block_after_input"),
+                ("/blocks/2".into(), "block_repeated")
+            ]
         );
     }
 
     #[test]
     fn rule_variables() {
-        assert_eq!(one(json!({"blocks": minimal(), "variables": []})), ("/variables".into(), "variables_not_object"));
-        assert_eq!(one(json!({"blocks": minimal(), "variables": {"Scene": "x"}})), ("/variables/Scene".into(), "variable_name_invalid"));
-        assert_eq!(one(json!({"blocks": minimal(), "variables": {"date": "x"}})), ("/variables/date".into(), "variable_shadows_macro"));
-        assert_eq!(one(json!({"blocks": minimal(), "variables": {"n": 1}})), ("/variables/n".into(), "variable_not_string"));
+        assert_eq!(
+            one(json!({"blocks": minimal(), "variables": []})),
+            ("/variables".into(), "variables_not_object")
+        );
+        assert_eq!(
+            one(json!({"blocks": minimal(), "variables": {"Scene": "x"}})),
+            ("/variables/Scene".into(), "variable_name_invalid")
+        );
+        assert_eq!(
+            one(json!({"blocks": minimal(), "variables": {"date": "x"}})),
+            ("/variables/date".into(), "variable_shadows_macro")
+        );
+        assert_eq!(
+            one(json!({"blocks": minimal(), "variables": {"n": 1}})),
+            ("/variables/n".into(), "variable_not_string")
+        );
         let many: Map<String, Value> = (0..33).map(|i| (format!("v{i}"), json!("x"))).collect();
-        assert_eq!(one(json!({"blocks": minimal(), "variables": many})), ("/variables".into(), "variables_count"));
+        assert_eq!(
+            one(json!({"blocks": minimal(), "variables": many})),
+            ("/variables".into(), "variables_count")
+        );
     }
 
     #[test]
     fn rule_size() {
         let big = "x".repeat(MAX_BYTES);
-        let v = tpl(json!([{"type": "inline", "role": "user", "text": big}, {"type": "history"}, {"type": "input"}]));
+        let v = tpl(
+            json!([{"type": "inline", "role": "user", "text": big}, {"type": "history"}, {"type": "input"}]),
+        );
         assert_eq!(one(v), ("".into(), "template_too_large"));
     }
 
     #[test]
     fn history_intent_uses_the_same_knobs() {
-        let (k, p) = parse_history_intent(&json!({"max_entries": 5, "budget": {"max_tokens": 100}}));
+        let (k, p) =
+            parse_history_intent(&json!({"max_entries": 5, "budget": {"max_tokens": 100}}));
         assert!(p.is_empty());
-        assert_eq!(k.unwrap(), HistoryKnobs { max_entries: Some(5), max_tokens: Some(100), ..Default::default() });
+        assert_eq!(
+            k.unwrap(),
+            HistoryKnobs {
+                max_entries: Some(5),
+                max_tokens: Some(100),
+                ..Default::default()
+            }
+        );
         let (_, p) = parse_history_intent(&json!({"budget": {"share": 2}}));
         assert_eq!(p[0].path, "/budget/share");
-        assert_eq!(parse_history_intent(&json!(3)).1[0].code, "history_intent_not_object");
+        assert_eq!(
+            parse_history_intent(&json!(3)).1[0].code,
+            "history_intent_not_object"
+        );
     }
 }

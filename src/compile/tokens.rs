@@ -33,8 +33,11 @@ impl Tokenizer {
         match name {
             "cl100k_base" => Ok(Tokenizer::Cl100kBase),
             "o200k_base" => Ok(Tokenizer::O200kBase),
-            other => Err(Error::new(Code::TokenizerUnknown, format!("unknown tokenizer {}", quote(other)))
-                .hint("Known tokenizers: cl100k_base, o200k_base.")),
+            other => Err(Error::new(
+                Code::TokenizerUnknown,
+                format!("unknown tokenizer {}", quote(other)),
+            )
+            .hint("Known tokenizers: cl100k_base, o200k_base.")),
         }
     }
 
@@ -137,7 +140,11 @@ impl<'m> Counter<'m> {
 
     /// A stored count for this tokenizer, when the row carries one.
     pub fn stored(&self, counts: &[Option<i32>]) -> Option<u32> {
-        counts.get(self.tokenizer.index()).copied().flatten().and_then(|n| u32::try_from(n).ok())
+        counts
+            .get(self.tokenizer.index())
+            .copied()
+            .flatten()
+            .and_then(|n| u32::try_from(n).ok())
     }
 
     /// The stored count when present, else a count of `text`.
@@ -153,7 +160,11 @@ impl<'m> Counter<'m> {
 pub fn row_counts(text: &str, which: &[Tokenizer]) -> Vec<Option<i32>> {
     Tokenizer::ALL
         .iter()
-        .map(|t| which.contains(t).then(|| i32::try_from(t.count(text)).unwrap_or(i32::MAX)))
+        .map(|t| {
+            which
+                .contains(t)
+                .then(|| i32::try_from(t.count(text)).unwrap_or(i32::MAX))
+        })
         .collect()
 }
 
@@ -199,7 +210,10 @@ mod tests {
         assert_eq!(memo.count(Tokenizer::Cl100kBase, &text), direct);
         assert_eq!(memo.count(Tokenizer::Cl100kBase, &text), direct);
         assert_eq!(memo.len(), 1);
-        assert_eq!(memo.count(Tokenizer::O200kBase, &text), Tokenizer::O200kBase.count(&text));
+        assert_eq!(
+            memo.count(Tokenizer::O200kBase, &text),
+            Tokenizer::O200kBase.count(&text)
+        );
         assert_eq!(memo.len(), 2);
     }
 
@@ -207,12 +221,19 @@ mod tests {
     #[test]
     fn matches_reference_tiktoken_fixtures() {
         let rows: Vec<serde_json::Value> =
-            serde_json::from_str(include_str!("../../tests/fixtures/tiktoken_counts.json")).unwrap();
+            serde_json::from_str(include_str!("../../tests/fixtures/tiktoken_counts.json"))
+                .unwrap();
         assert!(rows.len() > 30);
         for row in rows {
             let text = row["text"].as_str().unwrap();
             for t in Tokenizer::ALL {
-                assert_eq!(t.count(text) as u64, row[t.name()].as_u64().unwrap(), "{} on {:?}", t.name(), text);
+                assert_eq!(
+                    t.count(text) as u64,
+                    row[t.name()].as_u64().unwrap(),
+                    "{} on {:?}",
+                    t.name(),
+                    text
+                );
             }
         }
     }
@@ -222,8 +243,30 @@ mod tests {
     #[test]
     fn parity_with_tiktoken_rs() {
         const PIECES: [&str; 24] = [
-            " ", "  ", "\n", "\n\n", "\t", "\r\n", "a", "Hello", "world", "'s", "'LL", "123", "4567", "!", "?!",
-            "{{", "}}", "<|endoftext|>", "é", "日本", "🎉", "\u{a0}", "/", "x_y",
+            " ",
+            "  ",
+            "\n",
+            "\n\n",
+            "\t",
+            "\r\n",
+            "a",
+            "Hello",
+            "world",
+            "'s",
+            "'LL",
+            "123",
+            "4567",
+            "!",
+            "?!",
+            "{{",
+            "}}",
+            "<|endoftext|>",
+            "é",
+            "日本",
+            "🎉",
+            "\u{a0}",
+            "/",
+            "x_y",
         ];
         let cl = tiktoken_rs::cl100k_base_singleton();
         let o2 = tiktoken_rs::o200k_base_singleton();
@@ -236,9 +279,19 @@ mod tests {
         };
         for _ in 0..1500 {
             let len = next(40) as usize;
-            let text: String = (0..len).map(|_| PIECES[next(PIECES.len() as u64) as usize]).collect();
-            assert_eq!(Tokenizer::Cl100kBase.count(&text) as usize, cl.encode_ordinary(&text).len(), "cl100k {text:?}");
-            assert_eq!(Tokenizer::O200kBase.count(&text) as usize, o2.encode_ordinary(&text).len(), "o200k {text:?}");
+            let text: String = (0..len)
+                .map(|_| PIECES[next(PIECES.len() as u64) as usize])
+                .collect();
+            assert_eq!(
+                Tokenizer::Cl100kBase.count(&text) as usize,
+                cl.encode_ordinary(&text).len(),
+                "cl100k {text:?}"
+            );
+            assert_eq!(
+                Tokenizer::O200kBase.count(&text) as usize,
+                o2.encode_ordinary(&text).len(),
+                "o200k {text:?}"
+            );
         }
     }
 

@@ -39,22 +39,42 @@ impl Voices<'_> {
     /// The words of `row` as read for a turn answered by `answerer`.
     pub fn words(&self, row: Row<'_>, answerer: Option<&User>, counter: &mut Counter<'_>) -> Part {
         let speaker = match row.author {
-            Some(author) if !row.kernel && (row.sender_conversation.is_some() || !self.is_own(author, answerer)) => {
+            Some(author)
+                if !row.kernel
+                    && (row.sender_conversation.is_some() || !self.is_own(author, answerer)) =>
+            {
                 self.users.get(&author)
             }
             _ => None,
         };
         match speaker {
-            None => Part { kind: PartKind::Text(row.text.to_string()), tokens: counter.count_or_stored(row.text, row.stored) },
+            None => Part {
+                kind: PartKind::Text(row.text.to_string()),
+                tokens: counter.count_or_stored(row.text, row.stored),
+            },
             Some(user) => self.wrapped(user, row.sender_conversation, row.text, counter),
         }
     }
 
     /// `text` in `user`'s envelope, whoever reads it.
-    pub fn wrapped(&self, user: &User, sender: Option<Uuid>, text: &str, counter: &mut Counter<'_>) -> Part {
-        let speaker = Speaker { handle: &user.handle, kind: user.kind.as_str(), user_id: user.id, conversation: sender };
+    pub fn wrapped(
+        &self,
+        user: &User,
+        sender: Option<Uuid>,
+        text: &str,
+        counter: &mut Counter<'_>,
+    ) -> Part {
+        let speaker = Speaker {
+            handle: &user.handle,
+            kind: user.kind.as_str(),
+            user_id: user.id,
+            conversation: sender,
+        };
         let text = wrap(&speaker, text);
         let tokens = counter.count(&text);
-        Part { kind: PartKind::Text(text), tokens }
+        Part {
+            kind: PartKind::Text(text),
+            tokens,
+        }
     }
 }

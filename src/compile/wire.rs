@@ -13,7 +13,13 @@ pub const DEFAULT_MAX_TOKENS: i32 = 4096;
 /// Where the stable prefix ends: the last part of it, as (message, part).
 pub type CachePoint = Option<(usize, usize)>;
 
-pub fn render(wire: Wire, messages: &[Message], cache: CachePoint, model: Option<&Model>, tools: &[Tool]) -> Value {
+pub fn render(
+    wire: Wire,
+    messages: &[Message],
+    cache: CachePoint,
+    model: Option<&Model>,
+    tools: &[Tool],
+) -> Value {
     match wire {
         Wire::Anthropic => anthropic(messages, cache, model, tools),
         Wire::Chat => chat(messages, model, tools),
@@ -27,7 +33,11 @@ fn anthropic_block(kind: &PartKind) -> Value {
             let input: Value = serde_json::from_str(input).unwrap_or_else(|_| json!({}));
             json!({"type": "tool_use", "id": id, "name": name, "input": input})
         }
-        PartKind::ToolResult { call_id, content, is_error } => {
+        PartKind::ToolResult {
+            call_id,
+            content,
+            is_error,
+        } => {
             json!({"type": "tool_result", "tool_use_id": call_id, "content": content, "is_error": is_error})
         }
         PartKind::Image { media_type, data } => {
@@ -36,13 +46,21 @@ fn anthropic_block(kind: &PartKind) -> Value {
     }
 }
 
-fn anthropic(messages: &[Message], cache: CachePoint, model: Option<&Model>, tools: &[Tool]) -> Value {
+fn anthropic(
+    messages: &[Message],
+    cache: CachePoint,
+    model: Option<&Model>,
+    tools: &[Tool],
+) -> Value {
     let mark = |block: &mut Value, mi: usize, pi: usize| {
         if cache == Some((mi, pi)) {
             block["cache_control"] = json!({"type": "ephemeral"});
         }
     };
-    let leading = messages.iter().take_while(|m| m.role == Role::System).count();
+    let leading = messages
+        .iter()
+        .take_while(|m| m.role == Role::System)
+        .count();
     let mut system = Vec::new();
     for (mi, m) in messages[..leading].iter().enumerate() {
         for (pi, p) in m.parts.iter().enumerate() {
@@ -55,7 +73,11 @@ fn anthropic(messages: &[Message], cache: CachePoint, model: Option<&Model>, too
     // the assistant's speaks on the user side, and same-role neighbours merge.
     let mut wire_messages: Vec<(&'static str, Vec<Value>)> = Vec::new();
     for (mi, m) in messages.iter().enumerate().skip(leading) {
-        let role = if m.role == Role::Assistant { "assistant" } else { "user" };
+        let role = if m.role == Role::Assistant {
+            "assistant"
+        } else {
+            "user"
+        };
         let blocks = m.parts.iter().enumerate().map(|(pi, p)| {
             let mut b = anthropic_block(&p.kind);
             mark(&mut b, mi, pi);
@@ -80,7 +102,12 @@ fn anthropic(messages: &[Message], cache: CachePoint, model: Option<&Model>, too
     if let Some(m) = model {
         body.insert("model".into(), json!(m.name));
     }
-    body.insert("max_tokens".into(), json!(model.map(|m| m.max_output_tokens).unwrap_or(DEFAULT_MAX_TOKENS)));
+    body.insert(
+        "max_tokens".into(),
+        json!(model
+            .map(|m| m.max_output_tokens)
+            .unwrap_or(DEFAULT_MAX_TOKENS)),
+    );
     if !system.is_empty() {
         body.insert("system".into(), Value::Array(system));
     }
@@ -94,7 +121,10 @@ fn anthropic(messages: &[Message], cache: CachePoint, model: Option<&Model>, too
                 if let Some(d) = &t.description {
                     o.insert("description".into(), json!(d));
                 }
-                o.insert("input_schema".into(), serde_json::from_str(&t.input_schema).unwrap_or(json!({})));
+                o.insert(
+                    "input_schema".into(),
+                    serde_json::from_str(&t.input_schema).unwrap_or(json!({})),
+                );
                 Value::Object(o)
             })
             .collect();
@@ -104,7 +134,10 @@ fn anthropic(messages: &[Message], cache: CachePoint, model: Option<&Model>, too
 }
 
 fn chat_text_parts(m: &Message) -> Vec<Value> {
-    m.parts.iter().filter_map(|p| p.kind.text().map(|t| json!({"type": "text", "text": t}))).collect()
+    m.parts
+        .iter()
+        .filter_map(|p| p.kind.text().map(|t| json!({"type": "text", "text": t})))
+        .collect()
 }
 
 fn chat(messages: &[Message], model: Option<&Model>, tools: &[Tool]) -> Value {
@@ -141,8 +174,14 @@ fn chat(messages: &[Message], model: Option<&Model>, tools: &[Tool]) -> Value {
                 let mut content = Vec::new();
                 for p in &m.parts {
                     match &p.kind {
-                        PartKind::ToolResult { call_id, content: c, .. } => {
-                            out.push(json!({"role": "tool", "tool_call_id": call_id, "content": c}));
+                        PartKind::ToolResult {
+                            call_id,
+                            content: c,
+                            ..
+                        } => {
+                            out.push(
+                                json!({"role": "tool", "tool_call_id": call_id, "content": c}),
+                            );
                         }
                         PartKind::Text(t) => content.push(json!({"type": "text", "text": t})),
                         PartKind::Image { media_type, data } => content.push(json!({
@@ -162,7 +201,12 @@ fn chat(messages: &[Message], model: Option<&Model>, tools: &[Tool]) -> Value {
     if let Some(m) = model {
         body.insert("model".into(), json!(m.name));
     }
-    body.insert("max_completion_tokens".into(), json!(model.map(|m| m.max_output_tokens).unwrap_or(DEFAULT_MAX_TOKENS)));
+    body.insert(
+        "max_completion_tokens".into(),
+        json!(model
+            .map(|m| m.max_output_tokens)
+            .unwrap_or(DEFAULT_MAX_TOKENS)),
+    );
     body.insert("messages".into(), Value::Array(out));
     if !tools.is_empty() {
         let tools: Vec<Value> = tools
@@ -173,7 +217,10 @@ fn chat(messages: &[Message], model: Option<&Model>, tools: &[Tool]) -> Value {
                 if let Some(d) = &t.description {
                     f.insert("description".into(), json!(d));
                 }
-                f.insert("parameters".into(), serde_json::from_str(&t.input_schema).unwrap_or(json!({})));
+                f.insert(
+                    "parameters".into(),
+                    serde_json::from_str(&t.input_schema).unwrap_or(json!({})),
+                );
                 json!({"type": "function", "function": f})
             })
             .collect();

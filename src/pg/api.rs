@@ -51,9 +51,20 @@ fn unescape_envelope(body: &str) -> String {
 #[search_path(pg_catalog, pg_temp)]
 fn validate_template(
     template: pgrx::JsonB,
-) -> TableIterator<'static, (name!(path, String), name!(code, String), name!(message, String))> {
+) -> TableIterator<
+    'static,
+    (
+        name!(path, String),
+        name!(code, String),
+        name!(message, String),
+    ),
+> {
     let (_, problems) = template::parse(&template.0);
-    TableIterator::new(problems.into_iter().map(|p| (p.path, p.code.to_string(), p.message)))
+    TableIterator::new(
+        problems
+            .into_iter()
+            .map(|p| (p.path, p.code.to_string(), p.message)),
+    )
 }
 
 /// Loads and compiles inside one SPI connection; seals when asked and fresh.
@@ -62,7 +73,8 @@ fn run(conv: Uuid, turn: Uuid, purpose: Purpose) -> Output {
         let ctx = load::context(client, conv, turn).or_raise();
         let out = {
             let mut history = SpiHistory::new(client, &ctx);
-            MEMO.with(|m| compile::compile(&ctx, &mut history, &mut m.borrow_mut(), purpose)).or_raise()
+            MEMO.with(|m| compile::compile(&ctx, &mut history, &mut m.borrow_mut(), purpose))
+                .or_raise()
         };
         if purpose != Purpose::Compile {
             return out;
@@ -72,7 +84,8 @@ fn run(conv: Uuid, turn: Uuid, purpose: Purpose) -> Output {
                 // Another session sealed it first: its seal is the turn's.
                 let ctx = load::context(client, conv, turn).or_raise();
                 let mut history = SpiHistory::new(client, &ctx);
-                MEMO.with(|m| compile::compile(&ctx, &mut history, &mut m.borrow_mut(), purpose)).or_raise()
+                MEMO.with(|m| compile::compile(&ctx, &mut history, &mut m.borrow_mut(), purpose))
+                    .or_raise()
             }
             _ => out,
         }
@@ -82,13 +95,27 @@ fn run(conv: Uuid, turn: Uuid, purpose: Purpose) -> Output {
 #[pg_extern(volatile, strict, parallel_unsafe)]
 #[search_path(pg_catalog, pg_temp)]
 fn compile_turn(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) -> JsonbText {
-    JsonbText(run(core_uuid(conversation_id), core_uuid(turn_id), Purpose::Compile).result)
+    JsonbText(
+        run(
+            core_uuid(conversation_id),
+            core_uuid(turn_id),
+            Purpose::Compile,
+        )
+        .result,
+    )
 }
 
 #[pg_extern(stable, strict, parallel_safe)]
 #[search_path(pg_catalog, pg_temp)]
 fn preview_turn(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) -> JsonbText {
-    JsonbText(run(core_uuid(conversation_id), core_uuid(turn_id), Purpose::Preview).result)
+    JsonbText(
+        run(
+            core_uuid(conversation_id),
+            core_uuid(turn_id),
+            Purpose::Preview,
+        )
+        .result,
+    )
 }
 
 #[pg_extern(stable, strict, parallel_safe)]
@@ -109,7 +136,12 @@ fn estimate_turn(
         name!(skipped_reason, Option<String>),
     ),
 > {
-    let e = run(core_uuid(conversation_id), core_uuid(turn_id), Purpose::Estimate).estimate;
+    let e = run(
+        core_uuid(conversation_id),
+        core_uuid(turn_id),
+        Purpose::Estimate,
+    )
+    .estimate;
     let int = |n: u32| i32::try_from(n).unwrap_or(i32::MAX);
     let mut rows: Vec<_> = e
         .blocks
@@ -123,7 +155,11 @@ fn estimate_turn(
                 b.floor_unmet,
                 history.then(|| int(e.history.selected)),
                 history.then(|| int(e.history.available)),
-                if history { e.history.skipped_reason.clone() } else { None },
+                if history {
+                    e.history.skipped_reason.clone()
+                } else {
+                    None
+                },
             )
         })
         .collect();

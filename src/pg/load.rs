@@ -11,8 +11,8 @@ use uuid::Uuid;
 
 use super::errors::spi;
 use crate::compile::context::{
-    Context, Conversation, Document, HistorySource, HistoryTurn, Mechanism, Memory, Model, Role, RoundRow, Sealed, Skill,
-    Turn, TurnKind, User, UserKind, Workspace,
+    Context, Conversation, Document, HistorySource, HistoryTurn, Mechanism, Memory, Model, Role,
+    RoundRow, Sealed, Skill, Turn, TurnKind, User, UserKind, Workspace,
 };
 use crate::compile::error::{Code, Error, Result};
 use crate::compile::fields;
@@ -53,7 +53,13 @@ impl Cols<'_, '_> {
 /// The turn columns, in the order [`read_turn`] reads them. `{sealed_request}` and the
 /// text columns are spelled by the caller: history reads no sealed request, and a light
 /// read keeps only whether each text is empty.
-fn turn_columns(sealed_request: &str, content: &str, prompt: &str, preface: &str, tz: &str) -> String {
+fn turn_columns(
+    sealed_request: &str,
+    content: &str,
+    prompt: &str,
+    preface: &str,
+    tz: &str,
+) -> String {
     format!(
         "t.id, t.seq, t.kind, t.role, t.author_id, t.answerer_id, t.poster_id, {content}, {prompt}, t.origin, \
          t.sender_conversation_id, t.mode, t.inline::text, t.variables::text, t.input::text, t.tools::text, \
@@ -100,12 +106,17 @@ fn read_turn(c: &mut Cols<'_, '_>) -> Option<Turn> {
     let preface = c.text();
     let mechanism = c.text();
     if let Some(mechanism) = mechanism {
-        t.sealed = Some(Sealed { request: request.unwrap_or_default(), preface: preface.unwrap_or_else(|| "[]".into()), mechanism });
+        t.sealed = Some(Sealed {
+            request: request.unwrap_or_default(),
+            preface: preface.unwrap_or_else(|| "[]".into()),
+            mechanism,
+        });
     }
     Some(t)
 }
 
-const USERS: &str = "SELECT id, handle, display_name, kind, steward_id, prompt_mechanism, prompt_template::text, \
+const USERS: &str =
+    "SELECT id, handle, display_name, kind, steward_id, prompt_mechanism, prompt_template::text, \
      model, reasoning_replay, application FROM prompt.users \
      WHERE id = ANY($1) OR id IN (SELECT steward_id FROM prompt.users WHERE id = ANY($1))";
 
@@ -144,10 +155,19 @@ pub fn context(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Result<Context
          LEFT JOIN prompt.turns t ON t.conversation_id = c.id AND t.id = $2 WHERE c.id = $1",
         turn_columns("t.sealed_request::text", "t.content", "t.prompt", "t.sealed_preface::text", "w.timezone")
     );
-    let table = spi(client.select(query.as_str(), Some(1), &[pg_uuid(conv).into(), pg_uuid(turn).into()]));
+    let table = spi(client.select(
+        query.as_str(),
+        Some(1),
+        &[pg_uuid(conv).into(), pg_uuid(turn).into()],
+    ));
     let Some(row) = table.into_iter().next() else {
-        return Err(Error::new(Code::ConversationNotFound, format!("conversation {conv} does not exist"))
-            .hint("The id may be wrong, or row-level security may hide the conversation from this role."));
+        return Err(Error::new(
+            Code::ConversationNotFound,
+            format!("conversation {conv} does not exist"),
+        )
+        .hint(
+            "The id may be wrong, or row-level security may hide the conversation from this role.",
+        ));
     };
     let mut c = Cols { row: &row, at: 0 };
     let workspace_id = c.uuid().unwrap_or_default();
@@ -159,55 +179,107 @@ pub fn context(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Result<Context
         creator_id: c.uuid(),
         origin_channel: c.text(),
     };
-    let workspace = Workspace { id: workspace_id, name: c.text(), timezone: c.text_or("UTC") };
+    let workspace = Workspace {
+        id: workspace_id,
+        name: c.text(),
+        timezone: c.text_or("UTC"),
+    };
     let Some(t) = read_turn(&mut c) else {
         return Err(missing_turn(client, conv, turn));
     };
 
     // Users: the answerers, the poster, the creator, the selected Human, and stewards.
-    let mut ids: Vec<Uuid> = [t.answerer_id, conversation.answerer_id, t.poster_id, t.author_id, conversation.creator_id, t.memory_user_id]
-        .into_iter()
-        .flatten()
-        .collect();
+    let mut ids: Vec<Uuid> = [
+        t.answerer_id,
+        conversation.answerer_id,
+        t.poster_id,
+        t.author_id,
+        conversation.creator_id,
+        t.memory_user_id,
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
     let rounds = current_rounds(client, conv, turn);
     ids.extend(steer_authors(&rounds));
     ids.sort();
     ids.dedup();
-    let users: HashMap<Uuid, User> = load_users(client, &ids).into_iter().map(|u| (u.id, u)).collect();
+    let users: HashMap<Uuid, User> = load_users(client, &ids)
+        .into_iter()
+        .map(|u| (u.id, u))
+        .collect();
 
-    let a = t.answerer_id.or(conversation.answerer_id).and_then(|id| users.get(&id));
-    let mut model_names: Vec<String> = [t.model.clone(), a.and_then(|a| a.model.clone())].into_iter().flatten().collect();
+    let a = t
+        .answerer_id
+        .or(conversation.answerer_id)
+        .and_then(|id| users.get(&id));
+    let mut model_names: Vec<String> = [t.model.clone(), a.and_then(|a| a.model.clone())]
+        .into_iter()
+        .flatten()
+        .collect();
     model_names.dedup();
     let models = load_models(client, &model_names);
 
     let (documents, memories, skills) = match (a, t.sealed.is_some()) {
         (Some(a), false) if a.prompt_mechanism != Mechanism::Raw => {
-            let human = t.poster_id.and_then(|p| users.get(&p)).and_then(User::controlling_human);
+            let human = t
+                .poster_id
+                .and_then(|p| users.get(&p))
+                .and_then(User::controlling_human);
             (
                 load_documents(client, a.id, workspace_id, human),
                 load_memories(client, a.id, workspace_id, conv, t.memory_user_id),
-                if t.run { load_skills(client, &t, a, workspace_id) } else { Vec::new() },
+                if t.run {
+                    load_skills(client, &t, a, workspace_id)
+                } else {
+                    Vec::new()
+                },
             )
         }
         _ => (Vec::new(), Vec::new(), Vec::new()),
     };
-    Ok(Context { conversation, workspace, turn: t, rounds, users, models, documents, memories, skills })
+    Ok(Context {
+        conversation,
+        workspace,
+        turn: t,
+        rounds,
+        users,
+        models,
+        documents,
+        memories,
+        skills,
+    })
 }
 
 fn missing_turn(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Error {
-    let other = spi(client.select("SELECT conversation_id FROM prompt.turns WHERE id = $1 LIMIT 1", Some(1), &[pg_uuid(turn).into()]));
-    match other.into_iter().next().and_then(|r| spi(r.get::<pgrx::Uuid>(1))) {
+    let other = spi(client.select(
+        "SELECT conversation_id FROM prompt.turns WHERE id = $1 LIMIT 1",
+        Some(1),
+        &[pg_uuid(turn).into()],
+    ));
+    match other
+        .into_iter()
+        .next()
+        .and_then(|r| spi(r.get::<pgrx::Uuid>(1)))
+    {
         Some(elsewhere) => Error::new(
             Code::TurnNotCompilable,
-            format!("turn {turn} belongs to conversation {}, not {conv}", core_uuid(elsewhere)),
+            format!(
+                "turn {turn} belongs to conversation {}, not {conv}",
+                core_uuid(elsewhere)
+            ),
         )
         .hint("Pass the turn's own conversation_id."),
-        None => Error::new(Code::TurnNotFound, format!("turn {turn} does not exist in conversation {conv}"))
-            .hint("The id may be wrong, or row-level security may hide the turn from this role."),
+        None => Error::new(
+            Code::TurnNotFound,
+            format!("turn {turn} does not exist in conversation {conv}"),
+        )
+        .hint("The id may be wrong, or row-level security may hide the turn from this role."),
     }
 }
 
-const MODELS: &str = "SELECT name, wire, tokenizer, advisory_window, hard_window, native_images, token_margin, \
+const MODELS: &str =
+    "SELECT name, wire, tokenizer, advisory_window, hard_window, native_images, token_margin, \
      max_output_tokens FROM prompt.models WHERE name = ANY($1)";
 
 fn load_models(client: &SpiClient<'_>, names: &[String]) -> HashMap<String, Model> {
@@ -237,12 +309,21 @@ fn load_models(client: &SpiClient<'_>, names: &[String]) -> HashMap<String, Mode
 const DOCUMENTS: &str = "SELECT id, user_id, workspace_id, name, role, body, version FROM prompt.documents \
      WHERE user_id = $1 OR (workspace_id = $2 AND name = 'character') OR (user_id = $3 AND name = 'persona')";
 
-fn load_documents(client: &SpiClient<'_>, a: Uuid, workspace: Uuid, human: Option<Uuid>) -> Vec<Document> {
+fn load_documents(
+    client: &SpiClient<'_>,
+    a: Uuid,
+    workspace: Uuid,
+    human: Option<Uuid>,
+) -> Vec<Document> {
     let human: DatumWithOid = match human {
         Some(h) => pg_uuid(h).into(),
         None => DatumWithOid::null::<pgrx::Uuid>(),
     };
-    let table = spi(client.select(DOCUMENTS, None, &[pg_uuid(a).into(), pg_uuid(workspace).into(), human]));
+    let table = spi(client.select(
+        DOCUMENTS,
+        None,
+        &[pg_uuid(a).into(), pg_uuid(workspace).into(), human],
+    ));
     table
         .into_iter()
         .filter_map(|row| {
@@ -252,7 +333,11 @@ fn load_documents(client: &SpiClient<'_>, a: Uuid, workspace: Uuid, human: Optio
                 user_id: c.uuid(),
                 workspace_id: c.uuid(),
                 name: c.text_or(""),
-                role: c.text().as_deref().and_then(Role::parse).unwrap_or(Role::System),
+                role: c
+                    .text()
+                    .as_deref()
+                    .and_then(Role::parse)
+                    .unwrap_or(Role::System),
                 body: c.text_or(""),
                 version: c.next::<i32>().unwrap_or(1),
             })
@@ -264,9 +349,27 @@ const MEMORIES: &str = "SELECT id, scope, user_id, speaker_id, workspace_id, con
      FROM prompt.memories WHERE (user_id = ANY($1) OR workspace_id = $2 OR conversation_id = $3) \
      AND path NOT LIKE 'skills/%'";
 
-fn load_memories(client: &SpiClient<'_>, a: Uuid, workspace: Uuid, conv: Uuid, human: Option<Uuid>) -> Vec<Memory> {
-    let owners: Vec<pgrx::Uuid> = [Some(a), human].into_iter().flatten().map(pg_uuid).collect();
-    let table = spi(client.select(MEMORIES, None, &[owners.into(), pg_uuid(workspace).into(), pg_uuid(conv).into()]));
+fn load_memories(
+    client: &SpiClient<'_>,
+    a: Uuid,
+    workspace: Uuid,
+    conv: Uuid,
+    human: Option<Uuid>,
+) -> Vec<Memory> {
+    let owners: Vec<pgrx::Uuid> = [Some(a), human]
+        .into_iter()
+        .flatten()
+        .map(pg_uuid)
+        .collect();
+    let table = spi(client.select(
+        MEMORIES,
+        None,
+        &[
+            owners.into(),
+            pg_uuid(workspace).into(),
+            pg_uuid(conv).into(),
+        ],
+    ));
     table
         .into_iter()
         .filter_map(|row| {
@@ -296,12 +399,25 @@ fn load_skills(client: &SpiClient<'_>, t: &Turn, a: &User, workspace: Uuid) -> V
         return Vec::new();
     }
     let runners: Vec<String> = callables.iter().filter_map(|c| c.runner.clone()).collect();
-    let owners: Vec<pgrx::Uuid> = [Some(a.id), t.memory_user_id].into_iter().flatten().map(pg_uuid).collect();
+    let owners: Vec<pgrx::Uuid> = [Some(a.id), t.memory_user_id]
+        .into_iter()
+        .flatten()
+        .map(pg_uuid)
+        .collect();
     let application: DatumWithOid = match &a.application {
         Some(app) => app.clone().into(),
         None => DatumWithOid::null::<String>(),
     };
-    let table = spi(client.select(SKILLS, None, &[runners.into(), application, owners.into(), pg_uuid(workspace).into()]));
+    let table = spi(client.select(
+        SKILLS,
+        None,
+        &[
+            runners.into(),
+            application,
+            owners.into(),
+            pg_uuid(workspace).into(),
+        ],
+    ));
     table
         .into_iter()
         .filter_map(|row| {
@@ -340,15 +456,24 @@ fn current_rounds(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Vec<RoundRo
         None,
         &[pg_uuid(conv).into(), pg_uuid(turn).into()],
     ));
-    table.into_iter().map(|row| read_round(&mut Cols { row: &row, at: 0 })).collect()
+    table
+        .into_iter()
+        .map(|row| read_round(&mut Cols { row: &row, at: 0 }))
+        .collect()
 }
 
 /// The authors a round's steers name (their envelopes need handles).
 fn steer_authors(rounds: &[RoundRow]) -> Vec<Uuid> {
     let mut out = Vec::new();
     for r in rounds {
-        if let Ok(serde_json::Value::Array(list)) = serde_json::from_str::<serde_json::Value>(&r.steers) {
-            out.extend(list.iter().filter_map(|s| s["author_id"].as_str()).filter_map(|s| Uuid::parse_str(s).ok()));
+        if let Ok(serde_json::Value::Array(list)) =
+            serde_json::from_str::<serde_json::Value>(&r.steers)
+        {
+            out.extend(
+                list.iter()
+                    .filter_map(|s| s["author_id"].as_str())
+                    .filter_map(|s| Uuid::parse_str(s).ok()),
+            );
         }
     }
     out
@@ -398,7 +523,11 @@ impl HistorySource for SpiHistory<'_, '_> {
         let (content, prompt, preface) = if light {
             (shape_of("t.content"), shape_of("t.prompt"), "CASE WHEN t.sealed_preface IS NULL THEN NULL WHEN jsonb_array_length(t.sealed_preface) = 0 THEN '[]' ELSE '[{}]' END".to_string())
         } else {
-            ("t.content".to_string(), "t.prompt".to_string(), "t.sealed_preface::text".to_string())
+            (
+                "t.content".to_string(),
+                "t.prompt".to_string(),
+                "t.sealed_preface::text".to_string(),
+            )
         };
         let query = format!(
             "SELECT {} FROM prompt.turns t WHERE t.conversation_id = $1 AND t.seq < $2 AND t.seq >= $3 \
@@ -409,12 +538,21 @@ impl HistorySource for SpiHistory<'_, '_> {
         let table = spi(self.client.select(
             query.as_str(),
             None,
-            &[pg_uuid(self.conv).into(), self.before.into(), self.floor.into(), limit.into(), self.timezone.clone().into()],
+            &[
+                pg_uuid(self.conv).into(),
+                self.before.into(),
+                self.floor.into(),
+                limit.into(),
+                self.timezone.clone().into(),
+            ],
         ));
         let mut turns: Vec<HistoryTurn> = Vec::new();
         for row in table {
             if let Some(turn) = read_turn(&mut Cols { row: &row, at: 0 }) {
-                turns.push(HistoryTurn { turn, rounds: Vec::new() });
+                turns.push(HistoryTurn {
+                    turn,
+                    rounds: Vec::new(),
+                });
             }
         }
         self.batch = (self.batch * 2).min(512);
@@ -425,14 +563,25 @@ impl HistorySource for SpiHistory<'_, '_> {
         self.before = last.turn.seq;
 
         // Rounds of the batch's reply turns, in one query.
-        let replies: Vec<pgrx::Uuid> =
-            turns.iter().filter(|h| h.turn.kind == TurnKind::Reply).map(|h| pg_uuid(h.turn.id)).collect();
+        let replies: Vec<pgrx::Uuid> = turns
+            .iter()
+            .filter(|h| h.turn.kind == TurnKind::Reply)
+            .map(|h| pg_uuid(h.turn.id))
+            .collect();
         if !replies.is_empty() {
-            let cols = if light { "turn_id, n, '[]', '[]', '[]', aborted" } else { "turn_id, n, assistant::text, results::text, steers::text, aborted" };
+            let cols = if light {
+                "turn_id, n, '[]', '[]', '[]', aborted"
+            } else {
+                "turn_id, n, assistant::text, results::text, steers::text, aborted"
+            };
             let q = format!(
                 "SELECT {cols} FROM prompt.rounds WHERE conversation_id = $1 AND turn_id = ANY($2) ORDER BY turn_id, n"
             );
-            let table = spi(self.client.select(q.as_str(), None, &[pg_uuid(self.conv).into(), replies.into()]));
+            let table = spi(self.client.select(
+                q.as_str(),
+                None,
+                &[pg_uuid(self.conv).into(), replies.into()],
+            ));
             let mut by_turn: HashMap<Uuid, Vec<RoundRow>> = HashMap::new();
             for row in table {
                 let mut c = Cols { row: &row, at: 0 };

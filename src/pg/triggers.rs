@@ -21,9 +21,14 @@ fn _check_template(handle: &str, mechanism: &str, template: Option<pgrx::JsonB>)
     let Some(template) = template else {
         if mechanism == "assembly" {
             Err::<(), _>(
-                Error::new(Code::TemplateInvalid, format!("user @{handle} has prompt_mechanism 'assembly' and no prompt_template"))
-                    .detail("path: ")
-                    .hint("Write the template and the mechanism in one statement."),
+                Error::new(
+                    Code::TemplateInvalid,
+                    format!(
+                        "user @{handle} has prompt_mechanism 'assembly' and no prompt_template"
+                    ),
+                )
+                .detail("path: ")
+                .hint("Write the template and the mechanism in one statement."),
             )
             .or_raise();
         }
@@ -31,7 +36,11 @@ fn _check_template(handle: &str, mechanism: &str, template: Option<pgrx::JsonB>)
     };
     let (_, problems) = template::parse(&template.0);
     if !problems.is_empty() {
-        Err::<(), _>(compiler::template_error(&problems, &format!("prompt_template of @{handle}"))).or_raise();
+        Err::<(), _>(compiler::template_error(
+            &problems,
+            &format!("prompt_template of @{handle}"),
+        ))
+        .or_raise();
     }
 }
 
@@ -65,9 +74,16 @@ fn _check_round(turn_id: pgrx::Uuid, n: i32, assistant: &str, results: &str, ste
 /// content with its header, anything else as written.
 #[pg_extern(immutable, parallel_safe)]
 #[search_path(pg_catalog, pg_temp)]
-fn _row_tokens(kind: &str, body: Option<&str>, tokenizers: Vec<String>) -> Option<Vec<Option<i32>>> {
+fn _row_tokens(
+    kind: &str,
+    body: Option<&str>,
+    tokenizers: Vec<String>,
+) -> Option<Vec<Option<i32>>> {
     let body = body?;
-    let which: Vec<Tokenizer> = tokenizers.iter().filter_map(|t| Tokenizer::parse(t).ok()).collect();
+    let which: Vec<Tokenizer> = tokenizers
+        .iter()
+        .filter_map(|t| Tokenizer::parse(t).ok())
+        .collect();
     Some(if kind == "summary" {
         row_counts(&format!("{}{body}", history::SUMMARY_HEADER), &which)
     } else {
@@ -91,7 +107,13 @@ fn _refuse_sealed_update(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) {
 #[search_path(pg_catalog, pg_temp)]
 fn _refuse_timezone(timezone: &str) {
     super::api::refuse(
-        Error::new(Code::TimezoneInvalid, format!("time zone {} is not recognized", crate::compile::error::quote(timezone)))
-            .hint("Use a name from pg_timezone_names, such as 'UTC' or 'Europe/Paris'."),
+        Error::new(
+            Code::TimezoneInvalid,
+            format!(
+                "time zone {} is not recognized",
+                crate::compile::error::quote(timezone)
+            ),
+        )
+        .hint("Use a name from pg_timezone_names, such as 'UTC' or 'Europe/Paris'."),
     );
 }

@@ -1,0 +1,311 @@
+//! Golden tests: whole compiled results for realistic scenarios, compared byte for byte
+//! with `tests/golden/*.json` (pretty-printed, keys sorted). Each test also asserts the
+//! rule it is about, so a golden file never stands alone.
+//!
+//! After a deliberate change: `GOLDEN_UPDATE=1 cargo test --lib golden`, then read the diff.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use super::compiler::{Output, Purpose};
+use super::context::{Mechanism, Role, TurnKind, UserKind};
+use super::error::Code;
+use super::scenario::*;
+
+fn golden(name: &str, out: &Output) -> Value {
+    let v: Value = serde_json::from_str(&out.result).expect("the result is JSON");
+    let text = serde_json::to_string_pretty(&v).expect("pretty") + "\n";
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(format!("{name}.json"));
+    if std::env::var_os("GOLDEN_UPDATE").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &text).unwrap();
+    } else {
+        let want = std::fs::read_to_string(&path)
+            .unwrap_or_else(|_| panic!("missing golden file {}", path.display()));
+        if want != text {
+            let line = want
+                .lines()
+                .zip(text.lines())
+                .position(|(a, b)| a != b)
+                .unwrap_or(0);
+            panic!(
+                "{name}: the compiled result differs from {} at line {}:\n  want {:?}\n  got  {:?}\n(GOLDEN_UPDATE=1 rewrites it)",
+                path.display(),
+                line + 1,
+                want.lines().nth(line).unwrap_or(""),
+                text.lines().nth(line).unwrap_or("")
+            );
+        }
+    }
+    v
+}
+
+/// The texts of the compiled messages, `role: text | text`, for readable asserts.
+fn outline(v: &Value) -> Vec<String> {
+    v["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            let parts: Vec<String> = m["parts"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| match p["type"].as_str().unwrap() {
+                    "text" => p["text"].as_str().unwrap().to_string(),
+                    "tool_call" => format!("<call {}>", p["id"].as_str().unwrap()),
+                    "tool_result" => format!("<result {}>", p["call_id"].as_str().unwrap()),
+                    _ => "<image>".to_string(),
+                })
+                .collect();
+            format!("{}: {}", m["role"].as_str().unwrap(), parts.join(" | "))
+        })
+        .collect()
+}
+
+fn support_desk() -> Scenario {
+    Scenario::new("And the credit note?")
+        .doc(
+            LARK,
+            "system_prompt",
+            "You are {{agent}} for {{user}} at {{workspace}} on {{date}} ({{conversation_kind}}).",
+        )
+        .doc(0, "character", "{{workspace}} sells accounting software.")
+        .doc(ADA, "persona", "Ada wants the invoice number first.")
+        .doc(OMAR, "persona", "Omar's persona is not Ada's.")
+        .memory("agent", "policies/refunds.md", "Refunds take 5 days.")
+        .memory("agent", "skills/refund.md", "Never shown as memory.")
+        .memory("conversation", "ticket.md", "Ticket #5521.")
+        .memory("speaker", "ada.md", "Ada is the owner.")
+        .memory("user", "ada-private.md", "Only when selected.")
+        .message(Role::User, ADA, "I was charged twice.")
+        .earlier(TurnKind::Reply, |r| {
+            r.turn.poster_id = Some(id(ADA));
+            r.turn.prompt = Some("Can you check?".into());
+            r.turn.content = Some("I see two charges on INV-2041.".into());
+        })
+        .message(Role::User, ADA, "Refund one, please.")
+}
+
+#[test]
+fn default_order_renders_every_block() {
+    let s = support_desk()
+        .skill("agent", "refunds", "Refund a duplicate charge.", |k| k.executor_id = Some(id(0xe1)))
+        .skill("workspace", "export", "Export billing data.", |_| {})
+        .skill("agent", "ledger", "Hidden.", |k| k.recall_only = true)
+        .turn(|t| {
+            t.run = true;
+            t.callables = r#"[{"name": "skill"}]"#.into();
+            t.inline = r#"[{"text": "Be brief.", "role": "developer"}, {"text": "Sign as {{agent}}.", "position": "tail"}]"#.into();
+        });
+    let out = s.run(Purpose::Compile).unwrap();
+    let v = golden("default_order", &out);
+    assert_eq!(
+        outline(&v),
+        vec![
+            "system: You are Lark for Ada at Acme on 2026-11-30 (conversation). | Acme sells accounting software. | Ada wants the invoice number first. | Memory available now.\n\n### agent/policies/refunds.md\nRefunds take 5 days.\n\n### speaker/ada.md\nAda is the owner.\n\n### conversation/ticket.md\nTicket #5521. | Skills available now.\n- skill / refunds [00000000-0000-0000-0000-0000000000e1]: Refund a duplicate charge.\n- skill / export: Export billing data.",
+            "user: I was charged twice. | Can you check?",
+            "assistant: I see two charges on INV-2041.",
+            "user: Refund one, please.",
+            "developer: Be brief.",
+            "user: Sign as Lark. | And the credit note?",
+        ]
+    );
+    assert_eq!(v["cache_marker"], 1);
+    assert_eq!(v["preface"].as_array().unwrap().len(), 2);
+    let seal = out.seal.unwrap();
+    assert!(seal.catalog.unwrap().starts_with("Skills available now."));
+    assert_eq!(seal.mechanism, "default");
+    // The Anthropic request: system lifted, developer spoken on the user side, merged.
+    let req = &v["request"];
+    assert_eq!(req["system"].as_array().unwrap().len(), 5);
+    assert_eq!(req["system"][4]["cache_control"]["type"], "ephemeral");
+    assert_eq!(req["messages"].as_array().unwrap().len(), 3);
+    assert_eq!(req["messages"][2]["content"].as_array().unwrap().len(), 4);
+}
+
+#[test]
+fn a_direct_reply_carries_no_catalog_and_user_memory_needs_a_selected_human() {
+    let s = support_desk()
+        .skill("agent", "refunds", "Refund.", |_| {})
+        .turn(|t| t.callables = r#"[{"name":"skill"}]"#.into());
+    let v: Value = serde_json::from_str(&s.run(Purpose::Preview).unwrap().result).unwrap();
+    assert!(!outline(&v)[0].contains("Skills available now."));
+    assert!(!outline(&v)[0].contains("ada-private"));
+    let s = support_desk().turn(|t| t.memory_user_id = Some(id(ADA)));
+    let v: Value = serde_json::from_str(&s.run(Purpose::Preview).unwrap().result).unwrap();
+    assert!(outline(&v)[0].contains("### user/ada-private.md\nOnly when selected."));
+}
+
+#[test]
+fn a_human_answerer_compiles_no_system_prompt() {
+    let s = support_desk()
+        .doc(OMAR, "system_prompt", "Omar's system prompt.")
+        .turn(|t| t.answerer_id = Some(id(OMAR)));
+    let v = golden("human_answerer", &s.run(Purpose::Preview).unwrap());
+    let first = &outline(&v)[0];
+    assert!(
+        first.starts_with("system: Acme sells accounting software."),
+        "{first}"
+    );
+    assert!(!first.contains("Omar's system prompt"));
+}
+
+#[test]
+fn history_starts_at_the_newest_summary_turn() {
+    let s = support_desk()
+        .earlier(TurnKind::Summary, |t| {
+            t.turn.content = Some("Ada was double charged; a refund is due.".into())
+        })
+        .message(Role::User, ADA, "Any news?");
+    let v = golden("summary_turn", &s.run(Purpose::Preview).unwrap());
+    assert_eq!(
+        outline(&v)[1..],
+        ["user: [Summary of the earlier conversation]\nAda was double charged; a refund is due. | Any news? | And the credit note?"]
+    );
+    assert_eq!(v["estimate"]["history"]["available"], 2);
+}
+
+#[test]
+fn an_inline_slot_entry_replaces_the_slot_for_this_turn_only() {
+    let s = support_desk().turn(|t| {
+        t.inline = r#"[{"slot": "persona", "text": "Today {{user}} is in a hurry."}]"#.into()
+    });
+    let out = s.run(Purpose::Compile).unwrap();
+    let v: Value = serde_json::from_str(&out.result).unwrap();
+    assert!(outline(&v)[0].contains("Today Ada is in a hurry."));
+    assert!(!outline(&v)[0].contains("invoice number first"));
+    let versions: Value = serde_json::from_str(&out.seal.unwrap().versions).unwrap();
+    assert_eq!(
+        versions["documents"].as_object().unwrap().len(),
+        2,
+        "the persona row was not read: {versions}"
+    );
+}
+
+#[test]
+fn the_chat_wire() {
+    let s = support_desk().turn(|t| t.model = Some("gpt".into()));
+    let v = golden("chat_wire", &s.run(Purpose::Preview).unwrap());
+    let req = &v["request"];
+    assert_eq!(req["model"], "gpt");
+    assert_eq!(req["max_completion_tokens"], 1024);
+    assert!(req.get("max_tokens").is_none());
+    let roles: Vec<&str> = req["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["system", "user", "assistant", "user"]);
+}
+
+#[test]
+fn no_model_means_anthropic_naming_no_model_and_windowless() {
+    let mut s = support_desk();
+    s.user_mut(LARK).model = None;
+    let v: Value = serde_json::from_str(&s.run(Purpose::Preview).unwrap().result).unwrap();
+    assert_eq!(v["wire"], "anthropic");
+    assert!(v["model"].is_null());
+    assert!(v["request"].get("model").is_none());
+    assert_eq!(v["request"]["max_tokens"], 4096);
+    assert!(v["estimate"]["window"]["tokens"].is_null());
+}
+
+#[test]
+fn an_earlier_turns_sealed_preface_is_replayed_byte_for_byte() {
+    let s = support_desk().earlier(TurnKind::Reply, |r| {
+        r.turn.poster_id = Some(id(ADA));
+        r.turn.prompt = Some("Status?".into());
+        // What was sent then, not what its inline says now.
+        r.turn.inline = r#"[{"text": "Edited later.", "position": "tail"}]"#.into();
+        r.turn.sealed = Some(super::context::Sealed {
+            request: String::new(),
+            preface: r#"[{"role":"user","parts":[{"type":"text","text":"Reply in French."}]}]"#
+                .into(),
+            mechanism: "default".into(),
+        });
+    });
+    let v = golden("sealed_preface_replay", &s.run(Purpose::Preview).unwrap());
+    let last = outline(&v).last().unwrap().clone();
+    assert_eq!(
+        last,
+        "user: Refund one, please. | Reply in French. | Status? | And the credit note?"
+    );
+}
+
+#[test]
+fn an_unsealed_earlier_turn_lays_its_preface_down_from_its_inline_entries() {
+    let s = support_desk().earlier(TurnKind::Reply, |r| {
+        r.turn.poster_id = Some(id(ADA));
+        r.turn.prompt = Some("Status?".into());
+        r.turn.inline = r#"[{"text": "Today is {{date}}.", "position": "lead"}]"#.into();
+    });
+    let v: Value = serde_json::from_str(&s.run(Purpose::Preview).unwrap().result).unwrap();
+    assert!(
+        outline(&v)
+            .last()
+            .unwrap()
+            .contains("Today is 2026-11-29. | Status?"),
+        "{:?}",
+        outline(&v)
+    );
+}
+
+#[test]
+fn inline_entries_without_a_place_are_refused() {
+    let s = support_desk().turn(|t| t.inline = r#"[{"text": "x", "role": "system"}]"#.into());
+    assert_eq!(
+        s.run(Purpose::Preview).unwrap_err().code,
+        Code::InlineSystemOutsideLeadingRun
+    );
+    let mut s = support_desk().turn(|t| t.inline = r#"[{"text": "x", "position": "tail"}]"#.into());
+    let lark = s.user_mut(LARK);
+    lark.prompt_mechanism = Mechanism::Assembly;
+    lark.prompt_template =
+        Some(r#"{"blocks": [{"type": "lead"}, {"type": "history"}, {"type": "input"}]}"#.into());
+    let e = s.run(Purpose::Preview).unwrap_err();
+    assert_eq!(e.code, Code::InlinePositionUnavailable);
+    assert!(e.message.contains("\"tail\""), "{}", e.message);
+}
+
+#[test]
+fn unknown_answerer_and_non_reply_turns_are_not_compilable() {
+    let s = support_desk().turn(|t| t.kind = TurnKind::Message);
+    assert_eq!(
+        s.run(Purpose::Preview).unwrap_err().code,
+        Code::TurnNotCompilable
+    );
+    let mut s = support_desk();
+    s.ctx.conversation.answerer_id = None;
+    assert_eq!(
+        s.run(Purpose::Preview).unwrap_err().code,
+        Code::TurnNotCompilable
+    );
+}
+
+#[test]
+fn the_same_rows_give_the_same_bytes() {
+    let s = support_desk();
+    let a = s.run(Purpose::Preview).unwrap().result;
+    let b = s.run(Purpose::Compile).unwrap().result;
+    assert_eq!(a, b);
+}
+
+#[test]
+fn a_human_turn_answered_in_a_human_conversation_reads_bare() {
+    // Omar answers a turn; Omar's Human is himself, so his own words read bare.
+    let mut s = support_desk().turn(|t| {
+        t.answerer_id = Some(id(OMAR));
+        t.poster_id = Some(id(OMAR));
+    });
+    s.user_mut(OMAR).kind = UserKind::Human;
+    let v: Value = serde_json::from_str(&s.run(Purpose::Preview).unwrap().result).unwrap();
+    assert!(outline(&v)
+        .last()
+        .unwrap()
+        .ends_with("| And the credit note?"));
+}

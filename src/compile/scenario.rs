@@ -1,0 +1,249 @@
+//! Test scenarios: a small builder of rows, the way a client writes them, for the
+//! golden tests of whole compiled requests.
+
+use std::collections::HashMap;
+
+use uuid::Uuid;
+
+use super::compiler::{compile, Output, Purpose};
+use super::context::*;
+use super::error::Result;
+use super::tokens::Memo;
+
+pub fn id(n: u128) -> Uuid {
+    Uuid::from_u128(n)
+}
+
+pub const ADA: u128 = 0x1; // the creator, a human
+pub const LARK: u128 = 0x2; // the answering agent
+pub const OMAR: u128 = 0x3; // Lark's and Wren's steward
+pub const GRACE: u128 = 0x4; // a guest human
+pub const WREN: u128 = 0x5; // a second agent
+pub const WS: u128 = 0xa1;
+pub const CONV: u128 = 0xc1;
+pub const TURN: u128 = 0xd0;
+
+pub fn user(n: u128, handle: &str, name: &str, kind: UserKind) -> User {
+    User {
+        id: id(n),
+        handle: handle.into(),
+        display_name: Some(name.into()),
+        kind,
+        steward_id: None,
+        prompt_mechanism: Mechanism::Default,
+        prompt_template: None,
+        model: None,
+        reasoning_replay: false,
+        application: None,
+    }
+}
+
+pub fn model(name: &str, wire: &str, advisory: Option<i32>) -> Model {
+    Model {
+        name: name.into(),
+        wire: wire.into(),
+        tokenizer: "cl100k_base".into(),
+        advisory_window: advisory,
+        hard_window: None,
+        native_images: false,
+        token_margin: 0.0,
+        max_output_tokens: 1024,
+    }
+}
+
+pub struct Scenario {
+    pub ctx: Context,
+    pub history: Vec<HistoryTurn>,
+}
+
+impl Scenario {
+    /// Ada's conversation with Lark (stewarded by Omar) in Acme, on `claude` (window
+    /// 100000); the current turn is a reply Ada opened with `prompt`.
+    pub fn new(prompt: &str) -> Scenario {
+        let mut lark = user(LARK, "lark", "Lark", UserKind::Agent);
+        lark.steward_id = Some(id(OMAR));
+        lark.model = Some("claude".into());
+        let mut wren = user(WREN, "wren", "Wren", UserKind::Agent);
+        wren.steward_id = Some(id(OMAR));
+        wren.model = Some("claude".into());
+        let users = [
+            user(ADA, "ada", "Ada", UserKind::Human),
+            lark,
+            user(OMAR, "omar", "Omar", UserKind::Human),
+            user(GRACE, "grace", "Grace", UserKind::Human),
+            wren,
+        ];
+        let mut turn = Turn::new(id(TURN), 100, TurnKind::Reply);
+        turn.poster_id = Some(id(ADA));
+        turn.prompt = Some(prompt.into());
+        turn.date = "2026-11-30".into();
+        let models = [
+            model("claude", "anthropic", Some(100_000)),
+            model("gpt", "chat", Some(100_000)),
+        ];
+        Scenario {
+            ctx: Context {
+                conversation: Conversation {
+                    id: id(CONV),
+                    workspace_id: id(WS),
+                    kind: "conversation".into(),
+                    answerer_id: Some(id(LARK)),
+                    creator_id: Some(id(ADA)),
+                    origin_channel: Some("email".into()),
+                },
+                workspace: Workspace {
+                    id: id(WS),
+                    name: Some("Acme".into()),
+                    timezone: "Europe/Paris".into(),
+                },
+                turn,
+                rounds: Vec::new(),
+                users: users
+                    .into_iter()
+                    .map(|u| (u.id, u))
+                    .collect::<HashMap<_, _>>(),
+                models: models.into_iter().map(|m| (m.name.clone(), m)).collect(),
+                documents: Vec::new(),
+                memories: Vec::new(),
+                skills: Vec::new(),
+            },
+            history: Vec::new(),
+        }
+    }
+
+    pub fn user_mut(&mut self, n: u128) -> &mut User {
+        self.ctx.users.get_mut(&id(n)).expect("a scenario user")
+    }
+
+    pub fn model_mut(&mut self, name: &str) -> &mut Model {
+        self.ctx.models.get_mut(name).expect("a scenario model")
+    }
+
+    /// A document of a user (`owner` a user id) or, for `character`, of the workspace.
+    pub fn doc(mut self, owner: u128, name: &str, body: &str) -> Self {
+        let n = self.ctx.documents.len() as u128;
+        let (user_id, workspace_id) = if name == "character" {
+            (None, Some(id(WS)))
+        } else {
+            (Some(id(owner)), None)
+        };
+        self.ctx.documents.push(Document {
+            id: id(0xd0c0 + n),
+            user_id,
+            workspace_id,
+            name: name.into(),
+            role: Role::System,
+            body: body.into(),
+            version: 1,
+        });
+        self
+    }
+
+    pub fn memory(mut self, scope: &str, path: &str, body: &str) -> Self {
+        let n = self.ctx.memories.len() as u128;
+        let (user_id, speaker_id, workspace_id, conversation_id) = match scope {
+            "agent" => (Some(id(LARK)), None, None, None),
+            "workspace" => (None, None, Some(id(WS)), None),
+            "speaker" => (Some(id(LARK)), Some(id(ADA)), None, None),
+            "user" => (Some(id(ADA)), None, None, None),
+            _ => (None, None, None, Some(id(CONV))),
+        };
+        self.ctx.memories.push(Memory {
+            id: id(0x3e30 + n),
+            scope: scope.into(),
+            user_id,
+            speaker_id,
+            workspace_id,
+            conversation_id,
+            path: path.into(),
+            body: body.into(),
+            updated_at: "2026-11-01 00:00:00+00".into(),
+        });
+        self
+    }
+
+    pub fn skill(
+        mut self,
+        source: &str,
+        name: &str,
+        description: &str,
+        f: impl FnOnce(&mut Skill),
+    ) -> Self {
+        let n = self.ctx.skills.len() as u128;
+        let mut s = Skill {
+            id: id(0x5c00 + n),
+            source: source.into(),
+            user_id: None,
+            speaker_id: None,
+            workspace_id: None,
+            runner: None,
+            application: None,
+            name: name.into(),
+            description: description.into(),
+            executor_id: None,
+            recall_only: false,
+        };
+        match source {
+            "agent" => s.user_id = Some(id(LARK)),
+            "workspace" => s.workspace_id = Some(id(WS)),
+            _ => {}
+        }
+        f(&mut s);
+        self.ctx.skills.push(s);
+        self
+    }
+
+    /// A message turn of history.
+    pub fn message(mut self, role: Role, author: u128, content: &str) -> Self {
+        let seq = self.history.len() as i64 + 1;
+        let mut t = Turn::new(id(0xe000 + seq as u128), seq, TurnKind::Message);
+        t.role = Some(role);
+        t.author_id = Some(id(author));
+        t.content = Some(content.into());
+        t.date = "2026-11-29".into();
+        self.history.push(HistoryTurn {
+            turn: t,
+            rounds: Vec::new(),
+        });
+        self
+    }
+
+    /// A turn of history of any kind, shaped by `f`.
+    pub fn earlier(mut self, kind: TurnKind, f: impl FnOnce(&mut HistoryTurn)) -> Self {
+        let seq = self.history.len() as i64 + 1;
+        let mut t = Turn::new(id(0xe000 + seq as u128), seq, kind);
+        t.date = "2026-11-29".into();
+        let mut ht = HistoryTurn {
+            turn: t,
+            rounds: Vec::new(),
+        };
+        f(&mut ht);
+        self.history.push(ht);
+        self
+    }
+
+    pub fn turn(mut self, f: impl FnOnce(&mut Turn)) -> Self {
+        f(&mut self.ctx.turn);
+        self
+    }
+
+    pub fn run(&self, purpose: Purpose) -> Result<Output> {
+        let mut memo = Memo::new();
+        compile(
+            &self.ctx,
+            &mut VecHistory::new(self.history.clone()),
+            &mut memo,
+            purpose,
+        )
+    }
+}
+
+pub fn round(n: i32, assistant: &str, results: &str, steers: &str, aborted: bool) -> RoundRow {
+    RoundRow {
+        n,
+        assistant: assistant.into(),
+        results: results.into(),
+        steers: steers.into(),
+        aborted,
+    }
+}
