@@ -23,6 +23,8 @@ pub use error::{Code, Error, Result};
 #[cfg(test)]
 mod golden;
 #[cfg(test)]
+mod golden_assembly;
+#[cfg(test)]
 mod golden_budget;
 #[cfg(test)]
 mod golden_voices;
