@@ -28,10 +28,7 @@ pub struct Bindings {
 const SCOPES: [&str; 5] = ["agent", "workspace", "speaker", "user", "conversation"];
 
 fn scope_rank(scope: &str) -> usize {
-    SCOPES
-        .iter()
-        .position(|s| *s == scope)
-        .unwrap_or(SCOPES.len())
+    SCOPES.iter().position(|s| *s == scope).unwrap_or(SCOPES.len())
 }
 
 impl Bindings {
@@ -39,11 +36,7 @@ impl Bindings {
         match m.scope.as_str() {
             "agent" => m.user_id == Some(self.agent),
             "workspace" => m.workspace_id == Some(self.workspace),
-            "speaker" => {
-                m.user_id == Some(self.agent)
-                    && self.speaker.is_some()
-                    && m.speaker_id == self.speaker
-            }
+            "speaker" => m.user_id == Some(self.agent) && self.speaker.is_some() && m.speaker_id == self.speaker,
             "user" => self.selected_human.is_some() && m.user_id == self.selected_human,
             "conversation" => m.conversation_id == Some(self.conversation),
             _ => false,
@@ -84,9 +77,7 @@ fn source_matches(source: &str, s: &Skill, b: &Bindings, application: Option<&st
             "application" => application.is_some() && s.application.as_deref() == application,
             "agent" => s.user_id == Some(b.agent),
             "workspace" => s.workspace_id == Some(b.workspace),
-            "speaker" => {
-                s.user_id == Some(b.agent) && b.speaker.is_some() && s.speaker_id == b.speaker
-            }
+            "speaker" => s.user_id == Some(b.agent) && b.speaker.is_some() && s.speaker_id == b.speaker,
             "user" => b.selected_human.is_some() && s.user_id == b.selected_human,
             _ => false,
         }
@@ -101,12 +92,7 @@ fn line(callable: &str, s: &Skill) -> String {
 }
 
 /// The catalog's lines, before the bound.
-pub fn catalog_lines(
-    skills: &[Skill],
-    callables: &[Callable],
-    b: &Bindings,
-    application: Option<&str>,
-) -> Vec<String> {
+pub fn catalog_lines(skills: &[Skill], callables: &[Callable], b: &Bindings, application: Option<&str>) -> Vec<String> {
     let mut lines = Vec::new();
     for c in callables {
         // A runner callable lists that runner's skills; any other resolves the sources in order.
@@ -117,17 +103,13 @@ pub fn catalog_lines(
             None => ["application", "agent", "workspace", "speaker", "user"]
                 .into_iter()
                 .map(|source| {
-                    Box::new(move |s: &Skill| source_matches(source, s, b, application))
-                        as Box<dyn Fn(&Skill) -> bool>
+                    Box::new(move |s: &Skill| source_matches(source, s, b, application)) as Box<dyn Fn(&Skill) -> bool>
                 })
                 .collect(),
         };
         let mut listed: Vec<&str> = Vec::new();
         for pick in groups {
-            let mut found: Vec<&Skill> = skills
-                .iter()
-                .filter(|s| !s.recall_only && pick(s))
-                .collect();
+            let mut found: Vec<&Skill> = skills.iter().filter(|s| !s.recall_only && pick(s)).collect();
             found.sort_by(|x, y| x.name.cmp(&y.name));
             for s in found {
                 if listed.contains(&s.name.as_str()) {
@@ -209,11 +191,7 @@ mod tests {
         }
     }
 
-    fn mem(
-        scope: &str,
-        path: &str,
-        owner: (Option<u128>, Option<u128>, Option<u128>, Option<u128>),
-    ) -> Memory {
+    fn mem(scope: &str, path: &str, owner: (Option<u128>, Option<u128>, Option<u128>, Option<u128>)) -> Memory {
         Memory {
             id: Uuid::new_v4(),
             scope: scope.into(),
@@ -281,9 +259,7 @@ mod tests {
                 s.user_id = Some(id(1));
                 s.executor_id = Some(id(7));
             }),
-            skill("application", "zeta", |s| {
-                s.application = Some("crm".into())
-            }),
+            skill("application", "zeta", |s| s.application = Some("crm".into())),
             skill("agent", "secret", |s| {
                 s.user_id = Some(id(1));
                 s.recall_only = true;
@@ -337,11 +313,7 @@ mod tests {
     #[test]
     fn runtime_lists_channel_timezone_tools() {
         assert_eq!(
-            runtime(
-                Some("lark"),
-                "Asia/Shanghai",
-                &["read".into(), "bash".into()]
-            ),
+            runtime(Some("lark"), "Asia/Shanghai", &["read".into(), "bash".into()]),
             "Runtime context.\nOrigin channel: lark\nTimezone: Asia/Shanghai\nTools: read, bash"
         );
         assert_eq!(runtime(None, "UTC", &[]), "Runtime context.\nTimezone: UTC");

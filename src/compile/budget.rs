@@ -21,9 +21,7 @@ impl Window {
         let pos = |v: Option<i32>| v.and_then(|n| u32::try_from(n).ok());
         let advisory = model.and_then(|m| pos(m.advisory_window));
         let hard = model.and_then(|m| pos(m.hard_window));
-        let tokens = advisory
-            .or(hard)
-            .map(|w| if reasoning_replay { w - w / 8 } else { w });
+        let tokens = advisory.or(hard).map(|w| if reasoning_replay { w - w / 8 } else { w });
         let token_margin = model
             .map(|m| m.token_margin)
             .filter(|m| m.is_finite() && *m > 0.0)
@@ -76,11 +74,7 @@ pub struct Allowance {
 /// History is funded from what the floors leave (`floors`, already inflated), capped
 /// by `share × window`, `max_tokens` and `max_entries`; `min_tokens` lifts it only as
 /// far as room remains.
-pub fn allowance(
-    window: &Window,
-    floors: u32,
-    knobs: &HistoryKnobs,
-) -> Result<Allowance, Unavailable> {
+pub fn allowance(window: &Window, floors: u32, knobs: &HistoryKnobs) -> Result<Allowance, Unavailable> {
     let cap = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
     let tokens = match window.tokens {
         None => {
@@ -151,11 +145,7 @@ impl Selector {
         if self.stopped.is_some() {
             return false;
         }
-        if self
-            .allowance
-            .max_entries
-            .is_some_and(|m| self.selected >= m)
-        {
+        if self.allowance.max_entries.is_some_and(|m| self.selected >= m) {
             self.stopped = Some(Stop::MaxEntries);
             return false;
         }
@@ -196,14 +186,8 @@ mod tests {
             Window::of(Some(&model(Some(1000), Some(2000))), false).tokens,
             Some(1000)
         );
-        assert_eq!(
-            Window::of(Some(&model(None, Some(2000))), false).tokens,
-            Some(2000)
-        );
-        assert_eq!(
-            Window::of(Some(&model(Some(1000), None)), true).tokens,
-            Some(875)
-        );
+        assert_eq!(Window::of(Some(&model(None, Some(2000))), false).tokens, Some(2000));
+        assert_eq!(Window::of(Some(&model(Some(1000), None)), true).tokens, Some(875));
         assert_eq!(Window::of(Some(&model(None, None)), false).tokens, None);
         assert_eq!(Window::of(None, true).tokens, None);
     }
@@ -224,10 +208,7 @@ mod tests {
         let k = HistoryKnobs::default();
         assert_eq!(allowance(&w, 200, &k).unwrap().tokens, Some(800));
         assert_eq!(allowance(&w, 1200, &k).unwrap().tokens, Some(0));
-        let share = HistoryKnobs {
-            share: Some(0.5),
-            ..k
-        };
+        let share = HistoryKnobs { share: Some(0.5), ..k };
         assert_eq!(allowance(&w, 200, &share).unwrap().tokens, Some(500));
         let min = HistoryKnobs {
             share: Some(0.1),
@@ -248,10 +229,7 @@ mod tests {
         assert_eq!(allowance(&w, 200, &max).unwrap().tokens, Some(50));
         let none = Window::of(None, false);
         assert_eq!(allowance(&none, 10, &k).unwrap().tokens, None);
-        assert_eq!(
-            allowance(&none, 10, &share),
-            Err(Unavailable::ShareWithoutWindow)
-        );
+        assert_eq!(allowance(&none, 10, &share), Err(Unavailable::ShareWithoutWindow));
     }
 
     #[test]
@@ -264,10 +242,7 @@ mod tests {
         assert!(s.offer(4));
         assert!(!s.offer(4));
         assert!(!s.offer(1), "no jumping the queue");
-        assert_eq!(
-            (s.selected, s.used, s.stopped),
-            (2, 8, Some(Stop::BudgetExceeded))
-        );
+        assert_eq!((s.selected, s.used, s.stopped), (2, 8, Some(Stop::BudgetExceeded)));
         let mut s = Selector::new(Allowance {
             tokens: None,
             max_entries: Some(1),
@@ -302,10 +277,7 @@ mod tests {
             let (s, taken) = run(budget);
             assert!(s.used <= budget);
             let n = taken.iter().take_while(|t| **t).count();
-            assert!(
-                taken[n..].iter().all(|t| !t),
-                "a contiguous newest-first prefix"
-            );
+            assert!(taken[n..].iter().all(|t| !t), "a contiguous newest-first prefix");
             assert_eq!(s.used, costs[..n].iter().sum::<u32>());
             let (bigger, _) = run(budget + next(100) as u32);
             assert!(bigger.selected >= s.selected, "monotone in the window");

@@ -12,8 +12,7 @@ use uuid::Uuid;
 use super::blocks::{self, Bindings};
 use super::budget::{self, Allowance, Selector, Unavailable, Window};
 use super::context::{
-    model_tokenizer, Context, HistorySource, HistoryTurn, Mechanism, Model, Role, Turn, TurnKind,
-    User, Wire,
+    model_tokenizer, Context, HistorySource, HistoryTurn, Mechanism, Model, Role, Turn, TurnKind, User, Wire,
 };
 use super::error::{quote, Code, Error, Result};
 use super::fields::{self, InlineEntry, Position, Tool};
@@ -130,12 +129,7 @@ fn not_compilable(t: &Turn, why: &str) -> Error {
 }
 
 /// Compiles the turn `ctx.turn`, reading history newest first from `history`.
-pub fn compile(
-    ctx: &Context,
-    history: &mut dyn HistorySource,
-    memo: &mut Memo,
-    purpose: Purpose,
-) -> Result<Output> {
+pub fn compile(ctx: &Context, history: &mut dyn HistorySource, memo: &mut Memo, purpose: Purpose) -> Result<Output> {
     let t = &ctx.turn;
     if t.kind != TurnKind::Reply {
         return Err(not_compilable(t, "is not a reply turn"));
@@ -144,17 +138,17 @@ pub fn compile(
         .answerer_id
         .or(ctx.conversation.answerer_id)
         .ok_or_else(|| not_compilable(t, "has no answerer"))?;
-    let a = ctx.users.get(&a_id).ok_or_else(|| {
-        not_compilable(t, &format!("names answerer {a_id}, which is not visible"))
-    })?;
+    let a = ctx
+        .users
+        .get(&a_id)
+        .ok_or_else(|| not_compilable(t, &format!("names answerer {a_id}, which is not visible")))?;
     let model = match t.model.as_deref().or(a.model.as_deref()) {
         None => None,
-        Some(name) => Some(ctx.models.get(name).ok_or_else(|| {
-            not_compilable(
-                t,
-                &format!("names model {}, which does not exist", quote(name)),
-            )
-        })?),
+        Some(name) => Some(
+            ctx.models
+                .get(name)
+                .ok_or_else(|| not_compilable(t, &format!("names model {}, which does not exist", quote(name))))?,
+        ),
     };
     let wire = model
         .map(|m| Wire::parse(&m.wire))
@@ -258,11 +252,18 @@ impl<'a> Compiler<'a, '_> {
     fn raw(&mut self) -> Result<Fresh> {
         let t = &self.ctx.turn;
         let Some(input) = t.input.as_deref() else {
-            return Err(Error::new(Code::RawInputInvalid, format!("turn {} has no input entries, and its answerer's mechanism is raw", t.id))
-                .hint("Under raw the request is the turn's input column verbatim: [{\"role\": ..., \"content\": ...}]."));
+            return Err(Error::new(
+                Code::RawInputInvalid,
+                format!(
+                    "turn {} has no input entries, and its answerer's mechanism is raw",
+                    t.id
+                ),
+            )
+            .hint("Under raw the request is the turn's input column verbatim: [{\"role\": ..., \"content\": ...}]."));
         };
         let entries = fields::parse_raw_input(input, Some(&mut self.counter))?;
-        // Verbatim: one message per entry, never merged.
+        // Verbatim: one message per entry, never merged; string content stays a string.
+        let plain: Vec<bool> = entries.iter().map(|e| e.plain).collect();
         let items: Vec<Item> = entries
             .into_iter()
             .map(|e| Item {
@@ -272,7 +273,10 @@ impl<'a> Compiler<'a, '_> {
                 block: 0,
             })
             .collect();
-        let messages = merge(items);
+        let mut messages = merge(items);
+        for (m, p) in messages.iter_mut().zip(plain) {
+            m.plain = p;
+        }
         let total = items::total_cost(&messages);
         let estimate = Estimate {
             window: self.window_estimate(),
@@ -375,11 +379,7 @@ impl<'a> Compiler<'a, '_> {
             rendered.push(items);
         }
         let input_ix = template.blocks.len() - 1;
-        let preface: Vec<Item> = rendered[hist_ix + 1..input_ix]
-            .iter()
-            .flatten()
-            .cloned()
-            .collect();
+        let preface: Vec<Item> = rendered[hist_ix + 1..input_ix].iter().flatten().cloned().collect();
 
         // The floors, exactly, as if history were empty; inserting history can split a
         // message the two sides would have shared, which costs one more overhead.
@@ -387,9 +387,7 @@ impl<'a> Compiler<'a, '_> {
         let post: Vec<Item> = rendered[hist_ix + 1..].iter().flatten().cloned().collect();
         let floors_exact = items::total_cost(&merge(pre.iter().chain(post.iter()).cloned()));
         let split = match (pre.last(), post.first()) {
-            (Some(x), Some(y)) if x.role == y.role && !x.separate && !y.separate => {
-                MESSAGE_OVERHEAD
-            }
+            (Some(x), Some(y)) if x.role == y.role && !x.separate && !y.separate => MESSAGE_OVERHEAD,
             _ => 0,
         };
         let floors = self.window.inflate(floors_exact + split);
@@ -402,7 +400,11 @@ impl<'a> Compiler<'a, '_> {
                 Some(
                     Error::new(
                         Code::HistoryBudgetUnavailable,
-                        format!("the history budget of turn {} asks for a share of the window, and model {} has no window", t.id, self.model_name()),
+                        format!(
+                            "the history budget of turn {} asks for a share of the window, and model {} has no window",
+                            t.id,
+                            self.model_name()
+                        ),
                     )
                     .detail(format!("budget.share = {}", knobs.share.unwrap_or_default()))
                     .hint("Give the model an advisory_window or hard_window, or use max_tokens instead of share."),
@@ -441,9 +443,8 @@ impl<'a> Compiler<'a, '_> {
             if !is_history {
                 running += costs[i];
             }
-            let floor_unmet = !is_history
-                && !rendered[i].is_empty()
-                && !self.window.fits(running + super::tokens::REQUEST_OVERHEAD);
+            let floor_unmet =
+                !is_history && !rendered[i].is_empty() && !self.window.fits(running + super::tokens::REQUEST_OVERHEAD);
             let role = if is_history {
                 None
             } else {
@@ -480,9 +481,7 @@ impl<'a> Compiler<'a, '_> {
     }
 
     fn model_name(&self) -> String {
-        self.model
-            .map(|m| quote(&m.name))
-            .unwrap_or_else(|| "(none)".into())
+        self.model.map(|m| quote(&m.name)).unwrap_or_else(|| "(none)".into())
     }
 
     fn answerer_template(&self) -> Result<Template> {
@@ -496,9 +495,7 @@ impl<'a> Compiler<'a, '_> {
                 ),
             )
             .detail("path: ")
-            .hint(
-                "Store a template in users.prompt_template, or set prompt_mechanism to 'default'.",
-            ));
+            .hint("Store a template in users.prompt_template, or set prompt_mechanism to 'default'."));
         };
         let value: Value = serde_json::from_str(text).map_err(|e| {
             Error::new(
@@ -508,10 +505,7 @@ impl<'a> Compiler<'a, '_> {
         })?;
         match template::parse(&value) {
             (Some(t), _) => Ok(t),
-            (None, problems) => Err(template_error(
-                &problems,
-                &format!("prompt_template of @{}", a.handle),
-            )),
+            (None, problems) => Err(template_error(&problems, &format!("prompt_template of @{}", a.handle))),
         }
     }
 
@@ -550,18 +544,11 @@ impl<'a> Compiler<'a, '_> {
             }
         };
         let over = entries.iter().rev().find_map(|e| match e {
-            InlineEntry::Slot {
-                slot: s,
-                text,
-                role,
-            } if *s == slot => Some((text, *role)),
+            InlineEntry::Slot { slot: s, text, role } if *s == slot => Some((text, *role)),
             _ => None,
         });
         let (text, role) = match (over, owner_doc) {
-            (Some((text, role)), doc) => (
-                text.clone(),
-                role.or(doc.map(|d| d.role)).unwrap_or(Role::System),
-            ),
+            (Some((text, role)), doc) => (text.clone(), role.or(doc.map(|d| d.role)).unwrap_or(Role::System)),
             (None, Some(doc)) => {
                 versions.document(doc);
                 (doc.body.clone(), doc.role)
@@ -572,13 +559,7 @@ impl<'a> Compiler<'a, '_> {
         self.text_item(role, text, block).into_iter().collect()
     }
 
-    fn document(
-        &mut self,
-        name: &str,
-        values: &Values,
-        block: usize,
-        versions: &mut VersionLog,
-    ) -> Vec<Item> {
+    fn document(&mut self, name: &str, values: &Values, block: usize, versions: &mut VersionLog) -> Vec<Item> {
         let ctx = self.ctx;
         let Some(doc) = ctx
             .documents
@@ -601,12 +582,7 @@ impl<'a> Compiler<'a, '_> {
         if callables.is_empty() {
             return Ok(None);
         }
-        let lines = blocks::catalog_lines(
-            &self.ctx.skills,
-            &callables,
-            bindings,
-            self.a.application.as_deref(),
-        );
+        let lines = blocks::catalog_lines(&self.ctx.skills, &callables, bindings, self.a.application.as_deref());
         Ok(blocks::catalog(&lines))
     }
 
@@ -641,12 +617,7 @@ impl<'a> Compiler<'a, '_> {
                 };
                 let mut out = Vec::new();
                 for e in entries {
-                    if let InlineEntry::Placed {
-                        text,
-                        role,
-                        position,
-                    } = e
-                    {
+                    if let InlineEntry::Placed { text, role, position } = e {
                         if *position == want {
                             let text = macros::substitute(text, values, &|_| None);
                             out.extend(self.text_item(*role, text, i));
@@ -689,8 +660,12 @@ impl<'a> Compiler<'a, '_> {
                 let placed = fields::parse_inline(&turn.inline).unwrap_or_default();
                 template.blocks[hist_ix + 1..].iter().any(|b| match b {
                     Block::Inline { text, .. } => !text.is_empty(),
-                    Block::Lead => placed.iter().any(|e| matches!(e, InlineEntry::Placed { position: Position::Lead, text, .. } if !text.is_empty())),
-                    Block::Tail => placed.iter().any(|e| matches!(e, InlineEntry::Placed { position: Position::Tail, text, .. } if !text.is_empty())),
+                    Block::Lead => placed.iter().any(
+                        |e| matches!(e, InlineEntry::Placed { position: Position::Lead, text, .. } if !text.is_empty()),
+                    ),
+                    Block::Tail => placed.iter().any(
+                        |e| matches!(e, InlineEntry::Placed { position: Position::Tail, text, .. } if !text.is_empty()),
+                    ),
                     _ => false,
                 })
             }
@@ -699,8 +674,7 @@ impl<'a> Compiler<'a, '_> {
 
     fn plan(&self, ht: &HistoryTurn, template: &Template) -> Vec<Plan> {
         let conv_answerer = self.ctx.conversation.answerer_id;
-        let own = ht.turn.kind == TurnKind::Reply
-            && history::answerer_of(ht, conv_answerer) == Some(self.a.id);
+        let own = ht.turn.kind == TurnKind::Reply && history::answerer_of(ht, conv_answerer) == Some(self.a.id);
         let preface = own && self.has_preface(&ht.turn, template);
         history::plan(ht, self.a.id, conv_answerer, preface)
     }
@@ -741,24 +715,14 @@ impl<'a> Compiler<'a, '_> {
         Ok(items)
     }
 
-    fn render_entry(
-        &mut self,
-        plan: Plan,
-        ht: &HistoryTurn,
-        template: &Template,
-        block: usize,
-    ) -> Result<Vec<Item>> {
+    fn render_entry(&mut self, plan: Plan, ht: &HistoryTurn, template: &Template, block: usize) -> Result<Vec<Item>> {
         if plan == Plan::Seed {
             return self.seed(ht, template, block);
         }
         // The reader borrows the users map; the counter is separate.
         let reader = Reader {
             a: self.a,
-            conv_answerer: self
-                .ctx
-                .conversation
-                .answerer_id
-                .and_then(|id| self.users.get(&id)),
+            conv_answerer: self.ctx.conversation.answerer_id.and_then(|id| self.users.get(&id)),
             voices: Voices {
                 users: &self.users,
                 creator: self.ctx.conversation.creator_id,
@@ -824,11 +788,7 @@ impl<'a> Compiler<'a, '_> {
         ))
     }
 
-    fn count_available(
-        &mut self,
-        source: &mut dyn HistorySource,
-        template: &Template,
-    ) -> Result<u32> {
+    fn count_available(&mut self, source: &mut dyn HistorySource, template: &Template) -> Result<u32> {
         let mut available = 0u32;
         loop {
             let (batch, users) = source.next_batch(true)?;
@@ -852,12 +812,10 @@ impl<'a> Compiler<'a, '_> {
     /// A sealed turn: the sealed request as it was, plus the rounds written since.
     fn continuation(&mut self, sealed_text: &str) -> Result<Output> {
         let t = &self.ctx.turn;
-        let sealed: Value = serde_json::from_str(sealed_text).map_err(|e| {
-            not_compilable(t, &format!("has a sealed request that is not JSON ({e})"))
-        })?;
+        let sealed: Value = serde_json::from_str(sealed_text)
+            .map_err(|e| not_compilable(t, &format!("has a sealed request that is not JSON ({e})")))?;
         if self.ctx.rounds.is_empty() {
-            let estimate: Estimate =
-                estimate_from_json(&sealed["estimate"]).unwrap_or_else(|| self.empty_estimate());
+            let estimate: Estimate = estimate_from_json(&sealed["estimate"]).unwrap_or_else(|| self.empty_estimate());
             return Ok(Output {
                 result: sealed_text.to_string(),
                 seal: None,
@@ -867,10 +825,7 @@ impl<'a> Compiler<'a, '_> {
         let mut messages = parse_messages(&sealed["messages"])?;
         let sealed_total = sealed["estimate"]["total"].as_u64().unwrap_or(0) as u32;
         let mut base_total = sealed_total;
-        let first_round = match (
-            t.summary.as_deref().filter(|s| !s.is_empty()),
-            t.summary_round,
-        ) {
+        let first_round = match (t.summary.as_deref().filter(|s| !s.is_empty()), t.summary_round) {
             (Some(_), round) => {
                 // The in-turn summary replaces the seed and the rounds before it.
                 let preface = parse_items(&sealed["preface"].to_string(), 0, &mut self.counter)?;
@@ -878,20 +833,15 @@ impl<'a> Compiler<'a, '_> {
                     + usize::from(t.prompt.as_deref().is_some_and(|p| !p.is_empty()));
                 let before = messages.len();
                 let removed_tokens = cut_parts(&mut messages, seed_parts, &mut self.counter);
-                base_total = base_total.saturating_sub(
-                    removed_tokens + MESSAGE_OVERHEAD * (before - messages.len()) as u32,
-                );
+                base_total =
+                    base_total.saturating_sub(removed_tokens + MESSAGE_OVERHEAD * (before - messages.len()) as u32);
                 round.unwrap_or(i32::MIN)
             }
             (None, _) => i32::MIN,
         };
         let mut appended: Vec<Item> = Vec::new();
         if let Some(summary) = t.summary.as_deref().filter(|s| !s.is_empty()) {
-            appended.extend(self.text_item(
-                Role::User,
-                format!("{}{summary}", history::ROUNDS_SUMMARY_HEADER),
-                0,
-            ));
+            appended.extend(self.text_item(Role::User, format!("{}{summary}", history::ROUNDS_SUMMARY_HEADER), 0));
         }
         let native = self.model.is_some_and(|m| m.native_images);
         for row in &self.ctx.rounds {
@@ -922,8 +872,7 @@ impl<'a> Compiler<'a, '_> {
         });
         let all = merge(items.chain(appended));
         let total = base_total + appended_tokens + MESSAGE_OVERHEAD * (all.len() - kept) as u32;
-        let mut estimate =
-            estimate_from_json(&sealed["estimate"]).unwrap_or_else(|| self.empty_estimate());
+        let mut estimate = estimate_from_json(&sealed["estimate"]).unwrap_or_else(|| self.empty_estimate());
         estimate.blocks.push(BlockEstimate {
             block: "rounds".into(),
             role: None,
@@ -1012,13 +961,7 @@ impl<'a> Compiler<'a, '_> {
             }
         }
         self.gate(fresh.estimate.total, &fresh.estimate)?;
-        let request = wire::render(
-            self.wire,
-            &fresh.messages,
-            fresh.cache,
-            self.model,
-            &self.tools,
-        );
+        let request = wire::render(self.wire, &fresh.messages, fresh.cache, self.model, &self.tools);
         let result = self.result_json(
             fresh.mechanism,
             &fresh.messages,
@@ -1109,9 +1052,16 @@ fn check_placement(template: &Template, entries: &[InlineEntry], t: &Turn) -> Re
         let Some(at) = template.position_of(&want) else {
             return Err(Error::new(
                 Code::InlinePositionUnavailable,
-                format!("inline entry /inline/{i} of turn {} asks for position \"{}\", and the template has no {} block", t.id, position.as_str(), position.as_str()),
+                format!(
+                    "inline entry /inline/{i} of turn {} asks for position \"{}\", and the template has no {} block",
+                    t.id,
+                    position.as_str(),
+                    position.as_str()
+                ),
             )
-            .hint("Add a {\"type\": \"lead\"} or {\"type\": \"tail\"} block to the template, or name another position."));
+            .hint(
+                "Add a {\"type\": \"lead\"} or {\"type\": \"tail\"} block to the template, or name another position.",
+            ));
         };
         if *role == Role::System {
             // A system entry stays in the leading run only when its block directly
@@ -1186,10 +1136,7 @@ fn copy_cache_marker(sealed_request: &Value, request: &mut Value) {
             continue;
         };
         if let Some(j) = blocks.iter().position(|b| b.get("cache_control").is_some()) {
-            if let Some(b) = request["messages"]
-                .get_mut(i)
-                .and_then(|m| m["content"].get_mut(j))
-            {
+            if let Some(b) = request["messages"].get_mut(i).and_then(|m| m["content"].get_mut(j)) {
                 b["cache_control"] = json!({"type": "ephemeral"});
             }
             return;
@@ -1258,10 +1205,7 @@ fn parse_part(v: &Value) -> Result<PartKind> {
 fn parse_messages(v: &Value) -> Result<Vec<Message>> {
     let mut out = Vec::new();
     for m in v.as_array().map(Vec::as_slice).unwrap_or(&[]) {
-        let role = m["role"]
-            .as_str()
-            .and_then(Role::parse)
-            .unwrap_or(Role::User);
+        let role = m["role"].as_str().and_then(Role::parse).unwrap_or(Role::User);
         let mut parts = Vec::new();
         for p in m["parts"].as_array().map(Vec::as_slice).unwrap_or(&[]) {
             parts.push(Part {
@@ -1273,6 +1217,7 @@ fn parse_messages(v: &Value) -> Result<Vec<Message>> {
             role,
             blocks: vec![0; parts.len()],
             parts,
+            plain: false,
         });
     }
     Ok(out)
@@ -1288,10 +1233,7 @@ fn parse_items(text: &str, block: usize, counter: &mut Counter<'_>) -> Result<Ve
             .into_iter()
             .map(|p| {
                 let tokens = part_tokens(&p.kind, counter);
-                Part {
-                    kind: p.kind,
-                    tokens,
-                }
+                Part { kind: p.kind, tokens }
             })
             .collect();
         out.push(Item::new(m.role, parts, block));

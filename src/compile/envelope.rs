@@ -238,7 +238,8 @@ mod tests {
             kind: "human",
             ..s
         };
-        assert!(wrap(&s, "x").starts_with("<message from=\"@lark\" kind=\"human\" user=\"00000000-0000-0000-0000-000000000001\">\n"));
+        assert!(wrap(&s, "x")
+            .starts_with("<message from=\"@lark\" kind=\"human\" user=\"00000000-0000-0000-0000-000000000001\">\n"));
     }
 
     #[test]

@@ -50,8 +50,7 @@ fn parse_json(text: &str, code: Code, column: &str) -> Result<Value> {
 }
 
 fn field_error(code: Code, path: &str, what: impl AsRef<str>) -> Error {
-    Error::new(code, format!("{} at {path}", what.as_ref()))
-        .detail(format!("The value at {path} is not valid."))
+    Error::new(code, format!("{} at {path}", what.as_ref())).detail(format!("The value at {path} is not valid."))
 }
 
 /// Refuses a text over the 64 KiB bound.
@@ -59,10 +58,7 @@ pub fn check_size(text: &str, what: &str) -> Result<()> {
     if text.len() > MAX_TEXT_BYTES {
         return Err(Error::new(
             Code::DocumentTooLarge,
-            format!(
-                "{what} is {} bytes; the limit is {MAX_TEXT_BYTES}",
-                text.len()
-            ),
+            format!("{what} is {} bytes; the limit is {MAX_TEXT_BYTES}", text.len()),
         )
         .hint("Split the text, or keep large material in memory entries or skills."));
     }
@@ -74,17 +70,17 @@ pub fn parse_inline(text: &str) -> Result<Vec<InlineEntry>> {
     const C: Code = Code::InlineEntryInvalid;
     let v = parse_json(text, C, "inline")?;
     let Value::Array(list) = v else {
-        return Err(field_error(
-            C,
-            "/inline",
-            "inline must be a list of entries",
-        ));
+        return Err(field_error(C, "/inline", "inline must be a list of entries"));
     };
     let mut out = Vec::with_capacity(list.len());
     for (i, e) in list.iter().enumerate() {
         let base = format!("/inline/{i}");
         let Some(obj) = e.as_object() else {
-            return Err(field_error(C, &base, "an inline entry is an object {\"text\", \"role\"?, \"position\"?} or {\"slot\", \"text\"}"));
+            return Err(field_error(
+                C,
+                &base,
+                "an inline entry is an object {\"text\", \"role\"?, \"position\"?} or {\"slot\", \"text\"}",
+            ));
         };
         let text = match obj.get("text") {
             Some(Value::String(t)) => t.clone(),
@@ -166,18 +162,11 @@ pub fn parse_variables(text: &str) -> Result<Map<String, Value>> {
     const C: Code = Code::TurnFieldInvalid;
     let v = parse_json(text, C, "variables")?;
     let Value::Object(map) = v else {
-        return Err(field_error(
-            C,
-            "/variables",
-            "variables must be an object of strings",
-        ));
+        return Err(field_error(C, "/variables", "variables must be an object of strings"));
     };
     for (name, value) in &map {
         let path = format!("/variables/{}", pointer_token(name));
-        if !template::is_variable_name(name)
-            || macros::is_macro(name)
-            || name == macros::HISTORY_WORD
-        {
+        if !template::is_variable_name(name) || macros::is_macro(name) || name == macros::HISTORY_WORD {
             return Err(field_error(
                 C,
                 &path,
@@ -215,9 +204,7 @@ pub struct Tool {
 }
 
 pub fn is_tool_name(s: &str) -> bool {
-    (1..=64).contains(&s.len())
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    (1..=64).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
 /// Parses `turns.tools`.
@@ -318,11 +305,7 @@ pub fn parse_callables(text: &str) -> Result<Vec<Callable>> {
     for (i, c) in list.iter().enumerate() {
         let base = format!("/callables/{i}");
         let Some(obj) = c.as_object() else {
-            return Err(field_error(
-                C,
-                &base,
-                "a callable is an object {name, runner?}",
-            ));
+            return Err(field_error(C, &base, "a callable is an object {name, runner?}"));
         };
         for key in obj.keys() {
             if !["name", "runner"].contains(&key.as_str()) {
@@ -364,6 +347,8 @@ pub fn parse_callables(text: &str) -> Result<Vec<Callable>> {
 pub struct RawEntry {
     pub role: Role,
     pub parts: Vec<Part>,
+    /// The content was stored as a string.
+    pub plain: bool,
 }
 
 /// Parses `turns.input`: `[{role, content}]`, content a string or a list of parts
@@ -374,21 +359,13 @@ pub fn parse_raw_input(text: &str, counter: Option<&mut Counter<'_>>) -> Result<
     let mut count = |t: &str| counter.as_deref_mut().map(|c| c.count(t)).unwrap_or(0);
     let v = parse_json(text, C, "input")?;
     let Value::Array(list) = v else {
-        return Err(field_error(
-            C,
-            "/input",
-            "input must be a list of {role, content}",
-        ));
+        return Err(field_error(C, "/input", "input must be a list of {role, content}"));
     };
     let mut out = Vec::with_capacity(list.len());
     for (i, e) in list.iter().enumerate() {
         let base = format!("/input/{i}");
         let Some(obj) = e.as_object() else {
-            return Err(field_error(
-                C,
-                &base,
-                "an input entry is an object {role, content}",
-            ));
+            return Err(field_error(C, &base, "an input entry is an object {role, content}"));
         };
         for key in obj.keys() {
             if !["role", "content"].contains(&key.as_str()) {
@@ -399,11 +376,7 @@ pub fn parse_raw_input(text: &str, counter: Option<&mut Counter<'_>>) -> Result<
                 ));
             }
         }
-        let Some(role) = obj
-            .get("role")
-            .and_then(Value::as_str)
-            .and_then(Role::parse)
-        else {
+        let Some(role) = obj.get("role").and_then(Value::as_str).and_then(Role::parse) else {
             return Err(field_error(
                 C,
                 &format!("{base}/role"),
@@ -431,7 +404,8 @@ pub fn parse_raw_input(text: &str, counter: Option<&mut Counter<'_>>) -> Result<
                 ))
             }
         };
-        out.push(RawEntry { role, parts });
+        let plain = matches!(obj.get("content"), Some(Value::String(_)));
+        out.push(RawEntry { role, parts, plain });
     }
     Ok(out)
 }
@@ -476,13 +450,7 @@ fn raw_part(p: &Value, path: &str, count: &mut dyn FnMut(&str) -> u32) -> Result
             let input = match obj.get("input") {
                 Some(v @ Value::Object(_)) => v.to_string(),
                 None | Some(Value::Null) => "{}".into(),
-                Some(_) => {
-                    return Err(field_error(
-                        C,
-                        &format!("{path}/input"),
-                        "input must be an object",
-                    ))
-                }
+                Some(_) => return Err(field_error(C, &format!("{path}/input"), "input must be an object")),
             };
             Ok(Part {
                 tokens: count(&name) + count(&input),
@@ -492,10 +460,7 @@ fn raw_part(p: &Value, path: &str, count: &mut dyn FnMut(&str) -> u32) -> Result
         Some("tool_result") => {
             let call_id = s("call_id")?;
             let content = s("content")?;
-            let is_error = obj
-                .get("is_error")
-                .and_then(Value::as_bool)
-                .unwrap_or(false);
+            let is_error = obj.get("is_error").and_then(Value::as_bool).unwrap_or(false);
             Ok(Part {
                 tokens: count(&content),
                 kind: PartKind::ToolResult {
@@ -510,11 +475,7 @@ fn raw_part(p: &Value, path: &str, count: &mut dyn FnMut(&str) -> u32) -> Result
             &format!("{path}/type"),
             format!("unknown part type \"{other}\""),
         )),
-        None => Err(field_error(
-            C,
-            &format!("{path}/type"),
-            "a part needs a \"type\"",
-        )),
+        None => Err(field_error(C, &format!("{path}/type"), "a part needs a \"type\"")),
     }
 }
 
@@ -548,7 +509,10 @@ mod tests {
 
     #[test]
     fn inline_entries_parse_with_defaults() {
-        let e = parse_inline(r#"[{"text":"hi"},{"text":"bye","role":"assistant","position":"tail"},{"slot":"persona","text":"P"}]"#).unwrap();
+        let e = parse_inline(
+            r#"[{"text":"hi"},{"text":"bye","role":"assistant","position":"tail"},{"slot":"persona","text":"P"}]"#,
+        )
+        .unwrap();
         assert_eq!(
             e[0],
             InlineEntry::Placed {
@@ -585,10 +549,7 @@ mod tests {
             (r#"[1]"#, "at /inline/0"),
             (r#"[{"role":"user"}]"#, "at /inline/0/text"),
             (r#"[{"text":"x","role":"tool"}]"#, "at /inline/0/role"),
-            (
-                r#"[{"text":"x","position":"middle"}]"#,
-                "at /inline/0/position",
-            ),
+            (r#"[{"text":"x","position":"middle"}]"#, "at /inline/0/position"),
             (r#"[{"text":"x","colour":1}]"#, "at /inline/0/colour"),
             (r#"[{"slot":"soul","text":"x"}]"#, "at /inline/0/slot"),
         ];
@@ -618,10 +579,7 @@ mod tests {
             .message
             .ends_with("at /variables/date"));
         assert!(parse_variables(r#"{"a":1}"#).is_err());
-        assert!(parse_tools(
-            r#"[{"name":"read_file","description":"d","input_schema":{"type":"object"}}]"#
-        )
-        .is_ok());
+        assert!(parse_tools(r#"[{"name":"read_file","description":"d","input_schema":{"type":"object"}}]"#).is_ok());
         assert!(parse_tools(r#"[{"name":"read file","input_schema":{}}]"#)
             .unwrap_err()
             .message
@@ -632,10 +590,7 @@ mod tests {
             .ends_with("at /tools/0/input_schema"));
         assert!(parse_callables(r#"[{"name":"skill"},{"name":"run","runner":"ci"}]"#).is_ok());
         assert!(parse_callables(r#"[{"runner":"ci"}]"#).is_err());
-        assert_eq!(
-            parse_history(r#"{"max_entries":3}"#).unwrap().max_entries,
-            Some(3)
-        );
+        assert_eq!(parse_history(r#"{"max_entries":3}"#).unwrap().max_entries, Some(3));
         assert!(parse_history(r#"{"budget":{"share":0}}"#)
             .unwrap_err()
             .message
@@ -644,7 +599,11 @@ mod tests {
 
     #[test]
     fn raw_input_is_checked() {
-        let ok = parse_raw_input(r#"[{"role":"system","content":"s"},{"role":"user","content":[{"type":"text","text":"hi"}]}]"#, None).unwrap();
+        let ok = parse_raw_input(
+            r#"[{"role":"system","content":"s"},{"role":"user","content":[{"type":"text","text":"hi"}]}]"#,
+            None,
+        )
+        .unwrap();
         assert_eq!(ok.len(), 2);
         for (bad, path) in [
             (r#"{"role":"user"}"#, "/input"),
@@ -661,11 +620,7 @@ mod tests {
         ] {
             let e = parse_raw_input(bad, None).unwrap_err();
             assert_eq!(e.code, Code::RawInputInvalid);
-            assert!(
-                e.message.ends_with(&format!("at {path}")),
-                "{bad}: {}",
-                e.message
-            );
+            assert!(e.message.ends_with(&format!("at {path}")), "{bad}: {}", e.message);
         }
     }
 }

@@ -23,14 +23,9 @@ fn golden(name: &str, out: &Output) -> Value {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, &text).unwrap();
     } else {
-        let want = std::fs::read_to_string(&path)
-            .unwrap_or_else(|_| panic!("missing golden file {}", path.display()));
+        let want = std::fs::read_to_string(&path).unwrap_or_else(|_| panic!("missing golden file {}", path.display()));
         if want != text {
-            let line = want
-                .lines()
-                .zip(text.lines())
-                .position(|(a, b)| a != b)
-                .unwrap_or(0);
+            let line = want.lines().zip(text.lines()).position(|(a, b)| a != b).unwrap_or(0);
             panic!(
                 "{name}: the compiled result differs from {} at line {}:\n  want {:?}\n  got  {:?}\n(GOLDEN_UPDATE=1 rewrites it)",
                 path.display(),
@@ -93,13 +88,17 @@ fn support_desk() -> Scenario {
 #[test]
 fn default_order_renders_every_block() {
     let s = support_desk()
-        .skill("agent", "refunds", "Refund a duplicate charge.", |k| k.executor_id = Some(id(0xe1)))
+        .skill("agent", "refunds", "Refund a duplicate charge.", |k| {
+            k.executor_id = Some(id(0xe1))
+        })
         .skill("workspace", "export", "Export billing data.", |_| {})
         .skill("agent", "ledger", "Hidden.", |k| k.recall_only = true)
         .turn(|t| {
             t.run = true;
             t.callables = r#"[{"name": "skill"}]"#.into();
-            t.inline = r#"[{"text": "Be brief.", "role": "developer"}, {"text": "Sign as {{agent}}.", "position": "tail"}]"#.into();
+            t.inline =
+                r#"[{"text": "Be brief.", "role": "developer"}, {"text": "Sign as {{agent}}.", "position": "tail"}]"#
+                    .into();
         });
     let out = s.run(Purpose::Compile).unwrap();
     let v = golden("default_order", &out);
@@ -147,10 +146,7 @@ fn a_human_answerer_compiles_no_system_prompt() {
         .turn(|t| t.answerer_id = Some(id(OMAR)));
     let v = golden("human_answerer", &s.run(Purpose::Preview).unwrap());
     let first = &outline(&v)[0];
-    assert!(
-        first.starts_with("system: Acme sells accounting software."),
-        "{first}"
-    );
+    assert!(first.starts_with("system: Acme sells accounting software."), "{first}");
     assert!(!first.contains("Omar's system prompt"));
 }
 
@@ -171,9 +167,8 @@ fn history_starts_at_the_newest_summary_turn() {
 
 #[test]
 fn an_inline_slot_entry_replaces_the_slot_for_this_turn_only() {
-    let s = support_desk().turn(|t| {
-        t.inline = r#"[{"slot": "persona", "text": "Today {{user}} is in a hurry."}]"#.into()
-    });
+    let s =
+        support_desk().turn(|t| t.inline = r#"[{"slot": "persona", "text": "Today {{user}} is in a hurry."}]"#.into());
     let out = s.run(Purpose::Compile).unwrap();
     let v: Value = serde_json::from_str(&out.result).unwrap();
     assert!(outline(&v)[0].contains("Today Ada is in a hurry."));
@@ -224,8 +219,7 @@ fn an_earlier_turns_sealed_preface_is_replayed_byte_for_byte() {
         r.turn.inline = r#"[{"text": "Edited later.", "position": "tail"}]"#.into();
         r.turn.sealed = Some(super::context::Sealed {
             request: String::new(),
-            preface: r#"[{"role":"user","parts":[{"type":"text","text":"Reply in French."}]}]"#
-                .into(),
+            preface: r#"[{"role":"user","parts":[{"type":"text","text":"Reply in French."}]}]"#.into(),
             mechanism: "default".into(),
         });
     });
@@ -246,10 +240,7 @@ fn an_unsealed_earlier_turn_lays_its_preface_down_from_its_inline_entries() {
     });
     let v: Value = serde_json::from_str(&s.run(Purpose::Preview).unwrap().result).unwrap();
     assert!(
-        outline(&v)
-            .last()
-            .unwrap()
-            .contains("Today is 2026-11-29. | Status?"),
+        outline(&v).last().unwrap().contains("Today is 2026-11-29. | Status?"),
         "{:?}",
         outline(&v)
     );
@@ -265,8 +256,7 @@ fn inline_entries_without_a_place_are_refused() {
     let mut s = support_desk().turn(|t| t.inline = r#"[{"text": "x", "position": "tail"}]"#.into());
     let lark = s.user_mut(LARK);
     lark.prompt_mechanism = Mechanism::Assembly;
-    lark.prompt_template =
-        Some(r#"{"blocks": [{"type": "lead"}, {"type": "history"}, {"type": "input"}]}"#.into());
+    lark.prompt_template = Some(r#"{"blocks": [{"type": "lead"}, {"type": "history"}, {"type": "input"}]}"#.into());
     let e = s.run(Purpose::Preview).unwrap_err();
     assert_eq!(e.code, Code::InlinePositionUnavailable);
     assert!(e.message.contains("\"tail\""), "{}", e.message);
@@ -275,16 +265,10 @@ fn inline_entries_without_a_place_are_refused() {
 #[test]
 fn unknown_answerer_and_non_reply_turns_are_not_compilable() {
     let s = support_desk().turn(|t| t.kind = TurnKind::Message);
-    assert_eq!(
-        s.run(Purpose::Preview).unwrap_err().code,
-        Code::TurnNotCompilable
-    );
+    assert_eq!(s.run(Purpose::Preview).unwrap_err().code, Code::TurnNotCompilable);
     let mut s = support_desk();
     s.ctx.conversation.answerer_id = None;
-    assert_eq!(
-        s.run(Purpose::Preview).unwrap_err().code,
-        Code::TurnNotCompilable
-    );
+    assert_eq!(s.run(Purpose::Preview).unwrap_err().code, Code::TurnNotCompilable);
 }
 
 #[test]
@@ -304,8 +288,5 @@ fn a_human_turn_answered_in_a_human_conversation_reads_bare() {
     });
     s.user_mut(OMAR).kind = UserKind::Human;
     let v: Value = serde_json::from_str(&s.run(Purpose::Preview).unwrap().result).unwrap();
-    assert!(outline(&v)
-        .last()
-        .unwrap()
-        .ends_with("| And the credit note?"));
+    assert!(outline(&v).last().unwrap().ends_with("| And the credit note?"));
 }

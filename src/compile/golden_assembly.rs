@@ -153,7 +153,8 @@ fn every_block_type_under_a_template() {
     });
     let s = assembled(t).turn(|t| {
         t.variables = r#"{"mood": "tense"}"#.into();
-        t.inline = r#"[{"text": "Lead words."}, {"text": "Tail words.", "position": "tail", "role": "assistant"}]"#.into();
+        t.inline =
+            r#"[{"text": "Lead words."}, {"text": "Tail words.", "position": "tail", "role": "assistant"}]"#.into();
     });
     let out = s.run(Purpose::Compile).unwrap();
     let v = golden("assembly_every_block", &out);
@@ -188,11 +189,7 @@ fn every_block_type_under_a_template() {
 #[test]
 fn the_preface_of_an_assembly_turn_is_replayed_by_the_next_turn() {
     let t = json!({"blocks": [{"type": "history"}, {"type": "inline", "role": "user", "text": "It is {{date}}."}, {"type": "input"}]});
-    let first = assembled(t.clone())
-        .run(Purpose::Compile)
-        .unwrap()
-        .seal
-        .unwrap();
+    let first = assembled(t.clone()).run(Purpose::Compile).unwrap().seal.unwrap();
     let s = assembled(t).earlier(TurnKind::Reply, |r| {
         r.turn.id = id(TURN);
         r.turn.poster_id = Some(id(ADA));
@@ -232,19 +229,28 @@ fn raw_sends_the_input_entries_verbatim() {
     let v = golden("raw_verbatim", &out);
     assert_eq!(
         outline(&v),
-        [
-            "system: Be terse.",
-            "user: One.",
-            "user: Two.",
-            "assistant: Three."
-        ]
+        ["system: Be terse.", "user: One.", "user: Two.", "assistant: Three."]
     );
     assert_eq!(v["mechanism"], "raw");
-    assert_eq!(
-        v["request"]["system"],
-        json!([{"type": "text", "text": "Be terse."}])
-    );
+    assert_eq!(v["request"]["system"], json!([{"type": "text", "text": "Be terse."}]));
     assert_eq!(v["estimate"]["history"]["skipped_reason"], "raw_mechanism");
+    // A lone string entry stays a string; the wire merges the two user entries.
+    assert_eq!(
+        v["request"]["messages"][1],
+        json!({"role": "assistant", "content": "Three."})
+    );
+    let mut chat = Scenario {
+        ctx: s.ctx.clone(),
+        history: Vec::new(),
+    };
+    chat.ctx.turn.model = Some("gpt".into());
+    let c = result(&chat.run(Purpose::Compile).unwrap());
+    assert_eq!(
+        c["request"]["messages"],
+        json!([{"role": "system", "content": "Be terse."}, {"role": "user", "content": "One."},
+               {"role": "user", "content": [{"type": "text", "text": "Two."}]}, {"role": "assistant", "content": "Three."}]),
+        "the chat wire sends the entries exactly as stored"
+    );
     // The gate still applies.
     s.model_mut("claude").advisory_window = Some(5);
     assert_eq!(
@@ -258,10 +264,7 @@ fn raw_sends_the_input_entries_verbatim() {
     };
     bad.model_mut("claude").advisory_window = None;
     bad.ctx.turn.input = None;
-    assert_eq!(
-        bad.run(Purpose::Compile).unwrap_err().code,
-        Code::RawInputInvalid
-    );
+    assert_eq!(bad.run(Purpose::Compile).unwrap_err().code, Code::RawInputInvalid);
     bad.ctx.turn.input = Some(r#"[{"role": "tool", "content": "x"}]"#.into());
     let e = bad.run(Purpose::Compile).unwrap_err();
     assert_eq!(e.code, Code::RawInputInvalid);
@@ -271,13 +274,11 @@ fn raw_sends_the_input_entries_verbatim() {
 #[test]
 fn a_system_entry_may_extend_the_leading_run_when_its_block_follows_it() {
     let t = json!({"blocks": [{"type": "slot", "slot": "system_prompt"}, {"type": "lead"}, {"type": "history"}, {"type": "input"}]});
-    let s = assembled(t.clone())
-        .turn(|t| t.inline = r#"[{"text": "Also: be kind.", "role": "system"}]"#.into());
+    let s = assembled(t.clone()).turn(|t| t.inline = r#"[{"text": "Also: be kind.", "role": "system"}]"#.into());
     let v = result(&s.run(Purpose::Preview).unwrap());
     assert_eq!(outline(&v)[0], "system: You are Lark. | Also: be kind.");
-    let s = assembled(t).turn(|t| {
-        t.inline = r#"[{"text": "First."}, {"text": "Also: be kind.", "role": "system"}]"#.into()
-    });
+    let s = assembled(t)
+        .turn(|t| t.inline = r#"[{"text": "First."}, {"text": "Also: be kind.", "role": "system"}]"#.into());
     assert_eq!(
         s.run(Purpose::Preview).unwrap_err().code,
         Code::InlineSystemOutsideLeadingRun

@@ -67,10 +67,7 @@ fn nothing_fits_means_selected_zero_budget_exceeded() {
     let s = with_window(long_conversation(4, 50), 40);
     let v = result(&s.run(Purpose::Compile).unwrap());
     assert_eq!(v["estimate"]["history"]["selected"], 0);
-    assert_eq!(
-        v["estimate"]["history"]["skipped_reason"],
-        "budget_exceeded"
-    );
+    assert_eq!(v["estimate"]["history"]["skipped_reason"], "budget_exceeded");
     assert_eq!(v["estimate"]["history"]["available"], 4);
     assert!(history_texts(&v).is_empty());
 }
@@ -78,8 +75,7 @@ fn nothing_fits_means_selected_zero_budget_exceeded() {
 #[test]
 fn knobs_of_the_template_and_of_the_turn() {
     let base = || with_window(long_conversation(10, 5), 100_000);
-    let selected =
-        |s: Scenario| result(&s.run(Purpose::Preview).unwrap())["estimate"]["history"].clone();
+    let selected = |s: Scenario| result(&s.run(Purpose::Preview).unwrap())["estimate"]["history"].clone();
 
     // A turn's history intent: max_entries.
     let h = selected(base().turn(|t| t.history = Some(r#"{"max_entries": 3}"#.into())));
@@ -90,15 +86,11 @@ fn knobs_of_the_template_and_of_the_turn() {
 
     // max_tokens caps; each entry here costs 11 tokens (8 + 3).
     let h = selected(base().turn(|t| t.history = Some(r#"{"budget": {"max_tokens": 40}}"#.into())));
-    assert_eq!(
-        (h["budget"].as_u64(), h["selected"].as_u64()),
-        (Some(40), Some(3))
-    );
+    assert_eq!((h["budget"].as_u64(), h["selected"].as_u64()), (Some(40), Some(3)));
 
     // share of the window.
     let h = selected(
-        with_window(long_conversation(10, 5), 200)
-            .turn(|t| t.history = Some(r#"{"budget": {"share": 0.2}}"#.into())),
+        with_window(long_conversation(10, 5), 200).turn(|t| t.history = Some(r#"{"budget": {"share": 0.2}}"#.into())),
     );
     assert_eq!(h["budget"], 40);
 
@@ -116,16 +108,12 @@ fn knobs_of_the_template_and_of_the_turn() {
     lark.prompt_template =
         Some(r#"{"blocks": [{"type": "slot", "slot": "system_prompt"}, {"type": "history", "max_entries": 2, "budget": {"max_tokens": 1000}}, {"type": "input"}]}"#.into());
     let h = selected(s);
-    assert_eq!(
-        (h["selected"].as_u64(), h["budget"].as_u64()),
-        (Some(5), Some(1000))
-    );
+    assert_eq!((h["selected"].as_u64(), h["budget"].as_u64()), (Some(5), Some(1000)));
 }
 
 #[test]
 fn a_share_on_a_windowless_model_is_history_budget_unavailable() {
-    let mut s =
-        long_conversation(3, 5).turn(|t| t.history = Some(r#"{"budget": {"share": 0.5}}"#.into()));
+    let mut s = long_conversation(3, 5).turn(|t| t.history = Some(r#"{"budget": {"share": 0.5}}"#.into()));
     s.model_mut("claude").advisory_window = None;
     let e = s.run(Purpose::Preview).unwrap_err();
     assert_eq!(e.code, Code::HistoryBudgetUnavailable);
@@ -196,12 +184,7 @@ fn estimate_blocks_add_up_to_the_total() {
     let out = s.run(Purpose::Estimate).unwrap();
     let sum: u32 = out.estimate.blocks.iter().map(|b| b.tokens).sum();
     assert_eq!(sum + 3, out.estimate.total);
-    let h = out
-        .estimate
-        .blocks
-        .iter()
-        .find(|b| b.block == "history")
-        .unwrap();
+    let h = out.estimate.blocks.iter().find(|b| b.block == "history").unwrap();
     assert_eq!(h.tokens, out.estimate.history.tokens);
 }
 
@@ -236,13 +219,7 @@ fn property_selection_fits_is_a_suffix_and_is_monotone() {
                         &format!("turn {i}: {}", "said ".repeat(1 + i % 5)),
                     )
                 }
-                _ => {
-                    s = s.message(
-                        Role::User,
-                        ADA,
-                        &format!("turn {i}: {}", "asked ".repeat(1 + i % 9)),
-                    )
-                }
+                _ => s = s.message(Role::User, ADA, &format!("turn {i}: {}", "asked ".repeat(1 + i % 9))),
             }
         }
         let mut last_selected = 0;
@@ -261,8 +238,7 @@ fn property_selection_fits_is_a_suffix_and_is_monotone() {
                     let total = v["estimate"]["total"].as_u64().unwrap() as i32;
                     assert!(total <= window, "total {total} over window {window}");
                     let turns = history_texts(&v);
-                    let mut seen: Vec<usize> =
-                        turns.iter().map(|t| t[5..].parse().unwrap()).collect();
+                    let mut seen: Vec<usize> = turns.iter().map(|t| t[5..].parse().unwrap()).collect();
                     seen.dedup();
                     if let (Some(first), Some(last)) = (seen.first(), seen.last()) {
                         assert_eq!(*last, n - 1, "the newest turn is kept first");

@@ -44,11 +44,7 @@ fn texts(v: &Value) -> Vec<String> {
                 .iter()
                 .map(move |p| match p["type"].as_str().unwrap() {
                     "text" => format!("{role}> {}", p["text"].as_str().unwrap()),
-                    "tool_call" => format!(
-                        "{role}> <call {} {}>",
-                        p["id"].as_str().unwrap(),
-                        p["input"]
-                    ),
+                    "tool_call" => format!("{role}> <call {} {}>", p["id"].as_str().unwrap(), p["input"]),
                     "tool_result" => format!(
                         "{role}> <result {} {}>",
                         p["call_id"].as_str().unwrap(),
@@ -110,10 +106,7 @@ fn group() -> Scenario {
 
 #[test]
 fn a_group_conversation_read_by_the_stored_answerer() {
-    let v = golden(
-        "group_read_by_lark",
-        &group().run(Purpose::Preview).unwrap(),
-    );
+    let v = golden("group_read_by_lark", &group().run(Purpose::Preview).unwrap());
     assert_eq!(
         texts(&v),
         vec![
@@ -270,10 +263,7 @@ fn a_continuation_is_the_sealed_request_plus_the_rounds() {
         .iter()
         .map(|c| c["type"].as_str().unwrap())
         .collect();
-    assert_eq!(
-        kinds,
-        ["tool_result", "tool_result", "text", "text", "text"]
-    );
+    assert_eq!(kinds, ["tool_result", "tool_result", "text", "text", "text"]);
     assert_eq!(wire[2]["content"][1]["is_error"], true);
     assert_eq!(
         b["estimate"]["blocks"].as_array().unwrap().last().unwrap()["block"],
@@ -287,17 +277,10 @@ fn native_models_get_each_distinct_image_once_per_round() {
     let b = result(&next);
     let t = texts(&b);
     let images: Vec<&String> = t.iter().filter(|x| x.contains("<image")).collect();
-    assert_eq!(
-        images,
-        ["user> <image image/png>", "user> <image image/jpeg>"]
-    );
+    assert_eq!(images, ["user> <image image/png>", "user> <image image/jpeg>"]);
     let wire = &b["request"]["messages"][2]["content"];
     assert_eq!(
-        wire.as_array()
-            .unwrap()
-            .iter()
-            .filter(|c| c["type"] == "image")
-            .count(),
+        wire.as_array().unwrap().iter().filter(|c| c["type"] == "image").count(),
         2
     );
 }
@@ -325,10 +308,7 @@ fn an_own_run_in_history_renders_seed_and_rounds_and_a_summary_replaces_early_ro
         !t.iter().any(|x| x.contains("final words")),
         "a run renders its rounds, not its text"
     );
-    assert_eq!(
-        v["estimate"]["history"]["available"], 3,
-        "seed + two rounds"
-    );
+    assert_eq!(v["estimate"]["history"]["available"], 3, "seed + two rounds");
 
     let v = result(&with_run(true).run(Purpose::Preview).unwrap());
     let t = texts(&v);
@@ -336,14 +316,9 @@ fn an_own_run_in_history_renders_seed_and_rounds_and_a_summary_replaces_early_ro
         t[0],
         "user> [Summary of the earlier rounds]\nTwo charges; a screenshot shows both."
     );
-    assert!(!t
-        .iter()
-        .any(|x| x.contains("Investigate.") || x.contains("Looking.")));
+    assert!(!t.iter().any(|x| x.contains("Investigate.") || x.contains("Looking.")));
     assert_eq!(t[1], "assistant> <call c3 {\"log\":true}>");
-    assert_eq!(
-        v["estimate"]["history"]["available"], 2,
-        "summary + round 2"
-    );
+    assert_eq!(v["estimate"]["history"]["available"], 2, "summary + round 2");
 }
 
 #[test]
@@ -380,10 +355,7 @@ fn a_round_is_one_budget_unit_with_its_pictures() {
         );
         if !result_one {
             dropped_round_one = true;
-            assert!(
-                t.contains(&"user> [run aborted]".to_string())
-                    || !t.iter().any(|x| x.contains("<result c3"))
-            );
+            assert!(t.contains(&"user> [run aborted]".to_string()) || !t.iter().any(|x| x.contains("<result c3")));
         }
     }
     assert!(dropped_round_one);
@@ -425,11 +397,7 @@ fn a_bad_stored_round_is_refused_with_its_path_not_a_panic() {
     )];
     let e = s.run(Purpose::Compile).unwrap_err();
     assert_eq!(e.code, Code::RoundInvalid);
-    assert!(
-        e.message.contains("/results/0/captures/0/data"),
-        "{}",
-        e.message
-    );
+    assert!(e.message.contains("/results/0/captures/0/data"), "{}", e.message);
 }
 
 /// Property: wherever a foreign body is rendered — message turn, seed, steer, input,

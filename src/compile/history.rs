@@ -53,12 +53,7 @@ fn correspondent_seed_shown(ht: &HistoryTurn, a: Uuid) -> bool {
 
 /// The entries of one history turn, read by answerer `a`. `preface_nonempty` says
 /// whether an own reply turn has a preface (sealed, or re-rendered when never sealed).
-pub fn plan(
-    ht: &HistoryTurn,
-    a: Uuid,
-    conv_answerer: Option<Uuid>,
-    preface_nonempty: bool,
-) -> Vec<Plan> {
+pub fn plan(ht: &HistoryTurn, a: Uuid, conv_answerer: Option<Uuid>, preface_nonempty: bool) -> Vec<Plan> {
     let t = &ht.turn;
     match t.kind {
         TurnKind::Message => vec![Plan::Message],
@@ -114,12 +109,7 @@ impl Reader<'_> {
     }
 
     /// Renders one planned entry other than `Seed` (whose preface the compiler owns).
-    pub fn render(
-        &self,
-        plan: Plan,
-        ht: &HistoryTurn,
-        counter: &mut Counter<'_>,
-    ) -> Result<Vec<Item>> {
+    pub fn render(&self, plan: Plan, ht: &HistoryTurn, counter: &mut Counter<'_>) -> Result<Vec<Item>> {
         let t = &ht.turn;
         let block = self.block;
         let text = |s: &Option<String>| s.clone().unwrap_or_default();
@@ -160,14 +150,7 @@ impl Reader<'_> {
             }
             Plan::Round(i) => {
                 let round = rounds::parse(&ht.rounds[i], Some(t.id))?;
-                rounds::render(
-                    &round,
-                    &self.voices,
-                    Some(self.a),
-                    self.native_images,
-                    counter,
-                    block,
-                )
+                rounds::render(&round, &self.voices, Some(self.a), self.native_images, counter, block)
             }
             Plan::Answer => {
                 let content = text(&t.content);
@@ -254,10 +237,7 @@ mod tests {
         let mut ht = reply(Some(1));
         ht.turn.prompt = Some("q".into());
         ht.turn.content = Some("a".into());
-        assert_eq!(
-            plan(&ht, id(1), None, false),
-            vec![Plan::Seed, Plan::Answer]
-        );
+        assert_eq!(plan(&ht, id(1), None, false), vec![Plan::Seed, Plan::Answer]);
         ht.turn.prompt = None;
         assert_eq!(plan(&ht, id(1), None, false), vec![Plan::Answer]);
         assert_eq!(plan(&ht, id(1), None, true), vec![Plan::Seed, Plan::Answer]);
@@ -287,10 +267,7 @@ mod tests {
         assert_eq!(plan(&ht, id(1), Some(id(1)), false), Vec::<Plan>::new());
         ht.turn.content = Some("b says".into());
         ht.rounds = vec![round(1)];
-        assert_eq!(
-            plan(&ht, id(1), Some(id(1)), false),
-            vec![Plan::Correspondent]
-        );
+        assert_eq!(plan(&ht, id(1), Some(id(1)), false), vec![Plan::Correspondent]);
         ht.turn.content = None;
         ht.turn.prompt = Some("q".into());
         ht.turn.poster_id = Some(id(1));
@@ -301,10 +278,6 @@ mod tests {
         );
         ht.turn.poster_id = Some(id(3));
         ht.turn.origin = Some("task_result".into());
-        assert_eq!(
-            plan(&ht, id(1), Some(id(1)), false),
-            Vec::<Plan>::new(),
-            "kernel seed"
-        );
+        assert_eq!(plan(&ht, id(1), Some(id(1)), false), Vec::<Plan>::new(), "kernel seed");
     }
 }

@@ -60,8 +60,7 @@ impl Serialize for Part {
                 m.serialize_entry("type", "tool_call")?;
                 m.serialize_entry("id", id)?;
                 m.serialize_entry("name", name)?;
-                let raw: &RawValue =
-                    serde_json::from_str(input).map_err(serde::ser::Error::custom)?;
+                let raw: &RawValue = serde_json::from_str(input).map_err(serde::ser::Error::custom)?;
                 m.serialize_entry("input", raw)?;
                 m.end()
             }
@@ -132,6 +131,8 @@ pub struct Message {
     pub parts: Vec<Part>,
     /// The block of each part (same length as `parts`).
     pub blocks: Vec<usize>,
+    /// A raw entry whose content was stored as a string: the wire keeps it a string.
+    pub plain: bool,
 }
 
 impl Serialize for Message {
@@ -176,20 +177,19 @@ pub fn merge(items: impl IntoIterator<Item = Item>) -> Vec<Message> {
         if item.parts.is_empty() {
             continue;
         }
-        let joins =
-            !item.separate && !last_separate && out.last().is_some_and(|m| m.role == item.role);
+        let joins = !item.separate && !last_separate && out.last().is_some_and(|m| m.role == item.role);
         last_separate = item.separate;
         let block = item.block;
         if joins {
             let m = out.last_mut().expect("checked above");
-            m.blocks
-                .extend(std::iter::repeat_n(block, item.parts.len()));
+            m.blocks.extend(std::iter::repeat_n(block, item.parts.len()));
             m.parts.extend(item.parts);
         } else {
             out.push(Message {
                 role: item.role,
                 blocks: vec![block; item.parts.len()],
                 parts: item.parts,
+                plain: false,
             });
         }
     }
@@ -267,10 +267,7 @@ mod tests {
         assert_eq!(m[0].parts.len(), 2);
         assert_eq!(m[0].blocks, vec![0, 1]);
         assert_eq!(
-            m[1].parts
-                .iter()
-                .map(|p| p.kind.text().unwrap())
-                .collect::<Vec<_>>(),
+            m[1].parts.iter().map(|p| p.kind.text().unwrap()).collect::<Vec<_>>(),
             vec!["c", "d"]
         );
     }
@@ -279,12 +276,7 @@ mod tests {
     fn separate_items_stand_alone() {
         let mut r = t(Role::User, "result", 0);
         r.separate = true;
-        let m = merge(vec![
-            t(Role::User, "a", 0),
-            r.clone(),
-            r,
-            t(Role::User, "b", 0),
-        ]);
+        let m = merge(vec![t(Role::User, "a", 0), r.clone(), r, t(Role::User, "b", 0)]);
         assert_eq!(m.len(), 4);
     }
 
@@ -311,9 +303,6 @@ mod tests {
             t(Role::Assistant, "c", 0),
         ];
         assert_eq!(items_cost(&items), 3 + 3 + 3);
-        assert_eq!(
-            total_cost(&merge(items.clone())),
-            items_cost(&items) + REQUEST_OVERHEAD
-        );
+        assert_eq!(total_cost(&merge(items.clone())), items_cost(&items) + REQUEST_OVERHEAD);
     }
 }

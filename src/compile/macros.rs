@@ -91,11 +91,8 @@ pub fn first_unknown<'a>(text: &'a str, is_variable: &dyn Fn(&str) -> bool) -> O
 
 /// The error for an unknown word, with the hint that fits it.
 pub fn unknown_error(word: &str, place: &str) -> Error {
-    let e = Error::new(
-        Code::MacroUnknown,
-        format!("unknown macro {{{{{word}}}}} in {place}"),
-    )
-    .detail(format!("The word \"{word}\" is not in the macro registry."));
+    let e = Error::new(Code::MacroUnknown, format!("unknown macro {{{{{word}}}}} in {place}"))
+        .detail(format!("The word \"{word}\" is not in the macro registry."));
     if word == HISTORY_WORD {
         e.hint(history_hint())
     } else {
@@ -165,10 +162,7 @@ mod tests {
     #[test]
     fn finds_ident_tokens_only() {
         assert_eq!(names("Hi {{user}}, I am {{agent}}."), vec!["user", "agent"]);
-        assert_eq!(
-            names("{{ }} {{#if x}} {{a b}} {{}} {{1x}} {{x-y}}"),
-            Vec::<&str>::new()
-        );
+        assert_eq!(names("{{ }} {{#if x}} {{a b}} {{}} {{1x}} {{x-y}}"), Vec::<&str>::new());
         assert_eq!(names("{{{agent}}}"), vec!["agent"]);
         assert_eq!(names("{{_private9}}"), vec!["_private9"]);
         assert_eq!(names("{{agent}"), Vec::<&str>::new());
@@ -223,10 +217,7 @@ mod tests {
         );
         assert_eq!(substitute("{{ }} {{#if}}", &v, &|_| None), "{{ }} {{#if}}");
         let vars = |n: &str| (n == "scene").then(|| "a storm".to_string());
-        assert_eq!(
-            substitute("{{scene}} / {{other}}", &v, &vars),
-            "a storm / {{other}}"
-        );
+        assert_eq!(substitute("{{scene}} / {{other}}", &v, &vars), "a storm / {{other}}");
     }
 
     #[test]

@@ -18,11 +18,7 @@ pub const NATIVE_IMAGE_TYPES: [&str; 4] = ["image/jpeg", "image/png", "image/gif
 #[derive(Debug, Clone, PartialEq)]
 pub enum AssistantPart {
     Text(String),
-    ToolCall {
-        id: String,
-        name: String,
-        input: String,
-    },
+    ToolCall { id: String, name: String, input: String },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -67,10 +63,7 @@ struct Ctx<'a> {
 impl Ctx<'_> {
     fn err(&self, path: &str, what: impl AsRef<str>) -> Error {
         let full = format!("/{}{}", self.column, path);
-        let turn = self
-            .turn
-            .map(|t| format!(" of turn {t}"))
-            .unwrap_or_default();
+        let turn = self.turn.map(|t| format!(" of turn {t}")).unwrap_or_default();
         Error::new(Code::RoundInvalid, format!("round {}{}: {} at {}", self.n, turn, what.as_ref(), full))
             .detail(format!("The path {full} of round {} is not valid.", self.n))
             .hint("A round holds assistant [{type: text|tool_call}], results [{call_id, content, is_error, captures}] and steers [{author_id, text}].")
@@ -104,12 +97,7 @@ fn string_field(
     }
 }
 
-fn uuid_field(
-    obj: &serde_json::Map<String, Value>,
-    key: &str,
-    path: &str,
-    ctx: &Ctx<'_>,
-) -> Result<Option<Uuid>> {
+fn uuid_field(obj: &serde_json::Map<String, Value>, key: &str, path: &str, ctx: &Ctx<'_>) -> Result<Option<Uuid>> {
     match obj.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Uuid::parse_str(s)
@@ -133,11 +121,7 @@ fn bool_field(
     }
 }
 
-fn object<'v>(
-    v: &'v Value,
-    path: &str,
-    ctx: &Ctx<'_>,
-) -> Result<&'v serde_json::Map<String, Value>> {
+fn object<'v>(v: &'v Value, path: &str, ctx: &Ctx<'_>) -> Result<&'v serde_json::Map<String, Value>> {
     v.as_object().ok_or_else(|| ctx.err(path, "not an object"))
 }
 
@@ -154,9 +138,7 @@ pub fn parse(row: &RoundRow, turn: Option<Uuid>) -> Result<Round> {
         let path = format!("/{i}");
         let obj = object(p, &path, &ctx)?;
         match obj.get("type").and_then(Value::as_str) {
-            Some("text") => assistant.push(AssistantPart::Text(string_field(
-                obj, "text", &path, &ctx, true,
-            )?)),
+            Some("text") => assistant.push(AssistantPart::Text(string_field(obj, "text", &path, &ctx, true)?)),
             Some("tool_call") => {
                 let id = string_field(obj, "id", &path, &ctx, true)?;
                 let name = string_field(obj, "name", &path, &ctx, true)?;
@@ -171,23 +153,15 @@ pub fn parse(row: &RoundRow, turn: Option<Uuid>) -> Result<Round> {
                     Some(v @ Value::Object(_)) => v.to_string(),
                     Some(_) => return Err(ctx.err(&format!("{path}/input"), "not an object")),
                 };
-                let dup = assistant.iter().any(
-                    |a| matches!(a, AssistantPart::ToolCall { id: other, .. } if *other == id),
-                );
+                let dup = assistant
+                    .iter()
+                    .any(|a| matches!(a, AssistantPart::ToolCall { id: other, .. } if *other == id));
                 if dup {
-                    return Err(ctx.err(
-                        &format!("{path}/id"),
-                        format!("tool_call id \"{id}\" repeated"),
-                    ));
+                    return Err(ctx.err(&format!("{path}/id"), format!("tool_call id \"{id}\" repeated")));
                 }
                 assistant.push(AssistantPart::ToolCall { id, name, input });
             }
-            Some(other) => {
-                return Err(ctx.err(
-                    &format!("{path}/type"),
-                    format!("unknown part type \"{other}\""),
-                ))
-            }
+            Some(other) => return Err(ctx.err(&format!("{path}/type"), format!("unknown part type \"{other}\""))),
             None => return Err(ctx.err(&format!("{path}/type"), "missing part type")),
         }
     }
@@ -223,8 +197,7 @@ pub fn parse(row: &RoundRow, turn: Option<Uuid>) -> Result<Round> {
             let name = string_field(cobj, "name", &cpath, &ctx, true)?;
             let media_type = string_field(cobj, "media_type", &cpath, &ctx, true)?;
             let data = string_field(cobj, "data", &cpath, &ctx, true)?;
-            let bytes = decode_base64(&data)
-                .ok_or_else(|| ctx.err(&format!("{cpath}/data"), "not valid base64"))?;
+            let bytes = decode_base64(&data).ok_or_else(|| ctx.err(&format!("{cpath}/data"), "not valid base64"))?;
             let eligible = bool_field(cobj, "eligible", &cpath, &ctx, true)?;
             captures.push(Capture {
                 name,
@@ -384,12 +357,7 @@ fn captures_parts(round: &Round, native_images: bool, counter: &mut Counter<'_>)
     let mut seen: Vec<&[u8]> = Vec::new();
     let mut parts = Vec::new();
     let mut lines = Vec::new();
-    for c in round
-        .results
-        .iter()
-        .flat_map(|r| &r.captures)
-        .filter(|c| c.eligible)
-    {
+    for c in round.results.iter().flat_map(|r| &r.captures).filter(|c| c.eligible) {
         if seen.contains(&c.bytes.as_slice()) {
             continue;
         }
@@ -403,12 +371,7 @@ fn captures_parts(round: &Round, native_images: bool, counter: &mut Counter<'_>)
                 tokens: IMAGE_TOKENS,
             });
         } else {
-            lines.push(format!(
-                "[image {}: {} ({})]",
-                seen.len(),
-                c.name,
-                c.media_type
-            ));
+            lines.push(format!("[image {}: {} ({})]", seen.len(), c.name, c.media_type));
         }
     }
     if !lines.is_empty() {
@@ -502,7 +465,10 @@ mod tests {
             ),
             "round_invalid: round 2: not valid base64 at /results/0/captures/0/data"
         );
-        assert_eq!(refusal("{", "[]", "[]"), "round_invalid: round 2: not JSON (EOF while parsing an object at line 1 column 1) at /assistant");
+        assert_eq!(
+            refusal("{", "[]", "[]"),
+            "round_invalid: round 2: not JSON (EOF while parsing an object at line 1 column 1) at /assistant"
+        );
         assert_eq!(
             refusal("[]", "[]", r#"[{"text":1}]"#),
             "round_invalid: round 2: not a string at /steers/0/text"

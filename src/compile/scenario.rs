@@ -98,10 +98,7 @@ impl Scenario {
                 },
                 turn,
                 rounds: Vec::new(),
-                users: users
-                    .into_iter()
-                    .map(|u| (u.id, u))
-                    .collect::<HashMap<_, _>>(),
+                users: users.into_iter().map(|u| (u.id, u)).collect::<HashMap<_, _>>(),
                 models: models.into_iter().map(|m| (m.name.clone(), m)).collect(),
                 documents: Vec::new(),
                 memories: Vec::new(),
@@ -162,13 +159,7 @@ impl Scenario {
         self
     }
 
-    pub fn skill(
-        mut self,
-        source: &str,
-        name: &str,
-        description: &str,
-        f: impl FnOnce(&mut Skill),
-    ) -> Self {
+    pub fn skill(mut self, source: &str, name: &str, description: &str, f: impl FnOnce(&mut Skill)) -> Self {
         let n = self.ctx.skills.len() as u128;
         let mut s = Skill {
             id: id(0x5c00 + n),

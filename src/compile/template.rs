@@ -99,12 +99,7 @@ impl Block {
     fn keeps_leading_run(&self) -> bool {
         matches!(
             self,
-            Block::Slot(_)
-                | Block::Document(_)
-                | Block::Inline {
-                    role: Role::System,
-                    ..
-                }
+            Block::Slot(_) | Block::Document(_) | Block::Inline { role: Role::System, .. }
         )
     }
 }
@@ -143,10 +138,7 @@ impl Template {
 
     /// The number of leading blocks that form the leading run.
     pub fn leading_run_len(&self) -> usize {
-        self.blocks
-            .iter()
-            .take_while(|b| b.keeps_leading_run())
-            .count()
+        self.blocks.iter().take_while(|b| b.keeps_leading_run()).count()
     }
 
     pub fn position_of(&self, want: &Block) -> Option<usize> {
@@ -180,8 +172,7 @@ fn type_name(v: &Value) -> &'static str {
 
 pub fn is_variable_name(s: &str) -> bool {
     let mut chars = s.chars();
-    matches!(chars.next(), Some('a'..='z'))
-        && chars.all(|c| matches!(c, 'a'..='z' | '0'..='9' | '_'))
+    matches!(chars.next(), Some('a'..='z')) && chars.all(|c| matches!(c, 'a'..='z' | '0'..='9' | '_'))
 }
 
 pub fn is_document_name(s: &str) -> bool {
@@ -212,10 +203,7 @@ impl Checker {
                 self.add(
                     format!("{base}/{}", pointer_token(key)),
                     "unknown_key",
-                    format!(
-                        "unknown key \"{key}\" in {what}; allowed: {}",
-                        allowed.join(", ")
-                    ),
+                    format!("unknown key \"{key}\" in {what}; allowed: {}", allowed.join(", ")),
                 );
             }
         }
@@ -229,9 +217,7 @@ impl Checker {
                 None => self.add(
                     format!("{base}/max_entries"),
                     "max_entries_invalid",
-                    format!(
-                        "max_entries must be an integer from 1 to {MAX_HISTORY_ENTRIES}, not {v}"
-                    ),
+                    format!("max_entries must be an integer from 1 to {MAX_HISTORY_ENTRIES}, not {v}"),
                 ),
             }
         }
@@ -250,10 +236,7 @@ impl Checker {
                         ),
                     }
                 }
-                for (key, slot) in [
-                    ("min_tokens", &mut k.min_tokens),
-                    ("max_tokens", &mut k.max_tokens),
-                ] {
+                for (key, slot) in [("min_tokens", &mut k.min_tokens), ("max_tokens", &mut k.max_tokens)] {
                     if let Some(v) = b.get(key) {
                         match v.as_u64().filter(|n| *n <= i32::MAX as u64) {
                             Some(n) => *slot = Some(n),
@@ -282,9 +265,7 @@ impl Checker {
 
 /// Every problem of `value` as a template, and the template when there is none.
 pub fn parse(value: &Value) -> (Option<Template>, Vec<Problem>) {
-    let mut c = Checker {
-        problems: Vec::new(),
-    };
+    let mut c = Checker { problems: Vec::new() };
     let Some(root) = value.as_object() else {
         c.add(
             "",
@@ -377,12 +358,7 @@ pub fn parse(value: &Value) -> (Option<Template>, Vec<Problem>) {
     }
 }
 
-fn check_blocks(
-    c: &mut Checker,
-    list: &[Value],
-    variables: &BTreeMap<String, String>,
-    out: &mut Vec<Block>,
-) {
+fn check_blocks(c: &mut Checker, list: &[Value], variables: &BTreeMap<String, String>, out: &mut Vec<Block>) {
     let mut seen_history = false;
     let mut seen_input: Option<usize> = None;
     let mut leading = true;
@@ -417,11 +393,7 @@ fn check_blocks(
                 continue;
             }
             None => {
-                c.add(
-                    format!("{base}/type"),
-                    "block_type_missing",
-                    "a block needs a \"type\"",
-                );
+                c.add(format!("{base}/type"), "block_type_missing", "a block needs a \"type\"");
                 leading = false;
                 continue;
             }
@@ -439,11 +411,7 @@ fn check_blocks(
             "slot" => {
                 c.unknown_keys(obj, &["type", "slot"], &base, "a slot block");
                 ahead_of_history(c, "a slot block");
-                match obj
-                    .get("slot")
-                    .and_then(Value::as_str)
-                    .and_then(Slot::parse)
-                {
+                match obj.get("slot").and_then(Value::as_str).and_then(Slot::parse) {
                     Some(s) => Some(Block::Slot(s)),
                     None => {
                         c.add(
@@ -472,10 +440,7 @@ fn check_blocks(
             }
             "inline" => {
                 c.unknown_keys(obj, &["type", "role", "text"], &base, "an inline block");
-                let role = obj
-                    .get("role")
-                    .and_then(Value::as_str)
-                    .and_then(Role::parse);
+                let role = obj.get("role").and_then(Value::as_str).and_then(Role::parse);
                 if role.is_none() {
                     c.add(
                         format!("{base}/role"),
@@ -504,11 +469,7 @@ fn check_blocks(
                         Some(t.clone())
                     }
                     _ => {
-                        c.add(
-                            format!("{base}/text"),
-                            "text_invalid",
-                            "text must be a string",
-                        );
+                        c.add(format!("{base}/text"), "text_invalid", "text must be a string");
                         None
                     }
                 };
@@ -535,25 +496,12 @@ fn check_blocks(
             }
             "lead" | "tail" => {
                 c.unknown_keys(obj, &["type"], &base, &format!("a {ty} block"));
-                Some(if ty == "lead" {
-                    Block::Lead
-                } else {
-                    Block::Tail
-                })
+                Some(if ty == "lead" { Block::Lead } else { Block::Tail })
             }
             "history" => {
-                c.unknown_keys(
-                    obj,
-                    &["type", "max_entries", "budget"],
-                    &base,
-                    "the history block",
-                );
+                c.unknown_keys(obj, &["type", "max_entries", "budget"], &base, "the history block");
                 if seen_history {
-                    c.add(
-                        base.clone(),
-                        "block_repeated",
-                        "history must appear exactly once",
-                    );
+                    c.add(base.clone(), "block_repeated", "history must appear exactly once");
                 }
                 seen_history = true;
                 Some(Block::History(c.knobs(obj, &base)))
@@ -561,11 +509,7 @@ fn check_blocks(
             "input" => {
                 c.unknown_keys(obj, &["type"], &base, "the input block");
                 if seen_input.is_some() {
-                    c.add(
-                        base.clone(),
-                        "block_repeated",
-                        "input must appear exactly once",
-                    );
+                    c.add(base.clone(), "block_repeated", "input must appear exactly once");
                 }
                 seen_input = Some(i);
                 Some(Block::Input)
@@ -614,19 +558,13 @@ fn check_blocks(
         );
     }
     if seen_input.is_none() {
-        c.add(
-            "/blocks",
-            "input_missing",
-            "a template needs an input block, last",
-        );
+        c.add("/blocks", "input_missing", "a template needs an input block, last");
     }
 }
 
 /// Checks a turn's history intent (`turns.history`): the history block's knobs.
 pub fn parse_history_intent(value: &Value) -> (Option<HistoryKnobs>, Vec<Problem>) {
-    let mut c = Checker {
-        problems: Vec::new(),
-    };
+    let mut c = Checker { problems: Vec::new() };
     let Some(obj) = value.as_object() else {
         c.add(
             "",
@@ -702,20 +640,11 @@ mod tests {
 
     #[test]
     fn junk_of_any_json_type_is_a_problem_not_a_panic() {
-        for v in [
-            json!(null),
-            json!(1),
-            json!("x"),
-            json!(true),
-            json!([1, 2]),
-        ] {
+        for v in [json!(null), json!(1), json!("x"), json!(true), json!([1, 2])] {
             assert_eq!(one(v), ("".into(), "template_not_object"));
         }
         assert_eq!(one(json!({})).1, "blocks_missing");
-        assert_eq!(
-            one(json!({"blocks": "x"})),
-            ("/blocks".into(), "blocks_not_array")
-        );
+        assert_eq!(one(json!({"blocks": "x"})), ("/blocks".into(), "blocks_not_array"));
         assert_eq!(
             problems(json!({"blocks": []})),
             vec![
@@ -733,22 +662,15 @@ mod tests {
             ("/extra".into(), "unknown_key")
         );
         assert_eq!(
-            one(tpl(
-                json!([{"type": "history", "color": 1}, {"type": "input"}])
-            )),
+            one(tpl(json!([{"type": "history", "color": 1}, {"type": "input"}]))),
             ("/blocks/0/color".into(), "unknown_key")
         );
         assert_eq!(
-            one(tpl(
-                json!([{"type": "poem"}, {"type": "history"}, {"type": "input"}])
-            )),
+            one(tpl(json!([{"type": "poem"}, {"type": "history"}, {"type": "input"}]))),
             ("/blocks/0/type".into(), "block_type_unknown")
         );
         assert_eq!(
-            one(tpl(
-                json!([{"kind": "x"}, {"type": "history"}, {"type": "input"}])
-            ))
-            .1,
+            one(tpl(json!([{"kind": "x"}, {"type": "history"}, {"type": "input"}]))).1,
             "block_type_missing"
         );
         assert_eq!(
@@ -766,10 +688,7 @@ mod tests {
         let mut many = vec![json!({"type": "inline", "role": "user", "text": "x"}); 63];
         many.push(json!({"type": "history"}));
         many.push(json!({"type": "input"}));
-        assert_eq!(
-            one(tpl(Value::Array(many))),
-            ("/blocks".into(), "blocks_count")
-        );
+        assert_eq!(one(tpl(Value::Array(many))), ("/blocks".into(), "blocks_count"));
     }
 
     #[test]
@@ -880,9 +799,7 @@ mod tests {
                 ("/blocks/1".into(), "block_repeated")
             );
             assert_eq!(
-                one(tpl(
-                    json!([{"type": "history"}, {"type": ty}, {"type": "input"}])
-                )),
+                one(tpl(json!([{"type": "history"}, {"type": ty}, {"type": "input"}]))),
                 ("/blocks/1".into(), "block_after_history")
             );
         }
@@ -949,11 +866,7 @@ mod tests {
                 "/blocks/0/budget/max_tokens",
                 "max_tokens_invalid",
             ),
-            (
-                json!({"budget": {"ratio": 1}}),
-                "/blocks/0/budget/ratio",
-                "unknown_key",
-            ),
+            (json!({"budget": {"ratio": 1}}), "/blocks/0/budget/ratio", "unknown_key"),
         ] {
             let mut h = knob.as_object().unwrap().clone();
             h.insert("type".into(), json!("history"));
@@ -977,9 +890,7 @@ mod tests {
             ("/blocks/1".into(), "block_after_input")
         );
         assert_eq!(
-            problems(tpl(
-                json!([{"type": "history"}, {"type": "input"}, {"type": "input"}])
-            )),
+            problems(tpl(json!([{"type": "history"}, {"type": "input"}, {"type": "input"}]))),
             vec![
                 ("/blocks/2".into(), "block_after_input"),
                 ("/blocks/2".into(), "block_repeated")
@@ -1015,16 +926,13 @@ mod tests {
     #[test]
     fn rule_size() {
         let big = "x".repeat(MAX_BYTES);
-        let v = tpl(
-            json!([{"type": "inline", "role": "user", "text": big}, {"type": "history"}, {"type": "input"}]),
-        );
+        let v = tpl(json!([{"type": "inline", "role": "user", "text": big}, {"type": "history"}, {"type": "input"}]));
         assert_eq!(one(v), ("".into(), "template_too_large"));
     }
 
     #[test]
     fn history_intent_uses_the_same_knobs() {
-        let (k, p) =
-            parse_history_intent(&json!({"max_entries": 5, "budget": {"max_tokens": 100}}));
+        let (k, p) = parse_history_intent(&json!({"max_entries": 5, "budget": {"max_tokens": 100}}));
         assert!(p.is_empty());
         assert_eq!(
             k.unwrap(),
@@ -1036,9 +944,6 @@ mod tests {
         );
         let (_, p) = parse_history_intent(&json!({"budget": {"share": 2}}));
         assert_eq!(p[0].path, "/budget/share");
-        assert_eq!(
-            parse_history_intent(&json!(3)).1[0].code,
-            "history_intent_not_object"
-        );
+        assert_eq!(parse_history_intent(&json!(3)).1[0].code, "history_intent_not_object");
     }
 }

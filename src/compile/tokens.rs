@@ -33,11 +33,10 @@ impl Tokenizer {
         match name {
             "cl100k_base" => Ok(Tokenizer::Cl100kBase),
             "o200k_base" => Ok(Tokenizer::O200kBase),
-            other => Err(Error::new(
-                Code::TokenizerUnknown,
-                format!("unknown tokenizer {}", quote(other)),
-            )
-            .hint("Known tokenizers: cl100k_base, o200k_base.")),
+            other => Err(
+                Error::new(Code::TokenizerUnknown, format!("unknown tokenizer {}", quote(other)))
+                    .hint("Known tokenizers: cl100k_base, o200k_base."),
+            ),
         }
     }
 
@@ -221,8 +220,7 @@ mod tests {
     #[test]
     fn matches_reference_tiktoken_fixtures() {
         let rows: Vec<serde_json::Value> =
-            serde_json::from_str(include_str!("../../tests/fixtures/tiktoken_counts.json"))
-                .unwrap();
+            serde_json::from_str(include_str!("../../tests/fixtures/tiktoken_counts.json")).unwrap();
         assert!(rows.len() > 30);
         for row in rows {
             let text = row["text"].as_str().unwrap();
@@ -279,9 +277,7 @@ mod tests {
         };
         for _ in 0..1500 {
             let len = next(40) as usize;
-            let text: String = (0..len)
-                .map(|_| PIECES[next(PIECES.len() as u64) as usize])
-                .collect();
+            let text: String = (0..len).map(|_| PIECES[next(PIECES.len() as u64) as usize]).collect();
             assert_eq!(
                 Tokenizer::Cl100kBase.count(&text) as usize,
                 cl.encode_ordinary(&text).len(),

@@ -39,10 +39,7 @@ impl Voices<'_> {
     /// The words of `row` as read for a turn answered by `answerer`.
     pub fn words(&self, row: Row<'_>, answerer: Option<&User>, counter: &mut Counter<'_>) -> Part {
         let speaker = match row.author {
-            Some(author)
-                if !row.kernel
-                    && (row.sender_conversation.is_some() || !self.is_own(author, answerer)) =>
-            {
+            Some(author) if !row.kernel && (row.sender_conversation.is_some() || !self.is_own(author, answerer)) => {
                 self.users.get(&author)
             }
             _ => None,
@@ -57,13 +54,7 @@ impl Voices<'_> {
     }
 
     /// `text` in `user`'s envelope, whoever reads it.
-    pub fn wrapped(
-        &self,
-        user: &User,
-        sender: Option<Uuid>,
-        text: &str,
-        counter: &mut Counter<'_>,
-    ) -> Part {
+    pub fn wrapped(&self, user: &User, sender: Option<Uuid>, text: &str, counter: &mut Counter<'_>) -> Part {
         let speaker = Speaker {
             handle: &user.handle,
             kind: user.kind.as_str(),

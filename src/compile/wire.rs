@@ -13,13 +13,7 @@ pub const DEFAULT_MAX_TOKENS: i32 = 4096;
 /// Where the stable prefix ends: the last part of it, as (message, part).
 pub type CachePoint = Option<(usize, usize)>;
 
-pub fn render(
-    wire: Wire,
-    messages: &[Message],
-    cache: CachePoint,
-    model: Option<&Model>,
-    tools: &[Tool],
-) -> Value {
+pub fn render(wire: Wire, messages: &[Message], cache: CachePoint, model: Option<&Model>, tools: &[Tool]) -> Value {
     match wire {
         Wire::Anthropic => anthropic(messages, cache, model, tools),
         Wire::Chat => chat(messages, model, tools),
@@ -46,21 +40,13 @@ fn anthropic_block(kind: &PartKind) -> Value {
     }
 }
 
-fn anthropic(
-    messages: &[Message],
-    cache: CachePoint,
-    model: Option<&Model>,
-    tools: &[Tool],
-) -> Value {
+fn anthropic(messages: &[Message], cache: CachePoint, model: Option<&Model>, tools: &[Tool]) -> Value {
     let mark = |block: &mut Value, mi: usize, pi: usize| {
         if cache == Some((mi, pi)) {
             block["cache_control"] = json!({"type": "ephemeral"});
         }
     };
-    let leading = messages
-        .iter()
-        .take_while(|m| m.role == Role::System)
-        .count();
+    let leading = messages.iter().take_while(|m| m.role == Role::System).count();
     let mut system = Vec::new();
     for (mi, m) in messages[..leading].iter().enumerate() {
         for (pi, p) in m.parts.iter().enumerate() {
@@ -71,26 +57,31 @@ fn anthropic(
     }
     // Anthropic takes user and assistant only, alternating: everything that is not
     // the assistant's speaks on the user side, and same-role neighbours merge.
-    let mut wire_messages: Vec<(&'static str, Vec<Value>)> = Vec::new();
+    let mut wire_messages: Vec<(&'static str, Vec<Value>, bool)> = Vec::new();
     for (mi, m) in messages.iter().enumerate().skip(leading) {
-        let role = if m.role == Role::Assistant {
-            "assistant"
-        } else {
-            "user"
-        };
+        let role = if m.role == Role::Assistant { "assistant" } else { "user" };
         let blocks = m.parts.iter().enumerate().map(|(pi, p)| {
             let mut b = anthropic_block(&p.kind);
             mark(&mut b, mi, pi);
             b
         });
         match wire_messages.last_mut() {
-            Some((r, content)) if *r == role => content.extend(blocks),
-            _ => wire_messages.push((role, blocks.collect())),
+            Some((r, content, plain)) if *r == role => {
+                content.extend(blocks);
+                *plain = false;
+            }
+            _ => wire_messages.push((role, blocks.collect(), m.plain)),
         }
     }
     let messages: Vec<Value> = wire_messages
         .into_iter()
-        .map(|(role, mut content)| {
+        .map(|(role, mut content, plain)| {
+            // A raw entry stored as a string, alone in its message, stays a string.
+            if plain && content.len() == 1 && content[0].get("cache_control").is_none() {
+                if let Some(text) = content[0]["text"].as_str() {
+                    return json!({"role": role, "content": text});
+                }
+            }
             if role == "user" {
                 // Tool results lead the user message that answers the calls.
                 content.sort_by_key(|b| b["type"] != "tool_result");
@@ -104,9 +95,7 @@ fn anthropic(
     }
     body.insert(
         "max_tokens".into(),
-        json!(model
-            .map(|m| m.max_output_tokens)
-            .unwrap_or(DEFAULT_MAX_TOKENS)),
+        json!(model.map(|m| m.max_output_tokens).unwrap_or(DEFAULT_MAX_TOKENS)),
     );
     if !system.is_empty() {
         body.insert("system".into(), Value::Array(system));
@@ -133,11 +122,19 @@ fn anthropic(
     Value::Object(body)
 }
 
-fn chat_text_parts(m: &Message) -> Vec<Value> {
-    m.parts
-        .iter()
-        .filter_map(|p| p.kind.text().map(|t| json!({"type": "text", "text": t})))
-        .collect()
+/// A message's text parts; a raw entry stored as a string stays a string.
+fn chat_text_parts(m: &Message) -> Value {
+    if m.plain && m.parts.len() == 1 {
+        if let Some(t) = m.parts[0].kind.text() {
+            return json!(t);
+        }
+    }
+    Value::Array(
+        m.parts
+            .iter()
+            .filter_map(|p| p.kind.text().map(|t| json!({"type": "text", "text": t})))
+            .collect(),
+    )
 }
 
 fn chat(messages: &[Message], model: Option<&Model>, tools: &[Tool]) -> Value {
@@ -151,8 +148,8 @@ fn chat(messages: &[Message], model: Option<&Model>, tools: &[Tool]) -> Value {
                 let mut o = Map::new();
                 o.insert("role".into(), json!("assistant"));
                 let text = chat_text_parts(m);
-                if !text.is_empty() {
-                    o.insert("content".into(), Value::Array(text));
+                if text.as_array().is_none_or(|a| !a.is_empty()) {
+                    o.insert("content".into(), text);
                 }
                 let calls: Vec<Value> = m
                     .parts
@@ -170,18 +167,17 @@ fn chat(messages: &[Message], model: Option<&Model>, tools: &[Tool]) -> Value {
                 }
                 out.push(Value::Object(o));
             }
+            Role::User if m.plain && m.parts.len() == 1 && m.parts[0].kind.text().is_some() => {
+                out.push(json!({"role": "user", "content": chat_text_parts(m)}));
+            }
             Role::User => {
                 let mut content = Vec::new();
                 for p in &m.parts {
                     match &p.kind {
                         PartKind::ToolResult {
-                            call_id,
-                            content: c,
-                            ..
+                            call_id, content: c, ..
                         } => {
-                            out.push(
-                                json!({"role": "tool", "tool_call_id": call_id, "content": c}),
-                            );
+                            out.push(json!({"role": "tool", "tool_call_id": call_id, "content": c}));
                         }
                         PartKind::Text(t) => content.push(json!({"type": "text", "text": t})),
                         PartKind::Image { media_type, data } => content.push(json!({
@@ -203,9 +199,7 @@ fn chat(messages: &[Message], model: Option<&Model>, tools: &[Tool]) -> Value {
     }
     body.insert(
         "max_completion_tokens".into(),
-        json!(model
-            .map(|m| m.max_output_tokens)
-            .unwrap_or(DEFAULT_MAX_TOKENS)),
+        json!(model.map(|m| m.max_output_tokens).unwrap_or(DEFAULT_MAX_TOKENS)),
     );
     body.insert("messages".into(), Value::Array(out));
     if !tools.is_empty() {

@@ -51,20 +51,9 @@ fn unescape_envelope(body: &str) -> String {
 #[search_path(pg_catalog, pg_temp)]
 fn validate_template(
     template: pgrx::JsonB,
-) -> TableIterator<
-    'static,
-    (
-        name!(path, String),
-        name!(code, String),
-        name!(message, String),
-    ),
-> {
+) -> TableIterator<'static, (name!(path, String), name!(code, String), name!(message, String))> {
     let (_, problems) = template::parse(&template.0);
-    TableIterator::new(
-        problems
-            .into_iter()
-            .map(|p| (p.path, p.code.to_string(), p.message)),
-    )
+    TableIterator::new(problems.into_iter().map(|p| (p.path, p.code.to_string(), p.message)))
 }
 
 /// Loads and compiles inside one SPI connection; seals when asked and fresh.
@@ -95,27 +84,13 @@ fn run(conv: Uuid, turn: Uuid, purpose: Purpose) -> Output {
 #[pg_extern(volatile, strict, parallel_unsafe)]
 #[search_path(pg_catalog, pg_temp)]
 fn compile_turn(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) -> JsonbText {
-    JsonbText(
-        run(
-            core_uuid(conversation_id),
-            core_uuid(turn_id),
-            Purpose::Compile,
-        )
-        .result,
-    )
+    JsonbText(run(core_uuid(conversation_id), core_uuid(turn_id), Purpose::Compile).result)
 }
 
 #[pg_extern(stable, strict, parallel_safe)]
 #[search_path(pg_catalog, pg_temp)]
 fn preview_turn(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) -> JsonbText {
-    JsonbText(
-        run(
-            core_uuid(conversation_id),
-            core_uuid(turn_id),
-            Purpose::Preview,
-        )
-        .result,
-    )
+    JsonbText(run(core_uuid(conversation_id), core_uuid(turn_id), Purpose::Preview).result)
 }
 
 #[pg_extern(stable, strict, parallel_safe)]
@@ -136,12 +111,7 @@ fn estimate_turn(
         name!(skipped_reason, Option<String>),
     ),
 > {
-    let e = run(
-        core_uuid(conversation_id),
-        core_uuid(turn_id),
-        Purpose::Estimate,
-    )
-    .estimate;
+    let e = run(core_uuid(conversation_id), core_uuid(turn_id), Purpose::Estimate).estimate;
     let int = |n: u32| i32::try_from(n).unwrap_or(i32::MAX);
     let mut rows: Vec<_> = e
         .blocks

@@ -11,8 +11,8 @@ use uuid::Uuid;
 
 use super::errors::spi;
 use crate::compile::context::{
-    Context, Conversation, Document, HistorySource, HistoryTurn, Mechanism, Memory, Model, Role,
-    RoundRow, Sealed, Skill, Turn, TurnKind, User, UserKind, Workspace,
+    Context, Conversation, Document, HistorySource, HistoryTurn, Mechanism, Memory, Model, Role, RoundRow, Sealed,
+    Skill, Turn, TurnKind, User, UserKind, Workspace,
 };
 use crate::compile::error::{Code, Error, Result};
 use crate::compile::fields;
@@ -53,13 +53,7 @@ impl Cols<'_, '_> {
 /// The turn columns, in the order [`read_turn`] reads them. `{sealed_request}` and the
 /// text columns are spelled by the caller: history reads no sealed request, and a light
 /// read keeps only whether each text is empty.
-fn turn_columns(
-    sealed_request: &str,
-    content: &str,
-    prompt: &str,
-    preface: &str,
-    tz: &str,
-) -> String {
+fn turn_columns(sealed_request: &str, content: &str, prompt: &str, preface: &str, tz: &str) -> String {
     format!(
         "t.id, t.seq, t.kind, t.role, t.author_id, t.answerer_id, t.poster_id, {content}, {prompt}, t.origin, \
          t.sender_conversation_id, t.mode, t.inline::text, t.variables::text, t.input::text, t.tools::text, \
@@ -115,8 +109,7 @@ fn read_turn(c: &mut Cols<'_, '_>) -> Option<Turn> {
     Some(t)
 }
 
-const USERS: &str =
-    "SELECT id, handle, display_name, kind, steward_id, prompt_mechanism, prompt_template::text, \
+const USERS: &str = "SELECT id, handle, display_name, kind, steward_id, prompt_mechanism, prompt_template::text, \
      model, reasoning_replay, application FROM prompt.users \
      WHERE id = ANY($1) OR id IN (SELECT steward_id FROM prompt.users WHERE id = ANY($1))";
 
@@ -153,21 +146,21 @@ pub fn context(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Result<Context
         "SELECT c.workspace_id, c.kind, c.answerer_id, c.creator_id, c.origin_channel, w.name, w.timezone, {} \
          FROM prompt.conversations c JOIN prompt.workspaces w ON w.id = c.workspace_id \
          LEFT JOIN prompt.turns t ON t.conversation_id = c.id AND t.id = $2 WHERE c.id = $1",
-        turn_columns("t.sealed_request::text", "t.content", "t.prompt", "t.sealed_preface::text", "w.timezone")
+        turn_columns(
+            "t.sealed_request::text",
+            "t.content",
+            "t.prompt",
+            "t.sealed_preface::text",
+            "w.timezone"
+        )
     );
-    let table = spi(client.select(
-        query.as_str(),
-        Some(1),
-        &[pg_uuid(conv).into(), pg_uuid(turn).into()],
-    ));
+    let table = spi(client.select(query.as_str(), Some(1), &[pg_uuid(conv).into(), pg_uuid(turn).into()]));
     let Some(row) = table.into_iter().next() else {
         return Err(Error::new(
             Code::ConversationNotFound,
             format!("conversation {conv} does not exist"),
         )
-        .hint(
-            "The id may be wrong, or row-level security may hide the conversation from this role.",
-        ));
+        .hint("The id may be wrong, or row-level security may hide the conversation from this role."));
     };
     let mut c = Cols { row: &row, at: 0 };
     let workspace_id = c.uuid().unwrap_or_default();
@@ -204,15 +197,9 @@ pub fn context(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Result<Context
     ids.extend(steer_authors(&rounds));
     ids.sort();
     ids.dedup();
-    let users: HashMap<Uuid, User> = load_users(client, &ids)
-        .into_iter()
-        .map(|u| (u.id, u))
-        .collect();
+    let users: HashMap<Uuid, User> = load_users(client, &ids).into_iter().map(|u| (u.id, u)).collect();
 
-    let a = t
-        .answerer_id
-        .or(conversation.answerer_id)
-        .and_then(|id| users.get(&id));
+    let a = t.answerer_id.or(conversation.answerer_id).and_then(|id| users.get(&id));
     let mut model_names: Vec<String> = [t.model.clone(), a.and_then(|a| a.model.clone())]
         .into_iter()
         .flatten()
@@ -257,11 +244,7 @@ fn missing_turn(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Error {
         Some(1),
         &[pg_uuid(turn).into()],
     ));
-    match other
-        .into_iter()
-        .next()
-        .and_then(|r| spi(r.get::<pgrx::Uuid>(1)))
-    {
+    match other.into_iter().next().and_then(|r| spi(r.get::<pgrx::Uuid>(1))) {
         Some(elsewhere) => Error::new(
             Code::TurnNotCompilable,
             format!(
@@ -278,8 +261,7 @@ fn missing_turn(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Error {
     }
 }
 
-const MODELS: &str =
-    "SELECT name, wire, tokenizer, advisory_window, hard_window, native_images, token_margin, \
+const MODELS: &str = "SELECT name, wire, tokenizer, advisory_window, hard_window, native_images, token_margin, \
      max_output_tokens FROM prompt.models WHERE name = ANY($1)";
 
 fn load_models(client: &SpiClient<'_>, names: &[String]) -> HashMap<String, Model> {
@@ -309,21 +291,12 @@ fn load_models(client: &SpiClient<'_>, names: &[String]) -> HashMap<String, Mode
 const DOCUMENTS: &str = "SELECT id, user_id, workspace_id, name, role, body, version FROM prompt.documents \
      WHERE user_id = $1 OR (workspace_id = $2 AND name = 'character') OR (user_id = $3 AND name = 'persona')";
 
-fn load_documents(
-    client: &SpiClient<'_>,
-    a: Uuid,
-    workspace: Uuid,
-    human: Option<Uuid>,
-) -> Vec<Document> {
+fn load_documents(client: &SpiClient<'_>, a: Uuid, workspace: Uuid, human: Option<Uuid>) -> Vec<Document> {
     let human: DatumWithOid = match human {
         Some(h) => pg_uuid(h).into(),
         None => DatumWithOid::null::<pgrx::Uuid>(),
     };
-    let table = spi(client.select(
-        DOCUMENTS,
-        None,
-        &[pg_uuid(a).into(), pg_uuid(workspace).into(), human],
-    ));
+    let table = spi(client.select(DOCUMENTS, None, &[pg_uuid(a).into(), pg_uuid(workspace).into(), human]));
     table
         .into_iter()
         .filter_map(|row| {
@@ -333,11 +306,7 @@ fn load_documents(
                 user_id: c.uuid(),
                 workspace_id: c.uuid(),
                 name: c.text_or(""),
-                role: c
-                    .text()
-                    .as_deref()
-                    .and_then(Role::parse)
-                    .unwrap_or(Role::System),
+                role: c.text().as_deref().and_then(Role::parse).unwrap_or(Role::System),
                 body: c.text_or(""),
                 version: c.next::<i32>().unwrap_or(1),
             })
@@ -345,30 +314,17 @@ fn load_documents(
         .collect()
 }
 
-const MEMORIES: &str = "SELECT id, scope, user_id, speaker_id, workspace_id, conversation_id, path, body, updated_at::text \
+const MEMORIES: &str =
+    "SELECT id, scope, user_id, speaker_id, workspace_id, conversation_id, path, body, updated_at::text \
      FROM prompt.memories WHERE (user_id = ANY($1) OR workspace_id = $2 OR conversation_id = $3) \
      AND path NOT LIKE 'skills/%'";
 
-fn load_memories(
-    client: &SpiClient<'_>,
-    a: Uuid,
-    workspace: Uuid,
-    conv: Uuid,
-    human: Option<Uuid>,
-) -> Vec<Memory> {
-    let owners: Vec<pgrx::Uuid> = [Some(a), human]
-        .into_iter()
-        .flatten()
-        .map(pg_uuid)
-        .collect();
+fn load_memories(client: &SpiClient<'_>, a: Uuid, workspace: Uuid, conv: Uuid, human: Option<Uuid>) -> Vec<Memory> {
+    let owners: Vec<pgrx::Uuid> = [Some(a), human].into_iter().flatten().map(pg_uuid).collect();
     let table = spi(client.select(
         MEMORIES,
         None,
-        &[
-            owners.into(),
-            pg_uuid(workspace).into(),
-            pg_uuid(conv).into(),
-        ],
+        &[owners.into(), pg_uuid(workspace).into(), pg_uuid(conv).into()],
     ));
     table
         .into_iter()
@@ -411,12 +367,7 @@ fn load_skills(client: &SpiClient<'_>, t: &Turn, a: &User, workspace: Uuid) -> V
     let table = spi(client.select(
         SKILLS,
         None,
-        &[
-            runners.into(),
-            application,
-            owners.into(),
-            pg_uuid(workspace).into(),
-        ],
+        &[runners.into(), application, owners.into(), pg_uuid(workspace).into()],
     ));
     table
         .into_iter()
@@ -466,9 +417,7 @@ fn current_rounds(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Vec<RoundRo
 fn steer_authors(rounds: &[RoundRow]) -> Vec<Uuid> {
     let mut out = Vec::new();
     for r in rounds {
-        if let Ok(serde_json::Value::Array(list)) =
-            serde_json::from_str::<serde_json::Value>(&r.steers)
-        {
+        if let Ok(serde_json::Value::Array(list)) = serde_json::from_str::<serde_json::Value>(&r.steers) {
             out.extend(
                 list.iter()
                     .filter_map(|s| s["author_id"].as_str())
@@ -577,11 +526,9 @@ impl HistorySource for SpiHistory<'_, '_> {
             let q = format!(
                 "SELECT {cols} FROM prompt.rounds WHERE conversation_id = $1 AND turn_id = ANY($2) ORDER BY turn_id, n"
             );
-            let table = spi(self.client.select(
-                q.as_str(),
-                None,
-                &[pg_uuid(self.conv).into(), replies.into()],
-            ));
+            let table = spi(self
+                .client
+                .select(q.as_str(), None, &[pg_uuid(self.conv).into(), replies.into()]));
             let mut by_turn: HashMap<Uuid, Vec<RoundRow>> = HashMap::new();
             for row in table {
                 let mut c = Cols { row: &row, at: 0 };

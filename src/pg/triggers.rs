@@ -23,9 +23,7 @@ fn _check_template(handle: &str, mechanism: &str, template: Option<pgrx::JsonB>)
             Err::<(), _>(
                 Error::new(
                     Code::TemplateInvalid,
-                    format!(
-                        "user @{handle} has prompt_mechanism 'assembly' and no prompt_template"
-                    ),
+                    format!("user @{handle} has prompt_mechanism 'assembly' and no prompt_template"),
                 )
                 .detail("path: ")
                 .hint("Write the template and the mechanism in one statement."),
@@ -74,16 +72,9 @@ fn _check_round(turn_id: pgrx::Uuid, n: i32, assistant: &str, results: &str, ste
 /// content with its header, anything else as written.
 #[pg_extern(immutable, parallel_safe)]
 #[search_path(pg_catalog, pg_temp)]
-fn _row_tokens(
-    kind: &str,
-    body: Option<&str>,
-    tokenizers: Vec<String>,
-) -> Option<Vec<Option<i32>>> {
+fn _row_tokens(kind: &str, body: Option<&str>, tokenizers: Vec<String>) -> Option<Vec<Option<i32>>> {
     let body = body?;
-    let which: Vec<Tokenizer> = tokenizers
-        .iter()
-        .filter_map(|t| Tokenizer::parse(t).ok())
-        .collect();
+    let which: Vec<Tokenizer> = tokenizers.iter().filter_map(|t| Tokenizer::parse(t).ok()).collect();
     Some(if kind == "summary" {
         row_counts(&format!("{}{body}", history::SUMMARY_HEADER), &which)
     } else {
@@ -109,10 +100,7 @@ fn _refuse_timezone(timezone: &str) {
     super::api::refuse(
         Error::new(
             Code::TimezoneInvalid,
-            format!(
-                "time zone {} is not recognized",
-                crate::compile::error::quote(timezone)
-            ),
+            format!("time zone {} is not recognized", crate::compile::error::quote(timezone)),
         )
         .hint("Use a name from pg_timezone_names, such as 'UTC' or 'Europe/Paris'."),
     );
