@@ -51,3 +51,49 @@ SELECT jsonb_pretty(prompt.compile_turn('00000000-0000-4000-8000-00000000c001', 
 \echo
 \echo '=== 5. The budget, block by block'
 SELECT * FROM prompt.estimate_turn('00000000-0000-4000-8000-00000000c001', '00000000-0000-4000-8000-0000000d0004');
+
+\echo
+\echo '=== 6. A conversation that overflows: a model with a 160-token window'
+INSERT INTO prompt.models (name, wire, advisory_window) VALUES ('tiny', 'anthropic', 160);
+INSERT INTO prompt.turns (conversation_id, id, seq, kind, poster_id, prompt, model, created_at) VALUES
+    ('00000000-0000-4000-8000-00000000c001', '00000000-0000-4000-8000-0000000d0005', 5, 'reply',
+     '00000000-0000-4000-8000-000000000001', 'Is the refund through?', 'tiny', '2026-12-01 08:00+00');
+SELECT * FROM prompt.estimate_turn('00000000-0000-4000-8000-00000000c001', '00000000-0000-4000-8000-0000000d0005');
+UPDATE prompt.models SET advisory_window = 100 WHERE name = 'tiny';
+SELECT * FROM prompt.estimate_turn('00000000-0000-4000-8000-00000000c001', '00000000-0000-4000-8000-0000000d0005');
+SELECT prompt.compile_turn('00000000-0000-4000-8000-00000000c001', '00000000-0000-4000-8000-0000000d0005');
+\echo SQLSTATE :LAST_ERROR_SQLSTATE
+
+\echo
+\echo '=== 7. The seed-003 layout as an assembly template: core instructions, SOUL / MISSION / DESIGN,'
+\echo '===    the skills catalog (recall-only skills omitted), runtime context; transcript and input outside'
+INSERT INTO prompt.documents (user_id, name, body) VALUES
+    ('00000000-0000-4000-8000-000000000002', 'SOUL',    'Calm, exact, never guesses an amount.'),
+    ('00000000-0000-4000-8000-000000000002', 'MISSION', 'Resolve billing tickets for {{workspace}} within the day.'),
+    ('00000000-0000-4000-8000-000000000002', 'DESIGN',  'Plain text. Invoice numbers in full.');
+INSERT INTO prompt.skills (source, user_id, name, description, recall_only) VALUES
+    ('agent', '00000000-0000-4000-8000-000000000002', 'refunds', 'Issue a refund for a duplicate charge.', false),
+    ('agent', '00000000-0000-4000-8000-000000000002', 'ledger-recall', 'Recall the ledger.', true);
+UPDATE prompt.users SET prompt_mechanism = 'assembly', prompt_template = '{
+  "blocks": [
+    {"type": "slot", "slot": "system_prompt"},
+    {"type": "document", "name": "SOUL"},
+    {"type": "document", "name": "MISSION"},
+    {"type": "document", "name": "DESIGN"},
+    {"type": "skills"},
+    {"type": "runtime"},
+    {"type": "history"},
+    {"type": "input"}
+  ]
+}' WHERE handle = 'lark';
+INSERT INTO prompt.turns (conversation_id, id, seq, kind, poster_id, prompt, mode, tools, callables, created_at) VALUES
+    ('00000000-0000-4000-8000-00000000c001', '00000000-0000-4000-8000-0000000d0006', 6, 'reply',
+     '00000000-0000-4000-8000-000000000001', 'Please issue the refund now.', 'run',
+     '[{"name": "refund", "description": "Refund a charge.", "input_schema": {"type": "object", "properties": {"invoice": {"type": "string"}}}}]',
+     '[{"name": "skill"}]', '2026-12-01 09:00+00');
+\pset tuples_only on
+\pset format unaligned
+SELECT jsonb_pretty(prompt.preview_turn('00000000-0000-4000-8000-00000000c001', '00000000-0000-4000-8000-0000000d0006') -> 'messages' -> 0);
+\pset tuples_only off
+\pset format aligned
+SELECT block, role, tokens FROM prompt.estimate_turn('00000000-0000-4000-8000-00000000c001', '00000000-0000-4000-8000-0000000d0006');
