@@ -309,3 +309,44 @@ fn rounds_are_checked_on_write() {
         "round_invalid",
     );
 }
+
+/// What the budget leaves out is counted from the stored entry counts; it must equal
+/// what the compiler counts when it reads every turn.
+#[pg_test]
+fn available_counts_agree_whether_history_is_read_or_counted() {
+    fixture();
+    Spi::run(
+        r#"
+        INSERT INTO prompt.users (id, handle, display_name, kind) VALUES ('00000000-0000-0000-0000-000000000005', 'wren', 'Wren', 'agent');
+        UPDATE prompt.turns SET seq = 1000 WHERE id = '00000000-0000-0000-0000-0000000000d1';
+        INSERT INTO prompt.turns (conversation_id, id, seq, kind, role, author_id, content) VALUES
+            ('00000000-0000-0000-0000-0000000000c1', '00000000-0000-0000-0000-0000000000e1', 101, 'message', 'user', '00000000-0000-0000-0000-000000000001', repeat('hello ', 50));
+        INSERT INTO prompt.turns (conversation_id, id, seq, kind, poster_id, prompt, content, mode) VALUES
+            ('00000000-0000-0000-0000-0000000000c1', '00000000-0000-0000-0000-0000000000e2', 102, 'reply', '00000000-0000-0000-0000-000000000001', 'q', 'a', 'run'),
+            ('00000000-0000-0000-0000-0000000000c1', '00000000-0000-0000-0000-0000000000e3', 103, 'reply', '00000000-0000-0000-0000-000000000001', 'q', 'a', 'direct_reply');
+        INSERT INTO prompt.rounds (conversation_id, turn_id, n, assistant) VALUES
+            ('00000000-0000-0000-0000-0000000000c1', '00000000-0000-0000-0000-0000000000e2', 1, '[{"type":"text","text":"r1"}]'),
+            ('00000000-0000-0000-0000-0000000000c1', '00000000-0000-0000-0000-0000000000e2', 2, '[{"type":"text","text":"r2"}]'),
+            ('00000000-0000-0000-0000-0000000000c1', '00000000-0000-0000-0000-0000000000e2', 3, '[{"type":"text","text":"r3"}]');
+        UPDATE prompt.turns SET summary = 'so far', summary_round = 3 WHERE id = '00000000-0000-0000-0000-0000000000e2';
+        INSERT INTO prompt.turns (conversation_id, id, seq, kind, answerer_id, poster_id, prompt, content) VALUES
+            ('00000000-0000-0000-0000-0000000000c1', '00000000-0000-0000-0000-0000000000e4', 104, 'reply', '00000000-0000-0000-0000-000000000005', '00000000-0000-0000-0000-000000000001', 'q', 'wren says');
+        "#,
+    )
+    .unwrap();
+    assert_eq!(one::<i32>("SELECT own_entries FROM prompt.turns WHERE id = '00000000-0000-0000-0000-0000000000e2'"), Some(2));
+    assert_eq!(one::<i32>("SELECT own_entries FROM prompt.turns WHERE id = '00000000-0000-0000-0000-0000000000e3'"), Some(2));
+    let available = |window: i32| {
+        Spi::run(&format!("UPDATE prompt.models SET advisory_window = {window}")).unwrap();
+        one::<i32>(
+            "SELECT available FROM prompt.estimate_turn('00000000-0000-0000-0000-0000000000c1', '00000000-0000-0000-0000-0000000000d1') WHERE block = 'history'",
+        )
+    };
+    // message 1 + (summary + round 3) + (seed + answer) + wren's reply 1 = 6
+    assert_eq!(available(100_000), Some(6));
+    assert_eq!(available(40), Some(6));
+    Spi::run("DELETE FROM prompt.rounds WHERE n = 3").unwrap();
+    assert_eq!(one::<i32>("SELECT own_entries FROM prompt.turns WHERE id = '00000000-0000-0000-0000-0000000000e2'"), Some(1));
+    assert_eq!(available(40), Some(5));
+    assert_eq!(available(100_000), Some(5));
+}

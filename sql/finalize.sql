@@ -102,6 +102,13 @@ BEGIN
         NEW.content_tokens := prompt._row_tokens(NEW.kind, NEW.content, tokenizers);
         NEW.prompt_tokens := prompt._row_tokens('message', NEW.prompt, tokenizers);
     END IF;
+    IF TG_OP = 'INSERT'
+       OR NEW.content       IS DISTINCT FROM OLD.content
+       OR NEW.summary       IS DISTINCT FROM OLD.summary
+       OR NEW.summary_round IS DISTINCT FROM OLD.summary_round THEN
+        NEW.own_entries := prompt._own_entries(NEW.summary, NEW.summary_round, NEW.content,
+            ARRAY(SELECT n FROM prompt.rounds r WHERE r.conversation_id = NEW.conversation_id AND r.turn_id = NEW.id));
+    END IF;
     RETURN NEW;
 END
 $$;
@@ -120,6 +127,25 @@ $$;
 
 CREATE TRIGGER rounds_write BEFORE INSERT OR UPDATE ON prompt.rounds
     FOR EACH ROW EXECUTE FUNCTION prompt._rounds_write();
+
+-- A round added or removed changes its turn's entry count.
+CREATE FUNCTION prompt._rounds_count() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    r record;
+BEGIN
+    IF TG_OP = 'DELETE' THEN r := OLD; ELSE r := NEW; END IF;
+    UPDATE prompt.turns t
+       SET own_entries = prompt._own_entries(t.summary, t.summary_round, t.content,
+               ARRAY(SELECT n FROM prompt.rounds x WHERE x.conversation_id = t.conversation_id AND x.turn_id = t.id))
+     WHERE t.conversation_id = r.conversation_id AND t.id = r.turn_id;
+    RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER rounds_count AFTER INSERT OR DELETE OR UPDATE OF n ON prompt.rounds
+    FOR EACH ROW EXECUTE FUNCTION prompt._rounds_count();
 
 -- Comments -----------------------------------------------------------------------
 
@@ -146,6 +172,8 @@ COMMENT ON COLUMN prompt.turns.content_tokens IS
     'Token counts of content as history renders it bare, {cl100k_base, o200k_base}; kept by the write trigger.';
 COMMENT ON COLUMN prompt.turns.prompt_tokens IS
     'Token counts of prompt, {cl100k_base, o200k_base}; kept by the write trigger.';
+COMMENT ON COLUMN prompt.turns.own_entries IS
+    'The history entries of this turn read by its own answerer; kept by the write triggers so a budget counts what it leaves out without reading it.';
 COMMENT ON COLUMN prompt.turns.sealed_request IS
     'The result of the first compile_turn of this turn, whole: what was sent.';
 
@@ -175,6 +203,10 @@ COMMENT ON FUNCTION prompt._touch_updated_at() IS
     'Internal trigger: sets updated_at on update.';
 COMMENT ON FUNCTION prompt._turns_write() IS
     'Internal trigger: refuses changes to sealed columns and invalid inline entries, variables, history intent, input, tools or callables; stores token counts.';
+COMMENT ON FUNCTION prompt._rounds_count() IS
+    'Internal trigger: keeps turns.own_entries when rounds are added or removed.';
+COMMENT ON FUNCTION prompt._own_entries(text, integer, text, integer[]) IS
+    'Internal: the history entries of a reply turn read by its own answerer, as the compiler plans them.';
 COMMENT ON FUNCTION prompt._rounds_write() IS
     'Internal trigger: refuses a round whose JSON is not a valid round, naming the path.';
 COMMENT ON FUNCTION prompt._check_document(text, text) IS

@@ -414,7 +414,7 @@ impl<'a> Compiler<'a, '_> {
         let (history_items, hist) = match allowance {
             Some(allowance) => self.history(source, &template, allowance, hist_ix)?,
             None => {
-                let available = self.count_available(source, &template)?;
+                let available = source.count_rest(self.a.id, self.ctx.conversation.answerer_id)?;
                 (
                     Vec::new(),
                     HistoryEstimate {
@@ -650,33 +650,8 @@ impl<'a> Compiler<'a, '_> {
 
     // ----- history ---------------------------------------------------------------
 
-    /// Whether an own reply turn of history has a preface: its sealed one, or — never
-    /// sealed — what the template's per-turn blocks after history would lay down.
-    fn has_preface(&self, turn: &Turn, template: &Template) -> bool {
-        match &turn.sealed {
-            Some(s) => !matches!(s.preface.trim(), "" | "[]"),
-            None => {
-                let hist_ix = template.history_index();
-                let placed = fields::parse_inline(&turn.inline).unwrap_or_default();
-                template.blocks[hist_ix + 1..].iter().any(|b| match b {
-                    Block::Inline { text, .. } => !text.is_empty(),
-                    Block::Lead => placed.iter().any(
-                        |e| matches!(e, InlineEntry::Placed { position: Position::Lead, text, .. } if !text.is_empty()),
-                    ),
-                    Block::Tail => placed.iter().any(
-                        |e| matches!(e, InlineEntry::Placed { position: Position::Tail, text, .. } if !text.is_empty()),
-                    ),
-                    _ => false,
-                })
-            }
-        }
-    }
-
-    fn plan(&self, ht: &HistoryTurn, template: &Template) -> Vec<Plan> {
-        let conv_answerer = self.ctx.conversation.answerer_id;
-        let own = ht.turn.kind == TurnKind::Reply && history::answerer_of(ht, conv_answerer) == Some(self.a.id);
-        let preface = own && self.has_preface(&ht.turn, template);
-        history::plan(ht, self.a.id, conv_answerer, preface)
+    fn plan(&self, ht: &HistoryTurn) -> Vec<Plan> {
+        history::plan(ht, self.a.id, self.ctx.conversation.answerer_id)
     }
 
     /// The seed of an own reply turn: its preface, then its opening words.
@@ -744,10 +719,8 @@ impl<'a> Compiler<'a, '_> {
         let mut selector = Selector::new(allowance);
         let mut chosen: Vec<Vec<Item>> = Vec::new();
         let mut available = 0u32;
-        let mut done = false;
-        while !done {
-            // Once selection has stopped, the rest is only counted.
-            let (batch, users) = source.next_batch(selector.stopped.is_some())?;
+        'batches: loop {
+            let (batch, users) = source.next_batch()?;
             if batch.is_empty() {
                 break;
             }
@@ -755,7 +728,7 @@ impl<'a> Compiler<'a, '_> {
                 self.users.entry(u.id).or_insert(u);
             }
             for ht in &batch {
-                let plans = self.plan(ht, template);
+                let plans = self.plan(ht);
                 available += plans.len() as u32;
                 for plan in plans.into_iter().rev() {
                     if selector.stopped.is_some() {
@@ -769,9 +742,13 @@ impl<'a> Compiler<'a, '_> {
                 }
                 if ht.turn.kind == TurnKind::Summary {
                     // History starts at the newest summary turn.
-                    done = true;
-                    break;
+                    break 'batches;
                 }
+            }
+            if selector.stopped.is_some() {
+                // Selection is over: the rest is only counted.
+                available += source.count_rest(self.a.id, self.ctx.conversation.answerer_id)?;
+                break;
             }
         }
         let skipped_reason = selector.stopped.map(|s| s.as_str().to_string());
@@ -786,25 +763,6 @@ impl<'a> Compiler<'a, '_> {
                 skipped_reason,
             },
         ))
-    }
-
-    fn count_available(&mut self, source: &mut dyn HistorySource, template: &Template) -> Result<u32> {
-        let mut available = 0u32;
-        loop {
-            let (batch, users) = source.next_batch(true)?;
-            if batch.is_empty() {
-                return Ok(available);
-            }
-            for u in users {
-                self.users.entry(u.id).or_insert(u);
-            }
-            for ht in &batch {
-                available += self.plan(ht, template).len() as u32;
-                if ht.turn.kind == TurnKind::Summary {
-                    return Ok(available);
-                }
-            }
-        }
     }
 
     // ----- continuation ------------------------------------------------------------

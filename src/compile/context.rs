@@ -343,15 +343,17 @@ pub struct Context {
     pub skills: Vec<Skill>,
 }
 
-/// Newest-first access to the turns before the compiled one. The pg layer reads
-/// them in batches so compile cost follows the entries rendered, not the
-/// conversation's length; tests serve them from a vector.
+/// Newest-first access to the turns before the compiled one, from the newest summary
+/// turn on. The pg layer reads them in batches so a compile reads the rows it renders,
+/// not the conversation; tests serve them from a vector.
 pub trait HistorySource {
     /// The next older turns (newest first) with any users they name; empty when done.
-    /// A `light` batch is only planned, never rendered: the source may replace texts
-    /// with placeholders that keep only whether each is NULL, empty or not, and round
-    /// JSON with empty lists.
-    fn next_batch(&mut self, light: bool) -> Result<(Vec<HistoryTurn>, Vec<User>)>;
+    fn next_batch(&mut self) -> Result<(Vec<HistoryTurn>, Vec<User>)>;
+
+    /// The number of entries of every turn not yet returned, read by answerer `a` in a
+    /// conversation whose stored answerer is `conv_answerer` (once selection stops,
+    /// the rest is only counted).
+    fn count_rest(&mut self, a: Uuid, conv_answerer: Option<Uuid>) -> Result<u32>;
 }
 
 /// A history source over turns held in memory (oldest first, as stored).
@@ -363,6 +365,10 @@ pub struct VecHistory {
 impl VecHistory {
     pub fn new(mut oldest_first: Vec<HistoryTurn>) -> Self {
         oldest_first.reverse();
+        // History starts at the newest summary turn.
+        if let Some(i) = oldest_first.iter().position(|h| h.turn.kind == TurnKind::Summary) {
+            oldest_first.truncate(i + 1);
+        }
         VecHistory {
             turns: oldest_first,
             batch: 64,
@@ -371,9 +377,19 @@ impl VecHistory {
 }
 
 impl HistorySource for VecHistory {
-    fn next_batch(&mut self, _light: bool) -> Result<(Vec<HistoryTurn>, Vec<User>)> {
+    fn next_batch(&mut self) -> Result<(Vec<HistoryTurn>, Vec<User>)> {
         let n = self.batch.min(self.turns.len());
         Ok((self.turns.drain(..n).collect(), Vec::new()))
+    }
+
+    fn count_rest(&mut self, a: Uuid, conv_answerer: Option<Uuid>) -> Result<u32> {
+        let n = self
+            .turns
+            .iter()
+            .map(|h| super::history::plan(h, a, conv_answerer).len())
+            .sum::<usize>();
+        self.turns.clear();
+        Ok(n as u32)
     }
 }
 

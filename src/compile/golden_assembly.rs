@@ -320,7 +320,7 @@ fn property_a_template_that_validates_always_compiles() {
     for _ in 0..4000 {
         // Mostly well-formed shapes (blocks, one history, blocks, input), sometimes any.
         let mut blocks: Vec<Value> = Vec::new();
-        let mut pick = |from: usize, to: usize, blocks: &mut Vec<Value>, k: u64| {
+        let pick = |from: usize, to: usize, blocks: &mut Vec<Value>, k: u64| {
             blocks.push(pool[from + (k % (to - from) as u64) as usize].clone());
         };
         if next(5) == 0 {

@@ -51,42 +51,44 @@ fn correspondent_seed_shown(ht: &HistoryTurn, a: Uuid) -> bool {
     nonempty(&t.prompt) && t.origin.is_none() && t.words_author() != Some(a)
 }
 
-/// The entries of one history turn, read by answerer `a`. `preface_nonempty` says
-/// whether an own reply turn has a preface (sealed, or re-rendered when never sealed).
-pub fn plan(ht: &HistoryTurn, a: Uuid, conv_answerer: Option<Uuid>, preface_nonempty: bool) -> Vec<Plan> {
+/// The entries of a reply turn read by its own answerer, from its shape alone: the seed
+/// (or the in-turn summary in its place), each round from `summary_round` on, and a
+/// direct reply's answer. The write triggers store their number (`turns.own_entries`)
+/// through the same function, so counting history never reads its text.
+pub fn own_plan(has_summary: bool, summary_round: Option<i32>, round_ns: &[i32], has_content: bool) -> Vec<Plan> {
+    let mut out = Vec::with_capacity(round_ns.len() + 2);
+    let from = if has_summary {
+        out.push(Plan::RoundsSummary);
+        summary_round.unwrap_or(i32::MIN)
+    } else {
+        out.push(Plan::Seed);
+        i32::MIN
+    };
+    out.extend(
+        round_ns
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| **n >= from)
+            .map(|(i, _)| Plan::Round(i)),
+    );
+    if round_ns.is_empty() && has_content {
+        out.push(Plan::Answer);
+    }
+    out
+}
+
+/// The entries of one history turn, read by answerer `a`: one for a message, a summary
+/// or another agent's reply; [`own_plan`] for a reply of `a`'s own. An entry may render
+/// nothing (a seed with neither preface nor words); it is still one unit.
+pub fn plan(ht: &HistoryTurn, a: Uuid, conv_answerer: Option<Uuid>) -> Vec<Plan> {
     let t = &ht.turn;
     match t.kind {
         TurnKind::Message => vec![Plan::Message],
         TurnKind::Summary => vec![Plan::Summary],
-        TurnKind::Reply if answerer_of(ht, conv_answerer) != Some(a) => {
-            if correspondent_seed_shown(ht, a) || nonempty(&t.content) {
-                vec![Plan::Correspondent]
-            } else {
-                Vec::new()
-            }
-        }
+        TurnKind::Reply if answerer_of(ht, conv_answerer) != Some(a) => vec![Plan::Correspondent],
         TurnKind::Reply => {
-            let mut out = Vec::new();
-            let from = if nonempty(&t.summary) {
-                out.push(Plan::RoundsSummary);
-                t.summary_round.unwrap_or(i32::MIN)
-            } else {
-                if preface_nonempty || nonempty(&t.prompt) {
-                    out.push(Plan::Seed);
-                }
-                i32::MIN
-            };
-            let mut any_round = false;
-            for (i, r) in ht.rounds.iter().enumerate() {
-                if r.n >= from {
-                    out.push(Plan::Round(i));
-                    any_round = true;
-                }
-            }
-            if !any_round && ht.rounds.is_empty() && nonempty(&t.content) {
-                out.push(Plan::Answer);
-            }
-            out
+            let ns: Vec<i32> = ht.rounds.iter().map(|r| r.n).collect();
+            own_plan(nonempty(&t.summary), t.summary_round, &ns, nonempty(&t.content))
         }
     }
 }
@@ -237,10 +239,13 @@ mod tests {
         let mut ht = reply(Some(1));
         ht.turn.prompt = Some("q".into());
         ht.turn.content = Some("a".into());
-        assert_eq!(plan(&ht, id(1), None, false), vec![Plan::Seed, Plan::Answer]);
+        assert_eq!(plan(&ht, id(1), None), vec![Plan::Seed, Plan::Answer]);
         ht.turn.prompt = None;
-        assert_eq!(plan(&ht, id(1), None, false), vec![Plan::Answer]);
-        assert_eq!(plan(&ht, id(1), None, true), vec![Plan::Seed, Plan::Answer]);
+        assert_eq!(
+            plan(&ht, id(1), None),
+            vec![Plan::Seed, Plan::Answer],
+            "a seed is a unit even when empty"
+        );
     }
 
     #[test]
@@ -250,34 +255,37 @@ mod tests {
         ht.turn.content = Some("final".into());
         ht.rounds = vec![round(1), round(2), round(3)];
         assert_eq!(
-            plan(&ht, id(1), Some(id(1)), false),
+            plan(&ht, id(1), Some(id(1))),
             vec![Plan::Seed, Plan::Round(0), Plan::Round(1), Plan::Round(2)]
         );
         ht.turn.summary = Some("s".into());
         ht.turn.summary_round = Some(3);
+        assert_eq!(plan(&ht, id(1), Some(id(1))), vec![Plan::RoundsSummary, Plan::Round(2)]);
+    }
+
+    #[test]
+    fn another_agents_reply_is_one_entry() {
+        let mut ht = reply(Some(2));
+        assert_eq!(plan(&ht, id(1), Some(id(1))), vec![Plan::Correspondent]);
+        ht.turn.content = Some("b says".into());
+        ht.rounds = vec![round(1)];
         assert_eq!(
-            plan(&ht, id(1), Some(id(1)), true),
-            vec![Plan::RoundsSummary, Plan::Round(2)]
+            plan(&ht, id(1), Some(id(1))),
+            vec![Plan::Correspondent],
+            "never its rounds"
         );
     }
 
     #[test]
-    fn another_agents_reply_is_one_entry_or_none() {
+    fn correspondent_seeds_are_skipped_when_a_posted_them_or_the_kernel_did() {
         let mut ht = reply(Some(2));
-        assert_eq!(plan(&ht, id(1), Some(id(1)), false), Vec::<Plan>::new());
-        ht.turn.content = Some("b says".into());
-        ht.rounds = vec![round(1)];
-        assert_eq!(plan(&ht, id(1), Some(id(1)), false), vec![Plan::Correspondent]);
-        ht.turn.content = None;
         ht.turn.prompt = Some("q".into());
+        ht.turn.poster_id = Some(id(3));
+        assert!(correspondent_seed_shown(&ht, id(1)));
         ht.turn.poster_id = Some(id(1));
-        assert_eq!(
-            plan(&ht, id(1), Some(id(1)), false),
-            Vec::<Plan>::new(),
-            "A posted the seed"
-        );
+        assert!(!correspondent_seed_shown(&ht, id(1)), "A posted the seed");
         ht.turn.poster_id = Some(id(3));
         ht.turn.origin = Some("task_result".into());
-        assert_eq!(plan(&ht, id(1), Some(id(1)), false), Vec::<Plan>::new(), "kernel seed");
+        assert!(!correspondent_seed_shown(&ht, id(1)), "kernel seed");
     }
 }

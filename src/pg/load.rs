@@ -51,8 +51,7 @@ impl Cols<'_, '_> {
 }
 
 /// The turn columns, in the order [`read_turn`] reads them. `{sealed_request}` and the
-/// text columns are spelled by the caller: history reads no sealed request, and a light
-/// read keeps only whether each text is empty.
+/// text columns are spelled by the caller: history reads no sealed request.
 fn turn_columns(sealed_request: &str, content: &str, prompt: &str, preface: &str, tz: &str) -> String {
     format!(
         "t.id, t.seq, t.kind, t.role, t.author_id, t.answerer_id, t.poster_id, {content}, {prompt}, t.origin, \
@@ -61,12 +60,6 @@ fn turn_columns(sealed_request: &str, content: &str, prompt: &str, preface: &str
          to_char(t.created_at AT TIME ZONE {tz}, 'YYYY-MM-DD'), t.content_tokens, t.prompt_tokens, \
          {sealed_request}, {preface}, t.sealed_mechanism"
     )
-}
-
-/// Keeps only whether a text column is NULL, empty or not, without reading it
-/// (octet_length of a toasted value does not detoast it).
-fn shape_of(col: &str) -> String {
-    format!("CASE WHEN {col} IS NULL THEN NULL WHEN octet_length({col}) = 0 THEN '' ELSE '.' END")
 }
 
 fn read_turn(c: &mut Cols<'_, '_>) -> Option<Turn> {
@@ -465,25 +458,15 @@ impl<'c, 'conn> SpiHistory<'c, 'conn> {
 }
 
 impl HistorySource for SpiHistory<'_, '_> {
-    fn next_batch(&mut self, light: bool) -> Result<(Vec<HistoryTurn>, Vec<User>)> {
+    fn next_batch(&mut self) -> Result<(Vec<HistoryTurn>, Vec<User>)> {
         if self.before <= self.floor {
             return Ok((Vec::new(), Vec::new()));
         }
-        let (content, prompt, preface) = if light {
-            (shape_of("t.content"), shape_of("t.prompt"), "CASE WHEN t.sealed_preface IS NULL THEN NULL WHEN jsonb_array_length(t.sealed_preface) = 0 THEN '[]' ELSE '[{}]' END".to_string())
-        } else {
-            (
-                "t.content".to_string(),
-                "t.prompt".to_string(),
-                "t.sealed_preface::text".to_string(),
-            )
-        };
         let query = format!(
             "SELECT {} FROM prompt.turns t WHERE t.conversation_id = $1 AND t.seq < $2 AND t.seq >= $3 \
              ORDER BY t.seq DESC LIMIT $4",
-            turn_columns("NULL::text", &content, &prompt, &preface, "$5")
+            turn_columns("NULL::text", "t.content", "t.prompt", "t.sealed_preface::text", "$5")
         );
-        let limit = if light { 4096 } else { self.batch };
         let table = spi(self.client.select(
             query.as_str(),
             None,
@@ -491,7 +474,7 @@ impl HistorySource for SpiHistory<'_, '_> {
                 pg_uuid(self.conv).into(),
                 self.before.into(),
                 self.floor.into(),
-                limit.into(),
+                self.batch.into(),
                 self.timezone.clone().into(),
             ],
         ));
@@ -518,17 +501,12 @@ impl HistorySource for SpiHistory<'_, '_> {
             .map(|h| pg_uuid(h.turn.id))
             .collect();
         if !replies.is_empty() {
-            let cols = if light {
-                "turn_id, n, '[]', '[]', '[]', aborted"
-            } else {
-                "turn_id, n, assistant::text, results::text, steers::text, aborted"
-            };
-            let q = format!(
-                "SELECT {cols} FROM prompt.rounds WHERE conversation_id = $1 AND turn_id = ANY($2) ORDER BY turn_id, n"
-            );
-            let table = spi(self
-                .client
-                .select(q.as_str(), None, &[pg_uuid(self.conv).into(), replies.into()]));
+            let table = spi(self.client.select(
+                "SELECT turn_id, n, assistant::text, results::text, steers::text, aborted FROM prompt.rounds \
+                 WHERE conversation_id = $1 AND turn_id = ANY($2) ORDER BY turn_id, n",
+                None,
+                &[pg_uuid(self.conv).into(), replies.into()],
+            ));
             let mut by_turn: HashMap<Uuid, Vec<RoundRow>> = HashMap::new();
             for row in table {
                 let mut c = Cols { row: &row, at: 0 };
@@ -540,9 +518,6 @@ impl HistorySource for SpiHistory<'_, '_> {
                     h.rounds = r;
                 }
             }
-        }
-        if light {
-            return Ok((turns, Vec::new()));
         }
 
         // Users the batch names that the compile has not read yet.
@@ -559,6 +534,38 @@ impl HistorySource for SpiHistory<'_, '_> {
         self.known.extend(ids);
         self.known.extend(users.iter().map(|u| u.id));
         Ok((turns, users))
+    }
+
+    /// Sums the entry counts the write triggers store (`own_entries`, from the core's
+    /// `own_plan`): an index-only scan of (conversation_id, seq) INCLUDE (kind,
+    /// answerer_id, own_entries), no turn text read.
+    fn count_rest(&mut self, a: Uuid, conv_answerer: Option<Uuid>) -> Result<u32> {
+        if self.before <= self.floor {
+            return Ok(0);
+        }
+        let conv_answerer: DatumWithOid = match conv_answerer {
+            Some(c) => pg_uuid(c).into(),
+            None => DatumWithOid::null::<pgrx::Uuid>(),
+        };
+        let n = spi(self.client.select(
+            "SELECT coalesce(sum(CASE WHEN t.kind = 'reply' AND coalesce(t.answerer_id, $4) = $5 \
+             THEN t.own_entries ELSE 1 END), 0)::int8 FROM prompt.turns t \
+             WHERE t.conversation_id = $1 AND t.seq < $2 AND t.seq >= $3",
+            Some(1),
+            &[
+                pg_uuid(self.conv).into(),
+                self.before.into(),
+                self.floor.into(),
+                conv_answerer,
+                pg_uuid(a).into(),
+            ],
+        ))
+        .into_iter()
+        .next()
+        .and_then(|r| spi(r.get::<i64>(1)))
+        .unwrap_or(0);
+        self.before = self.floor;
+        Ok(u32::try_from(n).unwrap_or(u32::MAX))
     }
 }
 

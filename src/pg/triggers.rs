@@ -82,6 +82,14 @@ fn _row_tokens(kind: &str, body: Option<&str>, tokenizers: Vec<String>) -> Optio
     })
 }
 
+/// The entry count of a reply turn read by its own answerer (`history::own_plan`).
+#[pg_extern(immutable, parallel_safe)]
+#[search_path(pg_catalog, pg_temp)]
+fn _own_entries(summary: Option<&str>, summary_round: Option<i32>, content: Option<&str>, round_ns: Vec<i32>) -> i32 {
+    let has = |s: Option<&str>| s.is_some_and(|s| !s.is_empty());
+    history::own_plan(has(summary), summary_round, &round_ns, has(content)).len() as i32
+}
+
 #[pg_extern(immutable, parallel_safe)]
 #[search_path(pg_catalog, pg_temp)]
 fn _refuse_sealed_update(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) {
