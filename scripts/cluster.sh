@@ -4,6 +4,7 @@
 # socket directory and port, listening on no TCP address unless asked.
 #
 #   scripts/cluster.sh start [extra postgres -c options...]
+#   scripts/cluster.sh restart [options...]   # same data, new options
 #   scripts/cluster.sh stop
 #   scripts/cluster.sh env      # prints PGHOST/PGPORT/PGUSER exports for psql
 set -euo pipefail
@@ -32,6 +33,14 @@ case "${1:-}" in
     as_postgres "$PGBIN/pg_ctl" -D "$DIR/data" -o "$opts" -l "$DIR/log" -w start >/dev/null
     echo "cluster up: psql -h $DIR -p $PORT -U postgres" >&2
     ;;
+  restart)
+    # Keeps the data; new options (e.g. shared_preload_libraries=pgprompt).
+    shift
+    as_postgres "$PGBIN/pg_ctl" -D "$DIR/data" -m fast -w stop >/dev/null
+    opts="-p $PORT -k $DIR -c listen_addresses=''"
+    for o in "$@"; do opts="$opts -c $o"; done
+    as_postgres "$PGBIN/pg_ctl" -D "$DIR/data" -o "$opts" -l "$DIR/log" -w start >/dev/null
+    ;;
   stop)
     if [ -f "$DIR/data/postmaster.pid" ]; then
       as_postgres "$PGBIN/pg_ctl" -D "$DIR/data" -m fast -w stop >/dev/null
@@ -41,7 +50,7 @@ case "${1:-}" in
     echo "export PGHOST=$DIR PGPORT=$PORT PGUSER=postgres PGDATABASE=postgres"
     ;;
   *)
-    echo "usage: $0 start [option=value...] | stop | env" >&2
+    echo "usage: $0 start [option=value...] | restart [option=value...] | stop | env" >&2
     exit 2
     ;;
 esac

@@ -90,8 +90,9 @@ impl Estimate {
 /// What a fresh compile stores on the turn (SPEC §8).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Seal {
-    /// The result of the first compile, whole (JSON text): the sealed request.
-    pub request: String,
+    /// The sealed request: `None` when it is the compile's result itself; the seed's
+    /// result when rounds were already stored at the first compile.
+    pub request: Option<Rendered>,
     pub preface: String,
     pub catalog: Option<String>,
     pub mechanism: &'static str,
@@ -101,26 +102,75 @@ pub struct Seal {
 
 #[derive(Debug, Clone)]
 pub struct Output {
-    /// The result (JSON text): the sealed request, plus rounds for a continuation.
-    pub result: String,
+    /// The sealed request, plus the rounds for a continuation.
+    pub result: Rendered,
     /// Present when this was a fresh compile (the turn had no seal).
     pub seal: Option<Seal>,
     pub estimate: Estimate,
 }
 
-#[derive(Serialize)]
-struct ResultJson<'a> {
-    version: u32,
-    conversation_id: Uuid,
-    turn_id: Uuid,
-    mechanism: &'static str,
-    model: Option<&'a str>,
-    wire: &'static str,
-    messages: &'a [Message],
-    cache_marker: usize,
-    preface: ItemsJson<'a>,
-    request: &'a Value,
-    estimate: &'a Estimate,
+impl Output {
+    /// The result as JSON text.
+    pub fn json(&self) -> String {
+        self.result.to_json()
+    }
+
+    /// The sealed request as JSON text, when this compile sealed.
+    pub fn sealed_json(&self) -> Option<String> {
+        let seal = self.seal.as_ref()?;
+        Some(seal.request.as_ref().map_or_else(|| self.json(), Rendered::to_json))
+    }
+}
+
+/// The result of `compile_turn` (SPEC §10), as values: the pg layer builds jsonb from
+/// it directly, tests and seals read it as JSON text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResultDoc {
+    pub conversation_id: Uuid,
+    pub turn_id: Uuid,
+    pub mechanism: &'static str,
+    pub model: Option<String>,
+    pub wire: &'static str,
+    pub messages: Vec<Message>,
+    pub cache_marker: usize,
+    pub preface: Vec<Item>,
+    pub request: Value,
+    pub estimate: Estimate,
+}
+
+impl Serialize for ResultDoc {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("ResultDoc", 11)?;
+        st.serialize_field("version", &1)?;
+        st.serialize_field("conversation_id", &self.conversation_id)?;
+        st.serialize_field("turn_id", &self.turn_id)?;
+        st.serialize_field("mechanism", self.mechanism)?;
+        st.serialize_field("model", &self.model)?;
+        st.serialize_field("wire", self.wire)?;
+        st.serialize_field("messages", &self.messages)?;
+        st.serialize_field("cache_marker", &self.cache_marker)?;
+        st.serialize_field("preface", &ItemsJson(&self.preface))?;
+        st.serialize_field("request", &self.request)?;
+        st.serialize_field("estimate", &self.estimate)?;
+        st.end()
+    }
+}
+
+/// A result: compiled now, or the sealed JSON text returned as it was stored.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Rendered {
+    Doc(Box<ResultDoc>),
+    Stored(String),
+}
+
+impl Rendered {
+    pub fn to_json(&self) -> String {
+        match self {
+            Rendered::Doc(d) => serde_json::to_string(d).expect("a result serializes"),
+            Rendered::Stored(s) => s.clone(),
+        }
+    }
 }
 
 fn not_compilable(t: &Turn, why: &str) -> Error {
@@ -775,7 +825,7 @@ impl<'a> Compiler<'a, '_> {
         if self.ctx.rounds.is_empty() {
             let estimate: Estimate = estimate_from_json(&sealed["estimate"]).unwrap_or_else(|| self.empty_estimate());
             return Ok(Output {
-                result: sealed_text.to_string(),
+                result: Rendered::Stored(sealed_text.to_string()),
                 seal: None,
                 estimate,
             });
@@ -850,7 +900,7 @@ impl<'a> Compiler<'a, '_> {
             _ => Mechanism::Default,
         };
         let preface = parse_items(&sealed["preface"].to_string(), 0, &mut self.counter)?;
-        let result = self.result_json(mechanism, &all, cache_marker, &preface, &request, &estimate);
+        let result = self.result_doc(mechanism, all, cache_marker, preface, request, estimate.clone());
         Ok(Output {
             result,
             seal: None,
@@ -920,32 +970,34 @@ impl<'a> Compiler<'a, '_> {
         }
         self.gate(fresh.estimate.total, &fresh.estimate)?;
         let request = wire::render(self.wire, &fresh.messages, fresh.cache, self.model, &self.tools);
-        let result = self.result_json(
-            fresh.mechanism,
-            &fresh.messages,
-            fresh.cache_marker,
-            &fresh.preface,
-            &request,
-            &fresh.estimate,
-        );
-        let seal = Seal {
-            request: result.clone(),
+        let mut seal = Seal {
+            request: None,
             preface: serde_json::to_string(&ItemsJson(&fresh.preface)).expect("items serialize"),
             catalog: fresh.catalog,
             mechanism: fresh.mechanism.as_str(),
             versions: fresh.versions.to_string(),
         };
+        let estimate = fresh.estimate;
+        let result = self.result_doc(
+            fresh.mechanism,
+            fresh.messages,
+            fresh.cache_marker,
+            fresh.preface,
+            request,
+            estimate.clone(),
+        );
         if self.ctx.rounds.is_empty() {
             return Ok(Output {
                 result,
                 seal: Some(seal),
-                estimate: fresh.estimate,
+                estimate,
             });
         }
         // Rounds already stored at the first compile: seal the seed, return the continuation.
+        let sealed_text = result.to_json();
         let mut sealed_turn = self.ctx.clone();
         sealed_turn.turn.sealed = Some(super::context::Sealed {
-            request: seal.request.clone(),
+            request: sealed_text.clone(),
             preface: seal.preface.clone(),
             mechanism: seal.mechanism.to_string(),
         });
@@ -961,7 +1013,8 @@ impl<'a> Compiler<'a, '_> {
             users: self.users.clone(),
             purpose: self.purpose,
         };
-        let out = c.continuation(&seal.request)?;
+        let out = c.continuation(&sealed_text)?;
+        seal.request = Some(result);
         Ok(Output {
             result: out.result,
             seal: Some(seal),
@@ -969,29 +1022,27 @@ impl<'a> Compiler<'a, '_> {
         })
     }
 
-    fn result_json(
+    fn result_doc(
         &self,
         mechanism: Mechanism,
-        messages: &[Message],
+        messages: Vec<Message>,
         cache_marker: usize,
-        preface: &[Item],
-        request: &Value,
-        estimate: &Estimate,
-    ) -> String {
-        let r = ResultJson {
-            version: 1,
+        preface: Vec<Item>,
+        request: Value,
+        estimate: Estimate,
+    ) -> Rendered {
+        Rendered::Doc(Box::new(ResultDoc {
             conversation_id: self.ctx.conversation.id,
             turn_id: self.ctx.turn.id,
             mechanism: mechanism.as_str(),
-            model: self.model.map(|m| m.name.as_str()),
+            model: self.model.map(|m| m.name.clone()),
             wire: self.wire.as_str(),
             messages,
             cache_marker,
-            preface: ItemsJson(preface),
+            preface,
             request,
             estimate,
-        };
-        serde_json::to_string(&r).expect("the result serializes")
+        }))
     }
 }
 

@@ -14,7 +14,7 @@ use super::error::Code;
 use super::scenario::*;
 
 fn golden(name: &str, out: &Output) -> Value {
-    let v: Value = serde_json::from_str(&out.result).expect("the result is JSON");
+    let v: Value = serde_json::from_str(&out.json()).expect("the result is JSON");
     let text = serde_json::to_string_pretty(&v).expect("pretty") + "\n";
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/golden")
@@ -131,11 +131,11 @@ fn a_direct_reply_carries_no_catalog_and_user_memory_needs_a_selected_human() {
     let s = support_desk()
         .skill("agent", "refunds", "Refund.", |_| {})
         .turn(|t| t.callables = r#"[{"name":"skill"}]"#.into());
-    let v: Value = serde_json::from_str(&s.run(Purpose::Preview).unwrap().result).unwrap();
+    let v: Value = serde_json::from_str(&s.run(Purpose::Preview).unwrap().json()).unwrap();
     assert!(!outline(&v)[0].contains("Skills available now."));
     assert!(!outline(&v)[0].contains("ada-private"));
     let s = support_desk().turn(|t| t.memory_user_id = Some(id(ADA)));
-    let v: Value = serde_json::from_str(&s.run(Purpose::Preview).unwrap().result).unwrap();
+    let v: Value = serde_json::from_str(&s.run(Purpose::Preview).unwrap().json()).unwrap();
     assert!(outline(&v)[0].contains("### user/ada-private.md\nOnly when selected."));
 }
 
@@ -170,7 +170,7 @@ fn an_inline_slot_entry_replaces_the_slot_for_this_turn_only() {
     let s =
         support_desk().turn(|t| t.inline = r#"[{"slot": "persona", "text": "Today {{user}} is in a hurry."}]"#.into());
     let out = s.run(Purpose::Compile).unwrap();
-    let v: Value = serde_json::from_str(&out.result).unwrap();
+    let v: Value = serde_json::from_str(&out.json()).unwrap();
     assert!(outline(&v)[0].contains("Today Ada is in a hurry."));
     assert!(!outline(&v)[0].contains("invoice number first"));
     let versions: Value = serde_json::from_str(&out.seal.unwrap().versions).unwrap();
@@ -202,7 +202,7 @@ fn the_chat_wire() {
 fn no_model_means_anthropic_naming_no_model_and_windowless() {
     let mut s = support_desk();
     s.user_mut(LARK).model = None;
-    let v: Value = serde_json::from_str(&s.run(Purpose::Preview).unwrap().result).unwrap();
+    let v: Value = serde_json::from_str(&s.run(Purpose::Preview).unwrap().json()).unwrap();
     assert_eq!(v["wire"], "anthropic");
     assert!(v["model"].is_null());
     assert!(v["request"].get("model").is_none());
@@ -238,7 +238,7 @@ fn an_unsealed_earlier_turn_lays_its_preface_down_from_its_inline_entries() {
         r.turn.prompt = Some("Status?".into());
         r.turn.inline = r#"[{"text": "Today is {{date}}.", "position": "lead"}]"#.into();
     });
-    let v: Value = serde_json::from_str(&s.run(Purpose::Preview).unwrap().result).unwrap();
+    let v: Value = serde_json::from_str(&s.run(Purpose::Preview).unwrap().json()).unwrap();
     assert!(
         outline(&v).last().unwrap().contains("Today is 2026-11-29. | Status?"),
         "{:?}",
@@ -274,8 +274,8 @@ fn unknown_answerer_and_non_reply_turns_are_not_compilable() {
 #[test]
 fn the_same_rows_give_the_same_bytes() {
     let s = support_desk();
-    let a = s.run(Purpose::Preview).unwrap().result;
-    let b = s.run(Purpose::Compile).unwrap().result;
+    let a = s.run(Purpose::Preview).unwrap().json();
+    let b = s.run(Purpose::Compile).unwrap().json();
     assert_eq!(a, b);
 }
 
@@ -287,6 +287,6 @@ fn a_human_turn_answered_in_a_human_conversation_reads_bare() {
         t.poster_id = Some(id(OMAR));
     });
     s.user_mut(OMAR).kind = UserKind::Human;
-    let v: Value = serde_json::from_str(&s.run(Purpose::Preview).unwrap().result).unwrap();
+    let v: Value = serde_json::from_str(&s.run(Purpose::Preview).unwrap().json()).unwrap();
     assert!(outline(&v).last().unwrap().ends_with("| And the credit note?"));
 }

@@ -11,7 +11,7 @@ use super::scenario::*;
 use super::template;
 
 fn result(out: &Output) -> Value {
-    serde_json::from_str(&out.result).unwrap()
+    serde_json::from_str(&out.json()).unwrap()
 }
 
 fn golden(name: &str, out: &Output) -> Value {
@@ -349,7 +349,7 @@ fn property_a_template_that_validates_always_compiles() {
             t.callables = r#"[{"name": "skill"}]"#.into();
         });
         match s.run(Purpose::Compile) {
-            Ok(out) => assert!(!out.result.is_empty()),
+            Ok(out) => assert!(!out.json().is_empty()),
             Err(e) => panic!("{t} validated but did not compile: {e}"),
         }
     }

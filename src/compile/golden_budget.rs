@@ -9,7 +9,7 @@ use super::error::Code;
 use super::scenario::*;
 
 fn result(out: &Output) -> Value {
-    serde_json::from_str(&out.result).unwrap()
+    serde_json::from_str(&out.json()).unwrap()
 }
 
 /// A conversation of `n` user/assistant message turns, each `words` words long.

@@ -9,7 +9,7 @@ use super::error::Code;
 use super::scenario::*;
 
 fn result(out: &Output) -> Value {
-    serde_json::from_str(&out.result).unwrap()
+    serde_json::from_str(&out.json()).unwrap()
 }
 
 fn golden(name: &str, out: &Output) -> Value {
@@ -190,9 +190,10 @@ fn continued(native: bool) -> (Output, Output) {
     let s = run_scenario(native);
     let first = s.run(Purpose::Compile).unwrap();
     let seal = first.seal.clone().unwrap();
+    let sealed = first.sealed_json().unwrap();
     let s = s.turn(|t| {
         t.sealed = Some(Sealed {
-            request: seal.request.clone(),
+            request: sealed,
             preface: seal.preface.clone(),
             mechanism: seal.mechanism.into(),
         })
@@ -364,10 +365,11 @@ fn a_round_is_one_budget_unit_with_its_pictures() {
 #[test]
 fn the_in_turn_summary_of_the_current_run_replaces_its_seed_and_early_rounds() {
     let (first, _) = continued(false);
+    let sealed = first.sealed_json().unwrap();
     let seal = first.seal.unwrap();
     let mut s = run_scenario(false).turn(|t| {
         t.sealed = Some(Sealed {
-            request: seal.request.clone(),
+            request: sealed,
             preface: seal.preface.clone(),
             mechanism: "default".into(),
         });
@@ -440,9 +442,11 @@ fn property_no_body_forges_or_closes_an_envelope() {
             })
             .turn(|t| t.poster_id = Some(id(GRACE)));
         s.ctx.turn.run = true;
-        let first = s.run(Purpose::Compile).unwrap().seal.unwrap();
+        let out = s.run(Purpose::Compile).unwrap();
+        let request = out.sealed_json().unwrap();
+        let first = out.seal.unwrap();
         s.ctx.turn.sealed = Some(Sealed {
-            request: first.request,
+            request,
             preface: first.preface,
             mechanism: "default".into(),
         });

@@ -5,7 +5,6 @@
 
 use serde::ser::{SerializeMap, SerializeStruct};
 use serde::{Serialize, Serializer};
-use serde_json::value::RawValue;
 
 use super::context::Role;
 use super::tokens::{MESSAGE_OVERHEAD, REQUEST_OVERHEAD};
@@ -60,8 +59,9 @@ impl Serialize for Part {
                 m.serialize_entry("type", "tool_call")?;
                 m.serialize_entry("id", id)?;
                 m.serialize_entry("name", name)?;
-                let raw: &RawValue = serde_json::from_str(input).map_err(serde::ser::Error::custom)?;
-                m.serialize_entry("input", raw)?;
+                // The input is stored as JSON text; it serializes as the value it spells.
+                let value: serde_json::Value = serde_json::from_str(input).map_err(serde::ser::Error::custom)?;
+                m.serialize_entry("input", &value)?;
                 m.end()
             }
             PartKind::ToolResult {

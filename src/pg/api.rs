@@ -6,8 +6,9 @@ use pgrx::prelude::*;
 use uuid::Uuid;
 
 use super::errors::{raise, OrRaise};
-use super::jsonb::JsonbText;
+use super::jsonb::{self, Jsonb};
 use super::load::{self, SpiHistory};
+use crate::compile::compiler::Rendered;
 use crate::compile::tokens::{Memo, Tokenizer};
 use crate::compile::{self, envelope, template, Output, Purpose};
 
@@ -56,41 +57,43 @@ fn validate_template(
     TableIterator::new(problems.into_iter().map(|p| (p.path, p.code.to_string(), p.message)))
 }
 
-/// Loads and compiles inside one SPI connection; seals when asked and fresh.
-fn run(conv: Uuid, turn: Uuid, purpose: Purpose) -> Output {
-    Spi::connect_mut(|client| {
+/// Loads the turn's rows in one SPI connection (one snapshot) and compiles them.
+fn compile_now(conv: Uuid, turn: Uuid, purpose: Purpose) -> Output {
+    Spi::connect(|client| {
         let ctx = load::context(client, conv, turn).or_raise();
-        let out = {
-            let mut history = SpiHistory::new(client, &ctx);
-            MEMO.with(|m| compile::compile(&ctx, &mut history, &mut m.borrow_mut(), purpose))
-                .or_raise()
-        };
-        if purpose != Purpose::Compile {
-            return out;
-        }
-        match &out.seal {
-            Some(seal) if !load::seal(client, conv, turn, seal) => {
-                // Another session sealed it first: its seal is the turn's.
-                let ctx = load::context(client, conv, turn).or_raise();
-                let mut history = SpiHistory::new(client, &ctx);
-                MEMO.with(|m| compile::compile(&ctx, &mut history, &mut m.borrow_mut(), purpose))
-                    .or_raise()
-            }
-            _ => out,
-        }
+        let mut history = SpiHistory::new(client, &ctx);
+        MEMO.with(|m| compile::compile(&ctx, &mut history, &mut m.borrow_mut(), purpose))
+            .or_raise()
     })
+}
+
+/// A result as jsonb, in the caller's memory context.
+fn as_jsonb(r: &Rendered) -> Jsonb {
+    match r {
+        Rendered::Doc(doc) => jsonb::to_jsonb(doc),
+        Rendered::Stored(text) => jsonb::from_text(text),
+    }
 }
 
 #[pg_extern(volatile, strict, parallel_unsafe)]
 #[search_path(pg_catalog, pg_temp)]
-fn compile_turn(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) -> JsonbText {
-    JsonbText(run(core_uuid(conversation_id), core_uuid(turn_id), Purpose::Compile).result)
+fn compile_turn(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) -> Jsonb {
+    let (conv, turn) = (core_uuid(conversation_id), core_uuid(turn_id));
+    let out = compile_now(conv, turn, Purpose::Compile);
+    let result = as_jsonb(&out.result);
+    let Some(seal) = &out.seal else { return result };
+    let request = seal.request.as_ref().map_or(result, as_jsonb);
+    if Spi::connect_mut(|client| load::seal(client, conv, turn, seal, request)) {
+        return result;
+    }
+    // Another session sealed the turn first: its seal is the turn's.
+    as_jsonb(&compile_now(conv, turn, Purpose::Compile).result)
 }
 
 #[pg_extern(stable, strict, parallel_safe)]
 #[search_path(pg_catalog, pg_temp)]
-fn preview_turn(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) -> JsonbText {
-    JsonbText(run(core_uuid(conversation_id), core_uuid(turn_id), Purpose::Preview).result)
+fn preview_turn(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) -> Jsonb {
+    as_jsonb(&compile_now(core_uuid(conversation_id), core_uuid(turn_id), Purpose::Preview).result)
 }
 
 #[pg_extern(stable, strict, parallel_safe)]
@@ -111,7 +114,7 @@ fn estimate_turn(
         name!(skipped_reason, Option<String>),
     ),
 > {
-    let e = run(core_uuid(conversation_id), core_uuid(turn_id), Purpose::Estimate).estimate;
+    let e = compile_now(core_uuid(conversation_id), core_uuid(turn_id), Purpose::Estimate).estimate;
     let int = |n: u32| i32::try_from(n).unwrap_or(i32::MAX);
     let mut rows: Vec<_> = e
         .blocks

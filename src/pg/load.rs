@@ -6,7 +6,7 @@
 use std::collections::{HashMap, HashSet};
 
 use pgrx::datum::DatumWithOid;
-use pgrx::spi::{SpiClient, SpiHeapTupleData};
+use pgrx::spi::{SpiClient, SpiHeapTupleData, SpiTupleTable};
 use uuid::Uuid;
 
 use super::errors::spi;
@@ -23,6 +23,29 @@ pub fn pg_uuid(u: Uuid) -> pgrx::Uuid {
 
 fn core_uuid(u: pgrx::Uuid) -> Uuid {
     Uuid::from_bytes(*u.as_bytes())
+}
+
+thread_local! {
+    /// Plans of the loading queries, prepared once per backend (SPI_keepplan); the plan
+    /// cache revalidates them when the tables change.
+    static PLANS: std::cell::RefCell<HashMap<&'static str, pgrx::spi::OwnedPreparedStatement>> =
+        std::cell::RefCell::new(HashMap::new());
+}
+
+/// Runs a loading query through its kept plan; the argument types come from the args.
+fn select<'conn>(client: &SpiClient<'conn>, sql: &'static str, args: &[DatumWithOid<'_>]) -> SpiTupleTable<'conn> {
+    PLANS.with(|plans| {
+        let mut plans = plans.borrow_mut();
+        let plan = match plans.get(sql) {
+            Some(p) => p,
+            None => {
+                let types: Vec<pgrx::PgOid> = args.iter().map(|a| pgrx::PgOid::from(a.oid())).collect();
+                let kept = spi(client.prepare(sql, &types)).keep();
+                plans.entry(sql).or_insert(kept)
+            }
+        };
+        spi(client.select(plan, None, args))
+    })
 }
 
 /// Typed access to one SPI row, columns counted from 1.
@@ -111,7 +134,7 @@ fn load_users(client: &SpiClient<'_>, ids: &[Uuid]) -> Vec<User> {
         return Vec::new();
     }
     let ids: Vec<pgrx::Uuid> = ids.iter().copied().map(pg_uuid).collect();
-    let table = spi(client.select(USERS, None, &[ids.into()]));
+    let table = select(client, USERS, &[ids.into()]);
     let mut out = Vec::new();
     for row in table {
         let mut c = Cols { row: &row, at: 0 };
@@ -135,19 +158,21 @@ fn load_users(client: &SpiClient<'_>, ids: &[Uuid]) -> Vec<User> {
 /// Loads everything but history for turn `turn` of conversation `conv`.
 /// Returns the context and the workspace timezone (for history's dates).
 pub fn context(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Result<Context> {
-    let query = format!(
-        "SELECT c.workspace_id, c.kind, c.answerer_id, c.creator_id, c.origin_channel, w.name, w.timezone, {} \
-         FROM prompt.conversations c JOIN prompt.workspaces w ON w.id = c.workspace_id \
-         LEFT JOIN prompt.turns t ON t.conversation_id = c.id AND t.id = $2 WHERE c.id = $1",
-        turn_columns(
-            "t.sealed_request::text",
-            "t.content",
-            "t.prompt",
-            "t.sealed_preface::text",
-            "w.timezone"
+    static QUERY: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        format!(
+            "SELECT c.workspace_id, c.kind, c.answerer_id, c.creator_id, c.origin_channel, w.name, w.timezone, {} \
+             FROM prompt.conversations c JOIN prompt.workspaces w ON w.id = c.workspace_id \
+             LEFT JOIN prompt.turns t ON t.conversation_id = c.id AND t.id = $2 WHERE c.id = $1",
+            turn_columns(
+                "t.sealed_request::text",
+                "t.content",
+                "t.prompt",
+                "t.sealed_preface::text",
+                "w.timezone"
+            )
         )
-    );
-    let table = spi(client.select(query.as_str(), Some(1), &[pg_uuid(conv).into(), pg_uuid(turn).into()]));
+    });
+    let table = select(client, &QUERY, &[pg_uuid(conv).into(), pg_uuid(turn).into()]);
     let Some(row) = table.into_iter().next() else {
         return Err(Error::new(
             Code::ConversationNotFound,
@@ -232,11 +257,11 @@ pub fn context(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Result<Context
 }
 
 fn missing_turn(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Error {
-    let other = spi(client.select(
+    let other = select(
+        client,
         "SELECT conversation_id FROM prompt.turns WHERE id = $1 LIMIT 1",
-        Some(1),
         &[pg_uuid(turn).into()],
-    ));
+    );
     match other.into_iter().next().and_then(|r| spi(r.get::<pgrx::Uuid>(1))) {
         Some(elsewhere) => Error::new(
             Code::TurnNotCompilable,
@@ -261,7 +286,7 @@ fn load_models(client: &SpiClient<'_>, names: &[String]) -> HashMap<String, Mode
     if names.is_empty() {
         return HashMap::new();
     }
-    let table = spi(client.select(MODELS, None, &[names.to_vec().into()]));
+    let table = select(client, MODELS, &[names.to_vec().into()]);
     let mut out = HashMap::new();
     for row in table {
         let mut c = Cols { row: &row, at: 0 };
@@ -289,7 +314,11 @@ fn load_documents(client: &SpiClient<'_>, a: Uuid, workspace: Uuid, human: Optio
         Some(h) => pg_uuid(h).into(),
         None => DatumWithOid::null::<pgrx::Uuid>(),
     };
-    let table = spi(client.select(DOCUMENTS, None, &[pg_uuid(a).into(), pg_uuid(workspace).into(), human]));
+    let table = select(
+        client,
+        DOCUMENTS,
+        &[pg_uuid(a).into(), pg_uuid(workspace).into(), human],
+    );
     table
         .into_iter()
         .filter_map(|row| {
@@ -314,11 +343,11 @@ const MEMORIES: &str =
 
 fn load_memories(client: &SpiClient<'_>, a: Uuid, workspace: Uuid, conv: Uuid, human: Option<Uuid>) -> Vec<Memory> {
     let owners: Vec<pgrx::Uuid> = [Some(a), human].into_iter().flatten().map(pg_uuid).collect();
-    let table = spi(client.select(
+    let table = select(
+        client,
         MEMORIES,
-        None,
         &[owners.into(), pg_uuid(workspace).into(), pg_uuid(conv).into()],
-    ));
+    );
     table
         .into_iter()
         .filter_map(|row| {
@@ -357,11 +386,11 @@ fn load_skills(client: &SpiClient<'_>, t: &Turn, a: &User, workspace: Uuid) -> V
         Some(app) => app.clone().into(),
         None => DatumWithOid::null::<String>(),
     };
-    let table = spi(client.select(
+    let table = select(
+        client,
         SKILLS,
-        None,
         &[runners.into(), application, owners.into(), pg_uuid(workspace).into()],
-    ));
+    );
     table
         .into_iter()
         .filter_map(|row| {
@@ -394,12 +423,12 @@ fn read_round(c: &mut Cols<'_, '_>) -> RoundRow {
 }
 
 fn current_rounds(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Vec<RoundRow> {
-    let table = spi(client.select(
+    let table = select(
+        client,
         "SELECT n, assistant::text, results::text, steers::text, aborted FROM prompt.rounds \
          WHERE conversation_id = $1 AND turn_id = $2 ORDER BY n",
-        None,
         &[pg_uuid(conv).into(), pg_uuid(turn).into()],
-    ));
+    );
     table
         .into_iter()
         .map(|row| read_round(&mut Cols { row: &row, at: 0 }))
@@ -436,11 +465,11 @@ pub struct SpiHistory<'c, 'conn> {
 
 impl<'c, 'conn> SpiHistory<'c, 'conn> {
     pub fn new(client: &'c SpiClient<'conn>, ctx: &Context) -> Self {
-        let floor = spi(client.select(
+        let floor = select(
+            client,
             "SELECT max(seq) FROM prompt.turns WHERE conversation_id = $1 AND kind = 'summary' AND seq < $2",
-            Some(1),
             &[pg_uuid(ctx.conversation.id).into(), ctx.turn.seq.into()],
-        ))
+        )
         .into_iter()
         .next()
         .and_then(|r| spi(r.get::<i64>(1)))
@@ -462,14 +491,16 @@ impl HistorySource for SpiHistory<'_, '_> {
         if self.before <= self.floor {
             return Ok((Vec::new(), Vec::new()));
         }
-        let query = format!(
-            "SELECT {} FROM prompt.turns t WHERE t.conversation_id = $1 AND t.seq < $2 AND t.seq >= $3 \
-             ORDER BY t.seq DESC LIMIT $4",
-            turn_columns("NULL::text", "t.content", "t.prompt", "t.sealed_preface::text", "$5")
-        );
-        let table = spi(self.client.select(
-            query.as_str(),
-            None,
+        static QUERY: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+            format!(
+                "SELECT {} FROM prompt.turns t WHERE t.conversation_id = $1 AND t.seq < $2 AND t.seq >= $3 \
+                 ORDER BY t.seq DESC LIMIT $4",
+                turn_columns("NULL::text", "t.content", "t.prompt", "t.sealed_preface::text", "$5")
+            )
+        });
+        let table = select(
+            self.client,
+            &QUERY,
             &[
                 pg_uuid(self.conv).into(),
                 self.before.into(),
@@ -477,7 +508,7 @@ impl HistorySource for SpiHistory<'_, '_> {
                 self.batch.into(),
                 self.timezone.clone().into(),
             ],
-        ));
+        );
         let mut turns: Vec<HistoryTurn> = Vec::new();
         for row in table {
             if let Some(turn) = read_turn(&mut Cols { row: &row, at: 0 }) {
@@ -501,12 +532,12 @@ impl HistorySource for SpiHistory<'_, '_> {
             .map(|h| pg_uuid(h.turn.id))
             .collect();
         if !replies.is_empty() {
-            let table = spi(self.client.select(
+            let table = select(
+                self.client,
                 "SELECT turn_id, n, assistant::text, results::text, steers::text, aborted FROM prompt.rounds \
                  WHERE conversation_id = $1 AND turn_id = ANY($2) ORDER BY turn_id, n",
-                None,
                 &[pg_uuid(self.conv).into(), replies.into()],
-            ));
+            );
             let mut by_turn: HashMap<Uuid, Vec<RoundRow>> = HashMap::new();
             for row in table {
                 let mut c = Cols { row: &row, at: 0 };
@@ -547,11 +578,11 @@ impl HistorySource for SpiHistory<'_, '_> {
             Some(c) => pg_uuid(c).into(),
             None => DatumWithOid::null::<pgrx::Uuid>(),
         };
-        let n = spi(self.client.select(
+        let n = select(
+            self.client,
             "SELECT coalesce(sum(CASE WHEN t.kind = 'reply' AND coalesce(t.answerer_id, $4) = $5 \
              THEN t.own_entries ELSE 1 END), 0)::int8 FROM prompt.turns t \
              WHERE t.conversation_id = $1 AND t.seq < $2 AND t.seq >= $3",
-            Some(1),
             &[
                 pg_uuid(self.conv).into(),
                 self.before.into(),
@@ -559,7 +590,7 @@ impl HistorySource for SpiHistory<'_, '_> {
                 conv_answerer,
                 pg_uuid(a).into(),
             ],
-        ))
+        )
         .into_iter()
         .next()
         .and_then(|r| spi(r.get::<i64>(1)))
@@ -569,22 +600,28 @@ impl HistorySource for SpiHistory<'_, '_> {
     }
 }
 
-/// The turn's sealed columns, written once (SPEC §8). False when another session
-/// sealed it first.
-pub fn seal(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, s: &crate::compile::Seal) -> bool {
+/// The turn's sealed columns, written once (SPEC §8): `request` is the sealed request
+/// as jsonb. False when another session sealed it first.
+pub fn seal(
+    client: &mut SpiClient<'_>,
+    conv: Uuid,
+    turn: Uuid,
+    s: &crate::compile::Seal,
+    request: super::jsonb::Jsonb,
+) -> bool {
     let catalog: DatumWithOid = match &s.catalog {
         Some(c) => c.clone().into(),
         None => DatumWithOid::null::<String>(),
     };
     let table = spi(client.update(
-        "UPDATE prompt.turns SET sealed_at = now(), sealed_request = $3::jsonb, sealed_preface = $4::jsonb, \
+        "UPDATE prompt.turns SET sealed_at = now(), sealed_request = $3, sealed_preface = $4::jsonb, \
          sealed_catalog = $5, sealed_mechanism = $6, sealed_versions = $7::jsonb \
          WHERE conversation_id = $1 AND id = $2 AND sealed_at IS NULL",
         None,
         &[
             pg_uuid(conv).into(),
             pg_uuid(turn).into(),
-            s.request.clone().into(),
+            request.into(),
             s.preface.clone().into(),
             catalog,
             s.mechanism.to_string().into(),
