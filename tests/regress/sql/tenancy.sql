@@ -1,0 +1,62 @@
+-- Least privilege and row-level security (examples/tenancy.sql): ordinary roles with
+-- USAGE on prompt and table grants use everything; each sees only its workspace.
+\set VERBOSITY default
+\set SHOW_CONTEXT never
+\i examples/tenancy.sql
+-- A second tenant: Globex, with its own room, person, memory and skill; Lark serves both.
+INSERT INTO prompt.workspaces (id, name) VALUES ('00000000-0000-4000-8000-00000000a002', 'Globex');
+INSERT INTO prompt.users (id, handle, display_name, kind) VALUES ('00000000-0000-4000-8000-000000000009', 'bob', 'Bob', 'human');
+INSERT INTO prompt.documents (workspace_id, name, body) VALUES ('00000000-0000-4000-8000-00000000a002', 'character', 'Globex secret room.');
+INSERT INTO prompt.conversations (id, workspace_id, answerer_id, creator_id) VALUES
+    ('00000000-0000-4000-8000-00000000c0b1', '00000000-0000-4000-8000-00000000a002',
+     '00000000-0000-4000-8000-000000000002', '00000000-0000-4000-8000-000000000009');
+INSERT INTO prompt.memories (scope, workspace_id, path, body) VALUES
+    ('workspace', '00000000-0000-4000-8000-00000000a002', 'globex.md', 'Globex secret memory.');
+INSERT INTO prompt.turns (conversation_id, id, seq, kind, poster_id, prompt) VALUES
+    ('00000000-0000-4000-8000-00000000c0b1', '00000000-0000-4000-8000-0000000b0001', 1, 'reply',
+     '00000000-0000-4000-8000-000000000009', 'Hello from Globex.');
+DO $$ BEGIN
+    CREATE ROLE tenant_acme NOLOGIN;
+    CREATE ROLE tenant_globex NOLOGIN;
+EXCEPTION WHEN duplicate_object THEN NULL;
+END $$;
+GRANT prompt_tenant TO tenant_acme, tenant_globex;
+INSERT INTO tenancy.members VALUES
+    ('tenant_acme', '00000000-0000-4000-8000-00000000a001'),
+    ('tenant_globex', '00000000-0000-4000-8000-00000000a002');
+INSERT INTO tenancy.workspace_users
+SELECT '00000000-0000-4000-8000-00000000a001'::uuid, id FROM prompt.users WHERE handle IN ('ada', 'omar', 'lark', 'grace', 'wren')
+UNION ALL
+SELECT '00000000-0000-4000-8000-00000000a002'::uuid, id FROM prompt.users WHERE handle IN ('bob', 'lark');
+
+SET ROLE tenant_acme;
+SELECT name FROM prompt.workspaces;
+SELECT count(*) AS visible_conversations FROM prompt.conversations;
+-- B's conversation does not exist for A.
+SELECT prompt.compile_turn('00000000-0000-4000-8000-00000000c0b1', '00000000-0000-4000-8000-0000000b0001');
+\echo SQLSTATE :LAST_ERROR_SQLSTATE
+-- A posts and compiles (and seals) a turn of its own; nothing of B's is read.
+INSERT INTO prompt.turns (conversation_id, id, seq, kind, poster_id, prompt) VALUES
+    ('00000000-0000-4000-8000-00000000c001', '00000000-0000-4000-8000-0000000d0007', 7, 'reply',
+     '00000000-0000-4000-8000-000000000001', 'One more thing.');
+SELECT prompt.compile_turn('00000000-0000-4000-8000-00000000c001', '00000000-0000-4000-8000-0000000d0007')::text LIKE '%Globex%' AS reads_globex;
+SELECT sealed_at IS NOT NULL AS sealed FROM prompt.turns WHERE id = '00000000-0000-4000-8000-0000000d0007';
+SELECT block, tokens > 0 AS present FROM prompt.estimate_turn('00000000-0000-4000-8000-00000000c001', '00000000-0000-4000-8000-0000000d0007') WHERE block IN ('memory', 'total');
+SELECT count(*) AS problems FROM prompt.validate_template('{"blocks": [{"type": "history"}, {"type": "input"}]}');
+SELECT prompt.count_tokens('tenants count too') AS tokens;
+-- A cannot write into B's conversation.
+INSERT INTO prompt.turns (conversation_id, kind, role, content) VALUES
+    ('00000000-0000-4000-8000-00000000c0b1', 'message', 'user', 'sneaky');
+\echo SQLSTATE :LAST_ERROR_SQLSTATE
+RESET ROLE;
+
+SET ROLE tenant_globex;
+SELECT name FROM prompt.workspaces;
+SELECT prompt.compile_turn('00000000-0000-4000-8000-00000000c001', '00000000-0000-4000-8000-0000000d0004');
+\echo SQLSTATE :LAST_ERROR_SQLSTATE
+SELECT prompt.preview_turn('00000000-0000-4000-8000-00000000c0b1', '00000000-0000-4000-8000-0000000b0001') -> 'messages' -> 0 -> 'parts' AS globex_system;
+RESET ROLE;
+
+-- Clean up the cluster-wide roles.
+DROP OWNED BY tenant_acme, tenant_globex, prompt_tenant;
+DROP ROLE tenant_acme, tenant_globex, prompt_tenant;
