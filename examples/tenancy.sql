@@ -35,7 +35,6 @@ EXCEPTION WHEN duplicate_object THEN NULL;
 END $$;
 GRANT USAGE ON SCHEMA prompt, tenancy TO prompt_tenant;
 GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA prompt TO prompt_tenant;
-GRANT USAGE ON ALL SEQUENCES IN SCHEMA prompt TO prompt_tenant;
 GRANT SELECT ON tenancy.members, tenancy.workspace_users TO prompt_tenant;
 
 ALTER TABLE tenancy.members ENABLE ROW LEVEL SECURITY;

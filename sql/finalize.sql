@@ -75,6 +75,10 @@ AS $$
 DECLARE
     tokenizers text[];
 BEGIN
+    IF TG_OP = 'INSERT' AND NEW.seq IS NULL THEN
+        PERFORM pg_advisory_xact_lock(hashtextextended(NEW.conversation_id::text, 20261130));
+        NEW.seq := coalesce((SELECT max(seq) FROM prompt.turns WHERE conversation_id = NEW.conversation_id), 0) + 1;
+    END IF;
     IF TG_OP = 'UPDATE' AND OLD.sealed_at IS NOT NULL AND (
            NEW.sealed_at        IS DISTINCT FROM OLD.sealed_at
         OR NEW.sealed_request   IS DISTINCT FROM OLD.sealed_request
@@ -202,7 +206,7 @@ COMMENT ON FUNCTION prompt._workspaces_write() IS
 COMMENT ON FUNCTION prompt._touch_updated_at() IS
     'Internal trigger: sets updated_at on update.';
 COMMENT ON FUNCTION prompt._turns_write() IS
-    'Internal trigger: refuses changes to sealed columns and invalid inline entries, variables, history intent, input, tools or callables; stores token counts.';
+    'Internal trigger: numbers a turn written without seq, refuses changes to sealed columns and invalid inline entries, variables, history intent, input, tools or callables; stores token counts and entry counts.';
 COMMENT ON FUNCTION prompt._rounds_count() IS
     'Internal trigger: keeps turns.own_entries when rounds are added or removed.';
 COMMENT ON FUNCTION prompt._own_entries(text, integer, text, integer[]) IS

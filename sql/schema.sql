@@ -125,13 +125,12 @@ CREATE TABLE prompt.skills (
         UNIQUE NULLS NOT DISTINCT (source, runner, application, user_id, speaker_id, workspace_id, name)
 );
 
--- The default timeline order: a turn written without seq lands after every earlier one.
-CREATE SEQUENCE prompt.turns_seq;
-
 CREATE TABLE prompt.turns (
     conversation_id        uuid NOT NULL REFERENCES prompt.conversations (id) ON DELETE CASCADE,
     id                     uuid NOT NULL DEFAULT gen_random_uuid(),
-    seq                    bigint NOT NULL DEFAULT nextval('prompt.turns_seq'),
+    -- The timeline order. Written without it, a turn lands after every earlier turn of
+    -- its conversation (the write trigger: max + 1, one writer per conversation at a time).
+    seq                    bigint NOT NULL,
     kind                   text NOT NULL CONSTRAINT turns_kind_valid CHECK (kind IN ('message', 'reply', 'summary')),
     role                   text CONSTRAINT turns_role_valid CHECK (role IN ('user', 'assistant', 'system', 'developer')),
     author_id              uuid REFERENCES prompt.users (id),

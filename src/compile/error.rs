@@ -25,6 +25,7 @@ pub enum Code {
     RoundInvalid,
     TokenizerUnknown,
     TimezoneInvalid,
+    SealReadOnly,
 }
 
 impl Code {
@@ -47,6 +48,7 @@ impl Code {
             Code::RoundInvalid => "round_invalid",
             Code::TokenizerUnknown => "tokenizer_unknown",
             Code::TimezoneInvalid => "timezone_invalid",
+            Code::SealReadOnly => "seal_read_only",
         }
     }
 
@@ -56,6 +58,7 @@ impl Code {
             Code::DocumentTooLarge | Code::EstimatedInputExceedsModelLimit => "54000",
             Code::ConversationNotFound | Code::TurnNotFound => "P0002",
             Code::TurnNotCompilable | Code::SealedTurnImmutable => "55000",
+            Code::SealReadOnly => "25006",
             Code::MacroUnknown
             | Code::TemplateInvalid
             | Code::HistoryBudgetUnavailable
@@ -71,7 +74,7 @@ impl Code {
     }
 
     /// Every code, for the README's error table and its test.
-    pub const ALL: [Code; 17] = [
+    pub const ALL: [Code; 18] = [
         Code::MacroUnknown,
         Code::TemplateInvalid,
         Code::DocumentTooLarge,
@@ -89,6 +92,7 @@ impl Code {
         Code::RoundInvalid,
         Code::TokenizerUnknown,
         Code::TimezoneInvalid,
+        Code::SealReadOnly,
     ];
 }
 

@@ -21,6 +21,8 @@ pub use compiler::{compile, Estimate, Output, Purpose, Seal};
 pub use error::{Code, Error, Result};
 
 #[cfg(test)]
+mod fuzz;
+#[cfg(test)]
 mod golden;
 #[cfg(test)]
 mod golden_assembly;

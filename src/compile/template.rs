@@ -562,6 +562,21 @@ fn check_blocks(c: &mut Checker, list: &[Value], variables: &BTreeMap<String, St
     }
 }
 
+/// Every problem of a template given as JSON text (what the SQL layer receives).
+pub fn parse_text(text: &str) -> (Option<Template>, Vec<Problem>) {
+    match serde_json::from_str::<Value>(text) {
+        Ok(v) => parse(&v),
+        Err(e) => (
+            None,
+            vec![Problem {
+                path: String::new(),
+                code: "template_not_json",
+                message: format!("the template cannot be read: {e}"),
+            }],
+        ),
+    }
+}
+
 /// Checks a turn's history intent (`turns.history`): the history block's knobs.
 pub fn parse_history_intent(value: &Value) -> (Option<HistoryKnobs>, Vec<Problem>) {
     let mut c = Checker { problems: Vec::new() };
@@ -928,6 +943,17 @@ mod tests {
         let big = "x".repeat(MAX_BYTES);
         let v = tpl(json!([{"type": "inline", "role": "user", "text": big}, {"type": "history"}, {"type": "input"}]));
         assert_eq!(one(v), ("".into(), "template_too_large"));
+    }
+
+    #[test]
+    fn text_that_serde_cannot_rebuild_is_a_problem() {
+        let deep = format!("{}{}", "[".repeat(500), "]".repeat(500));
+        let (t, p) = parse_text(&deep);
+        assert!(t.is_none());
+        assert_eq!(p[0].code, "template_not_json");
+        assert!(parse_text(r#"{"blocks":[{"type":"history"},{"type":"input"}]}"#)
+            .0
+            .is_some());
     }
 
     #[test]

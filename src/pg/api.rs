@@ -51,9 +51,9 @@ fn unescape_envelope(body: &str) -> String {
 #[pg_extern(immutable, strict, parallel_safe)]
 #[search_path(pg_catalog, pg_temp)]
 fn validate_template(
-    template: pgrx::JsonB,
+    template: jsonb::JsonbArg,
 ) -> TableIterator<'static, (name!(path, String), name!(code, String), name!(message, String))> {
-    let (_, problems) = template::parse(&template.0);
+    let (_, problems) = template::parse_text(&template.0);
     TableIterator::new(problems.into_iter().map(|p| (p.path, p.code.to_string(), p.message)))
 }
 
@@ -82,6 +82,16 @@ fn compile_turn(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) -> Jsonb {
     let out = compile_now(conv, turn, Purpose::Compile);
     let result = as_jsonb(&out.result);
     let Some(seal) = &out.seal else { return result };
+    if unsafe { pg_sys::RecoveryInProgress() || pg_sys::XactReadOnly } {
+        raise(
+            compile::Error::new(
+                compile::Code::SealReadOnly,
+                format!("turn {turn} is not sealed yet, and this session cannot write its seal"),
+            )
+            .detail("The first compile_turn of a turn stores what was sent; a hot standby or a READ ONLY transaction cannot.")
+            .hint("Use prompt.preview_turn here, or compile on the primary in a read-write transaction."),
+        );
+    }
     let request = seal.request.as_ref().map_or(result, as_jsonb);
     if Spi::connect_mut(|client| load::seal(client, conv, turn, seal, request)) {
         return result;

@@ -11,6 +11,7 @@ fn code_of(sqlstate: &str) -> PgSqlErrorCode {
         "54000" => PgSqlErrorCode::ERRCODE_PROGRAM_LIMIT_EXCEEDED,
         "P0002" => PgSqlErrorCode::ERRCODE_NO_DATA_FOUND,
         "55000" => PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+        "25006" => PgSqlErrorCode::ERRCODE_READ_ONLY_SQL_TRANSACTION,
         _ => PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
     }
 }
@@ -62,6 +63,7 @@ mod tests {
                 "54000" => PgSqlErrorCode::ERRCODE_PROGRAM_LIMIT_EXCEEDED,
                 "P0002" => PgSqlErrorCode::ERRCODE_NO_DATA_FOUND,
                 "55000" => PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+                "25006" => PgSqlErrorCode::ERRCODE_READ_ONLY_SQL_TRANSACTION,
                 other => panic!("unmapped SQLSTATE {other}"),
             };
             assert_eq!(mapped, expected);

@@ -503,3 +503,33 @@ impl ser::SerializeStructVariant for &mut Builder {
         self.close()
     }
 }
+
+/// A jsonb argument as its JSON text (through `jsonb_out`). Unlike pgrx's `JsonB`, a
+/// value serde cannot rebuild (nested deeper than its recursion limit) is not a panic:
+/// the caller parses the text and reports the problem.
+pub struct JsonbArg(pub String);
+
+impl pgrx::FromDatum for JsonbArg {
+    unsafe fn from_polymorphic_datum(datum: pg_sys::Datum, is_null: bool, _: pg_sys::Oid) -> Option<Self> {
+        if is_null {
+            return None;
+        }
+        let text = unsafe { direct_function_call_as_datum(pg_sys::jsonb_out, &[Some(datum)]) }?;
+        let cstr = unsafe { std::ffi::CStr::from_ptr(text.cast_mut_ptr::<c_char>()) };
+        Some(JsonbArg(cstr.to_string_lossy().into_owned()))
+    }
+}
+
+unsafe impl<'fcx> pgrx::callconv::ArgAbi<'fcx> for JsonbArg {
+    unsafe fn unbox_arg_unchecked(arg: pgrx::callconv::Arg<'_, 'fcx>) -> Self {
+        unsafe { arg.unbox_arg_using_from_datum() }.unwrap_or_else(|| pgrx::error!("pgprompt: a NULL jsonb argument"))
+    }
+}
+
+unsafe impl SqlTranslatable for JsonbArg {
+    const TYPE_IDENT: &'static str = pgrx::pgrx_resolved_type!(JsonbArg);
+    const TYPE_ORIGIN: pgrx::pgrx_sql_entity_graph::metadata::TypeOrigin =
+        pgrx::pgrx_sql_entity_graph::metadata::TypeOrigin::External;
+    const ARGUMENT_SQL: Result<SqlMappingRef, ArgumentError> = Ok(SqlMappingRef::literal("jsonb"));
+    const RETURN_SQL: Result<ReturnsRef, ReturnsError> = Ok(ReturnsRef::One(SqlMappingRef::literal("jsonb")));
+}

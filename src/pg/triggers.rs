@@ -17,9 +17,10 @@ fn _check_document(name: &str, body: &str) {
 
 #[pg_extern(immutable, parallel_safe)]
 #[search_path(pg_catalog, pg_temp)]
-fn _check_template(handle: &str, mechanism: &str, template: Option<pgrx::JsonB>) {
+fn _check_template(handle: Option<&str>, mechanism: Option<&str>, template: Option<super::jsonb::JsonbArg>) {
+    let handle = handle.unwrap_or("");
     let Some(template) = template else {
-        if mechanism == "assembly" {
+        if mechanism == Some("assembly") {
             Err::<(), _>(
                 Error::new(
                     Code::TemplateInvalid,
@@ -32,7 +33,7 @@ fn _check_template(handle: &str, mechanism: &str, template: Option<pgrx::JsonB>)
         }
         return;
     };
-    let (_, problems) = template::parse(&template.0);
+    let (_, problems) = template::parse_text(&template.0);
     if !problems.is_empty() {
         Err::<(), _>(compiler::template_error(
             &problems,
@@ -45,14 +46,22 @@ fn _check_template(handle: &str, mechanism: &str, template: Option<pgrx::JsonB>)
 #[pg_extern(immutable, parallel_safe)]
 #[search_path(pg_catalog, pg_temp)]
 fn _check_turn(
-    inline: &str,
-    variables: &str,
+    inline: Option<&str>,
+    variables: Option<&str>,
     history: Option<&str>,
     input: Option<&str>,
     tools: Option<&str>,
-    callables: &str,
+    callables: Option<&str>,
 ) {
-    fields::check_turn(inline, variables, history, input, tools, callables).or_raise();
+    fields::check_turn(
+        inline.unwrap_or("[]"),
+        variables.unwrap_or("{}"),
+        history,
+        input,
+        tools,
+        callables.unwrap_or("[]"),
+    )
+    .or_raise();
 }
 
 #[pg_extern(immutable, parallel_safe)]
@@ -72,10 +81,19 @@ fn _check_round(turn_id: pgrx::Uuid, n: i32, assistant: &str, results: &str, ste
 /// content with its header, anything else as written.
 #[pg_extern(immutable, parallel_safe)]
 #[search_path(pg_catalog, pg_temp)]
-fn _row_tokens(kind: &str, body: Option<&str>, tokenizers: Vec<String>) -> Option<Vec<Option<i32>>> {
+fn _row_tokens(
+    kind: Option<&str>,
+    body: Option<&str>,
+    tokenizers: Option<Vec<Option<String>>>,
+) -> Option<Vec<Option<i32>>> {
     let body = body?;
-    let which: Vec<Tokenizer> = tokenizers.iter().filter_map(|t| Tokenizer::parse(t).ok()).collect();
-    Some(if kind == "summary" {
+    let which: Vec<Tokenizer> = tokenizers
+        .unwrap_or_default()
+        .iter()
+        .flatten()
+        .filter_map(|t| Tokenizer::parse(t).ok())
+        .collect();
+    Some(if kind == Some("summary") {
         row_counts(&format!("{}{body}", history::SUMMARY_HEADER), &which)
     } else {
         row_counts(body, &which)
@@ -85,9 +103,15 @@ fn _row_tokens(kind: &str, body: Option<&str>, tokenizers: Vec<String>) -> Optio
 /// The entry count of a reply turn read by its own answerer (`history::own_plan`).
 #[pg_extern(immutable, parallel_safe)]
 #[search_path(pg_catalog, pg_temp)]
-fn _own_entries(summary: Option<&str>, summary_round: Option<i32>, content: Option<&str>, round_ns: Vec<i32>) -> i32 {
+fn _own_entries(
+    summary: Option<&str>,
+    summary_round: Option<i32>,
+    content: Option<&str>,
+    round_ns: Option<Vec<Option<i32>>>,
+) -> i32 {
     let has = |s: Option<&str>| s.is_some_and(|s| !s.is_empty());
-    history::own_plan(has(summary), summary_round, &round_ns, has(content)).len() as i32
+    let ns: Vec<i32> = round_ns.unwrap_or_default().into_iter().flatten().collect();
+    history::own_plan(has(summary), summary_round, &ns, has(content)).len() as i32
 }
 
 #[pg_extern(immutable, parallel_safe)]

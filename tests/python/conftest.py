@@ -24,15 +24,30 @@ def connect(dbname: str = DB) -> psycopg.Connection:
     )
 
 
-@pytest.fixture(scope="session")
-def db() -> psycopg.Connection:
+def make_database(name: str) -> psycopg.Connection:
+    """A database of its own with the extension, the demo's example and the scenarios."""
     with connect("postgres") as admin:
-        admin.execute(f"DROP DATABASE IF EXISTS {DB}")
-        admin.execute(f"CREATE DATABASE {DB}")
-    conn = connect()
+        admin.execute(f"DROP DATABASE IF EXISTS {name}")
+        admin.execute(f"CREATE DATABASE {name}")
+    conn = connect(name)
     conn.execute("CREATE EXTENSION pgprompt")
     for path in ("demo/example.sql", "tests/fixtures/scenarios.sql"):
         conn.execute((ROOT / path).read_text())
+    return conn
+
+
+@pytest.fixture(scope="session")
+def db() -> psycopg.Connection:
+    conn = make_database(DB)
+    yield conn
+    conn.close()
+
+
+@pytest.fixture(scope="module")
+def own_db(request) -> psycopg.Connection:
+    """A database for one test module that writes what others read (fuzz, load)."""
+    name = f"pgprompt_{request.module.__name__.split('_', 1)[1]}"
+    conn = make_database(name)
     yield conn
     conn.close()
 

@@ -67,3 +67,15 @@ def test_preview_runs_in_a_read_only_transaction(db):
         assert r["messages"]
     finally:
         db.execute("ROLLBACK")
+
+
+def test_compile_turn_of_an_unsealed_turn_in_a_read_only_transaction_is_refused(db):
+    import psycopg
+
+    db.execute("BEGIN READ ONLY")
+    try:
+        with pytest.raises(psycopg.Error) as e:
+            db.execute("SELECT prompt.compile_turn(%s, %s)", ("00000000-0000-4000-8000-00000000c003", "00000000-0000-4000-8000-0000000f1007"))
+        assert e.value.sqlstate == "25006"
+    finally:
+        db.execute("ROLLBACK")
