@@ -157,10 +157,6 @@ CREATE TABLE prompt.turns (
     -- ({cl100k_base, o200k_base}), kept by the write trigger so a compile sums integers.
     content_tokens         int[],
     prompt_tokens          int[],
-    -- The history entries of this turn when read by its own answerer (seed or in-turn
-    -- summary, rounds, answer), kept by the write triggers: counting the history a
-    -- budget leaves out needs no turn text.
-    own_entries            int NOT NULL DEFAULT 1,
     -- Sealed by the first compile_turn (SPEC §8); never changed after.
     sealed_at              timestamptz,
     sealed_request         jsonb,
@@ -168,6 +164,10 @@ CREATE TABLE prompt.turns (
     sealed_catalog         text,
     sealed_mechanism       text,
     sealed_versions        jsonb,
+    -- The history entries of this turn when read by its own answerer (seed or in-turn
+    -- summary, rounds, answer), kept by the write triggers: counting the history a
+    -- budget leaves out needs no turn text.
+    own_entries            int NOT NULL DEFAULT 1,
     PRIMARY KEY (conversation_id, id),
     CONSTRAINT turns_seq_key UNIQUE (conversation_id, seq) INCLUDE (kind, answerer_id, own_entries),
     CONSTRAINT turns_message_has_role CHECK (kind <> 'message' OR role IS NOT NULL)
