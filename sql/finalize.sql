@@ -106,7 +106,10 @@ BEGIN
         NEW.content_tokens := prompt._row_tokens(NEW.kind, NEW.content, tokenizers);
         NEW.prompt_tokens := prompt._row_tokens('message', NEW.prompt, tokenizers);
     END IF;
-    IF TG_OP = 'INSERT'
+    IF NEW.kind <> 'reply' THEN
+        NEW.own_entries := 1;
+    ELSIF TG_OP = 'INSERT'
+       OR NEW.kind          IS DISTINCT FROM OLD.kind
        OR NEW.content       IS DISTINCT FROM OLD.content
        OR NEW.summary       IS DISTINCT FROM OLD.summary
        OR NEW.summary_round IS DISTINCT FROM OLD.summary_round THEN

@@ -770,7 +770,7 @@ impl<'a> Compiler<'a, '_> {
         let mut chosen: Vec<Vec<Item>> = Vec::new();
         let mut available = 0u32;
         'batches: loop {
-            let (batch, users) = source.next_batch()?;
+            let (batch, users) = source.next_batch(batch_size(&selector, &allowance))?;
             if batch.is_empty() {
                 break;
             }
@@ -1044,6 +1044,29 @@ impl<'a> Compiler<'a, '_> {
             estimate,
         }))
     }
+}
+
+/// How many turns to read next: as many as the budget left is likely to take (from the
+/// entries taken so far), a few more, and not more than max_entries allows.
+fn batch_size(selector: &Selector, allowance: &Allowance) -> usize {
+    const FIRST: usize = 64;
+    let by_entries = allowance
+        .max_entries
+        .map(|m| m.saturating_sub(selector.selected) as usize + 1);
+    let by_tokens = match allowance.tokens {
+        None => None,
+        Some(_) if selector.selected == 0 => Some(FIRST),
+        Some(t) => {
+            let avg = (selector.used / selector.selected).max(1);
+            Some((t.saturating_sub(selector.used) / avg) as usize + 8)
+        }
+    };
+    match (by_entries, by_tokens) {
+        (Some(a), Some(b)) => a.min(b),
+        (Some(a), None) | (None, Some(a)) => a,
+        (None, None) => 256,
+    }
+    .clamp(8, 1024)
 }
 
 /// Refuses a turn's inline entries that have nowhere to land (SPEC §3.1, §9).

@@ -347,8 +347,9 @@ pub struct Context {
 /// turn on. The pg layer reads them in batches so a compile reads the rows it renders,
 /// not the conversation; tests serve them from a vector.
 pub trait HistorySource {
-    /// The next older turns (newest first) with any users they name; empty when done.
-    fn next_batch(&mut self) -> Result<(Vec<HistoryTurn>, Vec<User>)>;
+    /// The next older turns (newest first), about `want` of them, with any users they
+    /// name; empty when done.
+    fn next_batch(&mut self, want: usize) -> Result<(Vec<HistoryTurn>, Vec<User>)>;
 
     /// The number of entries of every turn not yet returned, read by answerer `a` in a
     /// conversation whose stored answerer is `conv_answerer` (once selection stops,
@@ -377,8 +378,8 @@ impl VecHistory {
 }
 
 impl HistorySource for VecHistory {
-    fn next_batch(&mut self) -> Result<(Vec<HistoryTurn>, Vec<User>)> {
-        let n = self.batch.min(self.turns.len());
+    fn next_batch(&mut self, want: usize) -> Result<(Vec<HistoryTurn>, Vec<User>)> {
+        let n = want.clamp(1, self.batch).min(self.turns.len());
         Ok((self.turns.drain(..n).collect(), Vec::new()))
     }
 

@@ -1,6 +1,7 @@
 //! Loading a compile's rows in a few set-based queries, into the core's plain structs.
 //! Every query runs through SPI as the caller, so row-level security decides what a
-//! compile reads. History is read newest first in growing batches, so a compile reads
+//! compile reads. History is read newest first in batches sized to what the budget has
+//! left, so a compile reads
 //! the rows it renders, not the whole conversation.
 
 use std::collections::{HashMap, HashSet};
@@ -459,7 +460,6 @@ pub struct SpiHistory<'c, 'conn> {
     before: i64,
     /// History starts at the newest summary turn (its seq), or the beginning.
     floor: i64,
-    batch: i64,
     known: HashSet<Uuid>,
 }
 
@@ -480,14 +480,13 @@ impl<'c, 'conn> SpiHistory<'c, 'conn> {
             timezone: ctx.workspace.timezone.clone(),
             before: ctx.turn.seq,
             floor,
-            batch: 32,
             known: ctx.users.keys().copied().collect(),
         }
     }
 }
 
 impl HistorySource for SpiHistory<'_, '_> {
-    fn next_batch(&mut self) -> Result<(Vec<HistoryTurn>, Vec<User>)> {
+    fn next_batch(&mut self, want: usize) -> Result<(Vec<HistoryTurn>, Vec<User>)> {
         if self.before <= self.floor {
             return Ok((Vec::new(), Vec::new()));
         }
@@ -505,7 +504,7 @@ impl HistorySource for SpiHistory<'_, '_> {
                 pg_uuid(self.conv).into(),
                 self.before.into(),
                 self.floor.into(),
-                self.batch.into(),
+                (want.clamp(1, 1024) as i64).into(),
                 self.timezone.clone().into(),
             ],
         );
@@ -518,12 +517,16 @@ impl HistorySource for SpiHistory<'_, '_> {
                 });
             }
         }
-        self.batch = (self.batch * 2).min(512);
         let Some(last) = turns.last() else {
             self.before = self.floor;
             return Ok((Vec::new(), Vec::new()));
         };
-        self.before = last.turn.seq;
+        // A short batch was the last: nothing older is left to read or count.
+        self.before = if turns.len() < want.clamp(1, 1024) {
+            self.floor
+        } else {
+            last.turn.seq
+        };
 
         // Rounds of the batch's reply turns, in one query.
         let replies: Vec<pgrx::Uuid> = turns
@@ -580,9 +583,11 @@ impl HistorySource for SpiHistory<'_, '_> {
         };
         let n = select(
             self.client,
-            "SELECT coalesce(sum(CASE WHEN t.kind = 'reply' AND coalesce(t.answerer_id, $4) = $5 \
-             THEN t.own_entries ELSE 1 END), 0)::int8 FROM prompt.turns t \
-             WHERE t.conversation_id = $1 AND t.seq < $2 AND t.seq >= $3",
+            // Every turn counts its own_entries (1 unless it is a reply); a reply another
+            // answerer gave counts 1 for this reader.
+            "SELECT (coalesce(sum(t.own_entries), 0) - coalesce(sum(t.own_entries - 1) FILTER \
+             (WHERE t.kind = 'reply' AND coalesce(t.answerer_id, $4) IS DISTINCT FROM $5), 0))::int8 \
+             FROM prompt.turns t WHERE t.conversation_id = $1 AND t.seq < $2 AND t.seq >= $3",
             &[
                 pg_uuid(self.conv).into(),
                 self.before.into(),
