@@ -350,3 +350,22 @@ fn available_counts_agree_whether_history_is_read_or_counted() {
     assert_eq!(available(40), Some(5));
     assert_eq!(available(100_000), Some(5));
 }
+
+/// SPEC §12: every conversation-scoped primary, unique and foreign key (between
+/// conversation-scoped tables) starts with conversation_id, so the tables distribute by
+/// it (docs/scale-out.md). Keys to the shared tables (users, models) need not.
+#[pg_test]
+fn conversation_scoped_keys_start_with_conversation_id() {
+    let bad = one::<i64>(
+        "SELECT count(*) FROM pg_constraint c \
+         WHERE c.conrelid IN ('prompt.turns'::regclass, 'prompt.rounds'::regclass) \
+         AND (c.contype IN ('p', 'u') OR (c.contype = 'f' AND c.confrelid IN \
+              ('prompt.conversations'::regclass, 'prompt.turns'::regclass, 'prompt.rounds'::regclass))) \
+         AND (SELECT attname FROM pg_attribute WHERE attrelid = c.conrelid AND attnum = c.conkey[1]) <> 'conversation_id'",
+    );
+    assert_eq!(bad, Some(0));
+    assert_eq!(
+        one::<String>("SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conname = 'rounds_conversation_id_turn_id_fkey'"),
+        Some("FOREIGN KEY (conversation_id, turn_id) REFERENCES prompt.turns(conversation_id, id) ON DELETE CASCADE".into())
+    );
+}
