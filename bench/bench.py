@@ -222,10 +222,14 @@ def measure():
         r["preview_200"] = summary(timed(lambda: c.execute(preview, (C200, T200)).fetchone()))
         r["floor_10k"] = summary(timed(lambda: c.execute(floor, (C10K, seq10k - sel10k, seq10k)).fetchone()))
         r["preview_10k"] = summary(timed(lambda: c.execute(preview, (C10K, T10K)).fetchone()))
+        # The compile alone: the jsonb built, not converted to text.
+        r["preview_200_jsonb"] = summary(timed(lambda: c.execute("SELECT prompt.preview_turn(%s, %s) IS NOT NULL", (C200, T200)).fetchone()))
+        r["result_bytes_200"] = c.execute("SELECT octet_length(prompt.preview_turn(%s, %s)::text)", (C200, T200)).fetchone()[0]
         r["estimate_10k"] = summary(timed(lambda: c.execute("SELECT count(*) FROM prompt.estimate_turn(%s, %s)", (C10K, T10K)).fetchone()))
 
         # End to end in a Python client: the request parsed as JSON.
         r["client_pgprompt_200"] = summary(timed(lambda: c.execute("SELECT prompt.preview_turn(%s, %s)", (C200, T200)).fetchone()[0]["request"]))
+        r["client_request_only_200"] = summary(timed(lambda: c.execute("SELECT prompt.preview_turn(%s, %s) -> 'request'", (C200, T200)).fetchone()[0]))
         r["client_app_side_200"] = summary(timed(lambda: app_side_compiler(c, enc, C200, T200), runs=max(10, RUNS // 3)))
 
         # count_tokens against the reference tiktoken, the same texts.
@@ -313,10 +317,12 @@ def report():
     for key, label in [
         ("floor_200", "floor: `string_agg(content ORDER BY seq)` of the 200 rendered rows"),
         ("preview_200", "`length(preview_turn(...)::text)`, 200 turns"),
+        ("preview_200_jsonb", "`preview_turn(...) IS NOT NULL`, 200 turns: the compile alone, no text conversion"),
         ("floor_10k", f"floor: the {sel10k} rendered rows of the 10,000-turn conversation"),
         ("preview_10k", "`length(preview_turn(...)::text)`, 10,000 turns"),
         ("estimate_10k", "`estimate_turn(...)`, 10,000 turns"),
         ("client_pgprompt_200", "Python client: `preview_turn` fetched and parsed, 200 turns"),
+        ("client_request_only_200", "Python client: `preview_turn(...) -> 'request'` fetched and parsed, 200 turns"),
         ("client_app_side_200", "Python client: app-side compiler (psycopg + tiktoken + langchain trim_messages), 200 turns"),
         ("first_no_preload", "first compile on a fresh connection, no preload"),
         ("warm_no_preload", "the same compile, warm"),
@@ -339,6 +345,16 @@ def report():
         "Backend memory (KiB, VmRSS / VmHWM peak):",
         f"fresh connection {fresh[0]} / {fresh[1]}; after compiling on cl100k_base {cl[0]} / {cl[1]}; after o200k_base too {both[0]} / {both[1]}.",
         f"RSS every 2,000 of 10,000 compiles in one backend, then after 200 compiles of the 200-turn conversation: {r['rss_kb_over_10k_compiles']}.",
+    ]
+    lines += [
+        "",
+        "Where the missed targets stand. The result holds the rendered text twice — `messages` (the",
+        f"kernel-neutral list) and `request` (the wire body) — so it is {r['result_bytes_200'] / 1e6:.2f} MB for 0.40 MB of rows,",
+        "and PostgreSQL 15's jsonb-to-text conversion of that (escaping every character) plus `length()`",
+        "alone cost more than the whole floor. The compile itself — loading, rendering, budgeting,",
+        "building the jsonb — is the `IS NOT NULL` row. The same bound holds for a Python client: the",
+        "server must still write out and send the result, and the app-side baseline spends its time in",
+        "tiktoken (about 12 ms of its 15 for 0.4 MB). Both ratios are reported as measured.",
     ]
     text = "\n".join(lines) + "\n"
     print(text)

@@ -185,13 +185,8 @@ mod tests {
             ">",
             "&lt;",
         ];
-        let mut state = seed;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut rng = crate::compile::scenario::Rng(seed);
+        let mut next = move || rng.below(u64::MAX);
         (0..count)
             .map(|_| {
                 let len = (next() % 12) as usize;

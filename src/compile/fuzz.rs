@@ -22,20 +22,6 @@ fn iterations() -> usize {
         .unwrap_or(1500)
 }
 
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, m: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % m.max(1)
-    }
-    fn pick<'a>(&mut self, xs: &'a [&'a str]) -> &'a str {
-        xs[self.below(xs.len() as u64) as usize]
-    }
-}
-
 const PIECES: &[&str] = &[
     "{{",
     "}}",

@@ -4,62 +4,12 @@
 //!
 //! After a deliberate change: `GOLDEN_UPDATE=1 cargo test --lib golden`, then read the diff.
 
-use std::path::PathBuf;
-
 use serde_json::Value;
 
-use super::compiler::{Output, Purpose};
+use super::compiler::Purpose;
 use super::context::{Mechanism, Role, TurnKind, UserKind};
 use super::error::Code;
 use super::scenario::*;
-
-fn golden(name: &str, out: &Output) -> Value {
-    let v: Value = serde_json::from_str(&out.json()).expect("the result is JSON");
-    let text = serde_json::to_string_pretty(&v).expect("pretty") + "\n";
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/golden")
-        .join(format!("{name}.json"));
-    if std::env::var_os("GOLDEN_UPDATE").is_some() {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, &text).unwrap();
-    } else {
-        let want = std::fs::read_to_string(&path).unwrap_or_else(|_| panic!("missing golden file {}", path.display()));
-        if want != text {
-            let line = want.lines().zip(text.lines()).position(|(a, b)| a != b).unwrap_or(0);
-            panic!(
-                "{name}: the compiled result differs from {} at line {}:\n  want {:?}\n  got  {:?}\n(GOLDEN_UPDATE=1 rewrites it)",
-                path.display(),
-                line + 1,
-                want.lines().nth(line).unwrap_or(""),
-                text.lines().nth(line).unwrap_or("")
-            );
-        }
-    }
-    v
-}
-
-/// The texts of the compiled messages, `role: text | text`, for readable asserts.
-fn outline(v: &Value) -> Vec<String> {
-    v["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| {
-            let parts: Vec<String> = m["parts"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|p| match p["type"].as_str().unwrap() {
-                    "text" => p["text"].as_str().unwrap().to_string(),
-                    "tool_call" => format!("<call {}>", p["id"].as_str().unwrap()),
-                    "tool_result" => format!("<result {}>", p["call_id"].as_str().unwrap()),
-                    _ => "<image>".to_string(),
-                })
-                .collect();
-            format!("{}: {}", m["role"].as_str().unwrap(), parts.join(" | "))
-        })
-        .collect()
-}
 
 fn support_desk() -> Scenario {
     Scenario::new("And the credit note?")

@@ -4,51 +4,11 @@
 
 use serde_json::{json, Value};
 
-use super::compiler::{Output, Purpose};
+use super::compiler::Purpose;
 use super::context::{Mechanism, Role, TurnKind};
 use super::error::Code;
 use super::scenario::*;
 use super::template;
-
-fn result(out: &Output) -> Value {
-    serde_json::from_str(&out.json()).unwrap()
-}
-
-fn golden(name: &str, out: &Output) -> Value {
-    let v = result(out);
-    let text = serde_json::to_string_pretty(&v).unwrap() + "\n";
-    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/golden")
-        .join(format!("{name}.json"));
-    if std::env::var_os("GOLDEN_UPDATE").is_some() {
-        std::fs::write(&path, &text).unwrap();
-    } else {
-        let want = std::fs::read_to_string(&path).unwrap_or_default();
-        assert!(
-            want == text,
-            "{name}: differs from {} (GOLDEN_UPDATE=1 rewrites it)",
-            path.display()
-        );
-    }
-    v
-}
-
-fn outline(v: &Value) -> Vec<String> {
-    v["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| {
-            let parts: Vec<&str> = m["parts"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|p| p["text"].as_str().unwrap_or("<part>"))
-                .collect();
-            format!("{}: {}", m["role"].as_str().unwrap(), parts.join(" | "))
-        })
-        .collect()
-}
 
 fn assembled(template: Value) -> Scenario {
     let mut s = Scenario::new("Ship it?")
@@ -309,13 +269,8 @@ fn property_a_template_that_validates_always_compiles() {
         json!({"type": "history", "budget": {"share": 0.5, "min_tokens": 10}}),
         json!({"type": "input"}),
     ];
-    let mut state = 0x9e3779b97f4a7c15u64;
-    let mut next = move |m: u64| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state % m
-    };
+    let mut rng = crate::compile::scenario::Rng(0x9e3779b97f4a7c15);
+    let mut next = move |m: u64| rng.below(m);
     let mut valid = 0;
     for _ in 0..4000 {
         // Mostly well-formed shapes (blocks, one history, blocks, input), sometimes any.

@@ -3,14 +3,10 @@
 
 use serde_json::Value;
 
-use super::compiler::{Output, Purpose};
+use super::compiler::Purpose;
 use super::context::{Mechanism, Role, TurnKind};
 use super::error::Code;
 use super::scenario::*;
-
-fn result(out: &Output) -> Value {
-    serde_json::from_str(&out.json()).unwrap()
-}
 
 /// A conversation of `n` user/assistant message turns, each `words` words long.
 fn long_conversation(n: usize, words: usize) -> Scenario {
@@ -193,13 +189,8 @@ fn estimate_blocks_add_up_to_the_total() {
 /// is monotone in the window.
 #[test]
 fn property_selection_fits_is_a_suffix_and_is_monotone() {
-    let mut state = 0x853c49e6748fea9bu64;
-    let mut next = move |m: u64| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state % m
-    };
+    let mut rng = crate::compile::scenario::Rng(0x853c49e6748fea9b);
+    let mut next = move |m: u64| rng.below(m);
     for _ in 0..60 {
         let n = 1 + next(25) as usize;
         let mut s = Scenario::new("Go on.").doc(LARK, "system_prompt", "You are {{agent}}.");

@@ -8,29 +8,6 @@ use super::context::{Role, Sealed, TurnKind};
 use super::error::Code;
 use super::scenario::*;
 
-fn result(out: &Output) -> Value {
-    serde_json::from_str(&out.json()).unwrap()
-}
-
-fn golden(name: &str, out: &Output) -> Value {
-    let v = result(out);
-    let text = serde_json::to_string_pretty(&v).unwrap() + "\n";
-    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/golden")
-        .join(format!("{name}.json"));
-    if std::env::var_os("GOLDEN_UPDATE").is_some() {
-        std::fs::write(&path, &text).unwrap();
-    } else {
-        let want = std::fs::read_to_string(&path).unwrap_or_default();
-        assert!(
-            want == text,
-            "{name}: differs from {} (GOLDEN_UPDATE=1 rewrites it)",
-            path.display()
-        );
-    }
-    v
-}
-
 fn texts(v: &Value) -> Vec<String> {
     v["messages"]
         .as_array()
@@ -418,13 +395,8 @@ fn property_no_body_forges_or_closes_an_envelope() {
         "x",
         "\n",
     ];
-    let mut state = 0x2545f4914f6cdd1du64;
-    let mut next = move |m: u64| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state % m
-    };
+    let mut rng = crate::compile::scenario::Rng(0x2545f4914f6cdd1d);
+    let mut next = move |m: u64| rng.below(m);
     for _ in 0..200 {
         let mut body = || -> String {
             (0..1 + next(12))

@@ -3,6 +3,9 @@
 
 use std::collections::HashMap;
 
+use std::path::PathBuf;
+
+use serde_json::Value;
 use uuid::Uuid;
 
 use super::compiler::{compile, Output, Purpose};
@@ -237,4 +240,76 @@ pub fn round(n: i32, assistant: &str, results: &str, steers: &str, aborted: bool
         steers: steers.into(),
         aborted,
     }
+}
+
+/// A small deterministic generator (xorshift64) for the property tests.
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// A number below `m`.
+    pub fn below(&mut self, m: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % m.max(1)
+    }
+
+    pub fn pick<'a>(&mut self, xs: &'a [&'a str]) -> &'a str {
+        xs[self.below(xs.len() as u64) as usize]
+    }
+}
+
+/// A compile's result as a JSON value.
+pub fn result(out: &Output) -> Value {
+    serde_json::from_str(&out.json()).expect("the result is JSON")
+}
+
+/// Compares a whole result, byte for byte, with `tests/golden/NAME.json` (pretty-printed,
+/// keys sorted); `GOLDEN_UPDATE=1` rewrites the file instead.
+pub fn golden(name: &str, out: &Output) -> Value {
+    let v = result(out);
+    let text = serde_json::to_string_pretty(&v).expect("pretty") + "\n";
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(format!("{name}.json"));
+    if std::env::var_os("GOLDEN_UPDATE").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &text).unwrap();
+    } else {
+        let want = std::fs::read_to_string(&path).unwrap_or_else(|_| panic!("missing golden file {}", path.display()));
+        if want != text {
+            let line = want.lines().zip(text.lines()).position(|(a, b)| a != b).unwrap_or(0);
+            panic!(
+                "{name}: the compiled result differs from {} at line {}:\n  want {:?}\n  got  {:?}\n(GOLDEN_UPDATE=1 rewrites it)",
+                path.display(),
+                line + 1,
+                want.lines().nth(line).unwrap_or(""),
+                text.lines().nth(line).unwrap_or("")
+            );
+        }
+    }
+    v
+}
+
+/// The texts of the compiled messages, `role: text | text`, for readable asserts.
+pub fn outline(v: &Value) -> Vec<String> {
+    v["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            let parts: Vec<String> = m["parts"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| match p["type"].as_str().unwrap() {
+                    "text" => p["text"].as_str().unwrap().to_string(),
+                    "tool_call" => format!("<call {}>", p["id"].as_str().unwrap()),
+                    "tool_result" => format!("<result {}>", p["call_id"].as_str().unwrap()),
+                    _ => "<image>".to_string(),
+                })
+                .collect();
+            format!("{}: {}", m["role"].as_str().unwrap(), parts.join(" | "))
+        })
+        .collect()
 }

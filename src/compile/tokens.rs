@@ -268,13 +268,8 @@ mod tests {
         ];
         let cl = tiktoken_rs::cl100k_base_singleton();
         let o2 = tiktoken_rs::o200k_base_singleton();
-        let mut state = 0x9e3779b97f4a7c15u64;
-        let mut next = move |m: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % m
-        };
+        let mut rng = crate::compile::scenario::Rng(0x9e3779b97f4a7c15);
+        let mut next = move |m: u64| rng.below(m);
         for _ in 0..1500 {
             let len = next(40) as usize;
             let text: String = (0..len).map(|_| PIECES[next(PIECES.len() as u64) as usize]).collect();

@@ -49,6 +49,14 @@ fn select<'conn>(client: &SpiClient<'conn>, sql: &'static str, args: &[DatumWith
     })
 }
 
+/// An optional argument: the value, or a NULL of its type.
+fn nullable<T: pgrx::IntoDatum>(v: Option<T>) -> DatumWithOid<'static> {
+    match v {
+        Some(v) => v.into(),
+        None => DatumWithOid::null::<T>(),
+    }
+}
+
 /// Typed access to one SPI row, columns counted from 1.
 struct Cols<'r, 'c> {
     row: &'r SpiHeapTupleData<'c>,
@@ -311,10 +319,7 @@ const DOCUMENTS: &str = "SELECT id, user_id, workspace_id, name, role, body, ver
      WHERE user_id = $1 OR (workspace_id = $2 AND name = 'character') OR (user_id = $3 AND name = 'persona')";
 
 fn load_documents(client: &SpiClient<'_>, a: Uuid, workspace: Uuid, human: Option<Uuid>) -> Vec<Document> {
-    let human: DatumWithOid = match human {
-        Some(h) => pg_uuid(h).into(),
-        None => DatumWithOid::null::<pgrx::Uuid>(),
-    };
+    let human = nullable(human.map(pg_uuid));
     let table = select(
         client,
         DOCUMENTS,
@@ -383,10 +388,7 @@ fn load_skills(client: &SpiClient<'_>, t: &Turn, a: &User, workspace: Uuid) -> V
         .flatten()
         .map(pg_uuid)
         .collect();
-    let application: DatumWithOid = match &a.application {
-        Some(app) => app.clone().into(),
-        None => DatumWithOid::null::<String>(),
-    };
+    let application = nullable(a.application.clone());
     let table = select(
         client,
         SKILLS,
@@ -577,10 +579,7 @@ impl HistorySource for SpiHistory<'_, '_> {
         if self.before <= self.floor {
             return Ok(0);
         }
-        let conv_answerer: DatumWithOid = match conv_answerer {
-            Some(c) => pg_uuid(c).into(),
-            None => DatumWithOid::null::<pgrx::Uuid>(),
-        };
+        let conv_answerer = nullable(conv_answerer.map(pg_uuid));
         let n = select(
             self.client,
             // Every turn counts its own_entries (1 unless it is a reply); a reply another
@@ -614,10 +613,7 @@ pub fn seal(
     s: &crate::compile::Seal,
     request: super::jsonb::Jsonb,
 ) -> bool {
-    let catalog: DatumWithOid = match &s.catalog {
-        Some(c) => c.clone().into(),
-        None => DatumWithOid::null::<String>(),
-    };
+    let catalog = nullable(s.catalog.clone());
     let table = spi(client.update(
         "UPDATE prompt.turns SET sealed_at = now(), sealed_request = $3, sealed_preface = $4::jsonb, \
          sealed_catalog = $5, sealed_mechanism = $6, sealed_versions = $7::jsonb \
