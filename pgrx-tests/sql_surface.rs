@@ -194,6 +194,15 @@ fn users_refuse_invalid_templates_with_the_path() {
     assert_eq!(one::<String>("SELECT prompt_mechanism FROM prompt.users WHERE handle = 'lark'"), Some("default".into()));
     assert_refused("UPDATE prompt.users SET prompt_mechanism = 'assembly' WHERE handle = 'lark'", "22023", "template_invalid");
     assert_refused("INSERT INTO prompt.users (handle, kind) VALUES ('Bad Handle', 'human')", "23514", "new row");
+    // A template is bounded like a document.
+    assert_refused(
+        &format!(
+            "UPDATE prompt.users SET prompt_template = '{{\"blocks\":[{{\"type\":\"inline\",\"role\":\"user\",\"text\":\"{}\"}},{{\"type\":\"history\"}},{{\"type\":\"input\"}}]}}' WHERE handle = 'lark'",
+            "x".repeat(70_000)
+        ),
+        "54000",
+        "document_too_large",
+    );
 }
 
 #[pg_test]

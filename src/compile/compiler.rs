@@ -1117,6 +1117,12 @@ fn check_placement(template: &Template, entries: &[InlineEntry], t: &Turn) -> Re
 /// The first problem as a `template_invalid` error.
 pub fn template_error(problems: &[template::Problem], what: &str) -> Error {
     let p = &problems[0];
+    if p.code == "template_too_large" {
+        // A template is bounded like a document (SPEC §2).
+        return Error::new(Code::DocumentTooLarge, format!("{what}: {}", p.message))
+            .detail("path: (the template)")
+            .hint("Keep long texts in documents (document blocks) rather than inline blocks.");
+    }
     Error::new(
         Code::TemplateInvalid,
         format!("{what}: {} at \"{}\"", p.message, p.path),
