@@ -5,7 +5,6 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use serde::Serialize;
 use serde_json::{json, Value};
 use uuid::Uuid;
 
@@ -17,13 +16,17 @@ use super::context::{
 use super::error::{quote, Code, Error, Result};
 use super::fields::{self, InlineEntry, Position, Tool};
 use super::history::{self, Plan, Reader};
-use super::items::{self, merge, Item, ItemsJson, Message, Part, PartKind};
+use super::items::{self, merge, Item, ItemsJson, Message};
 use super::macros::{self, Values};
 use super::rounds;
 use super::template::{self, Block, HistoryKnobs, Slot, Template};
 use super::tokens::{Counter, Memo, Tokenizer, MESSAGE_OVERHEAD};
 use super::voice::{Row, Voices};
 use super::wire::{self, CachePoint};
+
+pub use super::estimate::{BlockEstimate, Estimate, HistoryEstimate, WindowEstimate};
+pub use super::result::{Output, Rendered, ResultDoc, Seal};
+use super::sealed::{copy_cache_marker, cut_parts, parse_items, parse_messages};
 
 /// What the caller does with the result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,143 +37,6 @@ pub enum Purpose {
     Preview,
     /// `estimate_turn`: reports budget problems instead of raising.
     Estimate,
-}
-
-/// One row of the estimate's blocks.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct BlockEstimate {
-    pub block: String,
-    pub role: Option<&'static str>,
-    pub tokens: u32,
-    pub floor_unmet: bool,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct HistoryEstimate {
-    pub selected: u32,
-    pub available: u32,
-    pub tokens: u32,
-    pub budget: Option<u32>,
-    pub skipped_reason: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct WindowEstimate {
-    pub tokens: Option<u32>,
-    pub advisory: Option<u32>,
-    pub hard: Option<u32>,
-    pub reasoning_replay: bool,
-    pub token_margin: f32,
-    pub tokenizer: &'static str,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Estimate {
-    pub window: WindowEstimate,
-    pub blocks: Vec<BlockEstimate>,
-    pub history: HistoryEstimate,
-    pub total: u32,
-}
-
-impl Estimate {
-    /// Whether `tokens` fit the window, as the gate decides (margin included).
-    pub fn fits_window(&self, tokens: u32) -> bool {
-        let w = &self.window;
-        Window {
-            tokens: w.tokens,
-            advisory: w.advisory,
-            hard: w.hard,
-            reasoning_replay: w.reasoning_replay,
-            token_margin: w.token_margin,
-        }
-        .fits(tokens)
-    }
-}
-
-/// What a fresh compile stores on the turn (SPEC §8).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Seal {
-    /// The sealed request: `None` when it is the compile's result itself; the seed's
-    /// result when rounds were already stored at the first compile.
-    pub request: Option<Rendered>,
-    pub preface: String,
-    pub catalog: Option<String>,
-    pub mechanism: &'static str,
-    /// The row versions it read (JSON text).
-    pub versions: String,
-}
-
-#[derive(Debug, Clone)]
-pub struct Output {
-    /// The sealed request, plus the rounds for a continuation.
-    pub result: Rendered,
-    /// Present when this was a fresh compile (the turn had no seal).
-    pub seal: Option<Seal>,
-    pub estimate: Estimate,
-}
-
-impl Output {
-    /// The result as JSON text.
-    pub fn json(&self) -> String {
-        self.result.to_json()
-    }
-
-    /// The sealed request as JSON text, when this compile sealed.
-    pub fn sealed_json(&self) -> Option<String> {
-        let seal = self.seal.as_ref()?;
-        Some(seal.request.as_ref().map_or_else(|| self.json(), Rendered::to_json))
-    }
-}
-
-/// The result of `compile_turn` (SPEC §10), as values: the pg layer builds jsonb from
-/// it directly, tests and seals read it as JSON text.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ResultDoc {
-    pub conversation_id: Uuid,
-    pub turn_id: Uuid,
-    pub mechanism: &'static str,
-    pub model: Option<String>,
-    pub wire: &'static str,
-    pub messages: Vec<Message>,
-    pub cache_marker: usize,
-    pub preface: Vec<Item>,
-    pub request: Value,
-    pub estimate: Estimate,
-}
-
-impl Serialize for ResultDoc {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let mut st = s.serialize_struct("ResultDoc", 11)?;
-        st.serialize_field("version", &1)?;
-        st.serialize_field("conversation_id", &self.conversation_id)?;
-        st.serialize_field("turn_id", &self.turn_id)?;
-        st.serialize_field("mechanism", self.mechanism)?;
-        st.serialize_field("model", &self.model)?;
-        st.serialize_field("wire", self.wire)?;
-        st.serialize_field("messages", &self.messages)?;
-        st.serialize_field("cache_marker", &self.cache_marker)?;
-        st.serialize_field("preface", &ItemsJson(&self.preface))?;
-        st.serialize_field("request", &self.request)?;
-        st.serialize_field("estimate", &self.estimate)?;
-        st.end()
-    }
-}
-
-/// A result: compiled now, or the sealed JSON text returned as it was stored.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Rendered {
-    Doc(Box<ResultDoc>),
-    Stored(String),
-}
-
-impl Rendered {
-    pub fn to_json(&self) -> String {
-        match self {
-            Rendered::Doc(d) => serde_json::to_string(d).expect("a result serializes"),
-            Rendered::Stored(s) => s.clone(),
-        }
-    }
 }
 
 fn not_compilable(t: &Turn, why: &str) -> Error {
@@ -823,7 +689,8 @@ impl<'a> Compiler<'a, '_> {
         let sealed: Value = serde_json::from_str(sealed_text)
             .map_err(|e| not_compilable(t, &format!("has a sealed request that is not JSON ({e})")))?;
         if self.ctx.rounds.is_empty() {
-            let estimate: Estimate = estimate_from_json(&sealed["estimate"]).unwrap_or_else(|| self.empty_estimate());
+            let estimate: Estimate =
+                super::estimate::from_json(&sealed["estimate"]).unwrap_or_else(|| self.empty_estimate());
             return Ok(Output {
                 result: Rendered::Stored(sealed_text.to_string()),
                 seal: None,
@@ -880,7 +747,7 @@ impl<'a> Compiler<'a, '_> {
         });
         let all = merge(items.chain(appended));
         let total = base_total + appended_tokens + MESSAGE_OVERHEAD * (all.len() - kept) as u32;
-        let mut estimate = estimate_from_json(&sealed["estimate"]).unwrap_or_else(|| self.empty_estimate());
+        let mut estimate = super::estimate::from_json(&sealed["estimate"]).unwrap_or_else(|| self.empty_estimate());
         estimate.blocks.push(BlockEstimate {
             block: "rounds".into(),
             role: None,
@@ -1152,169 +1019,6 @@ fn cache_point(messages: &[Message], prefix_parts: usize) -> (usize, CachePoint)
         seen += m.parts.len();
     }
     (messages.len(), None)
-}
-
-/// Puts the sealed request's `cache_control` marker on the same block of a continued
-/// Anthropic request: the sealed part renders identically, so the place is the same.
-fn copy_cache_marker(sealed_request: &Value, request: &mut Value) {
-    if let Some(k) = sealed_request["system"]
-        .as_array()
-        .and_then(|s| s.iter().position(|b| b.get("cache_control").is_some()))
-    {
-        if let Some(b) = request["system"].get_mut(k) {
-            b["cache_control"] = json!({"type": "ephemeral"});
-        }
-        return;
-    }
-    let Some(ms) = sealed_request["messages"].as_array() else {
-        return;
-    };
-    for (i, m) in ms.iter().enumerate() {
-        let Some(blocks) = m["content"].as_array() else {
-            continue;
-        };
-        if let Some(j) = blocks.iter().position(|b| b.get("cache_control").is_some()) {
-            if let Some(b) = request["messages"].get_mut(i).and_then(|m| m["content"].get_mut(j)) {
-                b["cache_control"] = json!({"type": "ephemeral"});
-            }
-            return;
-        }
-    }
-}
-
-/// Removes the last `n` parts of a message list (un-merging the seed), returning
-/// their tokens.
-fn cut_parts(messages: &mut Vec<Message>, mut n: usize, counter: &mut Counter<'_>) -> u32 {
-    let mut tokens = 0;
-    while n > 0 {
-        let Some(last) = messages.last_mut() else {
-            break;
-        };
-        while n > 0 {
-            let Some(p) = last.parts.pop() else { break };
-            last.blocks.pop();
-            tokens += part_tokens(&p.kind, counter);
-            n -= 1;
-        }
-        if last.parts.is_empty() {
-            messages.pop();
-        }
-    }
-    tokens
-}
-
-fn part_tokens(kind: &PartKind, counter: &mut Counter<'_>) -> u32 {
-    match kind {
-        PartKind::Text(t) => counter.count(t),
-        PartKind::ToolCall { name, input, .. } => counter.count(name) + counter.count(input),
-        PartKind::ToolResult { content, .. } => counter.count(content),
-        PartKind::Image { .. } => super::tokens::IMAGE_TOKENS,
-    }
-}
-
-fn parse_part(v: &Value) -> Result<PartKind> {
-    let s = |k: &str| v[k].as_str().unwrap_or("").to_string();
-    Ok(match v["type"].as_str() {
-        Some("text") => PartKind::Text(s("text")),
-        Some("tool_call") => PartKind::ToolCall {
-            id: s("id"),
-            name: s("name"),
-            input: v["input"].to_string(),
-        },
-        Some("tool_result") => PartKind::ToolResult {
-            call_id: s("call_id"),
-            content: s("content"),
-            is_error: v["is_error"].as_bool().unwrap_or(false),
-        },
-        Some("image") => PartKind::Image {
-            media_type: s("media_type"),
-            data: s("data"),
-        },
-        _ => {
-            return Err(Error::new(
-                Code::TurnNotCompilable,
-                format!("a sealed part has an unknown type: {v}"),
-            ))
-        }
-    })
-}
-
-/// Messages of a sealed result (token counts unknown: zero).
-fn parse_messages(v: &Value) -> Result<Vec<Message>> {
-    let mut out = Vec::new();
-    for m in v.as_array().map(Vec::as_slice).unwrap_or(&[]) {
-        let role = m["role"].as_str().and_then(Role::parse).unwrap_or(Role::User);
-        let mut parts = Vec::new();
-        for p in m["parts"].as_array().map(Vec::as_slice).unwrap_or(&[]) {
-            parts.push(Part {
-                kind: parse_part(p)?,
-                tokens: 0,
-            });
-        }
-        out.push(Message {
-            role,
-            blocks: vec![0; parts.len()],
-            parts,
-            plain: false,
-        });
-    }
-    Ok(out)
-}
-
-/// Items stored as `[{role, parts}]` (a sealed preface), counted.
-fn parse_items(text: &str, block: usize, counter: &mut Counter<'_>) -> Result<Vec<Item>> {
-    let v: Value = serde_json::from_str(text).unwrap_or(Value::Array(Vec::new()));
-    let mut out = Vec::new();
-    for m in parse_messages(&v)? {
-        let parts = m
-            .parts
-            .into_iter()
-            .map(|p| {
-                let tokens = part_tokens(&p.kind, counter);
-                Part { kind: p.kind, tokens }
-            })
-            .collect();
-        out.push(Item::new(m.role, parts, block));
-    }
-    Ok(out)
-}
-
-fn estimate_from_json(v: &Value) -> Option<Estimate> {
-    let role = |r: &Value| r.as_str().and_then(Role::parse).map(Role::as_str);
-    let blocks = v["blocks"]
-        .as_array()?
-        .iter()
-        .map(|b| BlockEstimate {
-            block: b["block"].as_str().unwrap_or("").to_string(),
-            role: role(&b["role"]),
-            tokens: b["tokens"].as_u64().unwrap_or(0) as u32,
-            floor_unmet: b["floor_unmet"].as_bool().unwrap_or(false),
-        })
-        .collect();
-    let w = &v["window"];
-    let h = &v["history"];
-    let num = |x: &Value| x.as_u64().map(|n| n as u32);
-    Some(Estimate {
-        window: WindowEstimate {
-            tokens: num(&w["tokens"]),
-            advisory: num(&w["advisory"]),
-            hard: num(&w["hard"]),
-            reasoning_replay: w["reasoning_replay"].as_bool().unwrap_or(false),
-            token_margin: w["token_margin"].as_f64().unwrap_or(0.0) as f32,
-            tokenizer: Tokenizer::parse(w["tokenizer"].as_str().unwrap_or(""))
-                .map(Tokenizer::name)
-                .unwrap_or("cl100k_base"),
-        },
-        blocks,
-        history: HistoryEstimate {
-            selected: num(&h["selected"]).unwrap_or(0),
-            available: num(&h["available"]).unwrap_or(0),
-            tokens: num(&h["tokens"]).unwrap_or(0),
-            budget: num(&h["budget"]),
-            skipped_reason: h["skipped_reason"].as_str().map(str::to_string),
-        },
-        total: num(&v["total"]).unwrap_or(0),
-    })
 }
 
 /// The row versions a compile read.
