@@ -75,10 +75,18 @@ fn as_jsonb(r: &Rendered) -> Jsonb {
     }
 }
 
+/// A sealed turn without rounds since: its stored result, untouched.
+fn stored(conv: Uuid, turn: Uuid) -> Option<Jsonb> {
+    Spi::connect(|client| load::stored_seal(client, conv, turn))
+}
+
 #[pg_extern(volatile, strict, parallel_unsafe)]
 #[search_path(pg_catalog, pg_temp)]
 fn compile_turn(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) -> Jsonb {
     let (conv, turn) = (core_uuid(conversation_id), core_uuid(turn_id));
+    if let Some(sealed) = stored(conv, turn) {
+        return sealed;
+    }
     let out = compile_now(conv, turn, Purpose::Compile);
     let result = as_jsonb(&out.result);
     let Some(seal) = &out.seal else { return result };
@@ -97,13 +105,14 @@ fn compile_turn(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) -> Jsonb {
         return result;
     }
     // Another session sealed the turn first: its seal is the turn's.
-    as_jsonb(&compile_now(conv, turn, Purpose::Compile).result)
+    stored(conv, turn).unwrap_or_else(|| as_jsonb(&compile_now(conv, turn, Purpose::Compile).result))
 }
 
 #[pg_extern(stable, strict, parallel_safe)]
 #[search_path(pg_catalog, pg_temp)]
 fn preview_turn(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) -> Jsonb {
-    as_jsonb(&compile_now(core_uuid(conversation_id), core_uuid(turn_id), Purpose::Preview).result)
+    let (conv, turn) = (core_uuid(conversation_id), core_uuid(turn_id));
+    stored(conv, turn).unwrap_or_else(|| as_jsonb(&compile_now(conv, turn, Purpose::Preview).result))
 }
 
 #[pg_extern(stable, strict, parallel_safe)]

@@ -604,6 +604,26 @@ impl HistorySource for SpiHistory<'_, '_> {
     }
 }
 
+/// The stored result of a sealed turn no round has been written to since: returned
+/// as it was stored, without reading it into Rust (SPEC §8: the sealed bytes). The datum
+/// is moved out of SPI's memory into the caller's.
+pub fn stored_seal(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Option<super::jsonb::Jsonb> {
+    let table = select(
+        client,
+        "SELECT t.sealed_request FROM prompt.turns t WHERE t.conversation_id = $1 AND t.id = $2 \
+         AND t.sealed_at IS NOT NULL AND NOT EXISTS \
+         (SELECT 1 FROM prompt.rounds r WHERE r.conversation_id = t.conversation_id AND r.turn_id = t.id)",
+        &[pg_uuid(conv).into(), pg_uuid(turn).into()],
+    );
+    if table.is_empty() {
+        return None;
+    }
+    let datum = spi(table.first().get_datum_by_ordinal(1))?;
+    Some(super::jsonb::Jsonb(unsafe {
+        pgrx::pg_sys::SPI_datumTransfer(datum, false, -1)
+    }))
+}
+
 /// The turn's sealed columns, written once (SPEC §8): `request` is the sealed request
 /// as jsonb. False when another session sealed it first.
 pub fn seal(
