@@ -5,7 +5,7 @@ use super::context::Model;
 use super::template::HistoryKnobs;
 
 /// The window a compile is funded against.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct Window {
     /// `None`: windowless (no model, or neither bound).
     pub tokens: Option<u32>,

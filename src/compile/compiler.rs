@@ -130,11 +130,7 @@ impl<'a> Compiler<'a, '_> {
 
     fn window_estimate(&self) -> WindowEstimate {
         WindowEstimate {
-            tokens: self.window.tokens,
-            advisory: self.window.advisory,
-            hard: self.window.hard,
-            reasoning_replay: self.window.reasoning_replay,
-            token_margin: self.window.token_margin,
+            window: self.window,
             tokenizer: self.tokenizer().name(),
         }
     }

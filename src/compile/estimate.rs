@@ -25,13 +25,11 @@ pub struct HistoryEstimate {
     pub skipped_reason: Option<String>,
 }
 
+/// The window (its fields inline in the JSON) and the tokenizer that counted.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct WindowEstimate {
-    pub tokens: Option<u32>,
-    pub advisory: Option<u32>,
-    pub hard: Option<u32>,
-    pub reasoning_replay: bool,
-    pub token_margin: f32,
+    #[serde(flatten)]
+    pub window: Window,
     pub tokenizer: &'static str,
 }
 
@@ -46,15 +44,7 @@ pub struct Estimate {
 impl Estimate {
     /// Whether `tokens` fit the window, as the gate decides (margin included).
     pub fn fits_window(&self, tokens: u32) -> bool {
-        let w = &self.window;
-        Window {
-            tokens: w.tokens,
-            advisory: w.advisory,
-            hard: w.hard,
-            reasoning_replay: w.reasoning_replay,
-            token_margin: w.token_margin,
-        }
-        .fits(tokens)
+        self.window.window.fits(tokens)
     }
 }
 
@@ -76,11 +66,13 @@ pub fn from_json(v: &Value) -> Option<Estimate> {
     let num = |x: &Value| x.as_u64().map(|n| n as u32);
     Some(Estimate {
         window: WindowEstimate {
-            tokens: num(&w["tokens"]),
-            advisory: num(&w["advisory"]),
-            hard: num(&w["hard"]),
-            reasoning_replay: w["reasoning_replay"].as_bool().unwrap_or(false),
-            token_margin: w["token_margin"].as_f64().unwrap_or(0.0) as f32,
+            window: Window {
+                tokens: num(&w["tokens"]),
+                advisory: num(&w["advisory"]),
+                hard: num(&w["hard"]),
+                reasoning_replay: w["reasoning_replay"].as_bool().unwrap_or(false),
+                token_margin: w["token_margin"].as_f64().unwrap_or(0.0) as f32,
+            },
             tokenizer: Tokenizer::parse(w["tokenizer"].as_str().unwrap_or(""))
                 .map(Tokenizer::name)
                 .unwrap_or("cl100k_base"),

@@ -420,50 +420,30 @@ impl<'a> ser::Serializer for &'a mut Builder {
     }
 }
 
-impl ser::SerializeSeq for &mut Builder {
-    type Ok = ();
-    type Error = Unsupported;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, v: &T) -> R {
-        v.serialize(&mut **self)
-    }
-    fn end(self) -> R {
-        self.close()
-    }
+/// The list-like containers: each element is a value; `closes` containers end at once
+/// (a tuple variant also closes the object naming it).
+macro_rules! list_container {
+    ($trait:ident, $method:ident, $closes:literal) => {
+        impl ser::$trait for &mut Builder {
+            type Ok = ();
+            type Error = Unsupported;
+            fn $method<T: Serialize + ?Sized>(&mut self, v: &T) -> R {
+                v.serialize(&mut **self)
+            }
+            fn end(self) -> R {
+                for _ in 0..$closes {
+                    self.close()?;
+                }
+                Ok(())
+            }
+        }
+    };
 }
 
-impl ser::SerializeTuple for &mut Builder {
-    type Ok = ();
-    type Error = Unsupported;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, v: &T) -> R {
-        v.serialize(&mut **self)
-    }
-    fn end(self) -> R {
-        self.close()
-    }
-}
-
-impl ser::SerializeTupleStruct for &mut Builder {
-    type Ok = ();
-    type Error = Unsupported;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, v: &T) -> R {
-        v.serialize(&mut **self)
-    }
-    fn end(self) -> R {
-        self.close()
-    }
-}
-
-impl ser::SerializeTupleVariant for &mut Builder {
-    type Ok = ();
-    type Error = Unsupported;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, v: &T) -> R {
-        v.serialize(&mut **self)
-    }
-    fn end(self) -> R {
-        self.close()?;
-        self.close()
-    }
-}
+list_container!(SerializeSeq, serialize_element, 1);
+list_container!(SerializeTuple, serialize_element, 1);
+list_container!(SerializeTupleStruct, serialize_field, 1);
+list_container!(SerializeTupleVariant, serialize_field, 2);
 
 impl ser::SerializeMap for &mut Builder {
     type Ok = ();
@@ -479,30 +459,29 @@ impl ser::SerializeMap for &mut Builder {
     }
 }
 
-impl ser::SerializeStruct for &mut Builder {
-    type Ok = ();
-    type Error = Unsupported;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, v: &T) -> R {
-        self.key(key);
-        v.serialize(&mut **self)
-    }
-    fn end(self) -> R {
-        self.close()
-    }
+/// The keyed containers: a struct's fields are keys; a struct variant also closes the
+/// object naming it.
+macro_rules! struct_container {
+    ($trait:ident, $closes:literal) => {
+        impl ser::$trait for &mut Builder {
+            type Ok = ();
+            type Error = Unsupported;
+            fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, v: &T) -> R {
+                self.key(key);
+                v.serialize(&mut **self)
+            }
+            fn end(self) -> R {
+                for _ in 0..$closes {
+                    self.close()?;
+                }
+                Ok(())
+            }
+        }
+    };
 }
 
-impl ser::SerializeStructVariant for &mut Builder {
-    type Ok = ();
-    type Error = Unsupported;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, v: &T) -> R {
-        self.key(key);
-        v.serialize(&mut **self)
-    }
-    fn end(self) -> R {
-        self.close()?;
-        self.close()
-    }
-}
+struct_container!(SerializeStruct, 1);
+struct_container!(SerializeStructVariant, 2);
 
 /// A jsonb argument as its JSON text (through `jsonb_out`). Unlike pgrx's `JsonB`, a
 /// value serde cannot rebuild (nested deeper than its recursion limit) is not a panic:
