@@ -67,3 +67,20 @@ def test_install_old_then_update_equals_a_fresh_install():
 
         diff = "\n".join(difflib.unified_diff(fresh.splitlines(), upgraded.splitlines(), "fresh", "upgraded", lineterm="", n=2))
         raise AssertionError(f"the updated schema differs from a fresh install:\n{diff[:4000]}")
+
+
+def statements(sql: str) -> str:
+    """SQL without comments (pgrx notes source lines and Rust types in them) or spacing."""
+    sql = re.sub(r"/\*.*?\*/", "", sql, flags=re.S)
+    sql = re.sub(r"--[^\n]*", "", sql)
+    return " ".join(sql.split())
+
+
+def test_the_current_release_is_frozen():
+    """The schema cannot change without a new version: the install script cargo pgrx
+    generates equals the frozen one of this version (a change means: bump the version,
+    freeze the new script, write the update script)."""
+    version = current_version()
+    generated = (extension_dir() / f"pgprompt--{version}.sql").read_text()
+    frozen = (ROOT / f"sql/releases/pgprompt--{version}.sql").read_text()
+    assert statements(generated) == statements(frozen)
