@@ -610,6 +610,7 @@ impl<'a> Compiler<'a, '_> {
         let reader = Reader {
             a: self.a,
             conv_answerer: self.ctx.conversation.answerer_id.and_then(|id| self.users.get(&id)),
+            conv_answerer_id: self.ctx.conversation.answerer_id,
             voices: Voices {
                 users: &self.users,
                 creator: self.ctx.conversation.creator_id,

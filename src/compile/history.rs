@@ -99,6 +99,8 @@ pub struct Reader<'a> {
     pub a: &'a User,
     /// The conversation's stored answerer (message turns are read for it).
     pub conv_answerer: Option<&'a User>,
+    /// Its id, whether or not the compile can see the user.
+    pub conv_answerer_id: Option<Uuid>,
     pub voices: Voices<'a>,
     pub native_images: bool,
     /// The history block's index (estimate attribution).
@@ -162,14 +164,10 @@ impl Reader<'_> {
             Plan::Correspondent => {
                 let mut parts = Vec::new();
                 if correspondent_seed_shown(ht, self.a.id) {
-                    parts.push(self.opening_words(
-                        ht,
-                        self.user(answerer_of(ht, self.conv_answerer.map(|u| u.id))),
-                        counter,
-                    ));
+                    parts.push(self.opening_words(ht, self.user(answerer_of(ht, self.conv_answerer_id)), counter));
                 }
                 if let Some(content) = t.content.as_deref().filter(|c| !c.is_empty()) {
-                    match self.user(answerer_of(ht, self.conv_answerer.map(|u| u.id))) {
+                    match answerer_of(ht, self.conv_answerer_id) {
                         Some(b) => parts.push(self.voices.wrapped(b, None, content, counter)),
                         None => parts.push(super::items::text_part(
                             content,

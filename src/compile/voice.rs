@@ -38,34 +38,110 @@ impl Voices<'_> {
 
     /// The words of `row` as read for a turn answered by `answerer`.
     pub fn words(&self, row: Row<'_>, answerer: Option<&User>, counter: &mut Counter<'_>) -> Part {
-        let speaker = match row.author {
+        match row.author {
             Some(author) if !row.kernel && (row.sender_conversation.is_some() || !self.is_own(author, answerer)) => {
-                self.users.get(&author)
+                self.wrapped(author, row.sender_conversation, row.text, counter)
             }
-            _ => None,
-        };
-        match speaker {
-            None => Part {
+            _ => Part {
                 kind: PartKind::Text(row.text.to_string()),
                 tokens: counter.count_or_stored(row.text, row.stored),
             },
-            Some(user) => self.wrapped(user, row.sender_conversation, row.text, counter),
         }
     }
 
-    /// `text` in `user`'s envelope, whoever reads it.
-    pub fn wrapped(&self, user: &User, sender: Option<Uuid>, text: &str, counter: &mut Counter<'_>) -> Part {
-        let speaker = Speaker {
-            handle: &user.handle,
-            kind: user.kind.as_str(),
-            user_id: user.id,
-            conversation: sender,
+    /// `text` in the envelope of `author`, whoever reads it. An author this compile
+    /// cannot see (row-level security) is still a correspondent, never an own voice:
+    /// the envelope names the id with the handle `unknown`.
+    pub fn wrapped(&self, author: Uuid, sender: Option<Uuid>, text: &str, counter: &mut Counter<'_>) -> Part {
+        let (handle, kind) = match self.users.get(&author) {
+            Some(u) => (u.handle.as_str(), u.kind.as_str()),
+            None => (UNKNOWN_HANDLE, "human"),
         };
-        let text = wrap(&speaker, text);
+        let text = wrap(
+            &Speaker {
+                handle,
+                kind,
+                user_id: author,
+                conversation: sender,
+            },
+            text,
+        );
         let tokens = counter.count(&text);
         Part {
             kind: PartKind::Text(text),
             tokens,
         }
+    }
+}
+
+/// The handle an envelope gives an author the compile cannot see.
+pub const UNKNOWN_HANDLE: &str = "unknown";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compile::context::{Mechanism, UserKind};
+    use crate::compile::tokens::{Memo, Tokenizer};
+
+    fn user(n: u128, kind: UserKind, steward: Option<u128>) -> User {
+        User {
+            id: Uuid::from_u128(n),
+            handle: format!("u{n}"),
+            display_name: None,
+            kind,
+            steward_id: steward.map(Uuid::from_u128),
+            prompt_mechanism: Mechanism::Default,
+            prompt_template: None,
+            model: None,
+            reasoning_replay: false,
+            application: None,
+        }
+    }
+
+    fn text(p: Part) -> String {
+        p.kind.text().unwrap().to_string()
+    }
+
+    #[test]
+    fn own_voices_read_bare_everyone_else_wrapped() {
+        let agent = user(2, UserKind::Agent, Some(3));
+        let users: HashMap<Uuid, User> = [
+            user(1, UserKind::Human, None),
+            agent.clone(),
+            user(3, UserKind::Human, None),
+            user(4, UserKind::Human, None),
+        ]
+        .into_iter()
+        .map(|u| (u.id, u))
+        .collect();
+        let v = Voices {
+            users: &users,
+            creator: Some(Uuid::from_u128(1)),
+        };
+        let mut memo = Memo::new();
+        let mut c = Counter::new(Tokenizer::Cl100kBase, &mut memo);
+        let row = |author: u128| Row {
+            text: "hi",
+            author: Some(Uuid::from_u128(author)),
+            sender_conversation: None,
+            kernel: false,
+            stored: &[],
+        };
+        for own in [1, 2, 3] {
+            assert_eq!(text(v.words(row(own), Some(&agent), &mut c)), "hi", "own voice {own}");
+        }
+        assert!(text(v.words(row(4), Some(&agent), &mut c)).starts_with("<message from=\"@u4\" kind=\"human\""));
+        // A sender stamp wraps even an own voice; a kernel row is never wrapped.
+        let stamped = Row {
+            sender_conversation: Some(Uuid::from_u128(9)),
+            ..row(1)
+        };
+        assert!(text(v.words(stamped, Some(&agent), &mut c))
+            .contains("conversation=\"00000000-0000-0000-0000-000000000009\""));
+        let kernel = Row { kernel: true, ..row(4) };
+        assert_eq!(text(v.words(kernel, Some(&agent), &mut c)), "hi");
+        // An author the compile cannot see is a correspondent, not an own voice.
+        assert!(text(v.words(row(77), Some(&agent), &mut c))
+            .starts_with("<message from=\"@unknown\" kind=\"human\" user=\"00000000-0000-0000-0000-00000000004d\">"));
     }
 }
