@@ -324,7 +324,7 @@ impl<'a> Compiler<'a, '_> {
             ),
         };
         let (history_items, hist) = match allowance {
-            Some(allowance) => self.history(source, &template, allowance, hist_ix)?,
+            Some(allowance) => self.history(source, &template, allowance, hist_ix, items::leading(&post))?,
             None => {
                 let available = source.count_rest(self.a.id, self.ctx.conversation.answerer_id)?;
                 (
@@ -628,8 +628,11 @@ impl<'a> Compiler<'a, '_> {
         template: &Template,
         allowance: Allowance,
         block: usize,
+        after: Option<(Role, bool)>,
     ) -> Result<(Vec<Item>, HistoryEstimate)> {
         let mut selector = Selector::new(allowance);
+        // What follows the entry being offered: the per-turn blocks, then each entry taken.
+        let mut following = after;
         let mut chosen: Vec<Vec<Item>> = Vec::new();
         let mut available = 0u32;
         'batches: loop {
@@ -648,8 +651,9 @@ impl<'a> Compiler<'a, '_> {
                         continue;
                     }
                     let items = self.render_entry(plan, ht, template, block)?;
-                    let cost = self.window.inflate(items::items_cost(&items));
+                    let cost = self.window.inflate(items::marginal_cost(&items, following));
                     if selector.offer(cost) {
+                        following = items::leading(&items).or(following);
                         chosen.push(items);
                     }
                 }

@@ -243,3 +243,38 @@ fn property_selection_fits_is_a_suffix_and_is_monotone() {
         }
     }
 }
+
+#[test]
+fn a_window_the_exact_size_of_the_request_keeps_every_entry() {
+    // The newest entry is a user message that merges into the input: charged exactly.
+    let mut s = long_conversation(7, 12);
+    s.model_mut("claude").advisory_window = None;
+    let total = s.run(Purpose::Preview).unwrap().estimate.total;
+    let exact = with_window(
+        Scenario {
+            ctx: s.ctx.clone(),
+            history: s.history.clone(),
+        },
+        total as i32,
+    );
+    let out = exact.run(Purpose::Compile).unwrap();
+    assert_eq!(out.estimate.total, total);
+    assert_eq!(
+        (
+            out.estimate.history.selected,
+            out.estimate.history.skipped_reason.as_deref()
+        ),
+        (7, None)
+    );
+    // One token less and the oldest entry goes.
+    let tight = with_window(
+        Scenario {
+            ctx: s.ctx.clone(),
+            history: s.history.clone(),
+        },
+        total as i32 - 1,
+    );
+    let out = tight.run(Purpose::Compile).unwrap();
+    assert_eq!(out.estimate.history.selected, 6);
+    assert_eq!(out.estimate.history.skipped_reason.as_deref(), Some("budget_exceeded"));
+}

@@ -220,23 +220,27 @@ pub fn block_costs(messages: &[Message], blocks: usize) -> Vec<u32> {
     costs
 }
 
-/// A conservative cost of items taken on their own: every role change and every
-/// separate item starts a message. Never below what the items add to a merged list.
-pub fn items_cost(items: &[Item]) -> u32 {
+/// What `items` add to the request when `following` (role, separate) comes right
+/// after them — history is funded newest first, so what follows is already known. Each
+/// message's overhead is charged to its last item: an item that merges into the one
+/// after it adds only its parts.
+pub fn marginal_cost(items: &[Item], following: Option<(Role, bool)>) -> u32 {
     let mut cost = 0;
-    let mut prev: Option<(Role, bool)> = None;
-    for item in items.iter().filter(|i| !i.parts.is_empty()) {
-        let starts = match prev {
-            None => true,
-            Some((role, sep)) => sep || item.separate || role != item.role,
-        };
-        if starts {
+    let mut next = following;
+    for item in items.iter().rev().filter(|i| !i.parts.is_empty()) {
+        let merges = matches!(next, Some((role, separate)) if role == item.role && !separate && !item.separate);
+        if !merges {
             cost += MESSAGE_OVERHEAD;
         }
         cost += item.parts_tokens();
-        prev = Some((item.role, item.separate));
+        next = Some((item.role, item.separate));
     }
     cost
+}
+
+/// The first item with parts, as (role, separate): what a merge looks at.
+pub fn leading(items: &[Item]) -> Option<(Role, bool)> {
+    items.iter().find(|i| !i.parts.is_empty()).map(|i| (i.role, i.separate))
 }
 
 /// A text part.
@@ -296,13 +300,27 @@ mod tests {
     }
 
     #[test]
-    fn items_cost_is_never_below_the_merged_cost() {
-        let items = vec![
-            t(Role::User, "a", 0),
-            t(Role::Assistant, "b", 0),
-            t(Role::Assistant, "c", 0),
-        ];
-        assert_eq!(items_cost(&items), 3 + 3 + 3);
-        assert_eq!(total_cost(&merge(items.clone())), items_cost(&items) + REQUEST_OVERHEAD);
+    fn marginal_costs_add_up_to_the_merged_cost() {
+        let tail = vec![t(Role::User, "input", 1)];
+        let older = vec![t(Role::User, "a", 0), t(Role::Assistant, "b", 0)];
+        let newer = vec![t(Role::Assistant, "c", 0), t(Role::User, "d", 0)];
+        // Newest first: d merges into the input, c into nothing after it but d's message.
+        let newer_cost = marginal_cost(&newer, leading(&tail));
+        assert_eq!(newer_cost, 1 + 1 + 3);
+        let older_cost = marginal_cost(&older, leading(&newer));
+        assert_eq!(older_cost, 1 + 3 + 1, "b merges into c");
+        let all: Vec<Item> = older.iter().chain(&newer).chain(&tail).cloned().collect();
+        let tail_cost = marginal_cost(&tail, None);
+        assert_eq!(
+            total_cost(&merge(all)),
+            older_cost + newer_cost + tail_cost + REQUEST_OVERHEAD
+        );
+        let mut sep = t(Role::User, "result", 0);
+        sep.separate = true;
+        assert_eq!(
+            marginal_cost(&[sep], leading(&tail)),
+            1 + 3,
+            "a round's own item never merges"
+        );
     }
 }
