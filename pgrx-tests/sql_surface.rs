@@ -301,10 +301,15 @@ fn the_gate_refuses_and_writes_no_seal() {
         "estimated_input_exceeds_model_limit",
     );
     assert_eq!(one::<bool>("SELECT sealed_at IS NULL FROM prompt.turns"), Some(true));
-    // estimate_turn explains instead of raising.
+    // estimate_turn explains instead of raising: the block the window cannot fund.
     assert_eq!(
-        one::<bool>("SELECT floor_unmet FROM prompt.estimate_turn('00000000-0000-0000-0000-0000000000c1', '00000000-0000-0000-0000-0000000000d1') WHERE block = 'total'"),
-        Some(true)
+        one::<String>("SELECT string_agg(block, ',' ORDER BY block) FROM prompt.estimate_turn('00000000-0000-0000-0000-0000000000c1', '00000000-0000-0000-0000-0000000000d1') WHERE floor_unmet"),
+        Some("input,system_prompt".into())
+    );
+    assert_eq!(
+        one::<String>("SELECT string_agg(block, ',') FROM prompt.estimate_turn('00000000-0000-0000-0000-0000000000c1', '00000000-0000-0000-0000-0000000000d1')"),
+        Some("system_prompt,character,persona,memory,skills,history,lead,tail,input".into()),
+        "one row per block, in block order"
     );
 }
 

@@ -189,7 +189,7 @@ COMMENT ON FUNCTION prompt.compile_turn(uuid, uuid) IS
 COMMENT ON FUNCTION prompt.preview_turn(uuid, uuid) IS
     'What compile_turn would return, without writing anything; works read-only and on hot standbys.';
 COMMENT ON FUNCTION prompt.estimate_turn(uuid, uuid) IS
-    'The token budget of a turn, one row per block in order, then the total; reports budget problems instead of raising them.';
+    'The token budget of a turn, one row per block in block order; reports budget problems instead of raising them.';
 COMMENT ON FUNCTION prompt.validate_template(jsonb) IS
     'Every problem of an assembly template as (JSON-pointer path, code, message); no rows means valid.';
 COMMENT ON FUNCTION prompt.count_tokens(text, text) IS

@@ -108,3 +108,5 @@ COMMENT ON FUNCTION prompt._turns_write() IS
     'Internal trigger: numbers a turn written without seq, refuses changes to sealed columns and invalid inline entries, variables, history intent, input, tools or callables; stores token counts and entry counts.';
 COMMENT ON COLUMN prompt.turns.own_entries IS
     'The history entries of this turn read by its own answerer; kept by the write triggers so a budget counts what it leaves out without reading it.';
+COMMENT ON FUNCTION prompt.estimate_turn(uuid, uuid) IS
+    'The token budget of a turn, one row per block in block order; reports budget problems instead of raising them.';

@@ -155,8 +155,6 @@ fn estimate_turn(
             )
         })
         .collect();
-    let over = !e.fits_window(e.total);
-    rows.push(("total".into(), None, int(e.total), over, None, None, None));
     TableIterator::new(rows)
 }
 

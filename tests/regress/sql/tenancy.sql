@@ -41,7 +41,7 @@ INSERT INTO prompt.turns (conversation_id, id, seq, kind, poster_id, prompt) VAL
      '00000000-0000-4000-8000-000000000001', 'One more thing.');
 SELECT prompt.compile_turn('00000000-0000-4000-8000-00000000c001', '00000000-0000-4000-8000-0000000d0007')::text LIKE '%Globex%' AS reads_globex;
 SELECT sealed_at IS NOT NULL AS sealed FROM prompt.turns WHERE id = '00000000-0000-4000-8000-0000000d0007';
-SELECT block, tokens > 0 AS present FROM prompt.estimate_turn('00000000-0000-4000-8000-00000000c001', '00000000-0000-4000-8000-0000000d0007') WHERE block IN ('memory', 'total');
+SELECT block, tokens > 0 AS present FROM prompt.estimate_turn('00000000-0000-4000-8000-00000000c001', '00000000-0000-4000-8000-0000000d0007') WHERE block IN ('memory', 'history');
 SELECT count(*) AS problems FROM prompt.validate_template('{"blocks": [{"type": "history"}, {"type": "input"}]}');
 SELECT prompt.count_tokens('tenants count too') AS tokens;
 -- A cannot write into B's conversation.
