@@ -293,16 +293,13 @@ impl<'a> Compiler<'a, '_> {
         let input_ix = template.blocks.len() - 1;
         let preface: Vec<Item> = rendered[hist_ix + 1..input_ix].iter().flatten().cloned().collect();
 
-        // The floors, exactly, as if history were empty; inserting history can split a
-        // message the two sides would have shared, which costs one more overhead.
+        // The floors: the blocks on either side of history, each side costed on its own
+        // (history may come between them), with the same accounting as history entries.
         let pre: Vec<Item> = rendered[..hist_ix].iter().flatten().cloned().collect();
         let post: Vec<Item> = rendered[hist_ix + 1..].iter().flatten().cloned().collect();
-        let floors_exact = items::total_cost(&merge(pre.iter().chain(post.iter()).cloned()));
-        let split = match (pre.last(), post.first()) {
-            (Some(x), Some(y)) if x.role == y.role && !x.separate && !y.separate => MESSAGE_OVERHEAD,
-            _ => 0,
-        };
-        let floors = self.window.inflate(floors_exact + split);
+        let floors = self.window.inflate(
+            items::marginal_cost(&pre, None) + items::marginal_cost(&post, None) + super::tokens::REQUEST_OVERHEAD,
+        );
 
         // History: funded from what remains, newest entry first.
         let (allowance, budget_problem) = match budget::allowance(&self.window, floors, &knobs) {

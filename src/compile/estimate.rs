@@ -41,13 +41,6 @@ pub struct Estimate {
     pub total: u32,
 }
 
-impl Estimate {
-    /// Whether `tokens` fit the window, as the gate decides (margin included).
-    pub fn fits_window(&self, tokens: u32) -> bool {
-        self.window.window.fits(tokens)
-    }
-}
-
 /// An estimate stored in a sealed result, read back.
 pub fn from_json(v: &Value) -> Option<Estimate> {
     let role = |r: &Value| r.as_str().and_then(Role::parse).map(Role::as_str);

@@ -135,7 +135,7 @@ fn estimate_turn(
 > {
     let e = compile_now(core_uuid(conversation_id), core_uuid(turn_id), Purpose::Estimate).estimate;
     let int = |n: u32| i32::try_from(n).unwrap_or(i32::MAX);
-    let mut rows: Vec<_> = e
+    let rows: Vec<_> = e
         .blocks
         .iter()
         .map(|b| {
