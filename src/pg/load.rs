@@ -7,7 +7,8 @@
 use std::collections::{HashMap, HashSet};
 
 use pgrx::datum::DatumWithOid;
-use pgrx::spi::{SpiClient, SpiHeapTupleData, SpiTupleTable};
+use pgrx::pg_sys;
+use pgrx::spi::{SpiClient, SpiTupleTable};
 use uuid::Uuid;
 
 use super::errors::spi;
@@ -57,16 +58,33 @@ fn nullable<T: pgrx::IntoDatum>(v: Option<T>) -> DatumWithOid<'static> {
     }
 }
 
-/// Typed access to one SPI row, columns counted from 1.
-struct Cols<'r, 'c> {
-    row: &'r SpiHeapTupleData<'c>,
+/// Typed access to one row of a loading query, read in column order. The row is
+/// deformed once (`heap_deform_tuple`) instead of column by column through guarded
+/// SPI calls: history reads a few hundred rows of 28 columns.
+struct Cols<'r> {
+    values: &'r [pg_sys::Datum],
+    nulls: &'r [bool],
+    types: &'r [pg_sys::Oid],
     at: usize,
 }
 
-impl Cols<'_, '_> {
+impl Cols<'_> {
     fn next<T: pgrx::IntoDatum + pgrx::FromDatum>(&mut self) -> Option<T> {
+        let i = self.at;
         self.at += 1;
-        spi(self.row.get::<T>(self.at))
+        let (Some(&value), Some(&null), Some(&oid)) = (self.values.get(i), self.nulls.get(i), self.types.get(i)) else {
+            pgrx::error!("pgprompt: internal error: a loading query has no column {}", i + 1);
+        };
+        if !T::is_compatible_with(oid) {
+            pgrx::error!(
+                "pgprompt: internal error: column {} of a loading query has type {oid:?}, not {}",
+                i + 1,
+                std::any::type_name::<T>()
+            );
+        }
+        // SAFETY: the datum comes from the current SPI result, deformed with its own
+        // descriptor, and its type was checked against T above.
+        unsafe { T::from_polymorphic_datum(value, null, oid) }
     }
     fn uuid(&mut self) -> Option<Uuid> {
         self.next::<pgrx::Uuid>().map(core_uuid)
@@ -82,6 +100,40 @@ impl Cols<'_, '_> {
     }
 }
 
+/// Reads every row of a loading query's result with `read`, keeping what it returns.
+fn rows<R>(table: SpiTupleTable<'_>, mut read: impl FnMut(&mut Cols<'_>) -> Option<R>) -> Vec<R> {
+    let n = table.len();
+    let mut out = Vec::with_capacity(n);
+    // SAFETY: `table` is the result `select` just produced, so SPI_tuptable is its tuple
+    // table (nothing has run through SPI since), and it lives while `table` does.
+    unsafe {
+        let tt = pg_sys::SPI_tuptable;
+        if n == 0 || tt.is_null() || (*tt).numvals as usize != n {
+            return out;
+        }
+        let desc = (*tt).tupdesc;
+        let natts = (*desc).natts;
+        let types: Vec<pg_sys::Oid> = (1..=natts).map(|i| pg_sys::SPI_gettypeid(desc, i)).collect();
+        let width = types.len();
+        let mut values = vec![pg_sys::Datum::from(0usize); width];
+        let mut nulls = vec![true; width];
+        for i in 0..n {
+            pg_sys::heap_deform_tuple(*(*tt).vals.add(i), desc, values.as_mut_ptr(), nulls.as_mut_ptr());
+            let mut c = Cols {
+                values: &values,
+                nulls: &nulls,
+                types: &types,
+                at: 0,
+            };
+            if let Some(r) = read(&mut c) {
+                out.push(r);
+            }
+        }
+    }
+    drop(table);
+    out
+}
+
 /// The turn columns, in the order [`read_turn`] reads them. `{sealed_request}` and the
 /// text columns are spelled by the caller: history reads no sealed request.
 fn turn_columns(sealed_request: &str, content: &str, prompt: &str, preface: &str, tz: &str) -> String {
@@ -94,7 +146,7 @@ fn turn_columns(sealed_request: &str, content: &str, prompt: &str, preface: &str
     )
 }
 
-fn read_turn(c: &mut Cols<'_, '_>) -> Option<Turn> {
+fn read_turn(c: &mut Cols<'_>) -> Option<Turn> {
     let id = c.uuid()?;
     let seq = c.next::<i64>().unwrap_or(0);
     let kind = TurnKind::parse(&c.text_or("message"));
@@ -144,12 +196,9 @@ fn load_users(client: &SpiClient<'_>, ids: &[Uuid]) -> Vec<User> {
     }
     let ids: Vec<pgrx::Uuid> = ids.iter().copied().map(pg_uuid).collect();
     let table = select(client, USERS, &[ids.into()]);
-    let mut out = Vec::new();
-    for row in table {
-        let mut c = Cols { row: &row, at: 0 };
-        let Some(id) = c.uuid() else { continue };
-        out.push(User {
-            id,
+    rows(table, |c| {
+        Some(User {
+            id: c.uuid()?,
             handle: c.text_or(""),
             display_name: c.text(),
             kind: UserKind::parse(&c.text_or("human")),
@@ -159,9 +208,8 @@ fn load_users(client: &SpiClient<'_>, ids: &[Uuid]) -> Vec<User> {
             model: c.text(),
             reasoning_replay: c.next::<bool>().unwrap_or(false),
             application: c.text(),
-        });
-    }
-    out
+        })
+    })
 }
 
 /// Loads everything but history for turn `turn` of conversation `conv`.
@@ -182,29 +230,32 @@ pub fn context(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Result<Context
         )
     });
     let table = select(client, &QUERY, &[pg_uuid(conv).into(), pg_uuid(turn).into()]);
-    let Some(row) = table.into_iter().next() else {
+    let found = rows(table, |c| {
+        let workspace_id = c.uuid().unwrap_or_default();
+        let conversation = Conversation {
+            id: conv,
+            workspace_id,
+            kind: c.text_or("conversation"),
+            answerer_id: c.uuid(),
+            creator_id: c.uuid(),
+            origin_channel: c.text(),
+        };
+        let workspace = Workspace {
+            id: workspace_id,
+            name: c.text(),
+            timezone: c.text_or("UTC"),
+        };
+        Some((conversation, workspace, read_turn(c)))
+    });
+    let Some((conversation, workspace, t)) = found.into_iter().next() else {
         return Err(Error::new(
             Code::ConversationNotFound,
             format!("conversation {conv} does not exist"),
         )
         .hint("The id may be wrong, or row-level security may hide the conversation from this role."));
     };
-    let mut c = Cols { row: &row, at: 0 };
-    let workspace_id = c.uuid().unwrap_or_default();
-    let conversation = Conversation {
-        id: conv,
-        workspace_id,
-        kind: c.text_or("conversation"),
-        answerer_id: c.uuid(),
-        creator_id: c.uuid(),
-        origin_channel: c.text(),
-    };
-    let workspace = Workspace {
-        id: workspace_id,
-        name: c.text(),
-        timezone: c.text_or("UTC"),
-    };
-    let Some(t) = read_turn(&mut c) else {
+    let workspace_id = workspace.id;
+    let Some(t) = t else {
         return Err(missing_turn(client, conv, turn));
     };
 
@@ -296,9 +347,7 @@ fn load_models(client: &SpiClient<'_>, names: &[String]) -> HashMap<String, Mode
         return HashMap::new();
     }
     let table = select(client, MODELS, &[names.to_vec().into()]);
-    let mut out = HashMap::new();
-    for row in table {
-        let mut c = Cols { row: &row, at: 0 };
+    rows(table, |c| {
         let name = c.text_or("");
         let m = Model {
             name: name.clone(),
@@ -310,9 +359,10 @@ fn load_models(client: &SpiClient<'_>, names: &[String]) -> HashMap<String, Mode
             token_margin: c.next::<f32>().unwrap_or(0.0),
             max_output_tokens: c.next::<i32>().unwrap_or(4096),
         };
-        out.insert(name, m);
-    }
-    out
+        Some((name, m))
+    })
+    .into_iter()
+    .collect()
 }
 
 const DOCUMENTS: &str = "SELECT id, user_id, workspace_id, name, role, body, version FROM prompt.documents \
@@ -325,21 +375,17 @@ fn load_documents(client: &SpiClient<'_>, a: Uuid, workspace: Uuid, human: Optio
         DOCUMENTS,
         &[pg_uuid(a).into(), pg_uuid(workspace).into(), human],
     );
-    table
-        .into_iter()
-        .filter_map(|row| {
-            let mut c = Cols { row: &row, at: 0 };
-            Some(Document {
-                id: c.uuid()?,
-                user_id: c.uuid(),
-                workspace_id: c.uuid(),
-                name: c.text_or(""),
-                role: c.text().as_deref().and_then(Role::parse).unwrap_or(Role::System),
-                body: c.text_or(""),
-                version: c.next::<i32>().unwrap_or(1),
-            })
+    rows(table, |c| {
+        Some(Document {
+            id: c.uuid()?,
+            user_id: c.uuid(),
+            workspace_id: c.uuid(),
+            name: c.text_or(""),
+            role: c.text().as_deref().and_then(Role::parse).unwrap_or(Role::System),
+            body: c.text_or(""),
+            version: c.next::<i32>().unwrap_or(1),
         })
-        .collect()
+    })
 }
 
 const MEMORIES: &str =
@@ -354,23 +400,19 @@ fn load_memories(client: &SpiClient<'_>, a: Uuid, workspace: Uuid, conv: Uuid, h
         MEMORIES,
         &[owners.into(), pg_uuid(workspace).into(), pg_uuid(conv).into()],
     );
-    table
-        .into_iter()
-        .filter_map(|row| {
-            let mut c = Cols { row: &row, at: 0 };
-            Some(Memory {
-                id: c.uuid()?,
-                scope: c.text_or(""),
-                user_id: c.uuid(),
-                speaker_id: c.uuid(),
-                workspace_id: c.uuid(),
-                conversation_id: c.uuid(),
-                path: c.text_or(""),
-                body: c.text_or(""),
-                updated_at: c.text_or(""),
-            })
+    rows(table, |c| {
+        Some(Memory {
+            id: c.uuid()?,
+            scope: c.text_or(""),
+            user_id: c.uuid(),
+            speaker_id: c.uuid(),
+            workspace_id: c.uuid(),
+            conversation_id: c.uuid(),
+            path: c.text_or(""),
+            body: c.text_or(""),
+            updated_at: c.text_or(""),
         })
-        .collect()
+    })
 }
 
 const SKILLS: &str = "SELECT id, source, user_id, speaker_id, workspace_id, runner, application, name, description, \
@@ -394,28 +436,24 @@ fn load_skills(client: &SpiClient<'_>, t: &Turn, a: &User, workspace: Uuid) -> V
         SKILLS,
         &[runners.into(), application, owners.into(), pg_uuid(workspace).into()],
     );
-    table
-        .into_iter()
-        .filter_map(|row| {
-            let mut c = Cols { row: &row, at: 0 };
-            Some(Skill {
-                id: c.uuid()?,
-                source: c.text_or(""),
-                user_id: c.uuid(),
-                speaker_id: c.uuid(),
-                workspace_id: c.uuid(),
-                runner: c.text(),
-                application: c.text(),
-                name: c.text_or(""),
-                description: c.text_or(""),
-                executor_id: c.uuid(),
-                recall_only: c.next::<bool>().unwrap_or(false),
-            })
+    rows(table, |c| {
+        Some(Skill {
+            id: c.uuid()?,
+            source: c.text_or(""),
+            user_id: c.uuid(),
+            speaker_id: c.uuid(),
+            workspace_id: c.uuid(),
+            runner: c.text(),
+            application: c.text(),
+            name: c.text_or(""),
+            description: c.text_or(""),
+            executor_id: c.uuid(),
+            recall_only: c.next::<bool>().unwrap_or(false),
         })
-        .collect()
+    })
 }
 
-fn read_round(c: &mut Cols<'_, '_>) -> RoundRow {
+fn read_round(c: &mut Cols<'_>) -> RoundRow {
     RoundRow {
         n: c.next::<i32>().unwrap_or(0),
         assistant: c.text_or("[]"),
@@ -432,10 +470,7 @@ fn current_rounds(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Vec<RoundRo
          WHERE conversation_id = $1 AND turn_id = $2 ORDER BY n",
         &[pg_uuid(conv).into(), pg_uuid(turn).into()],
     );
-    table
-        .into_iter()
-        .map(|row| read_round(&mut Cols { row: &row, at: 0 }))
-        .collect()
+    rows(table, |c| Some(read_round(c)))
 }
 
 /// The authors a round's steers name (their envelopes need handles).
@@ -510,15 +545,12 @@ impl HistorySource for SpiHistory<'_, '_> {
                 self.timezone.clone().into(),
             ],
         );
-        let mut turns: Vec<HistoryTurn> = Vec::new();
-        for row in table {
-            if let Some(turn) = read_turn(&mut Cols { row: &row, at: 0 }) {
-                turns.push(HistoryTurn {
-                    turn,
-                    rounds: Vec::new(),
-                });
-            }
-        }
+        let mut turns: Vec<HistoryTurn> = rows(table, |c| {
+            Some(HistoryTurn {
+                turn: read_turn(c)?,
+                rounds: Vec::new(),
+            })
+        });
         let Some(last) = turns.last() else {
             self.before = self.floor;
             return Ok((Vec::new(), Vec::new()));
@@ -544,10 +576,8 @@ impl HistorySource for SpiHistory<'_, '_> {
                 &[pg_uuid(self.conv).into(), replies.into()],
             );
             let mut by_turn: HashMap<Uuid, Vec<RoundRow>> = HashMap::new();
-            for row in table {
-                let mut c = Cols { row: &row, at: 0 };
-                let Some(turn) = c.uuid() else { continue };
-                by_turn.entry(turn).or_default().push(read_round(&mut c));
+            for (turn, round) in rows(table, |c| Some((c.uuid()?, read_round(c)))) {
+                by_turn.entry(turn).or_default().push(round);
             }
             for h in &mut turns {
                 if let Some(r) = by_turn.remove(&h.turn.id) {
