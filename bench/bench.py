@@ -231,6 +231,12 @@ def measure():
         r["client_pgprompt_200"] = summary(timed(lambda: c.execute("SELECT prompt.preview_turn(%s, %s)", (C200, T200)).fetchone()[0]["request"]))
         r["client_request_only_200"] = summary(timed(lambda: c.execute("SELECT prompt.preview_turn(%s, %s) -> 'request'", (C200, T200)).fetchone()[0]))
         r["client_app_side_200"] = summary(timed(lambda: app_side_compiler(c, enc, C200, T200), runs=max(10, RUNS // 3)))
+        # The same over 10,000 turns: the application fetches and counts the whole
+        # conversation to find what fits; pgprompt reads the newest rows it renders.
+        r["client_pgprompt_10k"] = summary(timed(lambda: c.execute("SELECT prompt.preview_turn(%s, %s)", (C10K, T10K)).fetchone()[0]["request"]))
+        r["client_app_side_10k"] = summary(timed(lambda: app_side_compiler(c, enc, C10K, T10K), runs=5, warmup=1))
+        kept = app_side_compiler(c, enc, C10K, T10K)["messages"]
+        r["app_side_10k_kept"] = len(kept)
 
         # count_tokens against the reference tiktoken, the same texts.
         texts = [t for (t,) in c.execute("SELECT content FROM prompt.turns WHERE conversation_id = %s AND kind = 'message'", (C200,))]
@@ -288,7 +294,13 @@ def report():
             (r["preview_10k"]["median_ms"] / sel10k) / (r["preview_200"]["median_ms"] / sel200),
             "<= 1.2",
         ),
-        ("app-side compiler / pgprompt, Python client end to end", r["client_app_side_200"]["median_ms"] / r["client_pgprompt_200"]["median_ms"], ">= 10"),
+        ("app-side compiler / pgprompt, Python client end to end, 200 turns", r["client_app_side_200"]["median_ms"] / r["client_pgprompt_200"]["median_ms"], ">= 10"),
+        (
+            "the same, fetching only `preview_turn(...) -> 'request'`, 200 turns",
+            r["client_app_side_200"]["median_ms"] / r["client_request_only_200"]["median_ms"],
+            ">= 10",
+        ),
+        ("app-side compiler / pgprompt, Python client end to end, 10,000 turns", r["client_app_side_10k"]["median_ms"] / r["client_pgprompt_10k"]["median_ms"], ">= 10"),
         ("count_tokens / Python tiktoken throughput", r["count_tokens_mb_per_s"] / r["tiktoken_mb_per_s"], ">= 1.5"),
         ("first compile on a fresh connection / warm, preloaded", r["first_preload"]["median_ms"] / r["warm_preload"]["median_ms"], "<= 3"),
         ("first compile on a fresh connection / warm, not preloaded", r["first_no_preload"]["median_ms"] / r["warm_no_preload"]["median_ms"], "(reported)"),
@@ -324,6 +336,8 @@ def report():
         ("client_pgprompt_200", "Python client: `preview_turn` fetched and parsed, 200 turns"),
         ("client_request_only_200", "Python client: `preview_turn(...) -> 'request'` fetched and parsed, 200 turns"),
         ("client_app_side_200", "Python client: app-side compiler (psycopg + tiktoken + langchain trim_messages), 200 turns"),
+        ("client_pgprompt_10k", "Python client: `preview_turn` fetched and parsed, 10,000 turns"),
+        ("client_app_side_10k", f"Python client: app-side compiler, 10,000 turns (all fetched and counted, {r['app_side_10k_kept']} messages kept)"),
         ("first_no_preload", "first compile on a fresh connection, no preload"),
         ("warm_no_preload", "the same compile, warm"),
         ("first_preload", "first compile on a fresh connection, `shared_preload_libraries = 'pgprompt'`"),
@@ -346,15 +360,27 @@ def report():
         f"fresh connection {fresh[0]} / {fresh[1]}; after compiling on cl100k_base {cl[0]} / {cl[1]}; after o200k_base too {both[0]} / {both[1]}.",
         f"RSS every 2,000 of 10,000 compiles in one backend, then after 200 compiles of the 200-turn conversation: {r['rss_kb_over_10k_compiles']}.",
     ]
+    # What the result's shape alone costs: converting it to text (server side), or writing it
+    # out, sending and parsing it (client side), whatever the compile itself costs.
+    convert = r["preview_200"]["median_ms"] - r["preview_200_jsonb"]["median_ms"]
+    out_path = r["client_pgprompt_200"]["median_ms"] - r["preview_200_jsonb"]["median_ms"]
+    floor = r["floor_200"]["median_ms"]
     lines += [
         "",
-        "Where the missed targets stand. The result holds the rendered text twice — `messages` (the",
-        f"kernel-neutral list) and `request` (the wire body) — so it is {r['result_bytes_200'] / 1e6:.2f} MB for 0.40 MB of rows,",
-        "and PostgreSQL 15's jsonb-to-text conversion of that (escaping every character) plus `length()`",
-        "alone cost more than the whole floor. The compile itself — loading, rendering, budgeting,",
-        "building the jsonb — is the `IS NOT NULL` row. The same bound holds for a Python client: the",
-        "server must still write out and send the result, and the app-side baseline spends its time in",
-        "tiktoken (about 12 ms of its 15 for 0.4 MB). Both ratios are reported as measured.",
+        "Where the missed targets stand (200 turns). SPEC §10 makes the result carry the rendered text",
+        "twice, `messages` (the compiled list) and `request` (the wire body): "
+        f"{r['result_bytes_200'] / 1e6:.2f} MB of JSON for 0.40 MB of rows.",
+        f"- Server side: converting that result to text and taking its `length()` costs {convert:.2f} ms",
+        f"  (`length(preview_turn(...)::text)` minus `preview_turn(...) IS NOT NULL`), {convert / floor:.2f}x the floor",
+        "  by itself. A compile that read its rows at the cost of the floor and did nothing else would",
+        f"  still measure {1 + convert / floor:.2f}x; this one measures {r['preview_200']['median_ms'] / floor:.2f}x. "
+        f"The compile alone is {r['preview_200_jsonb']['median_ms'] / floor:.2f}x the floor.",
+        f"- Python client: writing the result out, sending it and parsing it costs {out_path:.2f} ms",
+        "  (the client row minus the compile alone). With the floor added, the app-side compiler could be",
+        f"  at most {r['client_app_side_200']['median_ms'] / (floor + out_path):.1f}x slower than any server-side compiler "
+        "returning this result,",
+        "  against the 10x asked. Over 10,000 turns, where the application must fetch and count the",
+        "  whole conversation to know what fits, the ratio is the second client row above.",
     ]
     text = "\n".join(lines) + "\n"
     print(text)

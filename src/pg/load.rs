@@ -101,15 +101,19 @@ impl Cols<'_> {
 }
 
 /// Reads every row of a loading query's result with `read`, keeping what it returns.
+/// `table` must be the result `select` just returned, and `read` runs no query.
 fn rows<R>(table: SpiTupleTable<'_>, mut read: impl FnMut(&mut Cols<'_>) -> Option<R>) -> Vec<R> {
     let n = table.len();
     let mut out = Vec::with_capacity(n);
+    if n == 0 {
+        return out;
+    }
     // SAFETY: `table` is the result `select` just produced, so SPI_tuptable is its tuple
     // table (nothing has run through SPI since), and it lives while `table` does.
     unsafe {
         let tt = pg_sys::SPI_tuptable;
-        if n == 0 || tt.is_null() || (*tt).numvals as usize != n {
-            return out;
+        if tt.is_null() || (*tt).numvals as usize != n {
+            pgrx::error!("pgprompt: internal error: a loading query's rows are not the current SPI result");
         }
         let desc = (*tt).tupdesc;
         let natts = (*desc).natts;
