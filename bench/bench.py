@@ -194,6 +194,21 @@ def rss(c, pid):
     return get("VmRSS:"), get("VmHWM:")
 
 
+def private_kb(pid):
+    """A backend's own memory (KiB): what it does not share with the postmaster."""
+    rollup = pathlib.Path(f"/proc/{pid}/smaps_rollup").read_text()
+    get = lambda k: int(next(l for l in rollup.splitlines() if l.startswith(k)).split()[1])  # noqa: E731
+    return get("Private_Clean:") + get("Private_Dirty:")
+
+
+def compiled_on_both(c):
+    """RSS and private memory of a fresh backend after compiling on both tokenizers."""
+    pid = c.execute("SELECT pg_backend_pid()").fetchone()[0]
+    c.execute("SELECT length(prompt.preview_turn(%s, %s)::text)", (C200, T200)).fetchone()
+    c.execute("SELECT length(prompt.preview_turn(%s, %s)::text)", (C200, T200_O200K)).fetchone()
+    return {"rss_kb": rss(c, pid)[0], "private_kb": private_kb(pid)}
+
+
 def first_compile(c_runs=12):
     """Fresh connection, first preview_turn, against the same call warm."""
     firsts = []
@@ -266,6 +281,8 @@ def measure():
             c.execute("SELECT length(prompt.preview_turn(%s, %s)::text)", (C200, T200)).fetchone()
         samples.append(rss(c, pid)[0])
         r["rss_kb_over_10k_compiles"] = samples
+    with connect() as c:
+        r["memory_both"] = compiled_on_both(c)
     r["first_no_preload"], r["warm_no_preload"] = first_compile()
     (OUT / "measure.json").write_text(json.dumps(r, indent=1))
 
@@ -274,7 +291,10 @@ def preload():
     with connect() as c:
         assert "pgprompt" in c.execute("SHOW shared_preload_libraries").fetchone()[0]
     first, warm = first_compile()
-    (OUT / "preload.json").write_text(json.dumps({"first_preload": first, "warm_preload": warm}, indent=1))
+    with connect() as c:
+        memory = compiled_on_both(c)
+    out = {"first_preload": first, "warm_preload": warm, "memory_both_preload": memory}
+    (OUT / "preload.json").write_text(json.dumps(out, indent=1))
 
 
 def machine():
@@ -359,6 +379,10 @@ def report():
         "Backend memory (KiB, VmRSS / VmHWM peak):",
         f"fresh connection {fresh[0]} / {fresh[1]}; after compiling on cl100k_base {cl[0]} / {cl[1]}; after o200k_base too {both[0]} / {both[1]}.",
         f"RSS every 2,000 of 10,000 compiles in one backend, then after 200 compiles of the 200-turn conversation: {r['rss_kb_over_10k_compiles']}.",
+        "A fresh backend after compiling on both tokenizers, RSS / its own (private) memory: "
+        f"{r['memory_both']['rss_kb']} / {r['memory_both']['private_kb']} without preload; "
+        f"{r['memory_both_preload']['rss_kb']} / {r['memory_both_preload']['private_kb']} with "
+        "`shared_preload_libraries`, where the encoders are built once in the postmaster and shared.",
     ]
     # What the result's shape alone costs: converting it to text (server side), or writing it
     # out, sending and parsing it (client side), whatever the compile itself costs.
