@@ -54,6 +54,34 @@ fn count_tokens_matches_tiktoken_and_is_immutable_parallel_safe() {
 }
 
 #[pg_test]
+fn turn_dates_are_spelled_as_to_char_spells_them() {
+    // A compile reads `created_at` as a date and spells it in Rust (`{{date}}`);
+    // PostgreSQL's to_char is the reference over the whole timestamp range: BC years,
+    // leap days, years past 9999, and infinity (no spelling).
+    let rows: Vec<(i32, Option<String>)> = Spi::connect(|client| {
+        client
+            .select(
+                "SELECT d, to_char(d, 'YYYY-MM-DD') FROM (SELECT DATE '4713-11-24 BC' + n AS d \
+                 FROM generate_series(0, 109000000, 997) n UNION ALL \
+                 VALUES (DATE '2000-02-29'), (DATE '1900-02-28'), (DATE '0001-01-01'), \
+                 (DATE '0001-12-31 BC'), (DATE 'infinity'), (DATE '-infinity')) s",
+                None,
+                &[],
+            )
+            .expect("dates")
+            .map(|r| {
+                let d = r.get::<pgrx::datum::Date>(1).expect("a date").expect("not null");
+                (d.to_pg_epoch_days(), r.get::<String>(2).expect("text"))
+            })
+            .collect()
+    });
+    assert!(rows.len() > 100_000);
+    for (days, want) in rows {
+        assert_eq!(crate::compile::context::iso_date(days), want, "pg epoch day {days}");
+    }
+}
+
+#[pg_test]
 fn every_function_and_table_has_a_comment() {
     let missing = one::<i64>(
         "SELECT count(*) FROM pg_proc p WHERE p.pronamespace = 'prompt'::regnamespace \

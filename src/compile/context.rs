@@ -401,3 +401,65 @@ pub fn model_tokenizer(model: Option<&Model>) -> Result<Tokenizer> {
         None => Ok(Tokenizer::Cl100kBase),
     }
 }
+
+/// A PostgreSQL `date` (days since 2000-01-01) as `to_char(d, 'YYYY-MM-DD')` spells it:
+/// the proleptic Gregorian calendar of PostgreSQL's `j2date`, BC years by their number,
+/// at least four digits. Infinite dates have no spelling (`to_char` gives NULL).
+pub fn iso_date(pg_epoch_days: i32) -> Option<String> {
+    if pg_epoch_days == i32::MIN || pg_epoch_days == i32::MAX {
+        return None;
+    }
+    // j2date, in the same unsigned arithmetic.
+    const POSTGRES_EPOCH_JDATE: i64 = 2_451_545;
+    let jd = i64::from(pg_epoch_days) + POSTGRES_EPOCH_JDATE;
+    let mut julian = (jd as u32).wrapping_add(32044);
+    let mut quad = julian / 146_097;
+    let extra = (julian - quad * 146_097) * 4 + 3;
+    julian += 60 + quad * 3 + extra / 146_097;
+    quad = julian / 1461;
+    julian -= quad * 1461;
+    let mut y = julian * 4 / 1461;
+    julian = if y != 0 {
+        (julian + 305) % 365
+    } else {
+        (julian + 306) % 366
+    } + 123;
+    y += quad * 4;
+    let year = y as i64 - 4800;
+    quad = julian * 2141 / 65536;
+    let day = julian - 7834 * quad / 256;
+    let month = (quad + 10) % 12 + 1;
+    let year = if year <= 0 { 1 - year } else { year };
+    Some(format!("{year:04}-{month:02}-{day:02}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::iso_date;
+
+    #[test]
+    fn iso_date_spells_dates_as_to_char_does() {
+        assert_eq!(iso_date(0).as_deref(), Some("2000-01-01"));
+        assert_eq!(iso_date(9830).as_deref(), Some("2026-11-30"));
+        assert_eq!(iso_date(-1).as_deref(), Some("1999-12-31"));
+        assert_eq!(iso_date(59).as_deref(), Some("2000-02-29"));
+        // 0001-01-01 AD and the day before it, 1 BC (spelled as year 1 by to_char).
+        assert_eq!(iso_date(-730_119).as_deref(), Some("0001-01-01"));
+        assert_eq!(iso_date(-730_120).as_deref(), Some("0001-12-31"));
+        // The ends of PostgreSQL's range: 4714-11-24 BC and 5874897-12-31.
+        assert_eq!(iso_date(-2_451_545).as_deref(), Some("4714-11-24"));
+        assert_eq!(iso_date(2_145_031_948).as_deref(), Some("5874897-12-31"));
+        assert_eq!(iso_date(i32::MAX), None);
+        assert_eq!(iso_date(i32::MIN), None);
+    }
+
+    #[test]
+    fn iso_date_agrees_with_chrono_day_by_day() {
+        let epoch = chrono::NaiveDate::from_ymd_opt(2000, 1, 1).expect("a date");
+        // Years 1 to 9999, where chrono's spelling is the same (it numbers BC years 0, -1, ...).
+        for days in (-730_119..=2_921_939).step_by(11) {
+            let d = epoch + chrono::Duration::days(days.into());
+            assert_eq!(iso_date(days), Some(d.format("%Y-%m-%d").to_string()), "{days}");
+        }
+    }
+}

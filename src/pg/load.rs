@@ -13,8 +13,8 @@ use uuid::Uuid;
 
 use super::errors::spi;
 use crate::compile::context::{
-    Context, Conversation, Document, HistorySource, HistoryTurn, Mechanism, Memory, Model, Role, RoundRow, Sealed,
-    Skill, Turn, TurnKind, User, UserKind, Workspace,
+    iso_date, Context, Conversation, Document, HistorySource, HistoryTurn, Mechanism, Memory, Model, Role, RoundRow,
+    Sealed, Skill, Turn, TurnKind, User, UserKind, Workspace,
 };
 use crate::compile::error::{Code, Error, Result};
 use crate::compile::fields;
@@ -95,6 +95,12 @@ impl Cols<'_> {
     fn text_or(&mut self, default: &str) -> String {
         self.text().unwrap_or_else(|| default.to_string())
     }
+    /// A `date` column as `to_char(d, 'YYYY-MM-DD')` spells it; "" for NULL or infinity.
+    fn date(&mut self) -> String {
+        self.next::<pgrx::datum::Date>()
+            .and_then(|d| iso_date(d.to_pg_epoch_days()))
+            .unwrap_or_default()
+    }
     fn ints(&mut self) -> Vec<Option<i32>> {
         self.next::<Vec<Option<i32>>>().unwrap_or_default()
     }
@@ -145,7 +151,7 @@ fn turn_columns(sealed_request: &str, content: &str, prompt: &str, preface: &str
         "t.id, t.seq, t.kind, t.role, t.author_id, t.answerer_id, t.poster_id, {content}, {prompt}, t.origin, \
          t.sender_conversation_id, t.mode, t.inline::text, t.variables::text, t.input::text, t.tools::text, \
          t.callables::text, t.model, t.history::text, t.memory_user_id, t.summary, t.summary_round, \
-         to_char(t.created_at AT TIME ZONE {tz}, 'YYYY-MM-DD'), t.content_tokens, t.prompt_tokens, \
+         (t.created_at AT TIME ZONE {tz})::date, t.content_tokens, t.prompt_tokens, \
          {sealed_request}, {preface}, t.sealed_mechanism"
     )
 }
@@ -174,7 +180,7 @@ fn read_turn(c: &mut Cols<'_>) -> Option<Turn> {
     t.memory_user_id = c.uuid();
     t.summary = c.text();
     t.summary_round = c.next::<i32>();
-    t.date = c.text_or("");
+    t.date = c.date();
     t.content_tokens = c.ints();
     t.prompt_tokens = c.ints();
     let request = c.text();
