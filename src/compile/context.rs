@@ -404,15 +404,18 @@ pub fn model_tokenizer(model: Option<&Model>) -> Result<Tokenizer> {
 
 /// A PostgreSQL `date` (days since 2000-01-01) as `to_char(d, 'YYYY-MM-DD')` spells it:
 /// the proleptic Gregorian calendar of PostgreSQL's `j2date`, BC years by their number,
-/// at least four digits. Infinite dates have no spelling (`to_char` gives NULL).
+/// at least four digits. Infinite dates have no spelling (`to_char` gives NULL), and
+/// neither has a day outside PostgreSQL's date range.
 pub fn iso_date(pg_epoch_days: i32) -> Option<String> {
-    if pg_epoch_days == i32::MIN || pg_epoch_days == i32::MAX {
+    // Julian days of 2000-01-01 and of the last day PostgreSQL's dates reach.
+    const POSTGRES_EPOCH_JDATE: i64 = 2_451_545;
+    const LAST_JDATE: i64 = 2_147_483_493;
+    let jd = i64::from(pg_epoch_days) + POSTGRES_EPOCH_JDATE;
+    if !(0..=LAST_JDATE).contains(&jd) {
         return None;
     }
-    // j2date, in the same unsigned arithmetic.
-    const POSTGRES_EPOCH_JDATE: i64 = 2_451_545;
-    let jd = i64::from(pg_epoch_days) + POSTGRES_EPOCH_JDATE;
-    let mut julian = (jd as u32).wrapping_add(32044);
+    // j2date, in the same unsigned arithmetic (no step overflows within the range).
+    let mut julian = jd as u32 + 32044;
     let mut quad = julian / 146_097;
     let extra = (julian - quad * 146_097) * 4 + 3;
     julian += 60 + quad * 3 + extra / 146_097;
@@ -451,6 +454,12 @@ mod tests {
         assert_eq!(iso_date(2_145_031_948).as_deref(), Some("5874897-12-31"));
         assert_eq!(iso_date(i32::MAX), None);
         assert_eq!(iso_date(i32::MIN), None);
+        assert_eq!(iso_date(-2_451_546), None);
+        assert_eq!(iso_date(2_145_031_949), None);
+        // Any day at all: a spelling or none, never an overflow.
+        for days in (i32::MIN..=i32::MAX).step_by(65_521) {
+            let _ = iso_date(days);
+        }
     }
 
     #[test]
