@@ -6,7 +6,7 @@ fresh connections, and backend memory.
     bench/run.sh            # one command: builds, starts a cluster, runs this
 
 Phases (the cluster is restarted between them by run.sh):
-    python3 bench/bench.py build      # data
+    python3 bench/bench.py build      # data (and a copy compressed with lz4, where the server has it)
     python3 bench/bench.py measure    # everything but the preloaded first compile
     python3 bench/bench.py preload    # first compile on fresh connections, preloaded
     python3 bench/bench.py report     # prints and writes bench/RESULTS.md
@@ -27,6 +27,7 @@ sys.path.insert(0, str(ROOT / "tests/python"))
 from tiktoken_offline import encoding  # noqa: E402
 
 DB = "pgprompt_bench"
+DB_LZ4 = "pgprompt_bench_lz4"
 OUT = ROOT / "bench/out"
 WS = "00000000-0000-4000-8000-0000000be001"
 ADA = "00000000-0000-4000-8000-0000000be101"
@@ -72,12 +73,25 @@ def text(rng: random.Random, size: int = 2000) -> str:
     return " ".join(out)[:size]
 
 
-def build():
+def lz4_available():
+    with connect("postgres") as c:
+        try:
+            c.execute("SET default_toast_compression = 'lz4'")
+            return True
+        except psycopg.Error:
+            return False
+
+
+def build(db=DB, compression=None):
+    """The data. With `compression`, the database compresses long texts with it
+    (default_toast_compression) instead of PostgreSQL's default pglz."""
     with connect("postgres") as admin:
-        admin.execute(f"DROP DATABASE IF EXISTS {DB}")
-        admin.execute(f"CREATE DATABASE {DB}")
+        admin.execute(f"DROP DATABASE IF EXISTS {db}")
+        admin.execute(f"CREATE DATABASE {db}")
+        if compression:
+            admin.execute(f"ALTER DATABASE {db} SET default_toast_compression = '{compression}'")
     rng = random.Random(42)
-    with connect() as c:
+    with connect(db) as c:
         c.execute("CREATE EXTENSION pgprompt")
         c.execute(
             "INSERT INTO prompt.models (name, wire, tokenizer, advisory_window, max_output_tokens) VALUES "
@@ -222,6 +236,12 @@ def first_compile(c_runs=12):
     return summary(firsts), summary(warm)
 
 
+def build_all():
+    build()
+    if lz4_available():
+        build(DB_LZ4, "lz4")
+
+
 def measure():
     OUT.mkdir(exist_ok=True)
     r = {}
@@ -284,6 +304,16 @@ def measure():
         r["rss_kb_over_10k_compiles"] = samples
     with connect() as c:
         r["memory_both"] = compiled_on_both(c)
+    # The same rows compressed with lz4 rather than pglz: reading them, and the compile.
+    if lz4_available():
+        with connect(DB_LZ4) as c:
+            r["lz4"] = {
+                "floor_200": summary(timed(lambda: c.execute(floor, (C200, 1, 201)).fetchone())),
+                "preview_200_jsonb": summary(
+                    timed(lambda: c.execute("SELECT prompt.preview_turn(%s, %s) IS NOT NULL", (C200, T200)).fetchone())
+                ),
+                "preview_200": summary(timed(lambda: c.execute(preview, (C200, T200)).fetchone())),
+            }
     r["first_no_preload"], r["warm_no_preload"] = first_compile()
     (OUT / "measure.json").write_text(json.dumps(r, indent=1))
 
@@ -365,6 +395,13 @@ def report():
         ("warm_preload", "the same compile, warm, preloaded"),
     ]:
         lines.append(f"| {label} | {r[key]['median_ms']:.2f} | {r[key]['p95_ms']:.2f} |")
+    for key, label in [
+        ("floor_200", "with lz4 (`default_toast_compression`): the floor, 200 turns"),
+        ("preview_200_jsonb", "with lz4: the compile alone, 200 turns"),
+        ("preview_200", "with lz4: `length(preview_turn(...)::text)`, 200 turns"),
+    ]:
+        if "lz4" in r:
+            lines.append(f"| {label} | {r['lz4'][key]['median_ms']:.2f} | {r['lz4'][key]['p95_ms']:.2f} |")
     lines += [
         "",
         f"Token counting: `count_tokens` {r['count_tokens_mb_per_s']:.1f} MB/s, Python tiktoken {r['tiktoken_mb_per_s']:.1f} MB/s (cl100k_base, the same 200 texts).",
@@ -414,4 +451,4 @@ def report():
 
 
 if __name__ == "__main__":
-    {"build": build, "measure": measure, "preload": preload, "report": report}[sys.argv[1]]()
+    {"build": build_all, "measure": measure, "preload": preload, "report": report}[sys.argv[1]]()
