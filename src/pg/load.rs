@@ -144,6 +144,11 @@ fn rows<R>(table: SpiTupleTable<'_>, mut read: impl FnMut(&mut Cols<'_>) -> Opti
     out
 }
 
+/// The first column of a loading query's first row, if any.
+fn first<T: pgrx::IntoDatum + pgrx::FromDatum>(table: SpiTupleTable<'_>) -> Option<T> {
+    rows(table, |c| c.next::<T>()).into_iter().next()
+}
+
 /// The turn columns, in the order [`read_turn`] reads them. `{sealed_request}` and the
 /// text columns are spelled by the caller: history reads no sealed request.
 fn turn_columns(sealed_request: &str, content: &str, prompt: &str, preface: &str, tz: &str) -> String {
@@ -332,7 +337,7 @@ fn missing_turn(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Error {
         "SELECT conversation_id FROM prompt.turns WHERE id = $1 LIMIT 1",
         &[pg_uuid(turn).into()],
     );
-    match other.into_iter().next().and_then(|r| spi(r.get::<pgrx::Uuid>(1))) {
+    match first::<pgrx::Uuid>(other) {
         Some(elsewhere) => Error::new(
             Code::TurnNotCompilable,
             format!(
@@ -512,14 +517,11 @@ pub struct SpiHistory<'c, 'conn> {
 
 impl<'c, 'conn> SpiHistory<'c, 'conn> {
     pub fn new(client: &'c SpiClient<'conn>, ctx: &Context) -> Self {
-        let floor = select(
+        let floor = first::<i64>(select(
             client,
             "SELECT max(seq) FROM prompt.turns WHERE conversation_id = $1 AND kind = 'summary' AND seq < $2",
             &[pg_uuid(ctx.conversation.id).into(), ctx.turn.seq.into()],
-        )
-        .into_iter()
-        .next()
-        .and_then(|r| spi(r.get::<i64>(1)))
+        ))
         .unwrap_or(i64::MIN);
         SpiHistory {
             client,
@@ -620,7 +622,7 @@ impl HistorySource for SpiHistory<'_, '_> {
             return Ok(0);
         }
         let conv_answerer = nullable(conv_answerer.map(pg_uuid));
-        let n = select(
+        let n = first::<i64>(select(
             self.client,
             // Every turn counts its own_entries (1 unless it is a reply); a reply another
             // answerer gave counts 1 for this reader.
@@ -634,10 +636,7 @@ impl HistorySource for SpiHistory<'_, '_> {
                 conv_answerer,
                 pg_uuid(a).into(),
             ],
-        )
-        .into_iter()
-        .next()
-        .and_then(|r| spi(r.get::<i64>(1)))
+        ))
         .unwrap_or(0);
         self.before = self.floor;
         Ok(u32::try_from(n).unwrap_or(u32::MAX))
