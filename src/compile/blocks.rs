@@ -233,19 +233,7 @@ mod tests {
     }
 
     fn skill(source: &str, name: &str, f: impl FnOnce(&mut Skill)) -> Skill {
-        let mut s = Skill {
-            id: Uuid::new_v4(),
-            source: source.into(),
-            user_id: None,
-            speaker_id: None,
-            workspace_id: None,
-            runner: None,
-            application: None,
-            name: name.into(),
-            description: format!("does {name}"),
-            executor_id: None,
-            recall_only: false,
-        };
+        let mut s = Skill::new(Uuid::new_v4(), source, name, &format!("does {name}"));
         f(&mut s);
         s
     }

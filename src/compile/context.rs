@@ -206,6 +206,25 @@ pub struct Skill {
     pub recall_only: bool,
 }
 
+impl Skill {
+    /// A skill with no owner, runner or application set yet.
+    pub fn new(id: Uuid, source: &str, name: &str, description: &str) -> Skill {
+        Skill {
+            id,
+            source: source.into(),
+            user_id: None,
+            speaker_id: None,
+            workspace_id: None,
+            runner: None,
+            application: None,
+            name: name.into(),
+            description: description.into(),
+            executor_id: None,
+            recall_only: false,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TurnKind {
     Message,

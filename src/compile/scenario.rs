@@ -164,19 +164,7 @@ impl Scenario {
 
     pub fn skill(mut self, source: &str, name: &str, description: &str, f: impl FnOnce(&mut Skill)) -> Self {
         let n = self.ctx.skills.len() as u128;
-        let mut s = Skill {
-            id: id(0x5c00 + n),
-            source: source.into(),
-            user_id: None,
-            speaker_id: None,
-            workspace_id: None,
-            runner: None,
-            application: None,
-            name: name.into(),
-            description: description.into(),
-            executor_id: None,
-            recall_only: false,
-        };
+        let mut s = Skill::new(id(0x5c00 + n), source, name, description);
         match source {
             "agent" => s.user_id = Some(id(LARK)),
             "workspace" => s.workspace_id = Some(id(WS)),
