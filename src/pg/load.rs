@@ -140,7 +140,6 @@ fn rows<R>(table: SpiTupleTable<'_>, mut read: impl FnMut(&mut Cols<'_>) -> Opti
             }
         }
     }
-    drop(table);
     out
 }
 
