@@ -77,7 +77,7 @@ fn turn_dates_are_spelled_as_to_char_spells_them() {
     });
     assert!(rows.len() > 100_000);
     for (days, want) in rows {
-        assert_eq!(crate::compile::context::iso_date(days), want, "pg epoch day {days}");
+        assert_eq!(pgprompt_core::context::iso_date(days), want, "pg epoch day {days}");
     }
 }
 

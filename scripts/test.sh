@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # README command (b): every test tier, on a fresh machine.
-#   1. pure-Rust unit and property tests of the core (cargo test --lib)
+#   1. the core crate's unit, golden, property and fuzz tests (cargo test -p pgprompt-core)
 #   2. #[pg_test]s of the SQL surface (cargo pgrx test, as postgres)
 #   3. psql golden files (pg_regress) and client tests (Python: SDK wire types,
 #      tiktoken parity) against a throwaway cluster
@@ -10,8 +10,8 @@ export PATH="$HOME/.cargo/bin:$PATH"
 
 scripts/setup.sh
 
-echo "== 1/3 core: cargo test --lib"
-cargo test --lib --quiet
+echo "== 1/3 core: cargo test -p pgprompt-core (no PostgreSQL)"
+cargo test -p pgprompt-core --quiet
 
 echo "== 2/3 SQL surface: cargo pgrx test"
 cargo pgrx test pg15 --runas postgres --pgdata /tmp/pgprompt-pgdata

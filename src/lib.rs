@@ -1,11 +1,10 @@
 //! pgprompt: compiles the exact request a language model gets for a conversation turn,
 //! inside PostgreSQL, next to the rows it reads.
 //!
-//! `compile` is the pure core (no pgrx); `pg` is the thin database layer that loads
+//! The compiler is the `pgprompt-core` crate (`core/`: no pgrx, no unsafe); `pg` is the thin database layer that loads
 //! rows, calls the core and maps errors. The schema is `sql/schema.sql`; triggers and
 //! comments are `sql/finalize.sql`.
 
-pub mod compile;
 pub mod pg;
 
 ::pgrx::pg_module_magic!(name, version);

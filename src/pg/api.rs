@@ -8,9 +8,9 @@ use uuid::Uuid;
 use super::errors::{raise, OrRaise};
 use super::jsonb::{self, Jsonb};
 use super::load::{self, SpiHistory};
-use crate::compile::compiler::Rendered;
-use crate::compile::tokens::{Memo, Tokenizer};
-use crate::compile::{self, envelope, template, Output, Purpose};
+use pgprompt_core::compiler::Rendered;
+use pgprompt_core::tokens::{Memo, Tokenizer};
+use pgprompt_core::{self as compile, envelope, template, Output, Purpose};
 
 thread_local! {
     /// Counts of texts that have no stored count, kept for the backend's life.

@@ -4,7 +4,7 @@ use pgrx::pg_sys::panic::ErrorReport;
 use pgrx::prelude::*;
 use pgrx::PgSqlErrorCode;
 
-use crate::compile::Error;
+use pgprompt_core::Error;
 
 fn code_of(sqlstate: &str) -> PgSqlErrorCode {
     match sqlstate {
@@ -56,7 +56,7 @@ mod tests {
 
     #[test]
     fn every_code_maps_to_its_sqlstate() {
-        for code in crate::compile::Code::ALL {
+        for code in pgprompt_core::Code::ALL {
             let mapped = code_of(code.sqlstate());
             let expected = match code.sqlstate() {
                 "22023" => PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,

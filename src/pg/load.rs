@@ -12,12 +12,12 @@ use pgrx::spi::{SpiClient, SpiTupleTable};
 use uuid::Uuid;
 
 use super::errors::spi;
-use crate::compile::context::{
+use pgprompt_core::context::{
     iso_date, Context, Conversation, Document, HistorySource, HistoryTurn, Mechanism, Memory, Model, Role, RoundRow,
     Sealed, Skill, Turn, TurnKind, User, UserKind, Workspace,
 };
-use crate::compile::error::{Code, Error, Result};
-use crate::compile::fields;
+use pgprompt_core::error::{Code, Error, Result};
+use pgprompt_core::fields;
 
 pub fn pg_uuid(u: Uuid) -> pgrx::Uuid {
     pgrx::Uuid::from_bytes(*u.as_bytes())
@@ -668,7 +668,7 @@ pub fn seal(
     client: &mut SpiClient<'_>,
     conv: Uuid,
     turn: Uuid,
-    s: &crate::compile::Seal,
+    s: &pgprompt_core::Seal,
     request: super::jsonb::Jsonb,
 ) -> bool {
     let catalog = nullable(s.catalog.clone());

@@ -4,9 +4,9 @@
 use pgrx::prelude::*;
 
 use super::errors::OrRaise;
-use crate::compile::error::{Code, Error};
-use crate::compile::tokens::{row_counts, Tokenizer};
-use crate::compile::{compiler, fields, history, macros, rounds, template};
+use pgprompt_core::error::{Code, Error};
+use pgprompt_core::tokens::{row_counts, Tokenizer};
+use pgprompt_core::{compiler, fields, history, macros, rounds, template};
 
 #[pg_extern(immutable, parallel_safe)]
 #[search_path(pg_catalog, pg_temp)]
@@ -67,7 +67,7 @@ fn _check_turn(
 #[pg_extern(immutable, parallel_safe)]
 #[search_path(pg_catalog, pg_temp)]
 fn _check_round(turn_id: pgrx::Uuid, n: i32, assistant: &str, results: &str, steers: &str) {
-    let row = crate::compile::context::RoundRow {
+    let row = pgprompt_core::context::RoundRow {
         n,
         assistant: assistant.into(),
         results: results.into(),
@@ -132,7 +132,7 @@ fn _refuse_timezone(timezone: &str) {
     super::api::refuse(
         Error::new(
             Code::TimezoneInvalid,
-            format!("time zone {} is not recognized", crate::compile::error::quote(timezone)),
+            format!("time zone {} is not recognized", pgprompt_core::error::quote(timezone)),
         )
         .hint("Use a name from pg_timezone_names, such as 'UTC' or 'Europe/Paris'."),
     );

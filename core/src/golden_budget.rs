@@ -189,7 +189,7 @@ fn estimate_blocks_add_up_to_the_total() {
 /// is monotone in the window.
 #[test]
 fn property_selection_fits_is_a_suffix_and_is_monotone() {
-    let mut rng = crate::compile::scenario::Rng(0x853c49e6748fea9b);
+    let mut rng = crate::scenario::Rng(0x853c49e6748fea9b);
     let mut next = move |m: u64| rng.below(m);
     for _ in 0..60 {
         let n = 1 + next(25) as usize;

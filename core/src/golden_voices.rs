@@ -395,7 +395,7 @@ fn property_no_body_forges_or_closes_an_envelope() {
         "x",
         "\n",
     ];
-    let mut rng = crate::compile::scenario::Rng(0x2545f4914f6cdd1d);
+    let mut rng = crate::scenario::Rng(0x2545f4914f6cdd1d);
     let mut next = move |m: u64| rng.below(m);
     for _ in 0..200 {
         let mut body = || -> String {

@@ -268,7 +268,7 @@ mod tests {
         ];
         let cl = tiktoken_rs::cl100k_base_singleton();
         let o2 = tiktoken_rs::o200k_base_singleton();
-        let mut rng = crate::compile::scenario::Rng(0x9e3779b97f4a7c15);
+        let mut rng = crate::scenario::Rng(0x9e3779b97f4a7c15);
         let mut next = move |m: u64| rng.below(m);
         for _ in 0..1500 {
             let len = next(40) as usize;

@@ -80,8 +80,8 @@ pub const UNKNOWN_HANDLE: &str = "unknown";
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compile::context::{Mechanism, UserKind};
-    use crate::compile::tokens::{Memo, Tokenizer};
+    use crate::context::{Mechanism, UserKind};
+    use crate::tokens::{Memo, Tokenizer};
 
     fn user(n: u128, kind: UserKind, steward: Option<u128>) -> User {
         User {

@@ -185,7 +185,7 @@ mod tests {
             ">",
             "&lt;",
         ];
-        let mut rng = crate::compile::scenario::Rng(seed);
+        let mut rng = crate::scenario::Rng(seed);
         let mut next = move || rng.below(u64::MAX);
         (0..count)
             .map(|_| {

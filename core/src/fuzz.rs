@@ -292,7 +292,7 @@ fn pathological_inputs() {
 
 #[test]
 fn the_corpus() {
-    let corpus: Value = serde_json::from_str(include_str!("../../tests/fuzz/corpus.json")).unwrap();
+    let corpus: Value = serde_json::from_str(include_str!("../tests/fuzz/corpus.json")).unwrap();
     for t in corpus["templates"].as_array().unwrap() {
         let (parsed, problems) = template::parse(t);
         assert_eq!(parsed.is_some(), problems.is_empty());

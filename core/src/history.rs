@@ -207,7 +207,7 @@ impl Reader<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compile::context::{RoundRow, Turn};
+    use crate::context::{RoundRow, Turn};
 
     fn id(n: u128) -> Uuid {
         Uuid::from_u128(n)

@@ -181,6 +181,12 @@ mod tests {
         Uuid::from_u128(n)
     }
 
+    /// A fresh id for a test row.
+    fn fresh() -> Uuid {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0x1000);
+        id(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed).into())
+    }
+
     fn b() -> Bindings {
         Bindings {
             agent: id(1),
@@ -193,7 +199,7 @@ mod tests {
 
     fn mem(scope: &str, path: &str, owner: (Option<u128>, Option<u128>, Option<u128>, Option<u128>)) -> Memory {
         Memory {
-            id: Uuid::new_v4(),
+            id: fresh(),
             scope: scope.into(),
             user_id: owner.0.map(id),
             speaker_id: owner.1.map(id),
@@ -233,7 +239,7 @@ mod tests {
     }
 
     fn skill(source: &str, name: &str, f: impl FnOnce(&mut Skill)) -> Skill {
-        let mut s = Skill::new(Uuid::new_v4(), source, name, &format!("does {name}"));
+        let mut s = Skill::new(fresh(), source, name, &format!("does {name}"));
         f(&mut s);
         s
     }

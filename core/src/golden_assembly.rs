@@ -269,7 +269,7 @@ fn property_a_template_that_validates_always_compiles() {
         json!({"type": "history", "budget": {"share": 0.5, "min_tokens": 10}}),
         json!({"type": "input"}),
     ];
-    let mut rng = crate::compile::scenario::Rng(0x9e3779b97f4a7c15);
+    let mut rng = crate::scenario::Rng(0x9e3779b97f4a7c15);
     let mut next = move |m: u64| rng.below(m);
     let mut valid = 0;
     for _ in 0..4000 {

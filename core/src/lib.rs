@@ -1,3 +1,4 @@
+#![forbid(unsafe_code)]
 //! The compiler core: pure Rust, no pgrx. Rows in (a [`context::Context`] and a
 //! [`context::HistorySource`]), the request out. Tested with plain `cargo test`.
 

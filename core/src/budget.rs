@@ -256,7 +256,7 @@ mod tests {
     /// never over budget, and monotone in the budget.
     #[test]
     fn property_selection_is_a_bounded_monotone_prefix() {
-        let mut rng = crate::compile::scenario::Rng(0x2545F4914F6CDD1D);
+        let mut rng = crate::scenario::Rng(0x2545F4914F6CDD1D);
         let mut next = move |m: u64| rng.below(m);
         for _ in 0..2_000 {
             let costs: Vec<u32> = (0..next(30)).map(|_| next(50) as u32 + 1).collect();
