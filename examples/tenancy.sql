@@ -7,6 +7,7 @@
 -- skills. Models are shared.
 --
 --   psql -f examples/tenancy.sql                     -- as the extension's owner
+--   CREATE ROLE acme_app LOGIN PASSWORD '...';       -- the application's role
 --   INSERT INTO tenancy.members VALUES ('acme_app', '<workspace id>');
 --   INSERT INTO tenancy.workspace_users VALUES ('<workspace id>', '<user id>');
 --   GRANT prompt_tenant TO acme_app;
@@ -61,6 +62,14 @@ CREATE POLICY tenant ON prompt.turns
 
 ALTER TABLE prompt.rounds ENABLE ROW LEVEL SECURITY;
 CREATE POLICY tenant ON prompt.rounds
+    USING (conversation_id IN (SELECT id FROM prompt.conversations));
+
+ALTER TABLE prompt.seals ENABLE ROW LEVEL SECURITY;
+CREATE POLICY tenant ON prompt.seals
+    USING (conversation_id IN (SELECT id FROM prompt.conversations));
+
+ALTER TABLE prompt.seal_nodes ENABLE ROW LEVEL SECURITY;
+CREATE POLICY tenant ON prompt.seal_nodes
     USING (conversation_id IN (SELECT id FROM prompt.conversations));
 
 ALTER TABLE prompt.documents ENABLE ROW LEVEL SECURITY;

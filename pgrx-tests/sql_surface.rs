@@ -77,7 +77,7 @@ fn turn_dates_are_spelled_as_to_char_spells_them() {
     });
     assert!(rows.len() > 100_000);
     for (days, want) in rows {
-        assert_eq!(pgprompt_core::context::iso_date(days), want, "pg epoch day {days}");
+        assert_eq!(pgprompt_core::rows::iso_date(days), want, "pg epoch day {days}");
     }
 }
 
@@ -255,18 +255,224 @@ fn workspaces_refuse_unknown_timezones() {
     assert_eq!(outcome("INSERT INTO prompt.workspaces (name, timezone) VALUES ('x', 'Asia/Shanghai')"), "ok");
 }
 
+const COMPILE: &str =
+    "SELECT prompt.compile_turn('00000000-0000-0000-0000-0000000000c1', '00000000-0000-0000-0000-0000000000d1')::text";
+
 #[pg_test]
-fn compile_seals_once_and_sealed_columns_are_immutable() {
+fn compile_returns_the_body_as_json_and_seals_once() {
     fixture();
-    let first = one::<pgrx::JsonB>("SELECT prompt.compile_turn('00000000-0000-0000-0000-0000000000c1', '00000000-0000-0000-0000-0000000000d1')").unwrap();
-    assert_eq!(first.0["request"]["messages"][0]["content"][0]["text"], "Hello?");
+    assert_eq!(
+        one::<String>("SELECT prorettype::regtype::text FROM pg_proc WHERE oid = 'prompt.compile_turn(uuid,uuid)'::regprocedure"),
+        Some("json".into())
+    );
+    let first = one::<String>(COMPILE).unwrap();
+    let body: serde_json::Value = serde_json::from_str(&first).unwrap();
+    assert_eq!(body["messages"][0]["content"][0]["text"], "Hello?");
+    assert_eq!(body["model"], "m");
+    assert!(first.starts_with(r#"{"model":"m","max_tokens":4096,"#), "keys in the provider's order: {first}");
     assert_eq!(one::<bool>("SELECT sealed_at IS NOT NULL FROM prompt.turns"), Some(true));
-    // A later write to the inputs does not change what was sealed.
-    Spi::run("UPDATE prompt.turns SET prompt = 'Changed'").unwrap();
-    let again = one::<pgrx::JsonB>("SELECT prompt.compile_turn('00000000-0000-0000-0000-0000000000c1', '00000000-0000-0000-0000-0000000000d1')").unwrap();
-    assert_eq!(first.0, again.0);
-    assert_refused("UPDATE prompt.turns SET sealed_request = '{}'", "55000", "sealed_turn_immutable");
+    assert_eq!(one::<String>(COMPILE), Some(first.clone()), "two calls, the same bytes");
+    assert_eq!(
+        one::<bool>(
+            "SELECT digest = sha256(convert_to(prompt.compile_turn(conversation_id, turn_id)::text, 'UTF8')) \
+             AND bytes = octet_length(prompt.compile_turn(conversation_id, turn_id)::text) FROM prompt.seals"
+        ),
+        Some(true)
+    );
+}
+
+#[pg_test]
+fn a_sealed_turn_cannot_change_or_go_unless_history_is_rewritten_on_purpose() {
+    fixture();
+    let first = one::<String>(COMPILE).unwrap();
+    for (column, value) in [
+        ("prompt", "'Changed'"),
+        ("inline", "'[{\"text\": \"x\"}]'"),
+        ("variables", "'{\"a\": \"b\"}'"),
+        ("input", "'[]'"),
+        ("tools", "'[]'"),
+        ("callables", "'[{\"name\": \"skill\"}]'"),
+        ("model", "'m'"),
+        ("mode", "'run'"),
+        ("answerer_id", "'00000000-0000-0000-0000-000000000001'"),
+        ("poster_id", "'00000000-0000-0000-0000-000000000002'"),
+        ("history", "'{\"max_entries\": 3}'"),
+        ("memory_user_id", "'00000000-0000-0000-0000-000000000001'"),
+        ("seq", "seq + 10"),
+        ("sealed_at", "NULL"),
+        ("sealed_mechanism", "'raw'"),
+        ("sealed_catalog", "'x'"),
+    ] {
+        let got = outcome(&format!("UPDATE prompt.turns SET {column} = {value}"));
+        assert!(got.starts_with("55000 sealed_turn_immutable"), "{column}: {got}");
+        assert!(got.contains(&format!("{column} cannot change")), "{column}: {got}");
+    }
+    // The answer stays editable.
+    assert_eq!(outcome("UPDATE prompt.turns SET content = 'Hi!'"), "ok");
+    assert_refused("DELETE FROM prompt.turns", "55000", "sealed_turn_immutable");
+    // On purpose: the rewrite happens, the seal stays what was sent.
+    Spi::run("SET LOCAL pgprompt.allow_history_rewrite = on").unwrap();
+    assert_eq!(outcome("UPDATE prompt.turns SET prompt = 'Edited'"), "ok");
+    assert_eq!(one::<String>(COMPILE), Some(first));
     assert_refused("UPDATE prompt.turns SET sealed_at = NULL", "55000", "sealed_turn_immutable");
+    assert_eq!(outcome("DELETE FROM prompt.turns"), "ok");
+    assert_eq!(one::<i64>("SELECT count(*) FROM prompt.seals"), Some(0), "its seal goes with it");
+}
+
+#[pg_test]
+fn a_turn_a_later_seal_replayed_is_deleted_only_on_purpose_and_conversations_always() {
+    fixture();
+    Spi::run(
+        "UPDATE prompt.turns SET seq = 10; \
+         INSERT INTO prompt.turns (conversation_id, id, seq, kind, role, author_id, content) VALUES \
+         ('00000000-0000-0000-0000-0000000000c1', '00000000-0000-0000-0000-0000000000e1', 1, 'message', 'user', \
+          '00000000-0000-0000-0000-000000000001', 'earlier')",
+    )
+    .unwrap();
+    one::<String>(COMPILE);
+    assert_refused(
+        "DELETE FROM prompt.turns WHERE id = '00000000-0000-0000-0000-0000000000e1'",
+        "55000",
+        "sealed_turn_immutable",
+    );
+    assert_eq!(outcome("DELETE FROM prompt.conversations"), "ok");
+    assert_eq!(one::<i64>("SELECT count(*) FROM prompt.turns"), Some(0));
+    assert_eq!(one::<i64>("SELECT count(*) FROM prompt.seal_nodes"), Some(0));
+}
+
+#[pg_test]
+fn rounds_a_request_carried_are_append_only() {
+    fixture();
+    Spi::run("UPDATE prompt.turns SET mode = 'run'").unwrap();
+    one::<String>(COMPILE);
+    Spi::run(
+        "INSERT INTO prompt.rounds (conversation_id, turn_id, n, assistant, results) VALUES \
+         ('00000000-0000-0000-0000-0000000000c1', '00000000-0000-0000-0000-0000000000d1', 1, \
+          '[{\"type\":\"tool_call\",\"id\":\"c1\",\"name\":\"x\",\"input\":{}}]', '[]')",
+    )
+    .unwrap();
+    // Not sent yet: its results are written on it.
+    assert_eq!(
+        outcome("UPDATE prompt.rounds SET results = '[{\"call_id\":\"c1\",\"content\":\"ok\"}]'"),
+        "ok"
+    );
+    let continued = one::<String>(COMPILE).unwrap();
+    assert!(continued.contains("tool_result"), "{continued}");
+    assert_eq!(one::<bool>("SELECT sent_at IS NOT NULL FROM prompt.rounds"), Some(true));
+    assert_refused("UPDATE prompt.rounds SET aborted = true", "55000", "sealed_turn_immutable");
+    assert_refused("DELETE FROM prompt.rounds", "55000", "sealed_turn_immutable");
+    assert_eq!(one::<String>(COMPILE), Some(continued), "the same bytes again");
+}
+
+#[pg_test]
+fn newcomer_mistakes_are_refused_on_write_with_their_paths() {
+    fixture();
+    let insert = |cols: &str, vals: &str| {
+        outcome(&format!(
+            "INSERT INTO prompt.turns (conversation_id, {cols}) VALUES ('00000000-0000-0000-0000-0000000000c1', {vals})"
+        ))
+    };
+    let got = insert("kind, prompt", "'reply', 'no poster'");
+    assert!(got.starts_with("22023 turn_invalid") && got.contains("at /poster_id"), "{got}");
+    let got = insert("kind, content", "'message', 'no role'");
+    assert!(got.starts_with("22023 turn_invalid") && got.contains("at /role"), "{got}");
+    let got = insert("kind, poster_id, variables", "'reply', '00000000-0000-0000-0000-000000000001', '{\"Bad\": \"x\"}'");
+    assert!(got.starts_with("22023 turn_field_invalid") && got.contains("/variables/Bad"), "{got}");
+    let got = insert("kind, poster_id, variables", "'reply', '00000000-0000-0000-0000-000000000001', '{\"a\": 1}'");
+    assert!(got.starts_with("22023 turn_field_invalid") && got.contains("/variables/a"), "{got}");
+    let got = insert("kind, poster_id, inline", "'reply', '00000000-0000-0000-0000-000000000001', '[{\"slot\": \"soul\", \"text\": \"x\"}]'");
+    assert!(got.starts_with("22023 inline_entry_invalid") && got.contains("/inline/0/slot"), "{got}");
+    assert_eq!(one::<i64>("SELECT count(*) FROM prompt.turns"), Some(1), "nothing written");
+    // Rounds: on a direct reply, on a message turn, numbered after a gap.
+    let round = |turn: &str, n: i32| {
+        outcome(&format!(
+            "INSERT INTO prompt.rounds (conversation_id, turn_id, n) VALUES ('00000000-0000-0000-0000-0000000000c1', '{turn}', {n})"
+        ))
+    };
+    let got = round("00000000-0000-0000-0000-0000000000d1", 1);
+    assert!(got.starts_with("22023 round_invalid") && got.contains("direct reply"), "{got}");
+    Spi::run(
+        "INSERT INTO prompt.turns (conversation_id, id, kind, role, author_id, content) VALUES \
+         ('00000000-0000-0000-0000-0000000000c1', '00000000-0000-0000-0000-0000000000e1', 'message', 'user', \
+          '00000000-0000-0000-0000-000000000001', 'hi')",
+    )
+    .unwrap();
+    let got = round("00000000-0000-0000-0000-0000000000e1", 1);
+    assert!(got.starts_with("22023 round_invalid") && got.contains("message turn"), "{got}");
+    Spi::run("UPDATE prompt.turns SET mode = 'run' WHERE id = '00000000-0000-0000-0000-0000000000d1'").unwrap();
+    let got = round("00000000-0000-0000-0000-0000000000d1", 2);
+    assert!(got.starts_with("22023 round_invalid") && got.contains("round 1 is missing") && got.contains("at /n"), "{got}");
+    assert_eq!(round("00000000-0000-0000-0000-0000000000d1", 1), "ok");
+    assert_eq!(round("00000000-0000-0000-0000-0000000000d1", 2), "ok");
+    let got = outcome("UPDATE prompt.turns SET mode = 'direct_reply' WHERE id = '00000000-0000-0000-0000-0000000000d1'");
+    assert!(got.starts_with("22023 turn_invalid") && got.contains("at /mode"), "{got}");
+}
+
+#[pg_test]
+fn a_variable_the_template_does_not_declare_is_refused_at_compile_naming_it() {
+    fixture();
+    Spi::run("UPDATE prompt.turns SET variables = '{\"scene\": \"a storm\"}'").unwrap();
+    let got = outcome(COMPILE);
+    assert!(got.starts_with("22023 turn_field_invalid"), "{got}");
+    assert!(got.contains("00000000-0000-0000-0000-0000000000d1") && got.contains("/variables/scene"), "{got}");
+}
+
+#[pg_test]
+fn pruned_seals_keep_digest_size_and_estimate_and_refuse_compiles() {
+    fixture();
+    let body = one::<String>(COMPILE).unwrap();
+    assert!(one::<i64>("SELECT count(*) FROM prompt.seal_nodes").unwrap() > 0);
+    assert_eq!(
+        one::<i64>("SELECT prompt.prune_seals('00000000-0000-0000-0000-0000000000c1', now() + interval '1 minute')"),
+        Some(1)
+    );
+    assert_eq!(one::<i64>("SELECT count(*) FROM prompt.seal_nodes"), Some(0), "no body uses them");
+    assert_eq!(
+        one::<bool>(&format!(
+            "SELECT digest = sha256(convert_to({}, 'UTF8')) AND bytes = {} AND frozen->'estimate'->>'total' IS NOT NULL FROM prompt.seals",
+            quote_literal(&body),
+            body.len()
+        )),
+        Some(true)
+    );
+    assert_refused(COMPILE, "55000", "sealed_request_pruned");
+    assert_eq!(
+        one::<bool>("SELECT (prompt.explain_turn('00000000-0000-0000-0000-0000000000c1', '00000000-0000-0000-0000-0000000000d1')->>'sealed')::bool"),
+        Some(true)
+    );
+}
+
+fn quote_literal(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
+#[pg_test]
+fn explain_turn_shows_everything_but_the_body() {
+    fixture();
+    let e = one::<pgrx::JsonB>(
+        "SELECT prompt.explain_turn('00000000-0000-0000-0000-0000000000c1', '00000000-0000-0000-0000-0000000000d1')",
+    )
+    .unwrap()
+    .0;
+    for key in ["version", "conversation_id", "turn_id", "mechanism", "model", "wire", "sealed", "messages",
+                "cache_marker", "cache_breakpoints", "preface", "estimate"] {
+        assert!(e.get(key).is_some(), "{key} in {e}");
+    }
+    assert_eq!(e["version"], 2);
+    assert_eq!(e["sealed"], false);
+    assert!(e.get("request").is_none() && e.get("body").is_none(), "the body is never carried twice");
+    assert_eq!(e["messages"][0]["parts"][0]["text"], "Hello?");
+}
+
+#[pg_test]
+fn every_table_is_dumped_with_its_rows() {
+    assert_eq!(
+        one::<i64>(
+            "SELECT count(*) FROM pg_class c WHERE c.relnamespace = 'prompt'::regnamespace AND c.relkind = 'r' \
+             AND c.oid <> ALL (SELECT unnest(extconfig) FROM pg_extension WHERE extname = 'pgprompt')"
+        ),
+        Some(0)
+    );
 }
 
 #[pg_test]
@@ -336,7 +542,7 @@ fn the_gate_refuses_and_writes_no_seal() {
     );
     assert_eq!(
         one::<String>("SELECT string_agg(block, ',') FROM prompt.estimate_turn('00000000-0000-0000-0000-0000000000c1', '00000000-0000-0000-0000-0000000000d1')"),
-        Some("system_prompt,character,persona,memory,skills,history,lead,tail,input".into()),
+        Some("system_prompt,character,persona,memory,skills,history,lead,tail,input,tools".into()),
         "one row per block, in block order"
     );
 }
@@ -393,14 +599,14 @@ fn available_counts_agree_whether_history_is_read_or_counted() {
     assert_eq!(available(100_000), Some(5));
 }
 
-/// SPEC §12: every conversation-scoped primary, unique and foreign key (between
+/// docs/scale-out.md: every conversation-scoped primary, unique and foreign key (between
 /// conversation-scoped tables) starts with conversation_id, so the tables distribute by
 /// it (docs/scale-out.md). Keys to the shared tables (users, models) need not.
 #[pg_test]
 fn conversation_scoped_keys_start_with_conversation_id() {
     let bad = one::<i64>(
         "SELECT count(*) FROM pg_constraint c \
-         WHERE c.conrelid IN ('prompt.turns'::regclass, 'prompt.rounds'::regclass) \
+         WHERE c.conrelid IN ('prompt.turns'::regclass, 'prompt.rounds'::regclass, 'prompt.seals'::regclass, 'prompt.seal_nodes'::regclass) \
          AND (c.contype IN ('p', 'u') OR (c.contype = 'f' AND c.confrelid IN \
               ('prompt.conversations'::regclass, 'prompt.turns'::regclass, 'prompt.rounds'::regclass))) \
          AND (SELECT attname FROM pg_attribute WHERE attrelid = c.conrelid AND attnum = c.conkey[1]) <> 'conversation_id'",

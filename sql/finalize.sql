@@ -1,4 +1,4 @@
--- pgprompt: write-time refusals (SPEC §2) as triggers, and the comments that make
+-- pgprompt: write-time refusals (docs/design.md, "Seals"; README, "Refused on write") as triggers, and the comments that make
 -- \d+ and \df+ explain themselves. Runs after the extension's functions exist.
 
 -- The tokenizers whose counts a write stores: those of the models in use.
@@ -69,34 +69,81 @@ CREATE TRIGGER memories_touch BEFORE UPDATE ON prompt.memories
 CREATE TRIGGER skills_touch BEFORE UPDATE ON prompt.skills
     FOR EACH ROW EXECUTE FUNCTION prompt._touch_updated_at();
 
+-- Whether this transaction rewrites history on purpose (SET LOCAL
+-- pgprompt.allow_history_rewrite = on): only then may a sealed turn, a turn a later seal
+-- replayed, or a round a continuation sent be deleted or rewritten.
+CREATE FUNCTION prompt._history_rewrite_allowed() RETURNS bool
+LANGUAGE sql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT coalesce(current_setting('pgprompt.allow_history_rewrite', true), 'off') IN ('on', 'true', 'yes', '1') $$;
+
 CREATE FUNCTION prompt._turns_write() RETURNS trigger
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     tokenizers text[];
+    changed text;
 BEGIN
     IF TG_OP = 'INSERT' AND NEW.seq IS NULL THEN
         PERFORM pg_advisory_xact_lock(hashtextextended(NEW.conversation_id::text, 20261130));
         NEW.seq := coalesce((SELECT max(seq) FROM prompt.turns WHERE conversation_id = NEW.conversation_id), 0) + 1;
     END IF;
-    IF TG_OP = 'UPDATE' AND OLD.sealed_at IS NOT NULL AND (
-           NEW.sealed_at        IS DISTINCT FROM OLD.sealed_at
-        OR NEW.sealed_request   IS DISTINCT FROM OLD.sealed_request
-        OR NEW.sealed_preface   IS DISTINCT FROM OLD.sealed_preface
-        OR NEW.sealed_catalog   IS DISTINCT FROM OLD.sealed_catalog
-        OR NEW.sealed_mechanism IS DISTINCT FROM OLD.sealed_mechanism
-        OR NEW.sealed_versions  IS DISTINCT FROM OLD.sealed_versions) THEN
-        PERFORM prompt._refuse_sealed_update(OLD.conversation_id, OLD.id);
+    IF TG_OP = 'UPDATE' AND OLD.sealed_at IS NOT NULL THEN
+        -- What was sent never changes: the seal's own columns, and every column the seal
+        -- was compiled from, unless this transaction rewrites history on purpose. The
+        -- answer (content) and an in-turn summary stay writable.
+        changed := CASE
+            WHEN NEW.sealed_at        IS DISTINCT FROM OLD.sealed_at        THEN 'sealed_at'
+            WHEN NEW.sealed_preface   IS DISTINCT FROM OLD.sealed_preface   THEN 'sealed_preface'
+            WHEN NEW.sealed_catalog   IS DISTINCT FROM OLD.sealed_catalog   THEN 'sealed_catalog'
+            WHEN NEW.sealed_mechanism IS DISTINCT FROM OLD.sealed_mechanism THEN 'sealed_mechanism'
+            WHEN NEW.sealed_versions  IS DISTINCT FROM OLD.sealed_versions  THEN 'sealed_versions'
+        END;
+        IF changed IS NOT NULL THEN
+            PERFORM prompt._refuse_sealed(OLD.conversation_id, OLD.id, changed, false);
+        END IF;
+        changed := CASE
+            WHEN NEW.prompt          IS DISTINCT FROM OLD.prompt          THEN 'prompt'
+            WHEN NEW.inline          IS DISTINCT FROM OLD.inline          THEN 'inline'
+            WHEN NEW.variables       IS DISTINCT FROM OLD.variables       THEN 'variables'
+            WHEN NEW.input           IS DISTINCT FROM OLD.input           THEN 'input'
+            WHEN NEW.tools           IS DISTINCT FROM OLD.tools           THEN 'tools'
+            WHEN NEW.callables       IS DISTINCT FROM OLD.callables       THEN 'callables'
+            WHEN NEW.model           IS DISTINCT FROM OLD.model           THEN 'model'
+            WHEN NEW.mode            IS DISTINCT FROM OLD.mode            THEN 'mode'
+            WHEN NEW.answerer_id     IS DISTINCT FROM OLD.answerer_id     THEN 'answerer_id'
+            WHEN NEW.poster_id       IS DISTINCT FROM OLD.poster_id       THEN 'poster_id'
+            WHEN NEW.history         IS DISTINCT FROM OLD.history         THEN 'history'
+            WHEN NEW.memory_user_id  IS DISTINCT FROM OLD.memory_user_id  THEN 'memory_user_id'
+            WHEN NEW.seq             IS DISTINCT FROM OLD.seq             THEN 'seq'
+            WHEN NEW.kind            IS DISTINCT FROM OLD.kind            THEN 'kind'
+            WHEN NEW.request_options IS DISTINCT FROM OLD.request_options THEN 'request_options'
+            WHEN NEW.conversation_id IS DISTINCT FROM OLD.conversation_id THEN 'conversation_id'
+        END;
+        IF changed IS NOT NULL AND NOT prompt._history_rewrite_allowed() THEN
+            PERFORM prompt._refuse_sealed(OLD.conversation_id, OLD.id, changed, true);
+        END IF;
     END IF;
     IF TG_OP = 'INSERT'
-       OR NEW.inline    IS DISTINCT FROM OLD.inline
-       OR NEW.variables IS DISTINCT FROM OLD.variables
-       OR NEW.history   IS DISTINCT FROM OLD.history
-       OR NEW.input     IS DISTINCT FROM OLD.input
-       OR NEW.tools     IS DISTINCT FROM OLD.tools
-       OR NEW.callables IS DISTINCT FROM OLD.callables THEN
+       OR NEW.kind      IS DISTINCT FROM OLD.kind
+       OR NEW.role      IS DISTINCT FROM OLD.role
+       OR NEW.poster_id IS DISTINCT FROM OLD.poster_id
+       OR NEW.mode      IS DISTINCT FROM OLD.mode THEN
+        PERFORM prompt._check_turn_shape(NEW.id, NEW.kind, NEW.role, NEW.poster_id, NEW.mode,
+            TG_OP = 'UPDATE' AND NEW.mode IS DISTINCT FROM OLD.mode
+            AND EXISTS (SELECT 1 FROM prompt.rounds r WHERE r.conversation_id = NEW.conversation_id AND r.turn_id = NEW.id));
+    END IF;
+    IF TG_OP = 'INSERT'
+       OR NEW.inline          IS DISTINCT FROM OLD.inline
+       OR NEW.variables       IS DISTINCT FROM OLD.variables
+       OR NEW.history         IS DISTINCT FROM OLD.history
+       OR NEW.input           IS DISTINCT FROM OLD.input
+       OR NEW.tools           IS DISTINCT FROM OLD.tools
+       OR NEW.callables       IS DISTINCT FROM OLD.callables
+       OR NEW.request_options IS DISTINCT FROM OLD.request_options THEN
         PERFORM prompt._check_turn(NEW.inline::text, NEW.variables::text, NEW.history::text,
-                                   NEW.input::text, NEW.tools::text, NEW.callables::text);
+                                   NEW.input::text, NEW.tools::text, NEW.callables::text,
+                                   NEW.request_options::text);
     END IF;
     IF TG_OP = 'INSERT'
        OR NEW.content IS DISTINCT FROM OLD.content
@@ -123,17 +170,75 @@ $$;
 CREATE TRIGGER turns_write BEFORE INSERT OR UPDATE ON prompt.turns
     FOR EACH ROW EXECUTE FUNCTION prompt._turns_write();
 
+-- A sealed turn, or a turn a later seal replayed, is deleted only on purpose; a whole
+-- conversation's turns go with it (the conversation is gone by the time they are).
+CREATE FUNCTION prompt._turns_delete() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF prompt._history_rewrite_allowed()
+       OR NOT EXISTS (SELECT 1 FROM prompt.conversations c WHERE c.id = OLD.conversation_id) THEN
+        RETURN OLD;
+    END IF;
+    IF OLD.sealed_at IS NOT NULL THEN
+        PERFORM prompt._refuse_sealed(OLD.conversation_id, OLD.id, 'delete', true);
+    END IF;
+    IF EXISTS (SELECT 1 FROM prompt.turns t WHERE t.conversation_id = OLD.conversation_id
+               AND t.seq > OLD.seq AND t.sealed_at IS NOT NULL) THEN
+        PERFORM prompt._refuse_sealed(OLD.conversation_id, OLD.id, 'delete_replayed', true);
+    END IF;
+    RETURN OLD;
+END
+$$;
+
+CREATE TRIGGER turns_delete BEFORE DELETE ON prompt.turns
+    FOR EACH ROW EXECUTE FUNCTION prompt._turns_delete();
+
 CREATE FUNCTION prompt._rounds_write() RETURNS trigger
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    PERFORM prompt._check_round(NEW.turn_id, NEW.n, NEW.assistant::text, NEW.results::text, NEW.steers::text);
+    IF TG_OP IN ('UPDATE', 'DELETE') AND OLD.sent_at IS NOT NULL
+       AND NOT prompt._history_rewrite_allowed()
+       AND EXISTS (SELECT 1 FROM prompt.turns t WHERE t.conversation_id = OLD.conversation_id AND t.id = OLD.turn_id) THEN
+        PERFORM prompt._refuse_sent_round(OLD.conversation_id, OLD.turn_id, OLD.n, lower(TG_OP));
+    END IF;
+    IF TG_OP = 'DELETE' THEN
+        RETURN OLD;
+    END IF;
+    IF TG_OP = 'INSERT'
+       OR NEW.assistant IS DISTINCT FROM OLD.assistant
+       OR NEW.results   IS DISTINCT FROM OLD.results
+       OR NEW.steers    IS DISTINCT FROM OLD.steers
+       OR NEW.n         IS DISTINCT FROM OLD.n THEN
+        PERFORM prompt._check_round(NEW.turn_id, NEW.n, NEW.assistant::text, NEW.results::text, NEW.steers::text);
+    END IF;
     RETURN NEW;
 END
 $$;
 
-CREATE TRIGGER rounds_write BEFORE INSERT OR UPDATE ON prompt.rounds
+CREATE TRIGGER rounds_write BEFORE INSERT OR UPDATE OR DELETE ON prompt.rounds
     FOR EACH ROW EXECUTE FUNCTION prompt._rounds_write();
+
+-- Rounds belong to run reply turns and are numbered 1, 2, 3, ... without a gap. Checked
+-- after the statement's rows are all in, so a restore may load them in any order.
+CREATE FUNCTION prompt._rounds_placed() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t record;
+BEGIN
+    SELECT kind, mode INTO t FROM prompt.turns
+     WHERE conversation_id = NEW.conversation_id AND id = NEW.turn_id;
+    PERFORM prompt._check_round_place(NEW.turn_id, NEW.n, t.kind, t.mode,
+        NEW.n = 1 OR EXISTS (SELECT 1 FROM prompt.rounds r WHERE r.conversation_id = NEW.conversation_id
+                             AND r.turn_id = NEW.turn_id AND r.n = NEW.n - 1));
+    RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER rounds_placed AFTER INSERT OR UPDATE OF n, turn_id ON prompt.rounds
+    FOR EACH ROW EXECUTE FUNCTION prompt._rounds_placed();
 
 -- A round added or removed changes its turn's entry count.
 CREATE FUNCTION prompt._rounds_count() RETURNS trigger
@@ -154,12 +259,29 @@ $$;
 CREATE TRIGGER rounds_count AFTER INSERT OR DELETE OR UPDATE OF n ON prompt.rounds
     FOR EACH ROW EXECUTE FUNCTION prompt._rounds_count();
 
+-- The request options of a model or an agent are checked on write like a turn's.
+CREATE FUNCTION prompt._options_write() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF TG_OP = 'INSERT' OR NEW.request_options IS DISTINCT FROM OLD.request_options THEN
+        PERFORM prompt._check_request_options(TG_TABLE_NAME, NEW.request_options::text);
+    END IF;
+    RETURN NEW;
+END
+$$;
+
+CREATE TRIGGER models_options BEFORE INSERT OR UPDATE OF request_options ON prompt.models
+    FOR EACH ROW EXECUTE FUNCTION prompt._options_write();
+CREATE TRIGGER users_options BEFORE INSERT OR UPDATE OF request_options ON prompt.users
+    FOR EACH ROW EXECUTE FUNCTION prompt._options_write();
+
 -- Comments -----------------------------------------------------------------------
 
 COMMENT ON TABLE prompt.models IS
-    'A model a request is compiled for: its wire (anthropic, chat), tokenizer, windows, image support, token margin and max_output_tokens. name is the provider''s model id.';
+    'A model a request is compiled for: its wire (anthropic, chat, responses, gemini), tokenizer, windows, image support, token margin, max_output_tokens, cache TTL and request options. name is the provider''s model id.';
 COMMENT ON TABLE prompt.users IS
-    'People and agents. An agent has a steward (its controlling Human), a prompt_mechanism (default, assembly, raw), an optional prompt_template, a model and an application.';
+    'People and agents. An agent has a steward (its controlling Human), a prompt_mechanism (default, assembly, raw), an optional prompt_template, a model, an application and request options.';
 COMMENT ON TABLE prompt.workspaces IS
     'The room a conversation lives in; its timezone dates {{date}}.';
 COMMENT ON TABLE prompt.documents IS
@@ -171,9 +293,13 @@ COMMENT ON TABLE prompt.skills IS
 COMMENT ON TABLE prompt.conversations IS
     'One timeline: its workspace, kind, stored answerer, creator and origin channel.';
 COMMENT ON TABLE prompt.turns IS
-    'The timeline, ordered by seq: message, reply and summary turns. A reply turn is what compile_turn compiles; its sealed_* columns hold what was sent and never change once set.';
+    'The timeline, ordered by seq: message, reply and summary turns. A reply turn is what compile_turn compiles; once sealed, its sealed_* columns and every column its request was compiled from never change (content stays writable).';
 COMMENT ON TABLE prompt.rounds IS
-    'The model rounds of a run-backed reply turn: the assistant''s text and tool calls, the results with their captures, the steers read mid-round, and whether it was aborted.';
+    'The model rounds of a run-backed reply turn: the assistant''s text and tool calls, the results with their captures, the steers read mid-round, and whether it was aborted. A round a request carried (sent_at) never changes.';
+COMMENT ON TABLE prompt.seals IS
+    'One row per sealed turn: what its first compile froze (frozen), where its body is stored (head, lead, chain, chain_length, tail in prompt.seal_nodes), and the body''s SHA-256 and size, kept when prune_seals drops the body.';
+COMMENT ON TABLE prompt.seal_nodes IS
+    'The pieces of sealed bodies, each stored once per conversation: list elements chained newest to oldest (parent), and the text around the lists. Written by compile_turn; prune_seals removes what no body uses.';
 
 COMMENT ON COLUMN prompt.turns.content_tokens IS
     'Token counts of content as history renders it bare, {cl100k_base, o200k_base}; kept by the write trigger.';
@@ -181,15 +307,25 @@ COMMENT ON COLUMN prompt.turns.prompt_tokens IS
     'Token counts of prompt, {cl100k_base, o200k_base}; kept by the write trigger.';
 COMMENT ON COLUMN prompt.turns.own_entries IS
     'The history entries of this turn read by its own answerer; kept by the write triggers so a budget counts what it leaves out without reading it.';
-COMMENT ON COLUMN prompt.turns.sealed_request IS
-    'The result of the first compile_turn of this turn, whole: what was sent.';
+COMMENT ON COLUMN prompt.turns.sealed_preface IS
+    'What the turn laid between history and its input when it was sealed; later turns of the same answerer replay it byte for byte.';
+COMMENT ON COLUMN prompt.rounds.sent_at IS
+    'When a compile_turn first sent this round; from then on the round never changes.';
 
 COMMENT ON FUNCTION prompt.compile_turn(uuid, uuid) IS
-    'Compiles the request for the reply turn''s next model call and seals it on the first call; later calls return the sealed request, plus the rounds written since.';
+    'The request body for the reply turn''s next model call, as json ready to POST. The first call seals it; later calls return exactly the sealed bytes, plus the rounds written since.';
 COMMENT ON FUNCTION prompt.preview_turn(uuid, uuid) IS
-    'What compile_turn would return, without writing anything; works read-only and on hot standbys.';
+    'The body compile_turn would return, without writing anything; works read-only and on hot standbys.';
+COMMENT ON FUNCTION prompt.sealed_body(uuid, uuid) IS
+    'The body a turn''s seal stored, exactly as its first compile_turn returned it (without the rounds written since); NULL for a turn that is not sealed.';
+COMMENT ON FUNCTION prompt.explain_turn(uuid, uuid) IS
+    'How the body is made: mechanism, model, wire, whether sealed, the compiled messages, cache breakpoints, the preface and the full estimate. Never raises for a budget problem.';
 COMMENT ON FUNCTION prompt.estimate_turn(uuid, uuid) IS
-    'The token budget of a turn, one row per block in block order; reports budget problems instead of raising them.';
+    'The token budget of a turn, one row per block in block order, then the tools; reports budget problems instead of raising them.';
+COMMENT ON FUNCTION prompt.prune_seals(uuid, timestamptz) IS
+    'Drops the bodies of the conversation''s seals older than the given time, keeping each seal''s digest, size and estimate; returns how many it pruned. A pruned turn''s compile_turn raises sealed_request_pruned.';
+COMMENT ON FUNCTION prompt.pretty(json) IS
+    'A body (or any JSON) indented for reading, its keys in the order they were written (jsonb_pretty would sort them).';
 COMMENT ON FUNCTION prompt.validate_template(jsonb) IS
     'Every problem of an assembly template as (JSON-pointer path, code, message); no rows means valid.';
 COMMENT ON FUNCTION prompt.count_tokens(text, text) IS
@@ -200,6 +336,8 @@ COMMENT ON FUNCTION prompt.unescape_envelope(text) IS
     'The exact inverse of escape_envelope.';
 COMMENT ON FUNCTION prompt._tokenizers_in_use() IS
     'Internal: the tokenizers of the models in use, whose counts the turns trigger stores.';
+COMMENT ON FUNCTION prompt._history_rewrite_allowed() IS
+    'Internal: whether the transaction set pgprompt.allow_history_rewrite = on.';
 COMMENT ON FUNCTION prompt._documents_write() IS
     'Internal trigger: refuses unknown macros and bodies over 64 KiB; bumps version and updated_at.';
 COMMENT ON FUNCTION prompt._users_write() IS
@@ -209,24 +347,38 @@ COMMENT ON FUNCTION prompt._workspaces_write() IS
 COMMENT ON FUNCTION prompt._touch_updated_at() IS
     'Internal trigger: sets updated_at on update.';
 COMMENT ON FUNCTION prompt._turns_write() IS
-    'Internal trigger: numbers a turn written without seq, refuses changes to sealed columns and invalid inline entries, variables, history intent, input, tools or callables; stores token counts and entry counts.';
+    'Internal trigger: numbers a turn written without seq; refuses changes to a sealed turn, a reply without poster_id, a message without role, and invalid inline entries, variables, history intent, input, tools, callables or request options; stores token counts and entry counts.';
+COMMENT ON FUNCTION prompt._turns_delete() IS
+    'Internal trigger: refuses deleting a sealed turn, or one a later seal replayed, unless pgprompt.allow_history_rewrite is on or the whole conversation goes.';
+COMMENT ON FUNCTION prompt._rounds_write() IS
+    'Internal trigger: refuses a round whose JSON is not a valid round, naming the path, and any change to a round a request carried.';
+COMMENT ON FUNCTION prompt._rounds_placed() IS
+    'Internal trigger: refuses a round on anything but a run reply turn, or numbered after a gap.';
 COMMENT ON FUNCTION prompt._rounds_count() IS
     'Internal trigger: keeps turns.own_entries when rounds are added or removed.';
+COMMENT ON FUNCTION prompt._options_write() IS
+    'Internal trigger: refuses invalid request options of a model or an agent.';
 COMMENT ON FUNCTION prompt._own_entries(text, integer, text, integer[]) IS
     'Internal: the history entries of a reply turn read by its own answerer, as the compiler plans them.';
-COMMENT ON FUNCTION prompt._rounds_write() IS
-    'Internal trigger: refuses a round whose JSON is not a valid round, naming the path.';
 COMMENT ON FUNCTION prompt._check_document(text, text) IS
     'Internal: the write-time checks of a document body.';
 COMMENT ON FUNCTION prompt._check_template(text, text, jsonb) IS
     'Internal: the write-time checks of a prompt_template.';
-COMMENT ON FUNCTION prompt._check_turn(text, text, text, text, text, text) IS
+COMMENT ON FUNCTION prompt._check_turn(text, text, text, text, text, text, text) IS
     'Internal: the write-time checks of a turn''s JSON columns.';
+COMMENT ON FUNCTION prompt._check_turn_shape(uuid, text, text, uuid, text, boolean) IS
+    'Internal: the write-time checks of a turn''s shape (a reply''s poster, a message''s role, a run''s rounds).';
+COMMENT ON FUNCTION prompt._check_request_options(text, text) IS
+    'Internal: the write-time checks of request options.';
 COMMENT ON FUNCTION prompt._check_round(uuid, integer, text, text, text) IS
     'Internal: the write-time checks of a round.';
+COMMENT ON FUNCTION prompt._check_round_place(uuid, integer, text, text, boolean) IS
+    'Internal: the write-time checks of where a round sits.';
 COMMENT ON FUNCTION prompt._row_tokens(text, text, text[]) IS
     'Internal: the stored token counts of a turn text, one slot per tokenizer.';
-COMMENT ON FUNCTION prompt._refuse_sealed_update(uuid, uuid) IS
-    'Internal: raises sealed_turn_immutable.';
+COMMENT ON FUNCTION prompt._refuse_sealed(uuid, uuid, text, boolean) IS
+    'Internal: raises sealed_turn_immutable for a change to a sealed turn.';
+COMMENT ON FUNCTION prompt._refuse_sent_round(uuid, uuid, integer, text) IS
+    'Internal: raises sealed_turn_immutable for a change to a sent round.';
 COMMENT ON FUNCTION prompt._refuse_timezone(text) IS
     'Internal: raises timezone_invalid.';

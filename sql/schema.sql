@@ -1,15 +1,15 @@
--- pgprompt schema (SPEC §1). Runs first (bootstrap): tables, keys, checks, indexes.
--- Triggers, which call the extension's functions, are in finalize.sql.
+-- pgprompt schema (docs/design.md, "Tables"). Runs first (bootstrap): tables, keys,
+-- checks, indexes. Triggers, which call the extension's functions, are in finalize.sql.
 --
--- Layout (SPEC §12): conversation-scoped tables (turns, rounds) carry conversation_id
--- and their primary and foreign keys start with it, so they can be distributed by it
--- and colocated; models, users, workspaces, documents, skills and memories are small
--- shared tables.
+-- Layout (docs/scale-out.md): conversation-scoped tables (turns, rounds, seals,
+-- seal_nodes) carry conversation_id and their primary and foreign keys start with it, so
+-- they can be distributed by it and colocated; models, users, workspaces, documents,
+-- skills and memories are small shared tables.
 
 CREATE TABLE prompt.models (
     name              text PRIMARY KEY,
     wire              text NOT NULL
-                      CONSTRAINT models_wire_valid CHECK (wire IN ('anthropic', 'chat')),
+                      CONSTRAINT models_wire_valid CHECK (wire IN ('anthropic', 'chat', 'responses', 'gemini')),
     tokenizer         text NOT NULL DEFAULT 'cl100k_base'
                       CONSTRAINT models_tokenizer_valid CHECK (tokenizer IN ('cl100k_base', 'o200k_base')),
     advisory_window   int CONSTRAINT models_advisory_window_positive CHECK (advisory_window > 0),
@@ -18,7 +18,11 @@ CREATE TABLE prompt.models (
     token_margin      real NOT NULL DEFAULT 0
                       CONSTRAINT models_token_margin_valid CHECK (token_margin >= 0 AND token_margin <= 10),
     max_output_tokens int NOT NULL DEFAULT 4096
-                      CONSTRAINT models_max_output_tokens_positive CHECK (max_output_tokens > 0)
+                      CONSTRAINT models_max_output_tokens_positive CHECK (max_output_tokens > 0),
+    cache_ttl         text NOT NULL DEFAULT '5m'
+                      CONSTRAINT models_cache_ttl_valid CHECK (cache_ttl IN ('5m', '1h')),
+    token_margin_auto bool NOT NULL DEFAULT false,
+    request_options   jsonb NOT NULL DEFAULT '{}'
 );
 
 CREATE TABLE prompt.users (
@@ -35,6 +39,7 @@ CREATE TABLE prompt.users (
     model            text REFERENCES prompt.models (name) ON UPDATE CASCADE ON DELETE SET NULL,
     reasoning_replay bool NOT NULL DEFAULT false,
     application      text,
+    request_options  jsonb NOT NULL DEFAULT '{}',
     CONSTRAINT users_steward_is_for_agents CHECK (steward_id IS NULL OR kind = 'agent')
 );
 
@@ -157,9 +162,9 @@ CREATE TABLE prompt.turns (
     -- ({cl100k_base, o200k_base}), kept by the write trigger so a compile sums integers.
     content_tokens         int[],
     prompt_tokens          int[],
-    -- Sealed by the first compile_turn (SPEC §8); never changed after.
+    -- Sealed by the first compile_turn; never changed after. The body itself is in
+    -- prompt.seals and prompt.seal_nodes.
     sealed_at              timestamptz,
-    sealed_request         jsonb,
     sealed_preface         jsonb,
     sealed_catalog         text,
     sealed_mechanism       text,
@@ -168,6 +173,9 @@ CREATE TABLE prompt.turns (
     -- summary, rounds, answer), kept by the write triggers: counting the history a
     -- budget leaves out needs no turn text.
     own_entries            int NOT NULL DEFAULT 1,
+    -- The turn's request options (tool_choice, temperature, ...), over the agent's and
+    -- the model's.
+    request_options        jsonb NOT NULL DEFAULT '{}',
     PRIMARY KEY (conversation_id, id),
     CONSTRAINT turns_seq_key UNIQUE (conversation_id, seq) INCLUDE (kind, answerer_id, own_entries),
     CONSTRAINT turns_message_has_role CHECK (kind <> 'message' OR role IS NOT NULL)
@@ -187,6 +195,60 @@ CREATE TABLE prompt.rounds (
     steers          jsonb NOT NULL DEFAULT '[]',
     aborted         bool NOT NULL DEFAULT false,
     created_at      timestamptz NOT NULL DEFAULT now(),
+    -- Set by the first compile_turn whose request carried this round: from then on the
+    -- round is what was sent, and it never changes.
+    sent_at         timestamptz,
     PRIMARY KEY (conversation_id, turn_id, n),
     FOREIGN KEY (conversation_id, turn_id) REFERENCES prompt.turns (conversation_id, id) ON DELETE CASCADE
 );
+
+-- Sealed bodies, stored once per element (docs/design.md, "Seals"). A node is one piece
+-- of a body: an element of its list (a message, an input item, a content) or the text
+-- around the list. Chain nodes point to the next older element; a seal is its head,
+-- a few leading elements, its newest chain node with a length, and its tail, so
+-- consecutive seals share every element they repeat and storage grows linearly.
+CREATE TABLE prompt.seal_nodes (
+    conversation_id uuid NOT NULL REFERENCES prompt.conversations (id) ON DELETE CASCADE,
+    id              bigint NOT NULL,
+    parent          bigint,
+    digest          bytea NOT NULL,
+    body            text NOT NULL,
+    PRIMARY KEY (conversation_id, id),
+    CONSTRAINT seal_nodes_parent_digest_key UNIQUE NULLS NOT DISTINCT (conversation_id, parent, digest)
+);
+
+CREATE TABLE prompt.seals (
+    conversation_id uuid NOT NULL,
+    turn_id         uuid NOT NULL,
+    sealed_at       timestamptz NOT NULL DEFAULT now(),
+    -- What a continuation renders from (mechanism, wire, model, answerer, cache
+    -- breakpoints, preface, estimate, where an in-turn summary cuts), never current rows.
+    frozen          jsonb NOT NULL,
+    head            bigint,
+    lead            bigint[] NOT NULL DEFAULT '{}',
+    chain           bigint,
+    chain_length    int NOT NULL DEFAULT 0,
+    chain_low       bigint,
+    tail            bigint,
+    -- The edits that put this body's cache breakpoints into its shared elements.
+    patches         jsonb NOT NULL DEFAULT '[]',
+    -- The body's SHA-256 and length in bytes, kept when prune_seals drops the body.
+    digest          bytea NOT NULL,
+    bytes           int NOT NULL,
+    pruned_at       timestamptz,
+    PRIMARY KEY (conversation_id, turn_id),
+    FOREIGN KEY (conversation_id, turn_id) REFERENCES prompt.turns (conversation_id, id) ON DELETE CASCADE
+);
+
+-- pg_dump keeps every row of every table: the extension's tables are its users' data.
+SELECT pg_catalog.pg_extension_config_dump('prompt.models', '');
+SELECT pg_catalog.pg_extension_config_dump('prompt.users', '');
+SELECT pg_catalog.pg_extension_config_dump('prompt.workspaces', '');
+SELECT pg_catalog.pg_extension_config_dump('prompt.documents', '');
+SELECT pg_catalog.pg_extension_config_dump('prompt.conversations', '');
+SELECT pg_catalog.pg_extension_config_dump('prompt.memories', '');
+SELECT pg_catalog.pg_extension_config_dump('prompt.skills', '');
+SELECT pg_catalog.pg_extension_config_dump('prompt.turns', '');
+SELECT pg_catalog.pg_extension_config_dump('prompt.rounds', '');
+SELECT pg_catalog.pg_extension_config_dump('prompt.seal_nodes', '');
+SELECT pg_catalog.pg_extension_config_dump('prompt.seals', '');

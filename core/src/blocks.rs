@@ -1,10 +1,10 @@
 //! The blocks that render from stored knowledge: memory and the skills catalog
-//! (SPEC §5), and the runtime block of the seed-003 layout (SPEC §9).
+//! (docs/design.md, "Blocks"), and the runtime block of the seed-003 layout.
 
 use uuid::Uuid;
 
-use super::context::{Memory, Skill};
-use super::fields::Callable;
+use crate::fields::Callable;
+use crate::rows::{Memory, Skill};
 
 pub const MEMORY_HEADER: &str = "Memory available now.";
 pub const SKILLS_HEADER: &str = "Skills available now.";

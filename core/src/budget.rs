@@ -1,11 +1,11 @@
-//! The budget (SPEC §8): the window, the history allowance, and newest-first
+//! The budget (docs/design.md, "Budget"): the window, the history allowance, and newest-first
 //! selection of whole entries.
 
-use super::context::Model;
-use super::template::HistoryKnobs;
+use crate::rows::Model;
+use crate::template::HistoryKnobs;
 
 /// The window a compile is funded against.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Window {
     /// `None`: windowless (no model, or neither bound).
     pub tokens: Option<u32>,
@@ -168,16 +168,10 @@ mod tests {
     use super::*;
 
     fn model(advisory: Option<i32>, hard: Option<i32>) -> Model {
-        Model {
-            name: "m".into(),
-            wire: "anthropic".into(),
-            tokenizer: "cl100k_base".into(),
-            advisory_window: advisory,
-            hard_window: hard,
-            native_images: false,
-            token_margin: 0.0,
-            max_output_tokens: 4096,
-        }
+        let mut m = Model::new("m", crate::rows::Wire::Anthropic);
+        m.advisory_window = advisory;
+        m.hard_window = hard;
+        m
     }
 
     #[test]
@@ -256,7 +250,7 @@ mod tests {
     /// never over budget, and monotone in the budget.
     #[test]
     fn property_selection_is_a_bounded_monotone_prefix() {
-        let mut rng = crate::scenario::Rng(0x2545F4914F6CDD1D);
+        let mut rng = crate::testing::Rng(0x2545F4914F6CDD1D);
         let mut next = move |m: u64| rng.below(m);
         for _ in 0..2_000 {
             let costs: Vec<u32> = (0..next(30)).map(|_| next(50) as u32 + 1).collect();

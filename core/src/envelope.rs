@@ -1,4 +1,4 @@
-//! The speaker envelope (SPEC §6): escaping, unescaping and the wrapper itself.
+//! The speaker envelope (docs/design.md, "Voices"): escaping, unescaping and the wrapper itself.
 //!
 //! Inside an envelope a body can neither open nor close one: `<` before `message`,
 //! `/message`, `task_result` or `/task_result` is written `&lt;`, and an `&` that
@@ -185,7 +185,7 @@ mod tests {
             ">",
             "&lt;",
         ];
-        let mut rng = crate::scenario::Rng(seed);
+        let mut rng = crate::testing::Rng(seed);
         let mut next = move || rng.below(u64::MAX);
         (0..count)
             .map(|_| {

@@ -1,4 +1,4 @@
-//! The errors a user can cause, each with its SQLSTATE (SPEC §11).
+//! The errors a user can cause, each with its SQLSTATE (README, "Errors").
 //!
 //! Every message starts with the error's name, then names the offending value;
 //! `detail` and `hint` add what helps. The pg layer maps `sqlstate` to an ereport.
@@ -26,6 +26,10 @@ pub enum Code {
     TokenizerUnknown,
     TimezoneInvalid,
     SealReadOnly,
+    SealedRequestPruned,
+    ResponseInvalid,
+    TurnInvalid,
+    RequestOptionsInvalid,
 }
 
 impl Code {
@@ -49,6 +53,10 @@ impl Code {
             Code::TokenizerUnknown => "tokenizer_unknown",
             Code::TimezoneInvalid => "timezone_invalid",
             Code::SealReadOnly => "seal_read_only",
+            Code::SealedRequestPruned => "sealed_request_pruned",
+            Code::ResponseInvalid => "response_invalid",
+            Code::TurnInvalid => "turn_invalid",
+            Code::RequestOptionsInvalid => "request_options_invalid",
         }
     }
 
@@ -57,7 +65,7 @@ impl Code {
         match self {
             Code::DocumentTooLarge | Code::EstimatedInputExceedsModelLimit => "54000",
             Code::ConversationNotFound | Code::TurnNotFound => "P0002",
-            Code::TurnNotCompilable | Code::SealedTurnImmutable => "55000",
+            Code::TurnNotCompilable | Code::SealedTurnImmutable | Code::SealedRequestPruned => "55000",
             Code::SealReadOnly => "25006",
             Code::MacroUnknown
             | Code::TemplateInvalid
@@ -69,12 +77,15 @@ impl Code {
             | Code::RawInputInvalid
             | Code::RoundInvalid
             | Code::TokenizerUnknown
-            | Code::TimezoneInvalid => "22023",
+            | Code::TimezoneInvalid
+            | Code::ResponseInvalid
+            | Code::TurnInvalid
+            | Code::RequestOptionsInvalid => "22023",
         }
     }
 
     /// Every code, for the README's error table and its test.
-    pub const ALL: [Code; 18] = [
+    pub const ALL: [Code; 22] = [
         Code::MacroUnknown,
         Code::TemplateInvalid,
         Code::DocumentTooLarge,
@@ -93,7 +104,16 @@ impl Code {
         Code::TokenizerUnknown,
         Code::TimezoneInvalid,
         Code::SealReadOnly,
+        Code::SealedRequestPruned,
+        Code::ResponseInvalid,
+        Code::TurnInvalid,
+        Code::RequestOptionsInvalid,
     ];
+
+    /// The code whose name is `name`.
+    pub fn named(name: &str) -> Option<Code> {
+        Code::ALL.into_iter().find(|c| c.name() == name)
+    }
 }
 
 /// A refusal: `message` already starts with `code.name()`.

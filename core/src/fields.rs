@@ -1,15 +1,18 @@
-//! A turn's JSON columns (SPEC §1, §3.1, §9): inline entries, variables, history
-//! intent, raw input entries, tools and callables. The write trigger and the compiler
-//! parse them through these functions, so what was accepted on write compiles.
+//! A turn's JSON columns (docs/design.md, "Rows"): inline entries, variables, history
+//! intent, raw input entries, tools, callables, request options and a sealed preface.
+//! The write trigger and the loader parse them through these functions into typed
+//! values, so what was accepted on write compiles, and nothing is parsed twice.
 
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::context::Role;
-use super::error::{quote, Code, Error, Result};
-use super::items::{Part, PartKind};
-use super::macros;
-use super::template::{self, pointer_token, HistoryKnobs, Slot};
-use super::tokens::{Counter, IMAGE_TOKENS};
+use crate::error::{quote, Code, Error, Result};
+use crate::items::PartKind;
+use crate::macros;
+use crate::rows::{PrefaceItem, Role};
+use crate::template::{self, pointer_token, HistoryKnobs, Slot};
 
 /// Bound of a document body, a template and an inline entry.
 pub const MAX_TEXT_BYTES: usize = 64 * 1024;
@@ -158,7 +161,7 @@ pub fn parse_inline(text: &str) -> Result<Vec<InlineEntry>> {
 }
 
 /// Parses `turns.variables`: string values, named like template variables.
-pub fn parse_variables(text: &str) -> Result<Map<String, Value>> {
+pub fn parse_variables(text: &str) -> Result<BTreeMap<String, String>> {
     const C: Code = Code::TurnFieldInvalid;
     let v = parse_json(text, C, "variables")?;
     let Value::Object(map) = v else {
@@ -180,7 +183,13 @@ pub fn parse_variables(text: &str) -> Result<Map<String, Value>> {
             return Err(field_error(C, &path, "a variable's value must be a string"));
         }
     }
-    Ok(map)
+    Ok(map
+        .into_iter()
+        .map(|(k, v)| match v {
+            Value::String(s) => (k, s),
+            other => (k, other.to_string()),
+        })
+        .collect())
 }
 
 /// Parses `turns.history`, the turn's history intent.
@@ -342,21 +351,19 @@ pub fn parse_callables(text: &str) -> Result<Vec<Callable>> {
     Ok(out)
 }
 
-/// One raw input entry (`raw` mechanism): a role and its parts.
+/// One raw input entry (`raw` mechanism): a role and its parts, sent verbatim.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RawEntry {
     pub role: Role,
-    pub parts: Vec<Part>,
-    /// The content was stored as a string.
+    pub parts: Vec<PartKind>,
+    /// The content was stored as a string: the wire keeps it a string.
     pub plain: bool,
 }
 
 /// Parses `turns.input`: `[{role, content}]`, content a string or a list of parts
 /// (`text`, `image`, `tool_call`, `tool_result`, as in compiled messages).
-pub fn parse_raw_input(text: &str, counter: Option<&mut Counter<'_>>) -> Result<Vec<RawEntry>> {
+pub fn parse_raw_input(text: &str) -> Result<Vec<RawEntry>> {
     const C: Code = Code::RawInputInvalid;
-    let mut counter = counter;
-    let mut count = |t: &str| counter.as_deref_mut().map(|c| c.count(t)).unwrap_or(0);
     let v = parse_json(text, C, "input")?;
     let Value::Array(list) = v else {
         return Err(field_error(C, "/input", "input must be a list of {role, content}"));
@@ -383,18 +390,14 @@ pub fn parse_raw_input(text: &str, counter: Option<&mut Counter<'_>>) -> Result<
                 "role must be system, developer, user or assistant",
             ));
         };
-        let parts = match obj.get("content") {
-            Some(Value::String(s)) => vec![Part {
-                tokens: count(s),
-                kind: PartKind::Text(s.clone()),
-            }],
+        let (parts, plain) = match obj.get("content") {
+            Some(Value::String(s)) => (vec![PartKind::Text(s.clone())], true),
             Some(Value::Array(ps)) => {
                 let mut parts = Vec::with_capacity(ps.len());
                 for (j, p) in ps.iter().enumerate() {
-                    let path = format!("{base}/content/{j}");
-                    parts.push(raw_part(p, &path, &mut count)?);
+                    parts.push(raw_part(p, &format!("{base}/content/{j}"))?);
                 }
-                parts
+                (parts, false)
             }
             _ => {
                 return Err(field_error(
@@ -404,13 +407,12 @@ pub fn parse_raw_input(text: &str, counter: Option<&mut Counter<'_>>) -> Result<
                 ))
             }
         };
-        let plain = matches!(obj.get("content"), Some(Value::String(_)));
         out.push(RawEntry { role, parts, plain });
     }
     Ok(out)
 }
 
-fn raw_part(p: &Value, path: &str, count: &mut dyn FnMut(&str) -> u32) -> Result<Part> {
+fn raw_part(p: &Value, path: &str) -> Result<PartKind> {
     const C: Code = Code::RawInputInvalid;
     let Some(obj) = p.as_object() else {
         return Err(field_error(C, path, "a part is an object with a \"type\""));
@@ -426,23 +428,14 @@ fn raw_part(p: &Value, path: &str, count: &mut dyn FnMut(&str) -> u32) -> Result
         }
     };
     match obj.get("type").and_then(Value::as_str) {
-        Some("text") => {
-            let text = s("text")?;
-            Ok(Part {
-                tokens: count(&text),
-                kind: PartKind::Text(text),
-            })
-        }
+        Some("text") => Ok(PartKind::Text(s("text")?)),
         Some("image") => {
             let media_type = s("media_type")?;
             let data = s("data")?;
-            if super::rounds::decode_base64(&data).is_none() {
+            if crate::rounds::decode_base64(&data).is_none() {
                 return Err(field_error(C, &format!("{path}/data"), "not valid base64"));
             }
-            Ok(Part {
-                tokens: IMAGE_TOKENS,
-                kind: PartKind::Image { media_type, data },
-            })
+            Ok(PartKind::Image { media_type, data })
         }
         Some("tool_call") => {
             let id = s("id")?;
@@ -452,24 +445,13 @@ fn raw_part(p: &Value, path: &str, count: &mut dyn FnMut(&str) -> u32) -> Result
                 None | Some(Value::Null) => "{}".into(),
                 Some(_) => return Err(field_error(C, &format!("{path}/input"), "input must be an object")),
             };
-            Ok(Part {
-                tokens: count(&name) + count(&input),
-                kind: PartKind::ToolCall { id, name, input },
-            })
+            Ok(PartKind::ToolCall { id, name, input })
         }
-        Some("tool_result") => {
-            let call_id = s("call_id")?;
-            let content = s("content")?;
-            let is_error = obj.get("is_error").and_then(Value::as_bool).unwrap_or(false);
-            Ok(Part {
-                tokens: count(&content),
-                kind: PartKind::ToolResult {
-                    call_id,
-                    content,
-                    is_error,
-                },
-            })
-        }
+        Some("tool_result") => Ok(PartKind::ToolResult {
+            call_id: s("call_id")?,
+            content: s("content")?,
+            is_error: obj.get("is_error").and_then(Value::as_bool).unwrap_or(false),
+        }),
         Some(other) => Err(field_error(
             C,
             &format!("{path}/type"),
@@ -477,6 +459,116 @@ fn raw_part(p: &Value, path: &str, count: &mut dyn FnMut(&str) -> u32) -> Result
         )),
         None => Err(field_error(C, &format!("{path}/type"), "a part needs a \"type\"")),
     }
+}
+
+/// Parses a sealed preface (`turns.sealed_preface`): `[{role, parts: [{type: text, text}]}]`,
+/// as a seal wrote it.
+pub fn parse_preface(text: &str) -> Result<Vec<PrefaceItem>> {
+    const C: Code = Code::TurnFieldInvalid;
+    let v = parse_json(text, C, "sealed_preface")?;
+    let Value::Array(list) = v else {
+        return Err(field_error(C, "/sealed_preface", "a sealed preface is a list of items"));
+    };
+    let mut out = Vec::with_capacity(list.len());
+    for (i, item) in list.iter().enumerate() {
+        let base = format!("/sealed_preface/{i}");
+        let role = item
+            .get("role")
+            .and_then(Value::as_str)
+            .and_then(Role::parse)
+            .ok_or_else(|| field_error(C, &format!("{base}/role"), "a preface item needs a role"))?;
+        let parts = item
+            .get("parts")
+            .and_then(Value::as_array)
+            .ok_or_else(|| field_error(C, &format!("{base}/parts"), "a preface item needs parts"))?;
+        let mut texts = Vec::with_capacity(parts.len());
+        for (j, p) in parts.iter().enumerate() {
+            match p.get("text").and_then(Value::as_str) {
+                Some(t) => texts.push(t.to_string()),
+                None => return Err(field_error(C, &format!("{base}/parts/{j}"), "a preface part is text")),
+            }
+        }
+        out.push(PrefaceItem { role, texts });
+    }
+    Ok(out)
+}
+
+/// A sealed preface as stored: the inverse of [`parse_preface`].
+pub fn preface_json(items: &[PrefaceItem]) -> String {
+    let list: Vec<Value> = items
+        .iter()
+        .map(|i| {
+            let parts: Vec<Value> = i
+                .texts
+                .iter()
+                .map(|t| serde_json::json!({"type": "text", "text": t}))
+                .collect();
+            serde_json::json!({"role": i.role.as_str(), "parts": parts})
+        })
+        .collect();
+    Value::Array(list).to_string()
+}
+
+/// A request's options (`request_options` of a model, an agent or a turn): merged turn
+/// over agent over model, checked on write against the wire, rendered in each wire's
+/// own spelling. Keys are the wire-neutral names of [`crate::options`].
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct RequestOptions(pub Map<String, Value>);
+
+impl RequestOptions {
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// Parses `request_options` (of a model, an agent or a turn): an object of options.
+pub fn parse_request_options(text: &str) -> Result<RequestOptions> {
+    const C: Code = Code::RequestOptionsInvalid;
+    match parse_json(text, C, "request_options")? {
+        Value::Object(map) => Ok(RequestOptions(map)),
+        _ => Err(field_error(C, "/request_options", "request_options must be an object")),
+    }
+}
+
+/// A turn's shape, checked on write: a reply is opened by someone's words (its
+/// poster), a message speaks in a role, and a turn that has rounds stays a run.
+pub fn check_shape(
+    id: uuid::Uuid,
+    kind: &str,
+    role: Option<&str>,
+    has_poster: bool,
+    mode: &str,
+    leaves_run_with_rounds: bool,
+) -> Result<()> {
+    const C: Code = Code::TurnInvalid;
+    let refuse = |path: &str, what: String, hint: &str| {
+        Err(Error::new(C, format!("turn {id} {what} at {path}"))
+            .detail(format!("The value at {path} is not valid."))
+            .hint(hint.to_string()))
+    };
+    if kind == "reply" && !has_poster {
+        return refuse(
+            "/poster_id",
+            "is a reply turn without poster_id".into(),
+            "A reply turn answers someone's words: set poster_id to who posted them (the user, or the agent that asked).",
+        );
+    }
+    if kind == "message" && role.is_none() {
+        return refuse(
+            "/role",
+            "is a message turn without role".into(),
+            "A message turn speaks in a role: user, assistant, system or developer.",
+        );
+    }
+    if leaves_run_with_rounds && mode != "run" {
+        return refuse(
+            "/mode",
+            format!("has rounds and cannot become {}", quote(mode)),
+            "Rounds belong to run turns; delete them first, or keep mode = 'run'.",
+        );
+    }
+    Ok(())
 }
 
 /// Every write-time check of a turn's JSON columns, as the trigger runs them.
@@ -487,6 +579,7 @@ pub fn check_turn(
     input: Option<&str>,
     tools: Option<&str>,
     callables: &str,
+    request_options: &str,
 ) -> Result<()> {
     parse_inline(inline)?;
     parse_variables(variables)?;
@@ -494,12 +587,13 @@ pub fn check_turn(
         parse_history(h)?;
     }
     if let Some(i) = input {
-        parse_raw_input(i, None)?;
+        parse_raw_input(i)?;
     }
     if let Some(t) = tools {
         parse_tools(t)?;
     }
     parse_callables(callables)?;
+    parse_request_options(request_options)?;
     Ok(())
 }
 
@@ -601,10 +695,10 @@ mod tests {
     fn raw_input_is_checked() {
         let ok = parse_raw_input(
             r#"[{"role":"system","content":"s"},{"role":"user","content":[{"type":"text","text":"hi"}]}]"#,
-            None,
         )
         .unwrap();
         assert_eq!(ok.len(), 2);
+        assert!(ok[0].plain && !ok[1].plain);
         for (bad, path) in [
             (r#"{"role":"user"}"#, "/input"),
             (r#"[{"role":"tool","content":"x"}]"#, "/input/0/role"),
@@ -618,7 +712,7 @@ mod tests {
                 "/input/0/content/0/data",
             ),
         ] {
-            let e = parse_raw_input(bad, None).unwrap_err();
+            let e = parse_raw_input(bad).unwrap_err();
             assert_eq!(e.code, Code::RawInputInvalid);
             assert!(e.message.ends_with(&format!("at {path}")), "{bad}: {}", e.message);
         }

@@ -1,15 +1,59 @@
-//! History (SPEC §4): how each earlier turn becomes entries — the units the budget
-//! keeps or drops. [`plan`] decides the entries from a turn's shape alone, so counting
-//! the available entries never needs the turns' text; rendering follows the plan.
+//! History (docs/design.md, "History"): how each earlier turn becomes entries — the
+//! units the budget keeps or drops. [`plan`] decides the entries from a turn's shape
+//! alone, so counting the available entries never needs the turns' text; rendering
+//! follows the plan. History is read newest first through a [`HistorySource`].
 
 use uuid::Uuid;
 
-use super::context::{HistoryTurn, Role, TurnKind, User};
-use super::error::Result;
-use super::items::Item;
-use super::rounds;
-use super::tokens::Counter;
-use super::voice::{Row, Voices};
+use crate::error::Result;
+use crate::items::{self, Item, Part};
+use crate::rounds;
+use crate::rows::{HistoryTurn, Role, TurnKind, User};
+use crate::tokens::Counter;
+use crate::voice::{Row, Voices};
+
+/// Newest-first access to the turns before the compiled one, from the newest summary
+/// turn on. The database layer reads them in batches so a compile reads the rows it
+/// renders, not the conversation; tests serve them from a vector ([`VecHistory`]).
+pub trait HistorySource {
+    /// The next older turns (newest first), about `want` of them, with any users they
+    /// name; empty when done.
+    fn next_batch(&mut self, want: usize) -> Result<(Vec<HistoryTurn>, Vec<User>)>;
+
+    /// The number of entries of every turn not yet returned, read by answerer `a` in a
+    /// conversation whose stored answerer is `conv_answerer` (once selection stops,
+    /// the rest is only counted).
+    fn count_rest(&mut self, a: Uuid, conv_answerer: Option<Uuid>) -> Result<u32>;
+}
+
+/// A history source over turns held in memory (oldest first, as stored).
+pub struct VecHistory {
+    turns: Vec<HistoryTurn>,
+}
+
+impl VecHistory {
+    pub fn new(mut oldest_first: Vec<HistoryTurn>) -> Self {
+        oldest_first.reverse();
+        // History starts at the newest summary turn.
+        if let Some(i) = oldest_first.iter().position(|h| h.turn.kind == TurnKind::Summary) {
+            oldest_first.truncate(i + 1);
+        }
+        VecHistory { turns: oldest_first }
+    }
+}
+
+impl HistorySource for VecHistory {
+    fn next_batch(&mut self, want: usize) -> Result<(Vec<HistoryTurn>, Vec<User>)> {
+        let n = want.clamp(1, 64).min(self.turns.len());
+        Ok((self.turns.drain(..n).collect(), Vec::new()))
+    }
+
+    fn count_rest(&mut self, a: Uuid, conv_answerer: Option<Uuid>) -> Result<u32> {
+        let n: usize = self.turns.iter().map(|h| plan(h, a, conv_answerer).len()).sum();
+        self.turns.clear();
+        Ok(u32::try_from(n).unwrap_or(u32::MAX))
+    }
+}
 
 pub const SUMMARY_HEADER: &str = "[Summary of the earlier conversation]\n";
 pub const ROUNDS_SUMMARY_HEADER: &str = "[Summary of the earlier rounds]\n";
@@ -113,15 +157,15 @@ impl Reader<'_> {
     }
 
     /// Renders one planned entry other than `Seed` (whose preface the compiler owns).
-    pub fn render(&self, plan: Plan, ht: &HistoryTurn, counter: &mut Counter<'_>) -> Result<Vec<Item>> {
+    pub fn render(&self, plan: Plan, ht: &HistoryTurn, counter: &mut Counter<'_>) -> Vec<Item> {
         let t = &ht.turn;
         let block = self.block;
         let text = |s: &Option<String>| s.clone().unwrap_or_default();
-        Ok(match plan {
+        match plan {
             Plan::Message => {
                 let content = t.content.as_deref().unwrap_or("");
                 if content.is_empty() {
-                    return Ok(Vec::new());
+                    return Vec::new();
                 }
                 let role = t.role.unwrap_or(Role::User);
                 if role == Role::User {
@@ -152,10 +196,10 @@ impl Reader<'_> {
                 let tokens = counter.count(&body);
                 vec![Item::text(Role::User, body, tokens, block)]
             }
-            Plan::Round(i) => {
-                let round = rounds::parse(&ht.rounds[i], Some(t.id))?;
-                rounds::render(&round, &self.voices, Some(self.a), self.native_images, counter, block)
-            }
+            Plan::Round(i) => match ht.rounds.get(i) {
+                Some(round) => rounds::render(round, &self.voices, Some(self.a), self.native_images, counter, block),
+                None => Vec::new(),
+            },
             Plan::Answer => {
                 let content = text(&t.content);
                 let tokens = counter.count_or_stored(&content, &t.content_tokens);
@@ -169,7 +213,7 @@ impl Reader<'_> {
                 if let Some(content) = t.content.as_deref().filter(|c| !c.is_empty()) {
                     match answerer_of(ht, self.conv_answerer_id) {
                         Some(b) => parts.push(self.voices.wrapped(b, None, content, counter)),
-                        None => parts.push(super::items::text_part(
+                        None => parts.push(items::text_part(
                             content,
                             counter.count_or_stored(content, &t.content_tokens),
                         )),
@@ -181,17 +225,13 @@ impl Reader<'_> {
                     vec![Item::new(Role::User, parts, block)]
                 }
             }
-            Plan::Seed => unreachable!("the compiler renders seeds"),
-        })
+            // The compiler renders seeds (their preface is the template's).
+            Plan::Seed => Vec::new(),
+        }
     }
 
     /// A reply turn's opening words, read for the turn answered by `answerer`.
-    pub fn opening_words(
-        &self,
-        ht: &HistoryTurn,
-        answerer: Option<&User>,
-        counter: &mut Counter<'_>,
-    ) -> super::items::Part {
+    pub fn opening_words(&self, ht: &HistoryTurn, answerer: Option<&User>, counter: &mut Counter<'_>) -> Part {
         let t = &ht.turn;
         let row = Row {
             text: t.prompt.as_deref().unwrap_or(""),
@@ -207,7 +247,8 @@ impl Reader<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::context::{RoundRow, Turn};
+    use crate::rounds::Round;
+    use crate::rows::Turn;
 
     fn id(n: u128) -> Uuid {
         Uuid::from_u128(n)
@@ -222,12 +263,12 @@ mod tests {
         }
     }
 
-    fn round(n: i32) -> RoundRow {
-        RoundRow {
+    fn round(n: i32) -> Round {
+        Round {
             n,
-            assistant: "[]".into(),
-            results: "[]".into(),
-            steers: "[]".into(),
+            assistant: Vec::new(),
+            results: Vec::new(),
+            steers: Vec::new(),
             aborted: false,
         }
     }

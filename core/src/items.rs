@@ -1,13 +1,15 @@
-//! Items, parts and merging (SPEC §3.2). Blocks render items `{role, parts}`; adjacent
-//! items of the same role merge into one message whose parts are each item's own
-//! (never folded into one text). Items a run round carried on their own (each tool
-//! result, the abort marker, each steer, the captures message) never merge.
+//! Items, parts and merging (docs/design.md, "Items and messages"). Blocks render items
+//! `{role, parts}`; adjacent items of the same role merge into one message whose parts
+//! are each item's own (never folded into one text). Items a run round carried on their
+//! own (each tool result, the abort marker, each steer, the captures message) never
+//! merge, and a round never merges into what precedes it: a request that carried a
+//! round is a byte prefix of every later request of its turn.
 
 use serde::ser::{SerializeMap, SerializeStruct};
 use serde::{Serialize, Serializer};
 
-use super::context::Role;
-use super::tokens::{MESSAGE_OVERHEAD, REQUEST_OVERHEAD};
+use crate::rows::Role;
+use crate::tokens::{Counter, IMAGE_TOKENS, MESSAGE_OVERHEAD, REQUEST_OVERHEAD};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum PartKind {
@@ -94,6 +96,8 @@ pub struct Item {
     pub parts: Vec<Part>,
     /// A round's own user message: never merged with a neighbour.
     pub separate: bool,
+    /// The first item of a round: never merged into what precedes it.
+    pub boundary: bool,
     /// The index of the block that rendered it (estimate attribution).
     pub block: usize,
 }
@@ -104,6 +108,7 @@ impl Item {
             role,
             parts,
             separate: false,
+            boundary: false,
             block,
         }
     }
@@ -133,6 +138,8 @@ pub struct Message {
     pub blocks: Vec<usize>,
     /// A raw entry whose content was stored as a string: the wire keeps it a string.
     pub plain: bool,
+    /// Never merged into the message before it, on any wire (a round starts here).
+    pub boundary: bool,
 }
 
 impl Serialize for Message {
@@ -169,7 +176,8 @@ impl Serialize for ItemJson<'_> {
     }
 }
 
-/// Merges items into messages: adjacent same-role items join, unless either is separate.
+/// Merges items into messages: adjacent same-role items join, unless either is
+/// separate or the later one is a boundary.
 pub fn merge(items: impl IntoIterator<Item = Item>) -> Vec<Message> {
     let mut out: Vec<Message> = Vec::new();
     let mut last_separate = true;
@@ -177,7 +185,8 @@ pub fn merge(items: impl IntoIterator<Item = Item>) -> Vec<Message> {
         if item.parts.is_empty() {
             continue;
         }
-        let joins = !item.separate && !last_separate && out.last().is_some_and(|m| m.role == item.role);
+        let joins =
+            !item.separate && !item.boundary && !last_separate && out.last().is_some_and(|m| m.role == item.role);
         last_separate = item.separate;
         let block = item.block;
         if joins {
@@ -190,6 +199,7 @@ pub fn merge(items: impl IntoIterator<Item = Item>) -> Vec<Message> {
                 blocks: vec![block; item.parts.len()],
                 parts: item.parts,
                 plain: false,
+                boundary: item.boundary,
             });
         }
     }
@@ -224,23 +234,51 @@ pub fn block_costs(messages: &[Message], blocks: usize) -> Vec<u32> {
 /// after them — history is funded newest first, so what follows is already known. Each
 /// message's overhead is charged to its last item: an item that merges into the one
 /// after it adds only its parts.
-pub fn marginal_cost(items: &[Item], following: Option<(Role, bool)>) -> u32 {
+pub fn marginal_cost(items: &[Item], following: Option<Follower>) -> u32 {
     let mut cost = 0;
     let mut next = following;
     for item in items.iter().rev().filter(|i| !i.parts.is_empty()) {
-        let merges = matches!(next, Some((role, separate)) if role == item.role && !separate && !item.separate);
+        let merges = matches!(next, Some(f) if f.role == item.role && f.joins_previous && !item.separate);
         if !merges {
             cost += MESSAGE_OVERHEAD;
         }
         cost += item.parts_tokens();
-        next = Some((item.role, item.separate));
+        next = Some(Follower::of(item));
     }
     cost
 }
 
-/// The first item with parts, as (role, separate): what a merge looks at.
-pub fn leading(items: &[Item]) -> Option<(Role, bool)> {
-    items.iter().find(|i| !i.parts.is_empty()).map(|i| (i.role, i.separate))
+/// What a merge looks at in the item that follows: its role, and whether it may join
+/// the item before it (neither separate nor a boundary).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Follower {
+    pub role: Role,
+    pub joins_previous: bool,
+}
+
+impl Follower {
+    pub fn of(item: &Item) -> Follower {
+        Follower {
+            role: item.role,
+            joins_previous: !item.separate && !item.boundary,
+        }
+    }
+}
+
+/// The first item with parts, as a [`Follower`] of what comes before it.
+pub fn leading(items: &[Item]) -> Option<Follower> {
+    items.iter().find(|i| !i.parts.is_empty()).map(Follower::of)
+}
+
+/// A part with its count for `counter`'s tokenizer.
+pub fn counted(kind: PartKind, counter: &mut Counter<'_>) -> Part {
+    let tokens = match &kind {
+        PartKind::Text(t) => counter.count(t),
+        PartKind::ToolCall { name, input, .. } => counter.count(name) + counter.count(input),
+        PartKind::ToolResult { content, .. } => counter.count(content),
+        PartKind::Image { .. } => IMAGE_TOKENS,
+    };
+    Part { kind, tokens }
 }
 
 /// A text part.

@@ -1,11 +1,20 @@
 #![forbid(unsafe_code)]
-//! The compiler core: pure Rust, no pgrx. Rows in (a [`context::Context`] and a
-//! [`context::HistorySource`]), the request out. Tested with plain `cargo test`.
+//! The pgprompt compiler core: rows in, the exact request body out. No PostgreSQL, no
+//! `unsafe`; the extension (the crate at the repository's top) loads rows, calls
+//! [`compile`], stores seals and maps [`Error`]s to SQLSTATEs.
+//!
+//! The stages, in the order data flows (docs/design.md; ARCHITECTURE.md is the map):
+//! - [`rows`]: the typed rows a compile reads, parsed once at the edge by [`fields`]
+//!   (a turn's JSON columns), [`rounds`] and [`template`];
+//! - [`blocks`], [`macros`], [`voice`], [`envelope`]: what each block renders;
+//! - [`history`] and [`budget`]: the entries of history and how many fit;
+//! - [`compile`]: the pipeline — floors, selection, assembly, the gate, continuations;
+//! - [`wire`]: the body on the provider's wire; [`estimate`] its count;
+//! - [`seal`]: what a seal freezes, and how sealed bodies share storage.
 
 pub mod blocks;
 pub mod budget;
-pub mod compiler;
-pub mod context;
+pub mod compile;
 pub mod envelope;
 pub mod error;
 pub mod estimate;
@@ -13,26 +22,16 @@ pub mod fields;
 pub mod history;
 pub mod items;
 pub mod macros;
-pub mod result;
 pub mod rounds;
-pub mod sealed;
+pub mod rows;
+pub mod seal;
 pub mod template;
 pub mod tokens;
 pub mod voice;
 pub mod wire;
 
-pub use compiler::{compile, Estimate, Output, Purpose, Seal};
+pub use compile::{compile, Explain, Output, Purpose, SealDraft};
 pub use error::{Code, Error, Result};
 
-#[cfg(test)]
-mod fuzz;
-#[cfg(test)]
-mod golden;
-#[cfg(test)]
-mod golden_assembly;
-#[cfg(test)]
-mod golden_budget;
-#[cfg(test)]
-mod golden_voices;
-#[cfg(test)]
-pub mod scenario;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;

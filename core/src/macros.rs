@@ -1,10 +1,10 @@
-//! The one macro registry (SPEC §2, §3.1): the write-time trigger, `validate_template`
+//! The one macro registry (docs/design.md, "Blocks"): the write-time trigger, `validate_template`
 //! and the compiler all scan and substitute through this module.
 //!
 //! A macro token is `{{` IDENT `}}` with IDENT `[A-Za-z_][A-Za-z0-9_]*`. Any other text
 //! between braces (`{{ }}`, `{{#if x}}`, `{{a b}}`) is literal.
 
-use super::error::{Code, Error, Result};
+use crate::error::{Code, Error, Result};
 
 /// The closed registry, in the order the HINT lists them.
 pub const MACROS: [&str; 5] = ["agent", "user", "workspace", "date", "conversation_kind"];

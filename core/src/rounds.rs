@@ -1,14 +1,14 @@
-//! Rounds of a run-backed turn (`prompt.rounds`, SPEC §4): parsing with exact error
-//! paths, and rendering into items.
+//! Rounds of a run-backed turn (`prompt.rounds`): parsing with exact error paths (once,
+//! at load), and rendering into items (docs/design.md, "History").
 
 use serde_json::Value;
 use uuid::Uuid;
 
-use super::context::{Role, RoundRow, User};
-use super::error::{Code, Error, Result};
-use super::items::{Item, Part, PartKind};
-use super::tokens::{Counter, IMAGE_TOKENS};
-use super::voice::{Row, Voices};
+use crate::error::{Code, Error, Result};
+use crate::items::{Item, Part, PartKind};
+use crate::rows::{Role, User};
+use crate::tokens::{Counter, IMAGE_TOKENS};
+use crate::voice::{Row, Voices};
 
 pub const ABORT_MARKER: &str = "[run aborted]";
 
@@ -43,6 +43,16 @@ pub struct Steer {
     pub author_id: Option<Uuid>,
     pub text: String,
     pub sender_conversation_id: Option<Uuid>,
+}
+
+/// One stored round as its columns arrive (JSON as text), before [`parse`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct RoundRow {
+    pub n: i32,
+    pub assistant: String,
+    pub results: String,
+    pub steers: String,
+    pub aborted: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -236,6 +246,48 @@ pub fn parse(row: &RoundRow, turn: Option<Uuid>) -> Result<Round> {
     })
 }
 
+/// Where a round may sit (checked on write): on a run reply turn, numbered right after
+/// the round before it (`n` = 1, or round `n - 1` exists).
+pub fn check_place(turn: Uuid, n: i32, kind: Option<&str>, mode: Option<&str>, previous_exists: bool) -> Result<()> {
+    let refuse = |path: &str, what: String, hint: &str| {
+        Err(Error::new(
+            Code::RoundInvalid,
+            format!("round {n} of turn {turn}: {what} at {path}"),
+        )
+        .detail(format!("The value at {path} is not valid."))
+        .hint(hint.to_string()))
+    };
+    match (kind, mode) {
+        (Some("reply"), Some("run")) => {}
+        (Some("reply"), _) => {
+            return refuse(
+                "/turn_id",
+                "its turn is a direct reply, and rounds belong to run turns".into(),
+                "Set the turn's mode to 'run' when it is written.",
+            )
+        }
+        (Some(kind), _) => {
+            return refuse(
+                "/turn_id",
+                format!("its turn is a {kind} turn, and rounds belong to run reply turns"),
+                "Rounds record a run-backed reply's model calls.",
+            )
+        }
+        (None, _) => return refuse("/turn_id", "its turn does not exist".into(), "Write the turn first."),
+    }
+    if n > 1 && !previous_exists {
+        return refuse(
+            "/n",
+            format!(
+                "round {} is missing: rounds are numbered 1, 2, 3, ... without a gap",
+                n - 1
+            ),
+            "Write the rounds in order, each numbered one more than the last.",
+        );
+    }
+    Ok(())
+}
+
 /// Strict standard base64 (RFC 4648 §4, padded). `None` when it is not.
 pub fn decode_base64(s: &str) -> Option<Vec<u8>> {
     fn val(c: u8) -> Option<u32> {
@@ -313,6 +365,7 @@ pub fn render(
         role: Role::User,
         parts,
         separate: true,
+        boundary: false,
         block,
     };
     for r in &round.results {
@@ -347,6 +400,10 @@ pub fn render(
     let captures = captures_parts(round, native_images, counter);
     if !captures.is_empty() {
         items.push(separate(captures));
+    }
+    if let Some(first) = items.first_mut() {
+        // A round never merges into what precedes it.
+        first.boundary = true;
     }
     items
 }

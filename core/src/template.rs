@@ -1,4 +1,4 @@
-//! The assembly template (SPEC §7): one grammar for `validate_template`, the trigger
+//! The assembly template (docs/design.md, "Blocks"): one grammar for `validate_template`, the trigger
 //! on `users.prompt_template` and the compiler. [`parse`] returns every problem with
 //! its JSON-pointer path, and a typed [`Template`] only when there are none — so a
 //! template that validates always compiles.
@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use super::context::Role;
-use super::macros;
+use crate::macros;
+use crate::rows::Role;
 
 pub const MAX_BYTES: usize = 64 * 1024;
 pub const MAX_BLOCKS: usize = 64;
@@ -111,7 +111,7 @@ pub struct Template {
 }
 
 impl Template {
-    /// The fixed order of the `default` mechanism (SPEC §3.1).
+    /// The fixed order of the `default` mechanism.
     pub fn default_order() -> Template {
         Template {
             blocks: vec![

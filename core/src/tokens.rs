@@ -1,4 +1,4 @@
-//! Token counting (SPEC §8): the model's tokenizer, counting every text as ordinary
+//! Token counting (docs/design.md, "Budget"): the model's tokenizer, counting every text as ordinary
 //! text (a special-token spelling such as `<|endoftext|>` is just characters).
 //!
 //! Counts come from the `bpe-openai` encoders, which give tiktoken's exact counts
@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 
-use super::error::{quote, Code, Error, Result};
+use crate::error::{quote, Code, Error, Result};
 
 /// What a message costs beyond its parts, and the request beyond its messages
 /// (the published chat-format overhead).
@@ -20,7 +20,8 @@ pub const REQUEST_OVERHEAD: u32 = 3;
 /// bill pictures by their pixels, which a compiler that does not decode them cannot see.
 pub const IMAGE_TOKENS: u32 = 85;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Tokenizer {
     Cl100kBase,
     O200kBase,
@@ -268,7 +269,7 @@ mod tests {
         ];
         let cl = tiktoken_rs::cl100k_base_singleton();
         let o2 = tiktoken_rs::o200k_base_singleton();
-        let mut rng = crate::scenario::Rng(0x9e3779b97f4a7c15);
+        let mut rng = crate::testing::Rng(0x9e3779b97f4a7c15);
         let mut next = move |m: u64| rng.below(m);
         for _ in 0..1500 {
             let len = next(40) as usize;

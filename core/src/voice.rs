@@ -1,14 +1,14 @@
-//! Whose voice (SPEC §6): the one renderer that decides, for every place the model
+//! Whose voice (docs/design.md, "Voices"): the one renderer that decides, for every place the model
 //! reads a row, whether the words are bare or wrapped in the speaker envelope.
 
 use std::collections::HashMap;
 
 use uuid::Uuid;
 
-use super::context::User;
-use super::envelope::{wrap, Speaker};
-use super::items::{Part, PartKind};
-use super::tokens::Counter;
+use crate::envelope::{wrap, Speaker};
+use crate::items::{Part, PartKind};
+use crate::rows::User;
+use crate::tokens::Counter;
 
 /// Who wrote a row, and how it was sent.
 #[derive(Debug, Clone, Copy)]
@@ -80,22 +80,13 @@ pub const UNKNOWN_HANDLE: &str = "unknown";
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::context::{Mechanism, UserKind};
+    use crate::rows::UserKind;
     use crate::tokens::{Memo, Tokenizer};
 
     fn user(n: u128, kind: UserKind, steward: Option<u128>) -> User {
-        User {
-            id: Uuid::from_u128(n),
-            handle: format!("u{n}"),
-            display_name: None,
-            kind,
-            steward_id: steward.map(Uuid::from_u128),
-            prompt_mechanism: Mechanism::Default,
-            prompt_template: None,
-            model: None,
-            reasoning_replay: false,
-            application: None,
-        }
+        let mut u = User::new(Uuid::from_u128(n), &format!("u{n}"), kind);
+        u.steward_id = steward.map(Uuid::from_u128);
+        u
     }
 
     fn text(p: Part) -> String {

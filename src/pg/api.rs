@@ -1,4 +1,5 @@
-//! The SQL surface (SPEC §10). Each function loads rows, calls the core, maps errors.
+//! The SQL surface (README, "SQL reference"). Each function loads rows, calls the core,
+//! maps errors; sealing and seal reads are in [`super::seals`].
 
 use std::cell::RefCell;
 
@@ -6,11 +7,12 @@ use pgrx::prelude::*;
 use uuid::Uuid;
 
 use super::errors::{raise, OrRaise};
-use super::jsonb::{self, Jsonb};
+use super::jsonb::{JsonArg, JsonText, JsonbArg};
 use super::load::{self, SpiHistory};
-use pgprompt_core::compiler::Rendered;
+use super::seals;
+use super::spi::core_uuid;
 use pgprompt_core::tokens::{Memo, Tokenizer};
-use pgprompt_core::{self as compile, envelope, template, Output, Purpose};
+use pgprompt_core::{self as compiler, envelope, template, Code, Error, Output, Purpose};
 
 thread_local! {
     /// Counts of texts that have no stored count, kept for the backend's life.
@@ -23,10 +25,6 @@ pub fn warm_tokenizers() {
     for t in Tokenizer::ALL {
         t.warm();
     }
-}
-
-fn core_uuid(u: pgrx::Uuid) -> Uuid {
-    Uuid::from_bytes(*u.as_bytes())
 }
 
 #[pg_extern(immutable, strict, parallel_safe)]
@@ -51,10 +49,18 @@ fn unescape_envelope(body: &str) -> String {
 #[pg_extern(immutable, strict, parallel_safe)]
 #[search_path(pg_catalog, pg_temp)]
 fn validate_template(
-    template: jsonb::JsonbArg,
+    template: JsonbArg,
 ) -> TableIterator<'static, (name!(path, String), name!(code, String), name!(message, String))> {
     let (_, problems) = template::parse_text(&template.0);
     TableIterator::new(problems.into_iter().map(|p| (p.path, p.code.to_string(), p.message)))
+}
+
+/// A body (or any JSON) indented for reading, its keys in their order: what `jsonb_pretty`
+/// would reorder.
+#[pg_extern(immutable, strict, parallel_safe)]
+#[search_path(pg_catalog, pg_temp)]
+fn pretty(body: JsonArg) -> String {
+    pgprompt_core::wire::pretty(&body.0)
 }
 
 /// Loads the turn's rows in one SPI connection (one snapshot) and compiles them.
@@ -62,57 +68,78 @@ fn compile_now(conv: Uuid, turn: Uuid, purpose: Purpose) -> Output {
     Spi::connect(|client| {
         let ctx = load::context(client, conv, turn).or_raise();
         let mut history = SpiHistory::new(client, &ctx);
-        MEMO.with(|m| compile::compile(&ctx, &mut history, &mut m.borrow_mut(), purpose))
+        MEMO.with(|m| compiler::compile(&ctx, &mut history, &mut m.borrow_mut(), purpose))
             .or_raise()
     })
 }
 
-/// A result as jsonb, in the caller's memory context.
-fn as_jsonb(r: &Rendered) -> Jsonb {
-    match r {
-        Rendered::Doc(doc) => jsonb::to_jsonb(doc),
-        Rendered::Stored(text) => jsonb::from_text(text),
-    }
+/// A sealed turn without rounds since: its body as stored.
+fn stored(conv: Uuid, turn: Uuid) -> Option<String> {
+    Spi::connect(|client| seals::stored_body(client, conv, turn)).or_raise()
 }
 
-/// A sealed turn without rounds since: its stored result, untouched.
-fn stored(conv: Uuid, turn: Uuid) -> Option<Jsonb> {
-    Spi::connect(|client| load::stored_seal(client, conv, turn))
+/// Whether this session can write (not a hot standby, not a READ ONLY transaction).
+fn writable() -> bool {
+    // SAFETY: reads of two backend-global flags, in a backend, on its own thread.
+    !unsafe { pg_sys::RecoveryInProgress() || pg_sys::XactReadOnly }
 }
 
-#[pg_extern(volatile, strict, parallel_unsafe)]
+#[pg_extern(volatile, strict, parallel_unsafe, name = "compile_turn")]
 #[search_path(pg_catalog, pg_temp)]
-fn compile_turn(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) -> Jsonb {
+fn compile_turn_json(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) -> JsonText {
     let (conv, turn) = (core_uuid(conversation_id), core_uuid(turn_id));
-    if let Some(sealed) = stored(conv, turn) {
-        return sealed;
+    if let Some(body) = stored(conv, turn) {
+        return JsonText(body);
     }
     let out = compile_now(conv, turn, Purpose::Compile);
-    let result = as_jsonb(&out.result);
-    let Some(seal) = &out.seal else { return result };
-    if unsafe { pg_sys::RecoveryInProgress() || pg_sys::XactReadOnly } {
-        raise(
-            compile::Error::new(
-                compile::Code::SealReadOnly,
-                format!("turn {turn} is not sealed yet, and this session cannot write its seal"),
-            )
-            .detail("The first compile_turn of a turn stores what was sent; a hot standby or a READ ONLY transaction cannot.")
-            .hint("Use prompt.preview_turn here, or compile on the primary in a read-write transaction."),
-        );
+    if let Some(draft) = &out.seal {
+        if !writable() {
+            raise(
+                Error::new(
+                    Code::SealReadOnly,
+                    format!("turn {turn} is not sealed yet, and this session cannot write its seal"),
+                )
+                .detail("The first compile_turn of a turn stores what was sent; a hot standby or a READ ONLY transaction cannot.")
+                .hint("Use prompt.preview_turn here, or compile on the primary in a read-write transaction."),
+            );
+        }
+        if !Spi::connect_mut(|client| seals::write(client, conv, turn, draft)) {
+            // Another session sealed the turn first: its seal is the turn's.
+            let again = stored(conv, turn).unwrap_or_else(|| compile_now(conv, turn, Purpose::Compile).body.text());
+            return JsonText(again);
+        }
     }
-    let request = seal.request.as_ref().map_or(result, as_jsonb);
-    if Spi::connect_mut(|client| load::seal(client, conv, turn, seal, request)) {
-        return result;
+    if let (Some(n), true) = (out.last_round, writable()) {
+        Spi::connect_mut(|client| seals::mark_sent(client, conv, turn, n));
     }
-    // Another session sealed the turn first: its seal is the turn's.
-    stored(conv, turn).unwrap_or_else(|| as_jsonb(&compile_now(conv, turn, Purpose::Compile).result))
+    JsonText(out.body.text())
+}
+
+#[pg_extern(stable, strict, parallel_safe, name = "preview_turn")]
+#[search_path(pg_catalog, pg_temp)]
+fn preview_turn_json(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) -> JsonText {
+    let (conv, turn) = (core_uuid(conversation_id), core_uuid(turn_id));
+    let body = stored(conv, turn).unwrap_or_else(|| compile_now(conv, turn, Purpose::Preview).body.text());
+    JsonText(body)
+}
+
+/// The body a turn's seal stored (without the rounds written since): what its first
+/// compile sent. NULL for a turn that is not sealed.
+#[pg_extern(stable, strict, parallel_safe)]
+#[search_path(pg_catalog, pg_temp)]
+fn sealed_body(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) -> Option<JsonText> {
+    let (conv, turn) = (core_uuid(conversation_id), core_uuid(turn_id));
+    Spi::connect(|client| seals::sealed_body(client, conv, turn))
+        .or_raise()
+        .map(JsonText)
 }
 
 #[pg_extern(stable, strict, parallel_safe)]
 #[search_path(pg_catalog, pg_temp)]
-fn preview_turn(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) -> Jsonb {
-    let (conv, turn) = (core_uuid(conversation_id), core_uuid(turn_id));
-    stored(conv, turn).unwrap_or_else(|| as_jsonb(&compile_now(conv, turn, Purpose::Preview).result))
+fn explain_turn(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) -> pgrx::JsonB {
+    let out = compile_now(core_uuid(conversation_id), core_uuid(turn_id), Purpose::Estimate);
+    let value = serde_json::to_value(&out.explain).unwrap_or(serde_json::Value::Null);
+    pgrx::JsonB(value)
 }
 
 #[pg_extern(stable, strict, parallel_safe)]
@@ -133,7 +160,8 @@ fn estimate_turn(
         name!(skipped_reason, Option<String>),
     ),
 > {
-    let e = compile_now(core_uuid(conversation_id), core_uuid(turn_id), Purpose::Estimate).estimate;
+    let out = compile_now(core_uuid(conversation_id), core_uuid(turn_id), Purpose::Estimate);
+    let e = out.estimate();
     let int = |n: u32| i32::try_from(n).unwrap_or(i32::MAX);
     let rows: Vec<_> = e
         .blocks
@@ -142,7 +170,7 @@ fn estimate_turn(
             let history = b.block == "history";
             (
                 b.block.clone(),
-                b.role.map(str::to_string),
+                b.role.map(|r| r.as_str().to_string()),
                 int(b.tokens),
                 b.floor_unmet,
                 history.then(|| int(e.history.selected)),
@@ -158,7 +186,37 @@ fn estimate_turn(
     TableIterator::new(rows)
 }
 
+#[pg_extern(volatile, strict, parallel_unsafe)]
+#[search_path(pg_catalog, pg_temp)]
+fn prune_seals(conversation_id: pgrx::Uuid, before: pgrx::datum::TimestampWithTimeZone) -> i64 {
+    let conv = core_uuid(conversation_id);
+    Spi::connect_mut(|client| seals::prune(client, conv, before.into()))
+}
+
+/// The entry points older releases' SQL binds (`compile_turn` and `preview_turn` returned
+/// jsonb before 0.3.0): with this library installed and the extension not yet updated,
+/// they say so instead of returning a body the old declaration would misread.
+fn not_updated() -> ! {
+    raise(
+        Error::new(
+            Code::TurnNotCompilable,
+            "the pgprompt library is 0.3.0 and this database's extension is older",
+        )
+        .hint("Run ALTER EXTENSION pgprompt UPDATE in this database."),
+    )
+}
+
+#[pg_extern(sql = false)]
+fn compile_turn(_conversation_id: pgrx::Uuid, _turn_id: pgrx::Uuid) -> bool {
+    not_updated()
+}
+
+#[pg_extern(sql = false)]
+fn preview_turn(_conversation_id: pgrx::Uuid, _turn_id: pgrx::Uuid) -> bool {
+    not_updated()
+}
+
 /// Raises the first problem of a write as the trigger's error.
-pub(crate) fn refuse(e: compile::Error) -> ! {
+pub(crate) fn refuse(e: Error) -> ! {
     raise(e)
 }

@@ -5,4 +5,7 @@ pub mod api;
 pub mod errors;
 pub mod jsonb;
 pub mod load;
+pub mod seals;
+pub mod spi;
 pub mod triggers;
+pub mod upgrade;

@@ -1,12 +1,17 @@
-//! The write-time checks (SPEC §2), called by the triggers in `sql/finalize.sql`.
-//! Each raises the first problem with its SQLSTATE; a refused write writes nothing.
+//! The write-time checks (README, "Refused on write"), called by the triggers in
+//! `sql/finalize.sql`. Each raises the first problem with its SQLSTATE; a refused write
+//! writes nothing.
 
 use pgrx::prelude::*;
 
+use super::api::refuse;
 use super::errors::OrRaise;
-use pgprompt_core::error::{Code, Error};
+use super::jsonb::JsonbArg;
+use super::spi::core_uuid;
+use pgprompt_core::error::{quote, Code, Error};
+use pgprompt_core::rounds::{self, RoundRow};
 use pgprompt_core::tokens::{row_counts, Tokenizer};
-use pgprompt_core::{compiler, fields, history, macros, rounds, template};
+use pgprompt_core::{compile, fields, history, macros, template};
 
 #[pg_extern(immutable, parallel_safe)]
 #[search_path(pg_catalog, pg_temp)]
@@ -17,41 +22,40 @@ fn _check_document(name: &str, body: &str) {
 
 #[pg_extern(immutable, parallel_safe)]
 #[search_path(pg_catalog, pg_temp)]
-fn _check_template(handle: Option<&str>, mechanism: Option<&str>, template: Option<super::jsonb::JsonbArg>) {
+fn _check_template(handle: Option<&str>, mechanism: Option<&str>, template: Option<JsonbArg>) {
     let handle = handle.unwrap_or("");
     let Some(template) = template else {
         if mechanism == Some("assembly") {
-            Err::<(), _>(
+            refuse(
                 Error::new(
                     Code::TemplateInvalid,
                     format!("user @{handle} has prompt_mechanism 'assembly' and no prompt_template"),
                 )
                 .detail("path: ")
                 .hint("Write the template and the mechanism in one statement."),
-            )
-            .or_raise();
+            );
         }
         return;
     };
     let (_, problems) = template::parse_text(&template.0);
     if !problems.is_empty() {
-        Err::<(), _>(compiler::template_error(
+        refuse(compile::template_error(
             &problems,
             &format!("prompt_template of @{handle}"),
-        ))
-        .or_raise();
+        ));
     }
 }
 
-#[pg_extern(immutable, parallel_safe)]
+#[pg_extern(immutable, parallel_safe, name = "_check_turn")]
 #[search_path(pg_catalog, pg_temp)]
-fn _check_turn(
+fn _check_turn_v3(
     inline: Option<&str>,
     variables: Option<&str>,
     history: Option<&str>,
     input: Option<&str>,
     tools: Option<&str>,
     callables: Option<&str>,
+    request_options: Option<&str>,
 ) {
     fields::check_turn(
         inline.unwrap_or("[]"),
@@ -60,21 +64,94 @@ fn _check_turn(
         input,
         tools,
         callables.unwrap_or("[]"),
+        request_options.unwrap_or("{}"),
+    )
+    .or_raise();
+}
+
+/// The six-column check the 0.1.0 and 0.2.0 triggers call (kept so their SQL runs
+/// against this library until the extension is updated).
+#[pg_extern(sql = false)]
+fn _check_turn(
+    inline: Option<&str>,
+    variables: Option<&str>,
+    history: Option<&str>,
+    input: Option<&str>,
+    tools: Option<&str>,
+    callables: Option<&str>,
+) {
+    _check_turn_v3(inline, variables, history, input, tools, callables, None);
+}
+
+/// Kept for the 0.1.0 and 0.2.0 triggers: refuses an update of a sealed column.
+#[pg_extern(sql = false)]
+fn _refuse_sealed_update(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) {
+    _refuse_sealed(conversation_id, turn_id, "sealed_request", false);
+}
+
+/// A turn's shape: a reply needs its poster, a message its role, and a turn with rounds
+/// stays a run.
+#[pg_extern(immutable, parallel_safe)]
+#[search_path(pg_catalog, pg_temp)]
+fn _check_turn_shape(
+    id: Option<pgrx::Uuid>,
+    kind: Option<&str>,
+    role: Option<&str>,
+    poster_id: Option<pgrx::Uuid>,
+    mode: Option<&str>,
+    leaves_run_with_rounds: Option<bool>,
+) {
+    fields::check_shape(
+        id.map(core_uuid).unwrap_or_default(),
+        kind.unwrap_or(""),
+        role,
+        poster_id.is_some(),
+        mode.unwrap_or("direct_reply"),
+        leaves_run_with_rounds.unwrap_or(false),
     )
     .or_raise();
 }
 
 #[pg_extern(immutable, parallel_safe)]
 #[search_path(pg_catalog, pg_temp)]
+fn _check_request_options(table: Option<&str>, options: Option<&str>) {
+    let table = table.unwrap_or("request_options");
+    fields::parse_request_options(options.unwrap_or("{}"))
+        .map_err(|e| e.detail(format!("The value of {table}.request_options is not valid.")))
+        .or_raise();
+}
+
+#[pg_extern(immutable, parallel_safe)]
+#[search_path(pg_catalog, pg_temp)]
 fn _check_round(turn_id: pgrx::Uuid, n: i32, assistant: &str, results: &str, steers: &str) {
-    let row = pgprompt_core::context::RoundRow {
+    let row = RoundRow {
         n,
         assistant: assistant.into(),
         results: results.into(),
         steers: steers.into(),
         aborted: false,
     };
-    rounds::parse(&row, Some(uuid::Uuid::from_bytes(*turn_id.as_bytes()))).or_raise();
+    rounds::parse(&row, Some(core_uuid(turn_id))).or_raise();
+}
+
+/// Where a round sits: on a run reply turn, after the round before it.
+#[pg_extern(immutable, parallel_safe)]
+#[search_path(pg_catalog, pg_temp)]
+fn _check_round_place(
+    turn_id: Option<pgrx::Uuid>,
+    n: Option<i32>,
+    kind: Option<&str>,
+    mode: Option<&str>,
+    previous_exists: Option<bool>,
+) {
+    rounds::check_place(
+        turn_id.map(core_uuid).unwrap_or_default(),
+        n.unwrap_or(0),
+        kind,
+        mode,
+        previous_exists.unwrap_or(false),
+    )
+    .or_raise();
 }
 
 /// The stored counts of a turn text as history renders it bare: a summary turn's
@@ -111,28 +188,55 @@ fn _own_entries(
 ) -> i32 {
     let has = |s: Option<&str>| s.is_some_and(|s| !s.is_empty());
     let ns: Vec<i32> = round_ns.unwrap_or_default().into_iter().flatten().collect();
-    history::own_plan(has(summary), summary_round, &ns, has(content)).len() as i32
+    i32::try_from(history::own_plan(has(summary), summary_round, &ns, has(content)).len()).unwrap_or(i32::MAX)
+}
+
+/// Refuses a change to a sealed turn: `what` is the column, `delete` or `delete_replayed`;
+/// `rewritable` says whether `pgprompt.allow_history_rewrite` would allow it.
+#[pg_extern(immutable, parallel_safe)]
+#[search_path(pg_catalog, pg_temp)]
+fn _refuse_sealed(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid, what: &str, rewritable: bool) {
+    let (conv, turn) = (core_uuid(conversation_id), core_uuid(turn_id));
+    let message = match what {
+        "delete" => format!("turn {turn} of conversation {conv} is sealed and cannot be deleted"),
+        "delete_replayed" => {
+            format!("turn {turn} of conversation {conv} was replayed by a later sealed turn and cannot be deleted")
+        }
+        column => format!("turn {turn} of conversation {conv} is sealed: {column} cannot change"),
+    };
+    let e = Error::new(Code::SealedTurnImmutable, message).detail(if rewritable {
+        "A sealed turn is what was sent; later requests extend it byte for byte. Its answer (content) and an in-turn summary stay writable."
+    } else {
+        "The sealed columns (sealed_at, sealed_preface, sealed_catalog, sealed_mechanism, sealed_versions) never change once set."
+    });
+    refuse(if rewritable {
+        e.hint("To erase or rewrite history on purpose: SET LOCAL pgprompt.allow_history_rewrite = on (later requests will no longer extend what was sent). Deleting the whole conversation needs no setting.")
+    } else {
+        e.hint("A sealed turn is what was sent; post a new turn instead.")
+    });
 }
 
 #[pg_extern(immutable, parallel_safe)]
 #[search_path(pg_catalog, pg_temp)]
-fn _refuse_sealed_update(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) {
-    let turn = uuid::Uuid::from_bytes(*turn_id.as_bytes());
-    let conv = uuid::Uuid::from_bytes(*conversation_id.as_bytes());
-    super::api::refuse(
-        Error::new(Code::SealedTurnImmutable, format!("turn {turn} of conversation {conv} is sealed"))
-            .detail("sealed_at, sealed_request, sealed_preface, sealed_catalog, sealed_mechanism and sealed_versions never change once set.")
-            .hint("A sealed turn is what was sent; post a new turn instead."),
+fn _refuse_sent_round(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid, n: i32, op: &str) {
+    let (conv, turn) = (core_uuid(conversation_id), core_uuid(turn_id));
+    refuse(
+        Error::new(
+            Code::SealedTurnImmutable,
+            format!("round {n} of turn {turn} of conversation {conv} was sent and cannot {}", if op == "delete" { "be deleted" } else { "change" }),
+        )
+        .detail("A round a continuation carried is part of what was sent; rounds of a sealed turn are append-only.")
+        .hint("Write the next round instead, or SET LOCAL pgprompt.allow_history_rewrite = on to rewrite history on purpose."),
     );
 }
 
 #[pg_extern(immutable, parallel_safe)]
 #[search_path(pg_catalog, pg_temp)]
 fn _refuse_timezone(timezone: &str) {
-    super::api::refuse(
+    refuse(
         Error::new(
             Code::TimezoneInvalid,
-            format!("time zone {} is not recognized", pgprompt_core::error::quote(timezone)),
+            format!("time zone {} is not recognized", quote(timezone)),
         )
         .hint("Use a name from pg_timezone_names, such as 'UTC' or 'Europe/Paris'."),
     );

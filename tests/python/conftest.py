@@ -53,5 +53,15 @@ def own_db(request) -> psycopg.Connection:
 
 
 def compile_turn(conn: psycopg.Connection, conversation: str, turn: str, fn: str = "preview_turn") -> dict:
+    """The body a compile returns (preview_turn by default: nothing is sealed), parsed."""
     row = conn.execute(f"SELECT prompt.{fn}(%s, %s)", (conversation, turn)).fetchone()
     return row[0]
+
+
+def body_text(conn: psycopg.Connection, conversation: str, turn: str, fn: str = "preview_turn") -> str:
+    """The body's bytes, exactly as returned."""
+    return conn.execute(f"SELECT prompt.{fn}(%s, %s)::text", (conversation, turn)).fetchone()[0]
+
+
+def explain(conn: psycopg.Connection, conversation: str, turn: str) -> dict:
+    return conn.execute("SELECT prompt.explain_turn(%s, %s)", (conversation, turn)).fetchone()[0]

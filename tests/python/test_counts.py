@@ -5,7 +5,7 @@ import pathlib
 
 import pytest
 
-from conftest import compile_turn
+from conftest import compile_turn, explain
 from tiktoken_offline import count
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -21,19 +21,39 @@ def test_count_tokens_equals_python_tiktoken(db, tokenizer):
         assert got == count(tokenizer, text), text[:80]
 
 
-def recount(result: dict, tokenizer: str) -> int:
+def dumps(value) -> str:
+    """JSON as the body spells it: compact, keys in their order, UTF-8 as is."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def count_body(body: dict, wire: str, tokenizer: str) -> int:
+    """An independent count of a wire body, from the body alone: every text, tool call
+    (name and arguments as JSON), tool result and image (85), 3 per message (and per
+    system field), 3 for the request, and the tool definitions' JSON."""
+    c = lambda text: count(tokenizer, text)  # noqa: E731
     total = 3
-    for message in result["messages"]:
+    if "tools" in body:
+        total += c(dumps(body["tools"]))
+    if wire == "anthropic":
+        def block(b):
+            return {"text": lambda: c(b["text"]), "image": lambda: 85,
+                    "tool_use": lambda: c(b["name"]) + c(dumps(b["input"])),
+                    "tool_result": lambda: c(b["content"])}[b["type"]]()
+        if "system" in body:
+            total += 3 + sum(block(b) for b in body["system"])
+        for m in body["messages"]:
+            content = m["content"]
+            total += 3 + (c(content) if isinstance(content, str) else sum(block(b) for b in content))
+        return total
+    for m in body["messages"]:
         total += 3
-        for part in message["parts"]:
-            if part["type"] == "text":
-                total += count(tokenizer, part["text"])
-            elif part["type"] == "tool_call":
-                total += count(tokenizer, part["name"]) + count(tokenizer, json.dumps(part["input"], separators=(",", ":")))
-            elif part["type"] == "tool_result":
-                total += count(tokenizer, part["content"])
-            else:
-                total += 85
+        content = m.get("content")
+        if isinstance(content, str):
+            total += c(content)
+        elif content:
+            total += sum(c(p["text"]) if p["type"] == "text" else 85 for p in content)
+        for call in m.get("tool_calls", []):
+            total += c(call["function"]["name"]) + c(call["function"]["arguments"])
     return total
 
 
@@ -43,12 +63,26 @@ def recount(result: dict, tokenizer: str) -> int:
         ("00000000-0000-4000-8000-00000000c001", "00000000-0000-4000-8000-0000000d0004"),
         ("00000000-0000-4000-8000-00000000c003", "00000000-0000-4000-8000-0000000f1006"),
         ("00000000-0000-4000-8000-00000000c003", "00000000-0000-4000-8000-0000000f1007"),
+        ("00000000-0000-4000-8000-00000000c002", "00000000-0000-4000-8000-0000000f0001"),
     ],
 )
-def test_estimate_total_is_an_exact_recount(db, conversation, turn):
-    result = compile_turn(db, conversation, turn)
-    tokenizer = result["estimate"]["window"]["tokenizer"]
-    assert result["estimate"]["total"] == recount(result, tokenizer)
+@pytest.mark.parametrize("model", [None, "gpt-4o", "claude-vision", "gpt-4o-vision"])
+def test_estimate_total_is_an_independent_count_of_the_body(db, conversation, turn, model):
+    db.execute("BEGIN")
+    try:
+        if model:
+            db.execute("SET LOCAL pgprompt.allow_history_rewrite = on")
+            db.execute("ALTER TABLE prompt.turns DISABLE TRIGGER turns_write")
+            db.execute("UPDATE prompt.turns SET model = %s, sealed_at = NULL WHERE id = %s", (model, turn))
+            db.execute("DELETE FROM prompt.seals WHERE turn_id = %s", (turn,))
+            db.execute("ALTER TABLE prompt.turns ENABLE TRIGGER turns_write")
+        body = compile_turn(db, conversation, turn)
+        e = explain(db, conversation, turn)
+    finally:
+        db.execute("ROLLBACK")
+    assert e["estimate"]["total"] == count_body(body, e["wire"], e["estimate"]["window"]["tokenizer"])
+    tools = next(b for b in e["estimate"]["blocks"] if b["block"] == "tools")
+    assert tools["tokens"] == (count(e["estimate"]["window"]["tokenizer"], dumps(body["tools"])) if "tools" in body else 0)
 
 
 def test_preview_is_deterministic_and_never_writes(db):

@@ -3,7 +3,7 @@ no refusal may be an internal error (XX000): every one has its SQLSTATE.
 
 The test command runs PGPROMPT_FUZZ_ITERATIONS (default 300) operations; the long run:
     PGPROMPT_FUZZ_ITERATIONS=50000 python3 -m pytest -q tests/python/test_fuzz.py
-Seeds of interest: tests/fuzz/corpus.json.
+Seeds of interest: core/tests/fuzz/corpus.json.
 """
 import json
 import os
@@ -14,7 +14,7 @@ import uuid
 import psycopg
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-CORPUS = json.loads((ROOT / "tests/fuzz/corpus.json").read_text())
+CORPUS = json.loads((ROOT / "core/tests/fuzz/corpus.json").read_text())
 ITERATIONS = int(os.environ.get("PGPROMPT_FUZZ_ITERATIONS", "300"))
 C3 = "00000000-0000-4000-8000-00000000c003"
 LARK = "00000000-0000-4000-8000-000000000002"
@@ -68,7 +68,14 @@ def operations(rng):
         ("SELECT prompt.preview_turn(%s, id) IS NOT NULL FROM prompt.turns WHERE conversation_id = %s AND kind = 'reply' ORDER BY random() LIMIT 1", (C3, C3)),
         ("SELECT prompt.compile_turn(%s, id) IS NOT NULL FROM prompt.turns WHERE conversation_id = %s AND kind = 'reply' ORDER BY random() LIMIT 1", (C3, C3)),
         ("SELECT count(*) FROM prompt.estimate_turn(%s, (SELECT id FROM prompt.turns WHERE conversation_id = %s ORDER BY random() LIMIT 1))", (C3, C3)),
-        ("SELECT prompt._check_turn(%s, %s, %s, %s, %s, %s)", tuple(rng.choice([None, json.dumps(junk(rng))]) for _ in range(6))),
+        ("SELECT prompt._check_turn(%s, %s, %s, %s, %s, %s, %s)", tuple(rng.choice([None, json.dumps(junk(rng))]) for _ in range(7))),
+        ("SELECT prompt._check_turn_shape(%s, %s, %s, %s, %s, %s)", (rng.choice([None, turn]), rng.choice([None, "reply", "message", "x"]), rng.choice([None, "user"]), rng.choice([None, ADA]), rng.choice([None, "run", "x"]), rng.choice([None, True]))),
+        ("SELECT prompt._check_round_place(%s, %s, %s, %s, %s)", (rng.choice([None, turn]), rng.choice([None, 1, 2, -5]), rng.choice([None, "reply", "summary"]), rng.choice([None, "run"]), rng.choice([None, False]))),
+        ("SELECT prompt._check_request_options(%s, %s)", (rng.choice([None, "models"]), rng.choice([None, json.dumps(junk(rng))]))),
+        ("SELECT prompt.pretty(%s::json)", (rng.choice([json.dumps(junk(rng)), "[" * 3000 + "]" * 3000]),)),
+        ("SELECT prompt.explain_turn(%s, id) IS NOT NULL FROM prompt.turns WHERE conversation_id = %s AND kind = 'reply' ORDER BY random() LIMIT 1", (C3, C3)),
+        ("SELECT prompt.sealed_body(%s, id) IS NOT NULL FROM prompt.turns WHERE conversation_id = %s ORDER BY random() LIMIT 1", (C3, C3)),
+        ("SELECT prompt.prune_seals(%s, now() - interval '1 hour')", (C3,)),
         ("SELECT prompt._own_entries(%s, %s, %s, %s::int[])", (rng.choice([None, "s"]), rng.choice([None, 2]), None, rng.choice([None, [1, None, 3]]))),
         ("SELECT prompt._row_tokens(%s, %s, %s::text[])", (rng.choice([None, "summary"]), text(rng), rng.choice([None, ["cl100k_base", None, "x"]]))),
         ("SELECT prompt._check_template(%s, %s, %s::jsonb)", (rng.choice([None, "h"]), rng.choice([None, "assembly"]), rng.choice([None, json.dumps(junk(rng))]))),

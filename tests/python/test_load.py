@@ -119,7 +119,7 @@ def test_writers_and_compilers_at_once(own_db):
     assert all(n == 1 for _, n in rows)
     assert db.execute("SELECT count(*) = count(DISTINCT (conversation_id, seq)) FROM prompt.turns WHERE conversation_id = ANY(%s::uuid[])", (convs,)).fetchone()[0]
     # Every seal is the first result a session saw: never overwritten.
-    sealed = dict(db.execute("SELECT id::text, sealed_request::text FROM prompt.turns WHERE sealed_at IS NOT NULL AND conversation_id = ANY(%s::uuid[])", (convs,)).fetchall())
+    sealed = dict(db.execute("SELECT id::text, prompt.compile_turn(conversation_id, id)::text FROM prompt.turns WHERE sealed_at IS NOT NULL AND conversation_id = ANY(%s::uuid[])", (convs,)).fetchall())
     assert set(first_result) <= set(sealed)
     for turn, text in first_result.items():
         assert sealed[turn] == text, turn

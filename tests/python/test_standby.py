@@ -86,11 +86,11 @@ def test_preview_and_estimate_work_on_the_standby(pair):
         on_primary = p.execute("SELECT prompt.preview_turn(%s, %s)::text", (C1, T5)).fetchone()[0]
         assert on_standby == on_primary
         rows = s.execute("SELECT block FROM prompt.estimate_turn(%s, %s)", (C1, T5)).fetchall()
-        assert [r[0] for r in rows][-1] == "input"
+        assert [r[0] for r in rows][-2:] == ["input", "tools"]
 
 
 def test_compile_turn_fails_cleanly_as_read_only_on_the_standby(pair):
-    with connect(STANDBY, SPORT) as s:
+    with connect(STANDBY, SPORT) as s, connect(PRIMARY, PPORT) as p:
         with pytest.raises(psycopg.Error) as e:
             s.execute("SELECT prompt.compile_turn(%s, %s)", (C1, T5))
         assert e.value.sqlstate == "25006"
@@ -98,5 +98,5 @@ def test_compile_turn_fails_cleanly_as_read_only_on_the_standby(pair):
         # Nothing was half-written, and the connection is fine.
         assert s.execute("SELECT 1").fetchone()[0] == 1
         # A turn sealed on the primary is only read: compile_turn returns its seal.
-        sealed = s.execute("SELECT sealed_request::text FROM prompt.turns WHERE id = %s", (T4,)).fetchone()[0]
+        sealed = p.execute("SELECT prompt.compile_turn(%s, %s)::text", (C1, T4)).fetchone()[0]
         assert s.execute("SELECT prompt.compile_turn(%s, %s)::text", (C1, T4)).fetchone()[0] == sealed

@@ -1,10 +1,12 @@
-"""Upgrades: installing the frozen 0.1.0 and updating equals a fresh install.
+"""Upgrades: installing the frozen 0.1.0 and updating (0.1.0 -> 0.2.0 -> 0.3.0) equals a
+fresh install, and the rows written before, 0.2 seals included, survive and compile.
 
 Every release keeps its full install script frozen (sql/releases/pgprompt--A.sql) and an
 update script (sql/pgprompt--A--B.sql, which `cargo pgrx install` ships). The schemas
 are compared with `pg_dump --schema-only --binary-upgrade` (plain pg_dump leaves an
 extension's members out), with only OID-setting lines set aside.
 """
+import json
 import os
 import pathlib
 import re
@@ -14,6 +16,8 @@ import subprocess
 from conftest import ROOT, connect, make_database
 
 OLD = "0.1.0"
+SEAL_02 = "0.2.0"  # the release whose seals (turns.sealed_request) 0.3.0 converts
+C1, T4 = "00000000-0000-4000-8000-00000000c001", "00000000-0000-4000-8000-0000000d0004"
 
 
 def extension_dir() -> pathlib.Path:
@@ -32,14 +36,32 @@ def schema_of(dbname: str) -> str:
         capture_output=True, text=True, check=True,
     ).stdout
     # Set aside what binary-upgrade mode adds about OIDs and frozen xids.
-    noise = ("binary_upgrade_set", "UPDATE pg_catalog.pg_class", "SET relfrozenxid", "WHERE oid = ", "\\restrict", "\\unrestrict")
+    # A dropped column leaves a placeholder a binary-upgrade dump recreates and drops.
+    noise = ("binary_upgrade_set", "UPDATE pg_catalog.pg_class", "SET relfrozenxid", "WHERE oid = ", "\\restrict",
+             "\\unrestrict", "pg.dropped", "UPDATE pg_catalog.pg_attribute", "SET attlen", "AND attrelid = ")
     keep = [l for l in dump.splitlines() if l.strip() and not l.startswith("--") and not any(n in l for n in noise)]
+    # The extension's config tables are listed by OID.
+    keep = [re.sub(r"'\{[0-9,]+\}'", "'{config table oids}'", l) for l in keep]
     return "\n".join(keep)
 
 
-def test_the_update_script_ships_and_the_old_release_is_frozen():
+def update_chain() -> list:
+    """The update scripts from OLD to the current version, in order."""
+    chain, at = [], OLD
+    while at != current_version():
+        nxt = next(p.name.split("--")[2][:-4] for p in (ROOT / "sql").glob(f"pgprompt--{at}--*.sql"))
+        chain.append(f"pgprompt--{at}--{nxt}.sql")
+        at = nxt
+    return chain
+
+
+def test_the_update_scripts_ship_and_the_old_releases_are_frozen():
     assert (ROOT / f"sql/releases/pgprompt--{OLD}.sql").exists()
-    assert (extension_dir() / f"pgprompt--{OLD}--{current_version()}.sql").exists()
+    assert (ROOT / f"sql/releases/pgprompt--{SEAL_02}.sql").exists()
+    chain = update_chain()
+    assert chain == ["pgprompt--0.1.0--0.2.0.sql", f"pgprompt--0.2.0--{current_version()}.sql"]
+    for script in chain:
+        assert (extension_dir() / script).exists(), script
 
 
 def test_install_old_then_update_equals_a_fresh_install():
@@ -48,16 +70,31 @@ def test_install_old_then_update_equals_a_fresh_install():
         for name in ("pgprompt_upgraded", "pgprompt_fresh"):
             admin.execute(f"DROP DATABASE IF EXISTS {name}")
             admin.execute(f"CREATE DATABASE {name}")
+    seal = json.loads((ROOT / "tests/fixtures/seal_0.2.0.json").read_text())
     with connect("pgprompt_upgraded") as c:
         c.execute(f"CREATE EXTENSION pgprompt VERSION '{OLD}'")
-        # Rows written under the old release survive the update and compile after it.
+        # Rows written under the old releases survive the updates and compile after them.
         c.execute((ROOT / "demo/example.sql").read_text())
-        c.execute("ALTER EXTENSION pgprompt UPDATE")
-        assert c.execute("SELECT extversion FROM pg_extension WHERE extname = 'pgprompt'").fetchone()[0] == current_version()
+        c.execute(f"ALTER EXTENSION pgprompt UPDATE TO '{SEAL_02}'")
         own = c.execute("SELECT own_entries FROM prompt.turns WHERE id = '00000000-0000-4000-8000-0000000d0002'").fetchone()[0]
         assert own == 2, "the update counts existing turns' entries"
-        r = c.execute("SELECT prompt.compile_turn('00000000-0000-4000-8000-00000000c001', '00000000-0000-4000-8000-0000000d0004')").fetchone()[0]
-        assert r["estimate"]["history"]["available"] == 4
+        # A seal as 0.2.0 wrote it (its compile_turn result, kept in tests/fixtures).
+        c.execute(
+            "UPDATE prompt.turns SET sealed_at = '2026-11-30 23:31+00', sealed_request = %s::jsonb, "
+            "sealed_preface = %s::jsonb, sealed_mechanism = 'default', sealed_versions = '{}' WHERE id = %s",
+            (json.dumps(seal), json.dumps(seal["preface"]), T4),
+        )
+        c.execute("ALTER EXTENSION pgprompt UPDATE")
+        assert c.execute("SELECT extversion FROM pg_extension WHERE extname = 'pgprompt'").fetchone()[0] == current_version()
+        # The converted seal returns the request that was sealed, in the providers' order.
+        body = c.execute("SELECT prompt.compile_turn(%s, %s)::text", (C1, T4)).fetchone()[0]
+        assert json.loads(body) == seal["request"]
+        assert body.startswith('{"model":"claude-sonnet-4-5","max_tokens":1024,"system":[{"type":"text","text":')
+        assert c.execute("SELECT sealed_at = '2026-11-30 23:31+00' FROM prompt.seals WHERE turn_id = %s", (T4,)).fetchone()[0]
+        explained = c.execute("SELECT prompt.explain_turn(%s, %s)", (C1, T4)).fetchone()[0]
+        assert explained["sealed"] and explained["estimate"]["total"] == seal["estimate"]["total"]
+        assert explained["estimate"]["history"]["available"] == 4
+        c.execute("SET pgprompt.allow_history_rewrite = on")
         c.execute("TRUNCATE prompt.models, prompt.users, prompt.workspaces CASCADE")
     with connect("pgprompt_fresh") as c:
         c.execute("CREATE EXTENSION pgprompt")

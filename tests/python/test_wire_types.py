@@ -5,12 +5,14 @@ validate as they are consumed. `materialize` walks the validated value whole (wi
 adapter alive), and the walked value must equal the request: nothing was dropped as an
 unknown key, nothing coerced.
 """
+import json
+
 import pytest
 from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
 from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
 from pydantic import BaseModel, TypeAdapter
 
-from conftest import compile_turn
+from conftest import compile_turn, explain
 
 ANTHROPIC = TypeAdapter(MessageCreateParamsNonStreaming)
 CHAT = TypeAdapter(CompletionCreateParamsNonStreaming)
@@ -38,11 +40,12 @@ def assert_valid(adapter: TypeAdapter, request: dict) -> None:
 
 
 def with_model(db, conversation, turn, model):
-    """The turn compiled for another model (and so another wire), without sealing."""
+    """The turn compiled for another model (and so another wire), without sealing:
+    its wire and its body."""
     db.execute("BEGIN")
     try:
         db.execute("UPDATE prompt.turns SET model = %s WHERE conversation_id = %s AND id = %s", (model, conversation, turn))
-        return compile_turn(db, conversation, turn)
+        return explain(db, conversation, turn)["wire"], compile_turn(db, conversation, turn)
     finally:
         db.execute("ROLLBACK")
 
@@ -56,16 +59,16 @@ CASES = [
 
 @pytest.mark.parametrize("name,conversation,turn", CASES)
 def test_anthropic_wire_validates(db, name, conversation, turn):
-    result = with_model(db, conversation, turn, "claude-sonnet-4-5")
-    assert result["wire"] == "anthropic"
-    assert_valid(ANTHROPIC, result["request"])
+    wire, body = with_model(db, conversation, turn, "claude-sonnet-4-5")
+    assert wire == "anthropic"
+    assert_valid(ANTHROPIC, body)
 
 
 @pytest.mark.parametrize("name,conversation,turn", CASES)
 def test_chat_wire_validates(db, name, conversation, turn):
-    result = with_model(db, conversation, turn, "gpt-4o")
-    assert result["wire"] == "chat"
-    assert_valid(CHAT, result["request"])
+    wire, body = with_model(db, conversation, turn, "gpt-4o")
+    assert wire == "chat"
+    assert_valid(CHAT, body)
 
 
 @pytest.mark.parametrize("model", ["claude-vision", "claude-sonnet-4-5", "gpt-4o-vision", "gpt-4o"])
@@ -75,17 +78,18 @@ def test_a_run_with_tools_rounds_and_pictures_validates(db, model):
         # A fresh seal for this model: drop the fixture's rounds' turn seal in a rollback.
         db.execute("ALTER TABLE prompt.turns DISABLE TRIGGER turns_write")
         db.execute(
-            "UPDATE prompt.turns SET model = %s, sealed_at = NULL, sealed_request = NULL, sealed_preface = NULL, "
+            "UPDATE prompt.turns SET model = %s, sealed_at = NULL, sealed_preface = NULL, "
             "sealed_catalog = NULL, sealed_mechanism = NULL, sealed_versions = NULL WHERE id = %s",
             (model, R1),
         )
+        db.execute("DELETE FROM prompt.seals WHERE turn_id = %s", (R1,))
         db.execute("ALTER TABLE prompt.turns ENABLE TRIGGER turns_write")
-        result = compile_turn(db, C2, R1)
+        wire = explain(db, C2, R1)["wire"]
+        request = compile_turn(db, C2, R1)
     finally:
         db.execute("ROLLBACK")
-    request = result["request"]
     assert request["tools"], "the turn's tools ride the request"
-    if result["wire"] == "anthropic":
+    if wire == "anthropic":
         assert_valid(ANTHROPIC, request)
         kinds = [b["type"] for m in request["messages"] for b in m["content"]]
         assert "tool_use" in kinds and "tool_result" in kinds
@@ -98,10 +102,12 @@ def test_a_run_with_tools_rounds_and_pictures_validates(db, model):
 
 
 def test_the_sealed_continuation_validates_and_extends_the_seal(db):
-    sealed = db.execute("SELECT sealed_request FROM prompt.turns WHERE id = %s", (R1,)).fetchone()[0]
-    result = compile_turn(db, C2, R1, "compile_turn")
-    assert_valid(ANTHROPIC, result["request"])
-    n = len(sealed["request"]["messages"])
-    assert result["request"]["messages"][:n] == sealed["request"]["messages"]
-    assert result["request"]["system"] == sealed["request"]["system"]
-    assert len(result["request"]["messages"]) > n
+    sealed = db.execute("SELECT prompt.sealed_body(%s, %s)::text", (C2, R1)).fetchone()[0]
+    continued = db.execute("SELECT prompt.compile_turn(%s, %s)::text", (C2, R1)).fetchone()[0]
+    assert_valid(ANTHROPIC, json.loads(continued))
+    # The sealed bytes are a prefix of the continuation, up to where the list closes
+    # (the tools follow it on this wire).
+    tail = sealed[sealed.index('],"tools":'):]
+    assert continued.startswith(sealed[: -len(tail)])
+    assert continued.endswith(tail)
+    assert len(json.loads(continued)["messages"]) > len(json.loads(sealed)["messages"])

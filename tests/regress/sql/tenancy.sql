@@ -15,6 +15,12 @@ INSERT INTO prompt.memories (scope, workspace_id, path, body) VALUES
 INSERT INTO prompt.turns (conversation_id, id, seq, kind, poster_id, prompt) VALUES
     ('00000000-0000-4000-8000-00000000c0b1', '00000000-0000-4000-8000-0000000b0001', 1, 'reply',
      '00000000-0000-4000-8000-000000000009', 'Hello from Globex.');
+-- Globex rows that Acme's compile would read were row-level security off: Bob's persona
+-- and the (Lark, Bob) speaker memory, selected by the loader's own predicates once Bob
+-- posts in Acme's conversation (a guest from another tenant).
+INSERT INTO prompt.documents (user_id, name, body) VALUES ('00000000-0000-4000-8000-000000000009', 'persona', 'Globex secret persona.');
+INSERT INTO prompt.memories (scope, user_id, speaker_id, path, body) VALUES
+    ('speaker', '00000000-0000-4000-8000-000000000002', '00000000-0000-4000-8000-000000000009', 'bob.md', 'Globex secret speaker memory.');
 DO $$ BEGIN
     CREATE ROLE tenant_acme NOLOGIN;
     CREATE ROLE tenant_globex NOLOGIN;
@@ -35,11 +41,16 @@ SELECT count(*) AS visible_conversations FROM prompt.conversations;
 -- B's conversation does not exist for A.
 SELECT prompt.compile_turn('00000000-0000-4000-8000-00000000c0b1', '00000000-0000-4000-8000-0000000b0001');
 \echo SQLSTATE :LAST_ERROR_SQLSTATE
--- A posts and compiles (and seals) a turn of its own; nothing of B's is read.
+-- Bob, a Globex user, posts in Acme's conversation; Acme compiles (and seals) the turn.
+-- Nothing of Globex's is read: Bob is a correspondent Acme cannot see (@unknown), his
+-- persona and the speaker memory are not there.
+RESET ROLE;
 INSERT INTO prompt.turns (conversation_id, id, seq, kind, poster_id, prompt) VALUES
     ('00000000-0000-4000-8000-00000000c001', '00000000-0000-4000-8000-0000000d0007', 7, 'reply',
-     '00000000-0000-4000-8000-000000000001', 'One more thing.');
+     '00000000-0000-4000-8000-000000000009', 'One more thing.');
+SET ROLE tenant_acme;
 SELECT prompt.compile_turn('00000000-0000-4000-8000-00000000c001', '00000000-0000-4000-8000-0000000d0007')::text LIKE '%Globex%' AS reads_globex;
+SELECT position('<message from=\"@unknown\"' IN prompt.compile_turn('00000000-0000-4000-8000-00000000c001', '00000000-0000-4000-8000-0000000d0007')::text) > 0 AS bob_unknown;
 SELECT sealed_at IS NOT NULL AS sealed FROM prompt.turns WHERE id = '00000000-0000-4000-8000-0000000d0007';
 SELECT block, tokens > 0 AS present FROM prompt.estimate_turn('00000000-0000-4000-8000-00000000c001', '00000000-0000-4000-8000-0000000d0007') WHERE block IN ('memory', 'history');
 SELECT count(*) AS problems FROM prompt.validate_template('{"blocks": [{"type": "history"}, {"type": "input"}]}');
@@ -54,7 +65,7 @@ SET ROLE tenant_globex;
 SELECT name FROM prompt.workspaces;
 SELECT prompt.compile_turn('00000000-0000-4000-8000-00000000c001', '00000000-0000-4000-8000-0000000d0004');
 \echo SQLSTATE :LAST_ERROR_SQLSTATE
-SELECT prompt.preview_turn('00000000-0000-4000-8000-00000000c0b1', '00000000-0000-4000-8000-0000000b0001') -> 'messages' -> 0 -> 'parts' AS globex_system;
+SELECT prompt.explain_turn('00000000-0000-4000-8000-00000000c0b1', '00000000-0000-4000-8000-0000000b0001') -> 'messages' -> 0 -> 'parts' AS globex_system;
 RESET ROLE;
 
 -- Clean up the cluster-wide roles.

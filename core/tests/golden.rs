@@ -6,10 +6,10 @@
 
 use serde_json::Value;
 
-use super::compiler::Purpose;
-use super::context::{Mechanism, Role, TurnKind, UserKind};
-use super::error::Code;
-use super::scenario::*;
+use pgprompt_core::rows::{Mechanism, Mode, Role, TurnKind, UserKind};
+use pgprompt_core::testing::*;
+use pgprompt_core::Code;
+use pgprompt_core::Purpose;
 
 fn support_desk() -> Scenario {
     Scenario::new("And the credit note?")
@@ -44,14 +44,15 @@ fn default_order_renders_every_block() {
         .skill("workspace", "export", "Export billing data.", |_| {})
         .skill("agent", "ledger", "Hidden.", |k| k.recall_only = true)
         .turn(|t| {
-            t.run = true;
-            t.callables = r#"[{"name": "skill"}]"#.into();
-            t.inline =
-                r#"[{"text": "Be brief.", "role": "developer"}, {"text": "Sign as {{agent}}.", "position": "tail"}]"#
-                    .into();
+            t.mode = Mode::Run;
+            t.callables = callables(r#"[{"name": "skill"}]"#);
+            t.inline = inline(
+                r#"[{"text": "Be brief.", "role": "developer"}, {"text": "Sign as {{agent}}.", "position": "tail"}]"#,
+            );
         });
     let out = s.run(Purpose::Compile).unwrap();
     let v = golden("default_order", &out);
+    let req = body(&out);
     assert_eq!(
         outline(&v),
         vec![
@@ -67,9 +68,8 @@ fn default_order_renders_every_block() {
     assert_eq!(v["preface"].as_array().unwrap().len(), 2);
     let seal = out.seal.unwrap();
     assert!(seal.catalog.unwrap().starts_with("Skills available now."));
-    assert_eq!(seal.mechanism, "default");
+    assert_eq!(seal.frozen.mechanism, Mechanism::Default);
     // The Anthropic request: system lifted, developer spoken on the user side, merged.
-    let req = &v["request"];
     assert_eq!(req["system"].as_array().unwrap().len(), 5);
     assert_eq!(req["system"][4]["cache_control"]["type"], "ephemeral");
     assert_eq!(req["messages"].as_array().unwrap().len(), 3);
@@ -80,12 +80,12 @@ fn default_order_renders_every_block() {
 fn a_direct_reply_carries_no_catalog_and_user_memory_needs_a_selected_human() {
     let s = support_desk()
         .skill("agent", "refunds", "Refund.", |_| {})
-        .turn(|t| t.callables = r#"[{"name":"skill"}]"#.into());
-    let v: Value = serde_json::from_str(&s.run(Purpose::Preview).unwrap().json()).unwrap();
+        .turn(|t| t.callables = callables(r#"[{"name":"skill"}]"#));
+    let v: Value = explain(&s.run(Purpose::Preview).unwrap());
     assert!(!outline(&v)[0].contains("Skills available now."));
     assert!(!outline(&v)[0].contains("ada-private"));
     let s = support_desk().turn(|t| t.memory_user_id = Some(id(ADA)));
-    let v: Value = serde_json::from_str(&s.run(Purpose::Preview).unwrap().json()).unwrap();
+    let v: Value = explain(&s.run(Purpose::Preview).unwrap());
     assert!(outline(&v)[0].contains("### user/ada-private.md\nOnly when selected."));
 }
 
@@ -118,9 +118,9 @@ fn history_starts_at_the_newest_summary_turn() {
 #[test]
 fn an_inline_slot_entry_replaces_the_slot_for_this_turn_only() {
     let s =
-        support_desk().turn(|t| t.inline = r#"[{"slot": "persona", "text": "Today {{user}} is in a hurry."}]"#.into());
+        support_desk().turn(|t| t.inline = inline(r#"[{"slot": "persona", "text": "Today {{user}} is in a hurry."}]"#));
     let out = s.run(Purpose::Compile).unwrap();
-    let v: Value = serde_json::from_str(&out.json()).unwrap();
+    let v: Value = explain(&out);
     assert!(outline(&v)[0].contains("Today Ada is in a hurry."));
     assert!(!outline(&v)[0].contains("invoice number first"));
     let versions: Value = serde_json::from_str(&out.seal.unwrap().versions).unwrap();
@@ -134,8 +134,9 @@ fn an_inline_slot_entry_replaces_the_slot_for_this_turn_only() {
 #[test]
 fn the_chat_wire() {
     let s = support_desk().turn(|t| t.model = Some("gpt".into()));
-    let v = golden("chat_wire", &s.run(Purpose::Preview).unwrap());
-    let req = &v["request"];
+    let out = s.run(Purpose::Preview).unwrap();
+    golden("chat_wire", &out);
+    let req = body(&out);
     assert_eq!(req["model"], "gpt");
     assert_eq!(req["max_completion_tokens"], 1024);
     assert!(req.get("max_tokens").is_none());
@@ -152,11 +153,12 @@ fn the_chat_wire() {
 fn no_model_means_anthropic_naming_no_model_and_windowless() {
     let mut s = support_desk();
     s.user_mut(LARK).model = None;
-    let v: Value = serde_json::from_str(&s.run(Purpose::Preview).unwrap().json()).unwrap();
+    let out = s.run(Purpose::Preview).unwrap();
+    let v = explain(&out);
     assert_eq!(v["wire"], "anthropic");
     assert!(v["model"].is_null());
-    assert!(v["request"].get("model").is_none());
-    assert_eq!(v["request"]["max_tokens"], 4096);
+    assert!(body(&out).get("model").is_none());
+    assert_eq!(body(&out)["max_tokens"], 4096);
     assert!(v["estimate"]["window"]["tokens"].is_null());
 }
 
@@ -166,12 +168,13 @@ fn an_earlier_turns_sealed_preface_is_replayed_byte_for_byte() {
         r.turn.poster_id = Some(id(ADA));
         r.turn.prompt = Some("Status?".into());
         // What was sent then, not what its inline says now.
-        r.turn.inline = r#"[{"text": "Edited later.", "position": "tail"}]"#.into();
-        r.turn.sealed = Some(super::context::Sealed {
-            request: String::new(),
-            preface: r#"[{"role":"user","parts":[{"type":"text","text":"Reply in French."}]}]"#.into(),
-            mechanism: "default".into(),
-        });
+        r.turn.inline = inline(r#"[{"text": "Edited later.", "position": "tail"}]"#);
+        r.turn.sealed_preface = Some(
+            pgprompt_core::fields::parse_preface(
+                r#"[{"role":"user","parts":[{"type":"text","text":"Reply in French."}]}]"#,
+            )
+            .unwrap(),
+        );
     });
     let v = golden("sealed_preface_replay", &s.run(Purpose::Preview).unwrap());
     let last = outline(&v).last().unwrap().clone();
@@ -186,9 +189,9 @@ fn an_unsealed_earlier_turn_lays_its_preface_down_from_its_inline_entries() {
     let s = support_desk().earlier(TurnKind::Reply, |r| {
         r.turn.poster_id = Some(id(ADA));
         r.turn.prompt = Some("Status?".into());
-        r.turn.inline = r#"[{"text": "Today is {{date}}.", "position": "lead"}]"#.into();
+        r.turn.inline = inline(r#"[{"text": "Today is {{date}}.", "position": "lead"}]"#);
     });
-    let v: Value = serde_json::from_str(&s.run(Purpose::Preview).unwrap().json()).unwrap();
+    let v: Value = explain(&s.run(Purpose::Preview).unwrap());
     assert!(
         outline(&v).last().unwrap().contains("Today is 2026-11-29. | Status?"),
         "{:?}",
@@ -198,12 +201,12 @@ fn an_unsealed_earlier_turn_lays_its_preface_down_from_its_inline_entries() {
 
 #[test]
 fn inline_entries_without_a_place_are_refused() {
-    let s = support_desk().turn(|t| t.inline = r#"[{"text": "x", "role": "system"}]"#.into());
+    let s = support_desk().turn(|t| t.inline = inline(r#"[{"text": "x", "role": "system"}]"#));
     assert_eq!(
         s.run(Purpose::Preview).unwrap_err().code,
         Code::InlineSystemOutsideLeadingRun
     );
-    let mut s = support_desk().turn(|t| t.inline = r#"[{"text": "x", "position": "tail"}]"#.into());
+    let mut s = support_desk().turn(|t| t.inline = inline(r#"[{"text": "x", "position": "tail"}]"#));
     let lark = s.user_mut(LARK);
     lark.prompt_mechanism = Mechanism::Assembly;
     lark.prompt_template = Some(r#"{"blocks": [{"type": "lead"}, {"type": "history"}, {"type": "input"}]}"#.into());
@@ -224,9 +227,10 @@ fn unknown_answerer_and_non_reply_turns_are_not_compilable() {
 #[test]
 fn the_same_rows_give_the_same_bytes() {
     let s = support_desk();
-    let a = s.run(Purpose::Preview).unwrap().json();
-    let b = s.run(Purpose::Compile).unwrap().json();
-    assert_eq!(a, b);
+    let a = s.run(Purpose::Preview).unwrap();
+    let b = s.run(Purpose::Compile).unwrap();
+    assert_eq!(a.body.text(), b.body.text());
+    assert_eq!(explain(&a), explain(&b));
 }
 
 #[test]
@@ -237,6 +241,6 @@ fn a_human_turn_answered_in_a_human_conversation_reads_bare() {
         t.poster_id = Some(id(OMAR));
     });
     s.user_mut(OMAR).kind = UserKind::Human;
-    let v: Value = serde_json::from_str(&s.run(Purpose::Preview).unwrap().json()).unwrap();
+    let v: Value = explain(&s.run(Purpose::Preview).unwrap());
     assert!(outline(&v).last().unwrap().ends_with("| And the credit note?"));
 }

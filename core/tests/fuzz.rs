@@ -10,10 +10,10 @@
 
 use serde_json::{json, Value};
 
-use super::compiler::Purpose;
-use super::context::{Mechanism, Role, TurnKind};
-use super::scenario::*;
-use super::{envelope, fields, macros, rounds, template};
+use pgprompt_core::rows::{Mechanism, Mode, Role, TurnKind};
+use pgprompt_core::testing::*;
+use pgprompt_core::Purpose;
+use pgprompt_core::{envelope, fields, macros, rounds, template};
 
 fn iterations() -> usize {
     std::env::var("PGPROMPT_FUZZ_ITERATIONS")
@@ -201,10 +201,42 @@ fn fuzz_the_grammar_and_the_texts() {
         let _ = macros::substitute(&s, &macros::Values::default(), &|_| Some(text(&mut Rng(3))));
         assert_eq!(envelope::unescape(&envelope::escape(&s)), s);
         let field = json(&mut r, 3, HINTS).to_string();
-        let _ = fields::check_turn(&field, &field, Some(&field), Some(&field), Some(&field), &field);
+        let _ = fields::check_turn(&field, &field, Some(&field), Some(&field), Some(&field), &field, &field);
         let _ = fields::parse_inline(&field);
         let (a, b, c) = round_json(&mut r);
-        let _ = rounds::parse(&round(1, &a, &b, &c, r.below(2) == 0), None);
+        let _ = rounds::parse(&row(1, &a, &b, &c, r.below(2) == 0), None);
+    }
+}
+
+fn row(n: i32, assistant: &str, results: &str, steers: &str, aborted: bool) -> rounds::RoundRow {
+    rounds::RoundRow {
+        n,
+        assistant: assistant.into(),
+        results: results.into(),
+        steers: steers.into(),
+        aborted,
+    }
+}
+
+/// The turn's JSON columns as the loader reads them: each parsed once, or refused.
+struct Columns {
+    inline: String,
+    variables: String,
+    history: Option<String>,
+    input: Option<String>,
+    tools: Option<String>,
+    callables: String,
+}
+
+impl Columns {
+    fn load(&self, t: &mut pgprompt_core::rows::Turn) -> pgprompt_core::Result<()> {
+        t.inline = fields::parse_inline(&self.inline)?;
+        t.variables = fields::parse_variables(&self.variables)?;
+        t.history = self.history.as_deref().map(fields::parse_history).transpose()?;
+        t.input = self.input.as_deref().map(fields::parse_raw_input).transpose()?;
+        t.tools = self.tools.as_deref().map(fields::parse_tools).transpose()?;
+        t.callables = fields::parse_callables(&self.callables)?;
+        Ok(())
     }
 }
 
@@ -220,7 +252,7 @@ fn fuzz_whole_compiles() {
             .earlier(TurnKind::Reply, |h| {
                 h.turn.prompt = Some(text(&mut Rng(i as u64 + 1)));
                 h.turn.content = Some("answer".into());
-                h.turn.run = i % 2 == 0;
+                h.turn.mode = if i % 2 == 0 { Mode::Run } else { Mode::DirectReply };
             });
         if r.below(3) == 0 {
             let lark = s.user_mut(LARK);
@@ -229,34 +261,45 @@ fn fuzz_whole_compiles() {
         }
         let field = |r: &mut Rng| json(r, 3, HINTS).to_string();
         // Each field is junk now and then, well formed otherwise.
-        s.ctx.turn.inline = if r.below(8) == 0 {
-            field(&mut r)
-        } else {
-            json!([{"text": text(&mut r)}]).to_string()
+        let columns = Columns {
+            inline: if r.below(8) == 0 {
+                field(&mut r)
+            } else {
+                json!([{"text": text(&mut r)}]).to_string()
+            },
+            variables: if r.below(8) == 0 { field(&mut r) } else { "{}".into() },
+            history: (r.below(8) == 0).then(|| field(&mut r)),
+            input: match r.below(8) {
+                0 => Some(field(&mut r)),
+                1..=3 => Some(json!([{"role": "user", "content": text(&mut r)}]).to_string()),
+                _ => None,
+            },
+            tools: (r.below(8) == 0).then(|| field(&mut r)),
+            callables: if r.below(8) == 0 {
+                field(&mut r)
+            } else {
+                r#"[{"name": "skill"}]"#.into()
+            },
         };
-        s.ctx.turn.variables = if r.below(8) == 0 { field(&mut r) } else { "{}".into() };
-        s.ctx.turn.history = (r.below(8) == 0).then(|| field(&mut r));
-        s.ctx.turn.input = match r.below(8) {
-            0 => Some(field(&mut r)),
-            1..=3 => Some(json!([{"role": "user", "content": text(&mut r)}]).to_string()),
-            _ => None,
-        };
-        s.ctx.turn.tools = (r.below(8) == 0).then(|| field(&mut r));
-        s.ctx.turn.callables = if r.below(8) == 0 {
-            field(&mut r)
-        } else {
-            r#"[{"name": "skill"}]"#.into()
-        };
-        s.ctx.turn.run = r.below(2) == 0;
+        s.ctx.turn.mode = if r.below(2) == 0 { Mode::Run } else { Mode::DirectReply };
         s.model_mut("claude").advisory_window = Some(r.below(2000) as i32 + 1);
+        let mut loaded = columns.load(&mut s.ctx.turn);
         if r.below(4) == 0 {
             let (a, b, c) = round_json(&mut r);
-            s.ctx.rounds = vec![round(1, &a, &b, &c, false)];
+            match rounds::parse(&row(1, &a, &b, &c, false), None) {
+                Ok(round) => s.ctx.rounds = vec![round],
+                Err(e) => loaded = loaded.and(Err(e)),
+            }
+        }
+        if let Err(e) = loaded {
+            assert!(e.message.starts_with(e.code.name()), "{e}");
+            refused += 1;
+            continue;
         }
         for purpose in [Purpose::Compile, Purpose::Estimate] {
             match s.run(purpose) {
                 Ok(out) => {
-                    assert!(serde_json::from_str::<Value>(&out.json()).is_ok());
+                    assert!(serde_json::from_str::<Value>(&out.body.text()).is_ok());
                     compiled += 1;
                 }
                 Err(e) => {
@@ -279,13 +322,13 @@ fn pathological_inputs() {
     let spaces = " ".repeat(1_000_000);
     let s = Scenario::new(&spaces).doc(LARK, "system_prompt", &"{".repeat(65_536));
     let out = s.run(Purpose::Estimate).unwrap();
-    assert!(out.estimate.total > 0);
+    assert!(out.estimate().total > 0);
     assert!(macros::check(&"{{".repeat(40_000), &|_| false, "x").is_ok());
     assert!(macros::check(&"}}{{".repeat(20_000), &|_| false, "x").is_ok());
     let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
     assert_eq!(template::parse_text(&deep).1[0].code, "template_not_json");
     assert!(fields::parse_inline(&deep).is_err());
-    assert!(rounds::parse(&round(1, &deep, "[]", "[]", false), None).is_err());
+    assert!(rounds::parse(&row(1, &deep, "[]", "[]", false), None).is_err());
     let wide = format!("[{}]", vec![r#"{"text":"x"}"#; 20_000].join(","));
     assert!(fields::parse_inline(&wide).is_ok());
 }
@@ -304,11 +347,11 @@ fn the_corpus() {
     }
     for f in corpus["turn_fields"].as_array().unwrap() {
         let f = f.to_string();
-        let _ = fields::check_turn(&f, &f, Some(&f), Some(&f), Some(&f), &f);
+        let _ = fields::check_turn(&f, &f, Some(&f), Some(&f), Some(&f), &f, &f);
     }
     for rd in corpus["rounds"].as_array().unwrap() {
         let _ = rounds::parse(
-            &round(
+            &row(
                 1,
                 &rd["assistant"].to_string(),
                 &rd["results"].to_string(),

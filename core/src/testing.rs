@@ -1,17 +1,22 @@
-//! Test scenarios: a small builder of rows, the way a client writes them, for the
-//! golden tests of whole compiled requests.
+//! Test support (the `testing` feature; the crate's own tests turn it on): a small
+//! builder of rows, the way a client writes them, golden files of whole results, and a
+//! deterministic generator for property tests.
 
 use std::collections::HashMap;
-
 use std::path::PathBuf;
 
 use serde_json::Value;
 use uuid::Uuid;
 
-use super::compiler::{compile, Output, Purpose};
-use super::context::*;
-use super::error::Result;
-use super::tokens::Memo;
+use crate::compile::{compile, Output, Purpose};
+use crate::error::Result;
+use crate::fields::{self, Callable, InlineEntry, Tool};
+use crate::history::VecHistory;
+use crate::rounds::{self, Round, RoundRow};
+use crate::rows::*;
+use crate::seal::Sealed;
+use crate::template::HistoryKnobs;
+use crate::tokens::Memo;
 
 pub fn id(n: u128) -> Uuid {
     Uuid::from_u128(n)
@@ -27,31 +32,36 @@ pub const CONV: u128 = 0xc1;
 pub const TURN: u128 = 0xd0;
 
 pub fn user(n: u128, handle: &str, name: &str, kind: UserKind) -> User {
-    User {
-        id: id(n),
-        handle: handle.into(),
-        display_name: Some(name.into()),
-        kind,
-        steward_id: None,
-        prompt_mechanism: Mechanism::Default,
-        prompt_template: None,
-        model: None,
-        reasoning_replay: false,
-        application: None,
-    }
+    let mut u = User::new(id(n), handle, kind);
+    u.display_name = Some(name.into());
+    u
 }
 
 pub fn model(name: &str, wire: &str, advisory: Option<i32>) -> Model {
-    Model {
-        name: name.into(),
-        wire: wire.into(),
-        tokenizer: "cl100k_base".into(),
-        advisory_window: advisory,
-        hard_window: None,
-        native_images: false,
-        token_margin: 0.0,
-        max_output_tokens: 1024,
-    }
+    let mut m = Model::new(name, Wire::parse(wire).expect("a wire"));
+    m.advisory_window = advisory;
+    m.max_output_tokens = 1024;
+    m
+}
+
+/// A turn's JSON columns, parsed as the loader parses them (the test's own JSON).
+pub fn inline(json: &str) -> Vec<InlineEntry> {
+    fields::parse_inline(json).expect("inline entries")
+}
+pub fn variables(json: &str) -> std::collections::BTreeMap<String, String> {
+    fields::parse_variables(json).expect("variables")
+}
+pub fn tools(json: &str) -> Vec<Tool> {
+    fields::parse_tools(json).expect("tools")
+}
+pub fn callables(json: &str) -> Vec<Callable> {
+    fields::parse_callables(json).expect("callables")
+}
+pub fn history_intent(json: &str) -> HistoryKnobs {
+    fields::parse_history(json).expect("a history intent")
+}
+pub fn raw_input(json: &str) -> Vec<fields::RawEntry> {
+    fields::parse_raw_input(json).expect("raw entries")
 }
 
 pub struct Scenario {
@@ -106,6 +116,7 @@ impl Scenario {
                 documents: Vec::new(),
                 memories: Vec::new(),
                 skills: Vec::new(),
+                seal: None,
             },
             history: Vec::new(),
         }
@@ -218,16 +229,32 @@ impl Scenario {
             purpose,
         )
     }
+
+    /// Compiles and keeps the seal, as `compile_turn` stores it: later runs continue it.
+    pub fn seal(&mut self) -> Output {
+        let out = self.run(Purpose::Compile).expect("the first compile");
+        let draft = out.seal.clone().expect("a fresh compile seals");
+        self.ctx.seal = Some(Sealed {
+            frozen: draft.frozen,
+            body: Some(draft.body),
+        });
+        out
+    }
 }
 
-pub fn round(n: i32, assistant: &str, results: &str, steers: &str, aborted: bool) -> RoundRow {
-    RoundRow {
-        n,
-        assistant: assistant.into(),
-        results: results.into(),
-        steers: steers.into(),
-        aborted,
-    }
+/// A round, written as a client writes it (JSON), parsed as the loader parses it.
+pub fn round(n: i32, assistant: &str, results: &str, steers: &str, aborted: bool) -> Round {
+    rounds::parse(
+        &RoundRow {
+            n,
+            assistant: assistant.into(),
+            results: results.into(),
+            steers: steers.into(),
+            aborted,
+        },
+        None,
+    )
+    .expect("a valid round")
 }
 
 /// A small deterministic generator (xorshift64) for the property tests.
@@ -247,22 +274,32 @@ impl Rng {
     }
 }
 
-/// A compile's result as a JSON value.
-pub fn result(out: &Output) -> Value {
-    serde_json::from_str(&out.json()).expect("the result is JSON")
+/// The body of a result, parsed.
+pub fn body(out: &Output) -> Value {
+    serde_json::from_str(&out.body.text()).expect("the body is JSON")
 }
 
-/// Compares a whole result, byte for byte, with `tests/golden/NAME.json` (pretty-printed,
-/// keys sorted); `GOLDEN_UPDATE=1` rewrites the file instead.
+/// What `explain_turn` would show for a result, as JSON.
+pub fn explain(out: &Output) -> Value {
+    serde_json::to_value(&out.explain).expect("an explanation serializes")
+}
+
+/// Compares a whole result — the body exactly as sent, and the explanation — with
+/// `tests/golden/NAME.json` (pretty-printed, key order kept); `GOLDEN_UPDATE=1` rewrites
+/// the file instead. Returns the explanation.
 pub fn golden(name: &str, out: &Output) -> Value {
-    let v = result(out);
-    let text = serde_json::to_string_pretty(&v).expect("pretty") + "\n";
+    let explain_text = serde_json::to_string(&out.explain).expect("an explanation serializes");
+    let text = crate::wire::pretty(&format!(
+        "{{\"body\":{},\"explain\":{}}}",
+        out.body.text(),
+        explain_text
+    )) + "\n";
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/golden")
         .join(format!("{name}.json"));
     if std::env::var_os("GOLDEN_UPDATE").is_some() {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, &text).unwrap();
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("the golden directory");
+        std::fs::write(&path, &text).expect("the golden file is written");
     } else {
         let want = std::fs::read_to_string(&path).unwrap_or_else(|_| panic!("missing golden file {}", path.display()));
         if want != text {
@@ -276,28 +313,28 @@ pub fn golden(name: &str, out: &Output) -> Value {
             );
         }
     }
-    v
+    explain(out)
 }
 
 /// The texts of the compiled messages, `role: text | text`, for readable asserts.
-pub fn outline(v: &Value) -> Vec<String> {
-    v["messages"]
+pub fn outline(explain: &Value) -> Vec<String> {
+    explain["messages"]
         .as_array()
-        .unwrap()
+        .expect("a fresh compile lists its messages")
         .iter()
         .map(|m| {
             let parts: Vec<String> = m["parts"]
                 .as_array()
-                .unwrap()
+                .expect("parts")
                 .iter()
-                .map(|p| match p["type"].as_str().unwrap() {
-                    "text" => p["text"].as_str().unwrap().to_string(),
-                    "tool_call" => format!("<call {}>", p["id"].as_str().unwrap()),
-                    "tool_result" => format!("<result {}>", p["call_id"].as_str().unwrap()),
+                .map(|p| match p["type"].as_str().unwrap_or("") {
+                    "text" => p["text"].as_str().unwrap_or("").to_string(),
+                    "tool_call" => format!("<call {}>", p["id"].as_str().unwrap_or("")),
+                    "tool_result" => format!("<result {}>", p["call_id"].as_str().unwrap_or("")),
                     _ => "<image>".to_string(),
                 })
                 .collect();
-            format!("{}: {}", m["role"].as_str().unwrap(), parts.join(" | "))
+            format!("{}: {}", m["role"].as_str().unwrap_or(""), parts.join(" | "))
         })
         .collect()
 }

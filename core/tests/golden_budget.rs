@@ -1,12 +1,12 @@
-//! The budget (SPEC §8) over whole compiles: windows, knobs, the gate, and properties
+//! The budget (docs/design.md, "Budget") over whole compiles: windows, knobs, the gate, and properties
 //! of the selection.
 
 use serde_json::Value;
 
-use super::compiler::Purpose;
-use super::context::{Mechanism, Role, TurnKind};
-use super::error::Code;
-use super::scenario::*;
+use pgprompt_core::rows::{Mechanism, Role, TurnKind};
+use pgprompt_core::testing::*;
+use pgprompt_core::Code;
+use pgprompt_core::Purpose;
 
 /// A conversation of `n` user/assistant message turns, each `words` words long.
 fn long_conversation(n: usize, words: usize) -> Scenario {
@@ -43,7 +43,7 @@ fn history_texts(v: &Value) -> Vec<String> {
 fn history_is_trimmed_newest_first_to_the_window() {
     let s = with_window(long_conversation(10, 20), 150);
     let out = s.run(Purpose::Compile).unwrap();
-    let v = result(&out);
+    let v = explain(&out);
     let h = &v["estimate"]["history"];
     assert_eq!(h["available"], 10);
     let selected = h["selected"].as_u64().unwrap() as usize;
@@ -61,7 +61,7 @@ fn history_is_trimmed_newest_first_to_the_window() {
 #[test]
 fn nothing_fits_means_selected_zero_budget_exceeded() {
     let s = with_window(long_conversation(4, 50), 40);
-    let v = result(&s.run(Purpose::Compile).unwrap());
+    let v = explain(&s.run(Purpose::Compile).unwrap());
     assert_eq!(v["estimate"]["history"]["selected"], 0);
     assert_eq!(v["estimate"]["history"]["skipped_reason"], "budget_exceeded");
     assert_eq!(v["estimate"]["history"]["available"], 4);
@@ -71,34 +71,35 @@ fn nothing_fits_means_selected_zero_budget_exceeded() {
 #[test]
 fn knobs_of_the_template_and_of_the_turn() {
     let base = || with_window(long_conversation(10, 5), 100_000);
-    let selected = |s: Scenario| result(&s.run(Purpose::Preview).unwrap())["estimate"]["history"].clone();
+    let selected = |s: Scenario| explain(&s.run(Purpose::Preview).unwrap())["estimate"]["history"].clone();
 
     // A turn's history intent: max_entries.
-    let h = selected(base().turn(|t| t.history = Some(r#"{"max_entries": 3}"#.into())));
+    let h = selected(base().turn(|t| t.history = Some(history_intent(r#"{"max_entries": 3}"#))));
     assert_eq!(
         (h["selected"].as_u64(), h["skipped_reason"].as_str()),
         (Some(3), Some("max_entries"))
     );
 
     // max_tokens caps; each entry here costs 11 tokens (8 + 3).
-    let h = selected(base().turn(|t| t.history = Some(r#"{"budget": {"max_tokens": 40}}"#.into())));
+    let h = selected(base().turn(|t| t.history = Some(history_intent(r#"{"budget": {"max_tokens": 40}}"#))));
     assert_eq!((h["budget"].as_u64(), h["selected"].as_u64()), (Some(40), Some(3)));
 
     // share of the window.
     let h = selected(
-        with_window(long_conversation(10, 5), 200).turn(|t| t.history = Some(r#"{"budget": {"share": 0.2}}"#.into())),
+        with_window(long_conversation(10, 5), 200)
+            .turn(|t| t.history = Some(history_intent(r#"{"budget": {"share": 0.2}}"#))),
     );
     assert_eq!(h["budget"], 40);
 
     // min_tokens lifts a small share, as far as room remains.
     let h = selected(
         with_window(long_conversation(10, 5), 200)
-            .turn(|t| t.history = Some(r#"{"budget": {"share": 0.1, "min_tokens": 60}}"#.into())),
+            .turn(|t| t.history = Some(history_intent(r#"{"budget": {"share": 0.1, "min_tokens": 60}}"#))),
     );
     assert_eq!(h["budget"], 60);
 
     // The template's knobs, overridden field by field by the turn's intent.
-    let mut s = base().turn(|t| t.history = Some(r#"{"max_entries": 5}"#.into()));
+    let mut s = base().turn(|t| t.history = Some(history_intent(r#"{"max_entries": 5}"#)));
     let lark = s.user_mut(LARK);
     lark.prompt_mechanism = Mechanism::Assembly;
     lark.prompt_template =
@@ -109,7 +110,7 @@ fn knobs_of_the_template_and_of_the_turn() {
 
 #[test]
 fn a_share_on_a_windowless_model_is_history_budget_unavailable() {
-    let mut s = long_conversation(3, 5).turn(|t| t.history = Some(r#"{"budget": {"share": 0.5}}"#.into()));
+    let mut s = long_conversation(3, 5).turn(|t| t.history = Some(history_intent(r#"{"budget": {"share": 0.5}}"#)));
     s.model_mut("claude").advisory_window = None;
     let e = s.run(Purpose::Preview).unwrap_err();
     assert_eq!(e.code, Code::HistoryBudgetUnavailable);
@@ -117,17 +118,17 @@ fn a_share_on_a_windowless_model_is_history_budget_unavailable() {
     // The estimate explains instead.
     let out = s.run(Purpose::Estimate).unwrap();
     assert_eq!(
-        out.estimate.history.skipped_reason.as_deref(),
+        out.estimate().history.skipped_reason.as_deref(),
         Some("history_budget_unavailable")
     );
-    assert_eq!(out.estimate.history.available, 3);
+    assert_eq!(out.estimate().history.available, 3);
 }
 
 #[test]
 fn a_windowless_model_funds_all_history() {
     let mut s = long_conversation(30, 200);
     s.model_mut("claude").advisory_window = None;
-    let v = result(&s.run(Purpose::Compile).unwrap());
+    let v = explain(&s.run(Purpose::Compile).unwrap());
     assert_eq!(v["estimate"]["history"]["selected"], 30);
     assert!(v["estimate"]["history"]["budget"].is_null());
 }
@@ -143,8 +144,8 @@ fn the_gate_refuses_a_request_whose_floors_exceed_the_window() {
     assert!(e.message.contains("takes 20"), "{}", e.message);
     assert!(e.hint.unwrap().contains("estimate_turn"));
     let out = s.run(Purpose::Estimate).unwrap();
-    assert!(out.estimate.blocks.iter().any(|b| b.floor_unmet));
-    assert_eq!(out.estimate.history.selected, 0);
+    assert!(out.estimate().blocks.iter().any(|b| b.floor_unmet));
+    assert_eq!(out.estimate().history.selected, 0);
     assert!(
         out.seal.is_some(),
         "the core leaves sealing to the caller, who seals only on Compile"
@@ -155,15 +156,15 @@ fn the_gate_refuses_a_request_whose_floors_exceed_the_window() {
 fn reasoning_replay_takes_an_eighth_and_the_margin_inflates() {
     let mut s = with_window(long_conversation(2, 5), 800);
     s.user_mut(LARK).reasoning_replay = true;
-    let v = result(&s.run(Purpose::Preview).unwrap());
+    let v = explain(&s.run(Purpose::Preview).unwrap());
     assert_eq!(v["estimate"]["window"]["tokens"], 700);
 
     // A request that exactly fills its window fits; with a 10% margin it does not.
     let s = Scenario::new(&"word ".repeat(97));
-    let total = s.run(Purpose::Preview).unwrap().estimate.total;
+    let total = s.run(Purpose::Preview).unwrap().estimate().total;
     assert_eq!(
         total,
-        super::tokens::Tokenizer::Cl100kBase.count(&"word ".repeat(97)) + 3 + 3
+        pgprompt_core::tokens::Tokenizer::Cl100kBase.count(&"word ".repeat(97)) + 3 + 3
     );
     let mut s = with_window(s, total as i32);
     assert!(s.run(Purpose::Preview).is_ok());
@@ -178,10 +179,10 @@ fn reasoning_replay_takes_an_eighth_and_the_margin_inflates() {
 fn estimate_blocks_add_up_to_the_total() {
     let s = with_window(long_conversation(6, 10), 120);
     let out = s.run(Purpose::Estimate).unwrap();
-    let sum: u32 = out.estimate.blocks.iter().map(|b| b.tokens).sum();
-    assert_eq!(sum + 3, out.estimate.total);
-    let h = out.estimate.blocks.iter().find(|b| b.block == "history").unwrap();
-    assert_eq!(h.tokens, out.estimate.history.tokens);
+    let sum: u32 = out.estimate().blocks.iter().map(|b| b.tokens).sum();
+    assert_eq!(sum + 3, out.estimate().total);
+    let h = out.estimate().blocks.iter().find(|b| b.block == "history").unwrap();
+    assert_eq!(h.tokens, out.estimate().history.tokens);
 }
 
 /// Property: over random conversations and windows, the request never exceeds the
@@ -189,7 +190,7 @@ fn estimate_blocks_add_up_to_the_total() {
 /// is monotone in the window.
 #[test]
 fn property_selection_fits_is_a_suffix_and_is_monotone() {
-    let mut rng = crate::scenario::Rng(0x853c49e6748fea9b);
+    let mut rng = Rng(0x853c49e6748fea9b);
     let mut next = move |m: u64| rng.below(m);
     for _ in 0..60 {
         let n = 1 + next(25) as usize;
@@ -225,7 +226,7 @@ fn property_selection_fits_is_a_suffix_and_is_monotone() {
             match s2.run(Purpose::Compile) {
                 Err(e) => assert_eq!(e.code, Code::EstimatedInputExceedsModelLimit),
                 Ok(out) => {
-                    let v = result(&out);
+                    let v = explain(&out);
                     let total = v["estimate"]["total"].as_u64().unwrap() as i32;
                     assert!(total <= window, "total {total} over window {window}");
                     let turns = history_texts(&v);
@@ -249,7 +250,7 @@ fn a_window_the_exact_size_of_the_request_keeps_every_entry() {
     // The newest entry is a user message that merges into the input: charged exactly.
     let mut s = long_conversation(7, 12);
     s.model_mut("claude").advisory_window = None;
-    let total = s.run(Purpose::Preview).unwrap().estimate.total;
+    let total = s.run(Purpose::Preview).unwrap().estimate().total;
     let exact = with_window(
         Scenario {
             ctx: s.ctx.clone(),
@@ -258,11 +259,11 @@ fn a_window_the_exact_size_of_the_request_keeps_every_entry() {
         total as i32,
     );
     let out = exact.run(Purpose::Compile).unwrap();
-    assert_eq!(out.estimate.total, total);
+    assert_eq!(out.estimate().total, total);
     assert_eq!(
         (
-            out.estimate.history.selected,
-            out.estimate.history.skipped_reason.as_deref()
+            out.estimate().history.selected,
+            out.estimate().history.skipped_reason.as_deref()
         ),
         (7, None)
     );
@@ -275,6 +276,9 @@ fn a_window_the_exact_size_of_the_request_keeps_every_entry() {
         total as i32 - 1,
     );
     let out = tight.run(Purpose::Compile).unwrap();
-    assert_eq!(out.estimate.history.selected, 6);
-    assert_eq!(out.estimate.history.skipped_reason.as_deref(), Some("budget_exceeded"));
+    assert_eq!(out.estimate().history.selected, 6);
+    assert_eq!(
+        out.estimate().history.skipped_reason.as_deref(),
+        Some("budget_exceeded")
+    );
 }

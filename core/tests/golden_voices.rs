@@ -1,12 +1,12 @@
-//! Voices and runs (SPEC §3.2, §4, §6, §8): group conversations, rounds, captures,
+//! Voices and runs (docs/design.md, "Voices", "History", "Seals"): group conversations, rounds, captures,
 //! steers, aborts, in-turn summaries and continuations, over whole compiles.
 
 use serde_json::Value;
 
-use super::compiler::{Output, Purpose};
-use super::context::{Role, Sealed, TurnKind};
-use super::error::Code;
-use super::scenario::*;
+use pgprompt_core::rows::{Mode, Role, TurnKind};
+use pgprompt_core::testing::*;
+use pgprompt_core::Code;
+use pgprompt_core::{Output, Purpose};
 
 fn texts(v: &Value) -> Vec<String> {
     v["messages"]
@@ -29,6 +29,32 @@ fn texts(v: &Value) -> Vec<String> {
                     ),
                     _ => format!("{role}> <image {}>", p["media_type"].as_str().unwrap()),
                 })
+        })
+        .collect()
+}
+
+/// The parts of an Anthropic body's messages, flattened as [`texts`] flattens a list.
+fn body_texts(b: &Value) -> Vec<String> {
+    b["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| {
+            let role = m["role"].as_str().unwrap().to_string();
+            let blocks = match &m["content"] {
+                Value::String(t) => vec![serde_json::json!({"type": "text", "text": t})],
+                other => other.as_array().unwrap().clone(),
+            };
+            blocks.into_iter().map(move |p| match p["type"].as_str().unwrap() {
+                "text" => format!("{role}> {}", p["text"].as_str().unwrap()),
+                "tool_use" => format!("{role}> <call {} {}>", p["id"].as_str().unwrap(), p["input"]),
+                "tool_result" => format!(
+                    "{role}> <result {} {}>",
+                    p["tool_use_id"].as_str().unwrap(),
+                    p["content"].as_str().unwrap()
+                ),
+                _ => format!("{role}> <image {}>", p["source"]["media_type"].as_str().unwrap()),
+            })
         })
         .collect()
 }
@@ -130,17 +156,16 @@ fn a_group_conversation_read_by_the_other_agent() {
 
 fn run_scenario(native: bool) -> Scenario {
     let mut s = Scenario::new("Why was INV-2041 charged twice?").turn(|t| {
-        t.run = true;
-        t.tools = Some(
-            r#"[{"name":"read_invoice","description":"Read an invoice.","input_schema":{"type":"object"}},{"name":"screenshot","input_schema":{"type":"object"}}]"#
-                .into(),
-        );
+        t.mode = Mode::Run;
+        t.tools = Some(tools(
+            r#"[{"name":"read_invoice","description":"Read an invoice.","input_schema":{"type":"object"}},{"name":"screenshot","input_schema":{"type":"object"}}]"#,
+        ));
     });
     s.model_mut("claude").native_images = native;
     s
 }
 
-fn rounds_rows() -> Vec<super::context::RoundRow> {
+fn rounds_rows() -> Vec<pgprompt_core::rounds::Round> {
     vec![
         round(
             1,
@@ -164,18 +189,8 @@ fn rounds_rows() -> Vec<super::context::RoundRow> {
 
 /// Seals the first compile of a run turn, then writes its rounds: the continuation.
 fn continued(native: bool) -> (Output, Output) {
-    let s = run_scenario(native);
-    let first = s.run(Purpose::Compile).unwrap();
-    let seal = first.seal.clone().unwrap();
-    let sealed = first.sealed_json().unwrap();
-    let s = s.turn(|t| {
-        t.sealed = Some(Sealed {
-            request: sealed,
-            preface: seal.preface.clone(),
-            mechanism: seal.mechanism.into(),
-        })
-    });
-    let mut s = s;
+    let mut s = run_scenario(native);
+    let first = s.seal();
     s.ctx.rounds = rounds_rows();
     (first, s.run(Purpose::Compile).unwrap())
 }
@@ -184,18 +199,17 @@ fn continued(native: bool) -> (Output, Output) {
 fn a_continuation_is_the_sealed_request_plus_the_rounds() {
     let (first, next) = continued(false);
     assert!(next.seal.is_none(), "a sealed turn is not sealed again");
-    let a = result(&first);
     let b = golden("run_continuation", &next);
-    let n = a["request"]["messages"].as_array().unwrap().len();
+    assert_eq!(b["sealed"], true);
+    // The sealed body is a byte prefix of the continuation, up to its last element.
+    let sealed = first.body.text();
+    let head = &sealed[..sealed.len() - first.body.tail.len()];
+    assert!(next.body.text().starts_with(head));
+    assert_eq!(next.body.tail, first.body.tail, "the tools the seal froze");
+    let req = body(&next);
+    assert_eq!(req["tools"].as_array().unwrap().len(), 2);
     assert_eq!(
-        a["request"]["messages"].as_array().unwrap()[..],
-        b["request"]["messages"].as_array().unwrap()[..n]
-    );
-    assert_eq!(a["request"]["system"], b["request"]["system"]);
-    assert_eq!(a["request"]["tools"], b["request"]["tools"]);
-    assert_eq!(b["request"]["tools"].as_array().unwrap().len(), 2);
-    assert_eq!(
-        texts(&b)[..],
+        body_texts(&req)[..],
         [
             "user> Why was INV-2041 charged twice?",
             "assistant> Looking.",
@@ -211,38 +225,23 @@ fn a_continuation_is_the_sealed_request_plus_the_rounds() {
             "user> [run aborted]",
         ]
     );
-    // Each result, the marker, each steer and the captures stand alone in the list;
-    // the Anthropic wire merges them, results first.
-    let roles: Vec<&str> = b["messages"]
+    // Each result, the marker, each steer and the captures are items of their own; the
+    // Anthropic wire merges them into the user message after the calls, results first.
+    let roles: Vec<&str> = req["messages"]
         .as_array()
         .unwrap()
         .iter()
         .map(|m| m["role"].as_str().unwrap())
         .collect();
-    assert_eq!(
-        roles,
-        [
-            "user",
-            "assistant",
-            "user",
-            "user",
-            "user",
-            "user",
-            "user",
-            "assistant",
-            "user",
-            "user"
-        ]
-    );
-    let wire = &b["request"]["messages"];
-    let kinds: Vec<&str> = wire[2]["content"]
+    assert_eq!(roles, ["user", "assistant", "user", "assistant", "user"]);
+    let kinds: Vec<&str> = req["messages"][2]["content"]
         .as_array()
         .unwrap()
         .iter()
         .map(|c| c["type"].as_str().unwrap())
         .collect();
     assert_eq!(kinds, ["tool_result", "tool_result", "text", "text", "text"]);
-    assert_eq!(wire[2]["content"][1]["is_error"], true);
+    assert_eq!(req["messages"][2]["content"][1]["is_error"], true);
     assert_eq!(
         b["estimate"]["blocks"].as_array().unwrap().last().unwrap()["block"],
         "rounds"
@@ -252,15 +251,9 @@ fn a_continuation_is_the_sealed_request_plus_the_rounds() {
 #[test]
 fn native_models_get_each_distinct_image_once_per_round() {
     let (_, next) = continued(true);
-    let b = result(&next);
-    let t = texts(&b);
+    let t = body_texts(&body(&next));
     let images: Vec<&String> = t.iter().filter(|x| x.contains("<image")).collect();
     assert_eq!(images, ["user> <image image/png>", "user> <image image/jpeg>"]);
-    let wire = &b["request"]["messages"][2]["content"];
-    assert_eq!(
-        wire.as_array().unwrap().iter().filter(|c| c["type"] == "image").count(),
-        2
-    );
 }
 
 #[test]
@@ -269,7 +262,7 @@ fn an_own_run_in_history_renders_seed_and_rounds_and_a_summary_replaces_early_ro
         Scenario::new("Next?").earlier(TurnKind::Reply, |r| {
             r.turn.poster_id = Some(id(ADA));
             r.turn.prompt = Some("Investigate.".into());
-            r.turn.run = true;
+            r.turn.mode = Mode::Run;
             r.turn.content = Some("final words".into());
             r.rounds = rounds_rows();
             if summary {
@@ -278,7 +271,7 @@ fn an_own_run_in_history_renders_seed_and_rounds_and_a_summary_replaces_early_ro
             }
         })
     };
-    let v = result(&with_run(false).run(Purpose::Preview).unwrap());
+    let v = explain(&with_run(false).run(Purpose::Preview).unwrap());
     let t = texts(&v);
     assert_eq!(t[0], "user> Investigate.");
     assert!(t.contains(&"user> [run aborted]".to_string()));
@@ -288,7 +281,7 @@ fn an_own_run_in_history_renders_seed_and_rounds_and_a_summary_replaces_early_ro
     );
     assert_eq!(v["estimate"]["history"]["available"], 3, "seed + two rounds");
 
-    let v = result(&with_run(true).run(Purpose::Preview).unwrap());
+    let v = explain(&with_run(true).run(Purpose::Preview).unwrap());
     let t = texts(&v);
     assert_eq!(
         t[0],
@@ -304,11 +297,11 @@ fn a_round_is_one_budget_unit_with_its_pictures() {
     let mut s = Scenario::new("Next?").earlier(TurnKind::Reply, |r| {
         r.turn.poster_id = Some(id(ADA));
         r.turn.prompt = Some("Investigate.".into());
-        r.turn.run = true;
+        r.turn.mode = Mode::Run;
         r.rounds = rounds_rows();
     });
     s.model_mut("claude").native_images = true;
-    let full = s.run(Purpose::Preview).unwrap().estimate.total;
+    let full = s.run(Purpose::Preview).unwrap().estimate().total;
     let mut dropped_round_one = false;
     for window in (20..=full).rev() {
         let mut tight = Scenario {
@@ -319,7 +312,7 @@ fn a_round_is_one_budget_unit_with_its_pictures() {
         let Ok(out) = tight.run(Purpose::Preview) else {
             break;
         };
-        let t = texts(&result(&out));
+        let t = texts(&explain(&out));
         let result_one = t.iter().any(|x| x.contains("<result c1"));
         let pictures = t.iter().any(|x| x.contains("<image"));
         assert_eq!(
@@ -341,40 +334,41 @@ fn a_round_is_one_budget_unit_with_its_pictures() {
 
 #[test]
 fn the_in_turn_summary_of_the_current_run_replaces_its_seed_and_early_rounds() {
-    let (first, _) = continued(false);
-    let sealed = first.sealed_json().unwrap();
-    let seal = first.seal.unwrap();
-    let mut s = run_scenario(false).turn(|t| {
-        t.sealed = Some(Sealed {
-            request: sealed,
-            preface: seal.preface.clone(),
-            mechanism: "default".into(),
-        });
-        t.summary = Some("Round 1 found two charges.".into());
-        t.summary_round = Some(2);
-    });
+    let mut s = run_scenario(false);
+    s.seal();
+    s.ctx.turn.summary = Some("Round 1 found two charges.".into());
+    s.ctx.turn.summary_round = Some(2);
     s.ctx.rounds = rounds_rows();
-    let v = result(&s.run(Purpose::Compile).unwrap());
-    let t = texts(&v);
+    let out = s.run(Purpose::Compile).unwrap();
+    let t = body_texts(&body(&out));
     assert!(!t.iter().any(|x| x.contains("Why was INV-2041")), "{t:?}");
     assert_eq!(
-        t[t.len() - 4],
-        "user> [Summary of the earlier rounds]\nRound 1 found two charges."
+        t[..],
+        [
+            "user> [Summary of the earlier rounds]\nRound 1 found two charges.",
+            "assistant> <call c3 {\"log\":true}>",
+            "user> <result c3 retry>",
+            "user> [run aborted]",
+        ]
     );
-    assert_eq!(t.last().unwrap(), "user> [run aborted]");
+    // The estimate drops what the summary replaced.
+    let sealed_total = s.ctx.seal.as_ref().unwrap().frozen.estimate.total;
+    assert!(out.estimate().total < sealed_total + 40, "{}", out.estimate().total);
 }
 
 #[test]
 fn a_bad_stored_round_is_refused_with_its_path_not_a_panic() {
-    let mut s = run_scenario(false);
-    s.ctx.rounds = vec![round(
-        1,
-        r#"[{"type":"tool_call","id":"c1","name":"x","input":{}}]"#,
-        r#"[{"call_id":"c1","captures":[{"name":"a","media_type":"image/png","data":"!!"}]}]"#,
-        "[]",
-        false,
-    )];
-    let e = s.run(Purpose::Compile).unwrap_err();
+    let e = pgprompt_core::rounds::parse(
+        &pgprompt_core::rounds::RoundRow {
+            n: 1,
+            assistant: r#"[{"type":"tool_call","id":"c1","name":"x","input":{}}]"#.into(),
+            results: r#"[{"call_id":"c1","captures":[{"name":"a","media_type":"image/png","data":"!!"}]}]"#.into(),
+            steers: "[]".into(),
+            aborted: false,
+        },
+        None,
+    )
+    .unwrap_err();
     assert_eq!(e.code, Code::RoundInvalid);
     assert!(e.message.contains("/results/0/captures/0/data"), "{}", e.message);
 }
@@ -395,7 +389,7 @@ fn property_no_body_forges_or_closes_an_envelope() {
         "x",
         "\n",
     ];
-    let mut rng = crate::scenario::Rng(0x2545f4914f6cdd1d);
+    let mut rng = Rng(0x2545f4914f6cdd1d);
     let mut next = move |m: u64| rng.below(m);
     for _ in 0..200 {
         let mut body = || -> String {
@@ -413,15 +407,8 @@ fn property_no_body_forges_or_closes_an_envelope() {
                 r.turn.content = Some(b3.clone());
             })
             .turn(|t| t.poster_id = Some(id(GRACE)));
-        s.ctx.turn.run = true;
-        let out = s.run(Purpose::Compile).unwrap();
-        let request = out.sealed_json().unwrap();
-        let first = out.seal.unwrap();
-        s.ctx.turn.sealed = Some(Sealed {
-            request,
-            preface: first.preface,
-            mechanism: "default".into(),
-        });
+        s.ctx.turn.mode = Mode::Run;
+        s.seal();
         s.ctx.rounds = vec![round(
             1,
             r#"[{"type":"text","text":"ok"}]"#,
@@ -429,9 +416,9 @@ fn property_no_body_forges_or_closes_an_envelope() {
             &serde_json::json!([{"author_id": format!("{U}04"), "text": b4}]).to_string(),
             false,
         )];
-        let v = result(&s.run(Purpose::Compile).unwrap());
-        for m in v["messages"].as_array().unwrap() {
-            for p in m["parts"].as_array().unwrap() {
+        let req = pgprompt_core::testing::body(&s.run(Purpose::Compile).unwrap());
+        for m in req["messages"].as_array().unwrap() {
+            for p in m["content"].as_array().unwrap() {
                 let Some(text) = p["text"].as_str() else {
                     continue;
                 };
@@ -444,7 +431,7 @@ fn property_no_body_forges_or_closes_an_envelope() {
                 assert!(!text.contains("<task_result") && !text.contains("</task_result"));
             }
         }
-        let wrapped = v["messages"].to_string().matches("<message from=").count();
+        let wrapped = req["messages"].to_string().matches("<message from=").count();
         assert_eq!(wrapped, 5, "five foreign bodies, five envelopes");
     }
 }

@@ -1,126 +1,120 @@
-//! The rows a compile reads, as plain Rust values (SPEC §1). The pg layer fills these
-//! from a few set-based queries; tests build them by hand. JSON columns arrive as their
-//! text and are parsed (and re-validated) by the core.
+//! The rows a compile reads, typed (docs/design.md, "Rows"). The database layer reads
+//! each column once and builds these values with the parsers of [`crate::fields`] and
+//! [`crate::rounds`]; tests build them directly. Nothing here is parsed again later, and
+//! every enum is exhaustive: a value the schema's checks should have refused is an error,
+//! never a silent default.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
+use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use super::error::{quote, Code, Error, Result};
-use super::tokens::Tokenizer;
+use crate::error::{quote, Code, Error, Result};
+use crate::fields::{Callable, InlineEntry, RawEntry, RequestOptions, Tool};
+use crate::rounds::Round;
+use crate::template::HistoryKnobs;
+use crate::tokens::Tokenizer;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Role {
-    System,
-    Developer,
-    User,
-    Assistant,
+/// A column value outside what the schema's checks admit (the database was altered).
+pub fn unknown_value(column: &str, value: &str) -> Error {
+    Error::new(
+        Code::TurnNotCompilable,
+        format!(
+            "{column} has the value {}, which this version of pgprompt does not know",
+            quote(value)
+        ),
+    )
+    .hint("The schema's CHECK constraints admit only known values; was the table altered?")
 }
 
-impl Role {
-    pub fn parse(s: &str) -> Option<Role> {
-        match s {
-            "system" => Some(Role::System),
-            "developer" => Some(Role::Developer),
-            "user" => Some(Role::User),
-            "assistant" => Some(Role::Assistant),
-            _ => None,
+/// Declares a string-valued enum: its spellings, `parse` (None for an unknown one),
+/// `from_column` (an error naming the column) and `as_str`.
+macro_rules! spelled {
+    ($(#[$meta:meta])* $name:ident { $($variant:ident = $text:literal),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        pub enum $name {
+            $(#[serde(rename = $text)] $variant),+
         }
-    }
 
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::System => "system",
-            Role::Developer => "developer",
-            Role::User => "user",
-            Role::Assistant => "assistant",
+        impl $name {
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+
+            pub fn parse(s: &str) -> Option<$name> {
+                match s {
+                    $($text => Some($name::$variant),)+
+                    _ => None,
+                }
+            }
+
+            /// A stored value: unknown spellings are an error naming `column`.
+            pub fn from_column(column: &str, s: &str) -> Result<$name> {
+                $name::parse(s).ok_or_else(|| unknown_value(column, s))
+            }
+
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text),+
+                }
+            }
         }
-    }
+    };
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Wire {
-    Anthropic,
-    Chat,
-}
+spelled!(
+    /// A message role.
+    Role { System = "system", Developer = "developer", User = "user", Assistant = "assistant" }
+);
+spelled!(
+    /// The provider API a model speaks.
+    Wire { Anthropic = "anthropic", Chat = "chat", Responses = "responses", Gemini = "gemini" }
+);
+spelled!(
+    /// How a profile's turns are compiled.
+    Mechanism { Default = "default", Assembly = "assembly", Raw = "raw" }
+);
+spelled!(UserKind { Human = "human", Agent = "agent" });
+spelled!(TurnKind { Message = "message", Reply = "reply", Summary = "summary" });
+spelled!(
+    /// A reply turn answered in one call, or run-backed with rounds.
+    Mode { DirectReply = "direct_reply", Run = "run" }
+);
+spelled!(
+    /// How long a provider keeps a cached prefix (Anthropic's `cache_control.ttl`).
+    CacheTtl { FiveMinutes = "5m", OneHour = "1h" }
+);
 
-impl Wire {
-    pub fn parse(s: &str) -> Result<Wire> {
-        match s {
-            "anthropic" => Ok(Wire::Anthropic),
-            "chat" => Ok(Wire::Chat),
-            other => Err(Error::new(
-                Code::TurnNotCompilable,
-                format!("wire {} is not supported yet", quote(other)),
-            )
-            .hint("Supported wires: anthropic, chat.")),
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Wire::Anthropic => "anthropic",
-            Wire::Chat => "chat",
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mechanism {
-    Default,
-    Assembly,
-    Raw,
-}
-
-impl Mechanism {
-    pub fn parse(s: &str) -> Mechanism {
-        match s {
-            "assembly" => Mechanism::Assembly,
-            "raw" => Mechanism::Raw,
-            _ => Mechanism::Default,
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Mechanism::Default => "default",
-            Mechanism::Assembly => "assembly",
-            Mechanism::Raw => "raw",
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq)]
+/// A model a request is compiled for (`prompt.models`). Frozen into a seal whole.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Model {
     pub name: String,
-    pub wire: String,
-    pub tokenizer: String,
+    pub wire: Wire,
+    pub tokenizer: Tokenizer,
     pub advisory_window: Option<i32>,
     pub hard_window: Option<i32>,
     pub native_images: bool,
     pub token_margin: f32,
     pub max_output_tokens: i32,
+    pub cache_ttl: CacheTtl,
+    /// The request options the model sets (`models.request_options`).
+    #[serde(default)]
+    pub request_options: RequestOptions,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum UserKind {
-    Human,
-    Agent,
-}
-
-impl UserKind {
-    pub fn parse(s: &str) -> UserKind {
-        if s == "agent" {
-            UserKind::Agent
-        } else {
-            UserKind::Human
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            UserKind::Human => "human",
-            UserKind::Agent => "agent",
+impl Model {
+    /// A model with every optional column at its default.
+    pub fn new(name: &str, wire: Wire) -> Model {
+        Model {
+            name: name.into(),
+            wire,
+            tokenizer: Tokenizer::Cl100kBase,
+            advisory_window: None,
+            hard_window: None,
+            native_images: false,
+            token_margin: 0.0,
+            max_output_tokens: 4096,
+            cache_ttl: CacheTtl::FiveMinutes,
+            request_options: RequestOptions::default(),
         }
     }
 }
@@ -133,14 +127,34 @@ pub struct User {
     pub kind: UserKind,
     pub steward_id: Option<Uuid>,
     pub prompt_mechanism: Mechanism,
-    /// `prompt_template` as JSON text.
+    /// `prompt_template` as JSON text, parsed once by the compile that needs it (the
+    /// answerer's) and checked on every write.
     pub prompt_template: Option<String>,
     pub model: Option<String>,
     pub reasoning_replay: bool,
     pub application: Option<String>,
+    /// The request options the agent sets (`users.request_options`).
+    pub request_options: RequestOptions,
 }
 
 impl User {
+    /// A user with every optional column at its default.
+    pub fn new(id: Uuid, handle: &str, kind: UserKind) -> User {
+        User {
+            id,
+            handle: handle.into(),
+            display_name: None,
+            kind,
+            steward_id: None,
+            prompt_mechanism: Mechanism::Default,
+            prompt_template: None,
+            model: None,
+            reasoning_replay: false,
+            application: None,
+            request_options: RequestOptions::default(),
+        }
+    }
+
     /// The user's controlling Human: itself for a human, its steward for an agent.
     pub fn controlling_human(&self) -> Option<Uuid> {
         match self.kind {
@@ -225,31 +239,12 @@ impl Skill {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TurnKind {
-    Message,
-    Reply,
-    Summary,
-}
-
-impl TurnKind {
-    pub fn parse(s: &str) -> TurnKind {
-        match s {
-            "reply" => TurnKind::Reply,
-            "summary" => TurnKind::Summary,
-            _ => TurnKind::Message,
-        }
-    }
-}
-
-/// What a sealed turn carries (SPEC §8).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Sealed {
-    /// The whole compile result of the first compile, as JSON text.
-    pub request: String,
-    /// The preface items, as JSON text (`[{"role", "parts"}]`).
-    pub preface: String,
-    pub mechanism: String,
+/// One item of a sealed preface, as stored (`turns.sealed_preface`): its role and the
+/// texts of its parts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PrefaceItem {
+    pub role: Role,
+    pub texts: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -265,29 +260,30 @@ pub struct Turn {
     pub prompt: Option<String>,
     pub origin: Option<String>,
     pub sender_conversation_id: Option<Uuid>,
-    /// `run` or `direct_reply`.
-    pub run: bool,
-    /// JSON text of `inline`, `variables`, `input`, `tools`, `callables`, `history`.
-    pub inline: String,
-    pub variables: String,
-    pub input: Option<String>,
-    pub tools: Option<String>,
-    pub callables: String,
+    pub mode: Mode,
+    pub inline: Vec<InlineEntry>,
+    pub variables: BTreeMap<String, String>,
+    pub input: Option<Vec<RawEntry>>,
+    pub tools: Option<Vec<Tool>>,
+    pub callables: Vec<Callable>,
     pub model: Option<String>,
-    pub history: Option<String>,
+    pub history: Option<HistoryKnobs>,
     pub memory_user_id: Option<Uuid>,
     pub summary: Option<String>,
     pub summary_round: Option<i32>,
+    /// The turn's request options (`turns.request_options`).
+    pub request_options: RequestOptions,
     /// `created_at` as an ISO 8601 date in the workspace's timezone (for `{{date}}`).
     pub date: String,
     /// Stored counts, one slot per tokenizer ([`Tokenizer::index`]).
     pub content_tokens: Vec<Option<i32>>,
     pub prompt_tokens: Vec<Option<i32>>,
-    pub sealed: Option<Sealed>,
+    /// The preface the turn's seal froze, when it is sealed; later turns replay it.
+    pub sealed_preface: Option<Vec<PrefaceItem>>,
 }
 
 impl Turn {
-    /// A turn with every optional column at its default, for tests and builders.
+    /// A turn with every optional column at its default, for the loader and for tests.
     pub fn new(id: Uuid, seq: i64, kind: TurnKind) -> Turn {
         Turn {
             id,
@@ -301,21 +297,22 @@ impl Turn {
             prompt: None,
             origin: None,
             sender_conversation_id: None,
-            run: false,
-            inline: "[]".into(),
-            variables: "{}".into(),
+            mode: Mode::DirectReply,
+            inline: Vec::new(),
+            variables: BTreeMap::new(),
             input: None,
             tools: None,
-            callables: "[]".into(),
+            callables: Vec::new(),
             model: None,
             history: None,
             memory_user_id: None,
             summary: None,
             summary_round: None,
+            request_options: RequestOptions::default(),
             date: String::new(),
             content_tokens: Vec::new(),
             prompt_tokens: Vec::new(),
-            sealed: None,
+            sealed_preface: None,
         }
     }
 
@@ -323,23 +320,17 @@ impl Turn {
     pub fn words_author(&self) -> Option<Uuid> {
         self.poster_id.or(self.author_id)
     }
-}
 
-/// One stored round of a run-backed turn (`prompt.rounds`), JSON columns as text.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RoundRow {
-    pub n: i32,
-    pub assistant: String,
-    pub results: String,
-    pub steers: String,
-    pub aborted: bool,
+    pub fn is_run(&self) -> bool {
+        self.mode == Mode::Run
+    }
 }
 
 /// A turn of history with its rounds.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HistoryTurn {
     pub turn: Turn,
-    pub rounds: Vec<RoundRow>,
+    pub rounds: Vec<Round>,
 }
 
 /// Everything a compile reads besides history.
@@ -349,7 +340,7 @@ pub struct Context {
     pub workspace: Workspace,
     pub turn: Turn,
     /// The current turn's rounds (a continuation).
-    pub rounds: Vec<RoundRow>,
+    pub rounds: Vec<Round>,
     /// Every user the compile names: answerers, posters, stewards, authors.
     pub users: HashMap<Uuid, User>,
     /// Models by name (the turn's and the answerer's).
@@ -360,65 +351,8 @@ pub struct Context {
     pub memories: Vec<Memory>,
     /// The skills the turn's callables could list, any order.
     pub skills: Vec<Skill>,
-}
-
-/// Newest-first access to the turns before the compiled one, from the newest summary
-/// turn on. The pg layer reads them in batches so a compile reads the rows it renders,
-/// not the conversation; tests serve them from a vector.
-pub trait HistorySource {
-    /// The next older turns (newest first), about `want` of them, with any users they
-    /// name; empty when done.
-    fn next_batch(&mut self, want: usize) -> Result<(Vec<HistoryTurn>, Vec<User>)>;
-
-    /// The number of entries of every turn not yet returned, read by answerer `a` in a
-    /// conversation whose stored answerer is `conv_answerer` (once selection stops,
-    /// the rest is only counted).
-    fn count_rest(&mut self, a: Uuid, conv_answerer: Option<Uuid>) -> Result<u32>;
-}
-
-/// A history source over turns held in memory (oldest first, as stored).
-pub struct VecHistory {
-    turns: Vec<HistoryTurn>,
-    batch: usize,
-}
-
-impl VecHistory {
-    pub fn new(mut oldest_first: Vec<HistoryTurn>) -> Self {
-        oldest_first.reverse();
-        // History starts at the newest summary turn.
-        if let Some(i) = oldest_first.iter().position(|h| h.turn.kind == TurnKind::Summary) {
-            oldest_first.truncate(i + 1);
-        }
-        VecHistory {
-            turns: oldest_first,
-            batch: 64,
-        }
-    }
-}
-
-impl HistorySource for VecHistory {
-    fn next_batch(&mut self, want: usize) -> Result<(Vec<HistoryTurn>, Vec<User>)> {
-        let n = want.clamp(1, self.batch).min(self.turns.len());
-        Ok((self.turns.drain(..n).collect(), Vec::new()))
-    }
-
-    fn count_rest(&mut self, a: Uuid, conv_answerer: Option<Uuid>) -> Result<u32> {
-        let n = self
-            .turns
-            .iter()
-            .map(|h| super::history::plan(h, a, conv_answerer).len())
-            .sum::<usize>();
-        self.turns.clear();
-        Ok(n as u32)
-    }
-}
-
-/// The tokenizer of a model row (unknown names were refused on write).
-pub fn model_tokenizer(model: Option<&Model>) -> Result<Tokenizer> {
-    match model {
-        Some(m) => Tokenizer::parse(&m.tokenizer),
-        None => Ok(Tokenizer::Cl100kBase),
-    }
+    /// The turn's seal, when it has one: a continuation renders from it alone.
+    pub seal: Option<crate::seal::Sealed>,
 }
 
 /// A PostgreSQL `date` (days since 2000-01-01) as `to_char(d, 'YYYY-MM-DD')` spells it:
@@ -434,7 +368,7 @@ pub fn iso_date(pg_epoch_days: i32) -> Option<String> {
         return None;
     }
     // j2date, in the same unsigned arithmetic (no step overflows within the range).
-    let mut julian = jd as u32 + 32044;
+    let mut julian = u32::try_from(jd).ok()? + 32044;
     let mut quad = julian / 146_097;
     let extra = (julian - quad * 146_097) * 4 + 3;
     julian += 60 + quad * 3 + extra / 146_097;
@@ -447,7 +381,7 @@ pub fn iso_date(pg_epoch_days: i32) -> Option<String> {
         (julian + 306) % 366
     } + 123;
     y += quad * 4;
-    let year = y as i64 - 4800;
+    let year = i64::from(y) - 4800;
     quad = julian * 2141 / 65536;
     let day = julian - 7834 * quad / 256;
     let month = (quad + 10) % 12 + 1;
@@ -457,7 +391,7 @@ pub fn iso_date(pg_epoch_days: i32) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::iso_date;
+    use super::*;
 
     #[test]
     fn iso_date_spells_dates_as_to_char_does() {
@@ -489,5 +423,18 @@ mod tests {
             let d = epoch + chrono::Duration::days(days.into());
             assert_eq!(iso_date(days), Some(d.format("%Y-%m-%d").to_string()), "{days}");
         }
+    }
+
+    #[test]
+    fn spelled_enums_round_trip_and_refuse_unknown_values() {
+        for w in Wire::ALL {
+            assert_eq!(Wire::parse(w.as_str()), Some(*w));
+            assert_eq!(serde_json::to_string(w).unwrap(), format!("\"{}\"", w.as_str()));
+        }
+        assert_eq!(CacheTtl::parse("1h"), Some(CacheTtl::OneHour));
+        let e = TurnKind::from_column("turns.kind", "memo").unwrap_err();
+        assert_eq!(e.code, Code::TurnNotCompilable);
+        assert!(e.message.contains("turns.kind has the value \"memo\""), "{}", e.message);
+        assert!(Mechanism::parse("Default").is_none(), "no silent default");
     }
 }

@@ -1,14 +1,14 @@
-//! The assembly and raw mechanisms (SPEC §7, §9): every block type under a template,
+//! The assembly and raw mechanisms: every block type under a template,
 //! the seed-003 layout, raw entries sent verbatim, and one grammar for validation and
 //! compilation.
 
 use serde_json::{json, Value};
 
-use super::compiler::Purpose;
-use super::context::{Mechanism, Role, TurnKind};
-use super::error::Code;
-use super::scenario::*;
-use super::template;
+use pgprompt_core::rows::{Mechanism, Mode, Role, TurnKind};
+use pgprompt_core::template;
+use pgprompt_core::testing::*;
+use pgprompt_core::Code;
+use pgprompt_core::Purpose;
 
 fn assembled(template: Value) -> Scenario {
     let mut s = Scenario::new("Ship it?")
@@ -54,9 +54,9 @@ pub fn seed_003_template() -> Value {
 #[test]
 fn the_seed_003_layout() {
     let s = assembled(seed_003_template()).turn(|t| {
-        t.run = true;
-        t.callables = r#"[{"name": "skill"}]"#.into();
-        t.tools = Some(r#"[{"name": "bash", "input_schema": {"type": "object"}}, {"name": "read_file", "input_schema": {"type": "object"}}]"#.into());
+        t.mode = Mode::Run;
+        t.callables = callables(r#"[{"name": "skill"}]"#);
+        t.tools = Some(tools(r#"[{"name": "bash", "input_schema": {"type": "object"}}, {"name": "read_file", "input_schema": {"type": "object"}}]"#));
     });
     let out = s.run(Purpose::Compile).unwrap();
     let v = golden("seed_003_layout", &out);
@@ -70,7 +70,7 @@ fn the_seed_003_layout() {
         ]
     );
     assert_eq!(v["mechanism"], "assembly");
-    assert_eq!(out.seal.unwrap().mechanism, "assembly");
+    assert_eq!(out.seal.unwrap().frozen.mechanism, Mechanism::Assembly);
     let names: Vec<&str> = v["estimate"]["blocks"]
         .as_array()
         .unwrap()
@@ -87,7 +87,8 @@ fn the_seed_003_layout() {
             "skills",
             "runtime",
             "history",
-            "input"
+            "input",
+            "tools"
         ]
     );
 }
@@ -112,9 +113,9 @@ fn every_block_type_under_a_template() {
         "variables": {"scene": "release day", "mood": "calm"}
     });
     let s = assembled(t).turn(|t| {
-        t.variables = r#"{"mood": "tense"}"#.into();
+        t.variables = variables(r#"{"mood": "tense"}"#);
         t.inline =
-            r#"[{"text": "Lead words."}, {"text": "Tail words.", "position": "tail", "role": "assistant"}]"#.into();
+            inline(r#"[{"text": "Lead words."}, {"text": "Tail words.", "position": "tail", "role": "assistant"}]"#);
     });
     let out = s.run(Purpose::Compile).unwrap();
     let v = golden("assembly_every_block", &out);
@@ -155,18 +156,14 @@ fn the_preface_of_an_assembly_turn_is_replayed_by_the_next_turn() {
         r.turn.poster_id = Some(id(ADA));
         r.turn.prompt = Some("Ship it?".into());
         r.turn.date = "2026-11-30".into();
-        r.turn.sealed = Some(super::context::Sealed {
-            request: String::new(),
-            preface: first.preface.clone(),
-            mechanism: "assembly".into(),
-        });
+        r.turn.sealed_preface = Some(first.preface.clone());
     });
     let s = s.turn(|t| {
         t.id = id(0xd1);
         t.prompt = Some("Done?".into());
         t.date = "2026-12-01".into();
     });
-    let v = result(&s.run(Purpose::Preview).unwrap());
+    let v = explain(&s.run(Purpose::Preview).unwrap());
     assert_eq!(
         outline(&v).last().unwrap(),
         "user: It is 2026-11-30. | Ship it? | It is 2026-12-01. | Done?"
@@ -179,10 +176,9 @@ fn raw_sends_the_input_entries_verbatim() {
         .doc(LARK, "system_prompt", "Not read under raw.")
         .message(Role::User, ADA, "Not read either.")
         .turn(|t| {
-            t.input = Some(
-                r#"[{"role": "system", "content": "Be terse."}, {"role": "user", "content": "One."}, {"role": "user", "content": [{"type": "text", "text": "Two."}]}, {"role": "assistant", "content": "Three."}]"#
-                    .into(),
-            )
+            t.input = Some(raw_input(
+                r#"[{"role": "system", "content": "Be terse."}, {"role": "user", "content": "One."}, {"role": "user", "content": [{"type": "text", "text": "Two."}]}, {"role": "assistant", "content": "Three."}]"#,
+            ))
         });
     s.user_mut(LARK).prompt_mechanism = Mechanism::Raw;
     let out = s.run(Purpose::Compile).unwrap();
@@ -192,21 +188,19 @@ fn raw_sends_the_input_entries_verbatim() {
         ["system: Be terse.", "user: One.", "user: Two.", "assistant: Three."]
     );
     assert_eq!(v["mechanism"], "raw");
-    assert_eq!(v["request"]["system"], json!([{"type": "text", "text": "Be terse."}]));
+    let req = body(&out);
+    assert_eq!(req["system"], json!([{"type": "text", "text": "Be terse."}]));
     assert_eq!(v["estimate"]["history"]["skipped_reason"], "raw_mechanism");
     // A lone string entry stays a string; the wire merges the two user entries.
-    assert_eq!(
-        v["request"]["messages"][1],
-        json!({"role": "assistant", "content": "Three."})
-    );
+    assert_eq!(req["messages"][1], json!({"role": "assistant", "content": "Three."}));
     let mut chat = Scenario {
         ctx: s.ctx.clone(),
         history: Vec::new(),
     };
     chat.ctx.turn.model = Some("gpt".into());
-    let c = result(&chat.run(Purpose::Compile).unwrap());
+    let c = body(&chat.run(Purpose::Compile).unwrap());
     assert_eq!(
-        c["request"]["messages"],
+        c["messages"],
         json!([{"role": "system", "content": "Be terse."}, {"role": "user", "content": "One."},
                {"role": "user", "content": [{"type": "text", "text": "Two."}]}, {"role": "assistant", "content": "Three."}]),
         "the chat wire sends the entries exactly as stored"
@@ -225,8 +219,8 @@ fn raw_sends_the_input_entries_verbatim() {
     bad.model_mut("claude").advisory_window = None;
     bad.ctx.turn.input = None;
     assert_eq!(bad.run(Purpose::Compile).unwrap_err().code, Code::RawInputInvalid);
-    bad.ctx.turn.input = Some(r#"[{"role": "tool", "content": "x"}]"#.into());
-    let e = bad.run(Purpose::Compile).unwrap_err();
+    // Bad entries are refused where they are read (the write trigger, the loader).
+    let e = pgprompt_core::fields::parse_raw_input(r#"[{"role": "tool", "content": "x"}]"#).unwrap_err();
     assert_eq!(e.code, Code::RawInputInvalid);
     assert!(e.message.ends_with("at /input/0/role"));
 }
@@ -234,11 +228,11 @@ fn raw_sends_the_input_entries_verbatim() {
 #[test]
 fn a_system_entry_may_extend_the_leading_run_when_its_block_follows_it() {
     let t = json!({"blocks": [{"type": "slot", "slot": "system_prompt"}, {"type": "lead"}, {"type": "history"}, {"type": "input"}]});
-    let s = assembled(t.clone()).turn(|t| t.inline = r#"[{"text": "Also: be kind.", "role": "system"}]"#.into());
-    let v = result(&s.run(Purpose::Preview).unwrap());
+    let s = assembled(t.clone()).turn(|t| t.inline = inline(r#"[{"text": "Also: be kind.", "role": "system"}]"#));
+    let v = explain(&s.run(Purpose::Preview).unwrap());
     assert_eq!(outline(&v)[0], "system: You are Lark. | Also: be kind.");
     let s = assembled(t)
-        .turn(|t| t.inline = r#"[{"text": "First."}, {"text": "Also: be kind.", "role": "system"}]"#.into());
+        .turn(|t| t.inline = inline(r#"[{"text": "First."}, {"text": "Also: be kind.", "role": "system"}]"#));
     assert_eq!(
         s.run(Purpose::Preview).unwrap_err().code,
         Code::InlineSystemOutsideLeadingRun
@@ -269,7 +263,7 @@ fn property_a_template_that_validates_always_compiles() {
         json!({"type": "history", "budget": {"share": 0.5, "min_tokens": 10}}),
         json!({"type": "input"}),
     ];
-    let mut rng = crate::scenario::Rng(0x9e3779b97f4a7c15);
+    let mut rng = Rng(0x9e3779b97f4a7c15);
     let mut next = move |m: u64| rng.below(m);
     let mut valid = 0;
     for _ in 0..4000 {
@@ -300,11 +294,11 @@ fn property_a_template_that_validates_always_compiles() {
         }
         valid += 1;
         let s = assembled(t.clone()).turn(|t| {
-            t.run = true;
-            t.callables = r#"[{"name": "skill"}]"#.into();
+            t.mode = Mode::Run;
+            t.callables = callables(r#"[{"name": "skill"}]"#);
         });
         match s.run(Purpose::Compile) {
-            Ok(out) => assert!(!out.json().is_empty()),
+            Ok(out) => assert!(!out.body.text().is_empty()),
             Err(e) => panic!("{t} validated but did not compile: {e}"),
         }
     }

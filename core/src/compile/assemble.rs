@@ -1,0 +1,192 @@
+//! Assembly under `default` and `assembly`: the floors, history funded from what they
+//! leave, everything merged into the compiled list, and where the cache breakpoints go.
+
+use super::{Compiler, Fresh};
+use crate::budget::{self, Unavailable};
+use crate::error::{Code, Error, Result};
+use crate::estimate::HistoryEstimate;
+use crate::history::HistorySource;
+use crate::items::{self, merge, Item, Message};
+use crate::rows::{Mechanism, PrefaceItem};
+use crate::template::{Block, HistoryKnobs, Template};
+use crate::wire::{Breakpoint, Stretch};
+
+impl Compiler<'_, '_> {
+    pub(super) fn assembled(&mut self, mechanism: Mechanism, source: &mut dyn HistorySource) -> Result<Fresh> {
+        let ctx = self.ctx;
+        let t = &ctx.turn;
+        let template = match mechanism {
+            Mechanism::Assembly => self.answerer_template()?,
+            _ => Template::default_order(),
+        };
+        super::floors::check_placement(&template, &t.inline, t)?;
+        check_variables(&template, t, mechanism)?;
+        let hist_ix = template.history_index();
+        let knobs = match &template.blocks[hist_ix] {
+            Block::History(k) => *k,
+            _ => HistoryKnobs::default(),
+        };
+        let knobs = t.history.map_or(knobs, |h| knobs.overridden_by(h));
+        let values = self.values(t.poster_id, &t.date);
+        let floors = self.floors(&template, &values)?;
+        let rendered = floors.rendered;
+        let input_ix = template.blocks.len() - 1;
+
+        // The floors: the blocks on either side of history, each side costed on its own
+        // (history may come between them), the request and the tool definitions.
+        let pre: Vec<Item> = rendered[..hist_ix].iter().flatten().cloned().collect();
+        let post: Vec<Item> = rendered[hist_ix + 1..].iter().flatten().cloned().collect();
+        let tools_tokens = self.tools_tokens();
+        let floor_cost = self.window.inflate(
+            items::marginal_cost(&pre, None)
+                + items::marginal_cost(&post, None)
+                + crate::tokens::REQUEST_OVERHEAD
+                + tools_tokens,
+        );
+
+        // History: funded from what remains, newest entry first.
+        let (selection, budget_problem) = match budget::allowance(&self.window, floor_cost, &knobs) {
+            Ok(allowance) => (
+                self.select(source, &template, allowance, hist_ix, items::leading(&post))?,
+                None,
+            ),
+            Err(Unavailable::ShareWithoutWindow) => {
+                let available = source.count_rest(self.a.id, ctx.conversation.answerer_id)?;
+                let mut none = HistoryEstimate::none(Some("history_budget_unavailable"));
+                none.available = available;
+                let problem = self.share_without_window(&knobs);
+                (
+                    super::select::Selection {
+                        items: Vec::new(),
+                        estimate: none,
+                    },
+                    Some(problem),
+                )
+            }
+        };
+        let mut versions = floors.versions;
+        versions.history = Some(selection.estimate.selected);
+
+        let preface: Vec<PrefaceItem> = rendered[hist_ix + 1..input_ix]
+            .iter()
+            .flatten()
+            .map(|i| PrefaceItem {
+                role: i.role,
+                texts: i
+                    .parts
+                    .iter()
+                    .filter_map(|p| p.kind.text().map(str::to_string))
+                    .collect(),
+            })
+            .collect();
+        let pre_parts: usize = pre.iter().map(|i| i.parts.len()).sum();
+        let history_parts: usize = selection.items.iter().map(|i| i.parts.len()).sum();
+        let messages = merge(pre.into_iter().chain(selection.items).chain(post));
+        let cache_marker = cache_marker(&messages, pre_parts);
+        let breakpoints = breakpoints(&messages, pre_parts, history_parts);
+        Ok(Fresh {
+            mechanism,
+            messages,
+            blocks: template.blocks.iter().map(Block::name).collect(),
+            rendered,
+            history_block: Some(hist_ix),
+            seed_block: hist_ix + 1,
+            cache_marker,
+            breakpoints,
+            preface,
+            catalog: floors.catalog,
+            history: selection.estimate,
+            versions: versions.to_json(),
+            budget_problem,
+        })
+    }
+
+    fn share_without_window(&self, knobs: &HistoryKnobs) -> Error {
+        Error::new(
+            Code::HistoryBudgetUnavailable,
+            format!(
+                "the history budget of turn {} asks for a share of the window, and model {} has no window",
+                self.ctx.turn.id,
+                self.model_name()
+            ),
+        )
+        .detail(format!("budget.share = {}", knobs.share.unwrap_or_default()))
+        .hint("Give the model an advisory_window or hard_window, or use max_tokens instead of share.")
+    }
+
+    /// The tokens of the tool definitions as this wire sends them.
+    pub(super) fn tools_tokens(&mut self) -> u32 {
+        match crate::wire::tools_text(self.wire, &self.tools) {
+            Some(text) => self.counter.count(&text),
+            None => 0,
+        }
+    }
+}
+
+/// Refuses a turn variable its answerer's template does not declare (a typo would
+/// otherwise vanish silently).
+fn check_variables(template: &Template, t: &crate::rows::Turn, mechanism: Mechanism) -> Result<()> {
+    let Some(name) = t.variables.keys().find(|k| !template.variables.contains_key(*k)) else {
+        return Ok(());
+    };
+    let declared: Vec<&str> = template.variables.keys().map(String::as_str).collect();
+    let path = format!("/variables/{}", crate::template::pointer_token(name));
+    Err(Error::new(
+        Code::TurnFieldInvalid,
+        format!(
+            "turn {} sets variable {} at {path}, and its answerer's template does not declare it",
+            t.id,
+            crate::error::quote(name)
+        ),
+    )
+    .detail(if mechanism == Mechanism::Assembly {
+        format!(
+            "The template declares: {}.",
+            if declared.is_empty() {
+                "(none)".to_string()
+            } else {
+                declared.join(", ")
+            }
+        )
+    } else {
+        "The default mechanism's fixed order declares no variables.".to_string()
+    })
+    .hint("Declare the variable in the template's \"variables\", or remove it from the turn."))
+}
+
+/// The number of messages holding the stable prefix's parts.
+fn cache_marker(messages: &[Message], prefix_parts: usize) -> usize {
+    position_of_part(messages, prefix_parts).map_or(if prefix_parts == 0 { 0 } else { messages.len() }, |(m, _)| m + 1)
+}
+
+/// The (message, part) of the `n`-th part (1-based) of the compiled list.
+fn position_of_part(messages: &[Message], n: usize) -> Option<(usize, usize)> {
+    if n == 0 {
+        return None;
+    }
+    let mut seen = 0;
+    for (mi, m) in messages.iter().enumerate() {
+        if seen + m.parts.len() >= n {
+            return Some((mi, n - seen - 1));
+        }
+        seen += m.parts.len();
+    }
+    None
+}
+
+/// Where the cache breakpoints go: the end of the stable prefix, and the end of the
+/// newest history entry — never in what follows history (the preface and the input),
+/// never on a part a provider cannot mark.
+fn breakpoints(messages: &[Message], prefix_parts: usize, history_parts: usize) -> Vec<Breakpoint> {
+    let mut out = Vec::new();
+    let mut mark = |n: usize, after: Stretch| {
+        if let Some((message, part)) = position_of_part(messages, n) {
+            out.push(Breakpoint { message, part, after });
+        }
+    };
+    mark(prefix_parts, Stretch::StablePrefix);
+    if history_parts > 0 {
+        mark(prefix_parts + history_parts, Stretch::History);
+    }
+    out
+}

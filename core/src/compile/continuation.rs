@@ -1,0 +1,139 @@
+//! A sealed turn: the sealed body as it was stored, plus the rounds written since, each
+//! rendered on the wire and for the model the seal froze. What is appended never merges
+//! into the sealed body, so each request of a run is a byte prefix of the next — until
+//! an in-turn summary replaces the seed and the rounds before it.
+
+use super::{finish::explain, gate, Output, Purpose};
+use crate::budget::Window;
+use crate::error::{Code, Error, Result};
+use crate::estimate::BlockEstimate;
+use crate::history::ROUNDS_SUMMARY_HEADER;
+use crate::items::{counted, merge, Item};
+use crate::rounds;
+use crate::rows::{Context, Role};
+use crate::seal::Sealed;
+use crate::tokens::{Counter, Memo};
+use crate::voice::Voices;
+use crate::wire::{self, Body};
+
+pub(super) fn continue_sealed(ctx: &Context, sealed: &Sealed, memo: &mut Memo, purpose: Purpose) -> Result<Output> {
+    let mut counter = Counter::new(sealed.frozen.estimate.window.tokenizer, memo);
+    extend(ctx, sealed, &mut counter, purpose)
+}
+
+fn pruned(ctx: &Context) -> Error {
+    Error::new(
+        Code::SealedRequestPruned,
+        format!(
+            "turn {} of conversation {} was sealed, and prune_seals dropped its body",
+            ctx.turn.id, ctx.conversation.id
+        ),
+    )
+    .detail("Its digest, size and estimate are kept in prompt.seals.")
+    .hint("A pruned turn cannot be sent again; post a new turn.")
+}
+
+/// The items the summary case starts with: the history parts that shared an element
+/// with the seed, then the summary itself.
+fn summary_items(sealed: &Sealed, summary: &str, counter: &mut Counter<'_>) -> Vec<Item> {
+    let mut items: Vec<Item> = sealed
+        .frozen
+        .seed_cut
+        .carried()
+        .into_iter()
+        .map(|e| Item::new(e.role, e.parts.into_iter().map(|k| counted(k, counter)).collect(), 0))
+        .collect();
+    let text = format!("{ROUNDS_SUMMARY_HEADER}{summary}");
+    let tokens = counter.count(&text);
+    items.push(Item::text(Role::User, text, tokens, 0));
+    items
+}
+
+/// The sealed body of `sealed`, extended by the turn's rounds.
+pub(super) fn extend(ctx: &Context, sealed: &Sealed, counter: &mut Counter<'_>, purpose: Purpose) -> Result<Output> {
+    let frozen = &sealed.frozen;
+    let Some(body) = &sealed.body else {
+        if purpose.raises() {
+            return Err(pruned(ctx));
+        }
+        // Explained, not sent: what the seal froze is still there.
+        return Ok(Output {
+            body: Body {
+                head: String::new(),
+                elements: Vec::new(),
+                tail: String::new(),
+            },
+            explain: explain(ctx, frozen, None, true),
+            seal: None,
+            last_round: None,
+        });
+    };
+    if ctx.rounds.is_empty() {
+        return Ok(Output {
+            body: body.clone(),
+            explain: explain(ctx, frozen, None, true),
+            seal: None,
+            last_round: None,
+        });
+    }
+    let t = &ctx.turn;
+    let summary = t.summary.as_deref().filter(|s| !s.is_empty());
+    let (kept, base_total, mut items, first_round) = match summary {
+        Some(s) => {
+            let keep = frozen.seed_cut.keep.min(body.elements.len());
+            let base = frozen.estimate.total.saturating_sub(frozen.seed_cut.tokens);
+            (
+                &body.elements[..keep],
+                base,
+                summary_items(sealed, s, counter),
+                t.summary_round.unwrap_or(i32::MIN),
+            )
+        }
+        None => (&body.elements[..], frozen.estimate.total, Vec::new(), i32::MIN),
+    };
+    let voices = Voices {
+        users: &ctx.users,
+        creator: ctx.conversation.creator_id,
+    };
+    let a = ctx.users.get(&frozen.answerer_id);
+    let native = frozen.model.as_ref().is_some_and(|m| m.native_images);
+    for round in ctx.rounds.iter().filter(|r| r.n >= first_round) {
+        items.extend(rounds::render(round, &voices, a, native, counter, 0));
+    }
+    if let Some(first) = items.first_mut() {
+        // Whatever follows the sealed elements starts an element of its own.
+        first.boundary = true;
+    }
+    let messages = merge(items);
+    let (elements, layout) = wire::render_elements(frozen.wire, &messages, frozen.model.as_ref());
+    let appended = wire::elements_cost(&messages, &layout);
+    let total = base_total + appended;
+    let window: Window = frozen.estimate.window.window;
+    let mut estimate = frozen.estimate.clone();
+    estimate.blocks.push(BlockEstimate {
+        block: "rounds".into(),
+        role: None,
+        tokens: appended,
+        floor_unmet: !window.fits(total),
+    });
+    estimate.total = total;
+    if purpose.raises() {
+        let model = super::model_name(frozen.model.as_ref());
+        gate::gate(ctx, &model, &window, &estimate)?;
+    }
+    let mut explain = explain(ctx, frozen, None, true);
+    explain.estimate = estimate;
+    let mut all = Vec::with_capacity(kept.len() + elements.len());
+    all.extend_from_slice(kept);
+    all.extend(elements);
+    Ok(Output {
+        body: Body {
+            head: body.head.clone(),
+            elements: all,
+            tail: body.tail.clone(),
+        },
+        explain,
+        seal: None,
+        last_round: ctx.rounds.iter().map(|r| r.n).max(),
+    })
+}

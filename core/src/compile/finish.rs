@@ -1,0 +1,216 @@
+//! From the compiled list to the result: the body on the model's wire, the estimate of
+//! that body, the gate, what `explain_turn` shows, and what the seal freezes.
+
+use super::{gate, uniform_role, Compiler, Explain, Fresh, Output, SealDraft};
+use crate::error::{Code, Error, Result};
+use crate::estimate::{BlockEstimate, Estimate, WindowEstimate};
+use crate::items::{Message, Part};
+use crate::seal::{Frozen, Sealed, SeedCut};
+use crate::template;
+use crate::tokens::{MESSAGE_OVERHEAD, REQUEST_OVERHEAD};
+use crate::wire::{self, Layout, Request};
+
+impl Compiler<'_, '_> {
+    pub(super) fn finish(&mut self, fresh: Fresh) -> Result<Output> {
+        if let Some(problem) = fresh.budget_problem.clone() {
+            if self.purpose.raises() {
+                return Err(problem);
+            }
+        }
+        let options = crate::fields::RequestOptions::default();
+        let cache_key = self.ctx.conversation.id.to_string();
+        let request = |breakpoints| Request {
+            messages: &fresh.messages,
+            model: self.model,
+            tools: &self.tools,
+            breakpoints,
+            options: &options,
+            cache_key: &cache_key,
+        };
+        let rendered = wire::render(self.wire, &request(&fresh.breakpoints));
+        let tools_tokens = rendered.tools_text.as_deref().map_or(0, |t| self.counter.count(t));
+        let estimate = self.estimate(&fresh, &rendered.layout, tools_tokens);
+        if self.purpose.raises() {
+            gate::gate(self.ctx, &self.model_name(), &self.window, &estimate)?;
+        }
+        let is_seed =
+            |m: usize, p: usize| fresh.history_block.is_none() || fresh.messages[m].blocks[p] >= fresh.seed_block;
+        let seed_cut = seed_cut(&fresh.messages, &rendered.layout, is_seed);
+        let frozen = Frozen {
+            mechanism: fresh.mechanism,
+            wire: self.wire,
+            model: self.model.cloned(),
+            answerer_id: self.a.id,
+            cache_marker: fresh.cache_marker,
+            cache_breakpoints: fresh.breakpoints.clone(),
+            preface: fresh.preface.clone(),
+            estimate,
+            seed_cut,
+        };
+        // What storage shares: the elements unmarked, and the edits that mark this body.
+        let plain_elements = if fresh.breakpoints.is_empty() || self.purpose != super::Purpose::Compile {
+            rendered.body.elements.clone()
+        } else {
+            wire::render(self.wire, &request(&[])).body.elements
+        };
+        let patches = crate::seal::patches(&plain_elements, &rendered.body.elements);
+        let draft = SealDraft {
+            plain_elements,
+            patches,
+            body: rendered.body,
+            frozen,
+            preface: fresh.preface,
+            catalog: fresh.catalog,
+            versions: fresh.versions.to_string(),
+        };
+        if self.ctx.rounds.is_empty() {
+            let explain = explain(self.ctx, &draft.frozen, Some(fresh.messages), false);
+            return Ok(Output {
+                body: draft.body.clone(),
+                explain,
+                seal: Some(draft),
+                last_round: None,
+            });
+        }
+        // Rounds already stored at the first compile: seal the seed, continue from it.
+        let sealed = Sealed {
+            frozen: draft.frozen.clone(),
+            body: Some(draft.body.clone()),
+        };
+        let mut out = super::continuation::extend(self.ctx, &sealed, &mut self.counter, self.purpose)?;
+        out.seal = Some(draft);
+        Ok(out)
+    }
+
+    /// The estimate of the rendered body: per block, history, the tool definitions, and
+    /// the total the gate compares with the window.
+    fn estimate(&self, fresh: &Fresh, layout: &Layout, tools_tokens: u32) -> Estimate {
+        let n = fresh.blocks.len();
+        let (costs, total) = wire::costs(&fresh.messages, layout, tools_tokens, n, n);
+        let mut blocks = Vec::with_capacity(n + 1);
+        let mut running = REQUEST_OVERHEAD;
+        for (i, name) in fresh.blocks.iter().enumerate() {
+            let is_history = Some(i) == fresh.history_block;
+            if !is_history {
+                running += costs[i];
+            }
+            let role = match (is_history, fresh.history_block) {
+                (true, _) => None,
+                (false, Some(_)) => uniform_role(fresh.rendered[i].iter().map(|it| it.role)),
+                (false, None) => uniform_role(fresh.messages.iter().map(|m| m.role)),
+            };
+            let rendered_something = fresh.history_block.is_none() || !fresh.rendered[i].is_empty();
+            blocks.push(BlockEstimate {
+                block: name.clone(),
+                role,
+                tokens: costs[i],
+                floor_unmet: !is_history && rendered_something && !self.window.fits(running),
+            });
+        }
+        running += tools_tokens;
+        blocks.push(BlockEstimate {
+            block: "tools".into(),
+            role: None,
+            tokens: tools_tokens,
+            floor_unmet: tools_tokens > 0 && !self.window.fits(running),
+        });
+        let mut history = fresh.history.clone();
+        if let Some(h) = fresh.history_block {
+            history.tokens = costs[h];
+        }
+        Estimate {
+            window: WindowEstimate {
+                window: self.window,
+                tokenizer: self.counter.tokenizer,
+            },
+            blocks,
+            history,
+            total,
+        }
+    }
+}
+
+/// What `explain_turn` shows for a compile frozen as `frozen`.
+pub(super) fn explain(
+    ctx: &crate::rows::Context,
+    frozen: &Frozen,
+    messages: Option<Vec<Message>>,
+    sealed: bool,
+) -> Explain {
+    Explain {
+        version: 2,
+        conversation_id: ctx.conversation.id,
+        turn_id: ctx.turn.id,
+        mechanism: frozen.mechanism,
+        model: frozen.model.as_ref().map(|m| m.name.clone()),
+        wire: frozen.wire,
+        sealed,
+        messages,
+        cache_marker: frozen.cache_marker,
+        cache_breakpoints: frozen.cache_breakpoints.clone(),
+        preface: frozen.preface.clone(),
+        estimate: frozen.estimate.clone(),
+    }
+}
+
+/// Where an in-turn summary cuts this body: the first element carrying a part of the
+/// seed (the blocks after history; everything under `raw`), the history parts that
+/// share it, and what the elements from there on cost.
+pub(crate) fn seed_cut(messages: &[Message], layout: &Layout, is_seed: impl Fn(usize, usize) -> bool) -> SeedCut {
+    let keep = layout
+        .elements
+        .iter()
+        .position(|e| e.iter().any(|&(m, p)| is_seed(m, p)))
+        .unwrap_or(layout.elements.len());
+    let mut carry: Vec<(usize, Vec<&Part>)> = Vec::new();
+    if let Some(first) = layout.elements.get(keep) {
+        for &(m, p) in first.iter().filter(|&&(m, p)| !is_seed(m, p)) {
+            match carry.last_mut() {
+                Some((last, parts)) if *last == m => parts.push(&messages[m].parts[p]),
+                _ => carry.push((m, vec![&messages[m].parts[p]])),
+            }
+        }
+    }
+    let carry_json = if carry.is_empty() {
+        serde_json::Value::Null
+    } else {
+        serde_json::Value::Array(
+            carry
+                .iter()
+                .map(|(m, parts)| serde_json::json!({"role": messages[*m].role.as_str(), "content": parts}))
+                .collect(),
+        )
+    };
+    let tokens = layout.elements[keep.min(layout.elements.len())..]
+        .iter()
+        .filter(|e| !e.is_empty())
+        .map(|e| MESSAGE_OVERHEAD + e.iter().map(|&(m, p)| messages[m].parts[p].tokens).sum::<u32>())
+        .sum();
+    SeedCut {
+        keep,
+        carry: carry_json,
+        tokens,
+    }
+}
+
+/// The first problem of a template as a `template_invalid` error.
+pub fn template_error(problems: &[template::Problem], what: &str) -> Error {
+    let Some(p) = problems.first() else {
+        return Error::new(Code::TemplateInvalid, format!("{what} is not a valid template"));
+    };
+    if p.code == "template_too_large" {
+        // A template is bounded like a document.
+        return Error::new(Code::DocumentTooLarge, format!("{what}: {}", p.message))
+            .detail("path: (the template)")
+            .hint("Keep long texts in documents (document blocks) rather than inline blocks.");
+    }
+    Error::new(
+        Code::TemplateInvalid,
+        format!("{what}: {} at \"{}\"", p.message, p.path),
+    )
+    .detail(format!("path: {}", p.path))
+    .hint(format!(
+        "prompt.validate_template(template) lists every problem ({} here).",
+        problems.len()
+    ))
+}

@@ -1,0 +1,297 @@
+//! The floors: every block but history renders from the answerer's template, the
+//! turn's inline entries and the stored knowledge (slots, documents, memory, the skills
+//! catalog, runtime context), and the turn's own words.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use uuid::Uuid;
+
+use super::Compiler;
+use crate::blocks::{self, Bindings};
+use crate::error::{Code, Error, Result};
+use crate::fields::{InlineEntry, Position};
+use crate::items::Item;
+use crate::macros::{self, Values};
+use crate::rows::{Document, Role, Turn, User, UserKind};
+use crate::template::{self, Block, Slot, Template};
+use crate::voice::{Row, Voices};
+
+/// The row versions a compile read.
+#[derive(Default)]
+pub(super) struct VersionLog {
+    documents: BTreeMap<String, i32>,
+    memories: BTreeMap<String, String>,
+    pub(super) history: Option<u32>,
+}
+
+impl VersionLog {
+    fn document(&mut self, d: &Document) {
+        self.documents.insert(d.id.to_string(), d.version);
+    }
+
+    fn memories(&mut self, ctx: &crate::rows::Context, ids: &BTreeSet<Uuid>) {
+        for m in ctx.memories.iter().filter(|m| ids.contains(&m.id)) {
+            self.memories.insert(m.id.to_string(), m.updated_at.clone());
+        }
+    }
+
+    pub(super) fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({ "documents": self.documents, "memories": self.memories, "history_entries": self.history })
+    }
+}
+
+/// What the floors rendered: per block, its items; the catalog; what was read.
+pub(super) struct Floors {
+    pub(super) rendered: Vec<Vec<Item>>,
+    pub(super) catalog: Option<String>,
+    pub(super) versions: VersionLog,
+}
+
+impl Compiler<'_, '_> {
+    /// The answerer's template, parsed once (it was checked on write).
+    pub(super) fn answerer_template(&self) -> Result<Template> {
+        let a = self.a;
+        let Some(text) = a.prompt_template.as_deref() else {
+            return Err(Error::new(
+                Code::TemplateInvalid,
+                format!(
+                    "answerer @{} uses the assembly mechanism and has no prompt_template",
+                    a.handle
+                ),
+            )
+            .detail("path: ")
+            .hint("Store a template in users.prompt_template, or set prompt_mechanism to 'default'."));
+        };
+        match template::parse_text(text) {
+            (Some(t), _) => Ok(t),
+            (None, problems) => Err(super::template_error(
+                &problems,
+                &format!("prompt_template of @{}", a.handle),
+            )),
+        }
+    }
+
+    /// Renders every block but history, in template order.
+    pub(super) fn floors(&mut self, template: &Template, values: &Values) -> Result<Floors> {
+        let ctx = self.ctx;
+        let t = &ctx.turn;
+        let bindings = Bindings {
+            agent: self.a.id,
+            workspace: ctx.workspace.id,
+            speaker: t.poster_id,
+            selected_human: t.memory_user_id,
+            conversation: ctx.conversation.id,
+        };
+        let mut versions = VersionLog::default();
+        let mut rendered: Vec<Vec<Item>> = Vec::with_capacity(template.blocks.len());
+        let mut catalog = None;
+        for (i, block) in template.blocks.iter().enumerate() {
+            let items = match block {
+                Block::Slot(slot) => self.slot(*slot, &t.inline, values, i, &mut versions),
+                Block::Document(name) => self.document(name, values, i, &mut versions),
+                Block::Memory => match blocks::memory(&ctx.memories, &bindings) {
+                    Some((text, ids)) => {
+                        versions.memories(ctx, &ids.into_iter().collect());
+                        self.text_item(Role::System, text, i).into_iter().collect()
+                    }
+                    None => Vec::new(),
+                },
+                Block::Skills => {
+                    catalog = self.catalog(&bindings);
+                    catalog
+                        .clone()
+                        .and_then(|c| self.text_item(Role::System, c, i))
+                        .into_iter()
+                        .collect()
+                }
+                Block::Runtime => {
+                    let names: Vec<String> = self.tools.iter().map(|t| t.name.clone()).collect();
+                    let text = blocks::runtime(
+                        ctx.conversation.origin_channel.as_deref(),
+                        &ctx.workspace.timezone,
+                        &names,
+                    );
+                    self.text_item(Role::System, text, i).into_iter().collect()
+                }
+                Block::Inline { .. } | Block::Lead | Block::Tail => {
+                    self.per_turn_block(block, i, template, &t.inline, &t.variables, values)
+                }
+                Block::History(_) => Vec::new(),
+                Block::Input => self.input(i).into_iter().collect(),
+            };
+            rendered.push(items);
+        }
+        Ok(Floors {
+            rendered,
+            catalog,
+            versions,
+        })
+    }
+
+    fn slot(
+        &mut self,
+        slot: Slot,
+        entries: &[InlineEntry],
+        values: &Values,
+        block: usize,
+        versions: &mut VersionLog,
+    ) -> Vec<Item> {
+        let ctx = self.ctx;
+        if slot == Slot::SystemPrompt && self.a.kind == UserKind::Human {
+            return Vec::new();
+        }
+        let owner = match slot {
+            Slot::SystemPrompt => Some(self.a.id),
+            Slot::Character => None,
+            Slot::Persona => ctx
+                .turn
+                .poster_id
+                .and_then(|p| self.users.get(&p))
+                .and_then(User::controlling_human),
+        };
+        let owner_doc = ctx.documents.iter().find(|d| match slot {
+            Slot::Character => d.workspace_id == Some(ctx.workspace.id) && d.name == "character",
+            _ => owner.is_some() && d.user_id == owner && d.name == slot.as_str(),
+        });
+        let over = entries.iter().rev().find_map(|e| match e {
+            InlineEntry::Slot { slot: s, text, role } if *s == slot => Some((text, *role)),
+            _ => None,
+        });
+        let (text, role) = match (over, owner_doc) {
+            (Some((text, role)), doc) => (text.clone(), role.or(doc.map(|d| d.role)).unwrap_or(Role::System)),
+            (None, Some(doc)) => {
+                versions.document(doc);
+                (doc.body.clone(), doc.role)
+            }
+            (None, None) => return Vec::new(),
+        };
+        let text = macros::substitute(&text, values, &|_| None);
+        self.text_item(role, text, block).into_iter().collect()
+    }
+
+    fn document(&mut self, name: &str, values: &Values, block: usize, versions: &mut VersionLog) -> Vec<Item> {
+        let ctx = self.ctx;
+        let Some(doc) = ctx
+            .documents
+            .iter()
+            .find(|d| d.user_id == Some(self.a.id) && d.name == name)
+        else {
+            return Vec::new();
+        };
+        versions.document(doc);
+        let text = macros::substitute(&doc.body, values, &|_| None);
+        self.text_item(doc.role, text, block).into_iter().collect()
+    }
+
+    fn catalog(&mut self, bindings: &Bindings) -> Option<String> {
+        let t = &self.ctx.turn;
+        if !t.is_run() || t.callables.is_empty() {
+            return None;
+        }
+        let lines = blocks::catalog_lines(&self.ctx.skills, &t.callables, bindings, self.a.application.as_deref());
+        blocks::catalog(&lines)
+    }
+
+    /// Inline, lead and tail blocks: what a turn lays down itself. Used for the current
+    /// turn and, when an earlier turn was never sealed, to lay its preface down again.
+    pub(super) fn per_turn_block(
+        &mut self,
+        block: &Block,
+        i: usize,
+        template: &Template,
+        entries: &[InlineEntry],
+        turn_vars: &BTreeMap<String, String>,
+        values: &Values,
+    ) -> Vec<Item> {
+        let vars =
+            |name: &str| -> Option<String> { turn_vars.get(name).or_else(|| template.variables.get(name)).cloned() };
+        match block {
+            Block::Inline { role, text } => {
+                let text = macros::substitute(text, values, &vars);
+                self.text_item(*role, text, i).into_iter().collect()
+            }
+            Block::Lead | Block::Tail => {
+                let want = if *block == Block::Lead {
+                    Position::Lead
+                } else {
+                    Position::Tail
+                };
+                let mut out = Vec::new();
+                for e in entries {
+                    if let InlineEntry::Placed { text, role, position } = e {
+                        if *position == want {
+                            let text = macros::substitute(text, values, &|_| None);
+                            out.extend(self.text_item(*role, text, i));
+                        }
+                    }
+                }
+                out
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// The turn's opening words, as the final user item.
+    fn input(&mut self, block: usize) -> Option<Item> {
+        let t = &self.ctx.turn;
+        let text = t.prompt.as_deref().filter(|p| !p.is_empty())?;
+        let voices = Voices {
+            users: &self.users,
+            creator: self.ctx.conversation.creator_id,
+        };
+        let row = Row {
+            text,
+            author: t.words_author(),
+            sender_conversation: t.sender_conversation_id,
+            kernel: t.origin.is_some(),
+            stored: &t.prompt_tokens,
+        };
+        let part = voices.words(row, Some(self.a), &mut self.counter);
+        Some(Item::new(Role::User, vec![part], block))
+    }
+}
+
+/// Refuses a turn's inline entries that have nowhere to land (docs/design.md, "Blocks").
+pub(super) fn check_placement(template: &Template, entries: &[InlineEntry], t: &Turn) -> Result<()> {
+    let leading = template.leading_run_len();
+    for (i, e) in entries.iter().enumerate() {
+        let InlineEntry::Placed { role, position, .. } = e else {
+            continue;
+        };
+        let want = if *position == Position::Lead {
+            Block::Lead
+        } else {
+            Block::Tail
+        };
+        let Some(at) = template.position_of(&want) else {
+            return Err(Error::new(
+                Code::InlinePositionUnavailable,
+                format!(
+                    "inline entry /inline/{i} of turn {} asks for position \"{}\", and the template has no {} block",
+                    t.id,
+                    position.as_str(),
+                    position.as_str()
+                ),
+            )
+            .hint(
+                "Add a {\"type\": \"lead\"} or {\"type\": \"tail\"} block to the template, or name another position.",
+            ));
+        };
+        if *role == Role::System {
+            // A system entry stays in the leading run only when its block directly
+            // follows that run and every entry placed before it there is system too.
+            let before_system = entries[..i]
+                .iter()
+                .all(|p| !matches!(p, InlineEntry::Placed { position: q, role: r, .. } if q == position && *r != Role::System));
+            if at != leading || !before_system {
+                return Err(Error::new(
+                    Code::InlineSystemOutsideLeadingRun,
+                    format!("inline entry /inline/{i} of turn {} has role system and lands in the {} block, after the leading run", t.id, position.as_str()),
+                )
+                .detail("The Anthropic wire lifts every system item into the system field; one after the leading run would be moved.")
+                .hint("Give the entry role developer or user, or override a slot with {\"slot\": ..., \"text\": ...}."));
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,167 @@
+//! History selection: entries read newest first, each costed as it lands before what
+//! follows it, taken while it fits what the budget left (docs/design.md, "Budget").
+
+use super::Compiler;
+use crate::budget::{Allowance, Selector};
+use crate::error::Result;
+use crate::estimate::HistoryEstimate;
+use crate::history::{self, HistorySource, Plan, Reader};
+use crate::items::{self, Follower, Item};
+use crate::rows::{HistoryTurn, Role, TurnKind};
+use crate::template::Template;
+use crate::voice::{Row, Voices};
+
+/// What selection took: the items, oldest first, and how it went.
+pub(super) struct Selection {
+    pub(super) items: Vec<Item>,
+    pub(super) estimate: HistoryEstimate,
+}
+
+impl Compiler<'_, '_> {
+    fn plan(&self, ht: &HistoryTurn) -> Vec<Plan> {
+        history::plan(ht, self.a.id, self.ctx.conversation.answerer_id)
+    }
+
+    /// The seed of an own reply turn: its preface, then its opening words.
+    fn seed(&mut self, ht: &HistoryTurn, template: &Template, block: usize) -> Vec<Item> {
+        let t = &ht.turn;
+        let mut items = match &t.sealed_preface {
+            Some(preface) => preface
+                .iter()
+                .map(|p| {
+                    let parts = p
+                        .texts
+                        .iter()
+                        .map(|text| items::text_part(text.clone(), self.counter.count(text)))
+                        .collect();
+                    Item::new(p.role, parts, block)
+                })
+                .collect(),
+            None => {
+                // Never sealed: lay its preface down as this template would have.
+                let values = self.values(t.poster_id, &t.date);
+                let hist_ix = template.history_index();
+                let mut out = Vec::new();
+                for b in &template.blocks[hist_ix + 1..] {
+                    out.extend(self.per_turn_block(b, block, template, &t.inline, &t.variables, &values));
+                }
+                out
+            }
+        };
+        if let Some(text) = t.prompt.as_deref().filter(|p| !p.is_empty()) {
+            let row = Row {
+                text,
+                author: t.words_author(),
+                sender_conversation: t.sender_conversation_id,
+                kernel: t.origin.is_some(),
+                stored: &t.prompt_tokens,
+            };
+            let voices = Voices {
+                users: &self.users,
+                creator: self.ctx.conversation.creator_id,
+            };
+            let part = voices.words(row, Some(self.a), &mut self.counter);
+            items.push(Item::new(Role::User, vec![part], block));
+        }
+        items
+    }
+
+    fn render_entry(&mut self, plan: Plan, ht: &HistoryTurn, template: &Template, block: usize) -> Vec<Item> {
+        if plan == Plan::Seed {
+            return self.seed(ht, template, block);
+        }
+        let reader = Reader {
+            a: self.a,
+            conv_answerer: self.ctx.conversation.answerer_id.and_then(|id| self.users.get(&id)),
+            conv_answerer_id: self.ctx.conversation.answerer_id,
+            voices: Voices {
+                users: &self.users,
+                creator: self.ctx.conversation.creator_id,
+            },
+            native_images: self.model.is_some_and(|m| m.native_images),
+            block,
+        };
+        reader.render(plan, ht, &mut self.counter)
+    }
+
+    /// Selects history newest first. `after` is what follows the newest entry.
+    pub(super) fn select(
+        &mut self,
+        source: &mut dyn HistorySource,
+        template: &Template,
+        allowance: Allowance,
+        block: usize,
+        after: Option<Follower>,
+    ) -> Result<Selection> {
+        let mut selector = Selector::new(allowance);
+        let mut following = after;
+        let mut chosen: Vec<Vec<Item>> = Vec::new();
+        let mut available = 0u32;
+        'batches: loop {
+            let (batch, users) = source.next_batch(batch_size(&selector, &allowance))?;
+            if batch.is_empty() {
+                break;
+            }
+            for u in users {
+                self.users.entry(u.id).or_insert(u);
+            }
+            for ht in &batch {
+                let plans = self.plan(ht);
+                available += plans.len() as u32;
+                for plan in plans.into_iter().rev() {
+                    if selector.stopped.is_some() {
+                        continue;
+                    }
+                    let items = self.render_entry(plan, ht, template, block);
+                    let cost = self.window.inflate(items::marginal_cost(&items, following));
+                    if selector.offer(cost) {
+                        following = items::leading(&items).or(following);
+                        chosen.push(items);
+                    }
+                }
+                if ht.turn.kind == TurnKind::Summary {
+                    // History starts at the newest summary turn.
+                    break 'batches;
+                }
+            }
+            if selector.stopped.is_some() {
+                // Selection is over: the rest is only counted.
+                available += source.count_rest(self.a.id, self.ctx.conversation.answerer_id)?;
+                break;
+            }
+        }
+        Ok(Selection {
+            items: chosen.into_iter().rev().flatten().collect(),
+            estimate: HistoryEstimate {
+                selected: selector.selected,
+                available,
+                tokens: 0,
+                budget: allowance.tokens,
+                skipped_reason: selector.stopped.map(|s| s.as_str().to_string()),
+            },
+        })
+    }
+}
+
+/// How many turns to read next: as many as the budget left is likely to take (from the
+/// entries taken so far), a few more, and not more than max_entries allows.
+fn batch_size(selector: &Selector, allowance: &Allowance) -> usize {
+    const FIRST: usize = 64;
+    let by_entries = allowance
+        .max_entries
+        .map(|m| m.saturating_sub(selector.selected) as usize + 1);
+    let by_tokens = match allowance.tokens {
+        None => None,
+        Some(_) if selector.selected == 0 => Some(FIRST),
+        Some(t) => {
+            let avg = (selector.used / selector.selected).max(1);
+            Some((t.saturating_sub(selector.used) / avg) as usize + 8)
+        }
+    };
+    match (by_entries, by_tokens) {
+        (Some(a), Some(b)) => a.min(b),
+        (Some(a), None) | (None, Some(a)) => a,
+        (None, None) => 256,
+    }
+    .clamp(8, 1024)
+}

@@ -1,0 +1,477 @@
+//! Seals (docs/design.md, "Seals"): what the first compile of a turn freezes, and how
+//! sealed bodies share their storage.
+//!
+//! A sealed body is a head, the elements of its list and a tail. Consecutive requests of
+//! a conversation share almost all their elements, so elements are stored as nodes of a
+//! persistent newest-to-oldest list: a seal is a few leading elements stored on their
+//! own, then a pointer to the newest node of its chain and a count, then the tail. A new
+//! seal reuses the longest run of the previous seal's chain it repeats and adds a node
+//! per element after it, so storage grows with what is new, never with what is repeated.
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use uuid::Uuid;
+
+use crate::estimate::Estimate;
+use crate::fields::RawEntry;
+use crate::rows::{Mechanism, Model, PrefaceItem, Wire};
+use crate::wire::{Body, Breakpoint};
+
+/// What a seal freezes besides the body: a continuation renders from this alone, never
+/// from current rows (the model row, the answerer's model and the turn's tools may all
+/// have changed since).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Frozen {
+    pub mechanism: Mechanism,
+    pub wire: Wire,
+    pub model: Option<Model>,
+    /// The answerer the turn was compiled for (steers are read for it).
+    pub answerer_id: Uuid,
+    pub cache_marker: usize,
+    pub cache_breakpoints: Vec<Breakpoint>,
+    pub preface: Vec<PrefaceItem>,
+    pub estimate: Estimate,
+    /// Where an in-turn summary cuts the body.
+    pub seed_cut: SeedCut,
+}
+
+/// An in-turn summary replaces the seed (preface and opening words) and the rounds
+/// before it: the body keeps its first `keep` elements, and the history parts that
+/// shared an element with the seed (`carry`, as raw entries) render again before the
+/// summary. `tokens` is what the elements from `keep` on cost in the sealed total.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SeedCut {
+    pub keep: usize,
+    pub carry: serde_json::Value,
+    pub tokens: u32,
+}
+
+impl SeedCut {
+    /// The carried history parts, as raw entries (they were written by the seal).
+    pub fn carried(&self) -> Vec<RawEntry> {
+        if self.carry.is_null() {
+            return Vec::new();
+        }
+        crate::fields::parse_raw_input(&self.carry.to_string()).unwrap_or_default()
+    }
+}
+
+/// A sealed turn as a compile sees it: what was frozen, and the body unless
+/// `prune_seals` dropped it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sealed {
+    pub frozen: Frozen,
+    pub body: Option<Body>,
+}
+
+/// An edit of one stored element: bytes `offset..offset + cut` become `insert`. A cache
+/// breakpoint marks the newest history element of one request and not the next, so
+/// elements are stored unmarked (shared by every seal that repeats them) and each seal
+/// keeps the few edits that mark its own.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Patch {
+    pub at: usize,
+    pub offset: usize,
+    pub cut: usize,
+    pub insert: String,
+}
+
+/// The edits that turn `plain` elements into `marked` ones (same count, a single
+/// region of difference per element).
+pub fn patches(plain: &[String], marked: &[String]) -> Vec<Patch> {
+    plain
+        .iter()
+        .zip(marked)
+        .enumerate()
+        .filter(|(_, (p, m))| p != m)
+        .map(|(at, (p, m))| {
+            let prefix = p
+                .char_indices()
+                .zip(m.chars())
+                .take_while(|((_, a), b)| a == b)
+                .last()
+                .map_or(0, |((i, c), _)| i + c.len_utf8());
+            let suffix = p[prefix..]
+                .chars()
+                .rev()
+                .zip(m[prefix..].chars().rev())
+                .take_while(|(a, b)| a == b)
+                .map(|(c, _)| c.len_utf8())
+                .sum::<usize>();
+            Patch {
+                at,
+                offset: prefix,
+                cut: p.len() - prefix - suffix,
+                insert: m[prefix..m.len() - suffix].to_string(),
+            }
+        })
+        .collect()
+}
+
+/// Applies `patches` to stored elements. `None` when one does not fit (storage was
+/// altered).
+pub fn apply(elements: &mut [String], patches: &[Patch]) -> Option<()> {
+    for p in patches {
+        let e = elements.get_mut(p.at)?;
+        let end = p.offset.checked_add(p.cut)?;
+        if end > e.len() || !e.is_char_boundary(p.offset) || !e.is_char_boundary(end) {
+            return None;
+        }
+        e.replace_range(p.offset..end, &p.insert);
+    }
+    Some(())
+}
+
+/// The SHA-256 of a text.
+pub fn digest(text: &str) -> [u8; 32] {
+    Sha256::digest(text.as_bytes()).into()
+}
+
+/// How a new seal's elements are stored against the previous seal's chain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChainPlan {
+    /// `elements[..lead]` are stored on their own (before the chain).
+    pub lead: usize,
+    /// `elements[lead..lead + len]` are the previous chain's `prev[at..at + len]`.
+    pub at: usize,
+    pub len: usize,
+}
+
+/// Finds the longest run of the previous chain (`prev`, oldest first) that the new
+/// elements repeat, preferring the run that starts earliest among the new elements.
+/// Only the first few new elements are tried as starts (what leads a chain is the
+/// system part of a chat request, or an oldest message trimming cut short), and only a
+/// few places per start, so planning stays linear; a miss costs storage, never bytes.
+pub fn plan_chain(prev: &[[u8; 32]], elements: &[[u8; 32]]) -> ChainPlan {
+    const STARTS: usize = 16;
+    const PLACES: usize = 8;
+    let mut best = ChainPlan { lead: 0, at: 0, len: 0 };
+    for i in 0..elements.len().min(STARTS) {
+        let places = prev
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| **d == elements[i])
+            .map(|(j, _)| j);
+        for j in places.take(PLACES) {
+            let len = elements[i..].iter().zip(&prev[j..]).take_while(|(a, b)| a == b).count();
+            if len > best.len {
+                best = ChainPlan { lead: i, at: j, len };
+            }
+        }
+    }
+    if best.len == 0 {
+        // Nothing repeats: every element is a new node, none is led.
+        return ChainPlan { lead: 0, at: 0, len: 0 };
+    }
+    best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ds(xs: &[&str]) -> Vec<[u8; 32]> {
+        xs.iter().map(|x| digest(x)).collect()
+    }
+
+    #[test]
+    fn a_request_that_extends_the_previous_one_reuses_all_but_its_last_element() {
+        let prev = ds(&["a", "b", "c*"]);
+        let new = ds(&["a", "b", "c", "d", "e"]);
+        assert_eq!(plan_chain(&prev, &new), ChainPlan { lead: 0, at: 0, len: 2 });
+    }
+
+    #[test]
+    fn trimming_the_oldest_entries_reuses_the_rest() {
+        let prev = ds(&["a", "b", "c", "d"]);
+        let new = ds(&["c", "d", "e"]);
+        assert_eq!(plan_chain(&prev, &new), ChainPlan { lead: 0, at: 2, len: 2 });
+    }
+
+    #[test]
+    fn a_changed_first_element_is_led() {
+        // Chat: the system message leads; trimming cut the oldest message short.
+        let prev = ds(&["sys", "a1", "b", "c"]);
+        let new = ds(&["sys", "a2", "b", "c", "d"]);
+        assert_eq!(plan_chain(&prev, &new), ChainPlan { lead: 2, at: 2, len: 2 });
+    }
+
+    #[test]
+    fn patches_mark_and_apply_exactly() {
+        let plain = vec![r#"{"a":"é"}"#.to_string(), "x".to_string()];
+        let marked = vec![
+            r#"{"a":"é","cache_control":{"type":"ephemeral"}}"#.to_string(),
+            "x".to_string(),
+        ];
+        let ps = patches(&plain, &marked);
+        assert_eq!(ps.len(), 1);
+        assert_eq!(ps[0].insert, r#","cache_control":{"type":"ephemeral"}"#);
+        let mut stored = plain.clone();
+        apply(&mut stored, &ps).unwrap();
+        assert_eq!(stored, marked);
+        // Any single difference, at any place.
+        let ps = patches(&["aéb".into()], &["aXYb".into()]);
+        let mut s = vec!["aéb".to_string()];
+        apply(&mut s, &ps).unwrap();
+        assert_eq!(s, ["aXYb"]);
+        assert!(apply(
+            &mut s,
+            &[Patch {
+                at: 0,
+                offset: 1,
+                cut: 99,
+                insert: String::new()
+            }]
+        )
+        .is_none());
+    }
+
+    #[test]
+    fn nothing_in_common_is_all_new() {
+        assert_eq!(
+            plan_chain(&ds(&["a"]), &ds(&["b"])),
+            ChainPlan { lead: 0, at: 0, len: 0 }
+        );
+        assert_eq!(plan_chain(&[], &ds(&["b"])), ChainPlan { lead: 0, at: 0, len: 0 });
+    }
+}
+
+/// Keys in the order the providers' references list them; a key not listed follows
+/// them, alphabetically. The arguments of a call and a tool's schema keep their order.
+const KEY_ORDER: [&str; 27] = [
+    "model",
+    "max_tokens",
+    "max_completion_tokens",
+    "system",
+    "messages",
+    "role",
+    "type",
+    "id",
+    "tool_use_id",
+    "tool_call_id",
+    "name",
+    "description",
+    "text",
+    "content",
+    "tool_calls",
+    "function",
+    "arguments",
+    "input",
+    "input_schema",
+    "parameters",
+    "is_error",
+    "source",
+    "media_type",
+    "data",
+    "image_url",
+    "url",
+    "cache_control",
+];
+
+/// Writes `value` as compact JSON, object keys in [`KEY_ORDER`].
+fn ordered(value: &serde_json::Value, out: &mut String) {
+    use serde_json::Value;
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort_by_key(|k| {
+                (
+                    KEY_ORDER.iter().position(|o| o == k).unwrap_or(KEY_ORDER.len()),
+                    k.as_str(),
+                )
+            });
+            out.push('{');
+            for (i, k) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&crate::wire::json_text(k));
+                out.push(':');
+                match k.as_str() {
+                    // Opaque JSON: as its value spells it.
+                    "input" | "input_schema" | "parameters" => out.push_str(&crate::wire::json_text(&map[k])),
+                    _ => ordered(&map[k], out),
+                }
+            }
+            out.push('}');
+        }
+        Value::Array(list) => {
+            out.push('[');
+            for (i, v) in list.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                ordered(v, out);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&crate::wire::json_text(other)),
+    }
+}
+
+fn key_rank(k: &str) -> usize {
+    KEY_ORDER.iter().position(|o| *o == k).unwrap_or(KEY_ORDER.len())
+}
+
+/// A 0.2 request (jsonb, no key order) as a body in the providers' order.
+fn body_02(request: &serde_json::Map<String, serde_json::Value>) -> Body {
+    let mut keys: Vec<&String> = request.keys().filter(|k| *k != "messages").collect();
+    keys.sort_by_key(|k| (key_rank(k), k.as_str()));
+    let field = |out: &mut String, k: &String| {
+        out.push_str(&crate::wire::json_text(k));
+        out.push(':');
+        ordered(&request[k.as_str()], out);
+    };
+    let mut head = String::from("{");
+    let mut tail = String::from("]");
+    for k in keys {
+        if key_rank(k) < key_rank("messages") {
+            field(&mut head, k);
+            head.push(',');
+        } else {
+            tail.push(',');
+            field(&mut tail, k);
+        }
+    }
+    head.push_str("\"messages\":[");
+    tail.push('}');
+    let elements = request
+        .get("messages")
+        .and_then(|m| m.as_array())
+        .map(|list| {
+            list.iter()
+                .map(|m| {
+                    let mut e = String::new();
+                    ordered(m, &mut e);
+                    e
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    Body { head, elements, tail }
+}
+
+/// The compiled list a 0.2 result recorded (`messages`), counted again.
+fn messages_02(
+    old: &serde_json::Value,
+    counter: &mut crate::tokens::Counter<'_>,
+) -> crate::error::Result<Vec<crate::items::Message>> {
+    let entries: Vec<serde_json::Value> = old
+        .get("messages")
+        .and_then(|m| m.as_array())
+        .map(|list| {
+            list.iter()
+                .map(|m| serde_json::json!({"role": m["role"], "content": m["parts"]}))
+                .collect()
+        })
+        .unwrap_or_default();
+    let entries = crate::fields::parse_raw_input(&serde_json::Value::Array(entries).to_string())?;
+    Ok(entries
+        .into_iter()
+        .map(|e| {
+            let parts: Vec<crate::items::Part> =
+                e.parts.into_iter().map(|k| crate::items::counted(k, counter)).collect();
+            crate::items::Message {
+                role: e.role,
+                blocks: vec![0; parts.len()],
+                parts,
+                plain: false,
+                boundary: false,
+            }
+        })
+        .collect())
+}
+
+/// Where an in-turn summary cuts a 0.2 body: its seed is the list's last parts (the
+/// preface's, then the opening words).
+fn seed_cut_02(neutral: &[crate::items::Message], wire: Wire, model: Option<&Model>, seed_parts: usize) -> SeedCut {
+    let total: usize = neutral.iter().map(|m| m.parts.len()).sum();
+    let first_seed = total.saturating_sub(seed_parts);
+    let offsets: Vec<usize> = neutral
+        .iter()
+        .scan(0, |acc, m| {
+            let at = *acc;
+            *acc += m.parts.len();
+            Some(at)
+        })
+        .collect();
+    let layout = crate::wire::render(
+        wire,
+        &crate::wire::Request {
+            messages: neutral,
+            model,
+            tools: &[],
+            breakpoints: &[],
+            options: &crate::fields::RequestOptions::default(),
+            cache_key: "",
+        },
+    )
+    .layout;
+    crate::compile::seed_cut(neutral, &layout, |m, p| offsets[m] + p >= first_seed)
+}
+
+/// A 0.2 seal (`turns.sealed_request`: the whole 0.2 result, whose `request` held the
+/// wire body as jsonb) as a 0.3 seal. jsonb kept no key order, so the body is written in
+/// the providers' order, compactly; everything else the 0.2 result recorded is frozen
+/// as it was. `model` is the model row of that name, if it still exists; `had_prompt`
+/// says whether the turn's input was a message (for where an in-turn summary cuts).
+pub fn convert_02(
+    old: &serde_json::Value,
+    model: Option<Model>,
+    answerer_id: Uuid,
+    had_prompt: bool,
+    memo: &mut crate::tokens::Memo,
+) -> crate::error::Result<(Body, Frozen, Vec<PrefaceItem>)> {
+    use crate::error::{Code, Error};
+    let bad = |why: &str| {
+        Error::new(
+            Code::TurnNotCompilable,
+            format!("a 0.2 seal cannot be converted: {why}"),
+        )
+    };
+    let request = old
+        .get("request")
+        .and_then(|r| r.as_object())
+        .ok_or_else(|| bad("it has no request"))?;
+    let wire = old
+        .get("wire")
+        .and_then(|w| w.as_str())
+        .and_then(Wire::parse)
+        .ok_or_else(|| bad("no wire"))?;
+    let mechanism = old
+        .get("mechanism")
+        .and_then(|m| m.as_str())
+        .and_then(Mechanism::parse)
+        .unwrap_or(Mechanism::Default);
+    let estimate: Estimate = serde_json::from_value(old.get("estimate").cloned().unwrap_or_default())
+        .map_err(|e| bad(&format!("its estimate cannot be read ({e})")))?;
+    let preface: Vec<PrefaceItem> =
+        crate::fields::parse_preface(&old.get("preface").cloned().unwrap_or_default().to_string()).unwrap_or_default();
+    let cache_marker = old.get("cache_marker").and_then(|c| c.as_u64()).unwrap_or(0) as usize;
+    let mut counter = crate::tokens::Counter::new(estimate.window.tokenizer, memo);
+    let neutral = messages_02(old, &mut counter).map_err(|e| bad(&e.message))?;
+    let cache_breakpoints: Vec<Breakpoint> = cache_marker
+        .checked_sub(1)
+        .and_then(|m| neutral.get(m).map(|msg| (m, msg.parts.len().saturating_sub(1))))
+        .map(|(message, part)| Breakpoint {
+            message,
+            part,
+            after: crate::wire::Stretch::StablePrefix,
+        })
+        .into_iter()
+        .collect();
+    let seed_parts = preface.iter().map(|p| p.texts.len()).sum::<usize>() + usize::from(had_prompt);
+    let seed_cut = seed_cut_02(&neutral, wire, model.as_ref(), seed_parts);
+    let frozen = Frozen {
+        mechanism,
+        wire,
+        model,
+        answerer_id,
+        cache_marker,
+        cache_breakpoints,
+        preface: preface.clone(),
+        estimate,
+        seed_cut,
+    };
+    Ok((body_02(request), frozen, preface))
+}

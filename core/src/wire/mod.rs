@@ -1,0 +1,201 @@
+//! Wire rendering (docs/design.md, "Wires"): the kernel-neutral message list as the body
+//! a provider takes, serialized once, with keys in the order of the provider's own
+//! reference. A body is a head, the elements of its one list (`messages`, `input` or
+//! `contents`) and a tail; seals store the elements once each (see [`crate::seal`]).
+//!
+//! Every renderer also reports its [`Layout`]: which compiled parts each element carries,
+//! so the estimate counts the body the provider receives (3 tokens per element and per
+//! lifted system field, 3 for the request, every part, and the tool definitions' JSON).
+
+mod anthropic;
+mod chat;
+mod json;
+
+use serde::{Deserialize, Serialize};
+
+use crate::fields::{RequestOptions, Tool};
+use crate::items::Message;
+use crate::rows::{CacheTtl, Model, Wire};
+
+pub use json::{pretty, to_text as json_text, Raw};
+
+/// Anthropic's default when no model row names `max_output_tokens`.
+pub const DEFAULT_MAX_TOKENS: i32 = 4096;
+
+/// A compiled part's position: (message, part) in the compiled list.
+pub type Pos = (usize, usize);
+
+/// What a cache breakpoint closes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stretch {
+    /// The slots, documents, memory and catalog: they change only when someone writes them.
+    StablePrefix,
+    /// The newest history entry: the next turn reads this turn's history from cache.
+    History,
+}
+
+/// A cache breakpoint: the last part of a stretch of the request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Breakpoint {
+    pub message: usize,
+    pub part: usize,
+    pub after: Stretch,
+}
+
+/// What a wire renders from.
+pub struct Request<'a> {
+    pub messages: &'a [Message],
+    pub model: Option<&'a Model>,
+    pub tools: &'a [Tool],
+    pub breakpoints: &'a [Breakpoint],
+    pub options: &'a RequestOptions,
+    /// `prompt_cache_key` on the wires that take one: the conversation id.
+    pub cache_key: &'a str,
+}
+
+impl Request<'_> {
+    fn max_tokens(&self) -> i32 {
+        self.model.map_or(DEFAULT_MAX_TOKENS, |m| m.max_output_tokens)
+    }
+
+    fn ttl(&self) -> CacheTtl {
+        self.model.map_or(CacheTtl::FiveMinutes, |m| m.cache_ttl)
+    }
+
+    fn marked(&self, pos: Pos) -> bool {
+        self.breakpoints.iter().any(|b| (b.message, b.part) == pos)
+    }
+}
+
+/// A request body: `head` ends where the list opens (`[`), `tail` starts where it closes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Body {
+    pub head: String,
+    pub elements: Vec<String>,
+    pub tail: String,
+}
+
+impl Body {
+    /// The body's bytes.
+    pub fn text(&self) -> String {
+        let mut out = String::with_capacity(self.len());
+        out.push_str(&self.head);
+        for (i, e) in self.elements.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str(e);
+        }
+        out.push_str(&self.tail);
+        out
+    }
+
+    /// The body's length in bytes.
+    pub fn len(&self) -> usize {
+        self.head.len()
+            + self.tail.len()
+            + self.elements.iter().map(String::len).sum::<usize>()
+            + self.elements.len().saturating_sub(1)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Which compiled parts each element, and the lifted system field, carries.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Layout {
+    pub system: Vec<Pos>,
+    pub elements: Vec<Vec<Pos>>,
+}
+
+/// A rendered request: its body, its layout, and the exact text of its tool definitions
+/// (what the estimate's `tools` block counts).
+#[derive(Debug, Clone)]
+pub struct Rendered {
+    pub body: Body,
+    pub layout: Layout,
+    pub tools_text: Option<String>,
+}
+
+/// Renders a whole request for `wire`.
+pub fn render(wire: Wire, req: &Request<'_>) -> Rendered {
+    match wire {
+        Wire::Anthropic => anthropic::render(req),
+        Wire::Chat => chat::render(req),
+        Wire::Responses | Wire::Gemini => chat::render(req),
+    }
+}
+
+/// The exact text of the tool definitions as `wire` sends them (`None` without tools).
+pub fn tools_text(wire: Wire, tools: &[Tool]) -> Option<String> {
+    let req = Request {
+        messages: &[],
+        model: None,
+        tools,
+        breakpoints: &[],
+        options: &RequestOptions::default(),
+        cache_key: "",
+    };
+    match wire {
+        Wire::Anthropic => anthropic::tools_text(&req),
+        Wire::Chat | Wire::Responses | Wire::Gemini => chat::tools_text(&req),
+    }
+}
+
+/// Renders messages appended after a sealed body (a continuation): elements only, no
+/// system field lifted and no breakpoint. Positions in the layout index `messages`.
+pub fn render_elements(wire: Wire, messages: &[Message], model: Option<&Model>) -> (Vec<String>, Vec<Vec<Pos>>) {
+    let req = Request {
+        messages,
+        model,
+        tools: &[],
+        breakpoints: &[],
+        options: &RequestOptions::default(),
+        cache_key: "",
+    };
+    match wire {
+        Wire::Anthropic => anthropic::elements(&req, 0),
+        Wire::Chat | Wire::Responses | Wire::Gemini => chat::elements(&req),
+    }
+}
+
+/// Per-block costs and the total of a rendered request: each part's tokens to its block,
+/// each element's and the system field's 3 to the block of its first part, the tool
+/// definitions to the `tools_block`, and 3 for the request (in the total only).
+pub fn costs(
+    messages: &[Message],
+    layout: &Layout,
+    tools_tokens: u32,
+    blocks: usize,
+    tools_block: usize,
+) -> (Vec<u32>, u32) {
+    use crate::tokens::{MESSAGE_OVERHEAD, REQUEST_OVERHEAD};
+    let mut per_block = vec![0u32; blocks.max(tools_block + 1)];
+    let mut total = REQUEST_OVERHEAD;
+    let groups = std::iter::once(&layout.system).chain(layout.elements.iter());
+    for group in groups.filter(|g| !g.is_empty()) {
+        let first = group[0];
+        per_block[messages[first.0].blocks[first.1]] += MESSAGE_OVERHEAD;
+        total += MESSAGE_OVERHEAD;
+        for &(m, p) in group {
+            let tokens = messages[m].parts[p].tokens;
+            per_block[messages[m].blocks[p]] += tokens;
+            total += tokens;
+        }
+    }
+    per_block[tools_block] += tools_tokens;
+    total += tools_tokens;
+    (per_block, total)
+}
+
+/// The total of elements alone (a continuation's appended rounds): parts and 3 each.
+pub fn elements_cost(messages: &[Message], elements: &[Vec<Pos>]) -> u32 {
+    elements
+        .iter()
+        .filter(|g| !g.is_empty())
+        .map(|g| crate::tokens::MESSAGE_OVERHEAD + g.iter().map(|&(m, p)| messages[m].parts[p].tokens).sum::<u32>())
+        .sum()
+}
