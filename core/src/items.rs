@@ -32,6 +32,16 @@ pub enum PartKind {
 }
 
 impl PartKind {
+    /// About how many bytes the part's texts take (a buffer's capacity).
+    pub fn size(&self) -> usize {
+        match self {
+            PartKind::Text(t) => t.len(),
+            PartKind::ToolCall { id, name, input } => id.len() + name.len() + input.len(),
+            PartKind::ToolResult { call_id, content, .. } => call_id.len() + content.len(),
+            PartKind::Image { media_type, data } => media_type.len() + data.len(),
+        }
+    }
+
     pub fn text(&self) -> Option<&str> {
         match self {
             PartKind::Text(t) => Some(t),

@@ -2,111 +2,75 @@
 //! that is not the assistant's spoken on the user side, same-role neighbours merged
 //! (except across a round's start), tool results first in the user message that answers
 //! the calls, `cache_control` on each breakpoint's block.
+//!
+//! Elements are written by hand with [`json::string`]: a body is mostly text, and its
+//! escaping is the renderer's one heavy step (see `json::string`).
 
-use serde::Serialize;
-
-use super::json::{to_text, Obj, Raw};
+use super::json::{self, Obj};
 use super::{Body, Layout, Pos, Rendered, Request};
 use crate::items::{Message, PartKind};
 use crate::rows::{CacheTtl, Role};
 
-#[derive(Serialize)]
-struct CacheControl {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    ttl: Option<&'static str>,
+fn cache_control(req: &Request<'_>, out: &mut String) {
+    out.push_str(match req.ttl() {
+        CacheTtl::FiveMinutes => r#","cache_control":{"type":"ephemeral"}"#,
+        CacheTtl::OneHour => r#","cache_control":{"type":"ephemeral","ttl":"1h"}"#,
+    });
 }
 
-#[derive(Serialize)]
-struct Source<'a> {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    media_type: &'a str,
-    data: &'a str,
-}
-
-#[derive(Serialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-enum Block<'a> {
-    Text {
-        text: &'a str,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        cache_control: Option<CacheControl>,
-    },
-    Image {
-        source: Source<'a>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        cache_control: Option<CacheControl>,
-    },
-    ToolUse {
-        id: &'a str,
-        name: &'a str,
-        input: Raw<'a>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        cache_control: Option<CacheControl>,
-    },
-    ToolResult {
-        tool_use_id: &'a str,
-        content: &'a str,
-        is_error: bool,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        cache_control: Option<CacheControl>,
-    },
-}
-
-#[derive(Serialize)]
-#[serde(untagged)]
-enum Content<'a> {
-    Text(&'a str),
-    Blocks(Vec<Block<'a>>),
-}
-
-#[derive(Serialize)]
-struct WireMessage<'a> {
-    role: &'static str,
-    content: Content<'a>,
-}
-
-fn cache_control(req: &Request<'_>, pos: Pos) -> Option<CacheControl> {
-    req.marked(pos).then(|| CacheControl {
-        kind: "ephemeral",
-        ttl: match req.ttl() {
-            CacheTtl::FiveMinutes => None,
-            CacheTtl::OneHour => Some("1h"),
-        },
-    })
-}
-
-fn block<'a>(req: &Request<'_>, messages: &'a [Message], pos: Pos) -> Block<'a> {
-    let cache_control = cache_control(req, pos);
+/// One content block: `{"type": ..., ...}`, with `cache_control` last when marked.
+fn block(req: &Request<'_>, messages: &[Message], pos: Pos, out: &mut String) {
     match &messages[pos.0].parts[pos.1].kind {
-        PartKind::Text(text) => Block::Text { text, cache_control },
-        PartKind::ToolCall { id, name, input } => Block::ToolUse {
-            id,
-            name,
-            input: Raw(input),
-            cache_control,
-        },
+        PartKind::Text(text) => {
+            out.push_str(r#"{"type":"text","text":"#);
+            json::string(out, text);
+        }
+        PartKind::ToolCall { id, name, input } => {
+            out.push_str(r#"{"type":"tool_use","id":"#);
+            json::string(out, id);
+            out.push_str(r#","name":"#);
+            json::string(out, name);
+            out.push_str(r#","input":"#);
+            json::raw(out, input);
+        }
         PartKind::ToolResult {
             call_id,
             content,
             is_error,
-        } => Block::ToolResult {
-            tool_use_id: call_id,
-            content,
-            is_error: *is_error,
-            cache_control,
-        },
-        PartKind::Image { media_type, data } => Block::Image {
-            source: Source {
-                kind: "base64",
-                media_type,
-                data,
-            },
-            cache_control,
-        },
+        } => {
+            out.push_str(r#"{"type":"tool_result","tool_use_id":"#);
+            json::string(out, call_id);
+            out.push_str(r#","content":"#);
+            json::string(out, content);
+            out.push_str(if *is_error {
+                r#","is_error":true"#
+            } else {
+                r#","is_error":false"#
+            });
+        }
+        PartKind::Image { media_type, data } => {
+            out.push_str(r#"{"type":"image","source":{"type":"base64","media_type":"#);
+            json::string(out, media_type);
+            out.push_str(r#","data":"#);
+            json::string(out, data);
+            out.push('}');
+        }
     }
+    if req.marked(pos) {
+        cache_control(req, out);
+    }
+    out.push('}');
+}
+
+fn blocks(req: &Request<'_>, messages: &[Message], positions: &[Pos], out: &mut String) {
+    out.push('[');
+    for (i, &pos) in positions.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        block(req, messages, pos, out);
+    }
+    out.push(']');
 }
 
 /// The messages from `start` on as wire messages: user or assistant, same-role
@@ -137,6 +101,13 @@ pub(super) fn elements(req: &Request<'_>, start: usize) -> (Vec<String>, Vec<Vec
     let mut texts = Vec::new();
     let mut layout = Vec::new();
     for (role, mut positions, plain) in group(messages, start) {
+        let size: usize = positions.iter().map(|&(m, p)| messages[m].parts[p].kind.size()).sum();
+        let mut out = String::with_capacity(size + 64 + 48 * positions.len());
+        out.push_str(if role == Role::Assistant {
+            r#"{"role":"assistant","content":"#
+        } else {
+            r#"{"role":"user","content":"#
+        });
         // A raw entry stored as a string, alone in its message, stays a string.
         let plain_text = match positions.as_slice() {
             [pos] if plain && !req.marked(*pos) => match &messages[pos.0].parts[pos.1].kind {
@@ -145,43 +116,44 @@ pub(super) fn elements(req: &Request<'_>, start: usize) -> (Vec<String>, Vec<Vec
             },
             _ => None,
         };
-        let content = match plain_text {
-            Some(t) => Content::Text(t),
+        match plain_text {
+            Some(t) => json::string(&mut out, t),
             None => {
                 if role == Role::User {
                     // Tool results lead the user message that answers the calls.
                     positions.sort_by_key(|&(m, p)| !matches!(messages[m].parts[p].kind, PartKind::ToolResult { .. }));
                 }
-                Content::Blocks(positions.iter().map(|&pos| block(req, messages, pos)).collect())
+                blocks(req, messages, &positions, &mut out);
             }
-        };
-        let role = if role == Role::Assistant { "assistant" } else { "user" };
-        texts.push(to_text(&WireMessage { role, content }));
+        }
+        out.push('}');
+        texts.push(out);
         layout.push(positions);
     }
     (texts, layout)
 }
 
 pub(super) fn tools_text(req: &Request<'_>) -> Option<String> {
-    #[derive(Serialize)]
-    struct ToolDef<'a> {
-        name: &'a str,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        description: Option<&'a str>,
-        input_schema: Raw<'a>,
+    if req.tools.is_empty() {
+        return None;
     }
-    (!req.tools.is_empty()).then(|| {
-        let defs: Vec<ToolDef<'_>> = req
-            .tools
-            .iter()
-            .map(|t| ToolDef {
-                name: &t.name,
-                description: t.description.as_deref(),
-                input_schema: Raw(&t.input_schema),
-            })
-            .collect();
-        to_text(&defs)
-    })
+    let mut out = String::from("[");
+    for (i, t) in req.tools.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(r#"{"name":"#);
+        json::string(&mut out, &t.name);
+        if let Some(d) = &t.description {
+            out.push_str(r#","description":"#);
+            json::string(&mut out, d);
+        }
+        out.push_str(r#","input_schema":"#);
+        json::raw(&mut out, &t.input_schema);
+        out.push('}');
+    }
+    out.push(']');
+    Some(out)
 }
 
 pub(super) fn render(req: &Request<'_>) -> Rendered {
@@ -196,8 +168,9 @@ pub(super) fn render(req: &Request<'_>) -> Rendered {
     }
     head.field("max_tokens", &req.max_tokens());
     if !system.is_empty() {
-        let blocks: Vec<Block<'_>> = system.iter().map(|&pos| block(req, messages, pos)).collect();
-        head.field("system", &blocks);
+        let mut text = String::new();
+        blocks(req, messages, &system, &mut text);
+        head.raw("system", &text);
     }
     let head = head.open_list("messages");
     let (elements, element_layout) = elements(req, leading);

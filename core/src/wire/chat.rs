@@ -1,134 +1,110 @@
 //! The OpenAI Chat Completions wire: one message per compiled message (system and
 //! developer messages in their own roles), tool calls as `tool_calls` on the assistant
 //! message, each result as a `tool` message, images as data URLs, `prompt_cache_key`.
+//! Elements are written by hand with [`json::string`], as on the Anthropic wire.
 
-use serde::Serialize;
-
-use super::json::{to_text, Obj, Raw};
+use super::json::{self, Obj};
 use super::{Body, Layout, Pos, Rendered, Request};
 use crate::items::{Message, PartKind};
 use crate::rows::Role;
 
-#[derive(Serialize)]
-struct ImageUrl {
-    url: String,
-}
-
-#[derive(Serialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-enum ContentPart<'a> {
-    Text { text: &'a str },
-    ImageUrl { image_url: ImageUrl },
-}
-
-#[derive(Serialize)]
-#[serde(untagged)]
-enum Content<'a> {
-    Text(&'a str),
-    Parts(Vec<ContentPart<'a>>),
-}
-
-#[derive(Serialize)]
-struct Function<'a> {
-    name: &'a str,
-    arguments: &'a str,
-}
-
-#[derive(Serialize)]
-struct ToolCall<'a> {
-    id: &'a str,
-    #[serde(rename = "type")]
-    kind: &'static str,
-    function: Function<'a>,
-}
-
-#[derive(Serialize)]
-struct WireMessage<'a> {
-    role: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    content: Option<Content<'a>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    tool_calls: Option<Vec<ToolCall<'a>>>,
-}
-
-#[derive(Serialize)]
-struct ToolMessage<'a> {
-    role: &'static str,
-    tool_call_id: &'a str,
-    content: &'a str,
-}
-
-/// The text (and image) parts of a message as content: a string for a raw entry stored
-/// as one, else a list. The positions it carries are added to `carried`.
-fn content<'a>(m: &'a Message, mi: usize, carried: &mut Vec<Pos>) -> Option<Content<'a>> {
+/// The text (and, for a user, image) parts of a message as `"content":...`: a string
+/// for a raw entry stored as one, else a list. Writes nothing when there are none.
+/// The positions it carries are added to `carried`.
+fn content(m: &Message, mi: usize, carried: &mut Vec<Pos>, out: &mut String) {
     if let (true, [part]) = (m.plain, m.parts.as_slice()) {
         if let PartKind::Text(t) = &part.kind {
             carried.push((mi, 0));
-            return Some(Content::Text(t));
+            out.push_str(r#","content":"#);
+            json::string(out, t);
+            return;
         }
     }
-    let mut parts = Vec::new();
+    let mut first = true;
     for (pi, p) in m.parts.iter().enumerate() {
-        let part = match &p.kind {
-            PartKind::Text(text) => ContentPart::Text { text },
-            PartKind::Image { media_type, data } if m.role == Role::User => ContentPart::ImageUrl {
-                image_url: ImageUrl {
-                    url: format!("data:{media_type};base64,{data}"),
-                },
-            },
-            _ => continue,
+        let is_content = match &p.kind {
+            PartKind::Text(_) => true,
+            PartKind::Image { .. } => m.role == Role::User,
+            _ => false,
         };
+        if !is_content {
+            continue;
+        }
+        out.push_str(if first { r#","content":["# } else { "," });
+        first = false;
         carried.push((mi, pi));
-        parts.push(part);
+        match &p.kind {
+            PartKind::Text(text) => {
+                out.push_str(r#"{"type":"text","text":"#);
+                json::string(out, text);
+                out.push('}');
+            }
+            PartKind::Image { media_type, data } => {
+                out.push_str(r#"{"type":"image_url","image_url":{"url":"#);
+                json::string(out, &format!("data:{media_type};base64,{data}"));
+                out.push_str("}}");
+            }
+            _ => {}
+        }
     }
-    (!parts.is_empty()).then_some(Content::Parts(parts))
+    if !first {
+        out.push(']');
+    }
 }
 
-fn message(m: &Message, mi: usize, texts: &mut Vec<String>, layout: &mut Vec<Vec<Pos>>) {
+fn user_side(m: &Message, mi: usize, texts: &mut Vec<String>, layout: &mut Vec<Vec<Pos>>) {
+    for (pi, p) in m.parts.iter().enumerate() {
+        if let PartKind::ToolResult { call_id, content, .. } = &p.kind {
+            let mut out = String::with_capacity(content.len() + 64);
+            out.push_str(r#"{"role":"tool","tool_call_id":"#);
+            json::string(&mut out, call_id);
+            out.push_str(r#","content":"#);
+            json::string(&mut out, content);
+            out.push('}');
+            texts.push(out);
+            layout.push(vec![(mi, pi)]);
+        }
+    }
     let mut carried = Vec::new();
-    match m.role {
-        Role::System | Role::Developer | Role::User => {
-            for (pi, p) in m.parts.iter().enumerate() {
-                if let PartKind::ToolResult { call_id, content, .. } = &p.kind {
-                    texts.push(to_text(&ToolMessage {
-                        role: "tool",
-                        tool_call_id: call_id,
-                        content,
-                    }));
-                    layout.push(vec![(mi, pi)]);
-                }
-            }
-            if let Some(content) = content(m, mi, &mut carried) {
-                texts.push(to_text(&WireMessage {
-                    role: m.role.as_str(),
-                    content: Some(content),
-                    tool_calls: None,
-                }));
-                layout.push(carried);
-            }
+    let mut body = String::new();
+    content(m, mi, &mut carried, &mut body);
+    if !carried.is_empty() {
+        let mut out = String::with_capacity(body.len() + 24);
+        out.push_str(r#"{"role":"#);
+        json::string(&mut out, m.role.as_str());
+        out.push_str(&body);
+        out.push('}');
+        texts.push(out);
+        layout.push(carried);
+    }
+}
+
+fn assistant(m: &Message, mi: usize, texts: &mut Vec<String>, layout: &mut Vec<Vec<Pos>>) {
+    let mut carried = Vec::new();
+    let mut out = String::from(r#"{"role":"assistant""#);
+    content(m, mi, &mut carried, &mut out);
+    let mut calls = 0;
+    for (pi, p) in m.parts.iter().enumerate() {
+        if let PartKind::ToolCall { id, name, input } = &p.kind {
+            carried.push((mi, pi));
+            out.push_str(if calls == 0 { r#","tool_calls":["# } else { "," });
+            calls += 1;
+            out.push_str(r#"{"id":"#);
+            json::string(&mut out, id);
+            out.push_str(r#","type":"function","function":{"name":"#);
+            json::string(&mut out, name);
+            out.push_str(r#","arguments":"#);
+            json::string(&mut out, input);
+            out.push_str("}}");
         }
-        Role::Assistant => {
-            let content = content(m, mi, &mut carried);
-            let mut calls = Vec::new();
-            for (pi, p) in m.parts.iter().enumerate() {
-                if let PartKind::ToolCall { id, name, input } = &p.kind {
-                    carried.push((mi, pi));
-                    calls.push(ToolCall {
-                        id,
-                        kind: "function",
-                        function: Function { name, arguments: input },
-                    });
-                }
-            }
-            if content.is_some() || !calls.is_empty() {
-                texts.push(to_text(&WireMessage {
-                    role: "assistant",
-                    content,
-                    tool_calls: (!calls.is_empty()).then_some(calls),
-                }));
-                layout.push(carried);
-            }
-        }
+    }
+    if calls > 0 {
+        out.push(']');
+    }
+    if !carried.is_empty() {
+        out.push('}');
+        texts.push(out);
+        layout.push(carried);
     }
 }
 
@@ -136,40 +112,35 @@ pub(super) fn elements(req: &Request<'_>) -> (Vec<String>, Vec<Vec<Pos>>) {
     let mut texts = Vec::new();
     let mut layout = Vec::new();
     for (mi, m) in req.messages.iter().enumerate() {
-        message(m, mi, &mut texts, &mut layout);
+        match m.role {
+            Role::System | Role::Developer | Role::User => user_side(m, mi, &mut texts, &mut layout),
+            Role::Assistant => assistant(m, mi, &mut texts, &mut layout),
+        }
     }
     (texts, layout)
 }
 
 pub(super) fn tools_text(req: &Request<'_>) -> Option<String> {
-    #[derive(Serialize)]
-    struct FunctionDef<'a> {
-        name: &'a str,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        description: Option<&'a str>,
-        parameters: Raw<'a>,
+    if req.tools.is_empty() {
+        return None;
     }
-    #[derive(Serialize)]
-    struct ToolDef<'a> {
-        #[serde(rename = "type")]
-        kind: &'static str,
-        function: FunctionDef<'a>,
+    let mut out = String::from("[");
+    for (i, t) in req.tools.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(r#"{"type":"function","function":{"name":"#);
+        json::string(&mut out, &t.name);
+        if let Some(d) = &t.description {
+            out.push_str(r#","description":"#);
+            json::string(&mut out, d);
+        }
+        out.push_str(r#","parameters":"#);
+        json::raw(&mut out, &t.input_schema);
+        out.push_str("}}");
     }
-    (!req.tools.is_empty()).then(|| {
-        let defs: Vec<ToolDef<'_>> = req
-            .tools
-            .iter()
-            .map(|t| ToolDef {
-                kind: "function",
-                function: FunctionDef {
-                    name: &t.name,
-                    description: t.description.as_deref(),
-                    parameters: Raw(&t.input_schema),
-                },
-            })
-            .collect();
-        to_text(&defs)
-    })
+    out.push(']');
+    Some(out)
 }
 
 pub(super) fn render(req: &Request<'_>) -> Rendered {

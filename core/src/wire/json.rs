@@ -26,6 +26,75 @@ pub fn to_text<T: Serialize + ?Sized>(value: &T) -> String {
     serde_json::to_string(value).unwrap_or_else(|_| "null".into())
 }
 
+/// Appends `s` as a JSON string, escaped as serde_json escapes it (`"`, `\\`, and the
+/// control characters: `\b \f \n \r \t` short, the rest `\u00xx`). Eight bytes are
+/// checked at a time: text needs escaping rarely, and serde_json's byte-by-byte scan
+/// was a tenth of a compile (docs/design.md, "Performance").
+pub fn string(out: &mut String, s: &str) {
+    out.reserve(s.len() + 2);
+    out.push('"');
+    let b = s.as_bytes();
+    let mut start = 0;
+    let mut i = 0;
+    while i < b.len() {
+        if i + 8 <= b.len() {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(&b[i..i + 8]);
+            if !needs_escape(u64::from_le_bytes(word)) {
+                i += 8;
+                continue;
+            }
+        }
+        let end = (i + 8).min(b.len());
+        for j in i..end {
+            let c = b[j];
+            if c < 0x20 || c == b'"' || c == b'\\' {
+                // `c` is ASCII, so `start..j` and `j + 1` are char boundaries.
+                out.push_str(&s[start..j]);
+                escape(out, c);
+                start = j + 1;
+            }
+        }
+        i = end;
+    }
+    out.push_str(&s[start..]);
+    out.push('"');
+}
+
+/// Whether any of a word's eight bytes is below 0x20, `"` or `\\` (SWAR: a byte's high
+/// bit is set in the mask when it matches).
+fn needs_escape(w: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let zero_byte = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
+    let below_space = w.wrapping_sub(ONES * 0x20) & !w & HIGH;
+    below_space | zero_byte(w ^ (ONES * u64::from(b'"'))) | zero_byte(w ^ (ONES * u64::from(b'\\'))) != 0
+}
+
+fn escape(out: &mut String, c: u8) {
+    match c {
+        b'"' => out.push_str("\\\""),
+        b'\\' => out.push_str("\\\\"),
+        b'\n' => out.push_str("\\n"),
+        b'\r' => out.push_str("\\r"),
+        b'\t' => out.push_str("\\t"),
+        0x08 => out.push_str("\\b"),
+        0x0c => out.push_str("\\f"),
+        _ => {
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            out.push_str("\\u00");
+            out.push(HEX[usize::from(c >> 4)] as char);
+            out.push(HEX[usize::from(c & 0xf)] as char);
+        }
+    }
+}
+
+/// Appends JSON text as it is: a call's arguments or a tool's schema, which the
+/// compiler wrote itself from a parsed value (so it is valid and compact).
+pub fn raw(out: &mut String, json: &str) {
+    out.push_str(json);
+}
+
 /// An object written key by key, in the order given.
 pub struct Obj {
     out: String,
@@ -179,6 +248,44 @@ mod tests {
     fn raw_text_is_embedded_and_never_panics() {
         assert_eq!(to_text(&Raw(r#"{"b":1,"a":[2]}"#)), r#"{"b":1,"a":[2]}"#);
         assert_eq!(to_text(&Raw("not json")), "{}");
+    }
+
+    #[test]
+    fn strings_escape_exactly_as_serde_json_does() {
+        let mut samples: Vec<String> = vec![
+            String::new(),
+            "plain text, long enough to take the eight-byte path twice".into(),
+            "quote \" and backslash \\ and é 日本 🎉".into(),
+            (0u8..0x80).map(char::from).collect(),
+            "ends with a quote\"".into(),
+            "\u{7f}\u{2028}\u{2029}".into(),
+        ];
+        let mut rng = crate::testing::Rng(0x5eed);
+        for _ in 0..500 {
+            let pieces = [
+                "a",
+                " ",
+                "\"",
+                "\\",
+                "\n",
+                "\u{1}",
+                "\u{1f}",
+                "é",
+                "12345678",
+                "\t\r",
+                "\u{8}\u{c}",
+            ];
+            samples.push(
+                (0..rng.below(30))
+                    .map(|_| pieces[rng.below(pieces.len() as u64) as usize])
+                    .collect(),
+            );
+        }
+        for s in samples {
+            let mut out = String::new();
+            string(&mut out, &s);
+            assert_eq!(out, serde_json::to_string(&s).unwrap(), "{s:?}");
+        }
     }
 
     #[test]
