@@ -70,6 +70,10 @@ pub fn check_size(text: &str, what: &str) -> Result<()> {
 
 /// Parses `turns.inline`.
 pub fn parse_inline(text: &str) -> Result<Vec<InlineEntry>> {
+    if text == "[]" {
+        // The column's default, as jsonb spells it: most rows (no parse needed).
+        return Ok(Vec::new());
+    }
     const C: Code = Code::InlineEntryInvalid;
     let v = parse_json(text, C, "inline")?;
     let Value::Array(list) = v else {
@@ -162,6 +166,10 @@ pub fn parse_inline(text: &str) -> Result<Vec<InlineEntry>> {
 
 /// Parses `turns.variables`: string values, named like template variables.
 pub fn parse_variables(text: &str) -> Result<BTreeMap<String, String>> {
+    if text == "{}" {
+        // The column's default, as jsonb spells it: most rows (no parse needed).
+        return Ok(BTreeMap::new());
+    }
     const C: Code = Code::TurnFieldInvalid;
     let v = parse_json(text, C, "variables")?;
     let Value::Object(map) = v else {
@@ -301,6 +309,10 @@ pub struct Callable {
 
 /// Parses `turns.callables`.
 pub fn parse_callables(text: &str) -> Result<Vec<Callable>> {
+    if text == "[]" {
+        // The column's default, as jsonb spells it: most rows (no parse needed).
+        return Ok(Vec::new());
+    }
     const C: Code = Code::TurnFieldInvalid;
     let v = parse_json(text, C, "callables")?;
     let Value::Array(list) = v else {
@@ -464,6 +476,10 @@ fn raw_part(p: &Value, path: &str) -> Result<PartKind> {
 /// Parses a sealed preface (`turns.sealed_preface`): `[{role, parts: [{type: text, text}]}]`,
 /// as a seal wrote it.
 pub fn parse_preface(text: &str) -> Result<Vec<PrefaceItem>> {
+    if text == "[]" {
+        // The column's default, as jsonb spells it: most rows (no parse needed).
+        return Ok(Vec::new());
+    }
     const C: Code = Code::TurnFieldInvalid;
     let v = parse_json(text, C, "sealed_preface")?;
     let Value::Array(list) = v else {
@@ -524,6 +540,9 @@ impl RequestOptions {
 
 /// Parses `request_options` (of a model, an agent or a turn): an object of options.
 pub fn parse_request_options(text: &str) -> Result<RequestOptions> {
+    if text == "{}" {
+        return Ok(RequestOptions::default());
+    }
     const C: Code = Code::RequestOptionsInvalid;
     match parse_json(text, C, "request_options")? {
         Value::Object(map) => Ok(RequestOptions(map)),

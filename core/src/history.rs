@@ -157,42 +157,35 @@ impl Reader<'_> {
     }
 
     /// Renders one planned entry other than `Seed` (whose preface the compiler owns).
-    pub fn render(&self, plan: Plan, ht: &HistoryTurn, counter: &mut Counter<'_>) -> Vec<Item> {
-        let t = &ht.turn;
+    /// Each text the entry renders is moved out of the turn (an entry renders it once).
+    pub fn render(&self, plan: Plan, ht: &mut HistoryTurn, counter: &mut Counter<'_>) -> Vec<Item> {
         let block = self.block;
-        let text = |s: &Option<String>| s.clone().unwrap_or_default();
+        let t = &ht.turn;
         match plan {
             Plan::Message => {
-                let content = t.content.as_deref().unwrap_or("");
+                let content = ht.turn.content.take().unwrap_or_default();
+                let t = &ht.turn;
                 if content.is_empty() {
                     return Vec::new();
                 }
                 let role = t.role.unwrap_or(Role::User);
                 if role == Role::User {
-                    let row = Row {
-                        text: content,
-                        author: t.author_id,
-                        sender_conversation: t.sender_conversation_id,
-                        kernel: t.origin.is_some(),
-                        stored: &t.content_tokens,
-                    };
-                    vec![Item::new(
-                        Role::User,
-                        vec![self.voices.words(row, self.conv_answerer, counter)],
-                        block,
-                    )]
+                    let part = self
+                        .voices
+                        .words(Row::message(t, content.into()), self.conv_answerer, counter);
+                    vec![Item::new(Role::User, vec![part], block)]
                 } else {
-                    let tokens = counter.count_or_stored(content, &t.content_tokens);
-                    vec![Item::text(role, content.to_string(), tokens, block)]
+                    let tokens = counter.count_or_stored(&content, &t.content_tokens);
+                    vec![Item::text(role, content, tokens, block)]
                 }
             }
             Plan::Summary => {
-                let body = format!("{SUMMARY_HEADER}{}", text(&t.content));
+                let body = format!("{SUMMARY_HEADER}{}", t.content.as_deref().unwrap_or(""));
                 let tokens = counter.count_or_stored(&body, &t.content_tokens);
                 vec![Item::text(Role::User, body, tokens, block)]
             }
             Plan::RoundsSummary => {
-                let body = format!("{ROUNDS_SUMMARY_HEADER}{}", text(&t.summary));
+                let body = format!("{ROUNDS_SUMMARY_HEADER}{}", t.summary.as_deref().unwrap_or(""));
                 let tokens = counter.count(&body);
                 vec![Item::text(Role::User, body, tokens, block)]
             }
@@ -201,17 +194,19 @@ impl Reader<'_> {
                 None => Vec::new(),
             },
             Plan::Answer => {
-                let content = text(&t.content);
-                let tokens = counter.count_or_stored(&content, &t.content_tokens);
+                let content = ht.turn.content.take().unwrap_or_default();
+                let tokens = counter.count_or_stored(&content, &ht.turn.content_tokens);
                 vec![Item::text(Role::Assistant, content, tokens, block)]
             }
             Plan::Correspondent => {
                 let mut parts = Vec::new();
+                let answerer = answerer_of(ht, self.conv_answerer_id);
                 if correspondent_seed_shown(ht, self.a.id) {
-                    parts.push(self.opening_words(ht, self.user(answerer_of(ht, self.conv_answerer_id)), counter));
+                    parts.push(self.opening_words(ht, self.user(answerer), counter));
                 }
+                let t = &ht.turn;
                 if let Some(content) = t.content.as_deref().filter(|c| !c.is_empty()) {
-                    match answerer_of(ht, self.conv_answerer_id) {
+                    match answerer {
                         Some(b) => parts.push(self.voices.wrapped(b, None, content, counter)),
                         None => parts.push(items::text_part(
                             content,
@@ -231,16 +226,10 @@ impl Reader<'_> {
     }
 
     /// A reply turn's opening words, read for the turn answered by `answerer`.
-    pub fn opening_words(&self, ht: &HistoryTurn, answerer: Option<&User>, counter: &mut Counter<'_>) -> Part {
-        let t = &ht.turn;
-        let row = Row {
-            text: t.prompt.as_deref().unwrap_or(""),
-            author: t.words_author(),
-            sender_conversation: t.sender_conversation_id,
-            kernel: t.origin.is_some(),
-            stored: &t.prompt_tokens,
-        };
-        self.voices.words(row, answerer, counter)
+    pub fn opening_words(&self, ht: &mut HistoryTurn, answerer: Option<&User>, counter: &mut Counter<'_>) -> Part {
+        let prompt = ht.turn.prompt.take().unwrap_or_default();
+        self.voices
+            .words(Row::opening(&ht.turn, prompt.into()), answerer, counter)
     }
 }
 

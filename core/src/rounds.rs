@@ -135,54 +135,80 @@ fn object<'v>(v: &'v Value, path: &str, ctx: &Ctx<'_>) -> Result<&'v serde_json:
     v.as_object().ok_or_else(|| ctx.err(path, "not an object"))
 }
 
-/// Parses and checks one stored round. `turn` names it in errors.
+/// Parses and checks one stored round, its columns as JSON text. `turn` names it in
+/// errors.
 pub fn parse(row: &RoundRow, turn: Option<Uuid>) -> Result<Round> {
-    let mut ctx = Ctx {
-        turn,
-        n: row.n,
-        column: "assistant",
-    };
-    let assistant_v = parse_json(&row.assistant, &ctx)?;
+    let ctx = |column| Ctx { turn, n: row.n, column };
+    let assistant = parse_json(&row.assistant, &ctx("assistant"))?;
+    let results = parse_json(&row.results, &ctx("results"))?;
+    let steers = parse_json(&row.steers, &ctx("steers"))?;
+    parse_values(row.n, [&assistant, &results, &steers], row.aborted, turn)
+}
+
+/// Checks one stored round whose columns (assistant, results, steers) were read as
+/// JSON values already.
+pub fn parse_values(n: i32, columns: [&Value; 3], aborted: bool, turn: Option<Uuid>) -> Result<Round> {
+    let [assistant, results, steers] = columns;
+    let ctx = |column| Ctx { turn, n, column };
+    let assistant = parse_assistant(assistant, &ctx("assistant"))?;
+    let results = parse_results(results, &assistant, &ctx("results"))?;
+    let steers = parse_steers(steers, &ctx("steers"))?;
+    Ok(Round {
+        n,
+        assistant,
+        results,
+        steers,
+        aborted,
+    })
+}
+
+fn parse_assistant(v: &Value, ctx: &Ctx<'_>) -> Result<Vec<AssistantPart>> {
     let mut assistant = Vec::new();
-    for (i, p) in as_list(&assistant_v, &ctx)?.iter().enumerate() {
+    for (i, p) in as_list(v, ctx)?.iter().enumerate() {
         let path = format!("/{i}");
-        let obj = object(p, &path, &ctx)?;
+        let obj = object(p, &path, ctx)?;
         match obj.get("type").and_then(Value::as_str) {
-            Some("text") => assistant.push(AssistantPart::Text(string_field(obj, "text", &path, &ctx, true)?)),
+            Some("text") => assistant.push(AssistantPart::Text(string_field(obj, "text", &path, ctx, true)?)),
             Some("tool_call") => {
-                let id = string_field(obj, "id", &path, &ctx, true)?;
-                let name = string_field(obj, "name", &path, &ctx, true)?;
-                if id.is_empty() {
-                    return Err(ctx.err(&format!("{path}/id"), "empty tool_call id"));
-                }
-                if name.is_empty() {
-                    return Err(ctx.err(&format!("{path}/name"), "empty tool_call name"));
-                }
-                let input = match obj.get("input") {
-                    None | Some(Value::Null) => "{}".to_string(),
-                    Some(v @ Value::Object(_)) => v.to_string(),
-                    Some(_) => return Err(ctx.err(&format!("{path}/input"), "not an object")),
-                };
+                let call = tool_call(obj, &path, ctx)?;
                 let dup = assistant
                     .iter()
-                    .any(|a| matches!(a, AssistantPart::ToolCall { id: other, .. } if *other == id));
-                if dup {
+                    .any(|a| matches!((a, &call), (AssistantPart::ToolCall { id, .. }, AssistantPart::ToolCall { id: new, .. }) if id == new));
+                if let (true, AssistantPart::ToolCall { id, .. }) = (dup, &call) {
                     return Err(ctx.err(&format!("{path}/id"), format!("tool_call id \"{id}\" repeated")));
                 }
-                assistant.push(AssistantPart::ToolCall { id, name, input });
+                assistant.push(call);
             }
             Some(other) => return Err(ctx.err(&format!("{path}/type"), format!("unknown part type \"{other}\""))),
             None => return Err(ctx.err(&format!("{path}/type"), "missing part type")),
         }
     }
+    Ok(assistant)
+}
 
-    ctx.column = "results";
-    let results_v = parse_json(&row.results, &ctx)?;
+fn tool_call(obj: &serde_json::Map<String, Value>, path: &str, ctx: &Ctx<'_>) -> Result<AssistantPart> {
+    let id = string_field(obj, "id", path, ctx, true)?;
+    let name = string_field(obj, "name", path, ctx, true)?;
+    if id.is_empty() {
+        return Err(ctx.err(&format!("{path}/id"), "empty tool_call id"));
+    }
+    if name.is_empty() {
+        return Err(ctx.err(&format!("{path}/name"), "empty tool_call name"));
+    }
+    let input = match obj.get("input") {
+        None | Some(Value::Null) => "{}".to_string(),
+        Some(v @ Value::Object(_)) => v.to_string(),
+        Some(_) => return Err(ctx.err(&format!("{path}/input"), "not an object")),
+    };
+    Ok(AssistantPart::ToolCall { id, name, input })
+}
+
+fn parse_results(v: &Value, assistant: &[AssistantPart], ctx: &Ctx<'_>) -> Result<Vec<ToolResult>> {
     let mut results = Vec::new();
-    for (i, r) in as_list(&results_v, &ctx)?.iter().enumerate() {
+    for (i, r) in as_list(v, ctx)?.iter().enumerate() {
         let path = format!("/{i}");
-        let obj = object(r, &path, &ctx)?;
-        let call_id = string_field(obj, "call_id", &path, &ctx, true)?;
+        let obj = object(r, &path, ctx)?;
+        let call_id = string_field(obj, "call_id", &path, ctx, true)?;
         let matched = assistant
             .iter()
             .any(|a| matches!(a, AssistantPart::ToolCall { id, .. } if *id == call_id));
@@ -192,58 +218,50 @@ pub fn parse(row: &RoundRow, turn: Option<Uuid>) -> Result<Round> {
                 format!("result for call \"{call_id}\" has no matching tool_call"),
             ));
         }
-        let content = string_field(obj, "content", &path, &ctx, false)?;
-        let is_error = bool_field(obj, "is_error", &path, &ctx, false)?;
-        let mut captures = Vec::new();
-        let caps_v = obj.get("captures").unwrap_or(&Value::Null);
-        let caps = match caps_v {
-            Value::Null => &[][..],
-            Value::Array(a) => a,
+        let captures = match obj.get("captures").unwrap_or(&Value::Null) {
+            Value::Null => Vec::new(),
+            Value::Array(list) => list
+                .iter()
+                .enumerate()
+                .map(|(j, c)| capture(c, &format!("{path}/captures/{j}"), ctx))
+                .collect::<Result<_>>()?,
             _ => return Err(ctx.err(&format!("{path}/captures"), "not a list")),
         };
-        for (j, c) in caps.iter().enumerate() {
-            let cpath = format!("{path}/captures/{j}");
-            let cobj = object(c, &cpath, &ctx)?;
-            let name = string_field(cobj, "name", &cpath, &ctx, true)?;
-            let media_type = string_field(cobj, "media_type", &cpath, &ctx, true)?;
-            let data = string_field(cobj, "data", &cpath, &ctx, true)?;
-            let bytes = decode_base64(&data).ok_or_else(|| ctx.err(&format!("{cpath}/data"), "not valid base64"))?;
-            let eligible = bool_field(cobj, "eligible", &cpath, &ctx, true)?;
-            captures.push(Capture {
-                name,
-                media_type,
-                data,
-                eligible,
-                bytes,
-            });
-        }
         results.push(ToolResult {
             call_id,
-            content,
-            is_error,
+            content: string_field(obj, "content", &path, ctx, false)?,
+            is_error: bool_field(obj, "is_error", &path, ctx, false)?,
             captures,
         });
     }
+    Ok(results)
+}
 
-    ctx.column = "steers";
-    let steers_v = parse_json(&row.steers, &ctx)?;
+fn capture(c: &Value, path: &str, ctx: &Ctx<'_>) -> Result<Capture> {
+    let obj = object(c, path, ctx)?;
+    let data = string_field(obj, "data", path, ctx, true)?;
+    let bytes = decode_base64(&data).ok_or_else(|| ctx.err(&format!("{path}/data"), "not valid base64"))?;
+    Ok(Capture {
+        name: string_field(obj, "name", path, ctx, true)?,
+        media_type: string_field(obj, "media_type", path, ctx, true)?,
+        data,
+        eligible: bool_field(obj, "eligible", path, ctx, true)?,
+        bytes,
+    })
+}
+
+fn parse_steers(v: &Value, ctx: &Ctx<'_>) -> Result<Vec<Steer>> {
     let mut steers = Vec::new();
-    for (i, s) in as_list(&steers_v, &ctx)?.iter().enumerate() {
+    for (i, s) in as_list(v, ctx)?.iter().enumerate() {
         let path = format!("/{i}");
-        let obj = object(s, &path, &ctx)?;
+        let obj = object(s, &path, ctx)?;
         steers.push(Steer {
-            author_id: uuid_field(obj, "author_id", &path, &ctx)?,
-            text: string_field(obj, "text", &path, &ctx, true)?,
-            sender_conversation_id: uuid_field(obj, "sender_conversation_id", &path, &ctx)?,
+            author_id: uuid_field(obj, "author_id", &path, ctx)?,
+            text: string_field(obj, "text", &path, ctx, true)?,
+            sender_conversation_id: uuid_field(obj, "sender_conversation_id", &path, ctx)?,
         });
     }
-    Ok(Round {
-        n: row.n,
-        assistant,
-        results,
-        steers,
-        aborted: row.aborted,
-    })
+    Ok(steers)
 }
 
 /// Where a round may sit (checked on write): on a run reply turn, numbered right after
@@ -389,7 +407,7 @@ pub fn render(
             continue;
         }
         let row = Row {
-            text: &s.text,
+            text: s.text.as_str().into(),
             author: s.author_id,
             sender_conversation: s.sender_conversation_id,
             kernel: false,

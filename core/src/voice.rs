@@ -1,19 +1,21 @@
 //! Whose voice (docs/design.md, "Voices"): the one renderer that decides, for every place the model
 //! reads a row, whether the words are bare or wrapped in the speaker envelope.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use uuid::Uuid;
 
 use crate::envelope::{wrap, Speaker};
 use crate::items::{Part, PartKind};
-use crate::rows::User;
+use crate::rows::{Turn, User};
 use crate::tokens::Counter;
 
-/// Who wrote a row, and how it was sent.
-#[derive(Debug, Clone, Copy)]
+/// Who wrote a row, and how it was sent. The text is borrowed, or owned when the
+/// caller is done with it (history moves each turn's text into what it renders).
+#[derive(Debug, Clone)]
 pub struct Row<'a> {
-    pub text: &'a str,
+    pub text: Cow<'a, str>,
     pub author: Option<Uuid>,
     /// The sender stamp.
     pub sender_conversation: Option<Uuid>,
@@ -21,6 +23,30 @@ pub struct Row<'a> {
     pub kernel: bool,
     /// Stored counts of `text`, per tokenizer.
     pub stored: &'a [Option<i32>],
+}
+
+impl<'a> Row<'a> {
+    /// A turn's opening words (`text`: its prompt), by whoever posted them.
+    pub fn opening(t: &'a Turn, text: Cow<'a, str>) -> Row<'a> {
+        Row {
+            text,
+            author: t.words_author(),
+            sender_conversation: t.sender_conversation_id,
+            kernel: t.origin.is_some(),
+            stored: &t.prompt_tokens,
+        }
+    }
+
+    /// A message turn's content (`text`), by its author.
+    pub fn message(t: &'a Turn, text: Cow<'a, str>) -> Row<'a> {
+        Row {
+            text,
+            author: t.author_id,
+            sender_conversation: t.sender_conversation_id,
+            kernel: t.origin.is_some(),
+            stored: &t.content_tokens,
+        }
+    }
 }
 
 pub struct Voices<'a> {
@@ -40,12 +66,15 @@ impl Voices<'_> {
     pub fn words(&self, row: Row<'_>, answerer: Option<&User>, counter: &mut Counter<'_>) -> Part {
         match row.author {
             Some(author) if !row.kernel && (row.sender_conversation.is_some() || !self.is_own(author, answerer)) => {
-                self.wrapped(author, row.sender_conversation, row.text, counter)
+                self.wrapped(author, row.sender_conversation, &row.text, counter)
             }
-            _ => Part {
-                kind: PartKind::Text(row.text.to_string()),
-                tokens: counter.count_or_stored(row.text, row.stored),
-            },
+            _ => {
+                let tokens = counter.count_or_stored(&row.text, row.stored);
+                Part {
+                    kind: PartKind::Text(row.text.into_owned()),
+                    tokens,
+                }
+            }
         }
     }
 
@@ -112,7 +141,7 @@ mod tests {
         let mut memo = Memo::new();
         let mut c = Counter::new(Tokenizer::Cl100kBase, &mut memo);
         let row = |author: u128| Row {
-            text: "hi",
+            text: "hi".into(),
             author: Some(Uuid::from_u128(author)),
             sender_conversation: None,
             kernel: false,

@@ -7,7 +7,7 @@ use pgrx::prelude::*;
 use uuid::Uuid;
 
 use super::errors::{raise, OrRaise};
-use super::jsonb::{JsonArg, JsonText, JsonbArg};
+use super::jsonb::{JsonArg, JsonBody, JsonbArg};
 use super::load::{self, SpiHistory};
 use super::seals;
 use super::spi::core_uuid;
@@ -63,19 +63,43 @@ fn pretty(body: JsonArg) -> String {
     pgprompt_core::wire::pretty(&body.0)
 }
 
-/// Loads the turn's rows in one SPI connection (one snapshot) and compiles them.
-fn compile_now(conv: Uuid, turn: Uuid, purpose: Purpose) -> Output {
+/// What a compile produced: a sealed turn's stored body as it is, or a compile's output.
+enum Compiled {
+    Stored(pgprompt_core::wire::Body),
+    Output(Box<Output>),
+}
+
+impl Compiled {
+    fn body(self) -> pgprompt_core::wire::Body {
+        match self {
+            Compiled::Stored(body) => body,
+            Compiled::Output(out) => out.body,
+        }
+    }
+}
+
+/// Loads the turn's rows in one SPI connection (one snapshot) and compiles them; a
+/// sealed turn with nothing to add is its stored body, unless `purpose` explains.
+fn compile_now(conv: Uuid, turn: Uuid, purpose: Purpose) -> Compiled {
     Spi::connect(|client| {
-        let ctx = load::context(client, conv, turn).or_raise();
+        let ctx = match load::context(client, conv, turn, purpose != Purpose::Estimate).or_raise() {
+            load::Loaded::Stored(body) => return Compiled::Stored(body),
+            load::Loaded::Context(ctx) => ctx,
+        };
         let mut history = SpiHistory::new(client, &ctx);
-        MEMO.with(|m| compiler::compile(&ctx, &mut history, &mut m.borrow_mut(), purpose))
-            .or_raise()
+        let out = MEMO
+            .with(|m| compiler::compile(&ctx, &mut history, &mut m.borrow_mut(), purpose))
+            .or_raise();
+        Compiled::Output(Box::new(out))
     })
 }
 
-/// A sealed turn without rounds since: its body as stored.
-fn stored(conv: Uuid, turn: Uuid) -> Option<String> {
-    Spi::connect(|client| seals::stored_body(client, conv, turn)).or_raise()
+/// What `explain_turn` and `estimate_turn` read: always a compile's output.
+fn explain_now(conv: Uuid, turn: Uuid) -> Output {
+    match compile_now(conv, turn, Purpose::Estimate) {
+        Compiled::Output(out) => *out,
+        Compiled::Stored(_) => unreachable!("an estimate always compiles"),
+    }
 }
 
 /// Whether this session can write (not a hot standby, not a READ ONLY transaction).
@@ -86,12 +110,12 @@ fn writable() -> bool {
 
 #[pg_extern(volatile, strict, parallel_unsafe, name = "compile_turn")]
 #[search_path(pg_catalog, pg_temp)]
-fn compile_turn_json(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) -> JsonText {
+fn compile_turn_json(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) -> JsonBody {
     let (conv, turn) = (core_uuid(conversation_id), core_uuid(turn_id));
-    if let Some(body) = stored(conv, turn) {
-        return JsonText(body);
-    }
-    let out = compile_now(conv, turn, Purpose::Compile);
+    let out = match compile_now(conv, turn, Purpose::Compile) {
+        Compiled::Stored(body) => return JsonBody(body),
+        Compiled::Output(out) => out,
+    };
     if let Some(draft) = &out.seal {
         if !writable() {
             raise(
@@ -105,39 +129,37 @@ fn compile_turn_json(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) -> JsonTe
         }
         if !Spi::connect_mut(|client| seals::write(client, conv, turn, draft)) {
             // Another session sealed the turn first: its seal is the turn's.
-            let again = stored(conv, turn).unwrap_or_else(|| compile_now(conv, turn, Purpose::Compile).body.text());
-            return JsonText(again);
+            return JsonBody(compile_now(conv, turn, Purpose::Compile).body());
         }
     }
     if let (Some(n), true) = (out.last_round, writable()) {
         Spi::connect_mut(|client| seals::mark_sent(client, conv, turn, n));
     }
-    JsonText(out.body.text())
+    JsonBody(out.body)
 }
 
 #[pg_extern(stable, strict, parallel_safe, name = "preview_turn")]
 #[search_path(pg_catalog, pg_temp)]
-fn preview_turn_json(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) -> JsonText {
+fn preview_turn_json(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) -> JsonBody {
     let (conv, turn) = (core_uuid(conversation_id), core_uuid(turn_id));
-    let body = stored(conv, turn).unwrap_or_else(|| compile_now(conv, turn, Purpose::Preview).body.text());
-    JsonText(body)
+    JsonBody(compile_now(conv, turn, Purpose::Preview).body())
 }
 
 /// The body a turn's seal stored (without the rounds written since): what its first
 /// compile sent. NULL for a turn that is not sealed.
 #[pg_extern(stable, strict, parallel_safe)]
 #[search_path(pg_catalog, pg_temp)]
-fn sealed_body(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) -> Option<JsonText> {
+fn sealed_body(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) -> Option<JsonBody> {
     let (conv, turn) = (core_uuid(conversation_id), core_uuid(turn_id));
     Spi::connect(|client| seals::sealed_body(client, conv, turn))
         .or_raise()
-        .map(JsonText)
+        .map(JsonBody)
 }
 
 #[pg_extern(stable, strict, parallel_safe)]
 #[search_path(pg_catalog, pg_temp)]
 fn explain_turn(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) -> pgrx::JsonB {
-    let out = compile_now(core_uuid(conversation_id), core_uuid(turn_id), Purpose::Estimate);
+    let out = explain_now(core_uuid(conversation_id), core_uuid(turn_id));
     let value = serde_json::to_value(&out.explain).unwrap_or(serde_json::Value::Null);
     pgrx::JsonB(value)
 }
@@ -160,7 +182,7 @@ fn estimate_turn(
         name!(skipped_reason, Option<String>),
     ),
 > {
-    let out = compile_now(core_uuid(conversation_id), core_uuid(turn_id), Purpose::Estimate);
+    let out = explain_now(core_uuid(conversation_id), core_uuid(turn_id));
     let e = out.estimate();
     let int = |n: u32| i32::try_from(n).unwrap_or(i32::MAX);
     let rows: Vec<_> = e

@@ -9,13 +9,50 @@ use pgrx::datum::Datum;
 use pgrx::pgrx_sql_entity_graph::metadata::{ArgumentError, ReturnsError, ReturnsRef, SqlMappingRef, SqlTranslatable};
 use pgrx::{direct_function_call_as_datum, pg_sys, IntoDatum};
 
-/// JSON text returned as `json`.
-pub struct JsonText(pub String);
+/// A body returned as `json`, written straight into its datum: one allocation, one copy
+/// of each piece (joining the pieces into a String first was a second copy of
+/// the whole body, and its allocation a page-faulted buffer, on every call).
+pub struct JsonBody(pub pgprompt_core::wire::Body);
 
-impl IntoDatum for JsonText {
+/// PostgreSQL's largest allocation (`MaxAllocSize`), and so its largest text.
+const MAX_ALLOC: usize = 0x3fff_ffff;
+
+impl IntoDatum for JsonBody {
     fn into_datum(self) -> Option<pg_sys::Datum> {
-        // `json` is stored as text: the same varlena.
-        self.0.as_str().into_datum()
+        let body = self.0;
+        let total = body.len() + pg_sys::VARHDRSZ;
+        if total > MAX_ALLOC {
+            super::errors::raise(
+                pgprompt_core::Error::new(
+                    pgprompt_core::Code::DocumentTooLarge,
+                    format!(
+                        "the body is {} bytes; PostgreSQL's limit for a value is 1 GB",
+                        body.len()
+                    ),
+                )
+                .hint("Give the model a window: history is trimmed to fit it."),
+            );
+        }
+        let pieces = std::iter::once(body.head.as_bytes())
+            .chain(body.elements.iter().enumerate().flat_map(|(i, e)| {
+                let comma: &[u8] = if i == 0 { b"" } else { b"," };
+                [comma, e.as_bytes()]
+            }))
+            .chain(std::iter::once(body.tail.as_bytes()));
+        // SAFETY: palloc returns `total` writable bytes in the current memory context (or
+        // raises); the header is set for that length, and the pieces written after it
+        // add up to exactly `body.len()` bytes (`Body::len` counts the same pieces).
+        unsafe {
+            let ptr = pg_sys::palloc(total).cast::<u8>();
+            pgrx::set_varsize_4b(ptr.cast(), total as i32);
+            let mut at = pg_sys::VARHDRSZ;
+            for piece in pieces {
+                std::ptr::copy_nonoverlapping(piece.as_ptr(), ptr.add(at), piece.len());
+                at += piece.len();
+            }
+            debug_assert_eq!(at, total);
+            Some(pg_sys::Datum::from(ptr))
+        }
     }
 
     fn type_oid() -> pg_sys::Oid {
@@ -23,7 +60,7 @@ impl IntoDatum for JsonText {
     }
 }
 
-unsafe impl BoxRet for JsonText {
+unsafe impl BoxRet for JsonBody {
     unsafe fn box_into<'fcx>(self, fcinfo: &mut FcInfo<'fcx>) -> Datum<'fcx> {
         match self.into_datum() {
             // SAFETY: a text varlena palloc'd in the current (the call's) memory context.
@@ -33,8 +70,8 @@ unsafe impl BoxRet for JsonText {
     }
 }
 
-unsafe impl SqlTranslatable for JsonText {
-    const TYPE_IDENT: &'static str = pgrx::pgrx_resolved_type!(JsonText);
+unsafe impl SqlTranslatable for JsonBody {
+    const TYPE_IDENT: &'static str = pgrx::pgrx_resolved_type!(JsonBody);
     const TYPE_ORIGIN: pgrx::pgrx_sql_entity_graph::metadata::TypeOrigin =
         pgrx::pgrx_sql_entity_graph::metadata::TypeOrigin::External;
     const ARGUMENT_SQL: Result<SqlMappingRef, ArgumentError> = Ok(SqlMappingRef::literal("json"));
@@ -98,4 +135,126 @@ unsafe impl SqlTranslatable for JsonArg {
         pgrx::pgrx_sql_entity_graph::metadata::TypeOrigin::External;
     const ARGUMENT_SQL: Result<SqlMappingRef, ArgumentError> = Ok(SqlMappingRef::literal("json"));
     const RETURN_SQL: Result<ReturnsRef, ReturnsError> = Ok(ReturnsRef::One(SqlMappingRef::literal("json")));
+}
+
+/// How deep a jsonb value read into Rust may nest (serde_json's own limit, which the
+/// write checks apply to rounds already).
+const MAX_DEPTH: usize = 128;
+
+/// A container being read: its values so far, and for an object the key waiting for
+/// its value.
+enum Frame {
+    Array(Vec<serde_json::Value>, bool),
+    Object(serde_json::Map<String, serde_json::Value>, Option<String>),
+}
+
+impl Frame {
+    fn push(&mut self, value: serde_json::Value) {
+        match self {
+            Frame::Array(values, _) => values.push(value),
+            Frame::Object(map, key) => {
+                map.insert(key.take().unwrap_or_default(), value);
+            }
+        }
+    }
+}
+
+/// A jsonb value read from its binary form, without writing it as text and parsing it
+/// back (`jsonb_out` and serde's parse were most of reading a tool round). `None` for
+/// a value nested deeper than [`MAX_DEPTH`].
+///
+/// # Safety
+/// `datum` must be a non-NULL `jsonb` datum, valid for the duration of the call.
+pub unsafe fn jsonb_value(datum: pg_sys::Datum) -> Option<serde_json::Value> {
+    use pg_sys::JsonbIteratorToken::*;
+    // SAFETY: the caller guarantees a jsonb datum; detoasting gives a full-header Jsonb
+    // in the current memory context, whose root container the iterator walks.
+    let jb = unsafe { pg_sys::pg_detoast_datum(datum.cast_mut_ptr()) }.cast::<pg_sys::Jsonb>();
+    // SAFETY: `jb` points to a whole Jsonb (above).
+    let mut it = unsafe { pg_sys::JsonbIteratorInit(&mut (*jb).root) };
+    // SAFETY: a JsonbValue is plain data; JsonbIteratorNext fills it before each read.
+    let mut v: pg_sys::JsonbValue = unsafe { std::mem::zeroed() };
+    let mut stack: Vec<Frame> = Vec::new();
+    loop {
+        // SAFETY: `it` is the iterator JsonbIteratorInit made (or the next one it
+        // handed back); it is freed by the iteration itself when it reaches WJB_DONE.
+        let token = unsafe { pg_sys::JsonbIteratorNext(&mut it, &mut v, false) };
+        let done = match token {
+            WJB_BEGIN_ARRAY | WJB_BEGIN_OBJECT => {
+                if stack.len() >= MAX_DEPTH {
+                    return None;
+                }
+                stack.push(if token == WJB_BEGIN_ARRAY {
+                    // SAFETY: for WJB_BEGIN_ARRAY the iterator sets `val.array`.
+                    Frame::Array(Vec::new(), unsafe { v.val.array.rawScalar })
+                } else {
+                    Frame::Object(serde_json::Map::new(), None)
+                });
+                None
+            }
+            WJB_KEY => {
+                // SAFETY: a key is a jbvString the iterator set.
+                let key = unsafe { scalar(&v) };
+                if let (Some(Frame::Object(_, pending)), serde_json::Value::String(k)) = (stack.last_mut(), key) {
+                    *pending = Some(k);
+                }
+                None
+            }
+            WJB_VALUE | WJB_ELEM => {
+                // SAFETY: for a scalar token the iterator set `v` to a scalar.
+                let value = unsafe { scalar(&v) };
+                stack.last_mut()?.push(value);
+                None
+            }
+            WJB_END_ARRAY | WJB_END_OBJECT => {
+                let value = match stack.pop()? {
+                    Frame::Array(mut values, true) => values.pop().unwrap_or_default(),
+                    Frame::Array(values, false) => serde_json::Value::Array(values),
+                    Frame::Object(map, _) => serde_json::Value::Object(map),
+                };
+                match stack.last_mut() {
+                    Some(parent) => {
+                        parent.push(value);
+                        None
+                    }
+                    None => Some(value),
+                }
+            }
+            _ => return None,
+        };
+        if let Some(value) = done {
+            // Finish the iteration so it frees what it holds.
+            // SAFETY: as above; the next token is WJB_DONE.
+            while unsafe { pg_sys::JsonbIteratorNext(&mut it, &mut v, false) } != WJB_DONE {}
+            return Some(value);
+        }
+    }
+}
+
+/// A scalar jsonb value as JSON.
+///
+/// # Safety
+/// `v` must be a scalar value the jsonb iterator set.
+unsafe fn scalar(v: &pg_sys::JsonbValue) -> serde_json::Value {
+    use pg_sys::jbvType;
+    // SAFETY (each arm): the union member read is the one `type_` names.
+    match v.type_ {
+        jbvType::jbvString => unsafe {
+            let s = v.val.string;
+            let bytes = std::slice::from_raw_parts(s.val.cast::<u8>(), usize::try_from(s.len).unwrap_or(0));
+            serde_json::Value::String(String::from_utf8_lossy(bytes).into_owned())
+        },
+        jbvType::jbvBool => serde_json::Value::Bool(unsafe { v.val.boolean }),
+        jbvType::jbvNumeric => unsafe {
+            let text = direct_function_call_as_datum(pg_sys::numeric_out, &[Some(pg_sys::Datum::from(v.val.numeric))]);
+            text.map(|t| {
+                std::ffi::CStr::from_ptr(t.cast_mut_ptr::<c_char>())
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .and_then(|t| serde_json::from_str::<serde_json::Number>(&t).ok())
+            .map_or(serde_json::Value::Null, serde_json::Value::Number)
+        },
+        _ => serde_json::Value::Null,
+    }
 }

@@ -6,7 +6,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::LazyLock;
 
-use pgrx::pg_sys::{BOOLOID, DATEOID, INT4ARRAYOID, INT4OID, INT8OID, TEXTOID, UUIDOID};
+use pgrx::pg_sys::{BOOLOID, DATEOID, INT4ARRAYOID, INT4OID, INT8OID, JSONBOID, TEXTOID, UUIDOID};
 use pgrx::spi::SpiClient;
 use uuid::Uuid;
 
@@ -15,7 +15,7 @@ use super::spi::{core_uuid, first, nullable, pg_uuid, run, Cols, Query};
 use pgprompt_core::error::{Code, Error, Result};
 use pgprompt_core::fields;
 use pgprompt_core::history::HistorySource;
-use pgprompt_core::rounds::{self, Round, RoundRow};
+use pgprompt_core::rounds::{self, Round};
 use pgprompt_core::rows::{
     CacheTtl, Context, Conversation, Document, HistoryTurn, Mechanism, Memory, Mode, Model, Role, Skill, Turn,
     TurnKind, User, UserKind, Wire, Workspace,
@@ -145,8 +145,16 @@ static CONTEXT: LazyLock<Query> = LazyLock::new(|| {
     )
 });
 
-/// Loads everything but history for turn `turn` of conversation `conv`.
-pub fn context(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Result<Context> {
+/// What a compile starts from: a sealed turn's stored body when nothing is to be added
+/// to it, or everything but history.
+pub enum Loaded {
+    Stored(pgprompt_core::wire::Body),
+    Context(Box<Context>),
+}
+
+/// Loads everything but history for turn `turn` of conversation `conv`; with
+/// `stored_ok`, a sealed turn without rounds is only its stored body.
+pub fn context(client: &SpiClient<'_>, conv: Uuid, turn: Uuid, stored_ok: bool) -> Result<Loaded> {
     let found = run(client, &CONTEXT, &[pg_uuid(conv).into(), pg_uuid(turn).into()], |c| {
         let workspace_id = c.uuid().unwrap_or_default();
         let conversation = Conversation {
@@ -174,12 +182,22 @@ pub fn context(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Result<Context
     let Some((t, sealed)) = t else {
         return Err(missing_turn(client, conv, turn));
     };
+    // Rounds belong to run turns (the write triggers see to it).
+    let rounds = if t.is_run() {
+        current_rounds(client, conv, turn)?
+    } else {
+        Vec::new()
+    };
+    if sealed && stored_ok && rounds.is_empty() {
+        if let Some(body) = seals::stored_body(client, conv, turn)? {
+            return Ok(Loaded::Stored(body));
+        }
+    }
     let seal = if sealed {
         Some(seals::load(client, conv, &t)?)
     } else {
         None
     };
-    let rounds = current_rounds(client, conv, turn)?;
 
     // Users: the answerers, the poster, the creator, the selected Human, the sealed
     // answerer, steer authors, and stewards.
@@ -230,7 +248,7 @@ pub fn context(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Result<Context
         }
         _ => (Vec::new(), Vec::new(), Vec::new()),
     };
-    Ok(Context {
+    Ok(Loaded::Context(Box::new(Context {
         conversation,
         workspace,
         turn: t,
@@ -241,7 +259,7 @@ pub fn context(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Result<Context
         memories,
         skills,
         seal,
-    })
+    })))
 }
 
 static TURN_ELSEWHERE: LazyLock<Query> = LazyLock::new(|| {
@@ -422,23 +440,31 @@ fn load_skills(client: &SpiClient<'_>, t: &Turn, a: &User, workspace: Uuid) -> R
     )
 }
 
-/// A round as stored, parsed once (`turn` names it in errors).
+/// A round as stored, parsed once (`turn` names it in errors). Its JSON columns are
+/// read from their binary form: writing them as text and parsing that back was most of
+/// the cost of a tool round (docs/design.md, "Performance").
 fn read_round(c: &mut Cols<'_>, turn: Uuid) -> Result<Round> {
-    let row = RoundRow {
-        n: c.next::<i32>().unwrap_or(0),
-        assistant: c.text_or("[]"),
-        results: c.text_or("[]"),
-        steers: c.text_or("[]"),
-        aborted: c.bool(),
+    let n = c.next::<i32>().unwrap_or(0);
+    let mut column = |name: &str| -> Result<serde_json::Value> {
+        match c.jsonb() {
+            Ok(v) => Ok(v.unwrap_or(serde_json::Value::Array(Vec::new()))),
+            Err(()) => Err(Error::new(
+                Code::RoundInvalid,
+                format!("round {n} of turn {turn}: {name} nests deeper than 128 levels at /{name}"),
+            )),
+        }
     };
-    rounds::parse(&row, Some(turn))
+    let assistant = column("assistant")?;
+    let results = column("results")?;
+    let steers = column("steers")?;
+    rounds::parse_values(n, [&assistant, &results, &steers], c.bool(), Some(turn))
 }
 
 static CURRENT_ROUNDS: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
-        "SELECT n, assistant::text, results::text, steers::text, aborted FROM prompt.rounds \
+        "SELECT n, assistant, results, steers, aborted FROM prompt.rounds \
          WHERE conversation_id = $1 AND turn_id = $2 ORDER BY n",
-        &[INT4OID, TEXTOID, TEXTOID, TEXTOID, BOOLOID],
+        &[INT4OID, JSONBOID, JSONBOID, JSONBOID, BOOLOID],
     )
 });
 
@@ -476,9 +502,9 @@ static HISTORY: LazyLock<Query> = LazyLock::new(|| {
 
 static HISTORY_ROUNDS: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
-        "SELECT turn_id, n, assistant::text, results::text, steers::text, aborted FROM prompt.rounds \
+        "SELECT turn_id, n, assistant, results, steers, aborted FROM prompt.rounds \
          WHERE conversation_id = $1 AND turn_id = ANY($2) ORDER BY turn_id, n",
-        &[UUIDOID, INT4OID, TEXTOID, TEXTOID, TEXTOID, BOOLOID],
+        &[UUIDOID, INT4OID, JSONBOID, JSONBOID, JSONBOID, BOOLOID],
     )
 });
 

@@ -402,13 +402,13 @@ static STORED_NO_ROUNDS: LazyLock<Query> = LazyLock::new(|| {
 /// The body of a sealed turn no round has been written to since, straight from storage
 /// (no context loaded): what `compile_turn` returns again and again. `Ok(None)` when the
 /// turn is not sealed, has rounds, or was pruned (the compile then says why).
-pub fn stored_body(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Result<Option<String>> {
+pub fn stored_body(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Result<Option<Body>> {
     Ok(read_stored(client, conv, turn, &STORED_NO_ROUNDS)?.and_then(|b| b.ok()))
 }
 
 /// The body a turn's seal stored, rounds or not. `Ok(None)` when it is not sealed;
 /// `sealed_request_pruned` when its body was dropped.
-pub fn sealed_body(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Result<Option<String>> {
+pub fn sealed_body(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Result<Option<Body>> {
     match read_stored(client, conv, turn, &STORED)? {
         None => Ok(None),
         Some(Ok(body)) => Ok(Some(body)),
@@ -427,7 +427,7 @@ fn read_stored(
     conv: Uuid,
     turn: Uuid,
     query: &Query,
-) -> Result<Option<std::result::Result<String, ()>>> {
+) -> Result<Option<std::result::Result<Body, ()>>> {
     let rows = run(client, query, &[pg_uuid(conv).into(), pg_uuid(turn).into()], |c| {
         let pruned = c.bool();
         Ok::<_, Error>(Some((
@@ -453,7 +453,7 @@ fn read_stored(
         None => Ok(None),
         Some((true, _)) => Ok(Some(Err(()))),
         Some((false, p)) => match read_body(client, conv, &p) {
-            Some(b) => Ok(Some(Ok(b.text()))),
+            Some(b) => Ok(Some(Ok(b))),
             None => Err(broken(&t, "lost a node")),
         },
     }

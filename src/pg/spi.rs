@@ -188,6 +188,26 @@ impl Cols<'_> {
             .and_then(|d| iso_date(d.to_pg_epoch_days()))
             .unwrap_or_default()
     }
+    /// A `jsonb` column read from its binary form (`Err(())` when it nests deeper
+    /// than serde_json reads); `None` for NULL.
+    pub(crate) fn jsonb(&mut self) -> Result<Option<serde_json::Value>, ()> {
+        let i = self.at;
+        self.at += 1;
+        let (Some(&value), Some(&null), Some(&oid)) = (self.values.get(i), self.nulls.get(i), self.types.get(i)) else {
+            pgrx::error!("pgprompt: internal error: a query has no column {}", i + 1);
+        };
+        if oid != pg_sys::JSONBOID {
+            pgrx::error!(
+                "pgprompt: internal error: column {} of a query has type {oid:?}, not jsonb",
+                i + 1
+            );
+        }
+        if null {
+            return Ok(None);
+        }
+        // SAFETY: a non-NULL datum of the current row whose type is jsonb (checked).
+        unsafe { super::jsonb::jsonb_value(value) }.map(Some).ok_or(())
+    }
     pub(crate) fn ints(&mut self) -> Vec<Option<i32>> {
         self.next::<Vec<Option<i32>>>().unwrap_or_default()
     }

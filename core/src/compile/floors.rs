@@ -239,14 +239,7 @@ impl Compiler<'_, '_> {
             users: &self.users,
             creator: self.ctx.conversation.creator_id,
         };
-        let row = Row {
-            text,
-            author: t.words_author(),
-            sender_conversation: t.sender_conversation_id,
-            kernel: t.origin.is_some(),
-            stored: &t.prompt_tokens,
-        };
-        let part = voices.words(row, Some(self.a), &mut self.counter);
+        let part = voices.words(Row::opening(t, text.into()), Some(self.a), &mut self.counter);
         Some(Item::new(Role::User, vec![part], block))
     }
 }

@@ -22,8 +22,10 @@ impl Compiler<'_, '_> {
         history::plan(ht, self.a.id, self.ctx.conversation.answerer_id)
     }
 
-    /// The seed of an own reply turn: its preface, then its opening words.
-    fn seed(&mut self, ht: &HistoryTurn, template: &Template, block: usize) -> Vec<Item> {
+    /// The seed of an own reply turn: its preface, then its opening words (moved out of
+    /// the turn, which is done with them).
+    fn seed(&mut self, ht: &mut HistoryTurn, template: &Template, block: usize) -> Vec<Item> {
+        let prompt = ht.turn.prompt.take().filter(|p| !p.is_empty());
         let t = &ht.turn;
         let mut items = match &t.sealed_preface {
             Some(preface) => preface
@@ -48,25 +50,18 @@ impl Compiler<'_, '_> {
                 out
             }
         };
-        if let Some(text) = t.prompt.as_deref().filter(|p| !p.is_empty()) {
-            let row = Row {
-                text,
-                author: t.words_author(),
-                sender_conversation: t.sender_conversation_id,
-                kernel: t.origin.is_some(),
-                stored: &t.prompt_tokens,
-            };
+        if let Some(text) = prompt {
             let voices = Voices {
                 users: &self.users,
                 creator: self.ctx.conversation.creator_id,
             };
-            let part = voices.words(row, Some(self.a), &mut self.counter);
+            let part = voices.words(Row::opening(t, text.into()), Some(self.a), &mut self.counter);
             items.push(Item::new(Role::User, vec![part], block));
         }
         items
     }
 
-    fn render_entry(&mut self, plan: Plan, ht: &HistoryTurn, template: &Template, block: usize) -> Vec<Item> {
+    fn render_entry(&mut self, plan: Plan, ht: &mut HistoryTurn, template: &Template, block: usize) -> Vec<Item> {
         if plan == Plan::Seed {
             return self.seed(ht, template, block);
         }
@@ -105,7 +100,8 @@ impl Compiler<'_, '_> {
             for u in users {
                 self.users.entry(u.id).or_insert(u);
             }
-            for ht in &batch {
+            for mut ht in batch {
+                let ht = &mut ht;
                 let plans = self.plan(ht);
                 available += plans.len() as u32;
                 for plan in plans.into_iter().rev() {
@@ -125,8 +121,11 @@ impl Compiler<'_, '_> {
                 }
             }
             if selector.stopped.is_some() {
-                // Selection is over: the rest is only counted.
-                available += source.count_rest(self.a.id, self.ctx.conversation.answerer_id)?;
+                // Selection is over: the rest is only counted (for the estimate; a
+                // preview returns the body alone and skips it).
+                if self.purpose != super::Purpose::Preview {
+                    available += source.count_rest(self.a.id, self.ctx.conversation.answerer_id)?;
+                }
                 break;
             }
         }
