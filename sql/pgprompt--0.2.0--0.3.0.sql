@@ -372,6 +372,86 @@ CREATE TRIGGER models_options BEFORE INSERT OR UPDATE OF request_options ON prom
 CREATE TRIGGER users_options BEFORE INSERT OR UPDATE OF request_options ON prompt.users
     FOR EACH ROW EXECUTE FUNCTION prompt._options_write();
 
+-- A model with a tokenizer the stored turns have no counts for says so once, when it
+-- is written: until backfill_token_counts runs, compiles count those texts themselves.
+CREATE FUNCTION prompt._models_tokenizer() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    slot int := array_position(ARRAY['cl100k_base', 'o200k_base']::text[], NEW.tokenizer);
+BEGIN
+    IF slot IS NOT NULL AND EXISTS (
+        SELECT 1 FROM prompt.turns t
+        WHERE (t.content IS NOT NULL AND t.content_tokens[slot] IS NULL)
+           OR (t.prompt IS NOT NULL AND t.prompt_tokens[slot] IS NULL)) THEN
+        RAISE NOTICE 'model "%" uses %, which stored turns have no token counts for', NEW.name, NEW.tokenizer
+            USING HINT = format('CALL prompt.backfill_token_counts(%L) stores them; until then compiles count those texts themselves.', NEW.tokenizer);
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER models_tokenizer AFTER INSERT OR UPDATE OF tokenizer ON prompt.models
+    FOR EACH ROW EXECUTE FUNCTION prompt._models_tokenizer();
+
+-- Stored counts for a tokenizer the turns were written without (a model with a new
+-- tokenizer was added): filled in batches, each committed, so an interrupted run loses
+-- at most one batch and the next run goes on from what is missing. No SET clause: a
+-- procedure with one cannot commit; every name is schema-qualified instead.
+CREATE PROCEDURE prompt.backfill_token_counts(tokenizer text, batch_size int DEFAULT 1000)
+LANGUAGE plpgsql
+AS $$
+DECLARE
+    slot int := pg_catalog.array_position(ARRAY['cl100k_base', 'o200k_base']::text[], tokenizer);
+    last_c uuid;
+    last_id uuid;
+    seen bigint := 0;
+    counted bigint := 0;
+    batch_seen bigint;
+    batch_counted bigint;
+BEGIN
+    IF slot IS NULL THEN
+        PERFORM prompt.count_tokens('', tokenizer);  -- raises tokenizer_unknown (22023)
+    END IF;
+    IF batch_size IS NULL OR batch_size < 1 THEN
+        RAISE EXCEPTION 'batch_size must be at least 1, not %', batch_size
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    LOOP
+        WITH batch AS (
+            SELECT t.conversation_id, t.id FROM prompt.turns t
+            WHERE last_c IS NULL OR (t.conversation_id, t.id) > (last_c, last_id)
+            ORDER BY t.conversation_id, t.id
+            LIMIT batch_size
+        ), done AS (
+            UPDATE prompt.turns t SET
+                content_tokens = CASE
+                    WHEN t.content IS NULL OR t.content_tokens[slot] IS NOT NULL THEN t.content_tokens
+                    WHEN slot = 1 THEN ARRAY[(prompt._row_tokens(t.kind, t.content, ARRAY[tokenizer]))[1], t.content_tokens[2]]
+                    ELSE ARRAY[t.content_tokens[1], (prompt._row_tokens(t.kind, t.content, ARRAY[tokenizer]))[2]] END,
+                prompt_tokens = CASE
+                    WHEN t.prompt IS NULL OR t.prompt_tokens[slot] IS NOT NULL THEN t.prompt_tokens
+                    WHEN slot = 1 THEN ARRAY[(prompt._row_tokens('message', t.prompt, ARRAY[tokenizer]))[1], t.prompt_tokens[2]]
+                    ELSE ARRAY[t.prompt_tokens[1], (prompt._row_tokens('message', t.prompt, ARRAY[tokenizer]))[2]] END
+            FROM batch b
+            WHERE t.conversation_id = b.conversation_id AND t.id = b.id
+              AND ((t.content IS NOT NULL AND t.content_tokens[slot] IS NULL)
+                OR (t.prompt IS NOT NULL AND t.prompt_tokens[slot] IS NULL))
+            RETURNING 1
+        )
+        SELECT (SELECT count(*) FROM batch), (SELECT count(*) FROM done), l.conversation_id, l.id
+          INTO batch_seen, batch_counted, last_c, last_id
+          FROM (SELECT b.conversation_id, b.id FROM batch b ORDER BY b.conversation_id DESC, b.id DESC LIMIT 1) l;
+        EXIT WHEN NOT FOUND;
+        seen := seen + batch_seen;
+        counted := counted + batch_counted;
+        COMMIT;
+        RAISE NOTICE 'backfill_token_counts(%): % turns read, % counted', tokenizer, seen, counted;
+    END LOOP;
+    RAISE NOTICE 'backfill_token_counts(%): done, % turns read, % counted', tokenizer, seen, counted;
+END
+$$;
+
 -- Comments -----------------------------------------------------------------------
 
 COMMENT ON TABLE prompt.models IS
@@ -430,6 +510,10 @@ COMMENT ON FUNCTION prompt.escape_envelope(text) IS
     'Escapes a body for the inside of a speaker envelope, so it can neither open nor close one.';
 COMMENT ON FUNCTION prompt.unescape_envelope(text) IS
     'The exact inverse of escape_envelope.';
+COMMENT ON PROCEDURE prompt.backfill_token_counts(text, integer) IS
+    'Stores the token counts of every turn for a tokenizer they lack (after adding a model with a new tokenizer), in committed batches with a NOTICE each; restartable. CALL it outside a transaction block.';
+COMMENT ON FUNCTION prompt._models_tokenizer() IS
+    'Internal trigger: a NOTICE naming backfill_token_counts when a model brings a tokenizer stored turns have no counts for.';
 COMMENT ON FUNCTION prompt._tokenizers_in_use() IS
     'Internal: the tokenizers of the models in use, whose counts the turns trigger stores.';
 COMMENT ON FUNCTION prompt._history_rewrite_allowed() IS

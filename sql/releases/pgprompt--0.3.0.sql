@@ -279,7 +279,7 @@ AS 'MODULE_PATHNAME', '_check_document_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:112
+-- src/pg/triggers.rs:115
 -- pgprompt::pg::triggers::_check_request_options
 CREATE  FUNCTION "_check_request_options"(
 	"table" TEXT, /* Option < & str > */
@@ -292,7 +292,7 @@ AS 'MODULE_PATHNAME', '_check_request_options_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:121
+-- src/pg/triggers.rs:124
 -- pgprompt::pg::triggers::_check_round
 CREATE  FUNCTION "_check_round"(
 	"turn_id" uuid, /* pgrx :: Uuid */
@@ -308,7 +308,7 @@ AS 'MODULE_PATHNAME', '_check_round_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:135
+-- src/pg/triggers.rs:138
 -- pgprompt::pg::triggers::_check_round_place
 CREATE  FUNCTION "_check_round_place"(
 	"turn_id" uuid, /* Option < pgrx :: Uuid > */
@@ -338,13 +338,13 @@ AS 'MODULE_PATHNAME', '_check_template_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:71
+-- src/pg/triggers.rs:74
 -- pgprompt::pg::triggers::_check_turn
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:46
+-- src/pg/triggers.rs:49
 -- pgprompt::pg::triggers::_check_turn
 CREATE  FUNCTION "_check_turn"(
 	"inline" TEXT, /* Option < & str > */
@@ -362,7 +362,7 @@ AS 'MODULE_PATHNAME', '_check_turn_v3_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:91
+-- src/pg/triggers.rs:94
 -- pgprompt::pg::triggers::_check_turn_shape
 CREATE  FUNCTION "_check_turn_shape"(
 	"id" uuid, /* Option < pgrx :: Uuid > */
@@ -385,7 +385,7 @@ AS 'MODULE_PATHNAME', '_check_turn_shape_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:178
+-- src/pg/triggers.rs:181
 -- pgprompt::pg::triggers::_own_entries
 CREATE  FUNCTION "_own_entries"(
 	"summary" TEXT, /* Option < & str > */
@@ -400,7 +400,7 @@ AS 'MODULE_PATHNAME', '_own_entries_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:193
+-- src/pg/triggers.rs:196
 -- pgprompt::pg::triggers::_refuse_sealed
 CREATE  FUNCTION "_refuse_sealed"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -415,13 +415,13 @@ AS 'MODULE_PATHNAME', '_refuse_sealed_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:84
+-- src/pg/triggers.rs:87
 -- pgprompt::pg::triggers::_refuse_sealed_update
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:216
+-- src/pg/triggers.rs:219
 -- pgprompt::pg::triggers::_refuse_sent_round
 CREATE  FUNCTION "_refuse_sent_round"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -436,7 +436,7 @@ AS 'MODULE_PATHNAME', '_refuse_sent_round_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:230
+-- src/pg/triggers.rs:233
 -- pgprompt::pg::triggers::_refuse_timezone
 CREATE  FUNCTION "_refuse_timezone"(
 	"timezone" TEXT /* & str */
@@ -448,7 +448,7 @@ AS 'MODULE_PATHNAME', '_refuse_timezone_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:156
+-- src/pg/triggers.rs:159
 -- pgprompt::pg::triggers::_row_tokens
 CREATE  FUNCTION "_row_tokens"(
 	"kind" TEXT, /* Option < & str > */
@@ -462,18 +462,18 @@ AS 'MODULE_PATHNAME', '_row_tokens_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:207
+-- src/pg/api.rs:231
 -- pgprompt::pg::api::compile_turn
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:87
+-- src/pg/api.rs:111
 -- pgprompt::pg::api::compile_turn
 CREATE  FUNCTION "compile_turn"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
 	"turn_id" uuid /* pgrx :: Uuid */
-) RETURNS json /* JsonText */
+) RETURNS json /* JsonBody */
 STRICT VOLATILE PARALLEL UNSAFE 
 SET search_path TO pg_catalog, pg_temp
 LANGUAGE c /* Rust */
@@ -506,7 +506,7 @@ AS 'MODULE_PATHNAME', 'escape_envelope_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:143
+-- src/pg/api.rs:167
 -- pgprompt::pg::api::estimate_turn
 CREATE  FUNCTION "estimate_turn"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -527,7 +527,7 @@ AS 'MODULE_PATHNAME', 'estimate_turn_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:135
+-- src/pg/api.rs:159
 -- pgprompt::pg::api::explain_turn
 CREATE  FUNCTION "explain_turn"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -552,18 +552,18 @@ AS 'MODULE_PATHNAME', 'pretty_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:212
+-- src/pg/api.rs:236
 -- pgprompt::pg::api::preview_turn
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:118
+-- src/pg/api.rs:141
 -- pgprompt::pg::api::preview_turn
 CREATE  FUNCTION "preview_turn"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
 	"turn_id" uuid /* pgrx :: Uuid */
-) RETURNS json /* JsonText */
+) RETURNS json /* JsonBody */
 STRICT STABLE PARALLEL SAFE 
 SET search_path TO pg_catalog, pg_temp
 LANGUAGE c /* Rust */
@@ -571,7 +571,7 @@ AS 'MODULE_PATHNAME', 'preview_turn_json_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:187
+-- src/pg/api.rs:211
 -- pgprompt::pg::api::prune_seals
 CREATE  FUNCTION "prune_seals"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -584,12 +584,12 @@ AS 'MODULE_PATHNAME', 'prune_seals_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:128
+-- src/pg/api.rs:150
 -- pgprompt::pg::api::sealed_body
 CREATE  FUNCTION "sealed_body"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
 	"turn_id" uuid /* pgrx :: Uuid */
-) RETURNS json /* Option < JsonText > */
+) RETURNS json /* Option < JsonBody > */
 STRICT STABLE PARALLEL SAFE
 SET search_path TO pg_catalog, pg_temp
 LANGUAGE c /* Rust */
@@ -627,7 +627,7 @@ AS 'MODULE_PATHNAME', 'validate_template_wrapper';
 /* <begin connected objects> */
 -- src/lib.rs:13
 -- finalize
--- pgprompt: write-time refusals (SPEC §2) as triggers, and the comments that make
+-- pgprompt: write-time refusals (docs/design.md, "Seals"; README, "Refused on write") as triggers, and the comments that make
 -- \d+ and \df+ explain themselves. Runs after the extension's functions exist.
 
 -- The tokenizers whose counts a write stores: those of the models in use.
@@ -905,6 +905,86 @@ CREATE TRIGGER models_options BEFORE INSERT OR UPDATE OF request_options ON prom
 CREATE TRIGGER users_options BEFORE INSERT OR UPDATE OF request_options ON prompt.users
     FOR EACH ROW EXECUTE FUNCTION prompt._options_write();
 
+-- A model with a tokenizer the stored turns have no counts for says so once, when it
+-- is written: until backfill_token_counts runs, compiles count those texts themselves.
+CREATE FUNCTION prompt._models_tokenizer() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    slot int := array_position(ARRAY['cl100k_base', 'o200k_base']::text[], NEW.tokenizer);
+BEGIN
+    IF slot IS NOT NULL AND EXISTS (
+        SELECT 1 FROM prompt.turns t
+        WHERE (t.content IS NOT NULL AND t.content_tokens[slot] IS NULL)
+           OR (t.prompt IS NOT NULL AND t.prompt_tokens[slot] IS NULL)) THEN
+        RAISE NOTICE 'model "%" uses %, which stored turns have no token counts for', NEW.name, NEW.tokenizer
+            USING HINT = format('CALL prompt.backfill_token_counts(%L) stores them; until then compiles count those texts themselves.', NEW.tokenizer);
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER models_tokenizer AFTER INSERT OR UPDATE OF tokenizer ON prompt.models
+    FOR EACH ROW EXECUTE FUNCTION prompt._models_tokenizer();
+
+-- Stored counts for a tokenizer the turns were written without (a model with a new
+-- tokenizer was added): filled in batches, each committed, so an interrupted run loses
+-- at most one batch and the next run goes on from what is missing. No SET clause: a
+-- procedure with one cannot commit; every name is schema-qualified instead.
+CREATE PROCEDURE prompt.backfill_token_counts(tokenizer text, batch_size int DEFAULT 1000)
+LANGUAGE plpgsql
+AS $$
+DECLARE
+    slot int := pg_catalog.array_position(ARRAY['cl100k_base', 'o200k_base']::text[], tokenizer);
+    last_c uuid;
+    last_id uuid;
+    seen bigint := 0;
+    counted bigint := 0;
+    batch_seen bigint;
+    batch_counted bigint;
+BEGIN
+    IF slot IS NULL THEN
+        PERFORM prompt.count_tokens('', tokenizer);  -- raises tokenizer_unknown (22023)
+    END IF;
+    IF batch_size IS NULL OR batch_size < 1 THEN
+        RAISE EXCEPTION 'batch_size must be at least 1, not %', batch_size
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    LOOP
+        WITH batch AS (
+            SELECT t.conversation_id, t.id FROM prompt.turns t
+            WHERE last_c IS NULL OR (t.conversation_id, t.id) > (last_c, last_id)
+            ORDER BY t.conversation_id, t.id
+            LIMIT batch_size
+        ), done AS (
+            UPDATE prompt.turns t SET
+                content_tokens = CASE
+                    WHEN t.content IS NULL OR t.content_tokens[slot] IS NOT NULL THEN t.content_tokens
+                    WHEN slot = 1 THEN ARRAY[(prompt._row_tokens(t.kind, t.content, ARRAY[tokenizer]))[1], t.content_tokens[2]]
+                    ELSE ARRAY[t.content_tokens[1], (prompt._row_tokens(t.kind, t.content, ARRAY[tokenizer]))[2]] END,
+                prompt_tokens = CASE
+                    WHEN t.prompt IS NULL OR t.prompt_tokens[slot] IS NOT NULL THEN t.prompt_tokens
+                    WHEN slot = 1 THEN ARRAY[(prompt._row_tokens('message', t.prompt, ARRAY[tokenizer]))[1], t.prompt_tokens[2]]
+                    ELSE ARRAY[t.prompt_tokens[1], (prompt._row_tokens('message', t.prompt, ARRAY[tokenizer]))[2]] END
+            FROM batch b
+            WHERE t.conversation_id = b.conversation_id AND t.id = b.id
+              AND ((t.content IS NOT NULL AND t.content_tokens[slot] IS NULL)
+                OR (t.prompt IS NOT NULL AND t.prompt_tokens[slot] IS NULL))
+            RETURNING 1
+        )
+        SELECT (SELECT count(*) FROM batch), (SELECT count(*) FROM done), l.conversation_id, l.id
+          INTO batch_seen, batch_counted, last_c, last_id
+          FROM (SELECT b.conversation_id, b.id FROM batch b ORDER BY b.conversation_id DESC, b.id DESC LIMIT 1) l;
+        EXIT WHEN NOT FOUND;
+        seen := seen + batch_seen;
+        counted := counted + batch_counted;
+        COMMIT;
+        RAISE NOTICE 'backfill_token_counts(%): % turns read, % counted', tokenizer, seen, counted;
+    END LOOP;
+    RAISE NOTICE 'backfill_token_counts(%): done, % turns read, % counted', tokenizer, seen, counted;
+END
+$$;
+
 -- Comments -----------------------------------------------------------------------
 
 COMMENT ON TABLE prompt.models IS
@@ -963,6 +1043,10 @@ COMMENT ON FUNCTION prompt.escape_envelope(text) IS
     'Escapes a body for the inside of a speaker envelope, so it can neither open nor close one.';
 COMMENT ON FUNCTION prompt.unescape_envelope(text) IS
     'The exact inverse of escape_envelope.';
+COMMENT ON PROCEDURE prompt.backfill_token_counts(text, integer) IS
+    'Stores the token counts of every turn for a tokenizer they lack (after adding a model with a new tokenizer), in committed batches with a NOTICE each; restartable. CALL it outside a transaction block.';
+COMMENT ON FUNCTION prompt._models_tokenizer() IS
+    'Internal trigger: a NOTICE naming backfill_token_counts when a model brings a tokenizer stored turns have no counts for.';
 COMMENT ON FUNCTION prompt._tokenizers_in_use() IS
     'Internal: the tokenizers of the models in use, whose counts the turns trigger stores.';
 COMMENT ON FUNCTION prompt._history_rewrite_allowed() IS
