@@ -239,7 +239,7 @@ mod tests {
     }
 
     fn skill(source: &str, name: &str, f: impl FnOnce(&mut Skill)) -> Skill {
-        let mut s = Skill::new(fresh(), source, name, &format!("does {name}"));
+        let mut s = Skill::new(fresh(), source, name, &format!("does {name} ({source})"));
         f(&mut s);
         s
     }
@@ -276,16 +276,16 @@ mod tests {
         assert_eq!(
             lines,
             vec![
-                "- skill / zeta: does zeta".to_string(),
-                format!("- skill / audit [{}]: does audit", id(7)),
-                "- skill / deploy: does deploy".to_string(),
-                "- ci / build: does build".to_string(),
-                "- ci / lint: does lint".to_string(),
+                "- skill / zeta: does zeta (application)".to_string(),
+                format!("- skill / audit [{}]: does audit (agent)", id(7)),
+                "- skill / deploy: does deploy (agent)".to_string(),
+                "- ci / build: does build (runner)".to_string(),
+                "- ci / lint: does lint (runner)".to_string(),
             ]
         );
         assert!(catalog(&lines)
             .unwrap()
-            .starts_with("Skills available now.\n- skill / zeta"));
+            .starts_with("Skills available now.\n- skill / zeta: does zeta (application)\n"));
         assert!(catalog(&[]).is_none());
     }
 

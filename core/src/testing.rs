@@ -24,8 +24,8 @@ pub fn id(n: u128) -> Uuid {
 
 pub const ADA: u128 = 0x1; // the creator, a human
 pub const LARK: u128 = 0x2; // the answering agent
-pub const OMAR: u128 = 0x3; // Lark's and Wren's steward
-pub const GRACE: u128 = 0x4; // a guest human
+pub const OMAR: u128 = 0x3; // Lark's steward
+pub const GRACE: u128 = 0x4; // a guest human, Wren's steward
 pub const WREN: u128 = 0x5; // a second agent
 pub const WS: u128 = 0xa1;
 pub const CONV: u128 = 0xc1;
@@ -70,14 +70,15 @@ pub struct Scenario {
 }
 
 impl Scenario {
-    /// Ada's conversation with Lark (stewarded by Omar) in Acme, on `claude` (window
+    /// Ada's conversation with Lark (stewarded by Omar; Wren by Grace) in Acme, on `claude` (window
     /// 100000); the current turn is a reply Ada opened with `prompt`.
     pub fn new(prompt: &str) -> Scenario {
         let mut lark = user(LARK, "lark", "Lark", UserKind::Agent);
         lark.steward_id = Some(id(OMAR));
         lark.model = Some("claude".into());
         let mut wren = user(WREN, "wren", "Wren", UserKind::Agent);
-        wren.steward_id = Some(id(OMAR));
+        // A steward of its own, so a turn Wren answers reads Grace, not Omar, bare.
+        wren.steward_id = Some(id(GRACE));
         wren.model = Some("claude".into());
         let users = [
             user(ADA, "ada", "Ada", UserKind::Human),

@@ -143,9 +143,10 @@ fn a_group_conversation_read_by_the_other_agent() {
         t[2], "assistant> wren's private round",
         "its own rounds, as assistant history"
     );
-    assert!(
-        t.contains(&"user> Wren, confirm with Grace.".to_string())
-            || t.iter().any(|x| x.contains("Wren, confirm with Grace."))
+    assert_eq!(
+        t[6],
+        format!("user> <message from=\"@lark\" kind=\"agent\" user=\"{U}02\">\nWren, confirm with Grace.\n</message>"),
+        "Lark's words opening Wren's turn are foreign to Wren"
     );
     assert!(t.contains(&"assistant> Confirmed: 13:00.".to_string()));
     assert_eq!(
@@ -326,7 +327,12 @@ fn a_round_is_one_budget_unit_with_its_pictures() {
         );
         if !result_one {
             dropped_round_one = true;
-            assert!(t.contains(&"user> [run aborted]".to_string()) || !t.iter().any(|x| x.contains("<result c3")));
+            if t.iter().any(|x| x.contains("<result c3")) {
+                assert!(
+                    t.contains(&"user> [run aborted]".to_string()),
+                    "round 3 comes with its abort marker"
+                );
+            }
         }
     }
     assert!(dropped_round_one);
@@ -431,7 +437,37 @@ fn property_no_body_forges_or_closes_an_envelope() {
                 assert!(!text.contains("<task_result") && !text.contains("</task_result"));
             }
         }
+        // Grace's message, Wren's answer, her steer and her words opening this turn are
+        // foreign to Lark; her words opening Wren's turn are read for that turn, whose
+        // answerer's Human she is, and read bare.
         let wrapped = req["messages"].to_string().matches("<message from=").count();
-        assert_eq!(wrapped, 5, "five foreign bodies, five envelopes");
+        assert_eq!(wrapped, 4, "four foreign bodies, four envelopes");
     }
+}
+
+#[test]
+fn the_answerers_own_human_is_decided_per_turn() {
+    // Lark's Human is Omar, Wren's is Grace: the same words read bare or wrapped
+    // depending on who answers the turn they open.
+    let posted = |answerer: u128, poster: u128| {
+        let s = group().turn(|t| {
+            t.answerer_id = Some(id(answerer));
+            t.poster_id = Some(id(poster));
+            t.prompt = Some("Rerun it tonight.".into());
+        });
+        texts(&explain(&s.run(Purpose::Preview).unwrap()))
+            .last()
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(posted(WREN, GRACE), "user> Rerun it tonight.");
+    assert_eq!(
+        posted(LARK, GRACE),
+        format!("user> <message from=\"@grace\" kind=\"human\" user=\"{U}04\">\nRerun it tonight.\n</message>")
+    );
+    assert_eq!(posted(LARK, OMAR), "user> Rerun it tonight.");
+    assert_eq!(
+        posted(WREN, OMAR),
+        format!("user> <message from=\"@omar\" kind=\"human\" user=\"{U}03\">\nRerun it tonight.\n</message>")
+    );
 }
