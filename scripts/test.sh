@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # README command (b): every test tier, on a fresh machine.
+#   0. lints: clippy with warnings denied, SAFETY comments on every unsafe block, no core
+#      function over 80 lines (scripts/lint.sh)
 #   1. the core crate's unit, golden, property and fuzz tests (cargo test -p pgprompt-core)
 #   2. #[pg_test]s of the SQL surface (cargo pgrx test, as postgres)
 #   3. psql golden files (pg_regress) and client tests (Python: SDK wire types,
@@ -9,6 +11,9 @@ cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
 
 scripts/setup.sh
+
+echo "== 0/3 lints: scripts/lint.sh"
+scripts/lint.sh
 
 echo "== 1/3 core: cargo test -p pgprompt-core (no PostgreSQL)"
 cargo test -p pgprompt-core --quiet

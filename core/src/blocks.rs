@@ -92,19 +92,20 @@ fn line(callable: &str, s: &Skill) -> String {
 }
 
 /// The catalog's lines, before the bound.
+/// One source of a callable's skills, tried in order (first source wins per name).
+type Pick<'a> = Box<dyn Fn(&Skill) -> bool + 'a>;
+
 pub fn catalog_lines(skills: &[Skill], callables: &[Callable], b: &Bindings, application: Option<&str>) -> Vec<String> {
     let mut lines = Vec::new();
     for c in callables {
         // A runner callable lists that runner's skills; any other resolves the sources in order.
-        let groups: Vec<Box<dyn Fn(&Skill) -> bool + '_>> = match &c.runner {
+        let groups: Vec<Pick<'_>> = match &c.runner {
             Some(runner) => vec![Box::new(move |s: &Skill| {
                 s.source == "runner" && s.runner.as_deref() == Some(runner.as_str())
             })],
             None => ["application", "agent", "workspace", "speaker", "user"]
                 .into_iter()
-                .map(|source| {
-                    Box::new(move |s: &Skill| source_matches(source, s, b, application)) as Box<dyn Fn(&Skill) -> bool>
-                })
+                .map(|source| Box::new(move |s: &Skill| source_matches(source, s, b, application)) as Pick<'_>)
                 .collect(),
         };
         let mut listed: Vec<&str> = Vec::new();

@@ -79,89 +79,83 @@ pub fn parse_inline(text: &str) -> Result<Vec<InlineEntry>> {
     let Value::Array(list) = v else {
         return Err(field_error(C, "/inline", "inline must be a list of entries"));
     };
-    let mut out = Vec::with_capacity(list.len());
-    for (i, e) in list.iter().enumerate() {
-        let base = format!("/inline/{i}");
-        let Some(obj) = e.as_object() else {
+    list.iter()
+        .enumerate()
+        .map(|(i, e)| inline_entry(e, &format!("/inline/{i}")))
+        .collect()
+}
+
+/// Refuses a key of an inline entry outside `allowed`.
+fn known_keys(obj: &Map<String, Value>, allowed: &[&str], base: &str, what: &str) -> Result<()> {
+    match obj.keys().find(|k| !allowed.contains(&k.as_str())) {
+        Some(key) => Err(field_error(
+            Code::InlineEntryInvalid,
+            &format!("{base}/{}", pointer_token(key)),
+            format!("unknown key \"{key}\" in {what}"),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// One inline entry, at JSON pointer `base`.
+fn inline_entry(e: &Value, base: &str) -> Result<InlineEntry> {
+    const C: Code = Code::InlineEntryInvalid;
+    let Some(obj) = e.as_object() else {
+        return Err(field_error(
+            C,
+            base,
+            "an inline entry is an object {\"text\", \"role\"?, \"position\"?} or {\"slot\", \"text\"}",
+        ));
+    };
+    let Some(Value::String(text)) = obj.get("text") else {
+        return Err(field_error(
+            C,
+            &format!("{base}/text"),
+            "an inline entry needs a string \"text\"",
+        ));
+    };
+    let text = text.clone();
+    check_size(&text, &format!("inline entry {base}"))?;
+    macros::check(&text, &|_| false, &format!("inline entry {base}"))?;
+    let role = match obj.get("role") {
+        None | Some(Value::Null) => None,
+        Some(r) => Some(r.as_str().and_then(Role::parse).ok_or_else(|| {
+            field_error(
+                C,
+                &format!("{base}/role"),
+                format!("role must be system, developer, user or assistant, not {r}"),
+            )
+        })?),
+    };
+    if let Some(slot) = obj.get("slot") {
+        known_keys(obj, &["slot", "text", "role"], base, "a slot override")?;
+        let Some(slot) = slot.as_str().and_then(Slot::parse) else {
             return Err(field_error(
                 C,
-                &base,
-                "an inline entry is an object {\"text\", \"role\"?, \"position\"?} or {\"slot\", \"text\"}",
+                &format!("{base}/slot"),
+                format!("slot must be system_prompt, character or persona, not {slot}"),
             ));
         };
-        let text = match obj.get("text") {
-            Some(Value::String(t)) => t.clone(),
-            _ => {
-                return Err(field_error(
-                    C,
-                    &format!("{base}/text"),
-                    "an inline entry needs a string \"text\"",
-                ))
-            }
-        };
-        check_size(&text, &format!("inline entry {base}"))?;
-        macros::check(&text, &|_| false, &format!("inline entry {base}"))?;
-        let role = match obj.get("role") {
-            None | Some(Value::Null) => None,
-            Some(r) => match r.as_str().and_then(Role::parse) {
-                Some(role) => Some(role),
-                None => {
-                    return Err(field_error(
-                        C,
-                        &format!("{base}/role"),
-                        format!("role must be system, developer, user or assistant, not {r}"),
-                    ))
-                }
-            },
-        };
-        if let Some(slot) = obj.get("slot") {
-            for key in obj.keys() {
-                if !["slot", "text", "role"].contains(&key.as_str()) {
-                    return Err(field_error(
-                        C,
-                        &format!("{base}/{}", pointer_token(key)),
-                        format!("unknown key \"{key}\" in a slot override"),
-                    ));
-                }
-            }
-            let Some(slot) = slot.as_str().and_then(Slot::parse) else {
-                return Err(field_error(
-                    C,
-                    &format!("{base}/slot"),
-                    format!("slot must be system_prompt, character or persona, not {slot}"),
-                ));
-            };
-            out.push(InlineEntry::Slot { slot, text, role });
-            continue;
-        }
-        for key in obj.keys() {
-            if !["text", "role", "position"].contains(&key.as_str()) {
-                return Err(field_error(
-                    C,
-                    &format!("{base}/{}", pointer_token(key)),
-                    format!("unknown key \"{key}\" in an inline entry"),
-                ));
-            }
-        }
-        let position = match obj.get("position") {
-            None | Some(Value::Null) => Position::Lead,
-            Some(Value::String(s)) if s == "lead" => Position::Lead,
-            Some(Value::String(s)) if s == "tail" => Position::Tail,
-            Some(p) => {
-                return Err(field_error(
-                    C,
-                    &format!("{base}/position"),
-                    format!("position must be lead or tail, not {p}"),
-                ))
-            }
-        };
-        out.push(InlineEntry::Placed {
-            text,
-            role: role.unwrap_or(Role::User),
-            position,
-        });
+        return Ok(InlineEntry::Slot { slot, text, role });
     }
-    Ok(out)
+    known_keys(obj, &["text", "role", "position"], base, "an inline entry")?;
+    let position = match obj.get("position") {
+        None | Some(Value::Null) => Position::Lead,
+        Some(Value::String(s)) if s == "lead" => Position::Lead,
+        Some(Value::String(s)) if s == "tail" => Position::Tail,
+        Some(p) => {
+            return Err(field_error(
+                C,
+                &format!("{base}/position"),
+                format!("position must be lead or tail, not {p}"),
+            ))
+        }
+    };
+    Ok(InlineEntry::Placed {
+        text,
+        role: role.unwrap_or(Role::User),
+        position,
+    })
 }
 
 /// Parses `turns.variables`: string values, named like template variables.

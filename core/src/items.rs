@@ -9,7 +9,7 @@ use serde::ser::{SerializeMap, SerializeStruct};
 use serde::{Serialize, Serializer};
 
 use crate::rows::Role;
-use crate::tokens::{Counter, IMAGE_TOKENS, MESSAGE_OVERHEAD, REQUEST_OVERHEAD};
+use crate::tokens::{Counter, IMAGE_TOKENS, MESSAGE_OVERHEAD};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum PartKind {
@@ -161,31 +161,6 @@ impl Serialize for Message {
     }
 }
 
-/// Items as they are stored in a preface: `{role, parts}`.
-pub struct ItemsJson<'a>(pub &'a [Item]);
-
-impl Serialize for ItemsJson<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeSeq;
-        let mut seq = s.serialize_seq(Some(self.0.len()))?;
-        for item in self.0 {
-            seq.serialize_element(&ItemJson(item))?;
-        }
-        seq.end()
-    }
-}
-
-struct ItemJson<'a>(&'a Item);
-
-impl Serialize for ItemJson<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut st = s.serialize_struct("Item", 2)?;
-        st.serialize_field("role", self.0.role.as_str())?;
-        st.serialize_field("parts", &self.0.parts)?;
-        st.end()
-    }
-}
-
 /// Merges items into messages: adjacent same-role items join, unless either is
 /// separate or the later one is a boundary.
 pub fn merge(items: impl IntoIterator<Item = Item>) -> Vec<Message> {
@@ -214,30 +189,6 @@ pub fn merge(items: impl IntoIterator<Item = Item>) -> Vec<Message> {
         }
     }
     out
-}
-
-/// The exact cost of a message list: parts + 3 per message + 3 for the request.
-pub fn total_cost(messages: &[Message]) -> u32 {
-    messages
-        .iter()
-        .map(|m| m.parts.iter().map(|p| p.tokens).sum::<u32>() + MESSAGE_OVERHEAD)
-        .sum::<u32>()
-        + REQUEST_OVERHEAD
-}
-
-/// Per-block costs of a message list: each part's tokens go to its block, each
-/// message's overhead to the block of its first part.
-pub fn block_costs(messages: &[Message], blocks: usize) -> Vec<u32> {
-    let mut costs = vec![0u32; blocks];
-    for m in messages {
-        for (p, b) in m.parts.iter().zip(&m.blocks) {
-            costs[*b] += p.tokens;
-        }
-        if let Some(b) = m.blocks.first() {
-            costs[*b] += MESSAGE_OVERHEAD;
-        }
-    }
-    costs
 }
 
 /// What `items` add to the request when `following` (role, separate) comes right
@@ -302,6 +253,32 @@ pub fn text_part(text: impl Into<String>, tokens: u32) -> Part {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tokens::REQUEST_OVERHEAD;
+
+    // Oracles: the whole list's cost, and per block, computed after merging.
+    /// The exact cost of a message list: parts + 3 per message + 3 for the request.
+    pub fn total_cost(messages: &[Message]) -> u32 {
+        messages
+            .iter()
+            .map(|m| m.parts.iter().map(|p| p.tokens).sum::<u32>() + MESSAGE_OVERHEAD)
+            .sum::<u32>()
+            + REQUEST_OVERHEAD
+    }
+
+    /// Per-block costs of a message list: each part's tokens go to its block, each
+    /// message's overhead to the block of its first part.
+    pub fn block_costs(messages: &[Message], blocks: usize) -> Vec<u32> {
+        let mut costs = vec![0u32; blocks];
+        for m in messages {
+            for (p, b) in m.parts.iter().zip(&m.blocks) {
+                costs[*b] += p.tokens;
+            }
+            if let Some(b) = m.blocks.first() {
+                costs[*b] += MESSAGE_OVERHEAD;
+            }
+        }
+        costs
+    }
 
     fn t(role: Role, text: &str, block: usize) -> Item {
         Item::text(role, text.into(), 1, block)

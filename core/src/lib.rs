@@ -12,22 +12,22 @@
 //! - [`wire`]: the body on the provider's wire; [`estimate`] its count;
 //! - [`seal`]: what a seal freezes, and how sealed bodies share storage.
 
-pub mod blocks;
-pub mod budget;
+pub(crate) mod blocks;
+pub(crate) mod budget;
 pub mod compile;
 pub mod envelope;
 pub mod error;
 pub mod estimate;
 pub mod fields;
 pub mod history;
-pub mod items;
+pub(crate) mod items;
 pub mod macros;
 pub mod rounds;
 pub mod rows;
 pub mod seal;
 pub mod template;
 pub mod tokens;
-pub mod voice;
+pub(crate) mod voice;
 pub mod wire;
 
 pub use compile::{compile, Explain, Output, Purpose, SealDraft};

@@ -319,7 +319,7 @@ pub fn decode_base64(s: &str) -> Option<Vec<u8>> {
         }
     }
     let b = s.as_bytes();
-    if b.len() % 4 != 0 {
+    if !b.len().is_multiple_of(4) {
         return None;
     }
     let mut out = Vec::with_capacity(b.len() / 4 * 3);

@@ -166,76 +166,6 @@ pub fn plan_chain(prev: &[[u8; 32]], elements: &[[u8; 32]]) -> ChainPlan {
     best
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn ds(xs: &[&str]) -> Vec<[u8; 32]> {
-        xs.iter().map(|x| digest(x)).collect()
-    }
-
-    #[test]
-    fn a_request_that_extends_the_previous_one_reuses_all_but_its_last_element() {
-        let prev = ds(&["a", "b", "c*"]);
-        let new = ds(&["a", "b", "c", "d", "e"]);
-        assert_eq!(plan_chain(&prev, &new), ChainPlan { lead: 0, at: 0, len: 2 });
-    }
-
-    #[test]
-    fn trimming_the_oldest_entries_reuses_the_rest() {
-        let prev = ds(&["a", "b", "c", "d"]);
-        let new = ds(&["c", "d", "e"]);
-        assert_eq!(plan_chain(&prev, &new), ChainPlan { lead: 0, at: 2, len: 2 });
-    }
-
-    #[test]
-    fn a_changed_first_element_is_led() {
-        // Chat: the system message leads; trimming cut the oldest message short.
-        let prev = ds(&["sys", "a1", "b", "c"]);
-        let new = ds(&["sys", "a2", "b", "c", "d"]);
-        assert_eq!(plan_chain(&prev, &new), ChainPlan { lead: 2, at: 2, len: 2 });
-    }
-
-    #[test]
-    fn patches_mark_and_apply_exactly() {
-        let plain = vec![r#"{"a":"é"}"#.to_string(), "x".to_string()];
-        let marked = vec![
-            r#"{"a":"é","cache_control":{"type":"ephemeral"}}"#.to_string(),
-            "x".to_string(),
-        ];
-        let ps = patches(&plain, &marked);
-        assert_eq!(ps.len(), 1);
-        assert_eq!(ps[0].insert, r#","cache_control":{"type":"ephemeral"}"#);
-        let mut stored = plain.clone();
-        apply(&mut stored, &ps).unwrap();
-        assert_eq!(stored, marked);
-        // Any single difference, at any place.
-        let ps = patches(&["aéb".into()], &["aXYb".into()]);
-        let mut s = vec!["aéb".to_string()];
-        apply(&mut s, &ps).unwrap();
-        assert_eq!(s, ["aXYb"]);
-        assert!(apply(
-            &mut s,
-            &[Patch {
-                at: 0,
-                offset: 1,
-                cut: 99,
-                insert: String::new()
-            }]
-        )
-        .is_none());
-    }
-
-    #[test]
-    fn nothing_in_common_is_all_new() {
-        assert_eq!(
-            plan_chain(&ds(&["a"]), &ds(&["b"])),
-            ChainPlan { lead: 0, at: 0, len: 0 }
-        );
-        assert_eq!(plan_chain(&[], &ds(&["b"])), ChainPlan { lead: 0, at: 0, len: 0 });
-    }
-}
-
 /// Keys in the order the providers' references list them; a key not listed follows
 /// them, alphabetically. The arguments of a call and a tool's schema keep their order.
 const KEY_ORDER: [&str; 27] = [
@@ -474,4 +404,74 @@ pub fn convert_02(
         seed_cut,
     };
     Ok((body_02(request), frozen, preface))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ds(xs: &[&str]) -> Vec<[u8; 32]> {
+        xs.iter().map(|x| digest(x)).collect()
+    }
+
+    #[test]
+    fn a_request_that_extends_the_previous_one_reuses_all_but_its_last_element() {
+        let prev = ds(&["a", "b", "c*"]);
+        let new = ds(&["a", "b", "c", "d", "e"]);
+        assert_eq!(plan_chain(&prev, &new), ChainPlan { lead: 0, at: 0, len: 2 });
+    }
+
+    #[test]
+    fn trimming_the_oldest_entries_reuses_the_rest() {
+        let prev = ds(&["a", "b", "c", "d"]);
+        let new = ds(&["c", "d", "e"]);
+        assert_eq!(plan_chain(&prev, &new), ChainPlan { lead: 0, at: 2, len: 2 });
+    }
+
+    #[test]
+    fn a_changed_first_element_is_led() {
+        // Chat: the system message leads; trimming cut the oldest message short.
+        let prev = ds(&["sys", "a1", "b", "c"]);
+        let new = ds(&["sys", "a2", "b", "c", "d"]);
+        assert_eq!(plan_chain(&prev, &new), ChainPlan { lead: 2, at: 2, len: 2 });
+    }
+
+    #[test]
+    fn patches_mark_and_apply_exactly() {
+        let plain = vec![r#"{"a":"é"}"#.to_string(), "x".to_string()];
+        let marked = vec![
+            r#"{"a":"é","cache_control":{"type":"ephemeral"}}"#.to_string(),
+            "x".to_string(),
+        ];
+        let ps = patches(&plain, &marked);
+        assert_eq!(ps.len(), 1);
+        assert_eq!(ps[0].insert, r#","cache_control":{"type":"ephemeral"}"#);
+        let mut stored = plain.clone();
+        apply(&mut stored, &ps).unwrap();
+        assert_eq!(stored, marked);
+        // Any single difference, at any place.
+        let ps = patches(&["aéb".into()], &["aXYb".into()]);
+        let mut s = vec!["aéb".to_string()];
+        apply(&mut s, &ps).unwrap();
+        assert_eq!(s, ["aXYb"]);
+        assert!(apply(
+            &mut s,
+            &[Patch {
+                at: 0,
+                offset: 1,
+                cut: 99,
+                insert: String::new()
+            }]
+        )
+        .is_none());
+    }
+
+    #[test]
+    fn nothing_in_common_is_all_new() {
+        assert_eq!(
+            plan_chain(&ds(&["a"]), &ds(&["b"])),
+            ChainPlan { lead: 0, at: 0, len: 0 }
+        );
+        assert_eq!(plan_chain(&[], &ds(&["b"])), ChainPlan { lead: 0, at: 0, len: 0 });
+    }
 }

@@ -288,6 +288,37 @@ pub fn parse(value: &Value) -> (Option<Template>, Vec<Problem>) {
     c.unknown_keys(root, &["blocks", "variables"], "", "the template");
 
     // Variables first: inline texts are checked against them.
+    let variables = template_variables(&mut c, root);
+
+    let mut blocks = Vec::new();
+    match root.get("blocks") {
+        None => c.add("/blocks", "blocks_missing", "a template needs \"blocks\""),
+        Some(Value::Array(list)) => {
+            if list.is_empty() || list.len() > MAX_BLOCKS {
+                c.add(
+                    "/blocks",
+                    "blocks_count",
+                    format!("{} blocks; a template holds 1 to {MAX_BLOCKS}", list.len()),
+                );
+            }
+            check_blocks(&mut c, list, &variables, &mut blocks);
+        }
+        Some(v) => c.add(
+            "/blocks",
+            "blocks_not_array",
+            format!("blocks must be an array, not {}", type_name(v)),
+        ),
+    }
+
+    if c.problems.is_empty() {
+        (Some(Template { blocks, variables }), c.problems)
+    } else {
+        (None, c.problems)
+    }
+}
+
+/// The template's `variables`, each checked (name, no macro shadowed, a string).
+fn template_variables(c: &mut Checker, root: &Map<String, Value>) -> BTreeMap<String, String> {
     let mut variables = BTreeMap::new();
     match root.get("variables") {
         None => {}
@@ -330,236 +361,264 @@ pub fn parse(value: &Value) -> (Option<Template>, Vec<Problem>) {
             format!("variables must be an object, not {}", type_name(v)),
         ),
     }
-
-    let mut blocks = Vec::new();
-    match root.get("blocks") {
-        None => c.add("/blocks", "blocks_missing", "a template needs \"blocks\""),
-        Some(Value::Array(list)) => {
-            if list.is_empty() || list.len() > MAX_BLOCKS {
-                c.add(
-                    "/blocks",
-                    "blocks_count",
-                    format!("{} blocks; a template holds 1 to {MAX_BLOCKS}", list.len()),
-                );
-            }
-            check_blocks(&mut c, list, &variables, &mut blocks);
-        }
-        Some(v) => c.add(
-            "/blocks",
-            "blocks_not_array",
-            format!("blocks must be an array, not {}", type_name(v)),
-        ),
-    }
-
-    if c.problems.is_empty() {
-        (Some(Template { blocks, variables }), c.problems)
-    } else {
-        (None, c.problems)
-    }
+    variables
 }
 
-fn check_blocks(c: &mut Checker, list: &[Value], variables: &BTreeMap<String, String>, out: &mut Vec<Block>) {
-    let mut seen_history = false;
-    let mut seen_input: Option<usize> = None;
-    let mut leading = true;
-    let mut seen: Vec<Block> = Vec::new();
-    for (i, v) in list.iter().enumerate() {
-        let base = format!("/blocks/{i}");
-        let Some(obj) = v.as_object() else {
-            c.add(
-                base,
-                "block_not_object",
-                format!("a block is an object with a \"type\", not {}", type_name(v)),
-            );
-            leading = false;
-            continue;
-        };
-        if seen_input.is_some() {
-            c.add(
-                base.clone(),
-                "block_after_input",
-                "no block may follow input: input is last",
-            );
+/// The ordering rules of a block list, as the blocks go by: nothing after input, the
+/// blocks that must come ahead of history, one history and one input, each once-only
+/// block once, system inline blocks only in the leading run.
+struct Order {
+    seen_history: bool,
+    seen_input: bool,
+    leading: bool,
+    seen: Vec<Block>,
+}
+
+impl Order {
+    fn new() -> Self {
+        Order {
+            seen_history: false,
+            seen_input: false,
+            leading: true,
+            seen: Vec::new(),
         }
-        let ty = match obj.get("type") {
-            Some(Value::String(s)) => s.as_str(),
-            Some(other) => {
-                c.add(
-                    format!("{base}/type"),
-                    "block_type_unknown",
-                    format!("type must be a string, not {}", type_name(other)),
-                );
-                leading = false;
-                continue;
-            }
-            None => {
-                c.add(format!("{base}/type"), "block_type_missing", "a block needs a \"type\"");
-                leading = false;
-                continue;
-            }
-        };
-        let ahead_of_history = |c: &mut Checker, what: &str| {
-            if seen_history {
-                c.add(
-                    base.clone(),
-                    "block_after_history",
-                    format!("{what} must come ahead of history"),
-                );
-            }
-        };
-        let block = match ty {
-            "slot" => {
-                c.unknown_keys(obj, &["type", "slot"], &base, "a slot block");
-                ahead_of_history(c, "a slot block");
-                match obj.get("slot").and_then(Value::as_str).and_then(Slot::parse) {
-                    Some(s) => Some(Block::Slot(s)),
-                    None => {
-                        c.add(
-                            format!("{base}/slot"),
-                            "slot_invalid",
-                            "slot must be one of system_prompt, character, persona",
-                        );
-                        None
-                    }
-                }
-            }
-            "document" => {
-                c.unknown_keys(obj, &["type", "name"], &base, "a document block");
-                ahead_of_history(c, "a document block");
-                match obj.get("name").and_then(Value::as_str) {
-                    Some(n) if is_document_name(n) => Some(Block::Document(n.to_string())),
-                    _ => {
-                        c.add(
-                            format!("{base}/name"),
-                            "document_name_invalid",
-                            "name must be a durable document name matching ^[A-Z][A-Z0-9_]{0,31}$",
-                        );
-                        None
-                    }
-                }
-            }
-            "inline" => {
-                c.unknown_keys(obj, &["type", "role", "text"], &base, "an inline block");
-                let role = obj.get("role").and_then(Value::as_str).and_then(Role::parse);
-                if role.is_none() {
-                    c.add(
-                        format!("{base}/role"),
-                        "role_invalid",
-                        "role must be one of system, developer, user, assistant",
-                    );
-                }
-                let text = match obj.get("text") {
-                    Some(Value::String(t)) => {
-                        let mut reported: Vec<&str> = Vec::new();
-                        for tok in macros::tokens(t) {
-                            let word = tok.name;
-                            let known = word != macros::HISTORY_WORD
-                                && (macros::is_macro(word) || variables.contains_key(word));
-                            if known || reported.contains(&word) {
-                                continue;
-                            }
-                            reported.push(word);
-                            let msg = if word == macros::HISTORY_WORD {
-                                format!("{{{{{word}}}}} is not a macro: history is a block")
-                            } else {
-                                format!("{{{{{word}}}}} is neither a macro nor a declared variable")
-                            };
-                            c.add(format!("{base}/text"), "macro_unknown", msg);
-                        }
-                        Some(t.clone())
-                    }
-                    _ => {
-                        c.add(format!("{base}/text"), "text_invalid", "text must be a string");
-                        None
-                    }
-                };
-                if role == Some(Role::System) && !leading {
-                    c.add(
-                        format!("{base}/role"),
-                        "inline_system_outside_leading_run",
-                        "a system inline block must be in the leading run (before the first block that is neither a slot, a document nor a system inline)",
-                    );
-                }
-                match (role, text) {
-                    (Some(role), Some(text)) => Some(Block::Inline { role, text }),
-                    _ => None,
-                }
-            }
-            "memory" | "skills" | "runtime" => {
-                c.unknown_keys(obj, &["type"], &base, &format!("a {ty} block"));
-                ahead_of_history(c, &format!("a {ty} block"));
-                Some(match ty {
-                    "memory" => Block::Memory,
-                    "skills" => Block::Skills,
-                    _ => Block::Runtime,
-                })
-            }
-            "lead" | "tail" => {
-                c.unknown_keys(obj, &["type"], &base, &format!("a {ty} block"));
-                Some(if ty == "lead" { Block::Lead } else { Block::Tail })
-            }
+    }
+
+    fn after_input(&self, c: &mut Checker, base: &str) {
+        if self.seen_input {
+            c.add(base, "block_after_input", "no block may follow input: input is last");
+        }
+    }
+
+    /// The rules a block's type decides, checked before its fields.
+    fn before(&mut self, c: &mut Checker, ty: &str, base: &str) {
+        match ty {
+            "slot" | "document" | "memory" | "skills" | "runtime" if self.seen_history => c.add(
+                base,
+                "block_after_history",
+                format!("{} must come ahead of history", describe(ty)),
+            ),
             "history" => {
-                c.unknown_keys(obj, &["type", "max_entries", "budget"], &base, "the history block");
-                if seen_history {
-                    c.add(base.clone(), "block_repeated", "history must appear exactly once");
+                if self.seen_history {
+                    c.add(base, "block_repeated", "history must appear exactly once");
                 }
-                seen_history = true;
-                Some(Block::History(c.knobs(obj, &base)))
+                self.seen_history = true;
             }
             "input" => {
-                c.unknown_keys(obj, &["type"], &base, "the input block");
-                if seen_input.is_some() {
-                    c.add(base.clone(), "block_repeated", "input must appear exactly once");
+                if self.seen_input {
+                    c.add(base, "block_repeated", "input must appear exactly once");
                 }
-                seen_input = Some(i);
-                Some(Block::Input)
+                self.seen_input = true;
             }
-            other => {
-                c.add(
-                    format!("{base}/type"),
-                    "block_type_unknown",
-                    format!("unknown block type \"{other}\"; known: slot, document, inline, memory, skills, runtime, lead, tail, history, input"),
-                );
-                None
-            }
-        };
-        let Some(block) = block else {
-            leading = false;
-            continue;
-        };
-        if leading && !block.keeps_leading_run() {
-            leading = false;
+            _ => {}
         }
-        let once = match &block {
-            Block::Slot(_)
-            | Block::Document(_)
-            | Block::Memory
-            | Block::Skills
-            | Block::Runtime
-            | Block::Lead
-            | Block::Tail => true,
-            _ => false,
-        };
-        if once && seen.contains(&block) {
+    }
+
+    /// A system inline block outside the leading run (whether or not its text is valid).
+    fn system_inline(&self, c: &mut Checker, obj: &Map<String, Value>, base: &str) {
+        if !self.leading && obj.get("role").and_then(Value::as_str) == Some("system") {
             c.add(
-                base.clone(),
+                format!("{base}/role"),
+                "inline_system_outside_leading_run",
+                "a system inline block must be in the leading run (before the first block that is neither a slot, a document nor a system inline)",
+            );
+        }
+    }
+
+    /// Takes a block (None: it had problems) into the list.
+    fn place(&mut self, c: &mut Checker, block: Option<Block>, base: &str, out: &mut Vec<Block>) {
+        let Some(block) = block else {
+            self.leading = false;
+            return;
+        };
+        if self.leading && !block.keeps_leading_run() {
+            self.leading = false;
+        }
+        let once = matches!(
+            &block,
+            Block::Slot(_)
+                | Block::Document(_)
+                | Block::Memory
+                | Block::Skills
+                | Block::Runtime
+                | Block::Lead
+                | Block::Tail
+        );
+        if once && self.seen.contains(&block) {
+            c.add(
+                base,
                 "block_repeated",
                 format!("{} may appear at most once", block.name()),
             );
         }
-        seen.push(block.clone());
+        self.seen.push(block.clone());
         out.push(block);
     }
-    if !seen_history {
+
+    fn finish(&self, c: &mut Checker) {
+        if !self.seen_history {
+            c.add(
+                "/blocks",
+                "history_missing",
+                "a template needs exactly one history block",
+            );
+        }
+        if !self.seen_input {
+            c.add("/blocks", "input_missing", "a template needs an input block, last");
+        }
+    }
+}
+
+const BLOCK_TYPES: &str = "slot, document, inline, memory, skills, runtime, lead, tail, history, input";
+
+/// The keys a block of type `ty` may have; None for an unknown type.
+fn block_keys(ty: &str) -> Option<&'static [&'static str]> {
+    Some(match ty {
+        "slot" => &["type", "slot"],
+        "document" => &["type", "name"],
+        "inline" => &["type", "role", "text"],
+        "memory" | "skills" | "runtime" | "lead" | "tail" | "input" => &["type"],
+        "history" => &["type", "max_entries", "budget"],
+        _ => return None,
+    })
+}
+
+/// How problems name a block of type `ty`.
+fn describe(ty: &str) -> String {
+    match ty {
+        "inline" => "an inline block".into(),
+        "history" | "input" => format!("the {ty} block"),
+        _ => format!("a {ty} block"),
+    }
+}
+
+fn check_blocks(c: &mut Checker, list: &[Value], variables: &BTreeMap<String, String>, out: &mut Vec<Block>) {
+    let mut order = Order::new();
+    for (i, v) in list.iter().enumerate() {
+        let base = format!("/blocks/{i}");
+        let block = parse_block(c, &mut order, v, &base, variables);
+        order.place(c, block, &base, out);
+    }
+    order.finish(c);
+}
+
+/// One block: its shape, with the ordering rules checked where they always were.
+fn parse_block(
+    c: &mut Checker,
+    order: &mut Order,
+    v: &Value,
+    base: &str,
+    variables: &BTreeMap<String, String>,
+) -> Option<Block> {
+    let Some(obj) = v.as_object() else {
         c.add(
-            "/blocks",
-            "history_missing",
-            "a template needs exactly one history block",
+            base,
+            "block_not_object",
+            format!("a block is an object with a \"type\", not {}", type_name(v)),
         );
+        return None;
+    };
+    order.after_input(c, base);
+    let ty = match obj.get("type") {
+        Some(Value::String(s)) => s.as_str(),
+        Some(other) => {
+            let msg = format!("type must be a string, not {}", type_name(other));
+            c.add(format!("{base}/type"), "block_type_unknown", msg);
+            return None;
+        }
+        None => {
+            c.add(format!("{base}/type"), "block_type_missing", "a block needs a \"type\"");
+            return None;
+        }
+    };
+    let Some(keys) = block_keys(ty) else {
+        let msg = format!("unknown block type \"{ty}\"; known: {BLOCK_TYPES}");
+        c.add(format!("{base}/type"), "block_type_unknown", msg);
+        return None;
+    };
+    c.unknown_keys(obj, keys, base, &describe(ty));
+    order.before(c, ty, base);
+    let block = block_fields(c, ty, obj, base, variables);
+    if ty == "inline" {
+        order.system_inline(c, obj, base);
     }
-    if seen_input.is_none() {
-        c.add("/blocks", "input_missing", "a template needs an input block, last");
+    block
+}
+
+/// A block's own fields, by type (`ty` is a known type).
+fn block_fields(
+    c: &mut Checker,
+    ty: &str,
+    obj: &Map<String, Value>,
+    base: &str,
+    variables: &BTreeMap<String, String>,
+) -> Option<Block> {
+    match ty {
+        "slot" => {
+            let slot = obj.get("slot").and_then(Value::as_str).and_then(Slot::parse);
+            if slot.is_none() {
+                let msg = "slot must be one of system_prompt, character, persona";
+                c.add(format!("{base}/slot"), "slot_invalid", msg);
+            }
+            slot.map(Block::Slot)
+        }
+        "document" => match obj.get("name").and_then(Value::as_str) {
+            Some(n) if is_document_name(n) => Some(Block::Document(n.to_string())),
+            _ => {
+                let msg = "name must be a durable document name matching ^[A-Z][A-Z0-9_]{0,31}$";
+                c.add(format!("{base}/name"), "document_name_invalid", msg);
+                None
+            }
+        },
+        "inline" => {
+            let role = obj.get("role").and_then(Value::as_str).and_then(Role::parse);
+            if role.is_none() {
+                let msg = "role must be one of system, developer, user, assistant";
+                c.add(format!("{base}/role"), "role_invalid", msg);
+            }
+            let text = inline_text(c, obj, base, variables);
+            Some(Block::Inline {
+                role: role?,
+                text: text?,
+            })
+        }
+        "memory" => Some(Block::Memory),
+        "skills" => Some(Block::Skills),
+        "runtime" => Some(Block::Runtime),
+        "lead" => Some(Block::Lead),
+        "tail" => Some(Block::Tail),
+        "history" => Some(Block::History(c.knobs(obj, base))),
+        _ => Some(Block::Input),
     }
+}
+
+/// An inline block's text; every `{{word}}` in it must be a macro or a declared variable.
+fn inline_text(
+    c: &mut Checker,
+    obj: &Map<String, Value>,
+    base: &str,
+    variables: &BTreeMap<String, String>,
+) -> Option<String> {
+    let Some(Value::String(t)) = obj.get("text") else {
+        c.add(format!("{base}/text"), "text_invalid", "text must be a string");
+        return None;
+    };
+    let mut reported: Vec<&str> = Vec::new();
+    for tok in macros::tokens(t) {
+        let word = tok.name;
+        let known = word != macros::HISTORY_WORD && (macros::is_macro(word) || variables.contains_key(word));
+        if known || reported.contains(&word) {
+            continue;
+        }
+        reported.push(word);
+        let msg = if word == macros::HISTORY_WORD {
+            format!("{{{{{word}}}}} is not a macro: history is a block")
+        } else {
+            format!("{{{{{word}}}}} is neither a macro nor a declared variable")
+        };
+        c.add(format!("{base}/text"), "macro_unknown", msg);
+    }
+    Some(t.clone())
 }
 
 /// Every problem of a template given as JSON text (what the SQL layer receives).

@@ -53,7 +53,7 @@ fn without_tail(out: &pgprompt_core::Output) -> String {
 
 #[test]
 fn property_every_request_of_a_run_extends_the_earlier_ones() {
-    let mut r = Rng(0x5eed_0f_5ea1);
+    let mut r = Rng(0x005e_ed0f_5ea1);
     for case in 0..120 {
         let wire = ["anthropic", "chat"][case % 2];
         let mut s = Scenario::new("Investigate the double charge.")

@@ -60,6 +60,8 @@ impl IntoDatum for JsonBody {
     }
 }
 
+// SAFETY: `box_into` returns a datum of the declared type (`json`, a text varlena
+// palloc'd in the call's memory context) or SQL NULL.
 unsafe impl BoxRet for JsonBody {
     unsafe fn box_into<'fcx>(self, fcinfo: &mut FcInfo<'fcx>) -> Datum<'fcx> {
         match self.into_datum() {
@@ -70,6 +72,7 @@ unsafe impl BoxRet for JsonBody {
     }
 }
 
+// SAFETY: the SQL type named is the one `into_datum` produces (`json`).
 unsafe impl SqlTranslatable for JsonBody {
     const TYPE_IDENT: &'static str = pgrx::pgrx_resolved_type!(JsonBody);
     const TYPE_ORIGIN: pgrx::pgrx_sql_entity_graph::metadata::TypeOrigin =
@@ -97,6 +100,7 @@ impl pgrx::FromDatum for JsonbArg {
     }
 }
 
+// SAFETY: the argument is read as the declared SQL type (`jsonb`) and never outlives the call.
 unsafe impl<'fcx> pgrx::callconv::ArgAbi<'fcx> for JsonbArg {
     unsafe fn unbox_arg_unchecked(arg: pgrx::callconv::Arg<'_, 'fcx>) -> Self {
         // SAFETY: the caller guarantees `arg` is this function's jsonb argument.
@@ -104,6 +108,7 @@ unsafe impl<'fcx> pgrx::callconv::ArgAbi<'fcx> for JsonbArg {
     }
 }
 
+// SAFETY: the SQL type named is the one `from_polymorphic_datum` reads (`jsonb`).
 unsafe impl SqlTranslatable for JsonbArg {
     const TYPE_IDENT: &'static str = pgrx::pgrx_resolved_type!(JsonbArg);
     const TYPE_ORIGIN: pgrx::pgrx_sql_entity_graph::metadata::TypeOrigin =
@@ -122,6 +127,7 @@ impl pgrx::FromDatum for JsonArg {
     }
 }
 
+// SAFETY: the argument is read as the declared SQL type (`json`) and never outlives the call.
 unsafe impl<'fcx> pgrx::callconv::ArgAbi<'fcx> for JsonArg {
     unsafe fn unbox_arg_unchecked(arg: pgrx::callconv::Arg<'_, 'fcx>) -> Self {
         // SAFETY: the caller guarantees `arg` is this function's json argument.
@@ -129,6 +135,7 @@ unsafe impl<'fcx> pgrx::callconv::ArgAbi<'fcx> for JsonArg {
     }
 }
 
+// SAFETY: the SQL type named is the one `from_polymorphic_datum` reads (`json`).
 unsafe impl SqlTranslatable for JsonArg {
     const TYPE_IDENT: &'static str = pgrx::pgrx_resolved_type!(JsonArg);
     const TYPE_ORIGIN: pgrx::pgrx_sql_entity_graph::metadata::TypeOrigin =
@@ -237,14 +244,18 @@ pub unsafe fn jsonb_value(datum: pg_sys::Datum) -> Option<serde_json::Value> {
 /// `v` must be a scalar value the jsonb iterator set.
 unsafe fn scalar(v: &pg_sys::JsonbValue) -> serde_json::Value {
     use pg_sys::jbvType;
-    // SAFETY (each arm): the union member read is the one `type_` names.
     match v.type_ {
+        // SAFETY: `type_` is jbvString, so `val.string` is the member set: a pointer to
+        // `len` bytes of UTF-8 that live as long as the jsonb being iterated.
         jbvType::jbvString => unsafe {
             let s = v.val.string;
             let bytes = std::slice::from_raw_parts(s.val.cast::<u8>(), usize::try_from(s.len).unwrap_or(0));
             serde_json::Value::String(String::from_utf8_lossy(bytes).into_owned())
         },
+        // SAFETY: `type_` is jbvBool, so `val.boolean` is the member set.
         jbvType::jbvBool => serde_json::Value::Bool(unsafe { v.val.boolean }),
+        // SAFETY: `type_` is jbvNumeric, so `val.numeric` is a valid numeric datum, which
+        // numeric_out spells as a palloc'd NUL-terminated string.
         jbvType::jbvNumeric => unsafe {
             let text = direct_function_call_as_datum(pg_sys::numeric_out, &[Some(pg_sys::Datum::from(v.val.numeric))]);
             text.map(|t| {

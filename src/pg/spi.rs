@@ -95,8 +95,8 @@ pub(crate) fn run<R, E>(
     let mut out = Vec::with_capacity(n);
     // SAFETY: `select` above just produced this result through SPI, and nothing has run
     // through SPI since, so SPI_tuptable is its tuple table (set even when it has no
-    // rows); `table` owns it (pgrx frees it on drop) and lives to the end of this
-    // function, so `tt` stays valid whatever `read` does. Rows are deformed with the
+    // rows); it stays valid until the next SPI call or SPI_finish, and `read` makes
+    // no SPI call (it only converts values), so `tt` is valid throughout. Rows are deformed with the
     // table's own descriptor into buffers of its width, and `Cols::next` checks each
     // value's type before converting it.
     unsafe {
@@ -130,7 +130,6 @@ pub(crate) fn run<R, E>(
             }
         }
     }
-    drop(table);
     Ok(out)
 }
 

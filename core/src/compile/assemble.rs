@@ -45,40 +45,11 @@ impl Compiler<'_, '_> {
         );
 
         // History: funded from what remains, newest entry first.
-        let (selection, budget_problem) = match budget::allowance(&self.window, floor_cost, &knobs) {
-            Ok(allowance) => (
-                self.select(source, &template, allowance, hist_ix, items::leading(&post))?,
-                None,
-            ),
-            Err(Unavailable::ShareWithoutWindow) => {
-                let available = source.count_rest(self.a.id, ctx.conversation.answerer_id)?;
-                let mut none = HistoryEstimate::none(Some("history_budget_unavailable"));
-                none.available = available;
-                let problem = self.share_without_window(&knobs);
-                (
-                    super::select::Selection {
-                        items: Vec::new(),
-                        estimate: none,
-                    },
-                    Some(problem),
-                )
-            }
-        };
+        let (selection, budget_problem) = self.funded_history(source, &template, &knobs, floor_cost, hist_ix, &post)?;
         let mut versions = floors.versions;
         versions.history = Some(selection.estimate.selected);
 
-        let preface: Vec<PrefaceItem> = rendered[hist_ix + 1..input_ix]
-            .iter()
-            .flatten()
-            .map(|i| PrefaceItem {
-                role: i.role,
-                texts: i
-                    .parts
-                    .iter()
-                    .filter_map(|p| p.kind.text().map(str::to_string))
-                    .collect(),
-            })
-            .collect();
+        let preface = preface(&rendered[hist_ix + 1..input_ix]);
         let pre_parts: usize = pre.iter().map(|i| i.parts.len()).sum();
         let history_parts: usize = selection.items.iter().map(|i| i.parts.len()).sum();
         let messages = merge(pre.into_iter().chain(selection.items).chain(post));
@@ -99,6 +70,35 @@ impl Compiler<'_, '_> {
             versions: versions.to_json(),
             budget_problem,
         })
+    }
+
+    /// History funded from what the floors leave; on a windowless model asked for a
+    /// share, no history and the problem (which the gate reports, the estimate shows).
+    fn funded_history(
+        &mut self,
+        source: &mut dyn HistorySource,
+        template: &Template,
+        knobs: &HistoryKnobs,
+        floor_cost: u32,
+        hist_ix: usize,
+        post: &[Item],
+    ) -> Result<(super::select::Selection, Option<Error>)> {
+        match budget::allowance(&self.window, floor_cost, knobs) {
+            Ok(allowance) => Ok((
+                self.select(source, template, allowance, hist_ix, items::leading(post))?,
+                None,
+            )),
+            Err(Unavailable::ShareWithoutWindow) => {
+                let ctx = self.ctx;
+                let mut none = HistoryEstimate::none(Some("history_budget_unavailable"));
+                none.available = source.count_rest(self.a.id, ctx.conversation.answerer_id)?;
+                let selection = super::select::Selection {
+                    items: Vec::new(),
+                    estimate: none,
+                };
+                Ok((selection, Some(self.share_without_window(knobs))))
+            }
+        }
     }
 
     fn share_without_window(&self, knobs: &HistoryKnobs) -> Error {
@@ -189,4 +189,20 @@ fn breakpoints(messages: &[Message], prefix_parts: usize, history_parts: usize) 
         mark(prefix_parts + history_parts, Stretch::History);
     }
     out
+}
+
+/// What the turn lays between history and its input (later turns replay it as its seed).
+fn preface(rendered: &[Vec<Item>]) -> Vec<PrefaceItem> {
+    rendered
+        .iter()
+        .flatten()
+        .map(|i| PrefaceItem {
+            role: i.role,
+            texts: i
+                .parts
+                .iter()
+                .filter_map(|p| p.kind.text().map(str::to_string))
+                .collect(),
+        })
+        .collect()
 }

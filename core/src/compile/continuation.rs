@@ -11,7 +11,7 @@ use crate::history::ROUNDS_SUMMARY_HEADER;
 use crate::items::{counted, merge, Item};
 use crate::rounds;
 use crate::rows::{Context, Role};
-use crate::seal::Sealed;
+use crate::seal::{Frozen, Sealed};
 use crate::tokens::{Counter, Memo};
 use crate::voice::Voices;
 use crate::wire::{self, Body};
@@ -91,15 +91,7 @@ pub(super) fn extend(ctx: &Context, sealed: &Sealed, counter: &mut Counter<'_>, 
         }
         None => (&body.elements[..], frozen.estimate.total, Vec::new(), i32::MIN),
     };
-    let voices = Voices {
-        users: &ctx.users,
-        creator: ctx.conversation.creator_id,
-    };
-    let a = ctx.users.get(&frozen.answerer_id);
-    let native = frozen.model.as_ref().is_some_and(|m| m.native_images);
-    for round in ctx.rounds.iter().filter(|r| r.n >= first_round) {
-        items.extend(rounds::render(round, &voices, a, native, counter, 0));
-    }
+    items.extend(round_items(ctx, frozen, first_round, counter));
     if let Some(first) = items.first_mut() {
         // Whatever follows the sealed elements starts an element of its own.
         first.boundary = true;
@@ -123,17 +115,30 @@ pub(super) fn extend(ctx: &Context, sealed: &Sealed, counter: &mut Counter<'_>, 
     }
     let mut explain = explain(ctx, frozen, None, true);
     explain.estimate = estimate;
-    let mut all = Vec::with_capacity(kept.len() + elements.len());
-    all.extend_from_slice(kept);
-    all.extend(elements);
     Ok(Output {
         body: Body {
             head: body.head.clone(),
-            elements: all,
+            elements: kept.iter().cloned().chain(elements).collect(),
             tail: body.tail.clone(),
         },
         explain,
         seal: None,
         last_round: ctx.rounds.iter().map(|r| r.n).max(),
     })
+}
+
+/// The items of the turn's rounds from `first_round` on, rendered as the seal froze
+/// the answerer and the model's image support.
+fn round_items(ctx: &Context, frozen: &Frozen, first_round: i32, counter: &mut Counter<'_>) -> Vec<Item> {
+    let voices = Voices {
+        users: &ctx.users,
+        creator: ctx.conversation.creator_id,
+    };
+    let a = ctx.users.get(&frozen.answerer_id);
+    let native = frozen.model.as_ref().is_some_and(|m| m.native_images);
+    ctx.rounds
+        .iter()
+        .filter(|r| r.n >= first_round)
+        .flat_map(|round| rounds::render(round, &voices, a, native, counter, 0))
+        .collect()
 }

@@ -1,0 +1,30 @@
+#!/usr/bin/env python3
+"""Fails when a function of the compiler core (outside its test modules) is longer than
+the limit: the core is split by stage so that each function reads on one screen.
+
+    scripts/function-length.py core/src 80
+"""
+import pathlib
+import re
+import sys
+
+root, limit = pathlib.Path(sys.argv[1]), int(sys.argv[2])
+FN = re.compile(r"^(\s*)(pub(\([a-z]+\))? )?(const )?(unsafe )?fn (\w+)")
+long = []
+for path in sorted(root.rglob("*.rs")):
+    lines = path.read_text().split("\n")
+    for i, line in enumerate(lines):
+        if re.match(r"\s*#\[cfg\(test\)\]", line):
+            break  # test modules come last in each file
+        m = FN.match(line)
+        if not m:
+            continue
+        end = " " * len(m.group(1)) + "}"
+        for j in range(i + 1, len(lines)):
+            if lines[j] == end:
+                if j - i + 1 > limit:
+                    long.append(f"{path}:{i + 1}: fn {m.group(6)} is {j - i + 1} lines (limit {limit})")
+                break
+for entry in long:
+    print(entry, file=sys.stderr)
+sys.exit(1 if long else 0)

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The code's own rules, enforced (run by scripts/test.sh):
+#   - clippy, warnings denied, on both crates; the extension crate's lints
+#     (Cargo.toml: unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks) make every
+#     unsafe operation an explicit block with a SAFETY comment;
+#   - no function of the compiler core over 80 lines.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$HOME/.cargo/bin:$PATH"
+PG_MAJOR=${PG_MAJOR:-15}
+
+cargo clippy --quiet -p pgprompt-core --all-targets --features testing -- -D warnings
+cargo clippy --quiet -p pgprompt --all-targets --no-default-features --features "pg$PG_MAJOR pg_test" -- -D warnings
+python3 scripts/function-length.py core/src 80
+echo "lints: clean"
