@@ -1,27 +1,38 @@
 #!/usr/bin/env bash
 # The benchmark, one command (not part of the test command): builds and installs the
 # release extension, starts a throwaway cluster, loads realistic data, measures, restarts
-# with shared_preload_libraries for the preloaded first compile, and writes
-# bench/RESULTS.md.
+# with shared_preload_libraries for the preloaded first compile, runs the prompt-cache
+# simulator, and writes bench/RESULTS.md (and bench/cache.png).
+#
+#   bench/run.sh           # everything
+#   bench/run.sh cache     # the prompt-cache simulator alone
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
+. scripts/pg.sh
+WHAT=${1:-all}
 
 scripts/setup.sh
-python3 -c 'import langchain_core' 2>/dev/null || python3 -m pip install -q --disable-pip-version-check -r bench/requirements.txt
+python3 -c 'import langchain_core, matplotlib' 2>/dev/null || python3 -m pip install -q --disable-pip-version-check -r bench/requirements.txt
 echo "== building and installing pgprompt (release)" >&2
-cargo pgrx install --release --pg-config /usr/lib/postgresql/15/bin/pg_config >/dev/null
+cargo pgrx install --release --pg-config "$PG_CONFIG" >/dev/null
 
 OPTS=(shared_buffers=512MB work_mem=64MB max_wal_size=4GB)
 scripts/cluster.sh start "${OPTS[@]}"
 trap 'scripts/cluster.sh stop' EXIT
 eval "$(scripts/cluster.sh env)"
 
-echo "== loading data (conversations of 200 and 10,000 turns)" >&2
-python3 bench/bench.py build
-echo "== measuring" >&2
-python3 bench/bench.py measure
-scripts/cluster.sh restart "${OPTS[@]}" shared_preload_libraries=pgprompt
-echo "== measuring first compiles, preloaded" >&2
-python3 bench/bench.py preload
+if [ "$WHAT" = all ]; then
+  echo "== loading data (conversations of 200 and 10,000 turns)" >&2
+  python3 bench/bench.py build
+  echo "== measuring" >&2
+  python3 bench/bench.py measure
+fi
+echo "== the prompt-cache simulator (2,000 turns, three trimmings)" >&2
+python3 bench/cache_sim.py >/dev/null
+if [ "$WHAT" = all ]; then
+  scripts/cluster.sh restart "${OPTS[@]}" shared_preload_libraries=pgprompt
+  echo "== measuring first compiles, preloaded" >&2
+  python3 bench/bench.py preload
+fi
 python3 bench/bench.py report

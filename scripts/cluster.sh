@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# A throwaway PostgreSQL 15 cluster for the demo, the psql tests and the benchmark.
+# A throwaway PostgreSQL cluster (of $PG_MAJOR, scripts/pg.sh) for the demo, the psql
+# tests and the benchmark.
 # PostgreSQL refuses to run as root, so it runs as the postgres user, on a private
 # socket directory and port, listening on no TCP address unless asked.
 #
@@ -8,8 +9,7 @@
 #   scripts/cluster.sh stop
 #   scripts/cluster.sh env      # prints PGHOST/PGPORT/PGUSER exports for psql
 set -euo pipefail
-
-PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
+. "$(dirname "$0")/pg.sh"
 DIR=${PGPROMPT_CLUSTER:-/tmp/pgprompt-cluster}
 PORT=${PGPROMPT_PORT:-54329}
 
@@ -20,9 +20,7 @@ as_postgres() {
 case "${1:-}" in
   start)
     shift
-    if [ -f "$DIR/data/postmaster.pid" ]; then
-      as_postgres "$PGBIN/pg_ctl" -D "$DIR/data" -m immediate stop >/dev/null 2>&1 || true
-    fi
+    "$0" stop
     rm -rf "$DIR"
     mkdir -p "$DIR"
     chown postgres "$DIR"
@@ -42,12 +40,15 @@ case "${1:-}" in
     as_postgres "$PGBIN/pg_ctl" -D "$DIR/data" -o "$opts" -l "$DIR/log" -w start >/dev/null
     ;;
   stop)
+    # Whatever major started it: a fast shutdown by signal, then wait for it to end.
     if [ -f "$DIR/data/postmaster.pid" ]; then
-      as_postgres "$PGBIN/pg_ctl" -D "$DIR/data" -m fast -w stop >/dev/null
+      pid=$(head -1 "$DIR/data/postmaster.pid")
+      kill -INT "$pid" 2>/dev/null || true
+      for _ in $(seq 1 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     fi
     ;;
   env)
-    echo "export PGHOST=$DIR PGPORT=$PORT PGUSER=postgres PGDATABASE=postgres"
+    echo "export PGHOST=$DIR PGPORT=$PORT PGUSER=postgres PGDATABASE=postgres PATH=$PGBIN:\$PATH"
     ;;
   *)
     echo "usage: $0 start [option=value...] | restart [option=value...] | stop | env" >&2

@@ -5,10 +5,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
+. scripts/pg.sh
 
 scripts/setup.sh
 echo "== building and installing pgprompt (release)" >&2
-cargo pgrx install --release --pg-config /usr/lib/postgresql/15/bin/pg_config >/dev/null
+cargo pgrx install --release --pg-config "$PG_CONFIG" >/dev/null
 scripts/cluster.sh start
 eval "$(scripts/cluster.sh env)"
 psql -X -q -f demo/demo.sql

@@ -6,9 +6,12 @@
 #   2. #[pg_test]s of the SQL surface (cargo pgrx test, as postgres)
 #   3. psql golden files (pg_regress) and client tests (Python: SDK wire types,
 #      tiktoken parity) against a throwaway cluster
+#
+# On PostgreSQL $PG_MAJOR: 15 (default) or 18 (scripts/pg.sh); .ci/run runs both.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
+. scripts/pg.sh
 
 scripts/setup.sh
 
@@ -19,8 +22,8 @@ echo "== 1/3 core: cargo test -p pgprompt-core (no PostgreSQL)"
 cargo test -p pgprompt-core --quiet
 
 echo "== 2/3 SQL surface: cargo pgrx test"
-cargo pgrx test pg15 --runas postgres --pgdata /tmp/pgprompt-pgdata
+cargo pgrx test "pg$PG_MAJOR" --runas postgres --pgdata "/tmp/pgprompt-pgdata-$PG_MAJOR"
 
 echo "== 3/3 psql golden files and client tests"
 scripts/client-tests.sh
-echo "== all tests passed"
+echo "== all tests passed (PostgreSQL $PG_MAJOR)"

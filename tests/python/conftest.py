@@ -6,12 +6,17 @@ tests/fixtures/scenarios.sql.
 """
 import os
 import pathlib
+import subprocess
 
 import psycopg
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DB = "pgprompt_client"
+# The PostgreSQL under test (scripts/pg.sh exports PG_CONFIG for 15 or 18).
+PG_CONFIG = os.environ.get("PG_CONFIG", "/usr/lib/postgresql/15/bin/pg_config")
+PGBIN = subprocess.run([PG_CONFIG, "--bindir"], capture_output=True, text=True, check=True).stdout.strip()
+PG_MAJOR = int(subprocess.run([PG_CONFIG, "--version"], capture_output=True, text=True, check=True).stdout.split()[1].split(".")[0])
 
 
 def connect(dbname: str = DB) -> psycopg.Connection:

@@ -4,9 +4,8 @@ has every row back, and every sealed turn compiles to the same bytes."""
 import os
 import subprocess
 
-from conftest import connect, make_database
+from conftest import PGBIN, connect, make_database
 
-PGBIN = os.environ.get("PGBIN", "/usr/lib/postgresql/15/bin")
 TABLES = ["models", "users", "workspaces", "documents", "conversations", "memories", "skills",
           "turns", "rounds", "seals", "seal_nodes"]
 

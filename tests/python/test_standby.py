@@ -13,7 +13,8 @@ import time
 import psycopg
 import pytest
 
-PGBIN = "/usr/lib/postgresql/15/bin"
+from conftest import PGBIN
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BASE = "/tmp/pgprompt-replication"
 PRIMARY, STANDBY = f"{BASE}/primary", f"{BASE}/standby"

@@ -13,7 +13,7 @@ import re
 import shutil
 import subprocess
 
-from conftest import ROOT, connect, make_database
+from conftest import PG_CONFIG, PGBIN, ROOT, connect, make_database
 
 OLD = "0.1.0"
 SEAL_02 = "0.2.0"  # the release whose seals (turns.sealed_request) 0.3.0 converts
@@ -21,7 +21,7 @@ C1, T4 = "00000000-0000-4000-8000-00000000c001", "00000000-0000-4000-8000-000000
 
 
 def extension_dir() -> pathlib.Path:
-    share = subprocess.run(["/usr/lib/postgresql/15/bin/pg_config", "--sharedir"], capture_output=True, text=True, check=True)
+    share = subprocess.run([PG_CONFIG, "--sharedir"], capture_output=True, text=True, check=True)
     return pathlib.Path(share.stdout.strip()) / "extension"
 
 
@@ -32,13 +32,15 @@ def current_version() -> str:
 
 def schema_of(dbname: str) -> str:
     dump = subprocess.run(
-        ["pg_dump", "--schema-only", "--binary-upgrade", "--no-owner", "-h", os.environ["PGHOST"], "-p", os.environ["PGPORT"], "-U", "postgres", dbname],
+        [f"{PGBIN}/pg_dump", "--schema-only", "--binary-upgrade", "--no-owner", "-h", os.environ["PGHOST"], "-p", os.environ["PGPORT"], "-U", "postgres", dbname],
         capture_output=True, text=True, check=True,
     ).stdout
     # Set aside what binary-upgrade mode adds about OIDs and frozen xids.
-    # A dropped column leaves a placeholder a binary-upgrade dump recreates and drops.
+    # A dropped column leaves a placeholder a binary-upgrade dump recreates and drops
+    # (PostgreSQL 18 spells it as one UPDATE ... FROM (VALUES ...) over the dropped names).
     noise = ("binary_upgrade_set", "UPDATE pg_catalog.pg_class", "SET relfrozenxid", "WHERE oid = ", "\\restrict",
-             "\\unrestrict", "pg.dropped", "UPDATE pg_catalog.pg_attribute", "SET attlen", "AND attrelid = ")
+             "\\unrestrict", "pg.dropped", "UPDATE pg_catalog.pg_attribute", "SET attlen", "AND attrelid = ",
+             "WHERE attrelid = ", "AND attname = v.dname")
     keep = [l for l in dump.splitlines() if l.strip() and not l.startswith("--") and not any(n in l for n in noise)]
     # The extension's config tables are listed by OID.
     keep = [re.sub(r"'\{[0-9,]+\}'", "'{config table oids}'", l) for l in keep]
