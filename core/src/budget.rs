@@ -2,7 +2,7 @@
 //! selection of whole entries.
 
 use crate::rows::Model;
-use crate::template::HistoryKnobs;
+use crate::template::{HistoryKnobs, Trim};
 
 /// The window a compile is funded against.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -64,12 +64,17 @@ pub enum Unavailable {
     ShareWithoutWindow,
 }
 
-/// How much history may take: `tokens` `None` is unbounded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How much history may take: `tokens` `None` is unbounded. `low_water` is set under
+/// cache-stable trimming: the share of the allowance history is cut down to.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Allowance {
     pub tokens: Option<u32>,
     pub max_entries: Option<u32>,
+    pub low_water: Option<f64>,
 }
+
+/// Stable trimming's default `low_water`.
+pub const DEFAULT_LOW_WATER: f64 = 0.7;
 
 /// History is funded from what the floors leave (`floors`, already inflated), capped
 /// by `share × window`, `max_tokens` and `max_entries`; `min_tokens` lifts it only as
@@ -101,6 +106,7 @@ pub fn allowance(window: &Window, floors: u32, knobs: &HistoryKnobs) -> Result<A
     Ok(Allowance {
         tokens,
         max_entries: knobs.max_entries,
+        low_water: (knobs.trim == Some(Trim::Stable)).then(|| knobs.low_water.unwrap_or(DEFAULT_LOW_WATER)),
     })
 }
 
@@ -109,6 +115,10 @@ pub fn allowance(window: &Window, floors: u32, knobs: &HistoryKnobs) -> Result<A
 pub enum Stop {
     BudgetExceeded,
     MaxEntries,
+    /// Stable trimming kept the first entry of the answerer's previous sealed request.
+    StableCut,
+    /// Stable trimming cut history down to its low water.
+    LowWater,
 }
 
 impl Stop {
@@ -116,6 +126,8 @@ impl Stop {
         match self {
             Stop::BudgetExceeded => "budget_exceeded",
             Stop::MaxEntries => "max_entries",
+            Stop::StableCut => "stable_cut",
+            Stop::LowWater => "low_water",
         }
     }
 }
@@ -141,6 +153,38 @@ impl Selector {
     }
 
     /// Offers the next (older) entry of inflated cost `cost`; true when it is taken.
+    /// Ends the selection for a reason of its own.
+    pub fn stop(&mut self, why: Stop) {
+        self.stopped.get_or_insert(why);
+    }
+
+    /// Cut down to the newest `keep` of the entries taken (their costs, newest first).
+    pub fn keep_newest(&mut self, costs: &[u32], keep: usize) {
+        self.selected = keep as u32;
+        self.used = costs[..keep].iter().sum();
+        self.stopped = Some(Stop::LowWater);
+    }
+
+    /// How many of the entries taken (costs newest first) stable trimming keeps once
+    /// history stops fitting: down to `low_water` of whichever limit stopped it.
+    pub fn low_water_keep(&self, costs: &[u32], low_water: f64) -> usize {
+        match (self.stopped, self.allowance.tokens, self.allowance.max_entries) {
+            (Some(Stop::MaxEntries), _, Some(m)) => ((m as f64 * low_water).floor() as usize).max(1).min(costs.len()),
+            (_, Some(t), _) => {
+                let limit = (t as f64 * low_water).floor() as u32;
+                let mut used = 0u32;
+                costs
+                    .iter()
+                    .take_while(|c| {
+                        used = used.saturating_add(**c);
+                        used <= limit
+                    })
+                    .count()
+            }
+            _ => costs.len(),
+        }
+    }
+
     pub fn offer(&mut self, cost: u32) -> bool {
         if self.stopped.is_some() {
             return false;
@@ -231,6 +275,7 @@ mod tests {
         let mut s = Selector::new(Allowance {
             tokens: Some(10),
             max_entries: None,
+            low_water: None,
         });
         assert!(s.offer(4));
         assert!(s.offer(4));
@@ -240,6 +285,7 @@ mod tests {
         let mut s = Selector::new(Allowance {
             tokens: None,
             max_entries: Some(1),
+            low_water: None,
         });
         assert!(s.offer(100));
         assert!(!s.offer(1));
@@ -259,6 +305,7 @@ mod tests {
                 let mut s = Selector::new(Allowance {
                     tokens: Some(b),
                     max_entries: None,
+                    low_water: None,
                 });
                 let taken: Vec<bool> = costs.iter().map(|c| s.offer(*c)).collect();
                 (s, taken)

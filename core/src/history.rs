@@ -3,6 +3,7 @@
 //! alone, so counting the available entries never needs the turns' text; rendering
 //! follows the plan. History is read newest first through a [`HistorySource`].
 
+use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use crate::error::Result;
@@ -24,11 +25,25 @@ pub trait HistorySource {
     /// conversation whose stored answerer is `conv_answerer` (once selection stops,
     /// the rest is only counted).
     fn count_rest(&mut self, a: Uuid, conv_answerer: Option<Uuid>) -> Result<u32>;
+
+    /// Where the history of answerer `a`'s previous sealed request in this conversation
+    /// began (its `history_from`), for cache-stable trimming; None when there is none.
+    fn previous_cut(&mut self, a: Uuid) -> Result<Option<EntryAt>>;
+}
+
+/// An entry's place in the conversation: its turn's `seq`, then its index among the
+/// turn's entries (the order [`plan`] gives). Entries order by place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct EntryAt {
+    pub seq: i64,
+    pub entry: u32,
 }
 
 /// A history source over turns held in memory (oldest first, as stored).
 pub struct VecHistory {
     turns: Vec<HistoryTurn>,
+    /// What [`HistorySource::previous_cut`] answers.
+    pub previous_cut: Option<EntryAt>,
 }
 
 impl VecHistory {
@@ -38,7 +53,10 @@ impl VecHistory {
         if let Some(i) = oldest_first.iter().position(|h| h.turn.kind == TurnKind::Summary) {
             oldest_first.truncate(i + 1);
         }
-        VecHistory { turns: oldest_first }
+        VecHistory {
+            turns: oldest_first,
+            previous_cut: None,
+        }
     }
 }
 
@@ -52,6 +70,10 @@ impl HistorySource for VecHistory {
         let n: usize = self.turns.iter().map(|h| plan(h, a, conv_answerer).len()).sum();
         self.turns.clear();
         Ok(u32::try_from(n).unwrap_or(u32::MAX))
+    }
+
+    fn previous_cut(&mut self, _a: Uuid) -> Result<Option<EntryAt>> {
+        Ok(self.previous_cut)
     }
 }
 

@@ -33,6 +33,10 @@ pub struct Frozen {
     pub estimate: Estimate,
     /// Where an in-turn summary cuts the body.
     pub seed_cut: SeedCut,
+    /// Where the body's history began: the answerer's next turn under stable trimming
+    /// keeps it while it fits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history_from: Option<crate::history::EntryAt>,
 }
 
 /// An in-turn summary replaces the seed (preface and opening words) and the rounds
@@ -402,6 +406,7 @@ pub fn convert_02(
         preface: preface.clone(),
         estimate,
         seed_cut,
+        history_from: None,
     };
     Ok((body_02(request), frozen, preface))
 }

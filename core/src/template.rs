@@ -43,6 +43,15 @@ impl Slot {
     }
 }
 
+/// How history is trimmed once it stops fitting (a history budget's `trim`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trim {
+    /// Newest first, every turn (the default).
+    Newest,
+    /// Cache-stable: cut down to `low_water`, then keep the first entry while it fits.
+    Stable,
+}
+
 /// The history block's knobs, and a turn's history intent (same fields).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct HistoryKnobs {
@@ -50,6 +59,8 @@ pub struct HistoryKnobs {
     pub share: Option<f64>,
     pub min_tokens: Option<u64>,
     pub max_tokens: Option<u64>,
+    pub trim: Option<Trim>,
+    pub low_water: Option<f64>,
 }
 
 impl HistoryKnobs {
@@ -60,6 +71,8 @@ impl HistoryKnobs {
             share: over.share.or(self.share),
             min_tokens: over.min_tokens.or(self.min_tokens),
             max_tokens: over.max_tokens.or(self.max_tokens),
+            trim: over.trim.or(self.trim),
+            low_water: over.low_water.or(self.low_water),
         }
     }
 }
@@ -209,6 +222,30 @@ impl Checker {
         }
     }
 
+    /// A budget's `trim` (newest, stable) and `low_water` (a share in (0, 1)).
+    fn trim(&mut self, b: &Map<String, Value>, bbase: &str, k: &mut HistoryKnobs) {
+        match b.get("trim") {
+            None => {}
+            Some(Value::String(t)) if t == "newest" => k.trim = Some(Trim::Newest),
+            Some(Value::String(t)) if t == "stable" => k.trim = Some(Trim::Stable),
+            Some(v) => self.add(
+                format!("{bbase}/trim"),
+                "trim_invalid",
+                format!("trim must be \"newest\" or \"stable\", not {v}"),
+            ),
+        }
+        if let Some(v) = b.get("low_water") {
+            match v.as_f64().filter(|x| *x > 0.0 && *x < 1.0) {
+                Some(x) => k.low_water = Some(x),
+                None => self.add(
+                    format!("{bbase}/low_water"),
+                    "low_water_invalid",
+                    format!("low_water must be a number in (0, 1), not {v}"),
+                ),
+            }
+        }
+    }
+
     fn knobs(&mut self, obj: &Map<String, Value>, base: &str) -> HistoryKnobs {
         let mut k = HistoryKnobs::default();
         if let Some(v) = obj.get("max_entries") {
@@ -225,7 +262,13 @@ impl Checker {
             None => {}
             Some(Value::Object(b)) => {
                 let bbase = format!("{base}/budget");
-                self.unknown_keys(b, &["share", "min_tokens", "max_tokens"], &bbase, "budget");
+                self.unknown_keys(
+                    b,
+                    &["share", "min_tokens", "max_tokens", "trim", "low_water"],
+                    &bbase,
+                    "budget",
+                );
+                self.trim(b, &bbase, &mut k);
                 if let Some(v) = b.get("share") {
                     match v.as_f64().filter(|x| *x > 0.0 && *x <= 1.0) {
                         Some(x) => k.share = Some(x),
@@ -706,7 +749,9 @@ mod tests {
                 max_entries: Some(40),
                 share: Some(0.6),
                 min_tokens: Some(512),
-                max_tokens: None
+                max_tokens: None,
+                trim: None,
+                low_water: None,
             })
         );
         assert_eq!(t.leading_run_len(), 3);

@@ -11,7 +11,7 @@ use uuid::Uuid;
 use crate::compile::{compile, Output, Purpose};
 use crate::error::Result;
 use crate::fields::{self, Callable, InlineEntry, Tool};
-use crate::history::VecHistory;
+use crate::history::{EntryAt, VecHistory};
 use crate::rounds::{self, Round, RoundRow};
 use crate::rows::*;
 use crate::seal::Sealed;
@@ -222,13 +222,16 @@ impl Scenario {
     }
 
     pub fn run(&self, purpose: Purpose) -> Result<Output> {
+        self.run_after(purpose, None)
+    }
+
+    /// Compiles as [`Scenario::run`], where the answerer's previous sealed request's
+    /// history began at `previous_cut` (what cache-stable trimming keeps).
+    pub fn run_after(&self, purpose: Purpose, previous_cut: Option<EntryAt>) -> Result<Output> {
         let mut memo = Memo::new();
-        compile(
-            &self.ctx,
-            &mut VecHistory::new(self.history.clone()),
-            &mut memo,
-            purpose,
-        )
+        let mut history = VecHistory::new(self.history.clone());
+        history.previous_cut = previous_cut;
+        compile(&self.ctx, &mut history, &mut memo, purpose)
     }
 
     /// Compiles and keeps the seal, as `compile_turn` stores it: later runs continue it.

@@ -14,7 +14,7 @@ use super::seals;
 use super::spi::{core_uuid, first, nullable, pg_uuid, run, Cols, Query};
 use pgprompt_core::error::{Code, Error, Result};
 use pgprompt_core::fields;
-use pgprompt_core::history::HistorySource;
+use pgprompt_core::history::{EntryAt, HistorySource};
 use pgprompt_core::rounds::{self, Round};
 use pgprompt_core::rows::{
     CacheTtl, Context, Conversation, Document, HistoryTurn, Mechanism, Memory, Mode, Model, Role, Skill, Turn,
@@ -519,10 +519,25 @@ static COUNT_REST: LazyLock<Query> = LazyLock::new(|| {
     )
 });
 
+/// Where the history of an answerer's previous sealed request began (stable trimming):
+/// the newest sealed reply before the turn whose seal froze that answerer.
+static PREVIOUS_CUT: LazyLock<Query> = LazyLock::new(|| {
+    Query::new(
+        "SELECT (s.frozen -> 'history_from' ->> 'seq')::int8, (s.frozen -> 'history_from' ->> 'entry')::int4 \
+         FROM prompt.turns t JOIN prompt.seals s ON s.conversation_id = t.conversation_id AND s.turn_id = t.id \
+         WHERE t.conversation_id = $1 AND t.seq < $2 AND t.kind = 'reply' AND t.sealed_at IS NOT NULL \
+           AND s.frozen ->> 'answerer_id' = $3::text \
+         ORDER BY t.seq DESC LIMIT 1",
+        &[INT8OID, INT4OID],
+    )
+});
+
 /// History read newest first through SPI, from the newest summary turn on.
 pub struct SpiHistory<'c, 'conn> {
     client: &'c SpiClient<'conn>,
     conv: Uuid,
+    /// The compiled turn's seq.
+    turn_seq: i64,
     timezone: String,
     /// The next batch reads turns with `seq` below this.
     before: i64,
@@ -542,6 +557,7 @@ impl<'c, 'conn> SpiHistory<'c, 'conn> {
         SpiHistory {
             client,
             conv: ctx.conversation.id,
+            turn_seq: ctx.turn.seq,
             timezone: ctx.workspace.timezone.clone(),
             before: ctx.turn.seq,
             floor,
@@ -650,5 +666,22 @@ impl HistorySource for SpiHistory<'_, '_> {
         .unwrap_or(0);
         self.before = self.floor;
         Ok(u32::try_from(n).unwrap_or(u32::MAX))
+    }
+
+    fn previous_cut(&mut self, a: Uuid) -> Result<Option<EntryAt>> {
+        let rows = run(
+            self.client,
+            &PREVIOUS_CUT,
+            &[pg_uuid(self.conv).into(), self.turn_seq.into(), a.to_string().into()],
+            |c| -> Result<Option<Option<EntryAt>>> {
+                let seq = c.next::<i64>();
+                let entry = c.next::<i32>();
+                Ok(Some(seq.zip(entry).map(|(seq, entry)| EntryAt {
+                    seq,
+                    entry: u32::try_from(entry).unwrap_or(0),
+                })))
+            },
+        )?;
+        Ok(rows.into_iter().next().flatten())
     }
 }

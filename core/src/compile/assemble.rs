@@ -67,6 +67,7 @@ impl Compiler<'_, '_> {
             preface,
             catalog: floors.catalog,
             history: selection.estimate,
+            history_from: selection.from,
             versions: versions.to_json(),
             budget_problem,
         })
@@ -95,6 +96,7 @@ impl Compiler<'_, '_> {
                 let selection = super::select::Selection {
                     items: Vec::new(),
                     estimate: none,
+                    from: None,
                 };
                 Ok((selection, Some(self.share_without_window(knobs))))
             }

@@ -46,6 +46,7 @@ impl Compiler<'_, '_> {
             preface: fresh.preface.clone(),
             estimate,
             seed_cut,
+            history_from: fresh.history_from,
         };
         // What storage shares: the elements unmarked, and the edits that mark this body.
         let plain_elements = if fresh.breakpoints.is_empty() || self.purpose != super::Purpose::Compile {

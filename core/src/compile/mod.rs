@@ -182,6 +182,8 @@ struct Fresh {
     preface: Vec<PrefaceItem>,
     catalog: Option<String>,
     history: crate::estimate::HistoryEstimate,
+    /// Where the history taken begins (frozen into the seal for stable trimming).
+    history_from: Option<crate::history::EntryAt>,
     versions: serde_json::Value,
     budget_problem: Option<Error>,
 }

@@ -56,6 +56,7 @@ impl Compiler<'_, '_> {
             preface: Vec::new(),
             catalog: None,
             history: HistoryEstimate::none(Some("raw_mechanism")),
+            history_from: None,
             versions: serde_json::json!({}),
             budget_problem: None,
         })

@@ -2,10 +2,10 @@
 //! follows it, taken while it fits what the budget left (docs/design.md, "Budget").
 
 use super::Compiler;
-use crate::budget::{Allowance, Selector};
+use crate::budget::{Allowance, Selector, Stop};
 use crate::error::Result;
 use crate::estimate::HistoryEstimate;
-use crate::history::{self, HistorySource, Plan, Reader};
+use crate::history::{self, EntryAt, HistorySource, Plan, Reader};
 use crate::items::{self, Follower, Item};
 use crate::rows::{HistoryTurn, Role, TurnKind};
 use crate::template::Template;
@@ -15,6 +15,15 @@ use crate::voice::{Row, Voices};
 pub(super) struct Selection {
     pub(super) items: Vec<Item>,
     pub(super) estimate: HistoryEstimate,
+    /// Where the oldest entry taken stands (a later turn's stable trimming keeps it).
+    pub(super) from: Option<EntryAt>,
+}
+
+/// An entry taken: where it stands, what it cost, its items.
+struct Taken {
+    at: EntryAt,
+    cost: u32,
+    items: Vec<Item>,
 }
 
 impl Compiler<'_, '_> {
@@ -79,7 +88,10 @@ impl Compiler<'_, '_> {
         reader.render(plan, ht, &mut self.counter)
     }
 
-    /// Selects history newest first. `after` is what follows the newest entry.
+    /// Selects history newest first. `after` is what follows the newest entry. Under
+    /// stable trimming (`allowance.low_water`), entries older than where the answerer's
+    /// previous sealed request began are not taken while the rest fits; once history
+    /// does not fit, it is cut down to the low water.
     pub(super) fn select(
         &mut self,
         source: &mut dyn HistorySource,
@@ -88,9 +100,13 @@ impl Compiler<'_, '_> {
         block: usize,
         after: Option<Follower>,
     ) -> Result<Selection> {
+        let cut = match allowance.low_water {
+            Some(_) => source.previous_cut(self.a.id)?,
+            None => None,
+        };
         let mut selector = Selector::new(allowance);
         let mut following = after;
-        let mut chosen: Vec<Vec<Item>> = Vec::new();
+        let mut taken: Vec<Taken> = Vec::new();
         let mut available = 0u32;
         'batches: loop {
             let (batch, users) = source.next_batch(batch_size(&selector, &allowance))?;
@@ -104,7 +120,14 @@ impl Compiler<'_, '_> {
                 let ht = &mut ht;
                 let plans = self.plan(ht);
                 available += plans.len() as u32;
-                for plan in plans.into_iter().rev() {
+                for (entry, plan) in plans.into_iter().enumerate().rev() {
+                    let at = EntryAt {
+                        seq: ht.turn.seq,
+                        entry: entry as u32,
+                    };
+                    if cut.is_some_and(|c| at < c) {
+                        selector.stop(Stop::StableCut);
+                    }
                     if selector.stopped.is_some() {
                         continue;
                     }
@@ -112,7 +135,7 @@ impl Compiler<'_, '_> {
                     let cost = self.window.inflate(items::marginal_cost(&items, following));
                     if selector.offer(cost) {
                         following = items::leading(&items).or(following);
-                        chosen.push(items);
+                        taken.push(Taken { at, cost, items });
                     }
                 }
                 if ht.turn.kind == TurnKind::Summary {
@@ -129,8 +152,10 @@ impl Compiler<'_, '_> {
                 break;
             }
         }
+        cut_to_low_water(&allowance, &mut selector, &mut taken);
         Ok(Selection {
-            items: chosen.into_iter().rev().flatten().collect(),
+            from: taken.last().map(|t| t.at),
+            items: taken.into_iter().rev().flat_map(|t| t.items).collect(),
             estimate: HistoryEstimate {
                 selected: selector.selected,
                 available,
@@ -139,6 +164,20 @@ impl Compiler<'_, '_> {
                 skipped_reason: selector.stopped.map(|s| s.as_str().to_string()),
             },
         })
+    }
+}
+
+/// Under stable trimming, history that no longer fits (from the kept entry, or at all)
+/// is cut down to its low water.
+fn cut_to_low_water(allowance: &Allowance, selector: &mut Selector, taken: &mut Vec<Taken>) {
+    let Some(low_water) = allowance.low_water else {
+        return;
+    };
+    if matches!(selector.stopped, Some(Stop::BudgetExceeded | Stop::MaxEntries)) {
+        let costs: Vec<u32> = taken.iter().map(|t| t.cost).collect();
+        let keep = selector.low_water_keep(&costs, low_water);
+        taken.truncate(keep);
+        selector.keep_newest(&costs, keep);
     }
 }
 
