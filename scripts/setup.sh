@@ -66,7 +66,7 @@ if ! grep -qs "^pg$PG_MAJOR *= *\"$PG_CONFIG\"" "${PGRX_HOME:-$HOME/.pgrx}/confi
 fi
 
 # 6. Python packages for the client-side tests (SDK wire validation, tiktoken fixtures).
-if ! python3 -c 'import psycopg, anthropic, openai, pydantic, tiktoken, pytest' 2>/dev/null; then
+if ! python3 -c 'import psycopg, anthropic, openai, pydantic, tiktoken, pytest, google.genai' 2>/dev/null; then
   log "installing Python test packages"
   python3 -m pip install -q --disable-pip-version-check -r tests/requirements.txt
 fi

@@ -94,6 +94,8 @@ impl Scenario {
         let models = [
             model("claude", "anthropic", Some(100_000)),
             model("gpt", "chat", Some(100_000)),
+            model("resp", "responses", Some(100_000)),
+            model("gem", "gemini", Some(100_000)),
         ];
         Scenario {
             ctx: Context {

@@ -244,3 +244,48 @@ fn a_human_turn_answered_in_a_human_conversation_reads_bare() {
     let v: Value = explain(&s.run(Purpose::Preview).unwrap());
     assert!(outline(&v).last().unwrap().ends_with("| And the credit note?"));
 }
+
+#[test]
+fn the_responses_wire() {
+    let s = support_desk().turn(|t| t.model = Some("resp".into()));
+    let out = s.run(Purpose::Preview).unwrap();
+    golden("responses_wire", &out);
+    let req = body(&out);
+    assert_eq!(req["model"], "resp");
+    assert_eq!(req["max_output_tokens"], 1024);
+    let items: Vec<(&str, &str)> = req["input"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| (i["type"].as_str().unwrap(), i["role"].as_str().unwrap_or("")))
+        .collect();
+    assert_eq!(
+        items,
+        [
+            ("message", "system"),
+            ("message", "user"),
+            ("message", "assistant"),
+            ("message", "user")
+        ]
+    );
+    assert_eq!(req["prompt_cache_key"], id(CONV).to_string());
+    assert_eq!(explain(&out)["cache_breakpoints"], serde_json::json!([]));
+}
+
+#[test]
+fn the_gemini_wire() {
+    let s = support_desk().turn(|t| t.model = Some("gem".into()));
+    let out = s.run(Purpose::Preview).unwrap();
+    golden("gemini_wire", &out);
+    let req = body(&out);
+    assert!(req.get("model").is_none(), "Gemini names the model in the URL");
+    assert_eq!(req["generationConfig"]["maxOutputTokens"], 1024);
+    assert_eq!(req["systemInstruction"]["parts"].as_array().unwrap().len(), 4);
+    let roles: Vec<&str> = req["contents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["user", "model", "user"]);
+}

@@ -471,3 +471,28 @@ fn the_answerers_own_human_is_decided_per_turn() {
         format!("user> <message from=\"@omar\" kind=\"human\" user=\"{U}03\">\nRerun it tonight.\n</message>")
     );
 }
+
+/// The continuation of the run (rounds with calls, results, an error, captures, steers
+/// and an abort) on every wire, images native: whole bodies compared byte for byte, and
+/// the sealed body a byte prefix of the continuation's list.
+#[test]
+fn a_continuation_on_every_wire() {
+    for (model, name) in [
+        ("claude", "wire_anthropic_run"),
+        ("gpt", "wire_chat_run"),
+        ("resp", "wire_responses_run"),
+        ("gem", "wire_gemini_run"),
+    ] {
+        let mut s = run_scenario(true).turn(|t| t.model = Some(model.into()));
+        s.model_mut(model).native_images = true;
+        let first = s.seal();
+        s.ctx.rounds = rounds_rows();
+        let next = s.run(Purpose::Compile).unwrap();
+        golden(name, &next);
+        let (a, b) = (&first.body, &next.body);
+        assert_eq!(a.head, b.head, "{model}");
+        assert_eq!(a.tail, b.tail, "{model}");
+        assert_eq!(a.elements[..], b.elements[..a.elements.len()], "{model}");
+        assert!(b.elements.len() > a.elements.len(), "{model}");
+    }
+}

@@ -55,7 +55,7 @@ fn without_tail(out: &pgprompt_core::Output) -> String {
 fn property_every_request_of_a_run_extends_the_earlier_ones() {
     let mut r = Rng(0x005e_ed0f_5ea1);
     for case in 0..120 {
-        let wire = ["anthropic", "chat"][case % 2];
+        let wire = ["anthropic", "chat", "responses", "gemini"][case % 4];
         let mut s = Scenario::new("Investigate the double charge.")
             .doc(LARK, "system_prompt", "You are {{agent}}.")
             .message(Role::User, ADA, "It happened twice.")

@@ -45,6 +45,30 @@ def count_body(body: dict, wire: str, tokenizer: str) -> int:
             content = m["content"]
             total += 3 + (c(content) if isinstance(content, str) else sum(block(b) for b in content))
         return total
+    if wire == "responses":
+        def item(i):
+            if i["type"] == "function_call":
+                return c(i["name"]) + c(i["arguments"])
+            if i["type"] == "function_call_output":
+                return c(i["output"])
+            content = i["content"]
+            if isinstance(content, str):
+                return c(content)
+            return sum(c(p["text"]) if p["type"] == "input_text" else 85 for p in content)
+        return total + sum(3 + item(i) for i in body["input"])
+    if wire == "gemini":
+        def part(p):
+            if "text" in p:
+                return c(p["text"])
+            if "inlineData" in p:
+                return 85
+            if "functionCall" in p:
+                return c(p["functionCall"]["name"]) + c(dumps(p["functionCall"]["args"]))
+            r = p["functionResponse"]["response"]
+            return c(r.get("output", r.get("error")))
+        if "systemInstruction" in body:
+            total += 3 + sum(part(p) for p in body["systemInstruction"]["parts"])
+        return total + sum(3 + sum(part(p) for p in content["parts"]) for content in body["contents"])
     for m in body["messages"]:
         total += 3
         content = m.get("content")
@@ -66,7 +90,7 @@ def count_body(body: dict, wire: str, tokenizer: str) -> int:
         ("00000000-0000-4000-8000-00000000c002", "00000000-0000-4000-8000-0000000f0001"),
     ],
 )
-@pytest.mark.parametrize("model", [None, "gpt-4o", "claude-vision", "gpt-4o-vision"])
+@pytest.mark.parametrize("model", [None, "gpt-4o", "claude-vision", "gpt-4o-vision", "gpt-5-vision", "gemini-vision"])
 def test_estimate_total_is_an_independent_count_of_the_body(db, conversation, turn, model):
     db.execute("BEGIN")
     try:

@@ -9,13 +9,16 @@ import json
 
 import pytest
 from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
+from google.genai import types as genai
 from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
+from openai.types.responses.response_create_params import ResponseCreateParamsNonStreaming
 from pydantic import BaseModel, TypeAdapter
 
 from conftest import compile_turn, explain
 
 ANTHROPIC = TypeAdapter(MessageCreateParamsNonStreaming)
 CHAT = TypeAdapter(CompletionCreateParamsNonStreaming)
+RESPONSES = TypeAdapter(ResponseCreateParamsNonStreaming)
 
 C1 = "00000000-0000-4000-8000-00000000c001"
 C2 = "00000000-0000-4000-8000-00000000c002"
@@ -37,6 +40,34 @@ def materialize(value):
 def assert_valid(adapter: TypeAdapter, request: dict) -> None:
     validated = adapter.validate_python(request)
     assert materialize(validated) == request
+
+
+def assert_valid_gemini(body: dict) -> None:
+    """The REST body of generateContent, field by field with google-genai's models
+    (extra keys forbidden): contents, systemInstruction, tools and generationConfig.
+    Compared after a JSON round trip, bytes fields (base64) decoded on both sides."""
+    assert set(body) <= {"contents", "systemInstruction", "tools", "generationConfig"}, set(body)
+    for c in body["contents"]:
+        assert c["role"] in ("user", "model")
+        dumped = genai.Content.model_validate(c).model_dump(by_alias=True, exclude_none=True, mode="json")
+        assert normalize(dumped) == normalize(c)
+    if "systemInstruction" in body:
+        genai.Content.model_validate(body["systemInstruction"])
+    for t in body.get("tools", []):
+        assert normalize(genai.Tool.model_validate(t).model_dump(by_alias=True, exclude_none=True, mode="json")) == normalize(t)
+    genai.GenerationConfig.model_validate(body["generationConfig"])
+
+
+def normalize(v):
+    """Base64 text as the bytes it spells (the SDK re-encodes with the URL-safe alphabet)."""
+    import base64
+
+    if isinstance(v, dict):
+        return {k: (base64.b64decode(x + "=" * (-len(x) % 4), altchars=b"-_" if "-" in x or "_" in x else None)
+                    if k == "data" and isinstance(x, str) else normalize(x)) for k, x in v.items()}
+    if isinstance(v, list):
+        return [normalize(x) for x in v]
+    return v
 
 
 def with_model(db, conversation, turn, model):
@@ -71,7 +102,22 @@ def test_chat_wire_validates(db, name, conversation, turn):
     assert_valid(CHAT, body)
 
 
-@pytest.mark.parametrize("model", ["claude-vision", "claude-sonnet-4-5", "gpt-4o-vision", "gpt-4o"])
+@pytest.mark.parametrize("name,conversation,turn", CASES)
+def test_responses_wire_validates(db, name, conversation, turn):
+    wire, body = with_model(db, conversation, turn, "gpt-5")
+    assert wire == "responses"
+    assert_valid(RESPONSES, body)
+
+
+@pytest.mark.parametrize("name,conversation,turn", CASES)
+def test_gemini_wire_validates(db, name, conversation, turn):
+    wire, body = with_model(db, conversation, turn, "gemini-2.5-flash")
+    assert wire == "gemini"
+    assert_valid_gemini(body)
+
+
+@pytest.mark.parametrize("model", ["claude-vision", "claude-sonnet-4-5", "gpt-4o-vision", "gpt-4o",
+                                   "gpt-5-vision", "gpt-5", "gemini-vision", "gemini-2.5-flash"])
 def test_a_run_with_tools_rounds_and_pictures_validates(db, model):
     db.execute("BEGIN")
     try:
@@ -94,6 +140,18 @@ def test_a_run_with_tools_rounds_and_pictures_validates(db, model):
         kinds = [b["type"] for m in request["messages"] for b in m["content"]]
         assert "tool_use" in kinds and "tool_result" in kinds
         assert ("image" in kinds) == model.endswith("vision")
+    elif wire == "responses":
+        assert_valid(RESPONSES, request)
+        kinds = [i["type"] for i in request["input"]]
+        assert "function_call" in kinds and "function_call_output" in kinds
+        images = [p for i in request["input"] if isinstance(i.get("content"), list) for p in i["content"]
+                  if p["type"] == "input_image"]
+        assert bool(images) == model.endswith("vision")
+    elif wire == "gemini":
+        assert_valid_gemini(request)
+        keys = [k for c in request["contents"] for p in c["parts"] for k in p]
+        assert "functionCall" in keys and "functionResponse" in keys
+        assert ("inlineData" in keys) == model.endswith("vision")
     else:
         assert_valid(CHAT, request)
         roles = [m["role"] for m in request["messages"]]

@@ -27,7 +27,13 @@ impl Compiler<'_, '_> {
             options: &options,
             cache_key: &cache_key,
         };
-        let rendered = wire::render(self.wire, &request(&fresh.breakpoints));
+        // Only the Anthropic wire marks breakpoints in the body; the others cache by key.
+        let breakpoints = if self.wire == crate::rows::Wire::Anthropic {
+            fresh.breakpoints.clone()
+        } else {
+            Vec::new()
+        };
+        let rendered = wire::render(self.wire, &request(&breakpoints));
         let tools_tokens = rendered.tools_text.as_deref().map_or(0, |t| self.counter.count(t));
         let estimate = self.estimate(&fresh, &rendered.layout, tools_tokens);
         if self.purpose.raises() {
@@ -42,14 +48,14 @@ impl Compiler<'_, '_> {
             model: self.model.cloned(),
             answerer_id: self.a.id,
             cache_marker: fresh.cache_marker,
-            cache_breakpoints: fresh.breakpoints.clone(),
+            cache_breakpoints: breakpoints.clone(),
             preface: fresh.preface.clone(),
             estimate,
             seed_cut,
             history_from: fresh.history_from,
         };
         // What storage shares: the elements unmarked, and the edits that mark this body.
-        let plain_elements = if fresh.breakpoints.is_empty() || self.purpose != super::Purpose::Compile {
+        let plain_elements = if breakpoints.is_empty() || self.purpose != super::Purpose::Compile {
             rendered.body.elements.clone()
         } else {
             wire::render(self.wire, &request(&[])).body.elements

@@ -9,7 +9,9 @@
 
 mod anthropic;
 mod chat;
+mod gemini;
 mod json;
+mod responses;
 
 use serde::{Deserialize, Serialize};
 
@@ -125,7 +127,8 @@ pub fn render(wire: Wire, req: &Request<'_>) -> Rendered {
     match wire {
         Wire::Anthropic => anthropic::render(req),
         Wire::Chat => chat::render(req),
-        Wire::Responses | Wire::Gemini => chat::render(req),
+        Wire::Responses => responses::render(req),
+        Wire::Gemini => gemini::render(req),
     }
 }
 
@@ -141,7 +144,9 @@ pub fn tools_text(wire: Wire, tools: &[Tool]) -> Option<String> {
     };
     match wire {
         Wire::Anthropic => anthropic::tools_text(&req),
-        Wire::Chat | Wire::Responses | Wire::Gemini => chat::tools_text(&req),
+        Wire::Chat => chat::tools_text(&req),
+        Wire::Responses => responses::tools_text(&req),
+        Wire::Gemini => gemini::tools_text(&req),
     }
 }
 
@@ -158,7 +163,9 @@ pub fn render_elements(wire: Wire, messages: &[Message], model: Option<&Model>) 
     };
     match wire {
         Wire::Anthropic => anthropic::elements(&req, 0),
-        Wire::Chat | Wire::Responses | Wire::Gemini => chat::elements(&req),
+        Wire::Chat => chat::elements(&req),
+        Wire::Responses => responses::elements(&req),
+        Wire::Gemini => gemini::elements(&req, 0),
     }
 }
 

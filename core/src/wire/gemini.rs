@@ -1,0 +1,189 @@
+//! The Google Gemini wire (`POST /v1beta/models/{model}:generateContent`, the body in
+//! the REST API's camelCase): leading system items lifted into `systemInstruction`,
+//! everything that is not the model's spoken on the user side, same-role neighbours
+//! merged into one `Content` (except across a round's start), function responses first
+//! in the user content that answers the calls, tools as `functionDeclarations` with
+//! their JSON Schema, `generationConfig.maxOutputTokens`. The model is named by the URL,
+//! not the body (`explain_turn(...) ->> 'model'`).
+//!
+//! A function response names its function: the name of the call with its id, among the
+//! messages rendered (a round's results follow its calls).
+
+use std::collections::HashMap;
+
+use super::json::{self, Obj};
+use super::{Body, Layout, Pos, Rendered, Request};
+use crate::items::{Message, PartKind};
+use crate::rows::Role;
+
+/// Call id -> function name, over the messages being rendered.
+fn call_names(messages: &[Message]) -> HashMap<&str, &str> {
+    messages
+        .iter()
+        .flat_map(|m| m.parts.iter())
+        .filter_map(|p| match &p.kind {
+            PartKind::ToolCall { id, name, .. } => Some((id.as_str(), name.as_str())),
+            _ => None,
+        })
+        .collect()
+}
+
+fn part(messages: &[Message], names: &HashMap<&str, &str>, pos: Pos, out: &mut String) {
+    match &messages[pos.0].parts[pos.1].kind {
+        PartKind::Text(text) => {
+            out.push_str(r#"{"text":"#);
+            json::string(out, text);
+        }
+        PartKind::Image { media_type, data } => {
+            out.push_str(r#"{"inlineData":{"mimeType":"#);
+            json::string(out, media_type);
+            out.push_str(r#","data":"#);
+            json::string(out, data);
+            out.push('}');
+        }
+        PartKind::ToolCall { id, name, input } => {
+            out.push_str(r#"{"functionCall":{"id":"#);
+            json::string(out, id);
+            out.push_str(r#","name":"#);
+            json::string(out, name);
+            out.push_str(r#","args":"#);
+            json::raw(out, input);
+            out.push('}');
+        }
+        PartKind::ToolResult {
+            call_id,
+            content,
+            is_error,
+        } => {
+            out.push_str(r#"{"functionResponse":{"id":"#);
+            json::string(out, call_id);
+            out.push_str(r#","name":"#);
+            json::string(out, names.get(call_id.as_str()).copied().unwrap_or(call_id));
+            out.push_str(if *is_error {
+                r#","response":{"error":"#
+            } else {
+                r#","response":{"output":"#
+            });
+            json::string(out, content);
+            out.push_str("}}");
+        }
+    }
+    out.push('}');
+}
+
+fn parts(messages: &[Message], names: &HashMap<&str, &str>, positions: &[Pos], out: &mut String) {
+    out.push_str(r#""parts":["#);
+    for (i, &pos) in positions.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        part(messages, names, pos, out);
+    }
+    out.push(']');
+}
+
+/// The messages from `start` on as contents: user or model, same-role neighbours
+/// merged unless the later one is a boundary.
+fn group(messages: &[Message], start: usize) -> Vec<(Role, Vec<Pos>)> {
+    let mut out: Vec<(Role, Vec<Pos>)> = Vec::new();
+    for (mi, m) in messages.iter().enumerate().skip(start) {
+        let role = if m.role == Role::Assistant {
+            Role::Assistant
+        } else {
+            Role::User
+        };
+        let ps = (0..m.parts.len()).map(|pi| (mi, pi));
+        match out.last_mut() {
+            Some((r, positions)) if *r == role && !m.boundary => positions.extend(ps),
+            _ => out.push((role, ps.collect())),
+        }
+    }
+    out
+}
+
+/// The contents from `start` on, as element texts, with the parts each carries.
+pub(super) fn elements(req: &Request<'_>, start: usize) -> (Vec<String>, Vec<Vec<Pos>>) {
+    let messages = req.messages;
+    let names = call_names(messages);
+    let mut texts = Vec::new();
+    let mut layout = Vec::new();
+    for (role, mut positions) in group(messages, start) {
+        if role == Role::User {
+            // Function responses lead the user content that answers the calls.
+            positions.sort_by_key(|&(m, p)| !matches!(messages[m].parts[p].kind, PartKind::ToolResult { .. }));
+        }
+        let size: usize = positions.iter().map(|&(m, p)| messages[m].parts[p].kind.size()).sum();
+        let mut out = String::with_capacity(size + 32 + 48 * positions.len());
+        out.push_str(if role == Role::Assistant {
+            r#"{"role":"model","#
+        } else {
+            r#"{"role":"user","#
+        });
+        parts(messages, &names, &positions, &mut out);
+        out.push('}');
+        texts.push(out);
+        layout.push(positions);
+    }
+    (texts, layout)
+}
+
+pub(super) fn tools_text(req: &Request<'_>) -> Option<String> {
+    if req.tools.is_empty() {
+        return None;
+    }
+    let mut out = String::from(r#"[{"functionDeclarations":["#);
+    for (i, t) in req.tools.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(r#"{"name":"#);
+        json::string(&mut out, &t.name);
+        if let Some(d) = &t.description {
+            out.push_str(r#","description":"#);
+            json::string(&mut out, d);
+        }
+        out.push_str(r#","parametersJsonSchema":"#);
+        json::raw(&mut out, &t.input_schema);
+        out.push('}');
+    }
+    out.push_str("]}]");
+    Some(out)
+}
+
+pub(super) fn render(req: &Request<'_>) -> Rendered {
+    let messages = req.messages;
+    let leading = messages.iter().take_while(|m| m.role == Role::System).count();
+    let system: Vec<Pos> = (0..leading)
+        .flat_map(|mi| (0..messages[mi].parts.len()).map(move |pi| (mi, pi)))
+        .collect();
+    let mut head = Obj::new();
+    if !system.is_empty() {
+        let mut text = String::from("{");
+        parts(messages, &HashMap::new(), &system, &mut text);
+        text.push('}');
+        head.raw("systemInstruction", &text);
+    }
+    let head = head.open_list("contents");
+    let (elements, element_layout) = elements(req, leading);
+    let tools_text = tools_text(req);
+    let mut tail = Obj::after("]");
+    if let Some(t) = &tools_text {
+        tail.raw("tools", t);
+    }
+    tail.raw(
+        "generationConfig",
+        &format!(r#"{{"maxOutputTokens":{}}}"#, req.max_tokens()),
+    );
+    Rendered {
+        body: Body {
+            head,
+            elements,
+            tail: tail.close(),
+        },
+        layout: Layout {
+            system,
+            elements: element_layout,
+        },
+        tools_text,
+    }
+}

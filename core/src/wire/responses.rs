@@ -1,0 +1,173 @@
+//! The OpenAI Responses wire (`POST /v1/responses`): the compiled list as `input` items,
+//! one item per message on the user side (system and developer messages in their own
+//! roles), each tool result a `function_call_output` item, each assistant text and each
+//! tool call an item of its own (`{"role":"assistant","content":TEXT}`, the replay form
+//! the API takes without an output id; `function_call`), images as `input_image` data
+//! URLs, tools as flat function tools, `max_output_tokens`, `prompt_cache_key`.
+//!
+//! Items of the user side that a run round carried on their own (each result, the
+//! abort marker, each steer, the captures) stay their own items, so every request of a
+//! turn is the earlier one plus its new items.
+
+use super::json::{self, Obj};
+use super::{Body, Layout, Pos, Rendered, Request};
+use crate::items::{Message, PartKind};
+use crate::rows::Role;
+
+fn input_part(out: &mut String, kind: &PartKind) {
+    match kind {
+        PartKind::Text(text) => {
+            out.push_str(r#"{"type":"input_text","text":"#);
+            json::string(out, text);
+            out.push('}');
+        }
+        PartKind::Image { media_type, data } => {
+            out.push_str(r#"{"type":"input_image","detail":"auto","image_url":"#);
+            json::string(out, &format!("data:{media_type};base64,{data}"));
+            out.push('}');
+        }
+        _ => {}
+    }
+}
+
+/// A message of the user side: its tool results first, each an item, then one message
+/// item with its texts and images (a raw entry stored as a string stays a string).
+fn user_side(m: &Message, mi: usize, texts: &mut Vec<String>, layout: &mut Vec<Vec<Pos>>) {
+    for (pi, p) in m.parts.iter().enumerate() {
+        if let PartKind::ToolResult { call_id, content, .. } = &p.kind {
+            let mut out = String::with_capacity(content.len() + 64);
+            out.push_str(r#"{"type":"function_call_output","call_id":"#);
+            json::string(&mut out, call_id);
+            out.push_str(r#","output":"#);
+            json::string(&mut out, content);
+            out.push('}');
+            texts.push(out);
+            layout.push(vec![(mi, pi)]);
+        }
+    }
+    let carried: Vec<Pos> = m
+        .parts
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| matches!(p.kind, PartKind::Text(_) | PartKind::Image { .. }))
+        .map(|(pi, _)| (mi, pi))
+        .collect();
+    if carried.is_empty() {
+        return;
+    }
+    let size: usize = carried.iter().map(|&(_, pi)| m.parts[pi].kind.size()).sum();
+    let mut out = String::with_capacity(size + 64 + 32 * carried.len());
+    out.push_str(r#"{"type":"message","role":"#);
+    json::string(&mut out, m.role.as_str());
+    out.push_str(r#","content":"#);
+    match (m.plain, m.parts.as_slice()) {
+        (true, [p]) if matches!(p.kind, PartKind::Text(_)) => {
+            if let PartKind::Text(t) = &p.kind {
+                json::string(&mut out, t);
+            }
+        }
+        _ => {
+            out.push('[');
+            for (i, &(_, pi)) in carried.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                input_part(&mut out, &m.parts[pi].kind);
+            }
+            out.push(']');
+        }
+    }
+    out.push('}');
+    texts.push(out);
+    layout.push(carried);
+}
+
+/// An assistant message: each text and each tool call an item, in order.
+fn assistant(m: &Message, mi: usize, texts: &mut Vec<String>, layout: &mut Vec<Vec<Pos>>) {
+    for (pi, p) in m.parts.iter().enumerate() {
+        let mut out = String::with_capacity(p.kind.size() + 64);
+        match &p.kind {
+            PartKind::Text(text) => {
+                out.push_str(r#"{"type":"message","role":"assistant","content":"#);
+                json::string(&mut out, text);
+            }
+            PartKind::ToolCall { id, name, input } => {
+                out.push_str(r#"{"type":"function_call","call_id":"#);
+                json::string(&mut out, id);
+                out.push_str(r#","name":"#);
+                json::string(&mut out, name);
+                out.push_str(r#","arguments":"#);
+                json::string(&mut out, input);
+            }
+            _ => continue,
+        }
+        out.push('}');
+        texts.push(out);
+        layout.push(vec![(mi, pi)]);
+    }
+}
+
+pub(super) fn elements(req: &Request<'_>) -> (Vec<String>, Vec<Vec<Pos>>) {
+    let mut texts = Vec::new();
+    let mut layout = Vec::new();
+    for (mi, m) in req.messages.iter().enumerate() {
+        match m.role {
+            Role::System | Role::Developer | Role::User => user_side(m, mi, &mut texts, &mut layout),
+            Role::Assistant => assistant(m, mi, &mut texts, &mut layout),
+        }
+    }
+    (texts, layout)
+}
+
+/// Function tools, flat; `strict` is required by the API's types (an input schema is
+/// not necessarily a strict-mode one, so it is false).
+pub(super) fn tools_text(req: &Request<'_>) -> Option<String> {
+    if req.tools.is_empty() {
+        return None;
+    }
+    let mut out = String::from("[");
+    for (i, t) in req.tools.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(r#"{"type":"function","name":"#);
+        json::string(&mut out, &t.name);
+        if let Some(d) = &t.description {
+            out.push_str(r#","description":"#);
+            json::string(&mut out, d);
+        }
+        out.push_str(r#","parameters":"#);
+        json::raw(&mut out, &t.input_schema);
+        out.push_str(r#","strict":false}"#);
+    }
+    out.push(']');
+    Some(out)
+}
+
+pub(super) fn render(req: &Request<'_>) -> Rendered {
+    let mut head = Obj::new();
+    if let Some(m) = req.model {
+        head.field("model", &m.name);
+    }
+    head.field("max_output_tokens", &req.max_tokens());
+    let head = head.open_list("input");
+    let (elements, element_layout) = elements(req);
+    let tools_text = tools_text(req);
+    let mut tail = Obj::after("]");
+    if let Some(t) = &tools_text {
+        tail.raw("tools", t);
+    }
+    tail.field("prompt_cache_key", req.cache_key);
+    Rendered {
+        body: Body {
+            head,
+            elements,
+            tail: tail.close(),
+        },
+        layout: Layout {
+            system: Vec::new(),
+            elements: element_layout,
+        },
+        tools_text,
+    }
+}
