@@ -72,6 +72,10 @@ ALTER TABLE prompt.seal_nodes ENABLE ROW LEVEL SECURITY;
 CREATE POLICY tenant ON prompt.seal_nodes
     USING (conversation_id IN (SELECT id FROM prompt.conversations));
 
+ALTER TABLE prompt.responses ENABLE ROW LEVEL SECURITY;
+CREATE POLICY tenant ON prompt.responses
+    USING (conversation_id IN (SELECT id FROM prompt.conversations));
+
 ALTER TABLE prompt.documents ENABLE ROW LEVEL SECURITY;
 CREATE POLICY tenant ON prompt.documents
     USING (workspace_id IN (SELECT workspace_id FROM tenancy.members)

@@ -418,6 +418,14 @@ COMMENT ON PROCEDURE prompt.backfill_token_counts(text, integer) IS
     'Stores the token counts of every turn for a tokenizer they lack (after adding a model with a new tokenizer), in committed batches with a NOTICE each; restartable. CALL it outside a transaction block.';
 COMMENT ON FUNCTION prompt._models_tokenizer() IS
     'Internal trigger: a NOTICE naming backfill_token_counts when a model brings a tokenizer stored turns have no counts for.';
+COMMENT ON FUNCTION prompt.record_response(uuid, uuid, jsonb) IS
+    'Records a provider''s response body (Anthropic Message, OpenAI ChatCompletion or Response, Gemini GenerateContentResponse) where the next compile reads it: a direct reply''s text as the turn''s content, a run''s step as its next round; stores the usage beside the estimate of the request it answered. Idempotent per response id.';
+COMMENT ON FUNCTION prompt.record_tool_results(uuid, uuid, jsonb) IS
+    'Writes the results of the newest round''s tool calls ([{call_id, content, is_error?, captures?}]); returns the round''s number.';
+COMMENT ON TABLE prompt.responses IS
+    'One row per recorded provider response: step 0 a direct reply''s answer, step n the run''s round n; the usage as billed (input, cache writes, cache reads, output) beside the estimate of the request it answered.';
+COMMENT ON VIEW prompt.model_calibration IS
+    'Per model: the recorded responses, and the median and p95 of billed over estimated input tokens. models.token_margin_auto compiles with the p95 as the margin.';
 COMMENT ON FUNCTION prompt._tokenizers_in_use() IS
     'Internal: the tokenizers of the models in use, whose counts the turns trigger stores.';
 COMMENT ON FUNCTION prompt._history_rewrite_allowed() IS

@@ -11,7 +11,9 @@
 --   rewrite are refused unless pgprompt.allow_history_rewrite is on; a reply needs its
 --   poster, a message its role, rounds a run turn and no gap;
 -- * models.wire takes responses and gemini; models.cache_ttl, models.token_margin_auto,
---   and request_options on models, users and turns; rounds.sent_at.
+--   and request_options on models, users and turns; rounds.sent_at;
+-- * the response loop: record_response, record_tool_results, prompt.responses (usage
+--   as billed beside the estimate) and the prompt.model_calibration view.
 
 ALTER TABLE prompt.models DROP CONSTRAINT models_wire_valid,
     ADD CONSTRAINT models_wire_valid CHECK (wire IN ('anthropic', 'chat', 'responses', 'gemini')),
@@ -61,8 +63,46 @@ SELECT pg_catalog.pg_extension_config_dump('prompt.memories', '');
 SELECT pg_catalog.pg_extension_config_dump('prompt.skills', '');
 SELECT pg_catalog.pg_extension_config_dump('prompt.turns', '');
 SELECT pg_catalog.pg_extension_config_dump('prompt.rounds', '');
+-- What the provider answered each request of a turn: one row per recorded response
+-- (step 0: a direct reply's answer; n: the run's round n it became), with the usage as
+-- billed beside the estimate of the request it answered (prompt.model_calibration).
+CREATE TABLE prompt.responses (
+    conversation_id        uuid NOT NULL,
+    turn_id                uuid NOT NULL,
+    step                   int NOT NULL CONSTRAINT responses_step_valid CHECK (step >= 0),
+    response_id            text,
+    shape                  text NOT NULL
+        CONSTRAINT responses_shape_valid CHECK (shape IN ('anthropic', 'chat', 'responses', 'gemini')),
+    model                  text,
+    compiled_model         text,
+    stop_reason            text,
+    input_tokens           int,
+    cache_creation_tokens  int,
+    cache_read_tokens      int,
+    output_tokens          int,
+    billed_input_tokens    int,
+    estimated_input_tokens int NOT NULL,
+    recorded_at            timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (conversation_id, turn_id, step),
+    CONSTRAINT responses_response_id_key UNIQUE (conversation_id, response_id),
+    FOREIGN KEY (conversation_id, turn_id) REFERENCES prompt.turns (conversation_id, id) ON DELETE CASCADE
+);
+CREATE INDEX responses_compiled_model_idx ON prompt.responses (compiled_model);
+
+-- Per model, how the billed prompt compares with the estimate (Anthropic's tokenizer is
+-- not public: cl100k counts are off for Claude); token_margin_auto compiles with the p95.
+CREATE VIEW prompt.model_calibration WITH (security_invoker = true) AS
+SELECT compiled_model AS model,
+       count(*) AS recorded,
+       percentile_cont(0.5) WITHIN GROUP (ORDER BY billed_input_tokens::float8 / estimated_input_tokens) AS median_ratio,
+       percentile_cont(0.95) WITHIN GROUP (ORDER BY billed_input_tokens::float8 / estimated_input_tokens) AS p95_ratio
+  FROM prompt.responses
+ WHERE compiled_model IS NOT NULL AND billed_input_tokens IS NOT NULL AND estimated_input_tokens > 0
+ GROUP BY compiled_model;
+
 SELECT pg_catalog.pg_extension_config_dump('prompt.seal_nodes', '');
 SELECT pg_catalog.pg_extension_config_dump('prompt.seals', '');
+SELECT pg_catalog.pg_extension_config_dump('prompt.responses', '');
 
 -- The functions whose signature or result changed, and the new ones.
 DROP FUNCTION prompt.compile_turn(uuid, uuid);
@@ -181,6 +221,26 @@ STRICT STABLE PARALLEL SAFE
 SET search_path TO pg_catalog, pg_temp
 LANGUAGE c
 AS 'MODULE_PATHNAME', 'sealed_body_wrapper';
+
+-- The response loop.
+CREATE FUNCTION prompt."record_response"(
+	"conversation_id" uuid,
+	"turn_id" uuid,
+	"response" jsonb
+) RETURNS jsonb
+STRICT VOLATILE PARALLEL UNSAFE
+SET search_path TO pg_catalog, pg_temp
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'record_response_wrapper';
+CREATE FUNCTION prompt."record_tool_results"(
+	"conversation_id" uuid,
+	"turn_id" uuid,
+	"results" jsonb
+) RETURNS INT
+STRICT VOLATILE PARALLEL UNSAFE
+SET search_path TO pg_catalog, pg_temp
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'record_tool_results_wrapper';
 
 -- The 0.2 seals, converted (the previous seal of each conversation shares its elements).
 CREATE FUNCTION prompt._convert_seals_02() RETURNS bigint
@@ -514,6 +574,14 @@ COMMENT ON PROCEDURE prompt.backfill_token_counts(text, integer) IS
     'Stores the token counts of every turn for a tokenizer they lack (after adding a model with a new tokenizer), in committed batches with a NOTICE each; restartable. CALL it outside a transaction block.';
 COMMENT ON FUNCTION prompt._models_tokenizer() IS
     'Internal trigger: a NOTICE naming backfill_token_counts when a model brings a tokenizer stored turns have no counts for.';
+COMMENT ON FUNCTION prompt.record_response(uuid, uuid, jsonb) IS
+    'Records a provider''s response body (Anthropic Message, OpenAI ChatCompletion or Response, Gemini GenerateContentResponse) where the next compile reads it: a direct reply''s text as the turn''s content, a run''s step as its next round; stores the usage beside the estimate of the request it answered. Idempotent per response id.';
+COMMENT ON FUNCTION prompt.record_tool_results(uuid, uuid, jsonb) IS
+    'Writes the results of the newest round''s tool calls ([{call_id, content, is_error?, captures?}]); returns the round''s number.';
+COMMENT ON TABLE prompt.responses IS
+    'One row per recorded provider response: step 0 a direct reply''s answer, step n the run''s round n; the usage as billed (input, cache writes, cache reads, output) beside the estimate of the request it answered.';
+COMMENT ON VIEW prompt.model_calibration IS
+    'Per model: the recorded responses, and the median and p95 of billed over estimated input tokens. models.token_margin_auto compiles with the p95 as the margin.';
 COMMENT ON FUNCTION prompt._tokenizers_in_use() IS
     'Internal: the tokenizers of the models in use, whose counts the turns trigger stores.';
 COMMENT ON FUNCTION prompt._history_rewrite_allowed() IS

@@ -240,6 +240,44 @@ CREATE TABLE prompt.seals (
     FOREIGN KEY (conversation_id, turn_id) REFERENCES prompt.turns (conversation_id, id) ON DELETE CASCADE
 );
 
+-- What the provider answered each request of a turn: one row per recorded response
+-- (step 0: a direct reply's answer; n: the run's round n it became), with the usage as
+-- billed beside the estimate of the request it answered (prompt.model_calibration).
+CREATE TABLE prompt.responses (
+    conversation_id        uuid NOT NULL,
+    turn_id                uuid NOT NULL,
+    step                   int NOT NULL CONSTRAINT responses_step_valid CHECK (step >= 0),
+    response_id            text,
+    shape                  text NOT NULL
+        CONSTRAINT responses_shape_valid CHECK (shape IN ('anthropic', 'chat', 'responses', 'gemini')),
+    model                  text,
+    compiled_model         text,
+    stop_reason            text,
+    input_tokens           int,
+    cache_creation_tokens  int,
+    cache_read_tokens      int,
+    output_tokens          int,
+    billed_input_tokens    int,
+    estimated_input_tokens int NOT NULL,
+    recorded_at            timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (conversation_id, turn_id, step),
+    CONSTRAINT responses_response_id_key UNIQUE (conversation_id, response_id),
+    FOREIGN KEY (conversation_id, turn_id) REFERENCES prompt.turns (conversation_id, id) ON DELETE CASCADE
+);
+CREATE INDEX responses_compiled_model_idx ON prompt.responses (compiled_model);
+
+-- Per model, how the billed prompt compares with the estimate (Anthropic's tokenizer is
+-- not public: cl100k counts are off for Claude); token_margin_auto compiles with the p95.
+-- security_invoker: it sees the responses the caller's row-level security lets it see.
+CREATE VIEW prompt.model_calibration WITH (security_invoker = true) AS
+SELECT compiled_model AS model,
+       count(*) AS recorded,
+       percentile_cont(0.5) WITHIN GROUP (ORDER BY billed_input_tokens::float8 / estimated_input_tokens) AS median_ratio,
+       percentile_cont(0.95) WITHIN GROUP (ORDER BY billed_input_tokens::float8 / estimated_input_tokens) AS p95_ratio
+  FROM prompt.responses
+ WHERE compiled_model IS NOT NULL AND billed_input_tokens IS NOT NULL AND estimated_input_tokens > 0
+ GROUP BY compiled_model;
+
 -- pg_dump keeps every row of every table: the extension's tables are its users' data.
 SELECT pg_catalog.pg_extension_config_dump('prompt.models', '');
 SELECT pg_catalog.pg_extension_config_dump('prompt.users', '');
@@ -252,3 +290,4 @@ SELECT pg_catalog.pg_extension_config_dump('prompt.turns', '');
 SELECT pg_catalog.pg_extension_config_dump('prompt.rounds', '');
 SELECT pg_catalog.pg_extension_config_dump('prompt.seal_nodes', '');
 SELECT pg_catalog.pg_extension_config_dump('prompt.seals', '');
+SELECT pg_catalog.pg_extension_config_dump('prompt.responses', '');

@@ -451,7 +451,12 @@ fn raw_part(p: &Value, path: &str) -> Result<PartKind> {
                 None | Some(Value::Null) => "{}".into(),
                 Some(_) => return Err(field_error(C, &format!("{path}/input"), "input must be an object")),
             };
-            Ok(PartKind::ToolCall { id, name, input })
+            Ok(PartKind::ToolCall {
+                id,
+                name,
+                input,
+                signature: None,
+            })
         }
         Some("tool_result") => Ok(PartKind::ToolResult {
             call_id: s("call_id")?,

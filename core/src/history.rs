@@ -169,6 +169,9 @@ pub struct Reader<'a> {
     pub conv_answerer_id: Option<Uuid>,
     pub voices: Voices<'a>,
     pub native_images: bool,
+    /// Whether this turn's rounds keep their thinking (the answerer's newest earlier
+    /// run, under reasoning replay).
+    pub thinking: rounds::Thinking,
     /// The history block's index (estimate attribution).
     pub block: usize,
 }
@@ -212,7 +215,15 @@ impl Reader<'_> {
                 vec![Item::text(Role::User, body, tokens, block)]
             }
             Plan::Round(i) => match ht.rounds.get(i) {
-                Some(round) => rounds::render(round, &self.voices, Some(self.a), self.native_images, counter, block),
+                Some(round) => rounds::render(
+                    round,
+                    &self.voices,
+                    Some(self.a),
+                    self.native_images,
+                    self.thinking,
+                    counter,
+                    block,
+                ),
                 None => Vec::new(),
             },
             Plan::Answer => {

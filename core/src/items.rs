@@ -8,17 +8,19 @@
 use serde::ser::{SerializeMap, SerializeStruct};
 use serde::{Serialize, Serializer};
 
-use crate::rows::Role;
+use crate::rows::{Role, Wire};
 use crate::tokens::{Counter, IMAGE_TOKENS, MESSAGE_OVERHEAD};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum PartKind {
     Text(String),
-    /// `input` is the call's arguments as JSON text (an object).
+    /// `input` is the call's arguments as JSON text (an object); `signature` is the
+    /// thought signature Gemini attached to the call (replayed on Gemini only).
     ToolCall {
         id: String,
         name: String,
         input: String,
+        signature: Option<String>,
     },
     ToolResult {
         call_id: String,
@@ -29,6 +31,13 @@ pub enum PartKind {
         media_type: String,
         data: String,
     },
+    /// A provider's own block, replayed verbatim on its wire and dropped on the others:
+    /// Anthropic `thinking`/`redacted_thinking`, a Responses `reasoning` item, a Gemini
+    /// thought part. `json` is the block exactly as that wire spells it.
+    Opaque {
+        wire: Wire,
+        json: String,
+    },
 }
 
 impl PartKind {
@@ -36,9 +45,10 @@ impl PartKind {
     pub fn size(&self) -> usize {
         match self {
             PartKind::Text(t) => t.len(),
-            PartKind::ToolCall { id, name, input } => id.len() + name.len() + input.len(),
+            PartKind::ToolCall { id, name, input, .. } => id.len() + name.len() + input.len(),
             PartKind::ToolResult { call_id, content, .. } => call_id.len() + content.len(),
             PartKind::Image { media_type, data } => media_type.len() + data.len(),
+            PartKind::Opaque { json, .. } => json.len(),
         }
     }
 
@@ -66,7 +76,7 @@ impl Serialize for Part {
                 m.serialize_entry("text", text)?;
                 m.end()
             }
-            PartKind::ToolCall { id, name, input } => {
+            PartKind::ToolCall { id, name, input, .. } => {
                 let mut m = s.serialize_map(Some(4))?;
                 m.serialize_entry("type", "tool_call")?;
                 m.serialize_entry("id", id)?;
@@ -93,6 +103,14 @@ impl Serialize for Part {
                 m.serialize_entry("type", "image")?;
                 m.serialize_entry("media_type", media_type)?;
                 m.serialize_entry("data", data)?;
+                m.end()
+            }
+            PartKind::Opaque { wire, json } => {
+                let mut m = s.serialize_map(Some(3))?;
+                m.serialize_entry("type", "provider")?;
+                m.serialize_entry("wire", wire.as_str())?;
+                let value: serde_json::Value = serde_json::from_str(json).map_err(serde::ser::Error::custom)?;
+                m.serialize_entry("block", &value)?;
                 m.end()
             }
         }
@@ -238,6 +256,7 @@ pub fn counted(kind: PartKind, counter: &mut Counter<'_>) -> Part {
         PartKind::ToolCall { name, input, .. } => counter.count(name) + counter.count(input),
         PartKind::ToolResult { content, .. } => counter.count(content),
         PartKind::Image { .. } => IMAGE_TOKENS,
+        PartKind::Opaque { json, .. } => counter.count(json),
     };
     Part { kind, tokens }
 }

@@ -22,6 +22,7 @@ pub mod fields;
 pub mod history;
 pub(crate) mod items;
 pub mod macros;
+pub mod response;
 pub mod rounds;
 pub mod rows;
 pub mod seal;

@@ -6,7 +6,7 @@ use uuid::Uuid;
 
 use crate::error::{Code, Error, Result};
 use crate::items::{Item, Part, PartKind};
-use crate::rows::{Role, User};
+use crate::rows::{Role, User, Wire};
 use crate::tokens::{Counter, IMAGE_TOKENS};
 use crate::voice::{Row, Voices};
 
@@ -18,7 +18,19 @@ pub const NATIVE_IMAGE_TYPES: [&str; 4] = ["image/jpeg", "image/png", "image/gif
 #[derive(Debug, Clone, PartialEq)]
 pub enum AssistantPart {
     Text(String),
-    ToolCall { id: String, name: String, input: String },
+    ToolCall {
+        id: String,
+        name: String,
+        input: String,
+        signature: Option<String>,
+    },
+    /// Thinking or reasoning, kept verbatim for its provider's wire: `json` is the block
+    /// as that wire spells it, `text` what it costs (its readable or encrypted text).
+    Opaque {
+        wire: Wire,
+        json: String,
+        text: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -179,6 +191,9 @@ fn parse_assistant(v: &Value, ctx: &Ctx<'_>) -> Result<Vec<AssistantPart>> {
                 }
                 assistant.push(call);
             }
+            Some(kind @ ("thinking" | "redacted_thinking" | "reasoning" | "thought")) => {
+                assistant.push(opaque(kind, obj, &path, ctx)?);
+            }
             Some(other) => return Err(ctx.err(&format!("{path}/type"), format!("unknown part type \"{other}\""))),
             None => return Err(ctx.err(&format!("{path}/type"), "missing part type")),
         }
@@ -200,7 +215,85 @@ fn tool_call(obj: &serde_json::Map<String, Value>, path: &str, ctx: &Ctx<'_>) ->
         Some(v @ Value::Object(_)) => v.to_string(),
         Some(_) => return Err(ctx.err(&format!("{path}/input"), "not an object")),
     };
-    Ok(AssistantPart::ToolCall { id, name, input })
+    let signature = match obj.get("signature") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(_) => return Err(ctx.err(&format!("{path}/signature"), "not a string")),
+    };
+    Ok(AssistantPart::ToolCall {
+        id,
+        name,
+        input,
+        signature,
+    })
+}
+
+/// A thinking or reasoning part, as the round stores it, turned into the block its
+/// provider's wire replays: Anthropic `thinking` {thinking, signature} and
+/// `redacted_thinking` {data}; a Responses `reasoning` item {id, summary, encrypted_content?};
+/// a Gemini `thought` {text, signature?}.
+fn opaque(kind: &str, obj: &serde_json::Map<String, Value>, path: &str, ctx: &Ctx<'_>) -> Result<AssistantPart> {
+    let s = |key: &str, required: bool| string_field(obj, key, path, ctx, required);
+    // Each block in its provider's documented key order (written by hand: serde_json's
+    // maps sort their keys).
+    let q = |v: &str| Value::String(v.to_string()).to_string();
+    let (wire, block, text) = match kind {
+        "thinking" => {
+            let (thinking, signature) = (s("thinking", true)?, s("signature", true)?);
+            let block = format!(
+                r#"{{"type":"thinking","thinking":{},"signature":{}}}"#,
+                q(&thinking),
+                q(&signature)
+            );
+            (Wire::Anthropic, block, thinking)
+        }
+        "redacted_thinking" => {
+            let data = s("data", true)?;
+            (
+                Wire::Anthropic,
+                format!(r#"{{"type":"redacted_thinking","data":{}}}"#, q(&data)),
+                data,
+            )
+        }
+        "reasoning" => {
+            let id = s("id", true)?;
+            let summary = match obj.get("summary") {
+                None | Some(Value::Null) => Vec::new(),
+                Some(Value::Array(list)) => list.clone(),
+                Some(_) => return Err(ctx.err(&format!("{path}/summary"), "not a list")),
+            };
+            let mut text: String = summary
+                .iter()
+                .filter_map(|x| x.get("text").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+                .join("\n");
+            let mut block = format!(
+                r#"{{"type":"reasoning","id":{},"summary":{}"#,
+                q(&id),
+                Value::Array(summary)
+            );
+            if let Some(Value::String(e)) = obj.get("encrypted_content") {
+                text.push_str(e);
+                block.push_str(&format!(r#","encrypted_content":{}"#, q(e)));
+            }
+            block.push('}');
+            (Wire::Responses, block, text)
+        }
+        _ => {
+            let text = s("text", true)?;
+            let mut block = format!(r#"{{"text":{},"thought":true"#, q(&text));
+            if let Some(Value::String(sig)) = obj.get("signature") {
+                block.push_str(&format!(r#","thoughtSignature":{}"#, q(sig)));
+            }
+            block.push('}');
+            (Wire::Gemini, block, text)
+        }
+    };
+    Ok(AssistantPart::Opaque {
+        wire,
+        json: block,
+        text,
+    })
 }
 
 fn parse_results(v: &Value, assistant: &[AssistantPart], ctx: &Ctx<'_>) -> Result<Vec<ToolResult>> {
@@ -348,34 +441,62 @@ pub fn decode_base64(s: &str) -> Option<Vec<u8>> {
 
 /// Renders one round: the assistant item, each result, the abort marker, each steer
 /// (read for the turn answered by `answerer`), then the captures item.
-pub fn render(
-    round: &Round,
-    voices: &Voices<'_>,
-    answerer: Option<&User>,
-    native_images: bool,
-    counter: &mut Counter<'_>,
-    block: usize,
-) -> Vec<Item> {
-    let mut items = Vec::new();
-    let parts: Vec<Part> = round
+/// The round's assistant parts, counted; thinking kept or dropped.
+fn assistant_parts(round: &Round, thinking: Thinking, counter: &mut Counter<'_>) -> Vec<Part> {
+    round
         .assistant
         .iter()
         .filter(|p| !matches!(p, AssistantPart::Text(t) if t.is_empty()))
+        .filter(|p| thinking == Thinking::Keep || !matches!(p, AssistantPart::Opaque { .. }))
         .map(|p| match p {
             AssistantPart::Text(t) => Part {
                 kind: PartKind::Text(t.clone()),
                 tokens: counter.count(t),
             },
-            AssistantPart::ToolCall { id, name, input } => Part {
+            AssistantPart::ToolCall {
+                id,
+                name,
+                input,
+                signature,
+            } => Part {
                 tokens: counter.count(name) + counter.count(input),
                 kind: PartKind::ToolCall {
                     id: id.clone(),
                     name: name.clone(),
                     input: input.clone(),
+                    signature: signature.clone(),
+                },
+            },
+            AssistantPart::Opaque { wire, json, text } => Part {
+                tokens: counter.count(text),
+                kind: PartKind::Opaque {
+                    wire: *wire,
+                    json: json.clone(),
                 },
             },
         })
-        .collect();
+        .collect()
+}
+
+/// How a round renders: its thinking kept (the current run, or the answerer's newest
+/// earlier run under reasoning replay) or dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Thinking {
+    Keep,
+    Drop,
+}
+
+pub fn render(
+    round: &Round,
+    voices: &Voices<'_>,
+    answerer: Option<&User>,
+    native_images: bool,
+    thinking: Thinking,
+    counter: &mut Counter<'_>,
+    block: usize,
+) -> Vec<Item> {
+    let mut items = Vec::new();
+    let parts = assistant_parts(round, thinking, counter);
     if !parts.is_empty() {
         items.push(Item::new(Role::Assistant, parts, block));
     }
@@ -529,8 +650,16 @@ mod tests {
             "round_invalid: round 2: result for call \"c9\" has no matching tool_call at /results/0/call_id"
         );
         assert_eq!(
-            refusal(r#"[{"type":"thinking"}]"#, "[]", "[]"),
-            "round_invalid: round 2: unknown part type \"thinking\" at /assistant/0/type"
+            refusal(r#"[{"type":"musing"}]"#, "[]", "[]"),
+            "round_invalid: round 2: unknown part type \"musing\" at /assistant/0/type"
+        );
+        assert_eq!(
+            refusal(r#"[{"type":"thinking","thinking":"hm"}]"#, "[]", "[]"),
+            "round_invalid: round 2: missing at /assistant/0/signature"
+        );
+        assert_eq!(
+            refusal(r#"[{"type":"reasoning","id":"rs_1","summary":{}}]"#, "[]", "[]"),
+            "round_invalid: round 2: not a list at /assistant/0/summary"
         );
         assert_eq!(
             refusal(

@@ -95,7 +95,7 @@ fn compile_now(conv: Uuid, turn: Uuid, purpose: Purpose) -> Compiled {
 }
 
 /// What `explain_turn` and `estimate_turn` read: always a compile's output.
-fn explain_now(conv: Uuid, turn: Uuid) -> Output {
+pub(super) fn explain_now(conv: Uuid, turn: Uuid) -> Output {
     match compile_now(conv, turn, Purpose::Estimate) {
         Compiled::Output(out) => *out,
         Compiled::Stored(_) => unreachable!("an estimate always compiles"),

@@ -289,8 +289,12 @@ fn missing_turn(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Error {
 
 static MODELS: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
-        "SELECT name, wire, tokenizer, advisory_window, hard_window, native_images, token_margin, \
-         max_output_tokens, cache_ttl, request_options::text FROM prompt.models WHERE name = ANY($1)",
+        // With token_margin_auto, the margin is at least the calibration's p95 of billed
+        // over estimated input (less 1); the seal freezes the model row as read here.
+        "SELECT m.name, m.wire, m.tokenizer, m.advisory_window, m.hard_window, m.native_images, \
+         CASE WHEN m.token_margin_auto THEN greatest(m.token_margin, coalesce((SELECT (c.p95_ratio - 1)::float4 \
+         FROM prompt.model_calibration c WHERE c.model = m.name), 0)) ELSE m.token_margin END, \
+         m.max_output_tokens, m.cache_ttl, m.request_options::text FROM prompt.models m WHERE m.name = ANY($1)",
         &[
             TEXTOID,
             TEXTOID,

@@ -5,6 +5,7 @@ pub mod api;
 pub mod errors;
 pub mod jsonb;
 pub mod load;
+pub mod responses;
 pub mod seals;
 pub mod spi;
 pub mod triggers;

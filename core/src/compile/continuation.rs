@@ -139,6 +139,6 @@ fn round_items(ctx: &Context, frozen: &Frozen, first_round: i32, counter: &mut C
     ctx.rounds
         .iter()
         .filter(|r| r.n >= first_round)
-        .flat_map(|round| rounds::render(round, &voices, a, native, counter, 0))
+        .flat_map(|round| rounds::render(round, &voices, a, native, rounds::Thinking::Keep, counter, 0))
         .collect()
 }

@@ -7,6 +7,7 @@ use crate::error::Result;
 use crate::estimate::HistoryEstimate;
 use crate::history::{self, EntryAt, HistorySource, Plan, Reader};
 use crate::items::{self, Follower, Item};
+use crate::rounds::Thinking;
 use crate::rows::{HistoryTurn, Role, TurnKind};
 use crate::template::Template;
 use crate::voice::{Row, Voices};
@@ -70,7 +71,14 @@ impl Compiler<'_, '_> {
         items
     }
 
-    fn render_entry(&mut self, plan: Plan, ht: &mut HistoryTurn, template: &Template, block: usize) -> Vec<Item> {
+    fn render_entry(
+        &mut self,
+        plan: Plan,
+        ht: &mut HistoryTurn,
+        template: &Template,
+        block: usize,
+        thinking: Thinking,
+    ) -> Vec<Item> {
         if plan == Plan::Seed {
             return self.seed(ht, template, block);
         }
@@ -83,6 +91,7 @@ impl Compiler<'_, '_> {
                 creator: self.ctx.conversation.creator_id,
             },
             native_images: self.model.is_some_and(|m| m.native_images),
+            thinking,
             block,
         };
         reader.render(plan, ht, &mut self.counter)
@@ -108,6 +117,8 @@ impl Compiler<'_, '_> {
         let mut following = after;
         let mut taken: Vec<Taken> = Vec::new();
         let mut available = 0u32;
+        // Under reasoning replay, the answerer's newest earlier run keeps its thinking.
+        let mut replay = self.a.reasoning_replay;
         'batches: loop {
             let (batch, users) = source.next_batch(batch_size(&selector, &allowance))?;
             if batch.is_empty() {
@@ -120,6 +131,7 @@ impl Compiler<'_, '_> {
                 let ht = &mut ht;
                 let plans = self.plan(ht);
                 available += plans.len() as u32;
+                let thinking = thinking_of(&mut replay, &plans);
                 for (entry, plan) in plans.into_iter().enumerate().rev() {
                     let at = EntryAt {
                         seq: ht.turn.seq,
@@ -131,7 +143,7 @@ impl Compiler<'_, '_> {
                     if selector.stopped.is_some() {
                         continue;
                     }
-                    let items = self.render_entry(plan, ht, template, block);
+                    let items = self.render_entry(plan, ht, template, block, thinking);
                     let cost = self.window.inflate(items::marginal_cost(&items, following));
                     if selector.offer(cost) {
                         following = items::leading(&items).or(following);
@@ -164,6 +176,17 @@ impl Compiler<'_, '_> {
                 skipped_reason: selector.stopped.map(|s| s.as_str().to_string()),
             },
         })
+    }
+}
+
+/// Whether a turn's rounds keep their thinking: the first own run met (newest first)
+/// while reasoning replay is still pending.
+fn thinking_of(replay: &mut bool, plans: &[Plan]) -> Thinking {
+    if *replay && plans.iter().any(|p| matches!(p, Plan::Round(_))) {
+        *replay = false;
+        Thinking::Keep
+    } else {
+        Thinking::Drop
     }
 }
 

@@ -7,9 +7,9 @@
 //! escaping is the renderer's one heavy step (see `json::string`).
 
 use super::json::{self, Obj};
-use super::{Body, Layout, Pos, Rendered, Request};
+use super::{carries, Body, Layout, Pos, Rendered, Request};
 use crate::items::{Message, PartKind};
-use crate::rows::{CacheTtl, Role};
+use crate::rows::{CacheTtl, Role, Wire};
 
 fn cache_control(req: &Request<'_>, out: &mut String) {
     out.push_str(match req.ttl() {
@@ -25,7 +25,12 @@ fn block(req: &Request<'_>, messages: &[Message], pos: Pos, out: &mut String) {
             out.push_str(r#"{"type":"text","text":"#);
             json::string(out, text);
         }
-        PartKind::ToolCall { id, name, input } => {
+        PartKind::Opaque { json, .. } => {
+            // Thinking is replayed verbatim and takes no cache_control.
+            out.push_str(json);
+            return;
+        }
+        PartKind::ToolCall { id, name, input, .. } => {
             out.push_str(r#"{"type":"tool_use","id":"#);
             json::string(out, id);
             out.push_str(r#","name":"#);
@@ -83,13 +88,19 @@ fn group(messages: &[Message], start: usize) -> Vec<(Role, Vec<Pos>, bool)> {
         } else {
             Role::User
         };
-        let parts = (0..m.parts.len()).map(|pi| (mi, pi));
+        let parts: Vec<Pos> = (0..m.parts.len())
+            .filter(|&pi| carries(Wire::Anthropic, &m.parts[pi].kind))
+            .map(|pi| (mi, pi))
+            .collect();
+        if parts.is_empty() {
+            continue;
+        }
         match out.last_mut() {
             Some((r, positions, plain)) if *r == role && !m.boundary => {
                 positions.extend(parts);
                 *plain = false;
             }
-            _ => out.push((role, parts.collect(), m.plain)),
+            _ => out.push((role, parts, m.plain)),
         }
     }
     out

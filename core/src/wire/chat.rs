@@ -85,7 +85,7 @@ fn assistant(m: &Message, mi: usize, texts: &mut Vec<String>, layout: &mut Vec<V
     content(m, mi, &mut carried, &mut out);
     let mut calls = 0;
     for (pi, p) in m.parts.iter().enumerate() {
-        if let PartKind::ToolCall { id, name, input } = &p.kind {
+        if let PartKind::ToolCall { id, name, input, .. } = &p.kind {
             carried.push((mi, pi));
             out.push_str(if calls == 0 { r#","tool_calls":["# } else { "," });
             calls += 1;

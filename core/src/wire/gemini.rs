@@ -12,9 +12,9 @@
 use std::collections::HashMap;
 
 use super::json::{self, Obj};
-use super::{Body, Layout, Pos, Rendered, Request};
+use super::{carries, Body, Layout, Pos, Rendered, Request};
 use crate::items::{Message, PartKind};
-use crate::rows::Role;
+use crate::rows::{Role, Wire};
 
 /// Call id -> function name, over the messages being rendered.
 fn call_names(messages: &[Message]) -> HashMap<&str, &str> {
@@ -41,7 +41,12 @@ fn part(messages: &[Message], names: &HashMap<&str, &str>, pos: Pos, out: &mut S
             json::string(out, data);
             out.push('}');
         }
-        PartKind::ToolCall { id, name, input } => {
+        PartKind::ToolCall {
+            id,
+            name,
+            input,
+            signature,
+        } => {
             out.push_str(r#"{"functionCall":{"id":"#);
             json::string(out, id);
             out.push_str(r#","name":"#);
@@ -49,6 +54,15 @@ fn part(messages: &[Message], names: &HashMap<&str, &str>, pos: Pos, out: &mut S
             out.push_str(r#","args":"#);
             json::raw(out, input);
             out.push('}');
+            if let Some(sig) = signature {
+                out.push_str(r#","thoughtSignature":"#);
+                json::string(out, sig);
+            }
+        }
+        PartKind::Opaque { json, .. } => {
+            // A thought part, replayed verbatim.
+            out.push_str(json);
+            return;
         }
         PartKind::ToolResult {
             call_id,
@@ -92,10 +106,16 @@ fn group(messages: &[Message], start: usize) -> Vec<(Role, Vec<Pos>)> {
         } else {
             Role::User
         };
-        let ps = (0..m.parts.len()).map(|pi| (mi, pi));
+        let ps: Vec<Pos> = (0..m.parts.len())
+            .filter(|&pi| carries(Wire::Gemini, &m.parts[pi].kind))
+            .map(|pi| (mi, pi))
+            .collect();
+        if ps.is_empty() {
+            continue;
+        }
         match out.last_mut() {
             Some((r, positions)) if *r == role && !m.boundary => positions.extend(ps),
-            _ => out.push((role, ps.collect())),
+            _ => out.push((role, ps)),
         }
     }
     out

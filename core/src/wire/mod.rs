@@ -21,6 +21,11 @@ use crate::rows::{CacheTtl, Model, Wire};
 
 pub use json::{pretty, to_text as json_text, Raw};
 
+/// Whether `wire` carries a part: a provider's own block only rides its own wire.
+pub(crate) fn carries(wire: Wire, kind: &crate::items::PartKind) -> bool {
+    !matches!(kind, crate::items::PartKind::Opaque { wire: w, .. } if *w != wire)
+}
+
 /// Anthropic's default when no model row names `max_output_tokens`.
 pub const DEFAULT_MAX_TOKENS: i32 = 4096;
 

@@ -91,7 +91,16 @@ fn assistant(m: &Message, mi: usize, texts: &mut Vec<String>, layout: &mut Vec<V
                 out.push_str(r#"{"type":"message","role":"assistant","content":"#);
                 json::string(&mut out, text);
             }
-            PartKind::ToolCall { id, name, input } => {
+            PartKind::Opaque {
+                wire: crate::rows::Wire::Responses,
+                json,
+            } => {
+                // A reasoning item, replayed verbatim.
+                texts.push(json.clone());
+                layout.push(vec![(mi, pi)]);
+                continue;
+            }
+            PartKind::ToolCall { id, name, input, .. } => {
                 out.push_str(r#"{"type":"function_call","call_id":"#);
                 json::string(&mut out, id);
                 out.push_str(r#","name":"#);

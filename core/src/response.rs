@@ -1,0 +1,403 @@
+//! A provider's response body, as its API returned it, read into what the next compile
+//! needs (docs/design.md, "The response loop"): the assistant's parts in the round
+//! format (text, tool calls, thinking and reasoning verbatim), the stop reason, and the
+//! usage as billed. Four shapes: Anthropic `Message`, OpenAI `ChatCompletion`, OpenAI
+//! Responses `Response`, Gemini `GenerateContentResponse`. Anything else, or a part of
+//! none of them, is refused as `response_invalid` with its JSON pointer.
+
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+
+use crate::error::{Code, Error, Result};
+use crate::rows::Wire;
+
+/// Input and output tokens as the provider billed them. `input` is the uncached
+/// input; `billed_input` everything the prompt was billed for (input, cache writes and
+/// cache reads), which the calibration compares with the estimate.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Usage {
+    pub input_tokens: i64,
+    pub cache_creation_tokens: i64,
+    pub cache_read_tokens: i64,
+    pub output_tokens: i64,
+    pub billed_input_tokens: i64,
+}
+
+/// A response, read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Response {
+    pub shape: Wire,
+    /// The provider's id of the response (idempotency).
+    pub id: Option<String>,
+    pub model: Option<String>,
+    /// The assistant's parts in the round format (`rounds.assistant`).
+    pub assistant: Vec<Value>,
+    /// The text parts, concatenated: a direct reply's content.
+    pub text: String,
+    /// The pointer of the first tool call, if any.
+    pub first_call: Option<String>,
+    pub stop_reason: Option<String>,
+    pub usage: Option<Usage>,
+}
+
+fn invalid(path: &str, what: impl AsRef<str>) -> Error {
+    Error::new(
+        Code::ResponseInvalid,
+        format!("the response {} at {}", what.as_ref(), if path.is_empty() { "/" } else { path }),
+    )
+    .detail(format!("The value at {} is not valid.", if path.is_empty() { "/" } else { path }))
+    .hint("record_response takes a response body as the provider's API returned it: an Anthropic Message, an OpenAI ChatCompletion or Response, or a Gemini GenerateContentResponse.")
+}
+
+fn obj<'a>(v: &'a Value, path: &str) -> Result<&'a Map<String, Value>> {
+    v.as_object().ok_or_else(|| invalid(path, "is not an object"))
+}
+
+fn list<'a>(v: Option<&'a Value>, path: &str) -> Result<&'a Vec<Value>> {
+    match v {
+        Some(Value::Array(a)) => Ok(a),
+        Some(_) => Err(invalid(path, "is not a list")),
+        None => Err(invalid(path, "is missing")),
+    }
+}
+
+fn string(o: &Map<String, Value>, key: &str, path: &str) -> Result<String> {
+    match o.get(key) {
+        Some(Value::String(s)) => Ok(s.clone()),
+        Some(_) => Err(invalid(&format!("{path}/{key}"), "is not a string")),
+        None => Err(invalid(&format!("{path}/{key}"), "is missing")),
+    }
+}
+
+fn opt_string(o: &Map<String, Value>, key: &str) -> Option<String> {
+    o.get(key).and_then(Value::as_str).map(str::to_string)
+}
+
+fn int(o: Option<&Value>, key: &str) -> i64 {
+    o.and_then(|u| u.get(key)).and_then(Value::as_i64).unwrap_or(0)
+}
+
+/// A tool call's arguments: an object (JSON text on the OpenAI wires).
+fn arguments(v: Option<&Value>, path: &str) -> Result<Value> {
+    match v {
+        None | Some(Value::Null) => Ok(json!({})),
+        Some(Value::Object(_)) => Ok(v.cloned().unwrap_or_default()),
+        Some(Value::String(s)) => match serde_json::from_str::<Value>(s) {
+            Ok(parsed @ Value::Object(_)) => Ok(parsed),
+            _ => Err(invalid(path, "is not a JSON object")),
+        },
+        Some(_) => Err(invalid(path, "is not an object")),
+    }
+}
+
+/// Reads a response body of any of the four shapes.
+pub fn parse(v: &Value) -> Result<Response> {
+    let o = obj(v, "")?;
+    if o.get("type").and_then(Value::as_str) == Some("message") && o.contains_key("content") {
+        anthropic(o)
+    } else if o.get("object").and_then(Value::as_str) == Some("chat.completion") {
+        chat(o)
+    } else if o.get("object").and_then(Value::as_str) == Some("response") {
+        responses(o)
+    } else if o.contains_key("candidates") {
+        gemini(o)
+    } else {
+        Err(invalid("", "is of no known shape"))
+    }
+}
+
+/// Parts and the running text, with where the first tool call was.
+#[derive(Default)]
+struct Parts {
+    assistant: Vec<Value>,
+    text: String,
+    first_call: Option<String>,
+}
+
+impl Parts {
+    fn text(&mut self, t: String) {
+        self.text.push_str(&t);
+        self.assistant.push(json!({"type": "text", "text": t}));
+    }
+
+    fn call(&mut self, path: String, id: String, name: String, input: Value, signature: Option<String>) {
+        self.first_call.get_or_insert(path);
+        let mut call = json!({"type": "tool_call", "id": id, "name": name, "input": input});
+        if let Some(sig) = signature {
+            call["signature"] = Value::String(sig);
+        }
+        self.assistant.push(call);
+    }
+
+    fn done(self, shape: Wire, o: &Map<String, Value>, stop: Option<String>, usage: Option<Usage>) -> Response {
+        Response {
+            shape,
+            id: opt_string(o, if shape == Wire::Gemini { "responseId" } else { "id" }),
+            model: opt_string(o, if shape == Wire::Gemini { "modelVersion" } else { "model" }),
+            assistant: self.assistant,
+            text: self.text,
+            first_call: self.first_call,
+            stop_reason: stop,
+            usage,
+        }
+    }
+}
+
+fn anthropic(o: &Map<String, Value>) -> Result<Response> {
+    let mut parts = Parts::default();
+    for (i, b) in list(o.get("content"), "/content")?.iter().enumerate() {
+        let path = format!("/content/{i}");
+        let b = obj(b, &path)?;
+        match b.get("type").and_then(Value::as_str) {
+            Some("text") => parts.text(string(b, "text", &path)?),
+            Some("tool_use") => {
+                let input = arguments(b.get("input"), &format!("{path}/input"))?;
+                parts.call(
+                    path.clone(),
+                    string(b, "id", &path)?,
+                    string(b, "name", &path)?,
+                    input,
+                    None,
+                );
+            }
+            Some("thinking") => parts.assistant.push(json!({"type": "thinking",
+                "thinking": string(b, "thinking", &path)?, "signature": string(b, "signature", &path)?})),
+            Some("redacted_thinking") => parts
+                .assistant
+                .push(json!({"type": "redacted_thinking", "data": string(b, "data", &path)?})),
+            _ => {
+                return Err(invalid(
+                    &format!("{path}/type"),
+                    "is a content block pgprompt does not record",
+                ))
+            }
+        }
+    }
+    let usage = o.get("usage").map(|u| {
+        let (input, creation, read) = (
+            int(Some(u), "input_tokens"),
+            int(Some(u), "cache_creation_input_tokens"),
+            int(Some(u), "cache_read_input_tokens"),
+        );
+        Usage {
+            input_tokens: input,
+            cache_creation_tokens: creation,
+            cache_read_tokens: read,
+            output_tokens: int(Some(u), "output_tokens"),
+            billed_input_tokens: input + creation + read,
+        }
+    });
+    Ok(parts.done(Wire::Anthropic, o, opt_string(o, "stop_reason"), usage))
+}
+
+fn chat(o: &Map<String, Value>) -> Result<Response> {
+    let choices = list(o.get("choices"), "/choices")?;
+    let choice = obj(
+        choices.first().ok_or_else(|| invalid("/choices", "is empty"))?,
+        "/choices/0",
+    )?;
+    let message = obj(choice.get("message").unwrap_or(&Value::Null), "/choices/0/message")?;
+    let mut parts = Parts::default();
+    if let Some(Value::String(t)) = message.get("content") {
+        if !t.is_empty() {
+            parts.text(t.clone());
+        }
+    }
+    if let Some(calls) = message.get("tool_calls").filter(|c| !c.is_null()) {
+        for (i, c) in list(Some(calls), "/choices/0/message/tool_calls")?.iter().enumerate() {
+            let path = format!("/choices/0/message/tool_calls/{i}");
+            let c = obj(c, &path)?;
+            let f = obj(c.get("function").unwrap_or(&Value::Null), &format!("{path}/function"))?;
+            let input = arguments(f.get("arguments"), &format!("{path}/function/arguments"))?;
+            parts.call(
+                path.clone(),
+                string(c, "id", &path)?,
+                string(f, "name", &format!("{path}/function"))?,
+                input,
+                None,
+            );
+        }
+    }
+    let usage = o.get("usage").filter(|u| u.is_object()).map(|u| {
+        let prompt = int(Some(u), "prompt_tokens");
+        let cached = int(u.get("prompt_tokens_details"), "cached_tokens");
+        let written = int(u.get("prompt_tokens_details"), "cache_write_tokens");
+        Usage {
+            input_tokens: prompt - cached - written,
+            cache_creation_tokens: written,
+            cache_read_tokens: cached,
+            output_tokens: int(Some(u), "completion_tokens"),
+            billed_input_tokens: prompt,
+        }
+    });
+    Ok(parts.done(Wire::Chat, o, opt_string(choice, "finish_reason"), usage))
+}
+
+fn responses(o: &Map<String, Value>) -> Result<Response> {
+    let mut parts = Parts::default();
+    for (i, item) in list(o.get("output"), "/output")?.iter().enumerate() {
+        let path = format!("/output/{i}");
+        let item = obj(item, &path)?;
+        match item.get("type").and_then(Value::as_str) {
+            Some("message") => {
+                for (j, c) in list(item.get("content"), &format!("{path}/content"))?
+                    .iter()
+                    .enumerate()
+                {
+                    let cpath = format!("{path}/content/{j}");
+                    let c = obj(c, &cpath)?;
+                    match c.get("type").and_then(Value::as_str) {
+                        Some("output_text") => parts.text(string(c, "text", &cpath)?),
+                        Some("refusal") => parts.text(string(c, "refusal", &cpath)?),
+                        _ => {
+                            return Err(invalid(
+                                &format!("{cpath}/type"),
+                                "is a content part pgprompt does not record",
+                            ))
+                        }
+                    }
+                }
+            }
+            Some("function_call") => {
+                let input = arguments(item.get("arguments"), &format!("{path}/arguments"))?;
+                parts.call(
+                    path.clone(),
+                    string(item, "call_id", &path)?,
+                    string(item, "name", &path)?,
+                    input,
+                    None,
+                );
+            }
+            Some("reasoning") => {
+                let mut r = json!({"type": "reasoning", "id": string(item, "id", &path)?,
+                    "summary": item.get("summary").cloned().unwrap_or(json!([]))});
+                if let Some(e) = item.get("encrypted_content").filter(|e| e.is_string()) {
+                    r["encrypted_content"] = e.clone();
+                }
+                parts.assistant.push(r);
+            }
+            _ => {
+                return Err(invalid(
+                    &format!("{path}/type"),
+                    "is an output item pgprompt does not record",
+                ))
+            }
+        }
+    }
+    let usage = o.get("usage").filter(|u| u.is_object()).map(|u| {
+        let input = int(Some(u), "input_tokens");
+        let cached = int(u.get("input_tokens_details"), "cached_tokens");
+        let written = int(u.get("input_tokens_details"), "cache_write_tokens");
+        Usage {
+            input_tokens: input - cached - written,
+            cache_creation_tokens: written,
+            cache_read_tokens: cached,
+            output_tokens: int(Some(u), "output_tokens"),
+            billed_input_tokens: input,
+        }
+    });
+    let stop = match o
+        .get("incomplete_details")
+        .and_then(|d| d.get("reason"))
+        .and_then(Value::as_str)
+    {
+        Some(reason) => Some(reason.to_string()),
+        None => opt_string(o, "status"),
+    };
+    Ok(parts.done(Wire::Responses, o, stop, usage))
+}
+
+fn gemini(o: &Map<String, Value>) -> Result<Response> {
+    let candidates = list(o.get("candidates"), "/candidates")?;
+    let first = obj(
+        candidates.first().ok_or_else(|| invalid("/candidates", "is empty"))?,
+        "/candidates/0",
+    )?;
+    let content = obj(first.get("content").unwrap_or(&Value::Null), "/candidates/0/content")?;
+    let mut parts = Parts::default();
+    let empty = Vec::new();
+    let list_of_parts = match content.get("parts") {
+        None => &empty,
+        v => list(v, "/candidates/0/content/parts")?,
+    };
+    for (i, p) in list_of_parts.iter().enumerate() {
+        let path = format!("/candidates/0/content/parts/{i}");
+        let p = obj(p, &path)?;
+        let signature = opt_string(p, "thoughtSignature");
+        if let Some(call) = p.get("functionCall") {
+            let cpath = format!("{path}/functionCall");
+            let c = obj(call, &cpath)?;
+            let input = arguments(c.get("args"), &format!("{cpath}/args"))?;
+            // Older models give no call id: one is made from the part's place.
+            let id = opt_string(c, "id").unwrap_or_else(|| format!("call_{i}"));
+            parts.call(path.clone(), id, string(c, "name", &cpath)?, input, signature);
+        } else if p.get("thought").and_then(Value::as_bool) == Some(true) {
+            let mut t = json!({"type": "thought", "text": string(p, "text", &path)?});
+            if let Some(sig) = signature {
+                t["signature"] = Value::String(sig);
+            }
+            parts.assistant.push(t);
+        } else if p.contains_key("text") {
+            parts.text(string(p, "text", &path)?);
+        } else {
+            return Err(invalid(&path, "is a part pgprompt does not record"));
+        }
+    }
+    let usage = o.get("usageMetadata").filter(|u| u.is_object()).map(|u| {
+        let prompt = int(Some(u), "promptTokenCount");
+        let cached = int(Some(u), "cachedContentTokenCount");
+        Usage {
+            input_tokens: prompt - cached,
+            cache_creation_tokens: 0,
+            cache_read_tokens: cached,
+            output_tokens: int(Some(u), "candidatesTokenCount") + int(Some(u), "thoughtsTokenCount"),
+            billed_input_tokens: prompt,
+        }
+    });
+    Ok(parts.done(Wire::Gemini, o, opt_string(first, "finishReason"), usage))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_shape_reads_into_round_parts() {
+        let a = parse(
+            &json!({"id": "msg_1", "type": "message", "role": "assistant", "model": "claude",
+            "content": [{"type": "thinking", "thinking": "t", "signature": "s"}, {"type": "text", "text": "Hi"},
+                        {"type": "tool_use", "id": "tu1", "name": "f", "input": {"a": 1}}],
+            "stop_reason": "tool_use", "usage": {"input_tokens": 10, "output_tokens": 5,
+            "cache_creation_input_tokens": 100, "cache_read_input_tokens": 1000}}),
+        )
+        .unwrap();
+        assert_eq!(a.shape, Wire::Anthropic);
+        assert_eq!(a.id.as_deref(), Some("msg_1"));
+        assert_eq!(a.assistant.len(), 3);
+        assert_eq!(a.first_call.as_deref(), Some("/content/2"));
+        assert_eq!(a.usage.unwrap().billed_input_tokens, 1110);
+
+        let c = parse(
+            &json!({"id": "cc", "object": "chat.completion", "choices": [{"index": 0,
+            "finish_reason": "stop", "message": {"role": "assistant", "content": "Hello"}}],
+            "usage": {"prompt_tokens": 50, "completion_tokens": 3, "prompt_tokens_details": {"cached_tokens": 20}}}),
+        )
+        .unwrap();
+        assert_eq!((c.text.as_str(), c.first_call.is_none()), ("Hello", true));
+        assert_eq!(c.usage.unwrap().input_tokens, 30);
+
+        let bad = parse(
+            &json!({"object": "chat.completion", "choices": [{"message": {"role": "assistant",
+            "tool_calls": [{"id": "x", "type": "function", "function": {"name": "f", "arguments": "[1]"}}]}}]}),
+        )
+        .unwrap_err();
+        assert_eq!(
+            bad.message,
+            "response_invalid: the response is not a JSON object at /choices/0/message/tool_calls/0/function/arguments"
+        );
+        assert!(parse(&json!({"hello": 1}))
+            .unwrap_err()
+            .message
+            .contains("no known shape"));
+    }
+}

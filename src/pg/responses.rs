@@ -1,0 +1,264 @@
+//! The response loop (README, "The response loop"): `record_response` writes a
+//! provider's answer where the next compile reads it — a direct reply's text as the
+//! turn's `content`, a run's step as its next round — with the usage as billed beside
+//! the estimate of the request it answered (`prompt.responses`); `record_tool_results`
+//! writes the results of the newest round's calls.
+
+use std::sync::LazyLock;
+
+use pgrx::pg_sys::{INT4OID, TEXTOID, UUIDOID};
+use pgrx::prelude::*;
+use pgrx::spi::SpiClient;
+use serde_json::{json, Value};
+use uuid::Uuid;
+
+use super::errors::{raise, OrRaise};
+use super::jsonb::JsonbArg;
+use super::spi::{core_uuid, first, nullable, pg_uuid, run, spi, Query};
+use pgprompt_core::response::{self, Response};
+use pgprompt_core::{Code, Error};
+
+fn refuse(path: &str, what: String, hint: &str) -> ! {
+    let path = if path.is_empty() { "/" } else { path };
+    raise(
+        Error::new(Code::ResponseInvalid, format!("{what} at {path}"))
+            .detail(format!("The value at {path} does not fit the turn."))
+            .hint(hint.to_string()),
+    )
+}
+
+static RECORDED: LazyLock<Query> = LazyLock::new(|| {
+    Query::new(
+        "SELECT turn_id, step, estimated_input_tokens FROM prompt.responses \
+         WHERE conversation_id = $1 AND response_id = $2",
+        &[UUIDOID, INT4OID, INT4OID],
+    )
+});
+
+static TURN_MODE: LazyLock<Query> = LazyLock::new(|| {
+    Query::new(
+        "SELECT mode FROM prompt.turns WHERE conversation_id = $1 AND id = $2",
+        &[TEXTOID],
+    )
+});
+
+/// The newest round: its number, whether it has calls, and how many results.
+static NEWEST_ROUND: LazyLock<Query> = LazyLock::new(|| {
+    Query::new(
+        "SELECT n, jsonb_path_exists(assistant, '$[*] ? (@.type == \"tool_call\")')::int4, \
+         jsonb_array_length(results) FROM prompt.rounds \
+         WHERE conversation_id = $1 AND turn_id = $2 ORDER BY n DESC LIMIT 1",
+        &[INT4OID, INT4OID, INT4OID],
+    )
+});
+
+static ANSWERED: LazyLock<Query> = LazyLock::new(|| {
+    Query::new(
+        "SELECT step FROM prompt.responses WHERE conversation_id = $1 AND turn_id = $2 AND step = 0",
+        &[INT4OID],
+    )
+});
+
+/// What `record_response` returns: what it wrote (or had written, for a response
+/// recorded before).
+fn summary(turn: Uuid, step: i32, r: &Response, estimated: i32) -> Value {
+    let calls: Vec<Value> = r
+        .assistant
+        .iter()
+        .filter(|p| p["type"] == "tool_call")
+        .map(|p| json!({"id": p["id"], "name": p["name"], "input": p["input"]}))
+        .collect();
+    json!({
+        "turn_id": turn,
+        "step": step,
+        "recorded": if step == 0 { "answer" } else { "round" },
+        "shape": r.shape.as_str(),
+        "response_id": r.id,
+        "stop_reason": r.stop_reason,
+        "tool_calls": calls,
+        "usage": r.usage,
+        "estimated_input_tokens": estimated,
+    })
+}
+
+fn insert_response(
+    client: &mut SpiClient<'_>,
+    conv: Uuid,
+    turn: Uuid,
+    step: i32,
+    r: &Response,
+    model: Option<String>,
+    estimated: i32,
+) {
+    let u = r.usage.clone();
+    let n = |f: fn(&response::Usage) -> i64| nullable(u.as_ref().map(|u| i32::try_from(f(u)).unwrap_or(i32::MAX)));
+    spi(client.update(
+        "INSERT INTO prompt.responses (conversation_id, turn_id, step, response_id, shape, model, compiled_model, \
+         stop_reason, input_tokens, cache_creation_tokens, cache_read_tokens, output_tokens, billed_input_tokens, \
+         estimated_input_tokens) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+        None,
+        &[
+            pg_uuid(conv).into(),
+            pg_uuid(turn).into(),
+            step.into(),
+            nullable(r.id.clone()),
+            r.shape.as_str().to_string().into(),
+            nullable(r.model.clone()),
+            nullable(model),
+            nullable(r.stop_reason.clone()),
+            n(|u| u.input_tokens),
+            n(|u| u.cache_creation_tokens),
+            n(|u| u.cache_read_tokens),
+            n(|u| u.output_tokens),
+            n(|u| u.billed_input_tokens),
+            estimated.into(),
+        ],
+    ));
+}
+
+/// A direct reply: the text becomes the turn's answer (no tool calls, answered once).
+fn answer(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, r: &Response) {
+    if let Some(path) = &r.first_call {
+        refuse(
+            path,
+            format!("turn {turn} is a direct reply, and the response calls a tool"),
+            "Tool calls belong to run turns (mode = 'run'); a direct reply's answer is text.",
+        );
+    }
+    if first::<i32>(client, &ANSWERED, &[pg_uuid(conv).into(), pg_uuid(turn).into()]).is_some() {
+        refuse(
+            "",
+            format!("turn {turn} already has a recorded answer"),
+            "A direct reply is answered once; record each new model call on a new turn.",
+        );
+    }
+    spi(client.update(
+        "UPDATE prompt.turns SET content = $3 WHERE conversation_id = $1 AND id = $2",
+        None,
+        &[pg_uuid(conv).into(), pg_uuid(turn).into(), r.text.clone().into()],
+    ));
+}
+
+/// A run's step: the next round, once the previous round's calls have their results.
+fn next_round(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, r: &Response) -> i32 {
+    let newest = run(
+        client,
+        &NEWEST_ROUND,
+        &[pg_uuid(conv).into(), pg_uuid(turn).into()],
+        |c| {
+            Ok::<_, ()>(Some((
+                c.next::<i32>().unwrap_or(0),
+                c.next::<i32>().unwrap_or(0),
+                c.next::<i32>().unwrap_or(0),
+            )))
+        },
+    )
+    .unwrap_or_default();
+    let n = match newest.first() {
+        Some(&(n, calls, results)) => {
+            if calls == 1 && results == 0 {
+                refuse(
+                    "",
+                    format!("round {n} of turn {turn} called tools and has no results yet"),
+                    "Write the results first (SELECT prompt.record_tool_results(...)); the next response answers them.",
+                );
+            }
+            n + 1
+        }
+        None => 1,
+    };
+    let assistant = Value::Array(r.assistant.clone()).to_string();
+    spi(client.update(
+        "INSERT INTO prompt.rounds (conversation_id, turn_id, n, assistant) VALUES ($1, $2, $3, $4::jsonb)",
+        None,
+        &[pg_uuid(conv).into(), pg_uuid(turn).into(), n.into(), assistant.into()],
+    ));
+    n
+}
+
+#[pg_extern(volatile, strict, parallel_unsafe)]
+#[search_path(pg_catalog, pg_temp)]
+fn record_response(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid, response: JsonbArg) -> pgrx::JsonB {
+    let (conv, turn) = (core_uuid(conversation_id), core_uuid(turn_id));
+    let value: Value = serde_json::from_str(&response.0).unwrap_or_else(|_| {
+        refuse(
+            "",
+            "the response nests too deeply to read".into(),
+            "Pass the provider's response body as it came.",
+        )
+    });
+    let r = response::parse(&value).or_raise();
+    // The request this response answers, as the turn now stands (sealed, rounds so far).
+    let out = super::api::explain_now(conv, turn);
+    if !out.explain.sealed {
+        refuse(
+            "",
+            format!("turn {turn} was never compiled with compile_turn"),
+            "Compile the turn (compile_turn seals what it returns), post that body, then record the answer.",
+        );
+    }
+    let estimated = i32::try_from(out.explain.estimate.total).unwrap_or(i32::MAX);
+    let model = out.explain.model.clone();
+    let written = Spi::connect_mut(|client| {
+        if let Some(id) = &r.id {
+            let before = run(client, &RECORDED, &[pg_uuid(conv).into(), id.clone().into()], |c| {
+                Ok::<_, ()>(Some((
+                    c.uuid(),
+                    c.next::<i32>().unwrap_or(0),
+                    c.next::<i32>().unwrap_or(0),
+                )))
+            })
+            .unwrap_or_default();
+            if let Some((t, step, est)) = before.first().cloned() {
+                if t != Some(turn) {
+                    refuse(
+                        "/id",
+                        format!("response \"{id}\" was recorded for another turn of the conversation"),
+                        "Each response answers one turn's request.",
+                    );
+                }
+                return summary(turn, step, &r, est);
+            }
+        }
+        let mode = first::<String>(client, &TURN_MODE, &[pg_uuid(conv).into(), pg_uuid(turn).into()]);
+        let step = if mode.as_deref() == Some("run") {
+            next_round(client, conv, turn, &r)
+        } else {
+            answer(client, conv, turn, &r);
+            0
+        };
+        insert_response(client, conv, turn, step, &r, model, estimated);
+        summary(turn, step, &r, estimated)
+    });
+    pgrx::JsonB(written)
+}
+
+/// Writes the results of the newest round's tool calls (`[{call_id, content, is_error?,
+/// captures?}]`, checked as any round is); returns the round's number.
+#[pg_extern(volatile, strict, parallel_unsafe)]
+#[search_path(pg_catalog, pg_temp)]
+fn record_tool_results(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid, results: JsonbArg) -> i32 {
+    let (conv, turn) = (core_uuid(conversation_id), core_uuid(turn_id));
+    let updated = Spi::connect_mut(|client| {
+        spi(client.update(
+            "UPDATE prompt.rounds r SET results = $3::jsonb WHERE r.conversation_id = $1 AND r.turn_id = $2 \
+             AND r.n = (SELECT max(n) FROM prompt.rounds x WHERE x.conversation_id = $1 AND x.turn_id = $2) \
+             RETURNING r.n",
+            None,
+            &[pg_uuid(conv).into(), pg_uuid(turn).into(), results.0.clone().into()],
+        ))
+        .first()
+        .get_one::<i32>()
+        .ok()
+        .flatten()
+    });
+    updated.unwrap_or_else(|| {
+        raise(
+            Error::new(
+                Code::RoundInvalid,
+                format!("turn {turn} of conversation {conversation_id} has no round to take results"),
+            )
+            .hint("record_response records a run's step as a round; its tool calls' results follow."),
+        )
+    })
+}

@@ -1,0 +1,230 @@
+"""The response loop on every wire: compile, post (here: a response built with the SDK's
+own response model), record_response, record_tool_results, compile the continuation —
+whose body is compared with a golden file — then the final answer; a direct reply's
+answer; the refusals; the calibration view and token_margin_auto.
+
+Responses come from tests/fixtures/responses/*.json, validated by (and dumped from) the
+SDKs' models: anthropic.types.Message, openai ChatCompletion and Response, google-genai
+GenerateContentResponse. GOLDEN_UPDATE=1 rewrites tests/fixtures/response_loop/*.json.
+"""
+import copy
+import json
+import os
+import statistics
+
+import psycopg
+import pytest
+from anthropic.types import Message
+from google.genai import types as genai
+from openai.types.chat import ChatCompletion
+from openai.types.responses import Response
+
+from conftest import ROOT, make_database
+from test_wire_types import ANTHROPIC, CHAT, RESPONSES, assert_valid, assert_valid_gemini
+
+NAME = "pgprompt_response_loop"
+WS, ADA, LARK = ("00000000-0000-4000-8000-00000000a001", "00000000-0000-4000-8000-000000000001",
+                 "00000000-0000-4000-8000-000000000002")
+MODELS = {"anthropic": "claude-sonnet-4-5", "chat": "gpt-4o", "responses": "gpt-5", "gemini": "gemini-2.5-flash"}
+CALL_IDS = {"anthropic": "toolu_01T1x1fJ34qAmk2tNTrN7Up6", "chat": "call_def456", "responses": "call_def456",
+            "gemini": "call_lyon_1"}
+TOOLS = json.dumps([{"name": "get_weather", "description": "Current weather for a city.",
+                     "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}])
+GOLDEN = ROOT / "tests/fixtures/response_loop"
+
+
+def fixture(wire: str) -> dict:
+    return json.loads((ROOT / f"tests/fixtures/responses/{wire}.json").read_text())
+
+
+def sdk(wire: str, body: dict) -> dict:
+    """The body as the SDK's response model reads and writes it."""
+    if wire == "anthropic":
+        return Message.model_validate(body).model_dump(mode="json", exclude_none=True)
+    if wire == "chat":
+        return ChatCompletion.model_validate(body).model_dump(mode="json", exclude_none=True)
+    if wire == "responses":
+        return Response.model_validate(body).model_dump(mode="json", exclude_none=True)
+    return genai.GenerateContentResponse.model_validate(body).model_dump(mode="json", exclude_none=True, by_alias=True)
+
+
+def tool_call_response(wire: str) -> dict:
+    return sdk(wire, fixture(wire))
+
+
+def final_response(wire: str) -> dict:
+    """The model's last step: text only, a response id of its own."""
+    b = copy.deepcopy(fixture(wire))
+    text = "Lyon is 15 °C and cloudy."
+    if wire == "anthropic":
+        b.update(id="msg_final", content=[{"type": "text", "text": text}], stop_reason="end_turn")
+    elif wire == "chat":
+        b["id"] = "chatcmpl-final"
+        b["choices"][0].update(finish_reason="stop", message={"role": "assistant", "content": text})
+    elif wire == "responses":
+        b["id"] = "resp_final"
+        b["output"] = [{"type": "message", "id": "msg_final", "role": "assistant", "status": "completed",
+                        "content": [{"type": "output_text", "text": text, "annotations": []}]}]
+    else:
+        b["responseId"] = "gemini-final"
+        b["candidates"][0]["content"]["parts"] = [{"text": text}]
+    return sdk(wire, b)
+
+
+@pytest.fixture(scope="module")
+def rdb():
+    c = make_database(NAME)
+    yield c
+    c.close()
+
+
+def new_conversation(c, wire: str, conv_id: str = None) -> str:
+    conv = c.execute("INSERT INTO prompt.conversations (id, workspace_id, answerer_id, creator_id) "
+                     "VALUES (coalesce(%s::uuid, gen_random_uuid()), %s, %s, %s) RETURNING id",
+                     (conv_id, WS, LARK, ADA)).fetchone()[0]
+    c.execute("INSERT INTO prompt.turns (conversation_id, kind, role, author_id, content) VALUES (%s, 'message', 'user', %s, %s)",
+              (conv, ADA, f"We are testing the {wire} wire."))
+    return str(conv)
+
+
+def new_turn(c, conv: str, wire: str, mode: str = "run", prompt: str = "What's the weather in Paris, then Lyon?") -> str:
+    return str(c.execute(
+        "INSERT INTO prompt.turns (conversation_id, kind, poster_id, prompt, mode, model, tools, created_at) "
+        "VALUES (%s, 'reply', %s, %s, %s, %s, %s, '2026-12-01 10:00+00') RETURNING id",
+        (conv, ADA, prompt, mode, MODELS[wire], TOOLS if mode == "run" else None)).fetchone()[0])
+
+
+def record(c, conv, turn, response) -> dict:
+    return c.execute("SELECT prompt.record_response(%s, %s, %s)", (conv, turn, json.dumps(response))).fetchone()[0]
+
+
+def golden(name: str, text: str):
+    path = GOLDEN / f"{name}.json"
+    pretty = json.dumps(json.loads(text), indent=2, ensure_ascii=False) + "\n"
+    if os.environ.get("GOLDEN_UPDATE"):
+        GOLDEN.mkdir(exist_ok=True)
+        path.write_text(pretty)
+    assert path.exists(), f"{path} is missing (GOLDEN_UPDATE=1 writes it)"
+    assert pretty == path.read_text(), f"{name}: the continuation differs from {path}"
+
+
+@pytest.mark.parametrize("wire", ["anthropic", "chat", "responses", "gemini"])
+def test_the_loop_on_every_wire(rdb, wire):
+    c = rdb
+    # A fixed id: the body carries it as prompt_cache_key on the OpenAI wires.
+    conv = new_conversation(c, wire, f"00000000-0000-4000-8000-0000000e10{list(MODELS).index(wire):02x}")
+    turn = new_turn(c, conv, wire)
+    first = c.execute("SELECT prompt.compile_turn(%s, %s)::text", (conv, turn)).fetchone()[0]
+    estimated = c.execute("SELECT (prompt.explain_turn(%s, %s) -> 'estimate' ->> 'total')::int", (conv, turn)).fetchone()[0]
+
+    step = record(c, conv, turn, tool_call_response(wire))
+    assert step["step"] == 1 and step["recorded"] == "round" and step["shape"] == wire
+    assert [t["id"] for t in step["tool_calls"]] == [CALL_IDS[wire]]
+    assert step["tool_calls"][0]["input"]["city"] == "Lyon"
+    assert step["estimated_input_tokens"] == estimated
+    assert record(c, conv, turn, tool_call_response(wire)) == step, "recording the same response again writes nothing"
+    assert c.execute("SELECT count(*) FROM prompt.rounds WHERE turn_id = %s", (turn,)).fetchone()[0] == 1
+
+    results = json.dumps([{"call_id": CALL_IDS[wire], "content": '{"temp_c": 15, "sky": "cloudy"}'}])
+    assert c.execute("SELECT prompt.record_tool_results(%s, %s, %s)", (conv, turn, results)).fetchone()[0] == 1
+
+    continued = c.execute("SELECT prompt.compile_turn(%s, %s)::text", (conv, turn)).fetchone()[0]
+    golden(f"{wire}_continuation", continued)
+    # The continuation, thinking and reasoning replayed, is still a valid request.
+    if wire == "gemini":
+        assert_valid_gemini(json.loads(continued))
+    else:
+        assert_valid({"anthropic": ANTHROPIC, "chat": CHAT, "responses": RESPONSES}[wire], json.loads(continued))
+    list_key = {"anthropic": "messages", "chat": "messages", "responses": "input", "gemini": "contents"}[wire]
+    sealed_list = json.dumps(json.loads(first)[list_key], separators=(",", ":"), ensure_ascii=False)[:-1]
+    assert sealed_list in continued, "the sealed request is a prefix of the continuation's list"
+
+    last = record(c, conv, turn, final_response(wire))
+    assert last["step"] == 2 and last["tool_calls"] == []
+    usage = c.execute("SELECT billed_input_tokens, estimated_input_tokens, stop_reason FROM prompt.responses "
+                      "WHERE turn_id = %s ORDER BY step", (turn,)).fetchall()
+    assert len(usage) == 2 and all(u[0] > 0 and u[1] > 0 for u in usage)
+
+
+def test_a_direct_reply_records_its_answer(rdb):
+    c = rdb
+    conv = new_conversation(c, "anthropic")
+    turn = new_turn(c, conv, "anthropic", mode="direct_reply", prompt="Hello?")
+    c.execute("SELECT prompt.compile_turn(%s, %s)", (conv, turn))
+    r = record(c, conv, turn, final_response("anthropic"))
+    assert (r["step"], r["recorded"]) == (0, "answer")
+    assert c.execute("SELECT content FROM prompt.turns WHERE id = %s", (turn,)).fetchone()[0] == "Lyon is 15 °C and cloudy."
+    # The next turn reads it as Lark's answer.
+    nxt = new_turn(c, conv, "anthropic", mode="direct_reply", prompt="Thanks.")
+    body = c.execute("SELECT prompt.preview_turn(%s, %s)", (conv, nxt)).fetchone()[0]
+    assert any(m["role"] == "assistant" and m["content"][0]["text"] == "Lyon is 15 °C and cloudy." for m in body["messages"])
+
+
+def refused(c, sql, args, pointer):
+    with pytest.raises(psycopg.Error) as e:
+        c.execute(sql, args)
+    assert e.value.sqlstate == "22023", e.value
+    assert str(e.value).startswith("response_invalid:") and f" at {pointer}" in str(e.value), str(e.value)
+
+
+def test_what_does_not_fit_is_refused_and_nothing_is_written(rdb):
+    c = rdb
+    conv = new_conversation(c, "chat")
+    direct = new_turn(c, conv, "chat", mode="direct_reply", prompt="Hi")
+    sql = "SELECT prompt.record_response(%s, %s, %s)"
+    refused(c, sql, (conv, direct, json.dumps(final_response("chat"))), "/")  # never compiled
+    c.execute("SELECT prompt.compile_turn(%s, %s)", (conv, direct))
+    refused(c, sql, (conv, direct, json.dumps({"hello": "world"})), "/")  # no known shape
+    refused(c, sql, (conv, direct, json.dumps(tool_call_response("chat"))), "/choices/0/message/tool_calls/0")
+    bad = tool_call_response("chat")
+    bad["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"] = "not json"
+    refused(c, sql, (conv, direct, json.dumps(bad)), "/choices/0/message/tool_calls/0/function/arguments")
+    assert c.execute("SELECT content IS NULL FROM prompt.turns WHERE id = %s", (direct,)).fetchone()[0]
+    run = new_turn(c, conv, "chat")
+    c.execute("SELECT prompt.compile_turn(%s, %s)", (conv, run))
+    record(c, conv, run, tool_call_response("chat"))
+    # The calls have no results yet: the next response cannot be recorded.
+    refused(c, sql, (conv, run, json.dumps(final_response("chat"))), "/")
+    assert c.execute("SELECT count(*) FROM prompt.responses WHERE turn_id = %s", (run,)).fetchone()[0] == 1
+    # The same response id for another turn.
+    other = new_turn(c, conv, "chat")
+    c.execute("SELECT prompt.compile_turn(%s, %s)", (conv, other))
+    refused(c, sql, (conv, other, json.dumps(tool_call_response("chat"))), "/id")
+
+
+def percentile_cont(values, q):
+    v = sorted(values)
+    pos = q * (len(v) - 1)
+    lo, hi = int(pos), min(int(pos) + 1, len(v) - 1)
+    return v[lo] + (v[hi] - v[lo]) * (pos - lo)
+
+
+def test_calibration_and_token_margin_auto(rdb):
+    c = rdb
+    rows = c.execute("SELECT compiled_model, billed_input_tokens::float8 / estimated_input_tokens FROM prompt.responses "
+                     "WHERE billed_input_tokens IS NOT NULL").fetchall()
+    by_model = {}
+    for model, ratio in rows:
+        by_model.setdefault(model, []).append(ratio)
+    view = {m: (n, med, p95) for m, n, med, p95 in c.execute("SELECT model, recorded, median_ratio, p95_ratio FROM prompt.model_calibration")}
+    assert set(view) == set(by_model) and "claude-sonnet-4-5" in view
+    for m, ratios in by_model.items():
+        n, med, p95 = view[m]
+        assert n == len(ratios)
+        assert med == pytest.approx(statistics.median(ratios)) and p95 == pytest.approx(percentile_cont(ratios, 0.95))
+
+    c.execute("UPDATE prompt.models SET token_margin_auto = true WHERE name = 'claude-sonnet-4-5'")
+    try:
+        conv = new_conversation(c, "anthropic")
+        turn = new_turn(c, conv, "anthropic", mode="direct_reply", prompt="Margin?")
+        margin = lambda: c.execute("SELECT (prompt.explain_turn(%s, %s) -> 'estimate' -> 'window' ->> 'token_margin')::float8",  # noqa: E731
+                                   (conv, turn)).fetchone()[0]
+        expected = max(0.0, view["claude-sonnet-4-5"][2] - 1)
+        assert margin() == pytest.approx(expected, rel=1e-6)
+        c.execute("SELECT prompt.compile_turn(%s, %s)", (conv, turn))
+        # Frozen into the seal: more calibration data does not move a sealed turn's margin.
+        c.execute("INSERT INTO prompt.responses (conversation_id, turn_id, step, shape, compiled_model, billed_input_tokens, "
+                  "estimated_input_tokens) VALUES (%s, %s, 7, 'anthropic', 'claude-sonnet-4-5', 1000000, 1)", (conv, turn))
+        assert margin() == pytest.approx(expected, rel=1e-6)
+    finally:
+        c.execute("UPDATE prompt.models SET token_margin_auto = false WHERE name = 'claude-sonnet-4-5'")
