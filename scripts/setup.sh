@@ -14,7 +14,8 @@ log() { printf '== setup: %s\n' "$*" >&2; }
 
 # 1. Debian packages: the build toolchain; PostgreSQL 15 itself for PG_MAJOR=15.
 #    PostgreSQL 18 runs as the postgres user too, so that user must exist.
-pkgs=(libclang-dev clang sudo pkg-config make postgresql-common)
+# Go and lib/pq for the Go quick-start (Go has no module registry here).
+pkgs=(libclang-dev clang sudo pkg-config make postgresql-common golang-go golang-github-lib-pq-dev)
 if [ "$PG_MAJOR" = 15 ]; then pkgs+=(postgresql-15 postgresql-server-dev-15); fi
 need=()
 for pkg in "${pkgs[@]}"; do
@@ -69,5 +70,15 @@ fi
 if ! python3 -c 'import psycopg, anthropic, openai, pydantic, tiktoken, pytest, google.genai' 2>/dev/null; then
   log "installing Python test packages"
   python3 -m pip install -q --disable-pip-version-check -r tests/requirements.txt
+fi
+# 7. Node and the Node quick-start's packages (openai, pg from npm).
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  log "installing Node.js"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq nodejs npm >/dev/null
+fi
+if [ ! -d examples/node/node_modules/openai ] || [ ! -d examples/node/node_modules/pg ]; then
+  log "npm ci in examples/node"
+  (cd examples/node && npm ci --no-audit --no-fund --loglevel=error)
 fi
 log "ready (PostgreSQL $PG_MAJOR: $PG_CONFIG)"

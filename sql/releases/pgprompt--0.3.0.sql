@@ -279,7 +279,8 @@ CREATE INDEX responses_compiled_model_idx ON prompt.responses (compiled_model);
 
 -- Per model, how the billed prompt compares with the estimate (Anthropic's tokenizer is
 -- not public: cl100k counts are off for Claude); token_margin_auto compiles with the p95.
-CREATE VIEW prompt.model_calibration AS
+-- security_invoker: it sees the responses the caller's row-level security lets it see.
+CREATE VIEW prompt.model_calibration WITH (security_invoker = true) AS
 SELECT compiled_model AS model,
        count(*) AS recorded,
        percentile_cont(0.5) WITHIN GROUP (ORDER BY billed_input_tokens::float8 / estimated_input_tokens) AS median_ratio,
@@ -622,7 +623,7 @@ AS 'MODULE_PATHNAME', 'prune_seals_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/responses.rs:162
+-- src/pg/responses.rs:179
 -- pgprompt::pg::responses::record_response
 CREATE  FUNCTION "record_response"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -636,7 +637,7 @@ AS 'MODULE_PATHNAME', 'record_response_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/responses.rs:213
+-- src/pg/responses.rs:238
 -- pgprompt::pg::responses::record_tool_results
 CREATE  FUNCTION "record_tool_results"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
