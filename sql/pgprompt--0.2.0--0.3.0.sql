@@ -222,6 +222,18 @@ SET search_path TO pg_catalog, pg_temp
 LANGUAGE c
 AS 'MODULE_PATHNAME', 'sealed_body_wrapper';
 
+-- The memo's statistics.
+CREATE FUNCTION prompt."memo_stats"() RETURNS TABLE (
+	"entries" bigint, 
+	"capacity" bigint, 
+	"hits" bigint, 
+	"misses" bigint 
+)
+STRICT VOLATILE PARALLEL SAFE
+SET search_path TO pg_catalog, pg_temp
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'memo_stats_wrapper';
+
 -- The response loop.
 CREATE FUNCTION prompt."record_response"(
 	"conversation_id" uuid,
@@ -512,6 +524,27 @@ BEGIN
 END
 $$;
 
+-- The operator's view: per conversation, what the backfill, retention and the response
+-- loop have to do with (sum its columns for the whole database).
+CREATE VIEW prompt.status WITH (security_invoker = true) AS
+SELECT c.id AS conversation_id,
+       (SELECT count(*) FROM prompt.turns t WHERE t.conversation_id = c.id) AS turns,
+       (SELECT count(*) FROM prompt.turns t WHERE t.conversation_id = c.id AND EXISTS (
+            SELECT 1 FROM pg_catalog.unnest(prompt._tokenizers_in_use()) AS k(tokenizer),
+                 LATERAL (SELECT pg_catalog.array_position(ARRAY['cl100k_base', 'o200k_base']::text[], k.tokenizer) AS slot) s
+             WHERE (t.content IS NOT NULL AND t.content_tokens[s.slot] IS NULL)
+                OR (t.prompt IS NOT NULL AND t.prompt_tokens[s.slot] IS NULL))) AS turns_missing_counts,
+       (SELECT count(*) FROM prompt.seals s WHERE s.conversation_id = c.id) AS seals,
+       (SELECT count(*) FROM prompt.seals s WHERE s.conversation_id = c.id AND s.pruned_at IS NOT NULL) AS pruned_seals,
+       (SELECT coalesce(sum(s.bytes), 0) FROM prompt.seals s WHERE s.conversation_id = c.id) AS sealed_bytes,
+       (SELECT coalesce(sum(pg_catalog.pg_column_size(n.body)), 0) FROM prompt.seal_nodes n
+         WHERE n.conversation_id = c.id) AS seal_storage_bytes,
+       (SELECT count(*) FROM prompt.responses r WHERE r.conversation_id = c.id) AS responses,
+       (SELECT coalesce(sum(r.billed_input_tokens), 0) FROM prompt.responses r WHERE r.conversation_id = c.id) AS billed_input_tokens,
+       (SELECT coalesce(sum(r.cache_read_tokens), 0) FROM prompt.responses r WHERE r.conversation_id = c.id) AS cache_read_tokens,
+       (SELECT coalesce(sum(r.output_tokens), 0) FROM prompt.responses r WHERE r.conversation_id = c.id) AS output_tokens
+  FROM prompt.conversations c;
+
 -- Comments -----------------------------------------------------------------------
 
 COMMENT ON TABLE prompt.models IS
@@ -582,6 +615,10 @@ COMMENT ON TABLE prompt.responses IS
     'One row per recorded provider response: step 0 a direct reply''s answer, step n the run''s round n; the usage as billed (input, cache writes, cache reads, output) beside the estimate of the request it answered.';
 COMMENT ON VIEW prompt.model_calibration IS
     'Per model: the recorded responses, and the median and p95 of billed over estimated input tokens. models.token_margin_auto compiles with the p95 as the margin.';
+COMMENT ON VIEW prompt.status IS
+    'Per conversation: turns, turns lacking a stored token count for a tokenizer in use (backfill_token_counts), seals, pruned seals, sealed body bytes and their stored size, recorded responses and their billed tokens. Sum it for the whole database.';
+COMMENT ON FUNCTION prompt.memo_stats() IS
+    'This backend''s token-count memo: entries, capacity (pgprompt.memo_capacity), lookups answered from it and lookups that counted.';
 COMMENT ON FUNCTION prompt._tokenizers_in_use() IS
     'Internal: the tokenizers of the models in use, whose counts the turns trigger stores.';
 COMMENT ON FUNCTION prompt._history_rewrite_allowed() IS

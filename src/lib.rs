@@ -17,6 +17,7 @@ pgrx::extension_sql_file!("../sql/finalize.sql", name = "finalize", finalize);
 /// it needs on first use.
 #[pgrx::pg_guard]
 pub extern "C-unwind" fn _PG_init() {
+    pg::settings::register();
     // SAFETY: a plain read of a PostgreSQL global from the backend's (only) thread,
     // during library load.
     if unsafe { pgrx::pg_sys::process_shared_preload_libraries_in_progress } {

@@ -119,9 +119,18 @@ impl Memo {
         }
     }
 
-    /// Changes the capacity; what is over it goes at the next generation.
+    /// Changes the capacity. Held entries over it age at once: the young generation
+    /// becomes the old one, and an old one still over the capacity goes.
     pub fn set_capacity(&mut self, capacity: usize) {
         self.capacity = capacity.max(2);
+        if self.len() > self.capacity {
+            for t in 0..2 {
+                self.old[t] = std::mem::take(&mut self.young[t]);
+            }
+            if self.len() > self.capacity {
+                self.old = Default::default();
+            }
+        }
     }
 
     pub fn count(&mut self, tokenizer: Tokenizer, text: &str) -> u32 {
@@ -288,6 +297,24 @@ mod tests {
             Tokenizer::O200kBase.count(&text)
         );
         assert_eq!(memo.len(), 2);
+    }
+
+    #[test]
+    fn a_lowered_capacity_holds_at_once_and_gradually_after() {
+        let mut memo = Memo::new();
+        let texts: Vec<String> = (0..50).map(|i| format!("text number {i}")).collect();
+        for t in &texts {
+            memo.count(Tokenizer::Cl100kBase, t);
+        }
+        assert_eq!(memo.len(), 50);
+        memo.set_capacity(10);
+        assert!(memo.len() <= 10, "{}", memo.len());
+        for t in texts.iter().chain(&texts) {
+            assert_eq!(memo.count(Tokenizer::Cl100kBase, t), Tokenizer::Cl100kBase.count(t));
+            assert!(memo.len() <= 10, "{}", memo.len());
+        }
+        memo.set_capacity(10);
+        assert!(memo.len() > 0, "the same capacity again drops nothing");
     }
 
     /// Counts from the reference Python tiktoken (tests/python/gen_token_fixtures.py).

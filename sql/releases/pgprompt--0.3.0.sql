@@ -501,13 +501,13 @@ AS 'MODULE_PATHNAME', '_row_tokens_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:231
+-- src/pg/api.rs:264
 -- pgprompt::pg::api::compile_turn
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:111
+-- src/pg/api.rs:144
 -- pgprompt::pg::api::compile_turn
 CREATE  FUNCTION "compile_turn"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -545,7 +545,7 @@ AS 'MODULE_PATHNAME', 'escape_envelope_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:167
+-- src/pg/api.rs:200
 -- pgprompt::pg::api::estimate_turn
 CREATE  FUNCTION "estimate_turn"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -566,7 +566,7 @@ AS 'MODULE_PATHNAME', 'estimate_turn_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:159
+-- src/pg/api.rs:192
 -- pgprompt::pg::api::explain_turn
 CREATE  FUNCTION "explain_turn"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -580,6 +580,21 @@ AS 'MODULE_PATHNAME', 'explain_turn_wrapper';
 
 /* <begin connected objects> */
 -- src/pg/api.rs:60
+-- pgprompt::pg::api::memo_stats
+CREATE  FUNCTION "memo_stats"() RETURNS TABLE (
+	"entries" bigint,  /* i64 */
+	"capacity" bigint,  /* i64 */
+	"hits" bigint,  /* i64 */
+	"misses" bigint  /* i64 */
+)
+STRICT VOLATILE PARALLEL SAFE
+SET search_path TO pg_catalog, pg_temp
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'memo_stats_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- src/pg/api.rs:73
 -- pgprompt::pg::api::pretty
 CREATE  FUNCTION "pretty"(
 	"body" json /* JsonArg */
@@ -591,13 +606,13 @@ AS 'MODULE_PATHNAME', 'pretty_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:236
+-- src/pg/api.rs:269
 -- pgprompt::pg::api::preview_turn
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:141
+-- src/pg/api.rs:174
 -- pgprompt::pg::api::preview_turn
 CREATE  FUNCTION "preview_turn"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -610,7 +625,7 @@ AS 'MODULE_PATHNAME', 'preview_turn_json_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:211
+-- src/pg/api.rs:244
 -- pgprompt::pg::api::prune_seals
 CREATE  FUNCTION "prune_seals"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -651,7 +666,7 @@ AS 'MODULE_PATHNAME', 'record_tool_results_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:150
+-- src/pg/api.rs:183
 -- pgprompt::pg::api::sealed_body
 CREATE  FUNCTION "sealed_body"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1052,6 +1067,27 @@ BEGIN
 END
 $$;
 
+-- The operator's view: per conversation, what the backfill, retention and the response
+-- loop have to do with (sum its columns for the whole database).
+CREATE VIEW prompt.status WITH (security_invoker = true) AS
+SELECT c.id AS conversation_id,
+       (SELECT count(*) FROM prompt.turns t WHERE t.conversation_id = c.id) AS turns,
+       (SELECT count(*) FROM prompt.turns t WHERE t.conversation_id = c.id AND EXISTS (
+            SELECT 1 FROM pg_catalog.unnest(prompt._tokenizers_in_use()) AS k(tokenizer),
+                 LATERAL (SELECT pg_catalog.array_position(ARRAY['cl100k_base', 'o200k_base']::text[], k.tokenizer) AS slot) s
+             WHERE (t.content IS NOT NULL AND t.content_tokens[s.slot] IS NULL)
+                OR (t.prompt IS NOT NULL AND t.prompt_tokens[s.slot] IS NULL))) AS turns_missing_counts,
+       (SELECT count(*) FROM prompt.seals s WHERE s.conversation_id = c.id) AS seals,
+       (SELECT count(*) FROM prompt.seals s WHERE s.conversation_id = c.id AND s.pruned_at IS NOT NULL) AS pruned_seals,
+       (SELECT coalesce(sum(s.bytes), 0) FROM prompt.seals s WHERE s.conversation_id = c.id) AS sealed_bytes,
+       (SELECT coalesce(sum(pg_catalog.pg_column_size(n.body)), 0) FROM prompt.seal_nodes n
+         WHERE n.conversation_id = c.id) AS seal_storage_bytes,
+       (SELECT count(*) FROM prompt.responses r WHERE r.conversation_id = c.id) AS responses,
+       (SELECT coalesce(sum(r.billed_input_tokens), 0) FROM prompt.responses r WHERE r.conversation_id = c.id) AS billed_input_tokens,
+       (SELECT coalesce(sum(r.cache_read_tokens), 0) FROM prompt.responses r WHERE r.conversation_id = c.id) AS cache_read_tokens,
+       (SELECT coalesce(sum(r.output_tokens), 0) FROM prompt.responses r WHERE r.conversation_id = c.id) AS output_tokens
+  FROM prompt.conversations c;
+
 -- Comments -----------------------------------------------------------------------
 
 COMMENT ON TABLE prompt.models IS
@@ -1122,6 +1158,10 @@ COMMENT ON TABLE prompt.responses IS
     'One row per recorded provider response: step 0 a direct reply''s answer, step n the run''s round n; the usage as billed (input, cache writes, cache reads, output) beside the estimate of the request it answered.';
 COMMENT ON VIEW prompt.model_calibration IS
     'Per model: the recorded responses, and the median and p95 of billed over estimated input tokens. models.token_margin_auto compiles with the p95 as the margin.';
+COMMENT ON VIEW prompt.status IS
+    'Per conversation: turns, turns lacking a stored token count for a tokenizer in use (backfill_token_counts), seals, pruned seals, sealed body bytes and their stored size, recorded responses and their billed tokens. Sum it for the whole database.';
+COMMENT ON FUNCTION prompt.memo_stats() IS
+    'This backend''s token-count memo: entries, capacity (pgprompt.memo_capacity), lookups answered from it and lookups that counted.';
 COMMENT ON FUNCTION prompt._tokenizers_in_use() IS
     'Internal: the tokenizers of the models in use, whose counts the turns trigger stores.';
 COMMENT ON FUNCTION prompt._history_rewrite_allowed() IS

@@ -55,6 +55,27 @@ fn validate_template(
     TableIterator::new(problems.into_iter().map(|p| (p.path, p.code.to_string(), p.message)))
 }
 
+/// The backend's token-count memo: entries held, capacity (pgprompt.memo_capacity),
+/// lookups answered from it and lookups that counted.
+#[pg_extern(volatile, parallel_safe)]
+#[search_path(pg_catalog, pg_temp)]
+fn memo_stats() -> TableIterator<
+    'static,
+    (
+        name!(entries, i64),
+        name!(capacity, i64),
+        name!(hits, i64),
+        name!(misses, i64),
+    ),
+> {
+    let (entries, capacity, (hits, misses)) = MEMO.with(|m| {
+        let m = m.borrow();
+        (m.len(), m.capacity(), m.hits_and_misses())
+    });
+    let n = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+    TableIterator::once((n(entries as u64), n(capacity as u64), n(hits), n(misses)))
+}
+
 /// A body (or any JSON) indented for reading, its keys in their order: what `jsonb_pretty`
 /// would reorder.
 #[pg_extern(immutable, strict, parallel_safe)]
@@ -81,6 +102,22 @@ impl Compiled {
 /// Loads the turn's rows in one SPI connection (one snapshot) and compiles them; a
 /// sealed turn with nothing to add is its stored body, unless `purpose` explains.
 fn compile_now(conv: Uuid, turn: Uuid, purpose: Purpose) -> Compiled {
+    let started = std::time::Instant::now();
+    let compiled = compile_in_snapshot(conv, turn, purpose);
+    if let Some(limit) = super::settings::compile_time_warning() {
+        let took = started.elapsed();
+        if took > limit {
+            pgrx::warning!(
+                "pgprompt: compiling turn {turn} took {:.1} ms (pgprompt.compile_time_warning = {} ms)",
+                took.as_secs_f64() * 1000.0,
+                limit.as_millis()
+            );
+        }
+    }
+    compiled
+}
+
+fn compile_in_snapshot(conv: Uuid, turn: Uuid, purpose: Purpose) -> Compiled {
     Spi::connect(|client| {
         let ctx = match load::context(client, conv, turn, purpose != Purpose::Estimate).or_raise() {
             load::Loaded::Stored(body) => return Compiled::Stored(body),
@@ -88,7 +125,11 @@ fn compile_now(conv: Uuid, turn: Uuid, purpose: Purpose) -> Compiled {
         };
         let mut history = SpiHistory::new(client, &ctx);
         let out = MEMO
-            .with(|m| compiler::compile(&ctx, &mut history, &mut m.borrow_mut(), purpose))
+            .with(|m| {
+                let mut memo = m.borrow_mut();
+                memo.set_capacity(super::settings::memo_capacity());
+                compiler::compile(&ctx, &mut history, &mut memo, purpose)
+            })
             .or_raise();
         Compiled::Output(Box::new(out))
     })

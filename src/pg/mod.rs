@@ -7,6 +7,7 @@ pub mod jsonb;
 pub mod load;
 pub mod responses;
 pub mod seals;
+pub mod settings;
 pub mod spi;
 pub mod triggers;
 pub mod upgrade;
