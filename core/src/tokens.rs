@@ -314,7 +314,7 @@ mod tests {
             assert!(memo.len() <= 10, "{}", memo.len());
         }
         memo.set_capacity(10);
-        assert!(memo.len() > 0, "the same capacity again drops nothing");
+        assert!(!memo.is_empty(), "the same capacity again drops nothing");
     }
 
     /// Counts from the reference Python tiktoken (tests/python/gen_token_fixtures.py).
