@@ -212,7 +212,7 @@ mod tests {
     use super::*;
 
     fn model(advisory: Option<i32>, hard: Option<i32>) -> Model {
-        let mut m = Model::new("m", crate::rows::Wire::Anthropic);
+        let mut m = Model::new("m", crate::kinds::Wire::Anthropic);
         m.advisory_window = advisory;
         m.hard_window = hard;
         m

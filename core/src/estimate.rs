@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::budget::Window;
-use crate::rows::Role;
+use crate::kinds::Role;
 use crate::tokens::Tokenizer;
 
 /// One row of the estimate's blocks.

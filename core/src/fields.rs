@@ -10,8 +10,8 @@ use serde_json::{Map, Value};
 
 use crate::error::{quote, Code, Error, Result};
 use crate::items::PartKind;
+use crate::kinds::{PrefaceItem, Role};
 use crate::macros;
-use crate::rows::{PrefaceItem, Role};
 use crate::template::{self, pointer_token, HistoryKnobs, Slot};
 
 /// Bound of a document body, a template and an inline entry.
@@ -438,7 +438,7 @@ fn raw_part(p: &Value, path: &str) -> Result<PartKind> {
         Some("image") => {
             let media_type = s("media_type")?;
             let data = s("data")?;
-            if crate::rounds::decode_base64(&data).is_none() {
+            if decode_base64(&data).is_none() {
                 return Err(field_error(C, &format!("{path}/data"), "not valid base64"));
             }
             Ok(PartKind::Image { media_type, data })
@@ -613,6 +613,14 @@ pub fn check_turn(
     parse_callables(callables)?;
     parse_request_options(request_options)?;
     Ok(())
+}
+
+/// Strict standard base64 (RFC 4648 §4, padded, canonical trailing bits): `None` when it
+/// is not, so one image has one spelling. The `base64` crate's standard engine is
+/// exactly that strict by default.
+pub fn decode_base64(s: &str) -> Option<Vec<u8>> {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.decode(s).ok()
 }
 
 #[cfg(test)]

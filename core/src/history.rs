@@ -3,13 +3,15 @@
 //! alone, so counting the available entries never needs the turns' text; rendering
 //! follows the plan. History is read newest first through a [`HistorySource`].
 
-use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+use crate::context::HistoryTurn;
 use crate::error::Result;
 use crate::items::{self, Item, Part};
+pub use crate::kinds::EntryAt;
+use crate::kinds::{Role, TurnKind};
 use crate::rounds;
-use crate::rows::{HistoryTurn, Role, TurnKind, User};
+use crate::rows::User;
 use crate::tokens::Counter;
 use crate::voice::{Row, Voices};
 
@@ -29,14 +31,6 @@ pub trait HistorySource {
     /// Where the history of answerer `a`'s previous sealed request in this conversation
     /// began (its `history_from`), for cache-stable trimming; None when there is none.
     fn previous_cut(&mut self, a: Uuid) -> Result<Option<EntryAt>>;
-}
-
-/// An entry's place in the conversation: its turn's `seq`, then its index among the
-/// turn's entries (the order [`plan`] gives). Entries order by place.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct EntryAt {
-    pub seq: i64,
-    pub entry: u32,
 }
 
 /// A history source over turns held in memory (oldest first, as stored).

@@ -8,7 +8,7 @@
 use serde::ser::{SerializeMap, SerializeStruct};
 use serde::{Serialize, Serializer};
 
-use crate::rows::{Role, Wire};
+use crate::kinds::{Role, Wire};
 use crate::tokens::{Counter, IMAGE_TOKENS, MESSAGE_OVERHEAD};
 
 #[derive(Debug, Clone, PartialEq)]

@@ -15,12 +15,14 @@
 pub(crate) mod blocks;
 pub(crate) mod budget;
 pub mod compile;
+pub mod context;
 pub mod envelope;
 pub mod error;
 pub mod estimate;
 pub mod fields;
 pub mod history;
 pub(crate) mod items;
+pub mod kinds;
 pub mod macros;
 pub mod response;
 pub mod rounds;

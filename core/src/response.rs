@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use crate::error::{Code, Error, Result};
-use crate::rows::Wire;
+use crate::kinds::Wire;
 
 /// Input and output tokens as the provider billed them. `input` is the uncached
 /// input; `billed_input` everything the prompt was billed for (input, cache writes and

@@ -6,7 +6,8 @@ use uuid::Uuid;
 
 use crate::error::{Code, Error, Result};
 use crate::items::{Item, Part, PartKind};
-use crate::rows::{Role, User, Wire};
+use crate::kinds::{Role, Wire};
+use crate::rows::User;
 use crate::tokens::{Counter, IMAGE_TOKENS};
 use crate::voice::{Row, Voices};
 
@@ -333,7 +334,8 @@ fn parse_results(v: &Value, assistant: &[AssistantPart], ctx: &Ctx<'_>) -> Resul
 fn capture(c: &Value, path: &str, ctx: &Ctx<'_>) -> Result<Capture> {
     let obj = object(c, path, ctx)?;
     let data = string_field(obj, "data", path, ctx, true)?;
-    let bytes = decode_base64(&data).ok_or_else(|| ctx.err(&format!("{path}/data"), "not valid base64"))?;
+    let bytes =
+        crate::fields::decode_base64(&data).ok_or_else(|| ctx.err(&format!("{path}/data"), "not valid base64"))?;
     Ok(Capture {
         name: string_field(obj, "name", path, ctx, true)?,
         media_type: string_field(obj, "media_type", path, ctx, true)?,
@@ -397,46 +399,6 @@ pub fn check_place(turn: Uuid, n: i32, kind: Option<&str>, mode: Option<&str>, p
         );
     }
     Ok(())
-}
-
-/// Strict standard base64 (RFC 4648 §4, padded). `None` when it is not.
-pub fn decode_base64(s: &str) -> Option<Vec<u8>> {
-    fn val(c: u8) -> Option<u32> {
-        match c {
-            b'A'..=b'Z' => Some((c - b'A') as u32),
-            b'a'..=b'z' => Some((c - b'a' + 26) as u32),
-            b'0'..=b'9' => Some((c - b'0' + 52) as u32),
-            b'+' => Some(62),
-            b'/' => Some(63),
-            _ => None,
-        }
-    }
-    let b = s.as_bytes();
-    if !b.len().is_multiple_of(4) {
-        return None;
-    }
-    let mut out = Vec::with_capacity(b.len() / 4 * 3);
-    for (ci, chunk) in b.chunks(4).enumerate() {
-        let last = ci == b.len() / 4 - 1;
-        let pad = chunk.iter().rev().take_while(|&&c| c == b'=').count();
-        if pad > 2 || (pad > 0 && !last) {
-            return None;
-        }
-        let mut n = 0u32;
-        for &c in &chunk[..4 - pad] {
-            n = (n << 6) | val(c)?;
-        }
-        n <<= 6 * pad as u32;
-        let bytes = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
-        // Non-canonical trailing bits are refused, so one image has one spelling.
-        match pad {
-            0 => out.extend_from_slice(&bytes),
-            1 if n & 0xff == 0 => out.extend_from_slice(&bytes[..2]),
-            2 if n & 0xffff == 0 => out.push(bytes[0]),
-            _ => return None,
-        }
-    }
-    Some(out)
 }
 
 /// Renders one round: the assistant item, each result, the abort marker, each steer
@@ -596,11 +558,11 @@ mod tests {
 
     #[test]
     fn base64_is_strict() {
-        assert_eq!(decode_base64("aGVsbG8=").unwrap(), b"hello");
-        assert_eq!(decode_base64("aGVsbG8h").unwrap(), b"hello!");
-        assert_eq!(decode_base64("aGk=").unwrap(), b"hi");
-        assert_eq!(decode_base64("aA==").unwrap(), b"h");
-        assert_eq!(decode_base64("").unwrap(), b"");
+        assert_eq!(crate::fields::decode_base64("aGVsbG8=").unwrap(), b"hello");
+        assert_eq!(crate::fields::decode_base64("aGVsbG8h").unwrap(), b"hello!");
+        assert_eq!(crate::fields::decode_base64("aGk=").unwrap(), b"hi");
+        assert_eq!(crate::fields::decode_base64("aA==").unwrap(), b"h");
+        assert_eq!(crate::fields::decode_base64("").unwrap(), b"");
         for bad in [
             "aGVsbG8",
             "aGk",
@@ -611,7 +573,7 @@ mod tests {
             "aB==",
             "!!!!",
         ] {
-            assert!(decode_base64(bad).is_none(), "{bad}");
+            assert!(crate::fields::decode_base64(bad).is_none(), "{bad}");
         }
     }
 

@@ -4,85 +4,16 @@
 //! every enum is exhaustive: a value the schema's checks should have refused is an error,
 //! never a silent default.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use crate::error::{quote, Code, Error, Result};
 use crate::fields::{Callable, InlineEntry, RawEntry, RequestOptions, Tool};
-use crate::rounds::Round;
 use crate::template::HistoryKnobs;
 use crate::tokens::Tokenizer;
 
-/// A column value outside what the schema's checks admit (the database was altered).
-pub fn unknown_value(column: &str, value: &str) -> Error {
-    Error::new(
-        Code::TurnNotCompilable,
-        format!(
-            "{column} has the value {}, which this version of pgprompt does not know",
-            quote(value)
-        ),
-    )
-    .hint("The schema's CHECK constraints admit only known values; was the table altered?")
-}
-
-/// Declares a string-valued enum: its spellings, `parse` (None for an unknown one),
-/// `from_column` (an error naming the column) and `as_str`.
-macro_rules! spelled {
-    ($(#[$meta:meta])* $name:ident { $($variant:ident = $text:literal),+ $(,)? }) => {
-        $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-        pub enum $name {
-            $(#[serde(rename = $text)] $variant),+
-        }
-
-        impl $name {
-            pub const ALL: &'static [$name] = &[$($name::$variant),+];
-
-            pub fn parse(s: &str) -> Option<$name> {
-                match s {
-                    $($text => Some($name::$variant),)+
-                    _ => None,
-                }
-            }
-
-            /// A stored value: unknown spellings are an error naming `column`.
-            pub fn from_column(column: &str, s: &str) -> Result<$name> {
-                $name::parse(s).ok_or_else(|| unknown_value(column, s))
-            }
-
-            pub fn as_str(self) -> &'static str {
-                match self {
-                    $($name::$variant => $text),+
-                }
-            }
-        }
-    };
-}
-
-spelled!(
-    /// A message role.
-    Role { System = "system", Developer = "developer", User = "user", Assistant = "assistant" }
-);
-spelled!(
-    /// The provider API a model speaks.
-    Wire { Anthropic = "anthropic", Chat = "chat", Responses = "responses", Gemini = "gemini" }
-);
-spelled!(
-    /// How a profile's turns are compiled.
-    Mechanism { Default = "default", Assembly = "assembly", Raw = "raw" }
-);
-spelled!(UserKind { Human = "human", Agent = "agent" });
-spelled!(TurnKind { Message = "message", Reply = "reply", Summary = "summary" });
-spelled!(
-    /// A reply turn answered in one call, or run-backed with rounds.
-    Mode { DirectReply = "direct_reply", Run = "run" }
-);
-spelled!(
-    /// How long a provider keeps a cached prefix (Anthropic's `cache_control.ttl`).
-    CacheTtl { FiveMinutes = "5m", OneHour = "1h" }
-);
+pub use crate::kinds::{unknown_value, CacheTtl, Mechanism, Mode, PrefaceItem, Role, TurnKind, UserKind, Wire};
 
 /// A model a request is compiled for (`prompt.models`). Frozen into a seal whole.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -239,14 +170,6 @@ impl Skill {
     }
 }
 
-/// One item of a sealed preface, as stored (`turns.sealed_preface`): its role and the
-/// texts of its parts.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PrefaceItem {
-    pub role: Role,
-    pub texts: Vec<String>,
-}
-
 #[derive(Debug, Clone, PartialEq)]
 pub struct Turn {
     pub id: Uuid,
@@ -326,35 +249,6 @@ impl Turn {
     }
 }
 
-/// A turn of history with its rounds.
-#[derive(Debug, Clone, PartialEq)]
-pub struct HistoryTurn {
-    pub turn: Turn,
-    pub rounds: Vec<Round>,
-}
-
-/// Everything a compile reads besides history.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Context {
-    pub conversation: Conversation,
-    pub workspace: Workspace,
-    pub turn: Turn,
-    /// The current turn's rounds (a continuation).
-    pub rounds: Vec<Round>,
-    /// Every user the compile names: answerers, posters, stewards, authors.
-    pub users: HashMap<Uuid, User>,
-    /// Models by name (the turn's and the answerer's).
-    pub models: HashMap<String, Model>,
-    /// The answerer's documents, the workspace's, and the persona of P's Human.
-    pub documents: Vec<Document>,
-    /// The memory entries in the turn's effective bindings, any order.
-    pub memories: Vec<Memory>,
-    /// The skills the turn's callables could list, any order.
-    pub skills: Vec<Skill>,
-    /// The turn's seal, when it has one: a continuation renders from it alone.
-    pub seal: Option<crate::seal::Sealed>,
-}
-
 /// A PostgreSQL `date` (days since 2000-01-01) as `to_char(d, 'YYYY-MM-DD')` spells it:
 /// the proleptic Gregorian calendar of PostgreSQL's `j2date`, BC years by their number,
 /// at least four digits. Infinite dates have no spelling (`to_char` gives NULL), and
@@ -423,18 +317,5 @@ mod tests {
             let d = epoch + chrono::Duration::days(days.into());
             assert_eq!(iso_date(days), Some(d.format("%Y-%m-%d").to_string()), "{days}");
         }
-    }
-
-    #[test]
-    fn spelled_enums_round_trip_and_refuse_unknown_values() {
-        for w in Wire::ALL {
-            assert_eq!(Wire::parse(w.as_str()), Some(*w));
-            assert_eq!(serde_json::to_string(w).unwrap(), format!("\"{}\"", w.as_str()));
-        }
-        assert_eq!(CacheTtl::parse("1h"), Some(CacheTtl::OneHour));
-        let e = TurnKind::from_column("turns.kind", "memo").unwrap_err();
-        assert_eq!(e.code, Code::TurnNotCompilable);
-        assert!(e.message.contains("turns.kind has the value \"memo\""), "{}", e.message);
-        assert!(Mechanism::parse("Default").is_none(), "no silent default");
     }
 }

@@ -14,7 +14,8 @@ use uuid::Uuid;
 
 use crate::estimate::Estimate;
 use crate::fields::RawEntry;
-use crate::rows::{Mechanism, Model, PrefaceItem, Wire};
+use crate::kinds::{Mechanism, PrefaceItem, Wire};
+use crate::rows::Model;
 use crate::wire::{Body, Breakpoint};
 
 /// What a seal freezes besides the body: a continuation renders from this alone, never
@@ -36,7 +37,7 @@ pub struct Frozen {
     /// Where the body's history began: the answerer's next turn under stable trimming
     /// keeps it while it fits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub history_from: Option<crate::history::EntryAt>,
+    pub history_from: Option<crate::kinds::EntryAt>,
 }
 
 /// An in-turn summary replaces the seed (preface and opening words) and the rounds
@@ -341,7 +342,7 @@ fn seed_cut_02(neutral: &[crate::items::Message], wire: Wire, model: Option<&Mod
         },
     )
     .layout;
-    crate::compile::seed_cut(neutral, &layout, |m, p| offsets[m] + p >= first_seed)
+    seed_cut(neutral, &layout, |m, p| offsets[m] + p >= first_seed)
 }
 
 /// A 0.2 seal (`turns.sealed_request`: the whole 0.2 result, whose `request` held the
@@ -409,6 +410,50 @@ pub fn convert_02(
         history_from: None,
     };
     Ok((body_02(request), frozen, preface))
+}
+
+/// Where an in-turn summary cuts this body: the first element carrying a part of the
+/// seed (the blocks after history; everything under `raw`), the history parts that
+/// share it, and what the elements from there on cost.
+pub(crate) fn seed_cut(
+    messages: &[crate::items::Message],
+    layout: &crate::wire::Layout,
+    is_seed: impl Fn(usize, usize) -> bool,
+) -> SeedCut {
+    let keep = layout
+        .elements
+        .iter()
+        .position(|e| e.iter().any(|&(m, p)| is_seed(m, p)))
+        .unwrap_or(layout.elements.len());
+    let mut carry: Vec<(usize, Vec<&crate::items::Part>)> = Vec::new();
+    if let Some(first) = layout.elements.get(keep) {
+        for &(m, p) in first.iter().filter(|&&(m, p)| !is_seed(m, p)) {
+            match carry.last_mut() {
+                Some((last, parts)) if *last == m => parts.push(&messages[m].parts[p]),
+                _ => carry.push((m, vec![&messages[m].parts[p]])),
+            }
+        }
+    }
+    let carry_json = if carry.is_empty() {
+        serde_json::Value::Null
+    } else {
+        serde_json::Value::Array(
+            carry
+                .iter()
+                .map(|(m, parts)| serde_json::json!({"role": messages[*m].role.as_str(), "content": parts}))
+                .collect(),
+        )
+    };
+    let tokens = layout.elements[keep.min(layout.elements.len())..]
+        .iter()
+        .filter(|e| !e.is_empty())
+        .map(|e| crate::tokens::MESSAGE_OVERHEAD + e.iter().map(|&(m, p)| messages[m].parts[p].tokens).sum::<u32>())
+        .sum();
+    SeedCut {
+        keep,
+        carry: carry_json,
+        tokens,
+    }
 }
 
 #[cfg(test)]

@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
+use crate::kinds::Role;
 use crate::macros;
-use crate::rows::Role;
 
 pub const MAX_BYTES: usize = 64 * 1024;
 pub const MAX_BLOCKS: usize = 64;

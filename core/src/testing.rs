@@ -9,6 +9,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use crate::compile::{compile, Output, Purpose};
+use crate::context::{Context, HistoryTurn};
 use crate::error::Result;
 use crate::fields::{self, Callable, InlineEntry, Tool};
 use crate::history::{EntryAt, VecHistory};

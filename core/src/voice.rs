@@ -109,7 +109,7 @@ pub const UNKNOWN_HANDLE: &str = "unknown";
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rows::UserKind;
+    use crate::kinds::UserKind;
     use crate::tokens::{Memo, Tokenizer};
 
     fn user(n: u128, kind: UserKind, steward: Option<u128>) -> User {

@@ -12,13 +12,14 @@ use uuid::Uuid;
 
 use super::seals;
 use super::spi::{core_uuid, first, nullable, pg_uuid, run, Cols, Query};
+use pgprompt_core::context::{Context, HistoryTurn};
 use pgprompt_core::error::{Code, Error, Result};
 use pgprompt_core::fields;
 use pgprompt_core::history::{EntryAt, HistorySource};
 use pgprompt_core::rounds::{self, Round};
 use pgprompt_core::rows::{
-    CacheTtl, Context, Conversation, Document, HistoryTurn, Mechanism, Memory, Mode, Model, Role, Skill, Turn,
-    TurnKind, User, UserKind, Wire, Workspace,
+    CacheTtl, Conversation, Document, Mechanism, Memory, Mode, Model, Role, Skill, Turn, TurnKind, User, UserKind,
+    Wire, Workspace,
 };
 use pgprompt_core::tokens::Tokenizer;
 

@@ -7,7 +7,7 @@ use crate::error::{Code, Error, Result};
 use crate::estimate::HistoryEstimate;
 use crate::history::HistorySource;
 use crate::items::{self, merge, Item, Message};
-use crate::rows::{Mechanism, PrefaceItem};
+use crate::kinds::{Mechanism, PrefaceItem};
 use crate::template::{Block, HistoryKnobs, Template};
 use crate::wire::{Breakpoint, Stretch};
 

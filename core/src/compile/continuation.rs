@@ -5,12 +5,13 @@
 
 use super::{finish::explain, gate, Output, Purpose};
 use crate::budget::Window;
+use crate::context::Context;
 use crate::error::{Code, Error, Result};
 use crate::estimate::BlockEstimate;
 use crate::history::ROUNDS_SUMMARY_HEADER;
 use crate::items::{counted, merge, Item};
+use crate::kinds::Role;
 use crate::rounds;
-use crate::rows::{Context, Role};
 use crate::seal::{Frozen, Sealed};
 use crate::tokens::{Counter, Memo};
 use crate::voice::Voices;

@@ -4,10 +4,10 @@
 use super::{gate, uniform_role, Compiler, Explain, Fresh, Output, SealDraft};
 use crate::error::{Code, Error, Result};
 use crate::estimate::{BlockEstimate, Estimate, WindowEstimate};
-use crate::items::{Message, Part};
-use crate::seal::{Frozen, Sealed, SeedCut};
+use crate::items::Message;
+use crate::seal::{seed_cut, Frozen, Sealed};
 use crate::template;
-use crate::tokens::{MESSAGE_OVERHEAD, REQUEST_OVERHEAD};
+use crate::tokens::REQUEST_OVERHEAD;
 use crate::wire::{self, Layout, Request};
 
 impl Compiler<'_, '_> {
@@ -28,7 +28,7 @@ impl Compiler<'_, '_> {
             cache_key: &cache_key,
         };
         // Only the Anthropic wire marks breakpoints in the body; the others cache by key.
-        let breakpoints = if self.wire == crate::rows::Wire::Anthropic {
+        let breakpoints = if self.wire == crate::kinds::Wire::Anthropic {
             fresh.breakpoints.clone()
         } else {
             Vec::new()
@@ -139,7 +139,7 @@ impl Compiler<'_, '_> {
 
 /// What `explain_turn` shows for a compile frozen as `frozen`.
 pub(super) fn explain(
-    ctx: &crate::rows::Context,
+    ctx: &crate::context::Context,
     frozen: &Frozen,
     messages: Option<Vec<Message>>,
     sealed: bool,
@@ -157,46 +157,6 @@ pub(super) fn explain(
         cache_breakpoints: frozen.cache_breakpoints.clone(),
         preface: frozen.preface.clone(),
         estimate: frozen.estimate.clone(),
-    }
-}
-
-/// Where an in-turn summary cuts this body: the first element carrying a part of the
-/// seed (the blocks after history; everything under `raw`), the history parts that
-/// share it, and what the elements from there on cost.
-pub(crate) fn seed_cut(messages: &[Message], layout: &Layout, is_seed: impl Fn(usize, usize) -> bool) -> SeedCut {
-    let keep = layout
-        .elements
-        .iter()
-        .position(|e| e.iter().any(|&(m, p)| is_seed(m, p)))
-        .unwrap_or(layout.elements.len());
-    let mut carry: Vec<(usize, Vec<&Part>)> = Vec::new();
-    if let Some(first) = layout.elements.get(keep) {
-        for &(m, p) in first.iter().filter(|&&(m, p)| !is_seed(m, p)) {
-            match carry.last_mut() {
-                Some((last, parts)) if *last == m => parts.push(&messages[m].parts[p]),
-                _ => carry.push((m, vec![&messages[m].parts[p]])),
-            }
-        }
-    }
-    let carry_json = if carry.is_empty() {
-        serde_json::Value::Null
-    } else {
-        serde_json::Value::Array(
-            carry
-                .iter()
-                .map(|(m, parts)| serde_json::json!({"role": messages[*m].role.as_str(), "content": parts}))
-                .collect(),
-        )
-    };
-    let tokens = layout.elements[keep.min(layout.elements.len())..]
-        .iter()
-        .filter(|e| !e.is_empty())
-        .map(|e| MESSAGE_OVERHEAD + e.iter().map(|&(m, p)| messages[m].parts[p].tokens).sum::<u32>())
-        .sum();
-    SeedCut {
-        keep,
-        carry: carry_json,
-        tokens,
     }
 }
 

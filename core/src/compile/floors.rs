@@ -11,8 +11,9 @@ use crate::blocks::{self, Bindings};
 use crate::error::{Code, Error, Result};
 use crate::fields::{InlineEntry, Position};
 use crate::items::Item;
+use crate::kinds::{Role, UserKind};
 use crate::macros::{self, Values};
-use crate::rows::{Document, Role, Turn, User, UserKind};
+use crate::rows::{Document, Turn, User};
 use crate::template::{self, Block, Slot, Template};
 use crate::voice::{Row, Voices};
 
@@ -29,7 +30,7 @@ impl VersionLog {
         self.documents.insert(d.id.to_string(), d.version);
     }
 
-    fn memories(&mut self, ctx: &crate::rows::Context, ids: &BTreeSet<Uuid>) {
+    fn memories(&mut self, ctx: &crate::context::Context, ids: &BTreeSet<Uuid>) {
         for m in ctx.memories.iter().filter(|m| ids.contains(&m.id)) {
             self.memories.insert(m.id.to_string(), m.updated_at.clone());
         }

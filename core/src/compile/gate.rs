@@ -2,9 +2,9 @@
 //! against the window. Only the gate refuses.
 
 use crate::budget::Window;
+use crate::context::Context;
 use crate::error::{Code, Error, Result};
 use crate::estimate::Estimate;
-use crate::rows::Context;
 
 /// Refuses a body of `estimate.total` tokens that the window cannot take.
 pub(super) fn gate(ctx: &Context, model: &str, window: &Window, estimate: &Estimate) -> Result<()> {

@@ -18,18 +18,19 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use crate::budget::Window;
+use crate::context::Context;
 use crate::error::{quote, Code, Error, Result};
 use crate::estimate::Estimate;
 use crate::fields::Tool;
 use crate::history::HistorySource;
 use crate::items::{Item, Message};
+use crate::kinds::{Mechanism, PrefaceItem, Role, TurnKind, Wire};
 use crate::macros::Values;
-use crate::rows::{Context, Mechanism, Model, PrefaceItem, Role, Turn, TurnKind, User, Wire};
+use crate::rows::{Model, Turn, User};
 use crate::seal::Frozen;
 use crate::tokens::{Counter, Memo, Tokenizer};
 use crate::wire::{Body, Breakpoint};
 
-pub(crate) use finish::seed_cut;
 pub use finish::template_error;
 
 /// What the caller does with the result.

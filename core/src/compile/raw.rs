@@ -5,7 +5,7 @@ use super::{Compiler, Fresh};
 use crate::error::{Code, Error, Result};
 use crate::estimate::HistoryEstimate;
 use crate::items::{counted, merge, Item};
-use crate::rows::Mechanism;
+use crate::kinds::Mechanism;
 
 impl Compiler<'_, '_> {
     pub(super) fn raw(&mut self) -> Result<Fresh> {

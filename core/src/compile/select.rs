@@ -3,12 +3,13 @@
 
 use super::Compiler;
 use crate::budget::{Allowance, Selector, Stop};
+use crate::context::HistoryTurn;
 use crate::error::Result;
 use crate::estimate::HistoryEstimate;
 use crate::history::{self, EntryAt, HistorySource, Plan, Reader};
 use crate::items::{self, Follower, Item};
+use crate::kinds::{Role, TurnKind};
 use crate::rounds::Thinking;
-use crate::rows::{HistoryTurn, Role, TurnKind};
 use crate::template::Template;
 use crate::voice::{Row, Voices};
 

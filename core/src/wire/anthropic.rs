@@ -9,7 +9,7 @@
 use super::json::{self, Obj};
 use super::{carries, Body, Layout, Pos, Rendered, Request};
 use crate::items::{Message, PartKind};
-use crate::rows::{CacheTtl, Role, Wire};
+use crate::kinds::{CacheTtl, Role, Wire};
 
 fn cache_control(req: &Request<'_>, out: &mut String) {
     out.push_str(match req.ttl() {

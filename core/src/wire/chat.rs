@@ -6,7 +6,7 @@
 use super::json::{self, Obj};
 use super::{Body, Layout, Pos, Rendered, Request};
 use crate::items::{Message, PartKind};
-use crate::rows::Role;
+use crate::kinds::Role;
 
 /// The text (and, for a user, image) parts of a message as `"content":...`: a string
 /// for a raw entry stored as one, else a list. Writes nothing when there are none.

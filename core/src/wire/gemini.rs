@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use super::json::{self, Obj};
 use super::{carries, Body, Layout, Pos, Rendered, Request};
 use crate::items::{Message, PartKind};
-use crate::rows::{Role, Wire};
+use crate::kinds::{Role, Wire};
 
 /// Call id -> function name, over the messages being rendered.
 fn call_names(messages: &[Message]) -> HashMap<&str, &str> {

@@ -17,7 +17,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::fields::{RequestOptions, Tool};
 use crate::items::Message;
-use crate::rows::{CacheTtl, Model, Wire};
+use crate::kinds::{CacheTtl, Wire};
+use crate::rows::Model;
 
 pub use json::{pretty, to_text as json_text, Raw};
 

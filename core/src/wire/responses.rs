@@ -12,7 +12,7 @@
 use super::json::{self, Obj};
 use super::{Body, Layout, Pos, Rendered, Request};
 use crate::items::{Message, PartKind};
-use crate::rows::Role;
+use crate::kinds::Role;
 
 fn input_part(out: &mut String, kind: &PartKind) {
     match kind {
@@ -92,7 +92,7 @@ fn assistant(m: &Message, mi: usize, texts: &mut Vec<String>, layout: &mut Vec<V
                 json::string(&mut out, text);
             }
             PartKind::Opaque {
-                wire: crate::rows::Wire::Responses,
+                wire: crate::kinds::Wire::Responses,
                 json,
             } => {
                 // A reasoning item, replayed verbatim.

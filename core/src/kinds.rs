@@ -1,0 +1,110 @@
+//! The value kinds every stage shares: the spelled enums of the schema's text columns
+//! (a role, a wire, a mechanism, ...), a sealed preface's items, and an entry's place.
+//! A leaf: it depends on nothing of the crate but its errors.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{quote, Code, Error, Result};
+
+/// A column value outside what the schema's checks admit (the database was altered).
+pub fn unknown_value(column: &str, value: &str) -> Error {
+    Error::new(
+        Code::TurnNotCompilable,
+        format!(
+            "{column} has the value {}, which this version of pgprompt does not know",
+            quote(value)
+        ),
+    )
+    .hint("The schema's CHECK constraints admit only known values; was the table altered?")
+}
+
+/// Declares a string-valued enum: its spellings, `parse` (None for an unknown one),
+/// `from_column` (an error naming the column) and `as_str`.
+macro_rules! spelled {
+    ($(#[$meta:meta])* $name:ident { $($variant:ident = $text:literal),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        pub enum $name {
+            $(#[serde(rename = $text)] $variant),+
+        }
+
+        impl $name {
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+
+            pub fn parse(s: &str) -> Option<$name> {
+                match s {
+                    $($text => Some($name::$variant),)+
+                    _ => None,
+                }
+            }
+
+            /// A stored value: unknown spellings are an error naming `column`.
+            pub fn from_column(column: &str, s: &str) -> Result<$name> {
+                $name::parse(s).ok_or_else(|| unknown_value(column, s))
+            }
+
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text),+
+                }
+            }
+        }
+    };
+}
+
+spelled!(
+    /// A message role.
+    Role { System = "system", Developer = "developer", User = "user", Assistant = "assistant" }
+);
+spelled!(
+    /// The provider API a model speaks.
+    Wire { Anthropic = "anthropic", Chat = "chat", Responses = "responses", Gemini = "gemini" }
+);
+spelled!(
+    /// How a profile's turns are compiled.
+    Mechanism { Default = "default", Assembly = "assembly", Raw = "raw" }
+);
+spelled!(UserKind { Human = "human", Agent = "agent" });
+spelled!(TurnKind { Message = "message", Reply = "reply", Summary = "summary" });
+spelled!(
+    /// A reply turn answered in one call, or run-backed with rounds.
+    Mode { DirectReply = "direct_reply", Run = "run" }
+);
+spelled!(
+    /// How long a provider keeps a cached prefix (Anthropic's `cache_control.ttl`).
+    CacheTtl { FiveMinutes = "5m", OneHour = "1h" }
+);
+
+/// One item of a sealed preface, as stored (`turns.sealed_preface`): its role and the
+/// texts of its parts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PrefaceItem {
+    pub role: Role,
+    pub texts: Vec<String>,
+}
+
+/// An entry's place in the conversation: its turn's `seq`, then its index among the
+/// turn's entries (the order [`plan`] gives). Entries order by place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct EntryAt {
+    pub seq: i64,
+    pub entry: u32,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spelled_enums_round_trip_and_refuse_unknown_values() {
+        for w in Wire::ALL {
+            assert_eq!(Wire::parse(w.as_str()), Some(*w));
+            assert_eq!(serde_json::to_string(w).unwrap(), format!("\"{}\"", w.as_str()));
+        }
+        assert_eq!(CacheTtl::parse("1h"), Some(CacheTtl::OneHour));
+        let e = TurnKind::from_column("turns.kind", "memo").unwrap_err();
+        assert_eq!(e.code, Code::TurnNotCompilable);
+        assert!(e.message.contains("turns.kind has the value \"memo\""), "{}", e.message);
+        assert!(Mechanism::parse("Default").is_none(), "no silent default");
+    }
+}
