@@ -91,6 +91,28 @@ fn line(callable: &str, s: &Skill) -> String {
     }
 }
 
+/// Kernel memory skills: the bound memory rows under `skills/` (agent, workspace,
+/// speaker and user scopes) as catalog entries of their scope's source. The name is
+/// the path after `skills/` without a `.md` ending; the description is the body's first
+/// non-empty line. They carry no executor id (the seed lists them without a UUID).
+pub fn memory_skills(memories: &[Memory], b: &Bindings) -> Vec<Skill> {
+    memories
+        .iter()
+        .filter(|m| matches!(m.scope.as_str(), "agent" | "workspace" | "speaker" | "user"))
+        .filter(|m| b.binds_memory(m))
+        .filter_map(|m| {
+            let name = m.path.strip_prefix("skills/")?;
+            let name = name.strip_suffix(".md").unwrap_or(name);
+            let description = m.body.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
+            let mut s = Skill::new(m.id, &m.scope, name, description);
+            s.user_id = m.user_id;
+            s.speaker_id = m.speaker_id;
+            s.workspace_id = m.workspace_id;
+            (!name.is_empty()).then_some(s)
+        })
+        .collect()
+}
+
 /// The catalog's lines, before the bound.
 /// One source of a callable's skills, tried in order (first source wins per name).
 type Pick<'a> = Box<dyn Fn(&Skill) -> bool + 'a>;

@@ -30,6 +30,7 @@ pub mod rows;
 pub mod seal;
 pub mod template;
 pub mod tokens;
+pub mod transcript;
 pub(crate) mod voice;
 pub mod wire;
 

@@ -78,15 +78,13 @@ impl Voices<'_> {
         }
     }
 
-    /// `text` in the envelope of `author`, whoever reads it. An author this compile
-    /// cannot see (row-level security) is still a correspondent, never an own voice:
-    /// the envelope names the id with the handle `unknown`.
-    pub fn wrapped(&self, author: Uuid, sender: Option<Uuid>, text: &str, counter: &mut Counter<'_>) -> Part {
+    /// The envelope of `author` around `text`: the one renderer every reading site uses.
+    pub fn envelope(&self, author: Uuid, sender: Option<Uuid>, text: &str) -> String {
         let (handle, kind) = match self.users.get(&author) {
             Some(u) => (u.handle.as_str(), u.kind.as_str()),
             None => (UNKNOWN_HANDLE, "human"),
         };
-        let text = wrap(
+        wrap(
             &Speaker {
                 handle,
                 kind,
@@ -94,7 +92,14 @@ impl Voices<'_> {
                 conversation: sender,
             },
             text,
-        );
+        )
+    }
+
+    /// `text` in the envelope of `author`, whoever reads it. An author this compile
+    /// cannot see (row-level security) is still a correspondent, never an own voice:
+    /// the envelope names the id with the handle `unknown`.
+    pub fn wrapped(&self, author: Uuid, sender: Option<Uuid>, text: &str, counter: &mut Counter<'_>) -> Part {
+        let text = self.envelope(author, sender, text);
         let tokens = counter.count(&text);
         Part {
             kind: PartKind::Text(text),

@@ -22,7 +22,11 @@ fn support_desk() -> Scenario {
         .doc(ADA, "persona", "Ada wants the invoice number first.")
         .doc(OMAR, "persona", "Omar's persona is not Ada's.")
         .memory("agent", "policies/refunds.md", "Refunds take 5 days.")
-        .memory("agent", "skills/refund.md", "Never shown as memory.")
+        .memory(
+            "agent",
+            "skills/refund.md",
+            "A kernel memory skill, never shown as memory.",
+        )
         .memory("conversation", "ticket.md", "Ticket #5521.")
         .memory("speaker", "ada.md", "Ada is the owner.")
         .memory("user", "ada-private.md", "Only when selected.")
@@ -56,7 +60,7 @@ fn default_order_renders_every_block() {
     assert_eq!(
         outline(&v),
         vec![
-            "system: You are Lark for Ada at Acme on 2026-11-30 (conversation). | Acme sells accounting software. | Ada wants the invoice number first. | Memory available now.\n\n### agent/policies/refunds.md\nRefunds take 5 days.\n\n### speaker/ada.md\nAda is the owner.\n\n### conversation/ticket.md\nTicket #5521. | Skills available now.\n- skill / refunds [00000000-0000-0000-0000-0000000000e1]: Refund a duplicate charge.\n- skill / export: Export billing data.",
+            "system: You are Lark for Ada at Acme on 2026-11-30 (conversation). | Acme sells accounting software. | Ada wants the invoice number first. | Memory available now.\n\n### agent/policies/refunds.md\nRefunds take 5 days.\n\n### speaker/ada.md\nAda is the owner.\n\n### conversation/ticket.md\nTicket #5521. | Skills available now.\n- skill / refund: A kernel memory skill, never shown as memory.\n- skill / refunds [00000000-0000-0000-0000-0000000000e1]: Refund a duplicate charge.\n- skill / export: Export billing data.",
             "user: I was charged twice. | Can you check?",
             "assistant: I see two charges on INV-2041.",
             "user: Refund one, please.",
@@ -288,4 +292,92 @@ fn the_gemini_wire() {
         .map(|c| c["role"].as_str().unwrap())
         .collect();
     assert_eq!(roles, ["user", "model", "user"]);
+}
+
+#[test]
+fn kernel_memory_skills_join_the_catalog_and_never_the_memory_block() {
+    let s = Scenario::new("Deploy it.")
+        .skill("agent", "audit", "Audit the ledger.", |_| {})
+        .skill("agent", "deploy", "Deploy (the agent's skills table).", |_| {})
+        .memory("agent", "skills/deploy.md", "Deploy from memory.\nLong body.")
+        .memory(
+            "agent",
+            "skills/ops/rollback.md",
+            "\n  Roll back a release.  \nSteps...",
+        )
+        .memory("workspace", "skills/export.md", "Export the books.")
+        .memory("agent", "notes.md", "A plain memory entry.")
+        .turn(|t| {
+            t.mode = Mode::Run;
+            t.callables = callables(r#"[{"name":"skill"}]"#);
+        });
+    let out = s.run(Purpose::Preview).unwrap();
+    let system: Vec<String> = body(&out)["system"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["text"].as_str().unwrap().to_string())
+        .collect();
+    let catalog = system.iter().find(|t| t.starts_with("Skills available now.")).unwrap();
+    assert_eq!(
+        catalog,
+        "Skills available now.\n- skill / audit: Audit the ledger.\n- skill / deploy: Deploy (the agent's skills table).\n- skill / ops/rollback: Roll back a release.\n- skill / export: Export the books."
+    );
+    let memory = system.iter().find(|t| t.starts_with("Memory available now.")).unwrap();
+    assert!(
+        memory.contains("### agent/notes.md") && !memory.contains("skills/"),
+        "{memory}"
+    );
+}
+
+/// A system item outside the leading run (here a system message turn in history) keeps
+/// its role where the wire has one anywhere (chat, responses) and is spoken in place on
+/// the user side on Anthropic and Gemini, never hoisted into the system field: hoisting
+/// would move bytes ahead of history, and every later request would stop extending the
+/// sealed one.
+#[test]
+fn a_system_item_in_history_on_every_wire() {
+    const NOTE: &str = "Policy update: refunds need approval.";
+    for (model, name) in [
+        ("claude", "anthropic"),
+        ("gpt", "chat"),
+        ("resp", "responses"),
+        ("gem", "gemini"),
+    ] {
+        let s = Scenario::new("Refund INV-2041.")
+            .doc(LARK, "system_prompt", "You are {{agent}}.")
+            .message(Role::User, ADA, "Hello.")
+            .message(Role::System, ADA, NOTE)
+            .message(Role::Assistant, LARK, "Noted.")
+            .turn(|t| t.model = Some(model.into()));
+        let out = s.run(Purpose::Preview).unwrap();
+        golden(&format!("system_in_history_{name}"), &out);
+        let b = body(&out);
+        match name {
+            "anthropic" => {
+                assert_eq!(b["system"].as_array().unwrap().len(), 1, "not hoisted");
+                assert_eq!(b["messages"][0]["role"], "user");
+                assert_eq!(
+                    b["messages"][0]["content"][1]["text"], NOTE,
+                    "in place, on the user side"
+                );
+            }
+            "gemini" => {
+                assert_eq!(
+                    b["systemInstruction"]["parts"].as_array().unwrap().len(),
+                    1,
+                    "not hoisted"
+                );
+                assert_eq!(b["contents"][0]["parts"][1]["text"], NOTE);
+            }
+            "chat" => {
+                assert_eq!(b["messages"][2]["role"], "system");
+                assert_eq!(b["messages"][2]["content"][0]["text"], NOTE);
+            }
+            _ => {
+                assert_eq!(b["input"][2]["role"], "system");
+                assert_eq!(b["input"][2]["content"][0]["text"], NOTE);
+            }
+        }
+    }
 }

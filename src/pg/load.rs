@@ -110,7 +110,7 @@ static USERS: LazyLock<Query> = LazyLock::new(|| {
     )
 });
 
-fn load_users(client: &SpiClient<'_>, ids: &[Uuid]) -> Result<Vec<User>> {
+pub(super) fn load_users(client: &SpiClient<'_>, ids: &[Uuid]) -> Result<Vec<User>> {
     if ids.is_empty() {
         return Ok(Vec::new());
     }
@@ -270,7 +270,7 @@ static TURN_ELSEWHERE: LazyLock<Query> = LazyLock::new(|| {
     )
 });
 
-fn missing_turn(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Error {
+pub(super) fn missing_turn(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Error {
     match first::<pgrx::Uuid>(client, &TURN_ELSEWHERE, &[pg_uuid(turn).into()]) {
         Some(elsewhere) => Error::new(
             Code::TurnNotCompilable,
@@ -363,8 +363,7 @@ fn load_documents(client: &SpiClient<'_>, a: Uuid, workspace: Uuid, human: Optio
 static MEMORIES: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
         "SELECT id, scope, user_id, speaker_id, workspace_id, conversation_id, path, body, updated_at::text \
-         FROM prompt.memories WHERE (user_id = ANY($1) OR workspace_id = $2 OR conversation_id = $3) \
-         AND path NOT LIKE 'skills/%'",
+         FROM prompt.memories WHERE (user_id = ANY($1) OR workspace_id = $2 OR conversation_id = $3)",
         &[
             UUIDOID, TEXTOID, UUIDOID, UUIDOID, UUIDOID, UUIDOID, TEXTOID, TEXTOID, TEXTOID,
         ],

@@ -9,5 +9,6 @@ pub mod responses;
 pub mod seals;
 pub mod settings;
 pub mod spi;
+pub mod transcript;
 pub mod triggers;
 pub mod upgrade;

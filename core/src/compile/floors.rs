@@ -189,7 +189,11 @@ impl Compiler<'_, '_> {
         if !t.is_run() || t.callables.is_empty() {
             return None;
         }
-        let lines = blocks::catalog_lines(&self.ctx.skills, &t.callables, bindings, self.a.application.as_deref());
+        // The skills table's rows, then kernel memory skills: within a source, a table
+        // row comes first and wins its name.
+        let mut skills = self.ctx.skills.clone();
+        skills.extend(blocks::memory_skills(&self.ctx.memories, bindings));
+        let lines = blocks::catalog_lines(&skills, &t.callables, bindings, self.a.application.as_deref());
         blocks::catalog(&lines)
     }
 

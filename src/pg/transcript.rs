@@ -1,0 +1,91 @@
+//! `prompt.transcript`: the summarizer's reading of a conversation (core `transcript`).
+
+use std::sync::LazyLock;
+
+use pgrx::pg_sys::{INT8OID, TEXTOID, UUIDOID};
+use pgrx::prelude::*;
+use uuid::Uuid;
+
+use super::errors::{raise, OrRaise};
+use super::load::{load_users, missing_turn};
+use super::spi::{core_uuid, first, pg_uuid, run, Query};
+use pgprompt_core::rows::{Turn, TurnKind};
+use pgprompt_core::{Code, Error};
+
+static CONVERSATION: LazyLock<Query> = LazyLock::new(|| {
+    Query::new(
+        "SELECT creator_id, answerer_id FROM prompt.conversations WHERE id = $1",
+        &[UUIDOID, UUIDOID],
+    )
+});
+
+static THROUGH: LazyLock<Query> = LazyLock::new(|| {
+    Query::new(
+        "SELECT seq FROM prompt.turns WHERE conversation_id = $1 AND id = $2",
+        &[INT8OID],
+    )
+});
+
+/// The turns from the newest summary turn at or before `through` (inclusive) on.
+static TURNS: LazyLock<Query> = LazyLock::new(|| {
+    Query::new(
+        "SELECT id, seq, kind, author_id, answerer_id, poster_id, prompt, content, origin, sender_conversation_id \
+         FROM prompt.turns WHERE conversation_id = $1 AND seq <= $2 AND seq >= coalesce((SELECT max(seq) \
+         FROM prompt.turns WHERE conversation_id = $1 AND kind = 'summary' AND seq <= $2), 0) ORDER BY seq",
+        &[
+            UUIDOID, INT8OID, TEXTOID, UUIDOID, UUIDOID, UUIDOID, TEXTOID, TEXTOID, TEXTOID, UUIDOID,
+        ],
+    )
+});
+
+#[pg_extern(stable, strict, parallel_safe)]
+#[search_path(pg_catalog, pg_temp)]
+fn transcript(conversation_id: pgrx::Uuid, through_turn_id: pgrx::Uuid) -> String {
+    let (conv, through) = (core_uuid(conversation_id), core_uuid(through_turn_id));
+    Spi::connect(|client| {
+        let people = run(client, &CONVERSATION, &[pg_uuid(conv).into()], |c| {
+            Ok::<_, Error>(Some((c.uuid(), c.uuid())))
+        })
+        .or_raise();
+        let Some(&(creator, answerer)) = people.first() else {
+            raise(
+                Error::new(
+                    Code::ConversationNotFound,
+                    format!("conversation {conv} does not exist"),
+                )
+                .hint("The id may be wrong, or row-level security may hide the conversation from this role."),
+            );
+        };
+        let Some(seq) = first::<i64>(client, &THROUGH, &[pg_uuid(conv).into(), pg_uuid(through).into()]) else {
+            raise(missing_turn(client, conv, through));
+        };
+        let turns = run(client, &TURNS, &[pg_uuid(conv).into(), seq.into()], |c| {
+            let Some(id) = c.uuid() else { return Ok(None) };
+            let seq = c.next::<i64>().unwrap_or(0);
+            let mut t = Turn::new(id, seq, TurnKind::from_column("turns.kind", &c.text_or(""))?);
+            t.author_id = c.uuid();
+            t.answerer_id = c.uuid();
+            t.poster_id = c.uuid();
+            t.prompt = c.text();
+            t.content = c.text();
+            t.origin = c.text();
+            t.sender_conversation_id = c.uuid();
+            Ok::<_, Error>(Some(t))
+        })
+        .or_raise();
+        let mut ids: Vec<Uuid> = turns
+            .iter()
+            .flat_map(|t| [t.author_id, t.answerer_id, t.poster_id])
+            .chain([answerer])
+            .flatten()
+            .collect();
+        ids.sort();
+        ids.dedup();
+        let users = load_users(client, &ids)
+            .or_raise()
+            .into_iter()
+            .map(|u| (u.id, u))
+            .collect();
+        pgprompt_core::transcript::transcript(&turns, &users, creator, answerer)
+    })
+}
