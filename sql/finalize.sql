@@ -259,7 +259,7 @@ $$;
 CREATE TRIGGER rounds_count AFTER INSERT OR DELETE OR UPDATE OF n ON prompt.rounds
     FOR EACH ROW EXECUTE FUNCTION prompt._rounds_count();
 
--- The request options of a model or an agent are checked on write like a turn's.
+-- The request options of an agent are checked on write like a turn's (its wire is known only when a turn compiles).
 CREATE FUNCTION prompt._options_write() RETURNS trigger
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
 AS $$
@@ -271,8 +271,23 @@ BEGIN
 END
 $$;
 
-CREATE TRIGGER models_options BEFORE INSERT OR UPDATE OF request_options ON prompt.models
-    FOR EACH ROW EXECUTE FUNCTION prompt._options_write();
+-- A model's own options meet its wire when written: a model row knows it.
+CREATE FUNCTION prompt._model_options_write() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF NEW.request_options <> '{}'::jsonb AND (TG_OP = 'INSERT'
+       OR NEW.request_options IS DISTINCT FROM OLD.request_options
+       OR NEW.wire IS DISTINCT FROM OLD.wire
+       OR NEW.max_output_tokens IS DISTINCT FROM OLD.max_output_tokens) THEN
+        PERFORM prompt._check_model_options(NEW.request_options::text, NEW.wire, NEW.max_output_tokens);
+    END IF;
+    RETURN NEW;
+END
+$$;
+
+CREATE TRIGGER models_options BEFORE INSERT OR UPDATE OF request_options, wire, max_output_tokens ON prompt.models
+    FOR EACH ROW EXECUTE FUNCTION prompt._model_options_write();
 CREATE TRIGGER users_options BEFORE INSERT OR UPDATE OF request_options ON prompt.users
     FOR EACH ROW EXECUTE FUNCTION prompt._options_write();
 
@@ -476,7 +491,9 @@ COMMENT ON FUNCTION prompt._rounds_placed() IS
 COMMENT ON FUNCTION prompt._rounds_count() IS
     'Internal trigger: keeps turns.own_entries when rounds are added or removed.';
 COMMENT ON FUNCTION prompt._options_write() IS
-    'Internal trigger: refuses invalid request options of a model or an agent.';
+    'Internal trigger: refuses invalid request options of an agent.';
+COMMENT ON FUNCTION prompt._model_options_write() IS
+    'Internal trigger: refuses request options of a model that are invalid or that its wire cannot carry.';
 COMMENT ON FUNCTION prompt._own_entries(text, integer, text, integer[]) IS
     'Internal: the history entries of a reply turn read by its own answerer, as the compiler plans them.';
 COMMENT ON FUNCTION prompt._check_document(text, text) IS
@@ -489,6 +506,8 @@ COMMENT ON FUNCTION prompt._check_turn_shape(uuid, text, text, uuid, text, boole
     'Internal: the write-time checks of a turn''s shape (a reply''s poster, a message''s role, a run''s rounds).';
 COMMENT ON FUNCTION prompt._check_request_options(text, text) IS
     'Internal: the write-time checks of request options.';
+COMMENT ON FUNCTION prompt._check_model_options(text, text, integer) IS
+    'Internal: the write-time checks of a model''s request options against its wire and max_output_tokens.';
 COMMENT ON FUNCTION prompt._check_round(uuid, integer, text, text, text) IS
     'Internal: the write-time checks of a round.';
 COMMENT ON FUNCTION prompt._check_round_place(uuid, integer, text, text, boolean) IS

@@ -5,7 +5,6 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::error::{quote, Code, Error, Result};
@@ -524,30 +523,7 @@ pub fn preface_json(items: &[PrefaceItem]) -> String {
     Value::Array(list).to_string()
 }
 
-/// A request's options (`request_options` of a model, an agent or a turn): merged turn
-/// over agent over model, checked on write against the wire, rendered in each wire's
-/// own spelling. Keys are the wire-neutral names of [`crate::options`].
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct RequestOptions(pub Map<String, Value>);
-
-impl RequestOptions {
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-}
-
-/// Parses `request_options` (of a model, an agent or a turn): an object of options.
-pub fn parse_request_options(text: &str) -> Result<RequestOptions> {
-    if text == "{}" {
-        return Ok(RequestOptions::default());
-    }
-    const C: Code = Code::RequestOptionsInvalid;
-    match parse_json(text, C, "request_options")? {
-        Value::Object(map) => Ok(RequestOptions(map)),
-        _ => Err(field_error(C, "/request_options", "request_options must be an object")),
-    }
-}
+pub use crate::options::{parse_request_options, RequestOptions};
 
 /// A turn's shape, checked on write: a reply is opened by someone's words (its
 /// poster), a message speaks in a role, and a turn that has rounds stays a run.

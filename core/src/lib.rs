@@ -24,6 +24,7 @@ pub mod history;
 pub(crate) mod items;
 pub mod kinds;
 pub mod macros;
+pub mod options;
 pub mod response;
 pub mod rounds;
 pub mod rows;

@@ -337,7 +337,7 @@ fn seed_cut_02(neutral: &[crate::items::Message], wire: Wire, model: Option<&Mod
             model,
             tools: &[],
             breakpoints: &[],
-            options: &crate::fields::RequestOptions::default(),
+            options: &crate::options::Options::default(),
             cache_key: "",
         },
     )

@@ -55,6 +55,11 @@ pub fn variables(json: &str) -> std::collections::BTreeMap<String, String> {
 pub fn tools(json: &str) -> Vec<Tool> {
     fields::parse_tools(json).expect("tools")
 }
+/// Request options, parsed (and checked) as the loader parses them.
+pub fn request_options(json: &str) -> crate::options::RequestOptions {
+    crate::options::parse_request_options(json).expect("valid request options")
+}
+
 pub fn callables(json: &str) -> Vec<Callable> {
     fields::parse_callables(json).expect("callables")
 }

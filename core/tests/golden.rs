@@ -381,3 +381,64 @@ fn a_system_item_in_history_on_every_wire() {
         }
     }
 }
+
+/// Request options on every wire: merged turn over agent over model, rendered in the
+/// wire's own spelling; what a wire cannot say is refused with the key and the level.
+#[test]
+fn request_options_on_every_wire() {
+    use serde_json::json;
+    let tool_defs = r#"[{"name":"read_invoice","description":"Read an invoice.","input_schema":{"type":"object"}}]"#;
+    let schema = json!({"type": "json_schema", "name": "answer", "schema": {"type": "object", "properties": {"ok": {"type": "boolean"}}}});
+    let cases = [
+        (
+            "claude",
+            "anthropic",
+            json!({"tool_choice": {"name": "read_invoice"}, "parallel_tool_calls": false, "stop": ["END"],
+            "response_format": schema, "thinking": {"effort": "low"}, "metadata": {"user_id": "u-1"}}),
+        ),
+        (
+            "gpt",
+            "chat",
+            json!({"tool_choice": "required", "parallel_tool_calls": true, "temperature": 0.2, "top_p": 0.9,
+            "stop": "END", "response_format": schema, "thinking": {"effort": "medium"}, "metadata": {"app": "desk"}}),
+        ),
+        (
+            "resp",
+            "responses",
+            json!({"tool_choice": {"name": "read_invoice"}, "parallel_tool_calls": false, "temperature": 0.2,
+            "response_format": schema, "thinking": {"effort": "high"}, "metadata": {"app": "desk"}}),
+        ),
+        (
+            "gem",
+            "gemini",
+            json!({"tool_choice": "required", "temperature": 0.2, "top_p": 0.9, "stop": ["END"],
+            "response_format": schema, "thinking": {"budget_tokens": 2048}}),
+        ),
+    ];
+    for (model, wire, turn_options) in cases {
+        let mut s = Scenario::new("Check INV-2041.").turn(|t| {
+            t.model = Some(model.into());
+            t.mode = Mode::Run;
+            t.tools = Some(tools(tool_defs));
+            t.request_options = request_options(&turn_options.to_string());
+        });
+        // The model sets a temperature where the wire takes one; the turn's own wins.
+        if wire != "anthropic" {
+            s.model_mut(model).request_options = request_options(r#"{"temperature": 1.5}"#);
+        }
+        let out = s.run(Purpose::Preview).unwrap();
+        golden(&format!("options_{wire}"), &out);
+    }
+    let mut s = Scenario::new("Hi.").turn(|t| t.request_options = request_options(r#"{"temperature": 0.2}"#));
+    s.user_mut(LARK).request_options = request_options(r#"{"top_p": 0.5}"#);
+    let e = s.run(Purpose::Preview).unwrap_err();
+    assert_eq!(e.code, Code::RequestOptionsInvalid);
+    assert_eq!(
+        e.message,
+        "request_options_invalid: the anthropic wire takes no temperature (its SDK's request type has none) at /request_options/temperature"
+    );
+    assert_eq!(
+        e.detail.as_deref(),
+        Some("Set by the turn's request_options; the request goes on the anthropic wire.")
+    );
+}

@@ -305,7 +305,7 @@ SELECT pg_catalog.pg_extension_config_dump('prompt.responses', '');
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:16
+-- src/pg/triggers.rs:17
 -- pgprompt::pg::triggers::_check_document
 CREATE  FUNCTION "_check_document"(
 	"name" TEXT, /* & str */
@@ -318,7 +318,21 @@ AS 'MODULE_PATHNAME', '_check_document_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:115
+-- src/pg/triggers.rs:127
+-- pgprompt::pg::triggers::_check_model_options
+CREATE  FUNCTION "_check_model_options"(
+	"options" TEXT, /* Option < & str > */
+	"wire" TEXT, /* Option < & str > */
+	"max_output_tokens" INT /* Option < i32 > */
+) RETURNS void
+IMMUTABLE PARALLEL SAFE
+SET search_path TO pg_catalog, pg_temp
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_check_model_options_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- src/pg/triggers.rs:116
 -- pgprompt::pg::triggers::_check_request_options
 CREATE  FUNCTION "_check_request_options"(
 	"table" TEXT, /* Option < & str > */
@@ -331,7 +345,7 @@ AS 'MODULE_PATHNAME', '_check_request_options_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:124
+-- src/pg/triggers.rs:140
 -- pgprompt::pg::triggers::_check_round
 CREATE  FUNCTION "_check_round"(
 	"turn_id" uuid, /* pgrx :: Uuid */
@@ -347,7 +361,7 @@ AS 'MODULE_PATHNAME', '_check_round_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:138
+-- src/pg/triggers.rs:154
 -- pgprompt::pg::triggers::_check_round_place
 CREATE  FUNCTION "_check_round_place"(
 	"turn_id" uuid, /* Option < pgrx :: Uuid > */
@@ -363,7 +377,7 @@ AS 'MODULE_PATHNAME', '_check_round_place_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:23
+-- src/pg/triggers.rs:24
 -- pgprompt::pg::triggers::_check_template
 CREATE  FUNCTION "_check_template"(
 	"handle" TEXT, /* Option < & str > */
@@ -377,13 +391,13 @@ AS 'MODULE_PATHNAME', '_check_template_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:74
+-- src/pg/triggers.rs:75
 -- pgprompt::pg::triggers::_check_turn
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:49
+-- src/pg/triggers.rs:50
 -- pgprompt::pg::triggers::_check_turn
 CREATE  FUNCTION "_check_turn"(
 	"inline" TEXT, /* Option < & str > */
@@ -401,7 +415,7 @@ AS 'MODULE_PATHNAME', '_check_turn_v3_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:94
+-- src/pg/triggers.rs:95
 -- pgprompt::pg::triggers::_check_turn_shape
 CREATE  FUNCTION "_check_turn_shape"(
 	"id" uuid, /* Option < pgrx :: Uuid > */
@@ -424,7 +438,7 @@ AS 'MODULE_PATHNAME', '_check_turn_shape_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:181
+-- src/pg/triggers.rs:197
 -- pgprompt::pg::triggers::_own_entries
 CREATE  FUNCTION "_own_entries"(
 	"summary" TEXT, /* Option < & str > */
@@ -439,7 +453,7 @@ AS 'MODULE_PATHNAME', '_own_entries_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:196
+-- src/pg/triggers.rs:212
 -- pgprompt::pg::triggers::_refuse_sealed
 CREATE  FUNCTION "_refuse_sealed"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -454,13 +468,13 @@ AS 'MODULE_PATHNAME', '_refuse_sealed_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:87
+-- src/pg/triggers.rs:88
 -- pgprompt::pg::triggers::_refuse_sealed_update
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:219
+-- src/pg/triggers.rs:235
 -- pgprompt::pg::triggers::_refuse_sent_round
 CREATE  FUNCTION "_refuse_sent_round"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -475,7 +489,7 @@ AS 'MODULE_PATHNAME', '_refuse_sent_round_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:233
+-- src/pg/triggers.rs:249
 -- pgprompt::pg::triggers::_refuse_timezone
 CREATE  FUNCTION "_refuse_timezone"(
 	"timezone" TEXT /* & str */
@@ -487,7 +501,7 @@ AS 'MODULE_PATHNAME', '_refuse_timezone_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:159
+-- src/pg/triggers.rs:175
 -- pgprompt::pg::triggers::_row_tokens
 CREATE  FUNCTION "_row_tokens"(
 	"kind" TEXT, /* Option < & str > */
@@ -679,7 +693,7 @@ AS 'MODULE_PATHNAME', 'sealed_body_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/transcript.rs:39
+-- src/pg/transcript.rs:41
 -- pgprompt::pg::transcript::transcript
 CREATE  FUNCTION "transcript"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -983,7 +997,7 @@ $$;
 CREATE TRIGGER rounds_count AFTER INSERT OR DELETE OR UPDATE OF n ON prompt.rounds
     FOR EACH ROW EXECUTE FUNCTION prompt._rounds_count();
 
--- The request options of a model or an agent are checked on write like a turn's.
+-- The request options of an agent are checked on write like a turn's (its wire is known only when a turn compiles).
 CREATE FUNCTION prompt._options_write() RETURNS trigger
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
 AS $$
@@ -995,8 +1009,23 @@ BEGIN
 END
 $$;
 
-CREATE TRIGGER models_options BEFORE INSERT OR UPDATE OF request_options ON prompt.models
-    FOR EACH ROW EXECUTE FUNCTION prompt._options_write();
+-- A model's own options meet its wire when written: a model row knows it.
+CREATE FUNCTION prompt._model_options_write() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF NEW.request_options <> '{}'::jsonb AND (TG_OP = 'INSERT'
+       OR NEW.request_options IS DISTINCT FROM OLD.request_options
+       OR NEW.wire IS DISTINCT FROM OLD.wire
+       OR NEW.max_output_tokens IS DISTINCT FROM OLD.max_output_tokens) THEN
+        PERFORM prompt._check_model_options(NEW.request_options::text, NEW.wire, NEW.max_output_tokens);
+    END IF;
+    RETURN NEW;
+END
+$$;
+
+CREATE TRIGGER models_options BEFORE INSERT OR UPDATE OF request_options, wire, max_output_tokens ON prompt.models
+    FOR EACH ROW EXECUTE FUNCTION prompt._model_options_write();
 CREATE TRIGGER users_options BEFORE INSERT OR UPDATE OF request_options ON prompt.users
     FOR EACH ROW EXECUTE FUNCTION prompt._options_write();
 
@@ -1200,7 +1229,9 @@ COMMENT ON FUNCTION prompt._rounds_placed() IS
 COMMENT ON FUNCTION prompt._rounds_count() IS
     'Internal trigger: keeps turns.own_entries when rounds are added or removed.';
 COMMENT ON FUNCTION prompt._options_write() IS
-    'Internal trigger: refuses invalid request options of a model or an agent.';
+    'Internal trigger: refuses invalid request options of an agent.';
+COMMENT ON FUNCTION prompt._model_options_write() IS
+    'Internal trigger: refuses request options of a model that are invalid or that its wire cannot carry.';
 COMMENT ON FUNCTION prompt._own_entries(text, integer, text, integer[]) IS
     'Internal: the history entries of a reply turn read by its own answerer, as the compiler plans them.';
 COMMENT ON FUNCTION prompt._check_document(text, text) IS
@@ -1213,6 +1244,8 @@ COMMENT ON FUNCTION prompt._check_turn_shape(uuid, text, text, uuid, text, boole
     'Internal: the write-time checks of a turn''s shape (a reply''s poster, a message''s role, a run''s rounds).';
 COMMENT ON FUNCTION prompt._check_request_options(text, text) IS
     'Internal: the write-time checks of request options.';
+COMMENT ON FUNCTION prompt._check_model_options(text, text, integer) IS
+    'Internal: the write-time checks of a model''s request options against its wire and max_output_tokens.';
 COMMENT ON FUNCTION prompt._check_round(uuid, integer, text, text, text) IS
     'Internal: the write-time checks of a round.';
 COMMENT ON FUNCTION prompt._check_round_place(uuid, integer, text, text, boolean) IS

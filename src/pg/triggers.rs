@@ -9,6 +9,7 @@ use super::errors::OrRaise;
 use super::jsonb::JsonbArg;
 use super::spi::core_uuid;
 use pgprompt_core::error::{quote, Code, Error};
+use pgprompt_core::kinds::Wire;
 use pgprompt_core::rounds::{self, RoundRow};
 use pgprompt_core::tokens::{row_counts, Tokenizer};
 use pgprompt_core::{compile, fields, history, macros, template};
@@ -119,6 +120,21 @@ fn _check_request_options(table: Option<&str>, options: Option<&str>) {
     fields::parse_request_options(options.unwrap_or("{}"))
         .map_err(|e| e.detail(format!("The value of {table}.request_options is not valid.")))
         .or_raise();
+}
+
+/// A model's request options against its own wire and token limit, when the row is
+/// written (an agent's or a turn's meet their wire only when a turn compiles).
+#[pg_extern(immutable, parallel_safe)]
+#[search_path(pg_catalog, pg_temp)]
+fn _check_model_options(options: Option<&str>, wire: Option<&str>, max_output_tokens: Option<i32>) {
+    use pgprompt_core::options::{resolve, RequestOptions};
+    let own = fields::parse_request_options(options.unwrap_or("{}"))
+        .map_err(|e| e.detail("The value of models.request_options is not valid."))
+        .or_raise();
+    let wire = Wire::from_column("models.wire", wire.unwrap_or("")).or_raise();
+    let max_tokens = max_output_tokens.unwrap_or(pgprompt_core::wire::DEFAULT_MAX_TOKENS);
+    let none = RequestOptions::default();
+    resolve([("model", &own), ("agent", &none), ("turn", &none)], wire, max_tokens).or_raise();
 }
 
 #[pg_extern(immutable, parallel_safe)]

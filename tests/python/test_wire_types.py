@@ -44,9 +44,10 @@ def assert_valid(adapter: TypeAdapter, request: dict) -> None:
 
 def assert_valid_gemini(body: dict) -> None:
     """The REST body of generateContent, field by field with google-genai's models
-    (extra keys forbidden): contents, systemInstruction, tools and generationConfig.
-    Compared after a JSON round trip, bytes fields (base64) decoded on both sides."""
-    assert set(body) <= {"contents", "systemInstruction", "tools", "generationConfig"}, set(body)
+    (extra keys forbidden): contents, systemInstruction, tools, toolConfig and
+    generationConfig. Compared after a JSON round trip, bytes fields (base64) decoded
+    on both sides."""
+    assert set(body) <= {"contents", "systemInstruction", "tools", "toolConfig", "generationConfig"}, set(body)
     for c in body["contents"]:
         assert c["role"] in ("user", "model")
         dumped = genai.Content.model_validate(c).model_dump(by_alias=True, exclude_none=True, mode="json")
@@ -55,7 +56,10 @@ def assert_valid_gemini(body: dict) -> None:
         genai.Content.model_validate(body["systemInstruction"])
     for t in body.get("tools", []):
         assert normalize(genai.Tool.model_validate(t).model_dump(by_alias=True, exclude_none=True, mode="json")) == normalize(t)
-    genai.GenerationConfig.model_validate(body["generationConfig"])
+    for key, model in (("toolConfig", genai.ToolConfig), ("generationConfig", genai.GenerationConfig)):
+        if key in body:
+            dumped = model.model_validate(body[key]).model_dump(by_alias=True, exclude_none=True, mode="json")
+            assert normalize(dumped) == normalize(body[key]), key
 
 
 def normalize(v):
@@ -169,3 +173,92 @@ def test_the_sealed_continuation_validates_and_extends_the_seal(db):
     assert continued.startswith(sealed[: -len(tail)])
     assert continued.endswith(tail)
     assert len(json.loads(continued)["messages"]) > len(json.loads(sealed)["messages"])
+
+
+OPTIONS = {
+    "claude-vision": {"tool_choice": {"name": "read_invoice"}, "parallel_tool_calls": False, "stop": ["END"],
+                      "response_format": {"type": "json_schema", "name": "answer", "schema": {"type": "object"}},
+                      "thinking": {"effort": "low"}, "metadata": {"user_id": "u-1"}},
+    "gpt-4o": {"tool_choice": "required", "parallel_tool_calls": True, "temperature": 0.2, "top_p": 0.9, "stop": "END",
+               "response_format": {"type": "json_schema", "name": "answer", "schema": {"type": "object"}, "strict": True},
+               "thinking": {"effort": "medium"}, "metadata": {"app": "desk"}},
+    "gpt-5": {"tool_choice": {"name": "read_invoice"}, "parallel_tool_calls": False, "temperature": 0.2, "top_p": 0.9,
+              "response_format": {"type": "json_object"}, "thinking": {"effort": "high"}, "metadata": {"app": "desk"}},
+    "gemini-2.5-flash": {"tool_choice": "required", "temperature": 0.2, "top_p": 0.9, "stop": ["END"],
+                         "response_format": {"type": "json_schema", "name": "answer", "schema": {"type": "object"}},
+                         "thinking": {"budget_tokens": 1024}},
+}
+
+
+@pytest.mark.parametrize("model", list(OPTIONS))
+def test_request_options_validate_on_every_wire(db, model):
+    """Every option a wire takes, set on the turn (over the model's), in a request the
+    SDK's types accept whole."""
+    db.execute("BEGIN")
+    try:
+        db.execute("ALTER TABLE prompt.turns DISABLE TRIGGER turns_write")
+        db.execute("UPDATE prompt.models SET request_options = '{\"top_p\": 0.5}' WHERE name = %s AND wire <> 'anthropic'", (model,))
+        db.execute(
+            "UPDATE prompt.turns SET model = %s, request_options = %s, sealed_at = NULL WHERE id = %s",
+            (model, json.dumps(OPTIONS[model]), R1),
+        )
+        db.execute("DELETE FROM prompt.seals WHERE turn_id = %s", (R1,))
+        db.execute("ALTER TABLE prompt.turns ENABLE TRIGGER turns_write")
+        wire = explain(db, C2, R1)["wire"]
+        request = compile_turn(db, C2, R1)
+    finally:
+        db.execute("ROLLBACK")
+    if wire == "gemini":
+        assert_valid_gemini(request)
+        assert request["toolConfig"] == {"functionCallingConfig": {"mode": "ANY"}}
+        assert request["generationConfig"]["topP"] == 0.9, "the turn's value wins over the model's"
+    else:
+        assert_valid({"anthropic": ANTHROPIC, "chat": CHAT, "responses": RESPONSES}[wire], request)
+        if wire != "anthropic":
+            assert request["top_p"] == 0.9
+
+
+def test_request_options_are_checked_on_write(db):
+    import psycopg
+
+    with pytest.raises(psycopg.Error) as e:
+        db.execute("UPDATE prompt.users SET request_options = '{\"temprature\": 1}' WHERE handle = 'lark'")
+    assert e.value.sqlstate == "22023" and "at /request_options/temprature" in str(e.value)
+    with pytest.raises(psycopg.Error) as e:
+        db.execute("UPDATE prompt.models SET request_options = '{\"top_p\": 2}' WHERE name = 'gpt-4o'")
+    assert e.value.sqlstate == "22023" and "at /request_options/top_p" in str(e.value)
+    # A model row knows its wire: what the wire cannot carry is refused when written,
+    # and so is a change of wire or of max_output_tokens the options no longer fit.
+    with pytest.raises(psycopg.Error) as e:
+        db.execute("UPDATE prompt.models SET request_options = '{\"temperature\": 0.2}' WHERE name = 'claude-vision'")
+    assert e.value.sqlstate == "22023" and "at /request_options/temperature" in str(e.value)
+    assert "anthropic wire" in e.value.diag.message_detail
+    db.execute("BEGIN")
+    try:
+        db.execute("UPDATE prompt.models SET request_options = '{\"temperature\": 0.2}' WHERE name = 'gpt-4o'")
+        with pytest.raises(psycopg.Error) as e:
+            db.execute("UPDATE prompt.models SET wire = 'anthropic' WHERE name = 'gpt-4o'")
+        assert e.value.sqlstate == "22023" and "at /request_options/temperature" in str(e.value)
+    finally:
+        db.execute("ROLLBACK")
+    with pytest.raises(psycopg.Error) as e:
+        db.execute("UPDATE prompt.models SET request_options = '{\"thinking\": {\"budget_tokens\": 2048}}', "
+                   "max_output_tokens = 2048 WHERE name = 'claude-vision'")
+    assert e.value.sqlstate == "22023" and "at /request_options/thinking" in str(e.value)
+    assert db.execute("SELECT request_options FROM prompt.models WHERE name = 'claude-vision'").fetchone()[0] == {}
+
+
+def test_a_turns_options_meet_its_wire_when_it_compiles(db):
+    """An agent's or a turn's options meet their wire only at compile: refused there,
+    naming the key and the level that set it, nothing sealed."""
+    import psycopg
+
+    db.execute("BEGIN")
+    try:
+        db.execute("UPDATE prompt.users SET request_options = '{\"metadata\": {\"app\": \"desk\"}}' WHERE handle = 'lark'")
+        with pytest.raises(psycopg.Error) as e:
+            db.execute("SELECT prompt.compile_turn(%s, %s)", (C3, "00000000-0000-4000-8000-0000000f1006"))
+    finally:
+        db.execute("ROLLBACK")
+    assert e.value.sqlstate == "22023" and "at /request_options/metadata" in str(e.value), str(e.value)
+    assert "agent's request_options" in e.value.diag.message_detail

@@ -17,7 +17,7 @@ impl Compiler<'_, '_> {
                 return Err(problem);
             }
         }
-        let options = crate::fields::RequestOptions::default();
+        let options = self.options()?;
         let cache_key = self.ctx.conversation.id.to_string();
         let request = |breakpoints| Request {
             messages: &fresh.messages,
@@ -180,4 +180,22 @@ pub fn template_error(problems: &[template::Problem], what: &str) -> Error {
         "prompt.validate_template(template) lists every problem ({} here).",
         problems.len()
     ))
+}
+
+impl Compiler<'_, '_> {
+    /// The request's options: the model's, the agent's and the turn's, merged and
+    /// checked against the wire.
+    fn options(&self) -> Result<crate::options::Options> {
+        let none = crate::options::RequestOptions::default();
+        crate::options::resolve(
+            [
+                ("model", self.model.map_or(&none, |m| &m.request_options)),
+                ("agent", &self.a.request_options),
+                ("turn", &self.ctx.turn.request_options),
+            ],
+            self.wire,
+            self.model
+                .map_or(crate::wire::DEFAULT_MAX_TOKENS, |m| m.max_output_tokens),
+        )
+    }
 }

@@ -190,6 +190,9 @@ pub(super) fn render(req: &Request<'_>) -> Rendered {
     if let Some(t) = &tools_text {
         tail.raw("tools", t);
     }
+    for (key, value) in crate::options::fields(req.options, crate::kinds::Wire::Anthropic) {
+        tail.raw(key, &value);
+    }
     Rendered {
         body: Body {
             head,

@@ -190,10 +190,17 @@ pub(super) fn render(req: &Request<'_>) -> Rendered {
     if let Some(t) = &tools_text {
         tail.raw("tools", t);
     }
-    tail.raw(
-        "generationConfig",
-        &format!(r#"{{"maxOutputTokens":{}}}"#, req.max_tokens()),
-    );
+    let (tool_config, generation) = crate::options::gemini(req.options);
+    if let Some(c) = &tool_config {
+        tail.raw("toolConfig", c);
+    }
+    let mut config = format!(r#"{{"maxOutputTokens":{}"#, req.max_tokens());
+    for field in generation {
+        config.push(',');
+        config.push_str(&field);
+    }
+    config.push('}');
+    tail.raw("generationConfig", &config);
     Rendered {
         body: Body {
             head,

@@ -15,9 +15,10 @@ mod responses;
 
 use serde::{Deserialize, Serialize};
 
-use crate::fields::{RequestOptions, Tool};
+use crate::fields::Tool;
 use crate::items::Message;
 use crate::kinds::{CacheTtl, Wire};
+use crate::options::Options;
 use crate::rows::Model;
 
 pub use json::{pretty, to_text as json_text, Raw};
@@ -57,7 +58,8 @@ pub struct Request<'a> {
     pub model: Option<&'a Model>,
     pub tools: &'a [Tool],
     pub breakpoints: &'a [Breakpoint],
-    pub options: &'a RequestOptions,
+    /// The request's options, merged and checked against the wire.
+    pub options: &'a Options,
     /// `prompt_cache_key` on the wires that take one: the conversation id.
     pub cache_key: &'a str,
 }
@@ -145,7 +147,7 @@ pub fn tools_text(wire: Wire, tools: &[Tool]) -> Option<String> {
         model: None,
         tools,
         breakpoints: &[],
-        options: &RequestOptions::default(),
+        options: &Options::default(),
         cache_key: "",
     };
     match wire {
@@ -164,7 +166,7 @@ pub fn render_elements(wire: Wire, messages: &[Message], model: Option<&Model>) 
         model,
         tools: &[],
         breakpoints: &[],
-        options: &RequestOptions::default(),
+        options: &Options::default(),
         cache_key: "",
     };
     match wire {

@@ -166,6 +166,9 @@ pub(super) fn render(req: &Request<'_>) -> Rendered {
     if let Some(t) = &tools_text {
         tail.raw("tools", t);
     }
+    for (key, value) in crate::options::fields(req.options, crate::kinds::Wire::Responses) {
+        tail.raw(key, &value);
+    }
     tail.field("prompt_cache_key", req.cache_key);
     Rendered {
         body: Body {
