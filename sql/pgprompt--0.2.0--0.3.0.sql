@@ -13,7 +13,9 @@
 -- * models.wire takes responses and gemini; models.cache_ttl, models.token_margin_auto,
 --   and request_options on models, users and turns; rounds.sent_at;
 -- * the response loop: record_response, record_tool_results, prompt.responses (usage
---   as billed beside the estimate) and the prompt.model_calibration view.
+--   as billed beside the estimate) and the prompt.model_calibration view;
+-- * Sides: conversations.captured_turn_id, and a Side answers as the captured turn's
+--   answerer.
 
 ALTER TABLE prompt.models DROP CONSTRAINT models_wire_valid,
     ADD CONSTRAINT models_wire_valid CHECK (wire IN ('anthropic', 'chat', 'responses', 'gemini')),
@@ -24,6 +26,9 @@ ALTER TABLE prompt.models DROP CONSTRAINT models_wire_valid,
 ALTER TABLE prompt.users ADD COLUMN request_options jsonb NOT NULL DEFAULT '{}';
 ALTER TABLE prompt.turns ADD COLUMN request_options jsonb NOT NULL DEFAULT '{}';
 ALTER TABLE prompt.rounds ADD COLUMN sent_at timestamptz;
+ALTER TABLE prompt.conversations ADD COLUMN captured_turn_id uuid,
+    ADD CONSTRAINT conversations_capture_is_a_sides
+        CHECK (captured_turn_id IS NULL OR (kind = 'side' AND parent_id IS NOT NULL));
 
 CREATE TABLE prompt.seal_nodes (
     conversation_id uuid NOT NULL REFERENCES prompt.conversations (id) ON DELETE CASCADE,
@@ -478,6 +483,43 @@ CREATE TRIGGER models_options BEFORE INSERT OR UPDATE OF request_options, wire, 
 CREATE TRIGGER users_options BEFORE INSERT OR UPDATE OF request_options ON prompt.users
     FOR EACH ROW EXECUTE FUNCTION prompt._options_write();
 
+-- A Side answers as its captured turn's answerer: filled in when not given, refused
+-- when another. A capture that names no turn of the parent is refused unless the row
+-- already names its answerer (as pg_dump's restore does, conversations before turns).
+CREATE FUNCTION prompt._conversations_capture() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    found_answerer uuid;
+BEGIN
+    IF NEW.captured_turn_id IS NULL THEN
+        RETURN NEW;
+    END IF;
+    SELECT coalesce(t.answerer_id, p.answerer_id) INTO found_answerer
+      FROM prompt.turns t JOIN prompt.conversations p ON p.id = t.conversation_id
+     WHERE t.conversation_id = NEW.parent_id AND t.id = NEW.captured_turn_id;
+    IF NOT FOUND THEN
+        IF NEW.answerer_id IS NULL THEN
+            RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+                MESSAGE = format('side_invalid: the captured turn %s is not a turn of conversation %s',
+                                 NEW.captured_turn_id, NEW.parent_id),
+                HINT = 'A Side is captured from a turn of its parent_id.';
+        END IF;
+    ELSIF NEW.answerer_id IS NULL THEN
+        NEW.answerer_id := found_answerer;
+    ELSIF found_answerer IS DISTINCT FROM NEW.answerer_id THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = format('side_invalid: a Side answers as its captured turn''s answerer %s, not %s',
+                             coalesce(found_answerer::text, 'NULL'), NEW.answerer_id),
+            HINT = 'Leave answerer_id NULL: it is filled in from the captured turn.';
+    END IF;
+    RETURN NEW;
+END
+$$;
+
+CREATE TRIGGER conversations_capture BEFORE INSERT OR UPDATE OF parent_id, captured_turn_id, answerer_id
+    ON prompt.conversations FOR EACH ROW EXECUTE FUNCTION prompt._conversations_capture();
+
 -- A model with a tokenizer the stored turns have no counts for says so once, when it
 -- is written: until backfill_token_counts runs, compiles count those texts themselves.
 CREATE FUNCTION prompt._models_tokenizer() RETURNS trigger
@@ -594,7 +636,11 @@ COMMENT ON TABLE prompt.memories IS
 COMMENT ON TABLE prompt.skills IS
     'Skill documents for the catalog, by source (runner, application, agent, workspace, speaker, user); recall_only skills are never listed.';
 COMMENT ON TABLE prompt.conversations IS
-    'One timeline: its workspace, kind, stored answerer, creator and origin channel.';
+    'One timeline: its workspace, kind, stored answerer, creator and origin channel; a Side names its parent and the turn captured there.';
+COMMENT ON FUNCTION prompt._conversations_capture() IS
+    'Internal trigger: a Side answers as its captured turn''s answerer (filled in when NULL, refused when another).';
+COMMENT ON COLUMN prompt.conversations.captured_turn_id IS
+    'A Side''s captured turn, in parent_id: its history is the parent''s turns through that turn, in its answerer''s reading, then its own.';
 COMMENT ON TABLE prompt.turns IS
     'The timeline, ordered by seq: message, reply and summary turns. A reply turn is what compile_turn compiles; once sealed, its sealed_* columns and every column its request was compiled from never change (content stays writable).';
 COMMENT ON TABLE prompt.rounds IS

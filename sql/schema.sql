@@ -77,7 +77,12 @@ CREATE TABLE prompt.conversations (
     creator_id     uuid REFERENCES prompt.users (id),
     parent_id      uuid REFERENCES prompt.conversations (id) ON DELETE SET NULL,
     origin_channel text,
-    created_at     timestamptz NOT NULL DEFAULT now()
+    created_at     timestamptz NOT NULL DEFAULT now(),
+    -- A Side's captured turn, in parent_id (no foreign key: turns reference
+    -- conversations, and pg_dump restores the two tables one after the other).
+    captured_turn_id uuid,
+    CONSTRAINT conversations_capture_is_a_sides
+        CHECK (captured_turn_id IS NULL OR (kind = 'side' AND parent_id IS NOT NULL))
 );
 
 CREATE TABLE prompt.memories (

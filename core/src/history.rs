@@ -61,7 +61,11 @@ impl HistorySource for VecHistory {
     }
 
     fn count_rest(&mut self, a: Uuid, conv_answerer: Option<Uuid>) -> Result<u32> {
-        let n: usize = self.turns.iter().map(|h| plan(h, a, conv_answerer).len()).sum();
+        let n: usize = self
+            .turns
+            .iter()
+            .map(|h| plan(h, a, h.host.map_or(conv_answerer, |host| host.answerer_id)).len())
+            .sum();
         self.turns.clear();
         Ok(u32::try_from(n).unwrap_or(u32::MAX))
     }
@@ -276,6 +280,7 @@ mod tests {
         HistoryTurn {
             turn: t,
             rounds: Vec::new(),
+            host: None,
         }
     }
 

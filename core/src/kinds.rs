@@ -83,12 +83,37 @@ pub struct PrefaceItem {
     pub texts: Vec<String>,
 }
 
-/// An entry's place in the conversation: its turn's `seq`, then its index among the
-/// turn's entries (the order [`plan`] gives). Entries order by place.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+/// An entry's place in the timeline a turn reads: how many captures up it sits (0 in
+/// the turn's own conversation, 1 in a Side's parent, ...), its turn's `seq` there, then
+/// its index among the turn's entries (the order [`plan`] gives). Entries order by place:
+/// a parent's entries before all of the Side's, whatever their `seq`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EntryAt {
+    /// Omitted when 0, so seals of a conversation's own history keep their bytes.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub depth: u8,
     pub seq: i64,
     pub entry: u32,
+}
+
+fn is_zero(d: &u8) -> bool {
+    *d == 0
+}
+
+impl Ord for EntryAt {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        (std::cmp::Reverse(self.depth), self.seq, self.entry).cmp(&(
+            std::cmp::Reverse(other.depth),
+            other.seq,
+            other.entry,
+        ))
+    }
+}
+
+impl PartialOrd for EntryAt {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
 }
 
 #[cfg(test)]
@@ -106,5 +131,24 @@ mod tests {
         assert_eq!(e.code, Code::TurnNotCompilable);
         assert!(e.message.contains("turns.kind has the value \"memo\""), "{}", e.message);
         assert!(Mechanism::parse("Default").is_none(), "no silent default");
+    }
+
+    #[test]
+    fn a_parents_entries_come_before_a_sides_whatever_their_seq() {
+        let at = |depth, seq, entry| EntryAt { depth, seq, entry };
+        assert!(
+            at(1, 900, 0) < at(0, 1, 0),
+            "the parent's, captured before the Side began"
+        );
+        assert!(at(2, 5, 0) < at(1, 1, 0));
+        assert!(at(0, 3, 0) < at(0, 3, 1) && at(0, 3, 1) < at(0, 4, 0));
+        // A conversation's own entries keep the bytes 0.3.0 seals spelled them with.
+        assert_eq!(serde_json::to_string(&at(0, 3, 1)).unwrap(), r#"{"seq":3,"entry":1}"#);
+        assert_eq!(
+            serde_json::to_string(&at(1, 3, 1)).unwrap(),
+            r#"{"depth":1,"seq":3,"entry":1}"#
+        );
+        let back: EntryAt = serde_json::from_str(r#"{"seq":3,"entry":1}"#).unwrap();
+        assert_eq!(back, at(0, 3, 1));
     }
 }

@@ -110,6 +110,9 @@ pub struct Conversation {
     pub answerer_id: Option<Uuid>,
     pub creator_id: Option<Uuid>,
     pub origin_channel: Option<String>,
+    /// A Side's captured parent, and its parent's, up to the first that is not a Side:
+    /// the conversation whose prompt cache a Side shares (its `prompt_cache_key`).
+    pub root_id: Option<Uuid>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -112,6 +112,7 @@ impl Scenario {
                     answerer_id: Some(id(LARK)),
                     creator_id: Some(id(ADA)),
                     origin_channel: Some("email".into()),
+                    root_id: None,
                 },
                 workspace: Workspace {
                     id: id(WS),
@@ -126,6 +127,7 @@ impl Scenario {
                 memories: Vec::new(),
                 skills: Vec::new(),
                 seal: None,
+                captured: Vec::new(),
             },
             history: Vec::new(),
         }
@@ -206,6 +208,7 @@ impl Scenario {
         self.history.push(HistoryTurn {
             turn: t,
             rounds: Vec::new(),
+            host: None,
         });
         self
     }
@@ -218,6 +221,7 @@ impl Scenario {
         let mut ht = HistoryTurn {
             turn: t,
             rounds: Vec::new(),
+            host: None,
         };
         f(&mut ht);
         self.history.push(ht);

@@ -159,7 +159,11 @@ fn newest_first_trimming_moves_the_prefix_once_the_window_is_full() {
 fn the_cut_is_a_function_of_the_rows() {
     let ex = exchanges(40);
     let s = turn(39, "stable", &ex);
-    let cut = Some(EntryAt { seq: 20, entry: 0 });
+    let cut = Some(EntryAt {
+        depth: 0,
+        seq: 20,
+        entry: 0,
+    });
     let (a, b) = (
         s.run_after(Purpose::Compile, cut).unwrap(),
         s.run_after(Purpose::Compile, cut).unwrap(),

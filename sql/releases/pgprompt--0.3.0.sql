@@ -88,7 +88,12 @@ CREATE TABLE prompt.conversations (
     creator_id     uuid REFERENCES prompt.users (id),
     parent_id      uuid REFERENCES prompt.conversations (id) ON DELETE SET NULL,
     origin_channel text,
-    created_at     timestamptz NOT NULL DEFAULT now()
+    created_at     timestamptz NOT NULL DEFAULT now(),
+    -- A Side's captured turn, in parent_id (no foreign key: turns reference
+    -- conversations, and pg_dump restores the two tables one after the other).
+    captured_turn_id uuid,
+    CONSTRAINT conversations_capture_is_a_sides
+        CHECK (captured_turn_id IS NULL OR (kind = 'side' AND parent_id IS NOT NULL))
 );
 
 CREATE TABLE prompt.memories (
@@ -997,6 +1002,43 @@ $$;
 CREATE TRIGGER rounds_count AFTER INSERT OR DELETE OR UPDATE OF n ON prompt.rounds
     FOR EACH ROW EXECUTE FUNCTION prompt._rounds_count();
 
+-- A Side answers as its captured turn's answerer: filled in when not given, refused
+-- when another. A capture that names no turn of the parent is refused unless the row
+-- already names its answerer (as pg_dump's restore does, conversations before turns).
+CREATE FUNCTION prompt._conversations_capture() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    found_answerer uuid;
+BEGIN
+    IF NEW.captured_turn_id IS NULL THEN
+        RETURN NEW;
+    END IF;
+    SELECT coalesce(t.answerer_id, p.answerer_id) INTO found_answerer
+      FROM prompt.turns t JOIN prompt.conversations p ON p.id = t.conversation_id
+     WHERE t.conversation_id = NEW.parent_id AND t.id = NEW.captured_turn_id;
+    IF NOT FOUND THEN
+        IF NEW.answerer_id IS NULL THEN
+            RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+                MESSAGE = format('side_invalid: the captured turn %s is not a turn of conversation %s',
+                                 NEW.captured_turn_id, NEW.parent_id),
+                HINT = 'A Side is captured from a turn of its parent_id.';
+        END IF;
+    ELSIF NEW.answerer_id IS NULL THEN
+        NEW.answerer_id := found_answerer;
+    ELSIF found_answerer IS DISTINCT FROM NEW.answerer_id THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = format('side_invalid: a Side answers as its captured turn''s answerer %s, not %s',
+                             coalesce(found_answerer::text, 'NULL'), NEW.answerer_id),
+            HINT = 'Leave answerer_id NULL: it is filled in from the captured turn.';
+    END IF;
+    RETURN NEW;
+END
+$$;
+
+CREATE TRIGGER conversations_capture BEFORE INSERT OR UPDATE OF parent_id, captured_turn_id, answerer_id
+    ON prompt.conversations FOR EACH ROW EXECUTE FUNCTION prompt._conversations_capture();
+
 -- The request options of an agent are checked on write like a turn's (its wire is known only when a turn compiles).
 CREATE FUNCTION prompt._options_write() RETURNS trigger
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
@@ -1145,7 +1187,11 @@ COMMENT ON TABLE prompt.memories IS
 COMMENT ON TABLE prompt.skills IS
     'Skill documents for the catalog, by source (runner, application, agent, workspace, speaker, user); recall_only skills are never listed.';
 COMMENT ON TABLE prompt.conversations IS
-    'One timeline: its workspace, kind, stored answerer, creator and origin channel.';
+    'One timeline: its workspace, kind, stored answerer, creator and origin channel; a Side names its parent and the turn captured there.';
+COMMENT ON FUNCTION prompt._conversations_capture() IS
+    'Internal trigger: a Side answers as its captured turn''s answerer (filled in when NULL, refused when another).';
+COMMENT ON COLUMN prompt.conversations.captured_turn_id IS
+    'A Side''s captured turn, in parent_id: its history is the parent''s turns through that turn, in its answerer''s reading, then its own.';
 COMMENT ON TABLE prompt.turns IS
     'The timeline, ordered by seq: message, reply and summary turns. A reply turn is what compile_turn compiles; once sealed, its sealed_* columns and every column its request was compiled from never change (content stays writable).';
 COMMENT ON TABLE prompt.rounds IS

@@ -12,7 +12,7 @@ use uuid::Uuid;
 
 use super::seals;
 use super::spi::{core_uuid, first, nullable, pg_uuid, run, Cols, Query};
-use pgprompt_core::context::{Context, HistoryTurn};
+use pgprompt_core::context::{Captured, Context, HistoryTurn, Host};
 use pgprompt_core::error::{Code, Error, Result};
 use pgprompt_core::fields;
 use pgprompt_core::history::{EntryAt, HistorySource};
@@ -133,11 +133,14 @@ pub(super) fn load_users(client: &SpiClient<'_>, ids: &[Uuid]) -> Result<Vec<Use
 }
 
 static CONTEXT: LazyLock<Query> = LazyLock::new(|| {
-    let mut types = vec![UUIDOID, TEXTOID, UUIDOID, UUIDOID, TEXTOID, TEXTOID, TEXTOID];
+    let mut types = vec![
+        UUIDOID, TEXTOID, UUIDOID, UUIDOID, TEXTOID, UUIDOID, UUIDOID, TEXTOID, TEXTOID,
+    ];
     types.extend(TURN_TYPES);
     Query::new(
         format!(
-            "SELECT c.workspace_id, c.kind, c.answerer_id, c.creator_id, c.origin_channel, w.name, w.timezone, {} \
+            "SELECT c.workspace_id, c.kind, c.answerer_id, c.creator_id, c.origin_channel, \
+             c.parent_id, c.captured_turn_id, w.name, w.timezone, {} \
              FROM prompt.conversations c JOIN prompt.workspaces w ON w.id = c.workspace_id \
              LEFT JOIN prompt.turns t ON t.conversation_id = c.id AND t.id = $2 WHERE c.id = $1",
             turn_columns("w.timezone")
@@ -165,15 +168,17 @@ pub fn context(client: &SpiClient<'_>, conv: Uuid, turn: Uuid, stored_ok: bool) 
             answerer_id: c.uuid(),
             creator_id: c.uuid(),
             origin_channel: c.text(),
+            root_id: None,
         };
+        let capture = c.uuid().zip(c.uuid());
         let workspace = Workspace {
             id: workspace_id,
             name: c.text(),
             timezone: c.text_or("UTC"),
         };
-        Ok(Some((conversation, workspace, read_turn(c)?)))
+        Ok(Some((conversation, workspace, capture, read_turn(c)?)))
     })?;
-    let Some((conversation, workspace, t)) = found.into_iter().next() else {
+    let Some((mut conversation, workspace, capture, t)) = found.into_iter().next() else {
         return Err(Error::new(
             Code::ConversationNotFound,
             format!("conversation {conv} does not exist"),
@@ -183,6 +188,11 @@ pub fn context(client: &SpiClient<'_>, conv: Uuid, turn: Uuid, stored_ok: bool) 
     let Some((t, sealed)) = t else {
         return Err(missing_turn(client, conv, turn));
     };
+    let captured = match (conversation.kind.as_str(), capture) {
+        ("side", Some(capture)) => captures(client, conv, capture)?,
+        _ => Vec::new(),
+    };
+    conversation.root_id = captured.last().map(|c| c.conversation_id);
     // Rounds belong to run turns (the write triggers see to it).
     let rounds = if t.is_run() {
         current_rounds(client, conv, turn)?
@@ -260,7 +270,64 @@ pub fn context(client: &SpiClient<'_>, conv: Uuid, turn: Uuid, stored_ok: bool) 
         memories,
         skills,
         seal,
+        captured,
     })))
+}
+
+static CAPTURE: LazyLock<Query> = LazyLock::new(|| {
+    Query::new(
+        "SELECT t.seq, p.creator_id, p.answerer_id, p.kind, p.parent_id, p.captured_turn_id \
+         FROM prompt.turns t JOIN prompt.conversations p ON p.id = t.conversation_id \
+         WHERE t.conversation_id = $1 AND t.id = $2",
+        &[INT8OID, UUIDOID, UUIDOID, TEXTOID, UUIDOID, UUIDOID],
+    )
+});
+
+/// How many Sides deep a chain of captures may go.
+const MAX_CAPTURE_DEPTH: u8 = 16;
+
+/// A Side's captures, nearest first: each parent conversation with the `seq` of the
+/// turn captured there, up to the first parent that is not a Side.
+fn captures(client: &SpiClient<'_>, side: Uuid, first: (Uuid, Uuid)) -> Result<Vec<Captured>> {
+    let mut out: Vec<Captured> = Vec::new();
+    let mut next = Some(first);
+    while let Some((parent, turn)) = next.take() {
+        if out.len() >= usize::from(MAX_CAPTURE_DEPTH)
+            || parent == side
+            || out.iter().any(|c| c.conversation_id == parent)
+        {
+            return Err(Error::new(
+                Code::TurnNotCompilable,
+                format!("the Side {side} is captured from a chain of more than {MAX_CAPTURE_DEPTH} conversations, or from itself"),
+            ));
+        }
+        let row = run(client, &CAPTURE, &[pg_uuid(parent).into(), pg_uuid(turn).into()], |c| {
+            let seq = c.next::<i64>().unwrap_or_default();
+            let host = Host {
+                depth: u8::try_from(out.len() + 1).unwrap_or(u8::MAX),
+                creator_id: c.uuid(),
+                answerer_id: c.uuid(),
+            };
+            let up = (c.text().as_deref() == Some("side"))
+                .then(|| c.uuid().zip(c.uuid()))
+                .flatten();
+            Ok(Some((seq, host, up)))
+        })?;
+        let Some((seq, host, up)) = row.into_iter().next() else {
+            return Err(Error::new(
+                Code::TurnNotFound,
+                format!("the turn {turn} this Side was captured from is not in conversation {parent}"),
+            )
+            .hint("It was deleted, or row-level security hides it; a Side reads its parent's turns through the captured one."));
+        };
+        out.push(Captured {
+            conversation_id: parent,
+            seq,
+            host,
+        });
+        next = up;
+    }
+    Ok(out)
 }
 
 static TURN_ELSEWHERE: LazyLock<Query> = LazyLock::new(|| {
@@ -527,14 +594,26 @@ static COUNT_REST: LazyLock<Query> = LazyLock::new(|| {
 /// the newest sealed reply before the turn whose seal froze that answerer.
 static PREVIOUS_CUT: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
-        "SELECT (s.frozen -> 'history_from' ->> 'seq')::int8, (s.frozen -> 'history_from' ->> 'entry')::int4 \
+        "SELECT (s.frozen -> 'history_from' ->> 'seq')::int8, (s.frozen -> 'history_from' ->> 'entry')::int4, \
+                coalesce((s.frozen -> 'history_from' ->> 'depth')::int4, 0) \
          FROM prompt.turns t JOIN prompt.seals s ON s.conversation_id = t.conversation_id AND s.turn_id = t.id \
          WHERE t.conversation_id = $1 AND t.seq < $2 AND t.kind = 'reply' AND t.sealed_at IS NOT NULL \
            AND s.frozen ->> 'answerer_id' = $3::text \
          ORDER BY t.seq DESC LIMIT 1",
-        &[INT8OID, INT4OID],
+        &[INT8OID, INT4OID, INT4OID],
     )
 });
+
+/// One conversation's stretch of the history a turn reads: its own conversation's turns
+/// before it, then, for a Side, each parent's through the captured turn.
+struct Segment {
+    conv: Uuid,
+    /// The next batch reads turns with `seq` below this.
+    before: i64,
+    /// This stretch starts at its newest summary turn (its seq), or the beginning.
+    floor: i64,
+    host: Option<Host>,
+}
 
 /// History read newest first through SPI, from the newest summary turn on.
 pub struct SpiHistory<'c, 'conn> {
@@ -543,34 +622,60 @@ pub struct SpiHistory<'c, 'conn> {
     /// The compiled turn's seq.
     turn_seq: i64,
     timezone: String,
-    /// The next batch reads turns with `seq` below this.
-    before: i64,
-    /// History starts at the newest summary turn (its seq), or the beginning.
-    floor: i64,
+    /// The stretches left to read, the current first.
+    segments: std::collections::VecDeque<Segment>,
     known: HashSet<Uuid>,
 }
 
 impl<'c, 'conn> SpiHistory<'c, 'conn> {
     pub fn new(client: &'c SpiClient<'conn>, ctx: &Context) -> Self {
-        let floor = first::<i64>(
-            client,
-            &SUMMARY_FLOOR,
-            &[pg_uuid(ctx.conversation.id).into(), ctx.turn.seq.into()],
-        )
-        .unwrap_or(i64::MIN);
+        let floor = |conv: Uuid, before: i64| {
+            first::<i64>(client, &SUMMARY_FLOOR, &[pg_uuid(conv).into(), before.into()]).unwrap_or(i64::MIN)
+        };
+        let mut segments = std::collections::VecDeque::new();
+        segments.push_back(Segment {
+            conv: ctx.conversation.id,
+            before: ctx.turn.seq,
+            floor: floor(ctx.conversation.id, ctx.turn.seq),
+            host: None,
+        });
+        // A summary turn of the Side's own covers what came before it, the parents too.
+        if segments[0].floor == i64::MIN {
+            for c in &ctx.captured {
+                let before = c.seq.saturating_add(1);
+                let seg = Segment {
+                    conv: c.conversation_id,
+                    before,
+                    floor: floor(c.conversation_id, before),
+                    host: Some(c.host),
+                };
+                let summarized = seg.floor != i64::MIN;
+                segments.push_back(seg);
+                if summarized {
+                    break;
+                }
+            }
+        }
         SpiHistory {
             client,
             conv: ctx.conversation.id,
             turn_seq: ctx.turn.seq,
             timezone: ctx.workspace.timezone.clone(),
-            before: ctx.turn.seq,
-            floor,
+            segments,
             known: ctx.users.keys().copied().collect(),
         }
     }
 
-    /// The rounds of a batch's reply turns, in one query.
-    fn attach_rounds(&self, turns: &mut [HistoryTurn]) -> Result<()> {
+    /// The current stretch, past any that are read through.
+    fn current(&mut self) -> Option<&mut Segment> {
+        while self.segments.front().is_some_and(|s| s.before <= s.floor) {
+            self.segments.pop_front();
+        }
+        self.segments.front_mut()
+    }
+
+    /// The rounds of a batch's reply turns (of conversation `conv`), in one query.
+    fn attach_rounds(&self, conv: Uuid, turns: &mut [HistoryTurn]) -> Result<()> {
         let replies: Vec<pgrx::Uuid> = turns
             .iter()
             .filter(|h| h.turn.kind == TurnKind::Reply)
@@ -582,7 +687,7 @@ impl<'c, 'conn> SpiHistory<'c, 'conn> {
         let rows = run(
             self.client,
             &HISTORY_ROUNDS,
-            &[pg_uuid(self.conv).into(), replies.into()],
+            &[pg_uuid(conv).into(), replies.into()],
             |c| {
                 let Some(turn) = c.uuid() else { return Ok(None) };
                 Ok(Some((turn, read_round(c, turn)?)))
@@ -603,34 +708,41 @@ impl<'c, 'conn> SpiHistory<'c, 'conn> {
 
 impl HistorySource for SpiHistory<'_, '_> {
     fn next_batch(&mut self, want: usize) -> Result<(Vec<HistoryTurn>, Vec<User>)> {
-        if self.before <= self.floor {
-            return Ok((Vec::new(), Vec::new()));
-        }
         let limit = want.clamp(1, 1024);
-        let mut turns: Vec<HistoryTurn> = run(
-            self.client,
-            &HISTORY,
-            &[
-                pg_uuid(self.conv).into(),
-                self.before.into(),
-                self.floor.into(),
-                (limit as i64).into(),
-                self.timezone.clone().into(),
-            ],
-            |c| {
-                Ok(read_turn(c)?.map(|(turn, _)| HistoryTurn {
-                    turn,
-                    rounds: Vec::new(),
-                }))
-            },
-        )?;
-        let Some(last) = turns.last() else {
-            self.before = self.floor;
-            return Ok((Vec::new(), Vec::new()));
-        };
-        // A short batch was the last: nothing older is left to read or count.
-        self.before = if turns.len() < limit { self.floor } else { last.turn.seq };
-        self.attach_rounds(&mut turns)?;
+        let mut turns: Vec<HistoryTurn> = Vec::new();
+        // The first stretch with turns left (a Side's first turn has none of its own).
+        while turns.is_empty() {
+            let (client, timezone) = (self.client, self.timezone.clone());
+            let Some(seg) = self.current() else {
+                return Ok((Vec::new(), Vec::new()));
+            };
+            let host = seg.host;
+            turns = run(
+                client,
+                &HISTORY,
+                &[
+                    pg_uuid(seg.conv).into(),
+                    seg.before.into(),
+                    seg.floor.into(),
+                    (limit as i64).into(),
+                    timezone.into(),
+                ],
+                |c| {
+                    Ok(read_turn(c)?.map(|(turn, _)| HistoryTurn {
+                        turn,
+                        rounds: Vec::new(),
+                        host,
+                    }))
+                },
+            )?;
+            // A short batch was the stretch's last: nothing older is left in it.
+            seg.before = match turns.last() {
+                Some(last) if turns.len() == limit => last.turn.seq,
+                _ => seg.floor,
+            };
+            let conv = seg.conv;
+            self.attach_rounds(conv, &mut turns)?;
+        }
 
         // Users the batch names that the compile has not read yet.
         let mut ids: Vec<Uuid> = turns
@@ -650,25 +762,26 @@ impl HistorySource for SpiHistory<'_, '_> {
 
     /// Sums the entry counts the write triggers store (`own_entries`, from the core's
     /// `own_plan`): an index-only scan of (conversation_id, seq) INCLUDE (kind,
-    /// answerer_id, own_entries), no turn text read.
+    /// answerer_id, own_entries) per stretch left, no turn text read.
     fn count_rest(&mut self, a: Uuid, conv_answerer: Option<Uuid>) -> Result<u32> {
-        if self.before <= self.floor {
-            return Ok(0);
+        let mut n = 0i64;
+        while let Some(seg) = self.current() {
+            let answerer = seg.host.map_or(conv_answerer, |h| h.answerer_id);
+            let (conv, before, floor) = (seg.conv, seg.before, seg.floor);
+            seg.before = seg.floor;
+            n += first::<i64>(
+                self.client,
+                &COUNT_REST,
+                &[
+                    pg_uuid(conv).into(),
+                    before.into(),
+                    floor.into(),
+                    nullable(answerer.map(pg_uuid)),
+                    pg_uuid(a).into(),
+                ],
+            )
+            .unwrap_or(0);
         }
-        let conv_answerer = nullable(conv_answerer.map(pg_uuid));
-        let n = first::<i64>(
-            self.client,
-            &COUNT_REST,
-            &[
-                pg_uuid(self.conv).into(),
-                self.before.into(),
-                self.floor.into(),
-                conv_answerer,
-                pg_uuid(a).into(),
-            ],
-        )
-        .unwrap_or(0);
-        self.before = self.floor;
         Ok(u32::try_from(n).unwrap_or(u32::MAX))
     }
 
@@ -680,7 +793,9 @@ impl HistorySource for SpiHistory<'_, '_> {
             |c| -> Result<Option<Option<EntryAt>>> {
                 let seq = c.next::<i64>();
                 let entry = c.next::<i32>();
+                let depth = c.next::<i32>().unwrap_or(0);
                 Ok(Some(seq.zip(entry).map(|(seq, entry)| EntryAt {
+                    depth: u8::try_from(depth).unwrap_or(0),
                     seq,
                     entry: u32::try_from(entry).unwrap_or(0),
                 })))

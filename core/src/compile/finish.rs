@@ -18,7 +18,8 @@ impl Compiler<'_, '_> {
             }
         }
         let options = self.options()?;
-        let cache_key = self.ctx.conversation.id.to_string();
+        let conversation = &self.ctx.conversation;
+        let cache_key = conversation.root_id.unwrap_or(conversation.id).to_string();
         let request = |breakpoints| Request {
             messages: &fresh.messages,
             model: self.model,

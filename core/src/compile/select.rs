@@ -12,6 +12,7 @@ use crate::kinds::{Role, TurnKind};
 use crate::rounds::Thinking;
 use crate::template::Template;
 use crate::voice::{Row, Voices};
+use uuid::Uuid;
 
 /// What selection took: the items, oldest first, and how it went.
 pub(super) struct Selection {
@@ -30,7 +31,18 @@ struct Taken {
 
 impl Compiler<'_, '_> {
     fn plan(&self, ht: &HistoryTurn) -> Vec<Plan> {
-        history::plan(ht, self.a.id, self.ctx.conversation.answerer_id)
+        history::plan(ht, self.a.id, self.host_answerer(ht))
+    }
+
+    /// The stored answerer of the conversation `ht` belongs to (a Side's parent's for
+    /// its captured history).
+    fn host_answerer(&self, ht: &HistoryTurn) -> Option<Uuid> {
+        ht.host.map_or(self.ctx.conversation.answerer_id, |h| h.answerer_id)
+    }
+
+    /// The creator of the conversation `ht` belongs to.
+    fn host_creator(&self, ht: &HistoryTurn) -> Option<Uuid> {
+        ht.host.map_or(self.ctx.conversation.creator_id, |h| h.creator_id)
     }
 
     /// The seed of an own reply turn: its preface, then its opening words (moved out of
@@ -64,7 +76,7 @@ impl Compiler<'_, '_> {
         if let Some(text) = prompt {
             let voices = Voices {
                 users: &self.users,
-                creator: self.ctx.conversation.creator_id,
+                creator: self.host_creator(ht),
             };
             let part = voices.words(Row::opening(t, text.into()), Some(self.a), &mut self.counter);
             items.push(Item::new(Role::User, vec![part], block));
@@ -83,13 +95,14 @@ impl Compiler<'_, '_> {
         if plan == Plan::Seed {
             return self.seed(ht, template, block);
         }
+        let conv_answerer_id = self.host_answerer(ht);
         let reader = Reader {
             a: self.a,
-            conv_answerer: self.ctx.conversation.answerer_id.and_then(|id| self.users.get(&id)),
-            conv_answerer_id: self.ctx.conversation.answerer_id,
+            conv_answerer: conv_answerer_id.and_then(|id| self.users.get(&id)),
+            conv_answerer_id,
             voices: Voices {
                 users: &self.users,
-                creator: self.ctx.conversation.creator_id,
+                creator: self.host_creator(ht),
             },
             native_images: self.model.is_some_and(|m| m.native_images),
             thinking,
@@ -135,6 +148,7 @@ impl Compiler<'_, '_> {
                 let thinking = thinking_of(&mut replay, &plans);
                 for (entry, plan) in plans.into_iter().enumerate().rev() {
                     let at = EntryAt {
+                        depth: ht.host.map_or(0, |h| h.depth),
                         seq: ht.turn.seq,
                         entry: entry as u32,
                     };
