@@ -248,6 +248,16 @@ SET search_path TO pg_catalog, pg_temp
 LANGUAGE c
 AS 'MODULE_PATHNAME', 'memo_stats_wrapper';
 
+-- The tool-search backend of deferred callables and tools.
+CREATE FUNCTION prompt."search_deferred"(
+	"conversation_id" uuid,
+	"turn_id" uuid,
+	"query" TEXT DEFAULT ''
+) RETURNS jsonb
+STRICT STABLE PARALLEL SAFE
+SET search_path TO pg_catalog, pg_temp
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'search_deferred_wrapper';
 -- The summarizer's transcript.
 CREATE FUNCTION prompt."transcript"(
 	"conversation_id" uuid,
@@ -699,6 +709,8 @@ COMMENT ON VIEW prompt.status IS
     'Per conversation: turns, turns lacking a stored token count for a tokenizer in use (backfill_token_counts), seals, pruned seals, sealed body bytes and their stored size, recorded responses and their billed tokens. Sum it for the whole database.';
 COMMENT ON FUNCTION prompt.memo_stats() IS
     'This backend''s token-count memo: entries, capacity (pgprompt.memo_capacity), lookups answered from it and lookups that counted.';
+COMMENT ON FUNCTION prompt.search_deferred(uuid, uuid, text) IS
+    'The tool-search backend of a turn''s deferred callables and tools: the catalog lines and tool definitions it deferred (as its seal froze them) that match every term of the query, case-insensitively.';
 COMMENT ON FUNCTION prompt.transcript(uuid, uuid) IS
     'The summarizer''s transcript: every turn from the newest summary turn through the given one, as spoken (each speaker''s words in its envelope, kernel rows bare), blank-line separated. Write the summary as a summary turn.';
 COMMENT ON FUNCTION prompt._tokenizers_in_use() IS

@@ -289,10 +289,12 @@ mod tests {
             Callable {
                 name: "skill".into(),
                 runner: None,
+                deferred: false,
             },
             Callable {
                 name: "ci".into(),
                 runner: Some("ci".into()),
+                deferred: false,
             },
         ];
         let lines = catalog_lines(&skills, &callables, &b(), Some("crm"));

@@ -205,12 +205,29 @@ pub fn parse_history(text: &str) -> Result<HistoryKnobs> {
     }
 }
 
-/// A tool the turn declares: `{name, description, input_schema}` as JSON text.
+/// A tool the turn declares: `{name, description, input_schema, deferred?}` as JSON text.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Tool {
     pub name: String,
     pub description: Option<String>,
     pub input_schema: String,
+    /// Loaded only when the provider's tool search finds it (`defer_loading` on
+    /// `anthropic` and `responses`); left out of the request on `chat` and `gemini`.
+    pub deferred: bool,
+}
+
+impl Tool {
+    /// `{name, description?, input_schema}`, as the turn declared it.
+    pub fn definition(&self) -> Value {
+        let mut out = serde_json::Map::new();
+        out.insert("name".into(), Value::String(self.name.clone()));
+        if let Some(d) = &self.description {
+            out.insert("description".into(), Value::String(d.clone()));
+        }
+        let schema = serde_json::from_str(&self.input_schema).unwrap_or(Value::Null);
+        out.insert("input_schema".into(), schema);
+        Value::Object(out)
+    }
 }
 
 pub fn is_tool_name(s: &str) -> bool {
@@ -239,7 +256,7 @@ pub fn parse_tools(text: &str) -> Result<Vec<Tool>> {
             ));
         };
         for key in obj.keys() {
-            if !["name", "description", "input_schema"].contains(&key.as_str()) {
+            if !["name", "description", "input_schema", "deferred"].contains(&key.as_str()) {
                 return Err(field_error(
                     C,
                     &format!("{base}/{}", pointer_token(key)),
@@ -285,19 +302,37 @@ pub fn parse_tools(text: &str) -> Result<Vec<Tool>> {
                 ))
             }
         };
+        let deferred = flag(obj, "deferred", &base)?;
         out.push(Tool {
             name,
             description,
             input_schema,
+            deferred,
         });
     }
     Ok(out)
+}
+
+/// An optional boolean key of a tool or a callable (`false` when absent).
+fn flag(obj: &serde_json::Map<String, Value>, key: &str, base: &str) -> Result<bool> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(_) => Err(field_error(
+            Code::TurnFieldInvalid,
+            &format!("{base}/{key}"),
+            format!("{key} is a boolean"),
+        )),
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Callable {
     pub name: String,
     pub runner: Option<String>,
+    /// Left out of the eager catalog; its lines are frozen with the seal for a tool
+    /// search (`explain_turn` → `deferred`).
+    pub deferred: bool,
 }
 
 /// Parses `turns.callables`.
@@ -312,17 +347,21 @@ pub fn parse_callables(text: &str) -> Result<Vec<Callable>> {
         return Err(field_error(
             C,
             "/callables",
-            "callables must be a list of {name, runner?}",
+            "callables must be a list of {name, runner?, deferred?}",
         ));
     };
     let mut out = Vec::with_capacity(list.len());
     for (i, c) in list.iter().enumerate() {
         let base = format!("/callables/{i}");
         let Some(obj) = c.as_object() else {
-            return Err(field_error(C, &base, "a callable is an object {name, runner?}"));
+            return Err(field_error(
+                C,
+                &base,
+                "a callable is an object {name, runner?, deferred?}",
+            ));
         };
         for key in obj.keys() {
-            if !["name", "runner"].contains(&key.as_str()) {
+            if !["name", "runner", "deferred"].contains(&key.as_str()) {
                 return Err(field_error(
                     C,
                     &format!("{base}/{}", pointer_token(key)),
@@ -351,7 +390,8 @@ pub fn parse_callables(text: &str) -> Result<Vec<Callable>> {
                 ))
             }
         };
-        out.push(Callable { name, runner });
+        let deferred = flag(obj, "deferred", &base)?;
+        out.push(Callable { name, runner, deferred });
     }
     Ok(out)
 }

@@ -38,6 +38,52 @@ pub struct Frozen {
     /// keeps it while it fits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub history_from: Option<crate::kinds::EntryAt>,
+    /// What the turn deferred: kept for a tool search over it.
+    #[serde(default, skip_serializing_if = "Deferred::is_empty")]
+    pub deferred: Deferred,
+}
+
+/// The callables and tools a turn marked deferred, frozen with its seal: the catalog
+/// lines the eager catalog leaves out, and the tool definitions the request does not
+/// load (`defer_loading` on `anthropic` and `responses`; absent on `chat` and `gemini`).
+/// `prompt.search_deferred` searches them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Deferred {
+    /// `- CALLABLE / NAME [EXECUTOR_ID]: DESCRIPTION`, as the catalog would list them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub catalog: Vec<String>,
+    /// `{name, description?, input_schema}`, as the turn declared them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<serde_json::Value>,
+}
+
+impl Deferred {
+    pub fn is_empty(&self) -> bool {
+        self.catalog.is_empty() && self.tools.is_empty()
+    }
+
+    /// What matches `query`: every whitespace-separated term, case-insensitively, in a
+    /// catalog line, or in a tool's name or description. An empty query matches all.
+    pub fn search(&self, query: &str) -> Deferred {
+        let terms: Vec<String> = query.split_whitespace().map(str::to_lowercase).collect();
+        let hit = |text: &str| {
+            let text = text.to_lowercase();
+            terms.iter().all(|t| text.contains(t.as_str()))
+        };
+        Deferred {
+            catalog: self.catalog.iter().filter(|l| hit(l)).cloned().collect(),
+            tools: self
+                .tools
+                .iter()
+                .filter(|t| {
+                    let name = t.get("name").and_then(serde_json::Value::as_str).unwrap_or("");
+                    let description = t.get("description").and_then(serde_json::Value::as_str).unwrap_or("");
+                    hit(&format!("{name}\n{description}"))
+                })
+                .cloned()
+                .collect(),
+        }
+    }
 }
 
 /// An in-turn summary replaces the seed (preface and opening words) and the rounds
@@ -408,6 +454,7 @@ pub fn convert_02(
         estimate,
         seed_cut,
         history_from: None,
+        deferred: Deferred::default(),
     };
     Ok((body_02(request), frozen, preface))
 }

@@ -442,3 +442,140 @@ fn request_options_on_every_wire() {
         Some("Set by the turn's request_options; the request goes on the anthropic wire.")
     );
 }
+
+/// Deferred callables and tools: the eager catalog and the loaded tools leave them out;
+/// `anthropic` and `responses` send deferred tools with `defer_loading` and their tool
+/// search tool, `chat` and `gemini` leave them out; the seal freezes both for a search;
+/// the estimate counts only what the context loads.
+#[test]
+fn deferred_callables_and_tools_on_every_wire() {
+    let defs = r#"[{"name":"read_invoice","description":"Read an invoice.","input_schema":{"type":"object"}},
+                   {"name":"refund","description":"Refund a duplicate charge.","input_schema":{"type":"object"},"deferred":true}]"#;
+    let mut loaded = Vec::new();
+    for (model, wire) in [
+        ("claude", "anthropic"),
+        ("gpt", "chat"),
+        ("resp", "responses"),
+        ("gem", "gemini"),
+    ] {
+        let s = support_desk()
+            .skill("agent", "refunds", "Refund a duplicate charge.", |_| {})
+            .skill("runner", "build", "Build the ledger.", |k| k.runner = Some("ci".into()))
+            .turn(|t| {
+                t.model = Some(model.into());
+                t.mode = Mode::Run;
+                t.tools = Some(tools(defs));
+                t.callables = callables(r#"[{"name":"skill"},{"name":"ci","runner":"ci","deferred":true}]"#);
+            });
+        let out = s.run(Purpose::Compile).unwrap();
+        let v = golden(&format!("deferred_{wire}"), &out);
+        let req = body(&out);
+        let system = outline(&v)[0].clone();
+        assert!(
+            system.contains("- skill / refunds: Refund a duplicate charge."),
+            "{system}"
+        );
+        assert!(
+            !system.contains("build"),
+            "a deferred callable is not in the eager catalog"
+        );
+        let seal = out.seal.unwrap();
+        assert_eq!(
+            seal.frozen.deferred.catalog,
+            vec!["- ci / build: Build the ledger.".to_string()]
+        );
+        assert_eq!(seal.frozen.deferred.tools.len(), 1);
+        assert_eq!(seal.frozen.deferred.tools[0]["name"], "refund");
+        assert_eq!(v["deferred"]["catalog"][0], "- ci / build: Build the ledger.");
+        let tools_json = match wire {
+            "gemini" => req["tools"][0]["functionDeclarations"].clone(),
+            _ => req["tools"].clone(),
+        };
+        let names: Vec<String> = tools_json
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                t.get("name")
+                    .or_else(|| t.get("function").and_then(|f| f.get("name")))
+                    .or_else(|| t.get("type"))
+                    .and_then(Value::as_str)
+                    .unwrap()
+                    .to_string()
+            })
+            .collect();
+        match wire {
+            "anthropic" => {
+                assert_eq!(names, ["read_invoice", "refund", "tool_search_tool_regex"]);
+                assert_eq!(req["tools"][1]["defer_loading"], true);
+            }
+            "responses" => {
+                assert_eq!(names, ["read_invoice", "refund", "tool_search"]);
+                assert_eq!(req["tools"][1]["defer_loading"], true);
+            }
+            _ => assert_eq!(names, ["read_invoice"], "{wire} has no tool search"),
+        }
+        // The runtime block names the tools the request loads.
+        assert!(!system.contains("refund,") && !system.contains(", refund"), "{system}");
+        let tools_tokens = out
+            .explain
+            .estimate
+            .blocks
+            .iter()
+            .find(|b| b.block == "tools")
+            .unwrap()
+            .tokens;
+        loaded.push((wire, tools_tokens));
+    }
+    // Counted: what the context loads, so the deferred definition adds nothing on any wire
+    // beyond the search tool.
+    let eager_only = |wire: &str| {
+        let s = support_desk().turn(|t| {
+            t.model = Some(
+                match wire {
+                    "anthropic" => "claude",
+                    "chat" => "gpt",
+                    "responses" => "resp",
+                    _ => "gem",
+                }
+                .into(),
+            );
+            t.tools = Some(tools(
+                r#"[{"name":"read_invoice","description":"Read an invoice.","input_schema":{"type":"object"}}]"#,
+            ));
+        });
+        let out = s.run(Purpose::Preview).unwrap();
+        out.explain
+            .estimate
+            .blocks
+            .iter()
+            .find(|b| b.block == "tools")
+            .unwrap()
+            .tokens
+    };
+    for (wire, tokens) in loaded {
+        let eager = eager_only(wire);
+        match wire {
+            "chat" | "gemini" => assert_eq!(tokens, eager, "{wire}"),
+            _ => assert!(
+                tokens > eager && tokens < eager + 30,
+                "{wire}: {tokens} vs {eager} (the search tool only)"
+            ),
+        }
+    }
+    // The search over what was deferred.
+    let d = pgprompt_core::seal::Deferred {
+        catalog: vec![
+            "- ci / build: Build the ledger.".into(),
+            "- ci / deploy: Ship it.".into(),
+        ],
+        tools: vec![serde_json::json!({"name": "refund", "description": "Refund a duplicate charge."})],
+    };
+    assert_eq!(
+        d.search("LEDGER build").catalog,
+        vec!["- ci / build: Build the ledger.".to_string()]
+    );
+    assert_eq!(d.search("duplicate").tools.len(), 1);
+    assert!(d.search("duplicate").catalog.is_empty());
+    assert_eq!(d.search(""), d);
+}

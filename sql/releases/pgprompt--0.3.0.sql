@@ -520,7 +520,7 @@ AS 'MODULE_PATHNAME', '_row_tokens_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:272
+-- src/pg/api.rs:284
 -- pgprompt::pg::api::compile_turn
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
@@ -564,7 +564,7 @@ AS 'MODULE_PATHNAME', 'escape_envelope_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:208
+-- src/pg/api.rs:220
 -- pgprompt::pg::api::estimate_turn
 CREATE  FUNCTION "estimate_turn"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -625,7 +625,7 @@ AS 'MODULE_PATHNAME', 'pretty_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:277
+-- src/pg/api.rs:289
 -- pgprompt::pg::api::preview_turn
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
@@ -644,7 +644,7 @@ AS 'MODULE_PATHNAME', 'preview_turn_json_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:252
+-- src/pg/api.rs:264
 -- pgprompt::pg::api::prune_seals
 CREATE  FUNCTION "prune_seals"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -695,6 +695,20 @@ STRICT STABLE PARALLEL SAFE
 SET search_path TO pg_catalog, pg_temp
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'sealed_body_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- src/pg/api.rs:212
+-- pgprompt::pg::api::search_deferred
+CREATE  FUNCTION "search_deferred"(
+	"conversation_id" uuid, /* pgrx :: Uuid */
+	"turn_id" uuid, /* pgrx :: Uuid */
+	"query" TEXT DEFAULT '' /* & str */
+) RETURNS jsonb /* pgrx :: JsonB */
+STRICT STABLE PARALLEL SAFE
+SET search_path TO pg_catalog, pg_temp
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'search_deferred_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1250,6 +1264,8 @@ COMMENT ON VIEW prompt.status IS
     'Per conversation: turns, turns lacking a stored token count for a tokenizer in use (backfill_token_counts), seals, pruned seals, sealed body bytes and their stored size, recorded responses and their billed tokens. Sum it for the whole database.';
 COMMENT ON FUNCTION prompt.memo_stats() IS
     'This backend''s token-count memo: entries, capacity (pgprompt.memo_capacity), lookups answered from it and lookups that counted.';
+COMMENT ON FUNCTION prompt.search_deferred(uuid, uuid, text) IS
+    'The tool-search backend of a turn''s deferred callables and tools: the catalog lines and tool definitions it deferred (as its seal froze them) that match every term of the query, case-insensitively.';
 COMMENT ON FUNCTION prompt.transcript(uuid, uuid) IS
     'The summarizer''s transcript: every turn from the newest summary turn through the given one, as spoken (each speaker''s words in its envelope, kernel rows bare), blank-line separated. Write the summary as a summary turn.';
 COMMENT ON FUNCTION prompt._tokenizers_in_use() IS

@@ -205,6 +205,18 @@ fn explain_turn(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) -> pgrx::JsonB
     pgrx::JsonB(value)
 }
 
+/// The tool-search backend of a turn's deferred callables and tools: what matches
+/// `query` (every whitespace-separated term, case-insensitively) among the catalog lines
+/// and tool definitions the turn deferred, as its seal froze them (an unsealed turn: as
+/// it would compile now).
+#[pg_extern(stable, strict, parallel_safe)]
+#[search_path(pg_catalog, pg_temp)]
+fn search_deferred(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid, query: default!(&str, "''")) -> pgrx::JsonB {
+    let out = explain_now(core_uuid(conversation_id), core_uuid(turn_id));
+    let found = out.explain.deferred.search(query);
+    pgrx::JsonB(serde_json::json!({ "catalog": found.catalog, "tools": found.tools }))
+}
+
 #[pg_extern(stable, strict, parallel_safe)]
 #[search_path(pg_catalog, pg_temp)]
 #[allow(clippy::type_complexity)]

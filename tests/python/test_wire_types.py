@@ -262,3 +262,48 @@ def test_a_turns_options_meet_its_wire_when_it_compiles(db):
         db.execute("ROLLBACK")
     assert e.value.sqlstate == "22023" and "at /request_options/metadata" in str(e.value), str(e.value)
     assert "agent's request_options" in e.value.diag.message_detail
+
+
+DEFERRED_TOOLS = [
+    {"name": "read_invoice", "description": "Read an invoice.", "input_schema": {"type": "object"}},
+    {"name": "issue_refund", "description": "Refund a duplicate charge.",
+     "input_schema": {"type": "object", "properties": {"invoice": {"type": "string"}}}, "deferred": True},
+]
+
+
+@pytest.mark.parametrize("model", ["claude-vision", "gpt-4o-vision", "gpt-5", "gemini-2.5-flash"])
+def test_deferred_tools_validate_on_every_wire(db, model):
+    """A deferred tool rides with defer_loading and the wire's tool search where the API
+    has one (anthropic, responses), and is left out elsewhere; a deferred callable leaves
+    the eager catalog; both are frozen with the seal and found by search_deferred."""
+    db.execute("BEGIN")
+    try:
+        db.execute("ALTER TABLE prompt.turns DISABLE TRIGGER turns_write")
+        db.execute("UPDATE prompt.turns SET model = %s, tools = %s, callables = %s, sealed_at = NULL WHERE id = %s",
+                   (model, json.dumps(DEFERRED_TOOLS), json.dumps([{"name": "skill", "deferred": True}]), R1))
+        db.execute("DELETE FROM prompt.seals WHERE turn_id = %s", (R1,))
+        db.execute("ALTER TABLE prompt.turns ENABLE TRIGGER turns_write")
+        wire = explain(db, C2, R1)["wire"]
+        request = json.loads(db.execute("SELECT prompt.compile_turn(%s, %s)::text", (C2, R1)).fetchone()[0])
+        sealed = db.execute("SELECT prompt.explain_turn(%s, %s)", (C2, R1)).fetchone()[0]
+        found = db.execute("SELECT prompt.search_deferred(%s, %s, 'REFUND duplicate')", (C2, R1)).fetchone()[0]
+        everything = db.execute("SELECT prompt.search_deferred(%s, %s)", (C2, R1)).fetchone()[0]
+    finally:
+        db.execute("ROLLBACK")
+    assert sealed["sealed"] and sealed["deferred"]["tools"][0]["name"] == "issue_refund"
+    assert found["tools"] == [{k: v for k, v in DEFERRED_TOOLS[1].items() if k != "deferred"}]
+    assert {t["name"] for t in found["tools"]} == {"issue_refund"}
+    assert everything["catalog"] and all(line.startswith("- skill / ") for line in everything["catalog"])
+    system_text = json.dumps(request)
+    assert "Skills available now." not in system_text, "the only callable is deferred: no eager catalog"
+    if wire == "gemini":
+        assert_valid_gemini(request)
+        names = [f["name"] for t in request["tools"] for f in t["functionDeclarations"]]
+        assert names == ["read_invoice"]
+    else:
+        assert_valid({"anthropic": ANTHROPIC, "chat": CHAT, "responses": RESPONSES}[wire], request)
+        if wire == "chat":
+            assert [t["function"]["name"] for t in request["tools"]] == ["read_invoice"]
+        else:
+            assert request["tools"][1]["name"] == "issue_refund" and request["tools"][1]["defer_loading"] is True
+            assert request["tools"][-1]["type"] == ("tool_search_tool_regex_20251119" if wire == "anthropic" else "tool_search")

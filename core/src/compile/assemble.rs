@@ -66,6 +66,7 @@ impl Compiler<'_, '_> {
             breakpoints,
             preface,
             catalog: floors.catalog,
+            deferred_catalog: floors.deferred_catalog,
             history: selection.estimate,
             history_from: selection.from,
             versions: versions.to_json(),
@@ -116,9 +117,9 @@ impl Compiler<'_, '_> {
         .hint("Give the model an advisory_window or hard_window, or use max_tokens instead of share.")
     }
 
-    /// The tokens of the tool definitions as this wire sends them.
+    /// The tokens of the tool definitions this wire loads into the model's context.
     pub(super) fn tools_tokens(&mut self) -> u32 {
-        match crate::wire::tools_text(self.wire, &self.tools) {
+        match crate::wire::loaded_tools_text(self.wire, &self.tools) {
             Some(text) => self.counter.count(&text),
             None => 0,
         }

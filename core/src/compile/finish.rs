@@ -35,26 +35,12 @@ impl Compiler<'_, '_> {
             Vec::new()
         };
         let rendered = wire::render(self.wire, &request(&breakpoints));
-        let tools_tokens = rendered.tools_text.as_deref().map_or(0, |t| self.counter.count(t));
+        let tools_tokens = wire::loaded_tools_text(self.wire, &self.tools).map_or(0, |t| self.counter.count(&t));
         let estimate = self.estimate(&fresh, &rendered.layout, tools_tokens);
         if self.purpose.raises() {
             gate::gate(self.ctx, &self.model_name(), &self.window, &estimate)?;
         }
-        let is_seed =
-            |m: usize, p: usize| fresh.history_block.is_none() || fresh.messages[m].blocks[p] >= fresh.seed_block;
-        let seed_cut = seed_cut(&fresh.messages, &rendered.layout, is_seed);
-        let frozen = Frozen {
-            mechanism: fresh.mechanism,
-            wire: self.wire,
-            model: self.model.cloned(),
-            answerer_id: self.a.id,
-            cache_marker: fresh.cache_marker,
-            cache_breakpoints: breakpoints.clone(),
-            preface: fresh.preface.clone(),
-            estimate,
-            seed_cut,
-            history_from: fresh.history_from,
-        };
+        let frozen = self.frozen(&fresh, &rendered.layout, breakpoints.clone(), estimate);
         // What storage shares: the elements unmarked, and the edits that mark this body.
         let plain_elements = if breakpoints.is_empty() || self.purpose != super::Purpose::Compile {
             rendered.body.elements.clone()
@@ -88,6 +74,33 @@ impl Compiler<'_, '_> {
         let mut out = super::continuation::extend(self.ctx, &sealed, &mut self.counter, self.purpose)?;
         out.seal = Some(draft);
         Ok(out)
+    }
+
+    /// What the seal freezes besides the body.
+    fn frozen(&self, fresh: &Fresh, layout: &Layout, breakpoints: Vec<wire::Breakpoint>, estimate: Estimate) -> Frozen {
+        let is_seed =
+            |m: usize, p: usize| fresh.history_block.is_none() || fresh.messages[m].blocks[p] >= fresh.seed_block;
+        Frozen {
+            mechanism: fresh.mechanism,
+            wire: self.wire,
+            model: self.model.cloned(),
+            answerer_id: self.a.id,
+            cache_marker: fresh.cache_marker,
+            cache_breakpoints: breakpoints,
+            preface: fresh.preface.clone(),
+            estimate,
+            seed_cut: seed_cut(&fresh.messages, layout, is_seed),
+            history_from: fresh.history_from,
+            deferred: crate::seal::Deferred {
+                catalog: fresh.deferred_catalog.clone(),
+                tools: self
+                    .tools
+                    .iter()
+                    .filter(|t| t.deferred)
+                    .map(crate::fields::Tool::definition)
+                    .collect(),
+            },
+        }
     }
 
     /// The estimate of the rendered body: per block, history, the tool definitions, and
@@ -158,6 +171,7 @@ pub(super) fn explain(
         cache_breakpoints: frozen.cache_breakpoints.clone(),
         preface: frozen.preface.clone(),
         estimate: frozen.estimate.clone(),
+        deferred: frozen.deferred.clone(),
     }
 }
 

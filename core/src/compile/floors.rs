@@ -45,6 +45,8 @@ impl VersionLog {
 pub(super) struct Floors {
     pub(super) rendered: Vec<Vec<Item>>,
     pub(super) catalog: Option<String>,
+    /// The deferred callables' lines, left out of the catalog.
+    pub(super) deferred_catalog: Vec<String>,
     pub(super) versions: VersionLog,
 }
 
@@ -86,6 +88,7 @@ impl Compiler<'_, '_> {
         let mut versions = VersionLog::default();
         let mut rendered: Vec<Vec<Item>> = Vec::with_capacity(template.blocks.len());
         let mut catalog = None;
+        let mut deferred_catalog = Vec::new();
         for (i, block) in template.blocks.iter().enumerate() {
             let items = match block {
                 Block::Slot(slot) => self.slot(*slot, &t.inline, values, i, &mut versions),
@@ -98,7 +101,7 @@ impl Compiler<'_, '_> {
                     None => Vec::new(),
                 },
                 Block::Skills => {
-                    catalog = self.catalog(&bindings);
+                    (catalog, deferred_catalog) = self.catalog(&bindings);
                     catalog
                         .clone()
                         .and_then(|c| self.text_item(Role::System, c, i))
@@ -106,7 +109,13 @@ impl Compiler<'_, '_> {
                         .collect()
                 }
                 Block::Runtime => {
-                    let names: Vec<String> = self.tools.iter().map(|t| t.name.clone()).collect();
+                    // The tools the request loads (a deferred one is loaded only when found).
+                    let names: Vec<String> = self
+                        .tools
+                        .iter()
+                        .filter(|t| !t.deferred)
+                        .map(|t| t.name.clone())
+                        .collect();
                     let text = blocks::runtime(
                         ctx.conversation.origin_channel.as_deref(),
                         &ctx.workspace.timezone,
@@ -125,6 +134,7 @@ impl Compiler<'_, '_> {
         Ok(Floors {
             rendered,
             catalog,
+            deferred_catalog,
             versions,
         })
     }
@@ -184,17 +194,21 @@ impl Compiler<'_, '_> {
         self.text_item(doc.role, text, block).into_iter().collect()
     }
 
-    fn catalog(&mut self, bindings: &Bindings) -> Option<String> {
+    /// The catalog block of the eager callables, and the lines of the deferred ones.
+    fn catalog(&mut self, bindings: &Bindings) -> (Option<String>, Vec<String>) {
         let t = &self.ctx.turn;
         if !t.is_run() || t.callables.is_empty() {
-            return None;
+            return (None, Vec::new());
         }
         // The skills table's rows, then kernel memory skills: within a source, a table
         // row comes first and wins its name.
         let mut skills = self.ctx.skills.clone();
         skills.extend(blocks::memory_skills(&self.ctx.memories, bindings));
-        let lines = blocks::catalog_lines(&skills, &t.callables, bindings, self.a.application.as_deref());
-        blocks::catalog(&lines)
+        let application = self.a.application.as_deref();
+        let (deferred, eager): (Vec<_>, Vec<_>) = t.callables.iter().cloned().partition(|c| c.deferred);
+        let lines = blocks::catalog_lines(&skills, &eager, bindings, application);
+        let deferred = blocks::catalog_lines(&skills, &deferred, bindings, application);
+        (blocks::catalog(&lines), deferred)
     }
 
     /// Inline, lead and tail blocks: what a turn lays down itself. Used for the current

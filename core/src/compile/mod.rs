@@ -67,6 +67,9 @@ pub struct Explain {
     pub cache_breakpoints: Vec<Breakpoint>,
     pub preface: Vec<PrefaceItem>,
     pub estimate: Estimate,
+    /// The deferred callables' catalog lines and tool definitions (when any).
+    #[serde(skip_serializing_if = "crate::seal::Deferred::is_empty")]
+    pub deferred: crate::seal::Deferred,
 }
 
 /// What a fresh compile stores (docs/design.md, "Seals").
@@ -182,6 +185,8 @@ struct Fresh {
     breakpoints: Vec<Breakpoint>,
     preface: Vec<PrefaceItem>,
     catalog: Option<String>,
+    /// The deferred callables' catalog lines (left out of `catalog`).
+    deferred_catalog: Vec<String>,
     history: crate::estimate::HistoryEstimate,
     /// Where the history taken begins (frozen into the seal for stable trimming).
     history_from: Option<crate::history::EntryAt>,

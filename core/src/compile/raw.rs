@@ -55,6 +55,7 @@ impl Compiler<'_, '_> {
             breakpoints: Vec::new(),
             preface: Vec::new(),
             catalog: None,
+            deferred_catalog: Vec::new(),
             history: HistoryEstimate::none(Some("raw_mechanism")),
             history_from: None,
             versions: serde_json::json!({}),

@@ -8,6 +8,7 @@
 
 use super::json::{self, Obj};
 use super::{carries, Body, Layout, Pos, Rendered, Request};
+use crate::fields::Tool;
 use crate::items::{Message, PartKind};
 use crate::kinds::{CacheTtl, Role, Wire};
 
@@ -144,13 +145,23 @@ pub(super) fn elements(req: &Request<'_>, start: usize) -> (Vec<String>, Vec<Vec
     (texts, layout)
 }
 
+/// Anthropic's tool search tool, sent when a tool is deferred: the model searches the
+/// deferred tools' names and descriptions with a pattern, and the API loads what it finds.
+const TOOL_SEARCH: &str = r#"{"type":"tool_search_tool_regex_20251119","name":"tool_search_tool_regex"}"#;
+
 pub(super) fn tools_text(req: &Request<'_>) -> Option<String> {
-    if req.tools.is_empty() {
+    tools_list(req.tools, true)
+}
+
+/// The tools, a deferred one with `defer_loading` (left out unless `with_deferred`: what
+/// the model's context loads), then the search tool when any is deferred.
+pub(super) fn tools_list(tools: &[Tool], with_deferred: bool) -> Option<String> {
+    if tools.is_empty() {
         return None;
     }
     let mut out = String::from("[");
-    for (i, t) in req.tools.iter().enumerate() {
-        if i > 0 {
+    for t in tools.iter().filter(|t| with_deferred || !t.deferred) {
+        if out.len() > 1 {
             out.push(',');
         }
         out.push_str(r#"{"name":"#);
@@ -161,7 +172,16 @@ pub(super) fn tools_text(req: &Request<'_>) -> Option<String> {
         }
         out.push_str(r#","input_schema":"#);
         json::raw(&mut out, &t.input_schema);
+        if t.deferred {
+            out.push_str(r#","defer_loading":true"#);
+        }
         out.push('}');
+    }
+    if tools.iter().any(|t| t.deferred) {
+        if out.len() > 1 {
+            out.push(',');
+        }
+        out.push_str(TOOL_SEARCH);
     }
     out.push(']');
     Some(out)
@@ -203,6 +223,5 @@ pub(super) fn render(req: &Request<'_>) -> Rendered {
             system,
             elements: element_layout,
         },
-        tools_text,
     }
 }

@@ -120,13 +120,15 @@ pub(super) fn elements(req: &Request<'_>) -> (Vec<String>, Vec<Vec<Pos>>) {
     (texts, layout)
 }
 
+/// The tools the request loads: chat has no tool search, so a deferred tool is left
+/// out (its definition is frozen with the seal for the application's own search).
 pub(super) fn tools_text(req: &Request<'_>) -> Option<String> {
-    if req.tools.is_empty() {
+    if req.tools.iter().all(|t| t.deferred) {
         return None;
     }
     let mut out = String::from("[");
-    for (i, t) in req.tools.iter().enumerate() {
-        if i > 0 {
+    for t in req.tools.iter().filter(|t| !t.deferred) {
+        if out.len() > 1 {
             out.push(',');
         }
         out.push_str(r#"{"type":"function","function":{"name":"#);
@@ -170,6 +172,5 @@ pub(super) fn render(req: &Request<'_>) -> Rendered {
             system: Vec::new(),
             elements: element_layout,
         },
-        tools_text,
     }
 }

@@ -147,13 +147,16 @@ pub(super) fn elements(req: &Request<'_>, start: usize) -> (Vec<String>, Vec<Vec
     (texts, layout)
 }
 
+/// The tools the request loads: Gemini has no tool search, so a deferred tool is left
+/// out (its definition is frozen with the seal for the application's own search).
 pub(super) fn tools_text(req: &Request<'_>) -> Option<String> {
-    if req.tools.is_empty() {
+    if req.tools.iter().all(|t| t.deferred) {
         return None;
     }
     let mut out = String::from(r#"[{"functionDeclarations":["#);
-    for (i, t) in req.tools.iter().enumerate() {
-        if i > 0 {
+    let start = out.len();
+    for t in req.tools.iter().filter(|t| !t.deferred) {
+        if out.len() > start {
             out.push(',');
         }
         out.push_str(r#"{"name":"#);
@@ -211,6 +214,5 @@ pub(super) fn render(req: &Request<'_>) -> Rendered {
             system,
             elements: element_layout,
         },
-        tools_text,
     }
 }

@@ -121,13 +121,11 @@ pub struct Layout {
     pub elements: Vec<Vec<Pos>>,
 }
 
-/// A rendered request: its body, its layout, and the exact text of its tool definitions
-/// (what the estimate's `tools` block counts).
+/// A rendered request: its body and its layout.
 #[derive(Debug, Clone)]
 pub struct Rendered {
     pub body: Body,
     pub layout: Layout,
-    pub tools_text: Option<String>,
 }
 
 /// Renders a whole request for `wire`.
@@ -155,6 +153,17 @@ pub fn tools_text(wire: Wire, tools: &[Tool]) -> Option<String> {
         Wire::Chat => chat::tools_text(&req),
         Wire::Responses => responses::tools_text(&req),
         Wire::Gemini => gemini::tools_text(&req),
+    }
+}
+
+/// The text of the tool definitions `wire` loads into the model's context (what the
+/// estimate counts): a deferred tool is loaded only when the provider's tool search
+/// finds it, and the search tool itself is counted.
+pub fn loaded_tools_text(wire: Wire, tools: &[Tool]) -> Option<String> {
+    match wire {
+        Wire::Anthropic => anthropic::tools_list(tools, false),
+        Wire::Responses => responses::tools_list(tools, false),
+        Wire::Chat | Wire::Gemini => tools_text(wire, tools),
     }
 }
 

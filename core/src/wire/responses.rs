@@ -11,6 +11,7 @@
 
 use super::json::{self, Obj};
 use super::{Body, Layout, Pos, Rendered, Request};
+use crate::fields::Tool;
 use crate::items::{Message, PartKind};
 use crate::kinds::Role;
 
@@ -131,12 +132,22 @@ pub(super) fn elements(req: &Request<'_>) -> (Vec<String>, Vec<Vec<Pos>>) {
 /// Function tools, flat; `strict` is required by the API's types (an input schema is
 /// not necessarily a strict-mode one, so it is false).
 pub(super) fn tools_text(req: &Request<'_>) -> Option<String> {
-    if req.tools.is_empty() {
+    tools_list(req.tools, true)
+}
+
+/// The hosted tool search, sent when a tool is deferred: the API searches the deferred
+/// functions and loads what it finds.
+const TOOL_SEARCH: &str = r#"{"type":"tool_search"}"#;
+
+/// The tools, a deferred one with `defer_loading` (left out unless `with_deferred`: what
+/// the model's context loads), then the tool search when any is deferred.
+pub(super) fn tools_list(tools: &[Tool], with_deferred: bool) -> Option<String> {
+    if tools.is_empty() {
         return None;
     }
     let mut out = String::from("[");
-    for (i, t) in req.tools.iter().enumerate() {
-        if i > 0 {
+    for t in tools.iter().filter(|t| with_deferred || !t.deferred) {
+        if out.len() > 1 {
             out.push(',');
         }
         out.push_str(r#"{"type":"function","name":"#);
@@ -147,7 +158,17 @@ pub(super) fn tools_text(req: &Request<'_>) -> Option<String> {
         }
         out.push_str(r#","parameters":"#);
         json::raw(&mut out, &t.input_schema);
-        out.push_str(r#","strict":false}"#);
+        out.push_str(r#","strict":false"#);
+        if t.deferred {
+            out.push_str(r#","defer_loading":true"#);
+        }
+        out.push('}');
+    }
+    if tools.iter().any(|t| t.deferred) {
+        if out.len() > 1 {
+            out.push(',');
+        }
+        out.push_str(TOOL_SEARCH);
     }
     out.push(']');
     Some(out)
@@ -180,6 +201,5 @@ pub(super) fn render(req: &Request<'_>) -> Rendered {
             system: Vec::new(),
             elements: element_layout,
         },
-        tools_text,
     }
 }
