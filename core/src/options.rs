@@ -433,7 +433,7 @@ pub fn fields(o: &Options, wire: Wire) -> Vec<(&'static str, String)> {
                 out.push(("stop", strings(s)));
             }
             if let Some(f) = &o.response_format {
-                out.push(("response_format", chat_format(f)));
+                out.push(("response_format", openai_format(f, true)));
             }
             if let Some(Thinking::Effort(e)) = &o.thinking {
                 out.push(("reasoning_effort", q(e)));
@@ -441,7 +441,7 @@ pub fn fields(o: &Options, wire: Wire) -> Vec<(&'static str, String)> {
         }
         _ => {
             if let Some(f) = &o.response_format {
-                out.push(("text", format!(r#"{{"format":{}}}"#, responses_format(f))));
+                out.push(("text", format!(r#"{{"format":{}}}"#, openai_format(f, false))));
             }
             if let Some(Thinking::Effort(e)) = &o.thinking {
                 out.push(("reasoning", format!(r#"{{"effort":{}}}"#, q(e))));
@@ -486,30 +486,20 @@ fn anthropic_fields(o: &Options, out: &mut Vec<(&'static str, String)>) {
     }
 }
 
-fn chat_format(f: &Format) -> String {
+/// A structured output format as OpenAI spells it: chat nests a json_schema's fields in
+/// `json_schema`, responses (`text.format`) lays them flat.
+fn openai_format(f: &Format, nested: bool) -> String {
     match f {
         Format::Text => r#"{"type":"text"}"#.into(),
         Format::JsonObject => r#"{"type":"json_object"}"#.into(),
         Format::JsonSchema { name, schema, strict } => {
             let strict = strict.map_or(String::new(), |s| format!(r#","strict":{s}"#));
-            format!(
-                r#"{{"type":"json_schema","json_schema":{{"name":{},"schema":{schema}{strict}}}}}"#,
-                q(name)
-            )
-        }
-    }
-}
-
-fn responses_format(f: &Format) -> String {
-    match f {
-        Format::Text => r#"{"type":"text"}"#.into(),
-        Format::JsonObject => r#"{"type":"json_object"}"#.into(),
-        Format::JsonSchema { name, schema, strict } => {
-            let strict = strict.map_or(String::new(), |s| format!(r#","strict":{s}"#));
-            format!(
-                r#"{{"type":"json_schema","name":{},"schema":{schema}{strict}}}"#,
-                q(name)
-            )
+            let fields = format!(r#""name":{},"schema":{schema}{strict}"#, q(name));
+            if nested {
+                format!(r#"{{"type":"json_schema","json_schema":{{{fields}}}}}"#)
+            } else {
+                format!(r#"{{"type":"json_schema",{fields}}}"#)
+            }
         }
     }
 }

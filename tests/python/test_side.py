@@ -12,7 +12,7 @@ import pathlib
 import psycopg
 import pytest
 
-from test_wire_types import ANTHROPIC, CHAT, RESPONSES, assert_valid, assert_valid_gemini
+from test_wire_types import assert_valid_wire
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "fixtures" / "side"
@@ -73,13 +73,6 @@ def parts(wire, b):
     return out
 
 
-def validate(wire, b):
-    if wire == "gemini":
-        assert_valid_gemini(b)
-    else:
-        assert_valid({"anthropic": ANTHROPIC, "chat": CHAT, "responses": RESPONSES}[wire], b)
-
-
 def test_a_side_answers_as_its_captured_turns_answerer(sdb):
     assert sdb.execute("SELECT answerer_id::text FROM prompt.conversations WHERE id = %s", (SIDE,)).fetchone()[0] == WREN
     explained = sdb.execute("SELECT prompt.explain_turn(%s, %s)", (SIDE, SIDE_TURN)).fetchone()[0]
@@ -90,7 +83,7 @@ def test_a_side_answers_as_its_captured_turns_answerer(sdb):
 def test_the_first_request_extends_the_parents(sdb, wire):
     parent_text, parent = body(sdb, PARENT, WRENS_TURN, MODELS[wire])
     side_text, side = body(sdb, SIDE, SIDE_TURN, MODELS[wire])
-    validate(wire, side)
+    assert_valid_wire(wire, side)
     before, after = parts(wire, parent), parts(wire, side)
     assert after[: len(before)] == before, "the parent's request, part for part"
     assert len(after) > len(before)

@@ -74,6 +74,25 @@ def normalize(v):
     return v
 
 
+def reseal_r1(db, **columns):
+    """Inside the caller's transaction (rolled back after): the run turn R1 rewritten with
+    `columns` and its seal dropped, so the next compile seals it afresh. The write
+    trigger, which refuses changing a sealed turn, is off for the rewrite."""
+    db.execute("ALTER TABLE prompt.turns DISABLE TRIGGER turns_write")
+    sets = "".join(f"{k} = %s, " for k in columns)
+    db.execute(f"UPDATE prompt.turns SET {sets}sealed_at = NULL, sealed_preface = NULL, sealed_catalog = NULL, "
+               "sealed_mechanism = NULL, sealed_versions = NULL WHERE id = %s", (*columns.values(), R1))
+    db.execute("DELETE FROM prompt.seals WHERE turn_id = %s", (R1,))
+    db.execute("ALTER TABLE prompt.turns ENABLE TRIGGER turns_write")
+
+
+def assert_valid_wire(wire: str, body: dict) -> None:
+    if wire == "gemini":
+        assert_valid_gemini(body)
+    else:
+        assert_valid({"anthropic": ANTHROPIC, "chat": CHAT, "responses": RESPONSES}[wire], body)
+
+
 def with_model(db, conversation, turn, model):
     """The turn compiled for another model (and so another wire), without sealing:
     its wire and its body."""
@@ -126,14 +145,7 @@ def test_a_run_with_tools_rounds_and_pictures_validates(db, model):
     db.execute("BEGIN")
     try:
         # A fresh seal for this model: drop the fixture's rounds' turn seal in a rollback.
-        db.execute("ALTER TABLE prompt.turns DISABLE TRIGGER turns_write")
-        db.execute(
-            "UPDATE prompt.turns SET model = %s, sealed_at = NULL, sealed_preface = NULL, "
-            "sealed_catalog = NULL, sealed_mechanism = NULL, sealed_versions = NULL WHERE id = %s",
-            (model, R1),
-        )
-        db.execute("DELETE FROM prompt.seals WHERE turn_id = %s", (R1,))
-        db.execute("ALTER TABLE prompt.turns ENABLE TRIGGER turns_write")
+        reseal_r1(db, model=model)
         wire = explain(db, C2, R1)["wire"]
         request = compile_turn(db, C2, R1)
     finally:
@@ -196,14 +208,8 @@ def test_request_options_validate_on_every_wire(db, model):
     SDK's types accept whole."""
     db.execute("BEGIN")
     try:
-        db.execute("ALTER TABLE prompt.turns DISABLE TRIGGER turns_write")
         db.execute("UPDATE prompt.models SET request_options = '{\"top_p\": 0.5}' WHERE name = %s AND wire <> 'anthropic'", (model,))
-        db.execute(
-            "UPDATE prompt.turns SET model = %s, request_options = %s, sealed_at = NULL WHERE id = %s",
-            (model, json.dumps(OPTIONS[model]), R1),
-        )
-        db.execute("DELETE FROM prompt.seals WHERE turn_id = %s", (R1,))
-        db.execute("ALTER TABLE prompt.turns ENABLE TRIGGER turns_write")
+        reseal_r1(db, model=model, request_options=json.dumps(OPTIONS[model]))
         wire = explain(db, C2, R1)["wire"]
         request = compile_turn(db, C2, R1)
     finally:
@@ -278,11 +284,8 @@ def test_deferred_tools_validate_on_every_wire(db, model):
     the eager catalog; both are frozen with the seal and found by search_deferred."""
     db.execute("BEGIN")
     try:
-        db.execute("ALTER TABLE prompt.turns DISABLE TRIGGER turns_write")
-        db.execute("UPDATE prompt.turns SET model = %s, tools = %s, callables = %s, sealed_at = NULL WHERE id = %s",
-                   (model, json.dumps(DEFERRED_TOOLS), json.dumps([{"name": "skill", "deferred": True}]), R1))
-        db.execute("DELETE FROM prompt.seals WHERE turn_id = %s", (R1,))
-        db.execute("ALTER TABLE prompt.turns ENABLE TRIGGER turns_write")
+        reseal_r1(db, model=model, tools=json.dumps(DEFERRED_TOOLS),
+                  callables=json.dumps([{"name": "skill", "deferred": True}]))
         wire = explain(db, C2, R1)["wire"]
         request = json.loads(db.execute("SELECT prompt.compile_turn(%s, %s)::text", (C2, R1)).fetchone()[0])
         sealed = db.execute("SELECT prompt.explain_turn(%s, %s)", (C2, R1)).fetchone()[0]
@@ -296,12 +299,11 @@ def test_deferred_tools_validate_on_every_wire(db, model):
     assert everything["catalog"] and all(line.startswith("- skill / ") for line in everything["catalog"])
     system_text = json.dumps(request)
     assert "Skills available now." not in system_text, "the only callable is deferred: no eager catalog"
+    assert_valid_wire(wire, request)
     if wire == "gemini":
-        assert_valid_gemini(request)
         names = [f["name"] for t in request["tools"] for f in t["functionDeclarations"]]
         assert names == ["read_invoice"]
     else:
-        assert_valid({"anthropic": ANTHROPIC, "chat": CHAT, "responses": RESPONSES}[wire], request)
         if wire == "chat":
             assert [t["function"]["name"] for t in request["tools"]] == ["read_invoice"]
         else:

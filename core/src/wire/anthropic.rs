@@ -7,8 +7,7 @@
 //! escaping is the renderer's one heavy step (see `json::string`).
 
 use super::json::{self, Obj};
-use super::{carries, Body, Layout, Pos, Rendered, Request};
-use crate::fields::Tool;
+use super::{carries, Body, Layout, Pos, Rendered, Request, ToolSpelling};
 use crate::items::{Message, PartKind};
 use crate::kinds::{CacheTtl, Role, Wire};
 
@@ -145,47 +144,16 @@ pub(super) fn elements(req: &Request<'_>, start: usize) -> (Vec<String>, Vec<Vec
     (texts, layout)
 }
 
-/// Anthropic's tool search tool, sent when a tool is deferred: the model searches the
-/// deferred tools' names and descriptions with a pattern, and the API loads what it finds.
-const TOOL_SEARCH: &str = r#"{"type":"tool_search_tool_regex_20251119","name":"tool_search_tool_regex"}"#;
-
-pub(super) fn tools_text(req: &Request<'_>) -> Option<String> {
-    tools_list(req.tools, true)
-}
-
-/// The tools, a deferred one with `defer_loading` (left out unless `with_deferred`: what
-/// the model's context loads), then the search tool when any is deferred.
-pub(super) fn tools_list(tools: &[Tool], with_deferred: bool) -> Option<String> {
-    if tools.is_empty() {
-        return None;
-    }
-    let mut out = String::from("[");
-    for t in tools.iter().filter(|t| with_deferred || !t.deferred) {
-        if out.len() > 1 {
-            out.push(',');
-        }
-        out.push_str(r#"{"name":"#);
-        json::string(&mut out, &t.name);
-        if let Some(d) = &t.description {
-            out.push_str(r#","description":"#);
-            json::string(&mut out, d);
-        }
-        out.push_str(r#","input_schema":"#);
-        json::raw(&mut out, &t.input_schema);
-        if t.deferred {
-            out.push_str(r#","defer_loading":true"#);
-        }
-        out.push('}');
-    }
-    if tools.iter().any(|t| t.deferred) {
-        if out.len() > 1 {
-            out.push(',');
-        }
-        out.push_str(TOOL_SEARCH);
-    }
-    out.push(']');
-    Some(out)
-}
+/// Anthropic's tools; its tool search tool is sent when a tool is deferred: the model
+/// searches the deferred tools' names and descriptions with a pattern, and the API loads
+/// what it finds.
+pub(super) const TOOLS: ToolSpelling = ToolSpelling {
+    list: ("[", "]"),
+    open: r#"{"name":"#,
+    schema: r#","input_schema":"#,
+    after_schema: "",
+    search: Some(r#"{"type":"tool_search_tool_regex_20251119","name":"tool_search_tool_regex"}"#),
+};
 
 pub(super) fn render(req: &Request<'_>) -> Rendered {
     let messages = req.messages;
@@ -205,7 +173,7 @@ pub(super) fn render(req: &Request<'_>) -> Rendered {
     }
     let head = head.open_list("messages");
     let (elements, element_layout) = elements(req, leading);
-    let tools_text = tools_text(req);
+    let tools_text = super::tool_list(&TOOLS, req.tools, true);
     let mut tail = Obj::after("]");
     if let Some(t) = &tools_text {
         tail.raw("tools", t);

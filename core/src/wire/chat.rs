@@ -4,7 +4,7 @@
 //! Elements are written by hand with [`json::string`], as on the Anthropic wire.
 
 use super::json::{self, Obj};
-use super::{Body, Layout, Pos, Rendered, Request};
+use super::{Body, Layout, Pos, Rendered, Request, ToolSpelling};
 use crate::items::{Message, PartKind};
 use crate::kinds::Role;
 
@@ -120,30 +120,15 @@ pub(super) fn elements(req: &Request<'_>) -> (Vec<String>, Vec<Vec<Pos>>) {
     (texts, layout)
 }
 
-/// The tools the request loads: chat has no tool search, so a deferred tool is left
-/// out (its definition is frozen with the seal for the application's own search).
-pub(super) fn tools_text(req: &Request<'_>) -> Option<String> {
-    if req.tools.iter().all(|t| t.deferred) {
-        return None;
-    }
-    let mut out = String::from("[");
-    for t in req.tools.iter().filter(|t| !t.deferred) {
-        if out.len() > 1 {
-            out.push(',');
-        }
-        out.push_str(r#"{"type":"function","function":{"name":"#);
-        json::string(&mut out, &t.name);
-        if let Some(d) = &t.description {
-            out.push_str(r#","description":"#);
-            json::string(&mut out, d);
-        }
-        out.push_str(r#","parameters":"#);
-        json::raw(&mut out, &t.input_schema);
-        out.push_str("}}");
-    }
-    out.push(']');
-    Some(out)
-}
+/// Function tools; chat has no tool search, so a deferred tool is left out (its
+/// definition is frozen with the seal for the application's own search).
+pub(super) const TOOLS: ToolSpelling = ToolSpelling {
+    list: ("[", "]"),
+    open: r#"{"type":"function","function":{"name":"#,
+    schema: r#","parameters":"#,
+    after_schema: "}",
+    search: None,
+};
 
 pub(super) fn render(req: &Request<'_>) -> Rendered {
     let mut head = Obj::new();
@@ -153,7 +138,7 @@ pub(super) fn render(req: &Request<'_>) -> Rendered {
     head.field("max_completion_tokens", &req.max_tokens());
     let head = head.open_list("messages");
     let (elements, element_layout) = elements(req);
-    let tools_text = tools_text(req);
+    let tools_text = super::tool_list(&TOOLS, req.tools, true);
     let mut tail = Obj::after("]");
     if let Some(t) = &tools_text {
         tail.raw("tools", t);

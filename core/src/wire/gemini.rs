@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 
 use super::json::{self, Obj};
-use super::{carries, Body, Layout, Pos, Rendered, Request};
+use super::{carries, Body, Layout, Pos, Rendered, Request, ToolSpelling};
 use crate::items::{Message, PartKind};
 use crate::kinds::{Role, Wire};
 
@@ -147,31 +147,15 @@ pub(super) fn elements(req: &Request<'_>, start: usize) -> (Vec<String>, Vec<Vec
     (texts, layout)
 }
 
-/// The tools the request loads: Gemini has no tool search, so a deferred tool is left
-/// out (its definition is frozen with the seal for the application's own search).
-pub(super) fn tools_text(req: &Request<'_>) -> Option<String> {
-    if req.tools.iter().all(|t| t.deferred) {
-        return None;
-    }
-    let mut out = String::from(r#"[{"functionDeclarations":["#);
-    let start = out.len();
-    for t in req.tools.iter().filter(|t| !t.deferred) {
-        if out.len() > start {
-            out.push(',');
-        }
-        out.push_str(r#"{"name":"#);
-        json::string(&mut out, &t.name);
-        if let Some(d) = &t.description {
-            out.push_str(r#","description":"#);
-            json::string(&mut out, d);
-        }
-        out.push_str(r#","parametersJsonSchema":"#);
-        json::raw(&mut out, &t.input_schema);
-        out.push('}');
-    }
-    out.push_str("]}]");
-    Some(out)
-}
+/// Function declarations; Gemini has no tool search, so a deferred tool is left out
+/// (its definition is frozen with the seal for the application's own search).
+pub(super) const TOOLS: ToolSpelling = ToolSpelling {
+    list: (r#"[{"functionDeclarations":["#, "]}]"),
+    open: r#"{"name":"#,
+    schema: r#","parametersJsonSchema":"#,
+    after_schema: "",
+    search: None,
+};
 
 pub(super) fn render(req: &Request<'_>) -> Rendered {
     let messages = req.messages;
@@ -188,7 +172,7 @@ pub(super) fn render(req: &Request<'_>) -> Rendered {
     }
     let head = head.open_list("contents");
     let (elements, element_layout) = elements(req, leading);
-    let tools_text = tools_text(req);
+    let tools_text = super::tool_list(&TOOLS, req.tools, true);
     let mut tail = Obj::after("]");
     if let Some(t) = &tools_text {
         tail.raw("tools", t);

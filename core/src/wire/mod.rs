@@ -138,33 +138,78 @@ pub fn render(wire: Wire, req: &Request<'_>) -> Rendered {
     }
 }
 
+/// How a wire spells its tool list: one renderer for the four wires.
+pub(super) struct ToolSpelling {
+    /// What opens and closes the list.
+    pub list: (&'static str, &'static str),
+    /// A tool, up to its name.
+    pub open: &'static str,
+    /// The key of its input schema.
+    pub schema: &'static str,
+    /// What follows the schema, before a deferred tool's `defer_loading` and the close.
+    pub after_schema: &'static str,
+    /// The wire's tool search, sent when a tool is deferred; `None`: the wire has none,
+    /// and a deferred tool is left out.
+    pub search: Option<&'static str>,
+}
+
+fn spelling(wire: Wire) -> &'static ToolSpelling {
+    match wire {
+        Wire::Anthropic => &anthropic::TOOLS,
+        Wire::Chat => &chat::TOOLS,
+        Wire::Responses => &responses::TOOLS,
+        Wire::Gemini => &gemini::TOOLS,
+    }
+}
+
+/// The tool list as `s` spells it (`None` when it lists nothing). A deferred tool is
+/// sent with `defer_loading` where the wire has a tool search, and only `with_deferred`
+/// (without: what the model's context loads).
+pub(super) fn tool_list(s: &ToolSpelling, tools: &[Tool], with_deferred: bool) -> Option<String> {
+    let searched = s.search.filter(|_| tools.iter().any(|t| t.deferred));
+    let with_deferred = with_deferred && searched.is_some();
+    let mut out = String::from(s.list.0);
+    let mut listed = 0;
+    for t in tools.iter().filter(|t| with_deferred || !t.deferred) {
+        if listed > 0 {
+            out.push(',');
+        }
+        listed += 1;
+        out.push_str(s.open);
+        json::string(&mut out, &t.name);
+        if let Some(d) = &t.description {
+            out.push_str(r#","description":"#);
+            json::string(&mut out, d);
+        }
+        out.push_str(s.schema);
+        json::raw(&mut out, &t.input_schema);
+        out.push_str(s.after_schema);
+        if t.deferred {
+            out.push_str(r#","defer_loading":true"#);
+        }
+        out.push('}');
+    }
+    if let Some(search) = searched {
+        if listed > 0 {
+            out.push(',');
+        }
+        listed += 1;
+        out.push_str(search);
+    }
+    out.push_str(s.list.1);
+    (listed > 0).then_some(out)
+}
+
 /// The exact text of the tool definitions as `wire` sends them (`None` without tools).
 pub fn tools_text(wire: Wire, tools: &[Tool]) -> Option<String> {
-    let req = Request {
-        messages: &[],
-        model: None,
-        tools,
-        breakpoints: &[],
-        options: &Options::default(),
-        cache_key: "",
-    };
-    match wire {
-        Wire::Anthropic => anthropic::tools_text(&req),
-        Wire::Chat => chat::tools_text(&req),
-        Wire::Responses => responses::tools_text(&req),
-        Wire::Gemini => gemini::tools_text(&req),
-    }
+    tool_list(spelling(wire), tools, true)
 }
 
 /// The text of the tool definitions `wire` loads into the model's context (what the
 /// estimate counts): a deferred tool is loaded only when the provider's tool search
 /// finds it, and the search tool itself is counted.
 pub fn loaded_tools_text(wire: Wire, tools: &[Tool]) -> Option<String> {
-    match wire {
-        Wire::Anthropic => anthropic::tools_list(tools, false),
-        Wire::Responses => responses::tools_list(tools, false),
-        Wire::Chat | Wire::Gemini => tools_text(wire, tools),
-    }
+    tool_list(spelling(wire), tools, false)
 }
 
 /// Renders messages appended after a sealed body (a continuation): elements only, no

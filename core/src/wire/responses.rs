@@ -10,8 +10,7 @@
 //! turn is the earlier one plus its new items.
 
 use super::json::{self, Obj};
-use super::{Body, Layout, Pos, Rendered, Request};
-use crate::fields::Tool;
+use super::{Body, Layout, Pos, Rendered, Request, ToolSpelling};
 use crate::items::{Message, PartKind};
 use crate::kinds::Role;
 
@@ -130,49 +129,16 @@ pub(super) fn elements(req: &Request<'_>) -> (Vec<String>, Vec<Vec<Pos>>) {
 }
 
 /// Function tools, flat; `strict` is required by the API's types (an input schema is
-/// not necessarily a strict-mode one, so it is false).
-pub(super) fn tools_text(req: &Request<'_>) -> Option<String> {
-    tools_list(req.tools, true)
-}
-
-/// The hosted tool search, sent when a tool is deferred: the API searches the deferred
-/// functions and loads what it finds.
-const TOOL_SEARCH: &str = r#"{"type":"tool_search"}"#;
-
-/// The tools, a deferred one with `defer_loading` (left out unless `with_deferred`: what
-/// the model's context loads), then the tool search when any is deferred.
-pub(super) fn tools_list(tools: &[Tool], with_deferred: bool) -> Option<String> {
-    if tools.is_empty() {
-        return None;
-    }
-    let mut out = String::from("[");
-    for t in tools.iter().filter(|t| with_deferred || !t.deferred) {
-        if out.len() > 1 {
-            out.push(',');
-        }
-        out.push_str(r#"{"type":"function","name":"#);
-        json::string(&mut out, &t.name);
-        if let Some(d) = &t.description {
-            out.push_str(r#","description":"#);
-            json::string(&mut out, d);
-        }
-        out.push_str(r#","parameters":"#);
-        json::raw(&mut out, &t.input_schema);
-        out.push_str(r#","strict":false"#);
-        if t.deferred {
-            out.push_str(r#","defer_loading":true"#);
-        }
-        out.push('}');
-    }
-    if tools.iter().any(|t| t.deferred) {
-        if out.len() > 1 {
-            out.push(',');
-        }
-        out.push_str(TOOL_SEARCH);
-    }
-    out.push(']');
-    Some(out)
-}
+/// not necessarily a strict-mode one, so it is false). The hosted tool search is sent
+/// when a tool is deferred: the API searches the deferred functions and loads what it
+/// finds.
+pub(super) const TOOLS: ToolSpelling = ToolSpelling {
+    list: ("[", "]"),
+    open: r#"{"type":"function","name":"#,
+    schema: r#","parameters":"#,
+    after_schema: r#","strict":false"#,
+    search: Some(r#"{"type":"tool_search"}"#),
+};
 
 pub(super) fn render(req: &Request<'_>) -> Rendered {
     let mut head = Obj::new();
@@ -182,7 +148,7 @@ pub(super) fn render(req: &Request<'_>) -> Rendered {
     head.field("max_output_tokens", &req.max_tokens());
     let head = head.open_list("input");
     let (elements, element_layout) = elements(req);
-    let tools_text = tools_text(req);
+    let tools_text = super::tool_list(&TOOLS, req.tools, true);
     let mut tail = Obj::after("]");
     if let Some(t) = &tools_text {
         tail.raw("tools", t);
