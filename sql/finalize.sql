@@ -145,6 +145,12 @@ BEGIN
                                    NEW.input::text, NEW.tools::text, NEW.callables::text,
                                    NEW.request_options::text);
     END IF;
+    IF NEW.request_options <> '{}'::jsonb AND NEW.model IS NOT NULL
+       AND (TG_OP = 'INSERT' OR NEW.request_options IS DISTINCT FROM OLD.request_options
+            OR NEW.model IS DISTINCT FROM OLD.model) THEN
+        PERFORM prompt._check_options_wire('turn', NEW.request_options::text, m.wire, m.max_output_tokens)
+           FROM prompt.models m WHERE m.name = NEW.model;
+    END IF;
     IF TG_OP = 'INSERT'
        OR NEW.content IS DISTINCT FROM OLD.content
        OR NEW.prompt  IS DISTINCT FROM OLD.prompt
@@ -304,6 +310,12 @@ BEGIN
     IF TG_OP = 'INSERT' OR NEW.request_options IS DISTINCT FROM OLD.request_options THEN
         PERFORM prompt._check_request_options(TG_TABLE_NAME, NEW.request_options::text);
     END IF;
+    IF NEW.request_options <> '{}'::jsonb AND NEW.model IS NOT NULL
+       AND (TG_OP = 'INSERT' OR NEW.request_options IS DISTINCT FROM OLD.request_options
+            OR NEW.model IS DISTINCT FROM OLD.model) THEN
+        PERFORM prompt._check_options_wire('agent', NEW.request_options::text, m.wire, m.max_output_tokens)
+           FROM prompt.models m WHERE m.name = NEW.model;
+    END IF;
     RETURN NEW;
 END
 $$;
@@ -317,7 +329,7 @@ BEGIN
        OR NEW.request_options IS DISTINCT FROM OLD.request_options
        OR NEW.wire IS DISTINCT FROM OLD.wire
        OR NEW.max_output_tokens IS DISTINCT FROM OLD.max_output_tokens) THEN
-        PERFORM prompt._check_model_options(NEW.request_options::text, NEW.wire, NEW.max_output_tokens);
+        PERFORM prompt._check_options_wire('model', NEW.request_options::text, NEW.wire, NEW.max_output_tokens);
     END IF;
     RETURN NEW;
 END
@@ -325,7 +337,7 @@ $$;
 
 CREATE TRIGGER models_options BEFORE INSERT OR UPDATE OF request_options, wire, max_output_tokens ON prompt.models
     FOR EACH ROW EXECUTE FUNCTION prompt._model_options_write();
-CREATE TRIGGER users_options BEFORE INSERT OR UPDATE OF request_options ON prompt.users
+CREATE TRIGGER users_options BEFORE INSERT OR UPDATE OF request_options, model ON prompt.users
     FOR EACH ROW EXECUTE FUNCTION prompt._options_write();
 
 -- A model with a tokenizer the stored turns have no counts for says so once, when it
@@ -549,8 +561,8 @@ COMMENT ON FUNCTION prompt._check_turn_shape(uuid, text, text, uuid, text, boole
     'Internal: the write-time checks of a turn''s shape (a reply''s poster, a message''s role, a run''s rounds).';
 COMMENT ON FUNCTION prompt._check_request_options(text, text) IS
     'Internal: the write-time checks of request options.';
-COMMENT ON FUNCTION prompt._check_model_options(text, text, integer) IS
-    'Internal: the write-time checks of a model''s request options against its wire and max_output_tokens.';
+COMMENT ON FUNCTION prompt._check_options_wire(text, text, text, integer) IS
+    'Internal: the write-time checks of one level''s request options (a model''s, an agent''s or a turn''s) against the wire and max_output_tokens of the model it names.';
 COMMENT ON FUNCTION prompt._check_round(uuid, integer, text, text, text) IS
     'Internal: the write-time checks of a round.';
 COMMENT ON FUNCTION prompt._check_round_place(uuid, integer, text, text, boolean) IS

@@ -357,6 +357,25 @@ pub fn resolve(levels: [(&str, &RequestOptions); 3], wire: Wire, max_tokens: i32
     Ok(o)
 }
 
+/// The tool options against the names of the tools the request loads: without any,
+/// `tool_choice` and `parallel_tool_calls` are left out (the APIs refuse them without
+/// tools, and an agent's options serve its turns without tools too); a `tool_choice`
+/// naming a tool the request does not load (absent, or deferred) is refused.
+pub fn fit_tools(o: &mut Options, loaded: &[&str]) -> Result<()> {
+    if loaded.is_empty() {
+        o.tool_choice = None;
+        o.parallel_tool_calls = None;
+        return Ok(());
+    }
+    match &o.tool_choice {
+        Some(ToolChoice::Named(name)) if !loaded.contains(&name.as_str()) => Err(invalid(
+            "tool_choice",
+            format!("tool_choice names \"{name}\", which the request does not load (not among the turn's tools, or deferred)"),
+        )),
+        _ => Ok(()),
+    }
+}
+
 fn q(s: &str) -> String {
     Value::String(s.to_string()).to_string()
 }

@@ -579,3 +579,36 @@ fn deferred_callables_and_tools_on_every_wire() {
     assert!(d.search("duplicate").catalog.is_empty());
     assert_eq!(d.search(""), d);
 }
+
+/// Tool options fit the tools the request loads: without tools they are left out (the
+/// APIs refuse them), and a tool_choice naming a tool the request does not load is
+/// refused.
+#[test]
+fn tool_options_fit_the_loaded_tools() {
+    let agent_options = request_options(r#"{"tool_choice": "required", "parallel_tool_calls": false}"#);
+    let mut s = Scenario::new("Hi.").turn(|t| t.model = Some("gpt".into()));
+    s.user_mut(LARK).request_options = agent_options.clone();
+    let req = body(&s.run(Purpose::Preview).unwrap());
+    assert!(
+        req.get("tool_choice").is_none() && req.get("parallel_tool_calls").is_none(),
+        "{req}"
+    );
+    let defs = r#"[{"name":"read_invoice","input_schema":{"type":"object"}},
+                   {"name":"refund","input_schema":{"type":"object"},"deferred":true}]"#;
+    let mut s = Scenario::new("Hi.").turn(|t| {
+        t.model = Some("gpt".into());
+        t.tools = Some(tools(defs));
+    });
+    s.user_mut(LARK).request_options = agent_options;
+    let req = body(&s.run(Purpose::Preview).unwrap());
+    assert_eq!(req["tool_choice"], "required");
+    assert_eq!(req["parallel_tool_calls"], false);
+    let s = s.turn(|t| t.request_options = request_options(r#"{"tool_choice": {"name": "refund"}}"#));
+    let e = s.run(Purpose::Preview).unwrap_err();
+    assert_eq!(e.code, Code::RequestOptionsInvalid);
+    assert!(
+        e.message.contains("names \"refund\", which the request does not load"),
+        "{}",
+        e.message
+    );
+}

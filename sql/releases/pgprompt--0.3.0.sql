@@ -323,9 +323,10 @@ AS 'MODULE_PATHNAME', '_check_document_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:127
--- pgprompt::pg::triggers::_check_model_options
-CREATE  FUNCTION "_check_model_options"(
+-- src/pg/triggers.rs:129
+-- pgprompt::pg::triggers::_check_options_wire
+CREATE  FUNCTION "_check_options_wire"(
+	"level" TEXT, /* & str */
 	"options" TEXT, /* Option < & str > */
 	"wire" TEXT, /* Option < & str > */
 	"max_output_tokens" INT /* Option < i32 > */
@@ -333,7 +334,7 @@ CREATE  FUNCTION "_check_model_options"(
 IMMUTABLE PARALLEL SAFE
 SET search_path TO pg_catalog, pg_temp
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', '_check_model_options_wrapper';
+AS 'MODULE_PATHNAME', '_check_options_wire_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -350,7 +351,7 @@ AS 'MODULE_PATHNAME', '_check_request_options_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:140
+-- src/pg/triggers.rs:147
 -- pgprompt::pg::triggers::_check_round
 CREATE  FUNCTION "_check_round"(
 	"turn_id" uuid, /* pgrx :: Uuid */
@@ -366,7 +367,7 @@ AS 'MODULE_PATHNAME', '_check_round_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:154
+-- src/pg/triggers.rs:161
 -- pgprompt::pg::triggers::_check_round_place
 CREATE  FUNCTION "_check_round_place"(
 	"turn_id" uuid, /* Option < pgrx :: Uuid > */
@@ -437,13 +438,13 @@ AS 'MODULE_PATHNAME', '_check_turn_shape_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/upgrade.rs:42
+-- src/pg/upgrade.rs:60
 -- pgprompt::pg::upgrade::_convert_seals_02
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:197
+-- src/pg/triggers.rs:204
 -- pgprompt::pg::triggers::_own_entries
 CREATE  FUNCTION "_own_entries"(
 	"summary" TEXT, /* Option < & str > */
@@ -458,7 +459,7 @@ AS 'MODULE_PATHNAME', '_own_entries_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:212
+-- src/pg/triggers.rs:219
 -- pgprompt::pg::triggers::_refuse_sealed
 CREATE  FUNCTION "_refuse_sealed"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -479,7 +480,7 @@ AS 'MODULE_PATHNAME', '_refuse_sealed_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:235
+-- src/pg/triggers.rs:242
 -- pgprompt::pg::triggers::_refuse_sent_round
 CREATE  FUNCTION "_refuse_sent_round"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -494,7 +495,7 @@ AS 'MODULE_PATHNAME', '_refuse_sent_round_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:249
+-- src/pg/triggers.rs:256
 -- pgprompt::pg::triggers::_refuse_timezone
 CREATE  FUNCTION "_refuse_timezone"(
 	"timezone" TEXT /* & str */
@@ -506,7 +507,7 @@ AS 'MODULE_PATHNAME', '_refuse_timezone_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:175
+-- src/pg/triggers.rs:182
 -- pgprompt::pg::triggers::_row_tokens
 CREATE  FUNCTION "_row_tokens"(
 	"kind" TEXT, /* Option < & str > */
@@ -902,6 +903,12 @@ BEGIN
                                    NEW.input::text, NEW.tools::text, NEW.callables::text,
                                    NEW.request_options::text);
     END IF;
+    IF NEW.request_options <> '{}'::jsonb AND NEW.model IS NOT NULL
+       AND (TG_OP = 'INSERT' OR NEW.request_options IS DISTINCT FROM OLD.request_options
+            OR NEW.model IS DISTINCT FROM OLD.model) THEN
+        PERFORM prompt._check_options_wire('turn', NEW.request_options::text, m.wire, m.max_output_tokens)
+           FROM prompt.models m WHERE m.name = NEW.model;
+    END IF;
     IF TG_OP = 'INSERT'
        OR NEW.content IS DISTINCT FROM OLD.content
        OR NEW.prompt  IS DISTINCT FROM OLD.prompt
@@ -1061,6 +1068,12 @@ BEGIN
     IF TG_OP = 'INSERT' OR NEW.request_options IS DISTINCT FROM OLD.request_options THEN
         PERFORM prompt._check_request_options(TG_TABLE_NAME, NEW.request_options::text);
     END IF;
+    IF NEW.request_options <> '{}'::jsonb AND NEW.model IS NOT NULL
+       AND (TG_OP = 'INSERT' OR NEW.request_options IS DISTINCT FROM OLD.request_options
+            OR NEW.model IS DISTINCT FROM OLD.model) THEN
+        PERFORM prompt._check_options_wire('agent', NEW.request_options::text, m.wire, m.max_output_tokens)
+           FROM prompt.models m WHERE m.name = NEW.model;
+    END IF;
     RETURN NEW;
 END
 $$;
@@ -1074,7 +1087,7 @@ BEGIN
        OR NEW.request_options IS DISTINCT FROM OLD.request_options
        OR NEW.wire IS DISTINCT FROM OLD.wire
        OR NEW.max_output_tokens IS DISTINCT FROM OLD.max_output_tokens) THEN
-        PERFORM prompt._check_model_options(NEW.request_options::text, NEW.wire, NEW.max_output_tokens);
+        PERFORM prompt._check_options_wire('model', NEW.request_options::text, NEW.wire, NEW.max_output_tokens);
     END IF;
     RETURN NEW;
 END
@@ -1082,7 +1095,7 @@ $$;
 
 CREATE TRIGGER models_options BEFORE INSERT OR UPDATE OF request_options, wire, max_output_tokens ON prompt.models
     FOR EACH ROW EXECUTE FUNCTION prompt._model_options_write();
-CREATE TRIGGER users_options BEFORE INSERT OR UPDATE OF request_options ON prompt.users
+CREATE TRIGGER users_options BEFORE INSERT OR UPDATE OF request_options, model ON prompt.users
     FOR EACH ROW EXECUTE FUNCTION prompt._options_write();
 
 -- A model with a tokenizer the stored turns have no counts for says so once, when it
@@ -1306,8 +1319,8 @@ COMMENT ON FUNCTION prompt._check_turn_shape(uuid, text, text, uuid, text, boole
     'Internal: the write-time checks of a turn''s shape (a reply''s poster, a message''s role, a run''s rounds).';
 COMMENT ON FUNCTION prompt._check_request_options(text, text) IS
     'Internal: the write-time checks of request options.';
-COMMENT ON FUNCTION prompt._check_model_options(text, text, integer) IS
-    'Internal: the write-time checks of a model''s request options against its wire and max_output_tokens.';
+COMMENT ON FUNCTION prompt._check_options_wire(text, text, text, integer) IS
+    'Internal: the write-time checks of one level''s request options (a model''s, an agent''s or a turn''s) against the wire and max_output_tokens of the model it names.';
 COMMENT ON FUNCTION prompt._check_round(uuid, integer, text, text, text) IS
     'Internal: the write-time checks of a round.';
 COMMENT ON FUNCTION prompt._check_round_place(uuid, integer, text, text, boolean) IS

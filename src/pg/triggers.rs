@@ -122,19 +122,26 @@ fn _check_request_options(table: Option<&str>, options: Option<&str>) {
         .or_raise();
 }
 
-/// A model's request options against its own wire and token limit, when the row is
-/// written (an agent's or a turn's meet their wire only when a turn compiles).
+/// One level's request options (`model`, `agent` or `turn`) against the wire and token
+/// limit of the model it names, when the row is written: a model's own, an agent's with
+/// a model, a turn's with a model. The merged options meet their wire again when a turn
+/// compiles.
 #[pg_extern(immutable, parallel_safe)]
 #[search_path(pg_catalog, pg_temp)]
-fn _check_model_options(options: Option<&str>, wire: Option<&str>, max_output_tokens: Option<i32>) {
+fn _check_options_wire(level: &str, options: Option<&str>, wire: Option<&str>, max_output_tokens: Option<i32>) {
     use pgprompt_core::options::{resolve, RequestOptions};
     let own = fields::parse_request_options(options.unwrap_or("{}"))
-        .map_err(|e| e.detail("The value of models.request_options is not valid."))
+        .map_err(|e| e.detail(format!("The value of the {level}'s request_options is not valid.")))
         .or_raise();
     let wire = Wire::from_column("models.wire", wire.unwrap_or("")).or_raise();
     let max_tokens = max_output_tokens.unwrap_or(pgprompt_core::wire::DEFAULT_MAX_TOKENS);
     let none = RequestOptions::default();
-    resolve([("model", &own), ("agent", &none), ("turn", &none)], wire, max_tokens).or_raise();
+    let levels = match level {
+        "agent" => [("model", &none), ("agent", &own), ("turn", &none)],
+        "turn" => [("model", &none), ("agent", &none), ("turn", &own)],
+        _ => [("model", &own), ("agent", &none), ("turn", &none)],
+    };
+    resolve(levels, wire, max_tokens).or_raise();
 }
 
 #[pg_extern(immutable, parallel_safe)]

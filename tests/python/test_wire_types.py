@@ -24,6 +24,7 @@ C1 = "00000000-0000-4000-8000-00000000c001"
 C2 = "00000000-0000-4000-8000-00000000c002"
 C3 = "00000000-0000-4000-8000-00000000c003"
 R1 = "00000000-0000-4000-8000-0000000f0001"
+LARKS_TURN = "00000000-0000-4000-8000-0000000f1006"
 
 
 def materialize(value):
@@ -252,22 +253,43 @@ def test_request_options_are_checked_on_write(db):
                    "max_output_tokens = 2048 WHERE name = 'claude-vision'")
     assert e.value.sqlstate == "22023" and "at /request_options/thinking" in str(e.value)
     assert db.execute("SELECT request_options FROM prompt.models WHERE name = 'claude-vision'").fetchone()[0] == {}
+    # An agent with a model, and a turn naming one, are checked against that model's wire.
+    with pytest.raises(psycopg.Error) as e:
+        db.execute("UPDATE prompt.users SET request_options = '{\"metadata\": {\"app\": \"desk\"}}' WHERE handle = 'lark'")
+    assert e.value.sqlstate == "22023" and "at /request_options/metadata" in str(e.value)
+    assert e.value.diag.message_detail == "Set by the agent's request_options; the request goes on the anthropic wire."
+    with pytest.raises(psycopg.Error) as e:
+        db.execute("UPDATE prompt.turns SET model = 'claude-vision', request_options = '{\"top_p\": 0.5}' WHERE id = %s",
+                   (LARKS_TURN,))
+    assert e.value.sqlstate == "22023" and "at /request_options/top_p" in str(e.value)
+    assert "turn's request_options" in e.value.diag.message_detail
+    db.execute("BEGIN")
+    try:
+        db.execute("UPDATE prompt.users SET model = 'gpt-4o', request_options = '{\"metadata\": {\"app\": \"desk\"}}' "
+                   "WHERE handle = 'lark'")
+        with pytest.raises(psycopg.Error) as e:
+            db.execute("UPDATE prompt.users SET model = 'claude-vision' WHERE handle = 'lark'")
+        assert e.value.sqlstate == "22023", "a change of model the options no longer fit"
+    finally:
+        db.execute("ROLLBACK")
 
 
 def test_a_turns_options_meet_its_wire_when_it_compiles(db):
-    """An agent's or a turn's options meet their wire only at compile: refused there,
-    naming the key and the level that set it, nothing sealed."""
+    """The merged options meet their wire at compile: an agent's options that fit its own
+    model, on a turn that names another, are refused there, naming the key and the level
+    that set it, nothing sealed."""
     import psycopg
 
     db.execute("BEGIN")
     try:
-        db.execute("UPDATE prompt.users SET request_options = '{\"metadata\": {\"app\": \"desk\"}}' WHERE handle = 'lark'")
+        db.execute("UPDATE prompt.users SET model = 'gpt-4o', request_options = '{\"temperature\": 0.2}' WHERE handle = 'lark'")
+        db.execute("UPDATE prompt.turns SET model = 'claude-vision' WHERE id = %s", (LARKS_TURN,))
         with pytest.raises(psycopg.Error) as e:
-            db.execute("SELECT prompt.compile_turn(%s, %s)", (C3, "00000000-0000-4000-8000-0000000f1006"))
+            db.execute("SELECT prompt.compile_turn(%s, %s)", (C3, LARKS_TURN))
     finally:
         db.execute("ROLLBACK")
-    assert e.value.sqlstate == "22023" and "at /request_options/metadata" in str(e.value), str(e.value)
-    assert "agent's request_options" in e.value.diag.message_detail
+    assert e.value.sqlstate == "22023" and "at /request_options/temperature" in str(e.value), str(e.value)
+    assert e.value.diag.message_detail == "Set by the agent's request_options; the request goes on the anthropic wire."
 
 
 DEFERRED_TOOLS = [

@@ -202,7 +202,7 @@ impl Compiler<'_, '_> {
     /// checked against the wire.
     fn options(&self) -> Result<crate::options::Options> {
         let none = crate::options::RequestOptions::default();
-        crate::options::resolve(
+        let mut o = crate::options::resolve(
             [
                 ("model", self.model.map_or(&none, |m| &m.request_options)),
                 ("agent", &self.a.request_options),
@@ -211,6 +211,14 @@ impl Compiler<'_, '_> {
             self.wire,
             self.model
                 .map_or(crate::wire::DEFAULT_MAX_TOKENS, |m| m.max_output_tokens),
-        )
+        )?;
+        let loaded: Vec<&str> = self
+            .tools
+            .iter()
+            .filter(|t| !t.deferred)
+            .map(|t| t.name.as_str())
+            .collect();
+        crate::options::fit_tools(&mut o, &loaded)?;
+        Ok(o)
     }
 }
