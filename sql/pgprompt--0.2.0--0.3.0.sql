@@ -292,7 +292,11 @@ AS 'MODULE_PATHNAME', 'record_tool_results_wrapper';
 -- The 0.2 seals, converted (the previous seal of each conversation shares its elements).
 CREATE FUNCTION prompt._convert_seals_02() RETURNS bigint
 LANGUAGE c AS 'MODULE_PATHNAME', '_convert_seals_02_wrapper';
+-- PostgreSQL runs an extension script with client_min_messages at warning: the
+-- conversion's progress NOTICEs are let through for its duration.
+SET LOCAL client_min_messages = notice;
 SELECT prompt._convert_seals_02() AS converted_seals;
+SET LOCAL client_min_messages = warning;
 DROP FUNCTION prompt._convert_seals_02();
 ALTER TABLE prompt.turns DROP COLUMN sealed_request;
 -- A round a later round followed was sent: it never changes again.

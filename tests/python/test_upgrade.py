@@ -123,3 +123,44 @@ def test_the_current_release_is_frozen():
     generated = (extension_dir() / f"pgprompt--{version}.sql").read_text()
     frozen = (ROOT / f"sql/releases/pgprompt--{version}.sql").read_text()
     assert statements(generated) == statements(frozen)
+
+
+def test_many_0_2_seals_convert_in_batches():
+    """The update reads 0.2 seals a batch at a time (keyset over conversation and seq):
+    every seal of several conversations, more than a batch, is converted once, returns the
+    request that was sealed, and the NOTICEs count them. Prints the conversion rate."""
+    import time
+
+    shutil.copy(ROOT / f"sql/releases/pgprompt--{OLD}.sql", extension_dir() / f"pgprompt--{OLD}.sql")
+    with connect("postgres") as admin:
+        admin.execute("DROP DATABASE IF EXISTS pgprompt_batches")
+        admin.execute("CREATE DATABASE pgprompt_batches")
+    seal = json.loads((ROOT / "tests/fixtures/seal_0.2.0.json").read_text())
+    per_conversation, conversations = 90, 3
+    with connect("pgprompt_batches") as c:
+        c.execute(f"CREATE EXTENSION pgprompt VERSION '{SEAL_02}'")
+        c.execute((ROOT / "demo/example.sql").read_text())
+        ws, lark, ada = c.execute("SELECT workspace_id, answerer_id, creator_id FROM prompt.conversations WHERE id = %s",
+                                  (C1,)).fetchone()
+        for n in range(conversations):
+            conv = c.execute("INSERT INTO prompt.conversations (workspace_id, answerer_id, creator_id) "
+                             "VALUES (%s, %s, %s) RETURNING id", (ws, lark, ada)).fetchone()[0]
+            c.execute("INSERT INTO prompt.turns (conversation_id, seq, kind, author_id, poster_id, prompt) "
+                      "SELECT %s, s, 'reply', %s, %s, 'question ' || s FROM generate_series(1, %s) s",
+                      (conv, ada, ada, per_conversation))
+        c.execute("UPDATE prompt.turns SET sealed_at = '2026-11-30 23:31+00', sealed_request = %s::jsonb, "
+                  "sealed_preface = %s::jsonb, sealed_mechanism = 'default', sealed_versions = '{}' "
+                  "WHERE conversation_id <> %s", (json.dumps(seal), json.dumps(seal["preface"]), C1))
+        notices = []
+        c.add_notice_handler(lambda d: notices.append(d.message_primary))
+        started = time.monotonic()
+        c.execute("ALTER EXTENSION pgprompt UPDATE")
+        took = time.monotonic() - started
+        total = per_conversation * conversations
+        assert c.execute("SELECT count(*) FROM prompt.seals").fetchone()[0] == total
+        assert f"pgprompt: converted {total} of {total} sealed turns" in notices, notices
+        for conv, turn in c.execute("SELECT conversation_id, id FROM prompt.turns WHERE conversation_id <> %s "
+                                    "AND seq IN (1, 45, %s)", (C1, per_conversation)).fetchall():
+            body = c.execute("SELECT prompt.compile_turn(%s, %s)::text", (conv, turn)).fetchone()[0]
+            assert json.loads(body) == seal["request"]
+        print(f"\n0.2 seal conversion: {total} seals in {took:.2f} s ({total / took:.0f} seals/s, the whole update)")
