@@ -28,7 +28,7 @@ ALTER TABLE prompt.turns ADD COLUMN request_options jsonb NOT NULL DEFAULT '{}';
 ALTER TABLE prompt.rounds ADD COLUMN sent_at timestamptz;
 ALTER TABLE prompt.conversations ADD COLUMN captured_turn_id uuid,
     ADD CONSTRAINT conversations_capture_is_a_sides
-        CHECK (captured_turn_id IS NULL OR (kind = 'side' AND parent_id IS NOT NULL));
+        CHECK (captured_turn_id IS NULL OR kind = 'side');
 
 CREATE TABLE prompt.seal_nodes (
     conversation_id uuid NOT NULL REFERENCES prompt.conversations (id) ON DELETE CASCADE,
@@ -519,25 +519,36 @@ AS $$
 DECLARE
     found_answerer uuid;
 BEGIN
-    IF NEW.captured_turn_id IS NULL THEN
+    -- Not a Side's capture, nothing of it changed, or the parent was deleted (its
+    -- parent_id set NULL: the Side keeps its rows and no longer compiles).
+    IF NEW.captured_turn_id IS NULL OR NEW.parent_id IS NULL
+       OR (TG_OP = 'UPDATE' AND NEW.parent_id IS NOT DISTINCT FROM OLD.parent_id
+           AND NEW.captured_turn_id IS NOT DISTINCT FROM OLD.captured_turn_id
+           AND NEW.answerer_id IS NOT DISTINCT FROM OLD.answerer_id) THEN
         RETURN NEW;
     END IF;
     SELECT coalesce(t.answerer_id, p.answerer_id) INTO found_answerer
       FROM prompt.turns t JOIN prompt.conversations p ON p.id = t.conversation_id
      WHERE t.conversation_id = NEW.parent_id AND t.id = NEW.captured_turn_id;
     IF NOT FOUND THEN
-        IF NEW.answerer_id IS NULL THEN
+        -- pg_dump's restore writes conversations before turns, answerer_id included.
+        IF TG_OP = 'UPDATE' OR NEW.answerer_id IS NULL THEN
             RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
                 MESSAGE = format('side_invalid: the captured turn %s is not a turn of conversation %s',
                                  NEW.captured_turn_id, NEW.parent_id),
                 HINT = 'A Side is captured from a turn of its parent_id.';
         END IF;
+    ELSIF found_answerer IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = format('side_invalid: the captured turn %s has no answerer (nor has conversation %s)',
+                             NEW.captured_turn_id, NEW.parent_id),
+            HINT = 'A Side answers as its captured turn''s answerer: capture a turn that has one.';
     ELSIF NEW.answerer_id IS NULL THEN
         NEW.answerer_id := found_answerer;
-    ELSIF found_answerer IS DISTINCT FROM NEW.answerer_id THEN
+    ELSIF found_answerer <> NEW.answerer_id THEN
         RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
             MESSAGE = format('side_invalid: a Side answers as its captured turn''s answerer %s, not %s',
-                             coalesce(found_answerer::text, 'NULL'), NEW.answerer_id),
+                             found_answerer, NEW.answerer_id),
             HINT = 'Leave answerer_id NULL: it is filled in from the captured turn.';
     END IF;
     RETURN NEW;

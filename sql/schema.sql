@@ -82,7 +82,7 @@ CREATE TABLE prompt.conversations (
     -- conversations, and pg_dump restores the two tables one after the other).
     captured_turn_id uuid,
     CONSTRAINT conversations_capture_is_a_sides
-        CHECK (captured_turn_id IS NULL OR (kind = 'side' AND parent_id IS NOT NULL))
+        CHECK (captured_turn_id IS NULL OR kind = 'side')
 );
 
 CREATE TABLE prompt.memories (

@@ -357,12 +357,13 @@ pub fn resolve(levels: [(&str, &RequestOptions); 3], wire: Wire, max_tokens: i32
     Ok(o)
 }
 
-/// The tool options against the names of the tools the request loads: without any,
-/// `tool_choice` and `parallel_tool_calls` are left out (the APIs refuse them without
-/// tools, and an agent's options serve its turns without tools too); a `tool_choice`
-/// naming a tool the request does not load (absent, or deferred) is refused.
-pub fn fit_tools(o: &mut Options, loaded: &[&str]) -> Result<()> {
-    if loaded.is_empty() {
+/// The tool options against the names of the tools the request loads (`searching`: the
+/// request sends its wire's tool search, a tool too): without any tool, `tool_choice` and
+/// `parallel_tool_calls` are left out (the APIs refuse them without tools, and an agent's
+/// options serve its turns without tools too); a `tool_choice` naming a tool the request
+/// does not load (absent, or deferred) is refused.
+pub fn fit_tools(o: &mut Options, loaded: &[&str], searching: bool) -> Result<()> {
+    if loaded.is_empty() && !searching {
         o.tool_choice = None;
         o.parallel_tool_calls = None;
         return Ok(());
@@ -431,7 +432,14 @@ fn metadata_text(m: &[(String, String)]) -> String {
 /// its tools), in the provider reference's order, as (key, JSON text).
 pub fn fields(o: &Options, wire: Wire) -> Vec<(&'static str, String)> {
     let mut out = Vec::new();
-    if let Some(c) = &o.tool_choice {
+    // Anthropic says parallel_tool_calls only inside tool_choice: alone, it rides an
+    // `auto` choice (the API's default).
+    let choice = match (&o.tool_choice, wire, o.parallel_tool_calls) {
+        (Some(c), _, _) => Some(c),
+        (None, Wire::Anthropic, Some(_)) => Some(&ToolChoice::Auto),
+        _ => None,
+    };
+    if let Some(c) = choice {
         out.push(("tool_choice", tool_choice_text(c, wire, o.parallel_tool_calls)));
     }
     if wire != Wire::Anthropic {

@@ -612,3 +612,24 @@ fn tool_options_fit_the_loaded_tools() {
         e.message
     );
 }
+
+/// On Anthropic, parallel_tool_calls is spelled inside tool_choice: alone, it rides an
+/// `auto` choice; a refused tool_choice names the level that set it.
+#[test]
+fn anthropic_parallel_tool_calls_alone_rides_an_auto_choice() {
+    let defs = r#"[{"name":"read_invoice","input_schema":{"type":"object"}}]"#;
+    let s = Scenario::new("Hi.").turn(|t| {
+        t.model = Some("claude".into());
+        t.tools = Some(tools(defs));
+        t.request_options = request_options(r#"{"parallel_tool_calls": false}"#);
+    });
+    let req = body(&s.run(Purpose::Preview).unwrap());
+    assert_eq!(
+        req["tool_choice"],
+        serde_json::json!({"type": "auto", "disable_parallel_tool_use": true})
+    );
+    let mut s = s.turn(|t| t.request_options = request_options("{}"));
+    s.user_mut(LARK).request_options = request_options(r#"{"tool_choice": {"name": "missing"}}"#);
+    let e = s.run(Purpose::Preview).unwrap_err();
+    assert_eq!(e.detail.as_deref(), Some("Set by the agent's request_options."));
+}

@@ -93,7 +93,7 @@ CREATE TABLE prompt.conversations (
     -- conversations, and pg_dump restores the two tables one after the other).
     captured_turn_id uuid,
     CONSTRAINT conversations_capture_is_a_sides
-        CHECK (captured_turn_id IS NULL OR (kind = 'side' AND parent_id IS NOT NULL))
+        CHECK (captured_turn_id IS NULL OR kind = 'side')
 );
 
 CREATE TABLE prompt.memories (
@@ -326,7 +326,7 @@ AS 'MODULE_PATHNAME', '_check_document_wrapper';
 -- src/pg/triggers.rs:129
 -- pgprompt::pg::triggers::_check_options_wire
 CREATE  FUNCTION "_check_options_wire"(
-	"level" TEXT, /* & str */
+	"level" TEXT, /* Option < & str > */
 	"options" TEXT, /* Option < & str > */
 	"wire" TEXT, /* Option < & str > */
 	"max_output_tokens" INT /* Option < i32 > */
@@ -351,7 +351,7 @@ AS 'MODULE_PATHNAME', '_check_request_options_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:147
+-- src/pg/triggers.rs:148
 -- pgprompt::pg::triggers::_check_round
 CREATE  FUNCTION "_check_round"(
 	"turn_id" uuid, /* pgrx :: Uuid */
@@ -367,7 +367,7 @@ AS 'MODULE_PATHNAME', '_check_round_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:161
+-- src/pg/triggers.rs:162
 -- pgprompt::pg::triggers::_check_round_place
 CREATE  FUNCTION "_check_round_place"(
 	"turn_id" uuid, /* Option < pgrx :: Uuid > */
@@ -444,7 +444,7 @@ AS 'MODULE_PATHNAME', '_check_turn_shape_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:204
+-- src/pg/triggers.rs:205
 -- pgprompt::pg::triggers::_own_entries
 CREATE  FUNCTION "_own_entries"(
 	"summary" TEXT, /* Option < & str > */
@@ -459,7 +459,7 @@ AS 'MODULE_PATHNAME', '_own_entries_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:219
+-- src/pg/triggers.rs:220
 -- pgprompt::pg::triggers::_refuse_sealed
 CREATE  FUNCTION "_refuse_sealed"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -480,7 +480,7 @@ AS 'MODULE_PATHNAME', '_refuse_sealed_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:242
+-- src/pg/triggers.rs:243
 -- pgprompt::pg::triggers::_refuse_sent_round
 CREATE  FUNCTION "_refuse_sent_round"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -495,7 +495,7 @@ AS 'MODULE_PATHNAME', '_refuse_sent_round_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:256
+-- src/pg/triggers.rs:257
 -- pgprompt::pg::triggers::_refuse_timezone
 CREATE  FUNCTION "_refuse_timezone"(
 	"timezone" TEXT /* & str */
@@ -507,7 +507,7 @@ AS 'MODULE_PATHNAME', '_refuse_timezone_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:182
+-- src/pg/triggers.rs:183
 -- pgprompt::pg::triggers::_row_tokens
 CREATE  FUNCTION "_row_tokens"(
 	"kind" TEXT, /* Option < & str > */
@@ -1032,25 +1032,36 @@ AS $$
 DECLARE
     found_answerer uuid;
 BEGIN
-    IF NEW.captured_turn_id IS NULL THEN
+    -- Not a Side's capture, nothing of it changed, or the parent was deleted (its
+    -- parent_id set NULL: the Side keeps its rows and no longer compiles).
+    IF NEW.captured_turn_id IS NULL OR NEW.parent_id IS NULL
+       OR (TG_OP = 'UPDATE' AND NEW.parent_id IS NOT DISTINCT FROM OLD.parent_id
+           AND NEW.captured_turn_id IS NOT DISTINCT FROM OLD.captured_turn_id
+           AND NEW.answerer_id IS NOT DISTINCT FROM OLD.answerer_id) THEN
         RETURN NEW;
     END IF;
     SELECT coalesce(t.answerer_id, p.answerer_id) INTO found_answerer
       FROM prompt.turns t JOIN prompt.conversations p ON p.id = t.conversation_id
      WHERE t.conversation_id = NEW.parent_id AND t.id = NEW.captured_turn_id;
     IF NOT FOUND THEN
-        IF NEW.answerer_id IS NULL THEN
+        -- pg_dump's restore writes conversations before turns, answerer_id included.
+        IF TG_OP = 'UPDATE' OR NEW.answerer_id IS NULL THEN
             RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
                 MESSAGE = format('side_invalid: the captured turn %s is not a turn of conversation %s',
                                  NEW.captured_turn_id, NEW.parent_id),
                 HINT = 'A Side is captured from a turn of its parent_id.';
         END IF;
+    ELSIF found_answerer IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = format('side_invalid: the captured turn %s has no answerer (nor has conversation %s)',
+                             NEW.captured_turn_id, NEW.parent_id),
+            HINT = 'A Side answers as its captured turn''s answerer: capture a turn that has one.';
     ELSIF NEW.answerer_id IS NULL THEN
         NEW.answerer_id := found_answerer;
-    ELSIF found_answerer IS DISTINCT FROM NEW.answerer_id THEN
+    ELSIF found_answerer <> NEW.answerer_id THEN
         RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
             MESSAGE = format('side_invalid: a Side answers as its captured turn''s answerer %s, not %s',
-                             coalesce(found_answerer::text, 'NULL'), NEW.answerer_id),
+                             found_answerer, NEW.answerer_id),
             HINT = 'Leave answerer_id NULL: it is filled in from the captured turn.';
     END IF;
     RETURN NEW;

@@ -170,7 +170,7 @@ pub fn context(client: &SpiClient<'_>, conv: Uuid, turn: Uuid, stored_ok: bool) 
             origin_channel: c.text(),
             root_id: None,
         };
-        let capture = c.uuid().zip(c.uuid());
+        let capture = (c.uuid(), c.uuid());
         let workspace = Workspace {
             id: workspace_id,
             name: c.text(),
@@ -188,11 +188,6 @@ pub fn context(client: &SpiClient<'_>, conv: Uuid, turn: Uuid, stored_ok: bool) 
     let Some((t, sealed)) = t else {
         return Err(missing_turn(client, conv, turn));
     };
-    let captured = match (conversation.kind.as_str(), capture) {
-        ("side", Some(capture)) => captures(client, conv, capture)?,
-        _ => Vec::new(),
-    };
-    conversation.root_id = captured.last().map(|c| c.conversation_id);
     // Rounds belong to run turns (the write triggers see to it).
     let rounds = if t.is_run() {
         current_rounds(client, conv, turn)?
@@ -209,6 +204,23 @@ pub fn context(client: &SpiClient<'_>, conv: Uuid, turn: Uuid, stored_ok: bool) 
     } else {
         None
     };
+    // A Side's history (a sealed turn renders from its seal, not from history).
+    let captured = match (conversation.kind.as_str(), capture, &seal) {
+        ("side", (parent, Some(captured_turn)), None) => {
+            let parent = parent.ok_or_else(|| {
+                Error::new(
+                    Code::TurnNotFound,
+                    format!("the Side {conv} was captured from turn {captured_turn}, whose conversation was deleted"),
+                )
+                .hint(
+                    "A Side reads its parent's turns through the captured one; with the parent gone it cannot compile.",
+                )
+            })?;
+            captures(client, conv, (parent, captured_turn))?
+        }
+        _ => Vec::new(),
+    };
+    conversation.root_id = captured.last().map(|c| c.conversation_id);
 
     // Users: the answerers, the poster, the creator, the selected Human, the sealed
     // answerer, steer authors, and stewards.
@@ -225,6 +237,13 @@ pub fn context(client: &SpiClient<'_>, conv: Uuid, turn: Uuid, stored_ok: bool) 
     .flatten()
     .collect();
     ids.extend(steer_authors(&rounds));
+    // A parent's turns read with its own creator and stored answerer.
+    ids.extend(
+        captured
+            .iter()
+            .flat_map(|c| [c.host.creator_id, c.host.answerer_id])
+            .flatten(),
+    );
     ids.sort();
     ids.dedup();
     let users: HashMap<Uuid, User> = load_users(client, &ids)?.into_iter().map(|u| (u.id, u)).collect();

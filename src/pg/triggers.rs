@@ -128,7 +128,8 @@ fn _check_request_options(table: Option<&str>, options: Option<&str>) {
 /// compiles.
 #[pg_extern(immutable, parallel_safe)]
 #[search_path(pg_catalog, pg_temp)]
-fn _check_options_wire(level: &str, options: Option<&str>, wire: Option<&str>, max_output_tokens: Option<i32>) {
+fn _check_options_wire(level: Option<&str>, options: Option<&str>, wire: Option<&str>, max_output_tokens: Option<i32>) {
+    let level = level.unwrap_or("model");
     use pgprompt_core::options::{resolve, RequestOptions};
     let own = fields::parse_request_options(options.unwrap_or("{}"))
         .map_err(|e| e.detail(format!("The value of the {level}'s request_options is not valid.")))

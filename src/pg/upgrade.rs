@@ -67,6 +67,7 @@ fn _convert_seals_02() -> i64 {
     let mut after = (uuid::Uuid::nil(), i64::MIN);
     let mut done = 0i64;
     loop {
+        // `run` raises on an SPI error: a batch is never mistaken for the last one.
         let rows = Spi::connect(|client| {
             run(
                 client,
@@ -74,8 +75,8 @@ fn _convert_seals_02() -> i64 {
                 &[pg_uuid(after.0).into(), after.1.into(), BATCH.into()],
                 |c| Ok::<_, std::convert::Infallible>(Some(OldSeal::read(c))),
             )
-            .unwrap_or_default()
-        });
+        })
+        .unwrap_or_else(|e| match e {});
         let Some(last) = rows.last() else {
             break;
         };
@@ -87,6 +88,10 @@ fn _convert_seals_02() -> i64 {
                 pgrx::notice!("pgprompt: converted {done} of {total} sealed turns");
             }
         }
+    }
+    if done != total {
+        // The update drops turns.sealed_request next: never with a seal left behind.
+        pgrx::error!("pgprompt: converted {done} of {total} sealed turns; the update stops, nothing is changed");
     }
     done
 }

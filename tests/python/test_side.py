@@ -171,3 +171,38 @@ def test_a_side_whose_capture_is_gone_is_refused(sdb):
     finally:
         sdb.execute("ROLLBACK")
     assert e.value.sqlstate == "P0002" and "captured" in str(e.value)
+
+
+def test_a_sides_rows_outlive_its_parent(sdb):
+    """Deleting the parent keeps the Side's rows (parent_id set NULL): its sealed turns
+    return what was sealed, an unsealed one is refused naming the capture."""
+    sdb.execute("BEGIN")
+    try:
+        sealed = sdb.execute("SELECT prompt.compile_turn(%s, %s)::text", (SIDE, SIDE_TURN)).fetchone()[0]
+        other = sdb.execute("INSERT INTO prompt.turns (conversation_id, seq, kind, author_id, poster_id, prompt) "
+                            "VALUES (%s, 2, 'reply', %s, %s, 'And then?') RETURNING id", (SIDE, ADA, ADA)).fetchone()[0]
+        sdb.execute("DELETE FROM prompt.conversations WHERE id = %s", (PARENT,))
+        assert sdb.execute("SELECT parent_id FROM prompt.conversations WHERE id = %s", (SIDE,)).fetchone()[0] is None
+        again = sdb.execute("SELECT prompt.compile_turn(%s, %s)::text", (SIDE, SIDE_TURN)).fetchone()[0]
+        with pytest.raises(psycopg.Error) as e:
+            sdb.execute("SELECT prompt.preview_turn(%s, %s)", (SIDE, other))
+    finally:
+        sdb.execute("ROLLBACK")
+    assert again == sealed
+    assert e.value.sqlstate == "P0002" and "whose conversation was deleted" in str(e.value)
+
+
+def test_a_capture_moved_to_a_turn_elsewhere_is_refused(sdb):
+    with pytest.raises(psycopg.Error) as e:
+        sdb.execute("UPDATE prompt.conversations SET captured_turn_id = %s WHERE id = %s", (SIDE_TURN, SIDE))
+    assert e.value.sqlstate == "22023" and "is not a turn of conversation" in str(e.value)
+    sdb.execute("BEGIN")
+    try:
+        sdb.execute("UPDATE prompt.conversations SET answerer_id = NULL WHERE id = %s", (PARENT,))
+        sdb.execute("UPDATE prompt.turns SET answerer_id = NULL WHERE id = %s", (LARKS_TURN,))
+        with pytest.raises(psycopg.Error) as e:
+            sdb.execute("INSERT INTO prompt.conversations (workspace_id, kind, parent_id, captured_turn_id) "
+                        "VALUES (%s, 'side', %s, %s)", (WS, PARENT, LARKS_TURN))
+    finally:
+        sdb.execute("ROLLBACK")
+    assert e.value.sqlstate == "22023" and "has no answerer" in str(e.value)

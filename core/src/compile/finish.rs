@@ -202,23 +202,30 @@ impl Compiler<'_, '_> {
     /// checked against the wire.
     fn options(&self) -> Result<crate::options::Options> {
         let none = crate::options::RequestOptions::default();
-        let mut o = crate::options::resolve(
-            [
-                ("model", self.model.map_or(&none, |m| &m.request_options)),
-                ("agent", &self.a.request_options),
-                ("turn", &self.ctx.turn.request_options),
-            ],
-            self.wire,
-            self.model
-                .map_or(crate::wire::DEFAULT_MAX_TOKENS, |m| m.max_output_tokens),
-        )?;
+        let levels = [
+            ("model", self.model.map_or(&none, |m| &m.request_options)),
+            ("agent", &self.a.request_options),
+            ("turn", &self.ctx.turn.request_options),
+        ];
+        let max_tokens = self
+            .model
+            .map_or(crate::wire::DEFAULT_MAX_TOKENS, |m| m.max_output_tokens);
+        let mut o = crate::options::resolve(levels, self.wire, max_tokens)?;
         let loaded: Vec<&str> = self
             .tools
             .iter()
             .filter(|t| !t.deferred)
             .map(|t| t.name.as_str())
             .collect();
-        crate::options::fit_tools(&mut o, &loaded)?;
+        let searching = wire::searches(self.wire) && self.tools.iter().any(|t| t.deferred);
+        crate::options::fit_tools(&mut o, &loaded, searching).map_err(|e| {
+            let (_, origin) = crate::options::merge(levels);
+            let level = origin
+                .iter()
+                .find(|(k, _)| k == "tool_choice")
+                .map_or("request", |(_, l)| *l);
+            e.detail(format!("Set by the {level}'s request_options."))
+        })?;
         Ok(o)
     }
 }

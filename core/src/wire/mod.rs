@@ -200,6 +200,11 @@ pub(super) fn tool_list(s: &ToolSpelling, tools: &[Tool], with_deferred: bool) -
     (listed > 0).then_some(out)
 }
 
+/// Whether `wire` has a tool search (a deferred tool is sent, and found by it).
+pub fn searches(wire: Wire) -> bool {
+    spelling(wire).search.is_some()
+}
+
 /// The exact text of the tool definitions as `wire` sends them (`None` without tools).
 pub fn tools_text(wire: Wire, tools: &[Tool]) -> Option<String> {
     tool_list(spelling(wire), tools, true)
