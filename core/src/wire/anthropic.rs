@@ -7,7 +7,7 @@
 //! escaping is the renderer's one heavy step (see `json::string`).
 
 use super::json::{self, Obj};
-use super::{carries, Body, Layout, Pos, Rendered, Request, ToolSpelling};
+use super::{merged, Body, Layout, Pos, Rendered, Request, ToolSpelling};
 use crate::items::{Message, PartKind};
 use crate::kinds::{CacheTtl, Role, Wire};
 
@@ -78,40 +78,12 @@ fn blocks(req: &Request<'_>, messages: &[Message], positions: &[Pos], out: &mut 
     out.push(']');
 }
 
-/// The messages from `start` on as wire messages: user or assistant, same-role
-/// neighbours merged unless the later one is a boundary.
-fn group(messages: &[Message], start: usize) -> Vec<(Role, Vec<Pos>, bool)> {
-    let mut out: Vec<(Role, Vec<Pos>, bool)> = Vec::new();
-    for (mi, m) in messages.iter().enumerate().skip(start) {
-        let role = if m.role == Role::Assistant {
-            Role::Assistant
-        } else {
-            Role::User
-        };
-        let parts: Vec<Pos> = (0..m.parts.len())
-            .filter(|&pi| carries(Wire::Anthropic, &m.parts[pi].kind))
-            .map(|pi| (mi, pi))
-            .collect();
-        if parts.is_empty() {
-            continue;
-        }
-        match out.last_mut() {
-            Some((r, positions, plain)) if *r == role && !m.boundary => {
-                positions.extend(parts);
-                *plain = false;
-            }
-            _ => out.push((role, parts, m.plain)),
-        }
-    }
-    out
-}
-
 /// The wire messages from `start` on, as element texts, with the parts each carries.
 pub(super) fn elements(req: &Request<'_>, start: usize) -> (Vec<String>, Vec<Vec<Pos>>) {
     let messages = req.messages;
     let mut texts = Vec::new();
     let mut layout = Vec::new();
-    for (role, mut positions, plain) in group(messages, start) {
+    for (role, mut positions, plain) in merged(messages, start, Wire::Anthropic) {
         let size: usize = positions.iter().map(|&(m, p)| messages[m].parts[p].kind.size()).sum();
         let mut out = String::with_capacity(size + 64 + 48 * positions.len());
         out.push_str(if role == Role::Assistant {

@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 
 use super::json::{self, Obj};
-use super::{carries, Body, Layout, Pos, Rendered, Request, ToolSpelling};
+use super::{merged, Body, Layout, Pos, Rendered, Request, ToolSpelling};
 use crate::items::{Message, PartKind};
 use crate::kinds::{Role, Wire};
 
@@ -96,38 +96,13 @@ fn parts(messages: &[Message], names: &HashMap<&str, &str>, positions: &[Pos], o
     out.push(']');
 }
 
-/// The messages from `start` on as contents: user or model, same-role neighbours
-/// merged unless the later one is a boundary.
-fn group(messages: &[Message], start: usize) -> Vec<(Role, Vec<Pos>)> {
-    let mut out: Vec<(Role, Vec<Pos>)> = Vec::new();
-    for (mi, m) in messages.iter().enumerate().skip(start) {
-        let role = if m.role == Role::Assistant {
-            Role::Assistant
-        } else {
-            Role::User
-        };
-        let ps: Vec<Pos> = (0..m.parts.len())
-            .filter(|&pi| carries(Wire::Gemini, &m.parts[pi].kind))
-            .map(|pi| (mi, pi))
-            .collect();
-        if ps.is_empty() {
-            continue;
-        }
-        match out.last_mut() {
-            Some((r, positions)) if *r == role && !m.boundary => positions.extend(ps),
-            _ => out.push((role, ps)),
-        }
-    }
-    out
-}
-
 /// The contents from `start` on, as element texts, with the parts each carries.
 pub(super) fn elements(req: &Request<'_>, start: usize) -> (Vec<String>, Vec<Vec<Pos>>) {
     let messages = req.messages;
     let names = call_names(messages);
     let mut texts = Vec::new();
     let mut layout = Vec::new();
-    for (role, mut positions) in group(messages, start) {
+    for (role, mut positions, _) in merged(messages, start, Wire::Gemini) {
         if role == Role::User {
             // Function responses lead the user content that answers the calls.
             positions.sort_by_key(|&(m, p)| !matches!(messages[m].parts[p].kind, PartKind::ToolResult { .. }));

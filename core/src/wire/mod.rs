@@ -28,6 +28,37 @@ pub(crate) fn carries(wire: Wire, kind: &crate::items::PartKind) -> bool {
     !matches!(kind, crate::items::PartKind::Opaque { wire: w, .. } if *w != wire)
 }
 
+/// The messages from `start` on as the merging wires (anthropic, gemini) group them:
+/// user-side or assistant, same-role neighbours merged unless the later one is a
+/// boundary; each with the parts `wire` carries, and whether it is one plain message (a
+/// raw entry stored as a string, which Anthropic keeps a string).
+pub(super) fn merged(messages: &[Message], start: usize, wire: Wire) -> Vec<(crate::kinds::Role, Vec<Pos>, bool)> {
+    use crate::kinds::Role;
+    let mut out: Vec<(Role, Vec<Pos>, bool)> = Vec::new();
+    for (mi, m) in messages.iter().enumerate().skip(start) {
+        let role = if m.role == Role::Assistant {
+            Role::Assistant
+        } else {
+            Role::User
+        };
+        let parts: Vec<Pos> = (0..m.parts.len())
+            .filter(|&pi| carries(wire, &m.parts[pi].kind))
+            .map(|pi| (mi, pi))
+            .collect();
+        if parts.is_empty() {
+            continue;
+        }
+        match out.last_mut() {
+            Some((r, positions, plain)) if *r == role && !m.boundary => {
+                positions.extend(parts);
+                *plain = false;
+            }
+            _ => out.push((role, parts, m.plain)),
+        }
+    }
+    out
+}
+
 /// Anthropic's default when no model row names `max_output_tokens`.
 pub const DEFAULT_MAX_TOKENS: i32 = 4096;
 
