@@ -129,10 +129,7 @@ pub(super) const TOOLS: ToolSpelling = ToolSpelling {
 
 pub(super) fn render(req: &Request<'_>) -> Rendered {
     let messages = req.messages;
-    let leading = messages.iter().take_while(|m| m.role == Role::System).count();
-    let system: Vec<Pos> = (0..leading)
-        .flat_map(|mi| (0..messages[mi].parts.len()).map(move |pi| (mi, pi)))
-        .collect();
+    let (leading, system) = super::leading_system(messages);
     let mut head = Obj::new();
     if let Some(m) = req.model {
         head.field("model", &m.name);
@@ -145,11 +142,7 @@ pub(super) fn render(req: &Request<'_>) -> Rendered {
     }
     let head = head.open_list("messages");
     let (elements, element_layout) = elements(req, leading);
-    let tools_text = super::tool_list(&TOOLS, req.tools, true);
-    let mut tail = Obj::after("]");
-    if let Some(t) = &tools_text {
-        tail.raw("tools", t);
-    }
+    let mut tail = super::tail_with_tools(req, &TOOLS);
     for (key, value) in crate::options::fields(req.options, crate::kinds::Wire::Anthropic) {
         tail.raw(key, &value);
     }

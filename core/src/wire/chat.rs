@@ -3,8 +3,8 @@
 //! message, each result as a `tool` message, images as data URLs, `prompt_cache_key`.
 //! Elements are written by hand with [`json::string`], as on the Anthropic wire.
 
-use super::json::{self, Obj};
-use super::{Body, Layout, Pos, Rendered, Request, ToolSpelling};
+use super::json;
+use super::{Pos, Rendered, Request, ToolSpelling};
 use crate::items::{Message, PartKind};
 use crate::kinds::Role;
 
@@ -131,31 +131,12 @@ pub(super) const TOOLS: ToolSpelling = ToolSpelling {
 };
 
 pub(super) fn render(req: &Request<'_>) -> Rendered {
-    let mut head = Obj::new();
-    if let Some(m) = req.model {
-        head.field("model", &m.name);
-    }
-    head.field("max_completion_tokens", &req.max_tokens());
-    let head = head.open_list("messages");
-    let (elements, element_layout) = elements(req);
-    let tools_text = super::tool_list(&TOOLS, req.tools, true);
-    let mut tail = Obj::after("]");
-    if let Some(t) = &tools_text {
-        tail.raw("tools", t);
-    }
-    for (key, value) in crate::options::fields(req.options, crate::kinds::Wire::Chat) {
-        tail.raw(key, &value);
-    }
-    tail.field("prompt_cache_key", req.cache_key);
-    Rendered {
-        body: Body {
-            head,
-            elements,
-            tail: tail.close(),
-        },
-        layout: Layout {
-            system: Vec::new(),
-            elements: element_layout,
-        },
-    }
+    super::openai_body(
+        req,
+        crate::kinds::Wire::Chat,
+        "max_completion_tokens",
+        "messages",
+        &TOOLS,
+        elements(req),
+    )
 }

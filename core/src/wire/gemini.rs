@@ -134,10 +134,7 @@ pub(super) const TOOLS: ToolSpelling = ToolSpelling {
 
 pub(super) fn render(req: &Request<'_>) -> Rendered {
     let messages = req.messages;
-    let leading = messages.iter().take_while(|m| m.role == Role::System).count();
-    let system: Vec<Pos> = (0..leading)
-        .flat_map(|mi| (0..messages[mi].parts.len()).map(move |pi| (mi, pi)))
-        .collect();
+    let (leading, system) = super::leading_system(messages);
     let mut head = Obj::new();
     if !system.is_empty() {
         let mut text = String::from("{");
@@ -147,11 +144,7 @@ pub(super) fn render(req: &Request<'_>) -> Rendered {
     }
     let head = head.open_list("contents");
     let (elements, element_layout) = elements(req, leading);
-    let tools_text = super::tool_list(&TOOLS, req.tools, true);
-    let mut tail = Obj::after("]");
-    if let Some(t) = &tools_text {
-        tail.raw("tools", t);
-    }
+    let mut tail = super::tail_with_tools(req, &TOOLS);
     let (tool_config, generation) = crate::options::gemini(req.options);
     if let Some(c) = &tool_config {
         tail.raw("toolConfig", c);

@@ -28,6 +28,63 @@ pub(crate) fn carries(wire: Wire, kind: &crate::items::PartKind) -> bool {
     !matches!(kind, crate::items::PartKind::Opaque { wire: w, .. } if *w != wire)
 }
 
+/// The leading run of system messages (what anthropic and gemini lift out of the list):
+/// how many, and their parts' positions.
+pub(super) fn leading_system(messages: &[Message]) -> (usize, Vec<Pos>) {
+    let leading = messages
+        .iter()
+        .take_while(|m| m.role == crate::kinds::Role::System)
+        .count();
+    let system = (0..leading)
+        .flat_map(|mi| (0..messages[mi].parts.len()).map(move |pi| (mi, pi)))
+        .collect();
+    (leading, system)
+}
+
+/// A body's tail, after its list: the tools as `tools` spells them, when there are any.
+pub(super) fn tail_with_tools(req: &Request<'_>, tools: &ToolSpelling) -> json::Obj {
+    let mut tail = json::Obj::after("]");
+    if let Some(t) = tool_list(tools, req.tools, true) {
+        tail.raw("tools", &t);
+    }
+    tail
+}
+
+/// The body of an OpenAI wire (chat, responses): the model, the token limit under
+/// `limit`, the list under `list` (every message its own element, no system field
+/// lifted), then the tools, the options and `prompt_cache_key`.
+pub(super) fn openai_body(
+    req: &Request<'_>,
+    wire: Wire,
+    limit: &str,
+    list: &str,
+    tools: &ToolSpelling,
+    (elements, element_layout): (Vec<String>, Vec<Vec<Pos>>),
+) -> Rendered {
+    let mut head = json::Obj::new();
+    if let Some(m) = req.model {
+        head.field("model", &m.name);
+    }
+    head.field(limit, &req.max_tokens());
+    let head = head.open_list(list);
+    let mut tail = tail_with_tools(req, tools);
+    for (key, value) in crate::options::fields(req.options, wire) {
+        tail.raw(key, &value);
+    }
+    tail.field("prompt_cache_key", req.cache_key);
+    Rendered {
+        body: Body {
+            head,
+            elements,
+            tail: tail.close(),
+        },
+        layout: Layout {
+            system: Vec::new(),
+            elements: element_layout,
+        },
+    }
+}
+
 /// The messages from `start` on as the merging wires (anthropic, gemini) group them:
 /// user-side or assistant, same-role neighbours merged unless the later one is a
 /// boundary; each with the parts `wire` carries, and whether it is one plain message (a

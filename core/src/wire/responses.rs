@@ -9,8 +9,8 @@
 //! abort marker, each steer, the captures) stay their own items, so every request of a
 //! turn is the earlier one plus its new items.
 
-use super::json::{self, Obj};
-use super::{Body, Layout, Pos, Rendered, Request, ToolSpelling};
+use super::json;
+use super::{Pos, Rendered, Request, ToolSpelling};
 use crate::items::{Message, PartKind};
 use crate::kinds::Role;
 
@@ -141,31 +141,12 @@ pub(super) const TOOLS: ToolSpelling = ToolSpelling {
 };
 
 pub(super) fn render(req: &Request<'_>) -> Rendered {
-    let mut head = Obj::new();
-    if let Some(m) = req.model {
-        head.field("model", &m.name);
-    }
-    head.field("max_output_tokens", &req.max_tokens());
-    let head = head.open_list("input");
-    let (elements, element_layout) = elements(req);
-    let tools_text = super::tool_list(&TOOLS, req.tools, true);
-    let mut tail = Obj::after("]");
-    if let Some(t) = &tools_text {
-        tail.raw("tools", t);
-    }
-    for (key, value) in crate::options::fields(req.options, crate::kinds::Wire::Responses) {
-        tail.raw(key, &value);
-    }
-    tail.field("prompt_cache_key", req.cache_key);
-    Rendered {
-        body: Body {
-            head,
-            elements,
-            tail: tail.close(),
-        },
-        layout: Layout {
-            system: Vec::new(),
-            elements: element_layout,
-        },
-    }
+    super::openai_body(
+        req,
+        crate::kinds::Wire::Responses,
+        "max_output_tokens",
+        "input",
+        &TOOLS,
+        elements(req),
+    )
 }
