@@ -7,7 +7,7 @@
 //! escaping is the renderer's one heavy step (see `json::string`).
 
 use super::json::{self, Obj};
-use super::{merged, Body, Layout, Pos, Rendered, Request, ToolSpelling};
+use super::{merged, Pos, Rendered, Request, ToolSpelling};
 use crate::items::{Message, PartKind};
 use crate::kinds::{CacheTtl, Role, Wire};
 
@@ -146,15 +146,5 @@ pub(super) fn render(req: &Request<'_>) -> Rendered {
     for (key, value) in crate::options::fields(req.options, crate::kinds::Wire::Anthropic) {
         tail.raw(key, &value);
     }
-    Rendered {
-        body: Body {
-            head,
-            elements,
-            tail: tail.close(),
-        },
-        layout: Layout {
-            system,
-            elements: element_layout,
-        },
-    }
+    Rendered::new(head, (elements, element_layout), tail, system)
 }

@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 
 use super::json::{self, Obj};
-use super::{merged, Body, Layout, Pos, Rendered, Request, ToolSpelling};
+use super::{merged, Pos, Rendered, Request, ToolSpelling};
 use crate::items::{Message, PartKind};
 use crate::kinds::{Role, Wire};
 
@@ -156,15 +156,5 @@ pub(super) fn render(req: &Request<'_>) -> Rendered {
     }
     config.push('}');
     tail.raw("generationConfig", &config);
-    Rendered {
-        body: Body {
-            head,
-            elements,
-            tail: tail.close(),
-        },
-        layout: Layout {
-            system,
-            elements: element_layout,
-        },
-    }
+    Rendered::new(head, (elements, element_layout), tail, system)
 }

@@ -72,17 +72,26 @@ pub(super) fn openai_body(
         tail.raw(key, &value);
     }
     tail.field("prompt_cache_key", req.cache_key);
-    Rendered {
-        body: Body {
-            head,
-            elements,
-            tail: tail.close(),
-        },
-        layout: Layout {
-            system: Vec::new(),
-            elements: element_layout,
-        },
+    Rendered::new(head, (elements, element_layout), tail, Vec::new())
+}
+
+/// What renders one compiled message of a one-item-per-message wire: its elements and
+/// the parts each carries.
+pub(super) type Element = fn(&Message, usize, &mut Vec<String>, &mut Vec<Vec<Pos>>);
+
+/// The elements of a one-item-per-message wire (chat, responses), message by message:
+/// `user_side` for system, developer and user messages, `assistant` for the model's.
+pub(super) fn each_message(req: &Request<'_>, user_side: Element, assistant: Element) -> (Vec<String>, Vec<Vec<Pos>>) {
+    let mut texts = Vec::new();
+    let mut layout = Vec::new();
+    for (mi, m) in req.messages.iter().enumerate() {
+        if m.role == crate::kinds::Role::Assistant {
+            assistant(m, mi, &mut texts, &mut layout);
+        } else {
+            user_side(m, mi, &mut texts, &mut layout);
+        }
     }
+    (texts, layout)
 }
 
 /// The messages from `start` on as the merging wires (anthropic, gemini) group them:
@@ -214,6 +223,24 @@ pub struct Layout {
 pub struct Rendered {
     pub body: Body,
     pub layout: Layout,
+}
+
+impl Rendered {
+    /// A body of `head`, the elements, and `tail` closed; `system`: the positions of the
+    /// parts the head lifted out of the list.
+    fn new(head: String, (elements, layout): (Vec<String>, Vec<Vec<Pos>>), tail: json::Obj, system: Vec<Pos>) -> Self {
+        Rendered {
+            body: Body {
+                head,
+                elements,
+                tail: tail.close(),
+            },
+            layout: Layout {
+                system,
+                elements: layout,
+            },
+        }
+    }
 }
 
 /// Renders a whole request for `wire`.

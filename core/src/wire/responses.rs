@@ -12,7 +12,6 @@
 use super::json;
 use super::{Pos, Rendered, Request, ToolSpelling};
 use crate::items::{Message, PartKind};
-use crate::kinds::Role;
 
 fn input_part(out: &mut String, kind: &PartKind) {
     match kind {
@@ -117,15 +116,7 @@ fn assistant(m: &Message, mi: usize, texts: &mut Vec<String>, layout: &mut Vec<V
 }
 
 pub(super) fn elements(req: &Request<'_>) -> (Vec<String>, Vec<Vec<Pos>>) {
-    let mut texts = Vec::new();
-    let mut layout = Vec::new();
-    for (mi, m) in req.messages.iter().enumerate() {
-        match m.role {
-            Role::System | Role::Developer | Role::User => user_side(m, mi, &mut texts, &mut layout),
-            Role::Assistant => assistant(m, mi, &mut texts, &mut layout),
-        }
-    }
-    (texts, layout)
+    super::each_message(req, user_side, assistant)
 }
 
 /// Function tools, flat; `strict` is required by the API's types (an input schema is
