@@ -68,6 +68,10 @@ ALTER TABLE prompt.seals ENABLE ROW LEVEL SECURITY;
 CREATE POLICY tenant ON prompt.seals
     USING (conversation_id IN (SELECT id FROM prompt.conversations));
 
+ALTER TABLE prompt.seals_02 ENABLE ROW LEVEL SECURITY;
+CREATE POLICY tenant ON prompt.seals_02
+    USING (conversation_id IN (SELECT id FROM prompt.conversations));
+
 ALTER TABLE prompt.seal_nodes ENABLE ROW LEVEL SECURITY;
 CREATE POLICY tenant ON prompt.seal_nodes
     USING (conversation_id IN (SELECT id FROM prompt.conversations));

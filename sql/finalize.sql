@@ -431,6 +431,33 @@ BEGIN
 END
 $$;
 
+-- The 0.2 seals the update moved to prompt.seals_02, converted in batches, each committed
+-- with a NOTICE: an interrupted run loses at most one batch, and the next run goes on
+-- with what is left. No SET clause: a procedure with one cannot commit.
+CREATE PROCEDURE prompt.convert_seals_02(batch_size int DEFAULT 100)
+LANGUAGE plpgsql
+AS $$
+DECLARE
+    total bigint;
+    converted bigint := 0;
+    n bigint;
+BEGIN
+    IF batch_size IS NULL OR batch_size < 1 THEN
+        RAISE EXCEPTION 'batch_size must be at least 1, not %', batch_size
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    SELECT pg_catalog.count(*) INTO total FROM prompt.seals_02;
+    LOOP
+        n := prompt._convert_seals_02(NULL, batch_size);
+        EXIT WHEN n = 0;
+        converted := converted + n;
+        COMMIT;
+        RAISE NOTICE 'convert_seals_02: % of % converted', converted, total;
+    END LOOP;
+    RAISE NOTICE 'convert_seals_02: done, % converted', converted;
+END
+$$;
+
 -- The operator's view: per conversation, what the backfill, retention and the response
 -- loop have to do with (sum its columns for the whole database).
 CREATE VIEW prompt.status WITH (security_invoker = true) AS
@@ -443,6 +470,7 @@ SELECT c.id AS conversation_id,
                 OR (t.prompt IS NOT NULL AND t.prompt_tokens[s.slot] IS NULL))) AS turns_missing_counts,
        (SELECT count(*) FROM prompt.seals s WHERE s.conversation_id = c.id) AS seals,
        (SELECT count(*) FROM prompt.seals s WHERE s.conversation_id = c.id AND s.pruned_at IS NOT NULL) AS pruned_seals,
+       (SELECT count(*) FROM prompt.seals_02 p WHERE p.conversation_id = c.id) AS unconverted_02_seals,
        (SELECT coalesce(sum(s.bytes), 0) FROM prompt.seals s WHERE s.conversation_id = c.id) AS sealed_bytes,
        (SELECT coalesce(sum(pg_catalog.pg_column_size(n.body)), 0) FROM prompt.seal_nodes n
          WHERE n.conversation_id = c.id) AS seal_storage_bytes,
@@ -527,7 +555,13 @@ COMMENT ON TABLE prompt.responses IS
 COMMENT ON VIEW prompt.model_calibration IS
     'Per model: the recorded responses, and the median and p95 of billed over estimated input tokens. models.token_margin_auto compiles with the p95 as the margin.';
 COMMENT ON VIEW prompt.status IS
-    'Per conversation: turns, turns lacking a stored token count for a tokenizer in use (backfill_token_counts), seals, pruned seals, sealed body bytes and their stored size, recorded responses and their billed tokens. Sum it for the whole database.';
+    'Per conversation: turns, turns lacking a stored token count for a tokenizer in use (backfill_token_counts), seals, pruned seals, 0.2 seals not converted yet (convert_seals_02), sealed body bytes and their stored size, recorded responses and their billed tokens. Sum it for the whole database.';
+COMMENT ON TABLE prompt.seals_02 IS
+    '0.2 seals not converted yet, as 0.2 stored them (the update from 0.2 moves them here). CALL prompt.convert_seals_02() converts them; compile_turn converts its conversation''s first. Empty on a fresh install.';
+COMMENT ON PROCEDURE prompt.convert_seals_02(int) IS
+    'Converts the 0.2 seals left in prompt.seals_02 into 0.3 seals, in committed batches with a NOTICE each; resumable. CALL it outside a transaction block.';
+COMMENT ON FUNCTION prompt._convert_seals_02(uuid, bigint) IS
+    'Internal: converts up to batch_size 0.2 seals (of one conversation, or any when NULL), oldest first; returns how many. One batch of convert_seals_02.';
 COMMENT ON FUNCTION prompt.memo_stats() IS
     'This backend''s token-count memo: entries, capacity (pgprompt.memo_capacity), lookups answered from it and lookups that counted.';
 COMMENT ON FUNCTION prompt.search_deferred(uuid, uuid, text) IS

@@ -4,8 +4,10 @@
 --   sealed bytes); explain_turn (jsonb) tells how it was made; sealed_body, prune_seals
 --   and pretty are new;
 -- * seals live in prompt.seals and prompt.seal_nodes, each element of a body stored once
---   per conversation (linear storage); every 0.2 seal (turns.sealed_request) is converted
---   here, with a NOTICE every 500 turns, and the column goes;
+--   per conversation (linear storage); every 0.2 seal (turns.sealed_request) moves to
+--   prompt.seals_02 as it is, and the column goes; CALL prompt.convert_seals_02()
+--   converts them in committed batches (resumable), and compile_turn converts a
+--   conversation's on first use;
 -- * every table is registered with pg_extension_config_dump: pg_dump keeps the rows;
 -- * a sealed turn's inputs, a sealed or replayed turn's deletion and a sent round's
 --   rewrite are refused unless pgprompt.allow_history_rewrite is on; a reply needs its
@@ -108,6 +110,18 @@ SELECT compiled_model AS model,
 SELECT pg_catalog.pg_extension_config_dump('prompt.seal_nodes', '');
 SELECT pg_catalog.pg_extension_config_dump('prompt.seals', '');
 SELECT pg_catalog.pg_extension_config_dump('prompt.responses', '');
+
+-- 0.2 seals not converted yet: the update from 0.2 moves them here (as 0.2 stored them)
+-- and CALL prompt.convert_seals_02() converts them in committed batches (compile_turn
+-- converts its own conversation's first). Empty on a fresh install and once converted.
+CREATE TABLE prompt.seals_02 (
+    conversation_id uuid NOT NULL,
+    turn_id         uuid NOT NULL,
+    request         jsonb NOT NULL,
+    PRIMARY KEY (conversation_id, turn_id),
+    FOREIGN KEY (conversation_id, turn_id) REFERENCES prompt.turns (conversation_id, id) ON DELETE CASCADE
+);
+SELECT pg_catalog.pg_extension_config_dump('prompt.seals_02', '');
 
 -- The functions whose signature or result changed, and the new ones.
 DROP FUNCTION prompt.compile_turn(uuid, uuid);
@@ -289,16 +303,35 @@ SET search_path TO pg_catalog, pg_temp
 LANGUAGE c
 AS 'MODULE_PATHNAME', 'record_tool_results_wrapper';
 
--- The 0.2 seals, converted (the previous seal of each conversation shares its elements).
-CREATE FUNCTION prompt._convert_seals_02() RETURNS bigint
-LANGUAGE c AS 'MODULE_PATHNAME', '_convert_seals_02_wrapper';
--- PostgreSQL runs an extension script with client_min_messages at warning: the
--- conversion's progress NOTICEs are let through for its duration.
-SET LOCAL client_min_messages = notice;
-SELECT prompt._convert_seals_02() AS converted_seals;
-SET LOCAL client_min_messages = warning;
-DROP FUNCTION prompt._convert_seals_02();
+-- Converting 0.2 seals (a batch of CALL prompt.convert_seals_02()).
+CREATE FUNCTION prompt."_convert_seals_02"(
+	"conversation_id" uuid,
+	"batch_size" bigint DEFAULT 100
+) RETURNS bigint
+VOLATILE PARALLEL UNSAFE
+SET search_path TO pg_catalog, pg_temp
+LANGUAGE c
+AS 'MODULE_PATHNAME', '_convert_seals_02_wrapper';
+
+-- The 0.2 seals move, as they are, to prompt.seals_02: the update copies rows and does no
+-- conversion, so it takes the time of a copy. CALL prompt.convert_seals_02() then converts
+-- them in committed batches (resumable); compile_turn converts its conversation's first.
+INSERT INTO prompt.seals_02 (conversation_id, turn_id, request)
+SELECT conversation_id, id, sealed_request FROM prompt.turns WHERE sealed_request IS NOT NULL;
 ALTER TABLE prompt.turns DROP COLUMN sealed_request;
+DO $$
+DECLARE
+    n bigint := (SELECT count(*) FROM prompt.seals_02);
+BEGIN
+    IF n > 0 THEN
+        -- PostgreSQL runs an extension script at client_min_messages = warning.
+        SET LOCAL client_min_messages = notice;
+        RAISE NOTICE 'pgprompt: % sealed turns of 0.2 wait for conversion in prompt.seals_02', n
+            USING HINT = 'CALL prompt.convert_seals_02() converts them in committed batches (resumable); until then compile_turn converts a conversation''s on first use.';
+        SET LOCAL client_min_messages = warning;
+    END IF;
+END
+$$;
 -- A round a later round followed was sent: it never changes again.
 UPDATE prompt.rounds r SET sent_at = r.created_at
  WHERE EXISTS (SELECT 1 FROM prompt.rounds x WHERE x.conversation_id = r.conversation_id
@@ -638,6 +671,33 @@ BEGIN
 END
 $$;
 
+-- The 0.2 seals the update moved to prompt.seals_02, converted in batches, each committed
+-- with a NOTICE: an interrupted run loses at most one batch, and the next run goes on
+-- with what is left. No SET clause: a procedure with one cannot commit.
+CREATE PROCEDURE prompt.convert_seals_02(batch_size int DEFAULT 100)
+LANGUAGE plpgsql
+AS $$
+DECLARE
+    total bigint;
+    converted bigint := 0;
+    n bigint;
+BEGIN
+    IF batch_size IS NULL OR batch_size < 1 THEN
+        RAISE EXCEPTION 'batch_size must be at least 1, not %', batch_size
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    SELECT pg_catalog.count(*) INTO total FROM prompt.seals_02;
+    LOOP
+        n := prompt._convert_seals_02(NULL, batch_size);
+        EXIT WHEN n = 0;
+        converted := converted + n;
+        COMMIT;
+        RAISE NOTICE 'convert_seals_02: % of % converted', converted, total;
+    END LOOP;
+    RAISE NOTICE 'convert_seals_02: done, % converted', converted;
+END
+$$;
+
 -- The operator's view: per conversation, what the backfill, retention and the response
 -- loop have to do with (sum its columns for the whole database).
 CREATE VIEW prompt.status WITH (security_invoker = true) AS
@@ -650,6 +710,7 @@ SELECT c.id AS conversation_id,
                 OR (t.prompt IS NOT NULL AND t.prompt_tokens[s.slot] IS NULL))) AS turns_missing_counts,
        (SELECT count(*) FROM prompt.seals s WHERE s.conversation_id = c.id) AS seals,
        (SELECT count(*) FROM prompt.seals s WHERE s.conversation_id = c.id AND s.pruned_at IS NOT NULL) AS pruned_seals,
+       (SELECT count(*) FROM prompt.seals_02 p WHERE p.conversation_id = c.id) AS unconverted_02_seals,
        (SELECT coalesce(sum(s.bytes), 0) FROM prompt.seals s WHERE s.conversation_id = c.id) AS sealed_bytes,
        (SELECT coalesce(sum(pg_catalog.pg_column_size(n.body)), 0) FROM prompt.seal_nodes n
          WHERE n.conversation_id = c.id) AS seal_storage_bytes,
@@ -734,7 +795,13 @@ COMMENT ON TABLE prompt.responses IS
 COMMENT ON VIEW prompt.model_calibration IS
     'Per model: the recorded responses, and the median and p95 of billed over estimated input tokens. models.token_margin_auto compiles with the p95 as the margin.';
 COMMENT ON VIEW prompt.status IS
-    'Per conversation: turns, turns lacking a stored token count for a tokenizer in use (backfill_token_counts), seals, pruned seals, sealed body bytes and their stored size, recorded responses and their billed tokens. Sum it for the whole database.';
+    'Per conversation: turns, turns lacking a stored token count for a tokenizer in use (backfill_token_counts), seals, pruned seals, 0.2 seals not converted yet (convert_seals_02), sealed body bytes and their stored size, recorded responses and their billed tokens. Sum it for the whole database.';
+COMMENT ON TABLE prompt.seals_02 IS
+    '0.2 seals not converted yet, as 0.2 stored them (the update from 0.2 moves them here). CALL prompt.convert_seals_02() converts them; compile_turn converts its conversation''s first. Empty on a fresh install.';
+COMMENT ON PROCEDURE prompt.convert_seals_02(int) IS
+    'Converts the 0.2 seals left in prompt.seals_02 into 0.3 seals, in committed batches with a NOTICE each; resumable. CALL it outside a transaction block.';
+COMMENT ON FUNCTION prompt._convert_seals_02(uuid, bigint) IS
+    'Internal: converts up to batch_size 0.2 seals (of one conversation, or any when NULL), oldest first; returns how many. One batch of convert_seals_02.';
 COMMENT ON FUNCTION prompt.memo_stats() IS
     'This backend''s token-count memo: entries, capacity (pgprompt.memo_capacity), lookups answered from it and lookups that counted.';
 COMMENT ON FUNCTION prompt.search_deferred(uuid, uuid, text) IS

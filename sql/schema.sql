@@ -245,6 +245,17 @@ CREATE TABLE prompt.seals (
     FOREIGN KEY (conversation_id, turn_id) REFERENCES prompt.turns (conversation_id, id) ON DELETE CASCADE
 );
 
+-- 0.2 seals not converted yet: the update from 0.2 moves them here (as 0.2 stored them)
+-- and CALL prompt.convert_seals_02() converts them in committed batches (compile_turn
+-- converts its own conversation's first). Empty on a fresh install and once converted.
+CREATE TABLE prompt.seals_02 (
+    conversation_id uuid NOT NULL,
+    turn_id         uuid NOT NULL,
+    request         jsonb NOT NULL,
+    PRIMARY KEY (conversation_id, turn_id),
+    FOREIGN KEY (conversation_id, turn_id) REFERENCES prompt.turns (conversation_id, id) ON DELETE CASCADE
+);
+
 -- What the provider answered each request of a turn: one row per recorded response
 -- (step 0: a direct reply's answer; n: the run's round n it became), with the usage as
 -- billed beside the estimate of the request it answered (prompt.model_calibration).
@@ -295,4 +306,5 @@ SELECT pg_catalog.pg_extension_config_dump('prompt.turns', '');
 SELECT pg_catalog.pg_extension_config_dump('prompt.rounds', '');
 SELECT pg_catalog.pg_extension_config_dump('prompt.seal_nodes', '');
 SELECT pg_catalog.pg_extension_config_dump('prompt.seals', '');
+SELECT pg_catalog.pg_extension_config_dump('prompt.seals_02', '');
 SELECT pg_catalog.pg_extension_config_dump('prompt.responses', '');

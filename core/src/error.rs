@@ -30,6 +30,7 @@ pub enum Code {
     ResponseInvalid,
     TurnInvalid,
     RequestOptionsInvalid,
+    SealConversionPending,
 }
 
 impl Code {
@@ -57,6 +58,7 @@ impl Code {
             Code::ResponseInvalid => "response_invalid",
             Code::TurnInvalid => "turn_invalid",
             Code::RequestOptionsInvalid => "request_options_invalid",
+            Code::SealConversionPending => "seal_conversion_pending",
         }
     }
 
@@ -65,7 +67,10 @@ impl Code {
         match self {
             Code::DocumentTooLarge | Code::EstimatedInputExceedsModelLimit => "54000",
             Code::ConversationNotFound | Code::TurnNotFound => "P0002",
-            Code::TurnNotCompilable | Code::SealedTurnImmutable | Code::SealedRequestPruned => "55000",
+            Code::TurnNotCompilable
+            | Code::SealedTurnImmutable
+            | Code::SealedRequestPruned
+            | Code::SealConversionPending => "55000",
             Code::SealReadOnly => "25006",
             Code::MacroUnknown
             | Code::TemplateInvalid
@@ -85,7 +90,7 @@ impl Code {
     }
 
     /// Every code, for the README's error table and its test.
-    pub const ALL: [Code; 22] = [
+    pub const ALL: [Code; 23] = [
         Code::MacroUnknown,
         Code::TemplateInvalid,
         Code::DocumentTooLarge,
@@ -108,6 +113,7 @@ impl Code {
         Code::ResponseInvalid,
         Code::TurnInvalid,
         Code::RequestOptionsInvalid,
+        Code::SealConversionPending,
     ];
 
     /// The code whose name is `name`.

@@ -256,6 +256,17 @@ CREATE TABLE prompt.seals (
     FOREIGN KEY (conversation_id, turn_id) REFERENCES prompt.turns (conversation_id, id) ON DELETE CASCADE
 );
 
+-- 0.2 seals not converted yet: the update from 0.2 moves them here (as 0.2 stored them)
+-- and CALL prompt.convert_seals_02() converts them in committed batches (compile_turn
+-- converts its own conversation's first). Empty on a fresh install and once converted.
+CREATE TABLE prompt.seals_02 (
+    conversation_id uuid NOT NULL,
+    turn_id         uuid NOT NULL,
+    request         jsonb NOT NULL,
+    PRIMARY KEY (conversation_id, turn_id),
+    FOREIGN KEY (conversation_id, turn_id) REFERENCES prompt.turns (conversation_id, id) ON DELETE CASCADE
+);
+
 -- What the provider answered each request of a turn: one row per recorded response
 -- (step 0: a direct reply's answer; n: the run's round n it became), with the usage as
 -- billed beside the estimate of the request it answered (prompt.model_calibration).
@@ -306,6 +317,7 @@ SELECT pg_catalog.pg_extension_config_dump('prompt.turns', '');
 SELECT pg_catalog.pg_extension_config_dump('prompt.rounds', '');
 SELECT pg_catalog.pg_extension_config_dump('prompt.seal_nodes', '');
 SELECT pg_catalog.pg_extension_config_dump('prompt.seals', '');
+SELECT pg_catalog.pg_extension_config_dump('prompt.seals_02', '');
 SELECT pg_catalog.pg_extension_config_dump('prompt.responses', '');
 /* </end connected objects> */
 
@@ -438,9 +450,16 @@ AS 'MODULE_PATHNAME', '_check_turn_shape_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/upgrade.rs:60
+-- src/pg/upgrade.rs:86
 -- pgprompt::pg::upgrade::_convert_seals_02
--- Skipped due to `#[pgrx(sql = false)]`
+CREATE  FUNCTION "_convert_seals_02"(
+	"conversation_id" uuid, /* Option < pgrx :: Uuid > */
+	"batch_size" bigint DEFAULT 100 /* i64 */
+) RETURNS bigint /* i64 */
+VOLATILE PARALLEL UNSAFE
+SET search_path TO pg_catalog, pg_temp
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_convert_seals_02_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -521,7 +540,7 @@ AS 'MODULE_PATHNAME', '_row_tokens_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:284
+-- src/pg/api.rs:287
 -- pgprompt::pg::api::compile_turn
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
@@ -565,7 +584,7 @@ AS 'MODULE_PATHNAME', 'escape_envelope_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:220
+-- src/pg/api.rs:223
 -- pgprompt::pg::api::estimate_turn
 CREATE  FUNCTION "estimate_turn"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -586,7 +605,7 @@ AS 'MODULE_PATHNAME', 'estimate_turn_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:200
+-- src/pg/api.rs:203
 -- pgprompt::pg::api::explain_turn
 CREATE  FUNCTION "explain_turn"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -626,13 +645,13 @@ AS 'MODULE_PATHNAME', 'pretty_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:289
+-- src/pg/api.rs:292
 -- pgprompt::pg::api::preview_turn
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:182
+-- src/pg/api.rs:185
 -- pgprompt::pg::api::preview_turn
 CREATE  FUNCTION "preview_turn"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -645,7 +664,7 @@ AS 'MODULE_PATHNAME', 'preview_turn_json_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:264
+-- src/pg/api.rs:267
 -- pgprompt::pg::api::prune_seals
 CREATE  FUNCTION "prune_seals"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -686,7 +705,7 @@ AS 'MODULE_PATHNAME', 'record_tool_results_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:191
+-- src/pg/api.rs:194
 -- pgprompt::pg::api::sealed_body
 CREATE  FUNCTION "sealed_body"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -699,7 +718,7 @@ AS 'MODULE_PATHNAME', 'sealed_body_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:212
+-- src/pg/api.rs:215
 -- pgprompt::pg::api::search_deferred
 CREATE  FUNCTION "search_deferred"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1189,6 +1208,33 @@ BEGIN
 END
 $$;
 
+-- The 0.2 seals the update moved to prompt.seals_02, converted in batches, each committed
+-- with a NOTICE: an interrupted run loses at most one batch, and the next run goes on
+-- with what is left. No SET clause: a procedure with one cannot commit.
+CREATE PROCEDURE prompt.convert_seals_02(batch_size int DEFAULT 100)
+LANGUAGE plpgsql
+AS $$
+DECLARE
+    total bigint;
+    converted bigint := 0;
+    n bigint;
+BEGIN
+    IF batch_size IS NULL OR batch_size < 1 THEN
+        RAISE EXCEPTION 'batch_size must be at least 1, not %', batch_size
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    SELECT pg_catalog.count(*) INTO total FROM prompt.seals_02;
+    LOOP
+        n := prompt._convert_seals_02(NULL, batch_size);
+        EXIT WHEN n = 0;
+        converted := converted + n;
+        COMMIT;
+        RAISE NOTICE 'convert_seals_02: % of % converted', converted, total;
+    END LOOP;
+    RAISE NOTICE 'convert_seals_02: done, % converted', converted;
+END
+$$;
+
 -- The operator's view: per conversation, what the backfill, retention and the response
 -- loop have to do with (sum its columns for the whole database).
 CREATE VIEW prompt.status WITH (security_invoker = true) AS
@@ -1201,6 +1247,7 @@ SELECT c.id AS conversation_id,
                 OR (t.prompt IS NOT NULL AND t.prompt_tokens[s.slot] IS NULL))) AS turns_missing_counts,
        (SELECT count(*) FROM prompt.seals s WHERE s.conversation_id = c.id) AS seals,
        (SELECT count(*) FROM prompt.seals s WHERE s.conversation_id = c.id AND s.pruned_at IS NOT NULL) AS pruned_seals,
+       (SELECT count(*) FROM prompt.seals_02 p WHERE p.conversation_id = c.id) AS unconverted_02_seals,
        (SELECT coalesce(sum(s.bytes), 0) FROM prompt.seals s WHERE s.conversation_id = c.id) AS sealed_bytes,
        (SELECT coalesce(sum(pg_catalog.pg_column_size(n.body)), 0) FROM prompt.seal_nodes n
          WHERE n.conversation_id = c.id) AS seal_storage_bytes,
@@ -1285,7 +1332,13 @@ COMMENT ON TABLE prompt.responses IS
 COMMENT ON VIEW prompt.model_calibration IS
     'Per model: the recorded responses, and the median and p95 of billed over estimated input tokens. models.token_margin_auto compiles with the p95 as the margin.';
 COMMENT ON VIEW prompt.status IS
-    'Per conversation: turns, turns lacking a stored token count for a tokenizer in use (backfill_token_counts), seals, pruned seals, sealed body bytes and their stored size, recorded responses and their billed tokens. Sum it for the whole database.';
+    'Per conversation: turns, turns lacking a stored token count for a tokenizer in use (backfill_token_counts), seals, pruned seals, 0.2 seals not converted yet (convert_seals_02), sealed body bytes and their stored size, recorded responses and their billed tokens. Sum it for the whole database.';
+COMMENT ON TABLE prompt.seals_02 IS
+    '0.2 seals not converted yet, as 0.2 stored them (the update from 0.2 moves them here). CALL prompt.convert_seals_02() converts them; compile_turn converts its conversation''s first. Empty on a fresh install.';
+COMMENT ON PROCEDURE prompt.convert_seals_02(int) IS
+    'Converts the 0.2 seals left in prompt.seals_02 into 0.3 seals, in committed batches with a NOTICE each; resumable. CALL it outside a transaction block.';
+COMMENT ON FUNCTION prompt._convert_seals_02(uuid, bigint) IS
+    'Internal: converts up to batch_size 0.2 seals (of one conversation, or any when NULL), oldest first; returns how many. One batch of convert_seals_02.';
 COMMENT ON FUNCTION prompt.memo_stats() IS
     'This backend''s token-count memo: entries, capacity (pgprompt.memo_capacity), lookups answered from it and lookups that counted.';
 COMMENT ON FUNCTION prompt.search_deferred(uuid, uuid, text) IS

@@ -153,6 +153,9 @@ fn writable() -> bool {
 #[search_path(pg_catalog, pg_temp)]
 fn compile_turn_json(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) -> JsonBody {
     let (conv, turn) = (core_uuid(conversation_id), core_uuid(turn_id));
+    if writable() {
+        super::upgrade::convert_conversation(conv);
+    }
     let out = match compile_now(conv, turn, Purpose::Compile) {
         Compiled::Stored(body) => return JsonBody(body),
         Compiled::Output(out) => out,

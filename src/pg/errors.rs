@@ -13,9 +13,10 @@ pub fn sqlstate(code: Code) -> PgSqlErrorCode {
     match code {
         Code::DocumentTooLarge | Code::EstimatedInputExceedsModelLimit => ERRCODE_PROGRAM_LIMIT_EXCEEDED,
         Code::ConversationNotFound | Code::TurnNotFound => ERRCODE_NO_DATA_FOUND,
-        Code::TurnNotCompilable | Code::SealedTurnImmutable | Code::SealedRequestPruned => {
-            ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE
-        }
+        Code::TurnNotCompilable
+        | Code::SealedTurnImmutable
+        | Code::SealedRequestPruned
+        | Code::SealConversionPending => ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
         Code::SealReadOnly => ERRCODE_READ_ONLY_SQL_TRANSACTION,
         Code::MacroUnknown
         | Code::TemplateInvalid

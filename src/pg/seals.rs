@@ -67,7 +67,7 @@ pub fn load(client: &SpiClient<'_>, conv: Uuid, t: &Turn) -> Result<Sealed> {
         Ok::<_, Error>(Some((frozen, pruned, p)))
     })?;
     let Some((frozen, pruned, p)) = rows.into_iter().next() else {
-        return Err(broken(t, "is missing from prompt.seals"));
+        return Err(super::upgrade::pending(client, conv, t.id).unwrap_or_else(|| broken(t, "is missing from prompt.seals")));
     };
     let frozen: Frozen = serde_json::from_str(&frozen).map_err(|e| broken(t, &format!("cannot be read ({e})")))?;
     let body = if pruned {
@@ -410,7 +410,7 @@ pub fn stored_body(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Result<Opt
 /// `sealed_request_pruned` when its body was dropped.
 pub fn sealed_body(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Result<Option<Body>> {
     match read_stored(client, conv, turn, &STORED)? {
-        None => Ok(None),
+        None => super::upgrade::pending(client, conv, turn).map_or(Ok(None), Err),
         Some(Ok(body)) => Ok(Some(body)),
         Some(Err(())) => Err(Error::new(
             Code::SealedRequestPruned,

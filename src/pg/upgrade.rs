@@ -1,44 +1,71 @@
-//! Maintenance the update scripts run: converting 0.2 seals (`turns.sealed_request`)
-//! into 0.3 seals. Not part of the SQL surface: `ALTER EXTENSION pgprompt UPDATE`
-//! creates the function, runs it and drops it.
+//! Converting 0.2 seals into 0.3 seals. The update from 0.2 moves each 0.2 seal (its
+//! `turns.sealed_request`) into `prompt.seals_02` as it was; `CALL
+//! prompt.convert_seals_02()` converts them in committed batches (resumable: a converted
+//! seal leaves `seals_02` in the transaction that stores it), and `compile_turn` converts
+//! its own conversation's first, so an updated database serves every turn at once.
 
+use std::cell::Cell;
 use std::sync::LazyLock;
 
-use pgrx::pg_sys::{BOOLOID, INT8OID, TEXTOID, TIMESTAMPTZOID, UUIDOID};
+use pgrx::pg_sys::{BOOLOID, TEXTOID, TIMESTAMPTZOID, UUIDOID};
 use pgrx::prelude::*;
+use pgrx::spi::SpiClient;
 
 use super::errors::OrRaise;
 use super::seals;
-use super::spi::{pg_uuid, run, Query};
+use super::spi::{first, pg_uuid, run, Query};
+use pgprompt_core::error::{Code, Error};
 use pgprompt_core::rows::{Model, Wire};
 use pgprompt_core::tokens::{Memo, Tokenizer};
 
-/// The next batch of 0.2 seals after the turn at (conversation, seq), in order: a
-/// conversation's seals in timeline order, so each shares the previous one's elements.
-static OLD_SEALS: LazyLock<Query> = LazyLock::new(|| {
-    Query::new(
-        "SELECT t.conversation_id, t.id, t.seq, t.sealed_request::text, coalesce(t.answerer_id, c.answerer_id), \
+/// Takes the next 0.2 seals out of `seals_02` (`filter` narrows them to one conversation)
+/// and reads what converting them needs: a conversation's seals in timeline order, so each
+/// shares the previous one's elements. Taking them is a `DELETE`, so two sessions never
+/// convert the same seal (the second waits for the first and finds it gone).
+fn claim_sql(filter: &str) -> String {
+    format!(
+        "WITH pick AS (SELECT p.conversation_id, p.turn_id FROM prompt.seals_02 p \
+         JOIN prompt.turns t ON t.conversation_id = p.conversation_id AND t.id = p.turn_id {filter} \
+         ORDER BY t.conversation_id, t.seq LIMIT $2), \
+         gone AS (DELETE FROM prompt.seals_02 p USING pick \
+         WHERE p.conversation_id = pick.conversation_id AND p.turn_id = pick.turn_id \
+         RETURNING p.conversation_id, p.turn_id, p.request) \
+         SELECT t.conversation_id, t.id, g.request::text, coalesce(t.answerer_id, c.answerer_id), \
          coalesce(t.prompt, '') <> '', t.sealed_at, row_to_json(m)::text \
-         FROM prompt.turns t JOIN prompt.conversations c ON c.id = t.conversation_id \
-         LEFT JOIN prompt.models m ON m.name = t.sealed_request->>'model' \
-         WHERE t.sealed_request IS NOT NULL AND (t.conversation_id, t.seq) > ($1, $2) \
-         ORDER BY t.conversation_id, t.seq LIMIT $3",
-        &[
-            UUIDOID,
-            UUIDOID,
-            INT8OID,
-            TEXTOID,
-            UUIDOID,
-            BOOLOID,
-            TIMESTAMPTZOID,
-            TEXTOID,
-        ],
+         FROM gone g JOIN prompt.turns t ON t.conversation_id = g.conversation_id AND t.id = g.turn_id \
+         JOIN prompt.conversations c ON c.id = t.conversation_id \
+         LEFT JOIN prompt.models m ON m.name = g.request->>'model' \
+         ORDER BY t.conversation_id, t.seq"
+    )
+}
+
+const CLAIMED: [pgrx::pg_sys::Oid; 7] = [UUIDOID, UUIDOID, TEXTOID, UUIDOID, BOOLOID, TIMESTAMPTZOID, TEXTOID];
+
+/// The next batch of every conversation's 0.2 seals ($1 is unused: one signature).
+static CLAIM_ANY: LazyLock<Query> = LazyLock::new(|| Query::new(claim_sql(""), &CLAIMED));
+
+/// The next batch of one conversation's 0.2 seals.
+static CLAIM_ONE: LazyLock<Query> = LazyLock::new(|| Query::new(claim_sql("WHERE p.conversation_id = $1"), &CLAIMED));
+
+static PENDING_ANY: LazyLock<Query> =
+    LazyLock::new(|| Query::new("SELECT EXISTS (SELECT 1 FROM prompt.seals_02)", &[BOOLOID]));
+
+static PENDING_TURN: LazyLock<Query> = LazyLock::new(|| {
+    Query::new(
+        "SELECT EXISTS (SELECT 1 FROM prompt.seals_02 WHERE conversation_id = $1 AND turn_id = $2)",
+        &[BOOLOID],
     )
 });
 
-/// How many 0.2 seals are read at a time: memory stays bounded by a batch (a 0.2 seal is
-/// the whole request, up to megabytes), not by the database.
+/// How many 0.2 seals `compile_turn` takes at a time: memory stays bounded by a batch (a
+/// 0.2 seal is the whole request, up to megabytes), not by the conversation.
 const BATCH: i64 = 100;
+
+thread_local! {
+    /// Set once this backend has seen `seals_02` empty: rows arrive there only through
+    /// the update from 0.2, so from then on `compile_turn` skips the look.
+    static NONE_PENDING: Cell<bool> = const { Cell::new(false) };
+}
 
 /// A model row as `row_to_json` spells it (0.2 columns).
 fn model_of(row: &str) -> Option<Model> {
@@ -54,53 +81,76 @@ fn model_of(row: &str) -> Option<Model> {
     Some(m)
 }
 
-/// Converts every 0.2 seal, in batches, reporting progress every 500 turns. Returns how
-/// many. It runs inside `ALTER EXTENSION pgprompt UPDATE`: all or nothing (an interrupted
-/// update leaves 0.2 as it was, and running it again starts over).
-#[pg_extern(sql = false)]
-fn _convert_seals_02() -> i64 {
-    let total = Spi::get_one::<i64>("SELECT count(*) FROM prompt.turns WHERE sealed_request IS NOT NULL")
-        .ok()
-        .flatten()
-        .unwrap_or(0);
-    let mut memo = Memo::new();
-    let mut after = (uuid::Uuid::nil(), i64::MIN);
-    let mut done = 0i64;
-    loop {
-        // `run` raises on an SPI error: a batch is never mistaken for the last one.
-        let rows = Spi::connect(|client| {
-            run(
-                client,
-                &OLD_SEALS,
-                &[pg_uuid(after.0).into(), after.1.into(), BATCH.into()],
-                |c| Ok::<_, std::convert::Infallible>(Some(OldSeal::read(c))),
-            )
-        })
-        .unwrap_or_else(|e| match e {});
-        let Some(last) = rows.last() else {
-            break;
-        };
-        after = (last.conv.unwrap_or_default(), last.seq);
-        for old in rows {
-            convert(old, &mut memo);
-            done += 1;
-            if done % 500 == 0 || done == total {
-                pgrx::notice!("pgprompt: converted {done} of {total} sealed turns");
-            }
-        }
+/// Converts up to `batch_size` 0.2 seals, of one conversation or of any, oldest first,
+/// and returns how many: the work of one transaction of `CALL prompt.convert_seals_02()`.
+#[pg_extern(volatile, parallel_unsafe)]
+#[search_path(pg_catalog, pg_temp)]
+fn _convert_seals_02(conversation_id: Option<pgrx::Uuid>, batch_size: default!(i64, 100)) -> i64 {
+    if batch_size < 1 {
+        pgrx::ereport!(
+            ERROR,
+            PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
+            format!("batch_size must be at least 1, not {batch_size}")
+        );
     }
-    if done != total {
-        // The update drops turns.sealed_request next: never with a seal left behind.
-        pgrx::error!("pgprompt: converted {done} of {total} sealed turns; the update stops, nothing is changed");
+    convert_batch(conversation_id, batch_size)
+}
+
+fn convert_batch(conv: Option<pgrx::Uuid>, limit: i64) -> i64 {
+    let query = if conv.is_some() { &*CLAIM_ONE } else { &*CLAIM_ANY };
+    // SAFETY: asks for this transaction's id, assigning one if it has none (what pgrx's
+    // own writes do first), so SPI runs the claiming DELETE as a write, not read-only.
+    unsafe {
+        pgrx::pg_sys::GetCurrentTransactionId();
+    }
+    let conv = conv.unwrap_or_else(|| pgrx::Uuid::from_bytes([0; 16]));
+    // `run` raises on an SPI error: a batch is never mistaken for the last one.
+    let rows = Spi::connect(|client| {
+        run(client, query, &[conv.into(), limit.into()], |c| {
+            Ok::<_, std::convert::Infallible>(Some(OldSeal::read(c)))
+        })
+    })
+    .unwrap_or_else(|e| match e {});
+    let mut memo = Memo::new();
+    let done = rows.len() as i64;
+    for old in rows {
+        convert(old, &mut memo);
     }
     done
+}
+
+/// Before `compile_turn` reads a conversation: converts its 0.2 seals, if any are left
+/// (a session that cannot write leaves them; reading one then says so).
+pub(super) fn convert_conversation(conv: uuid::Uuid) {
+    if NONE_PENDING.get() {
+        return;
+    }
+    let any = Spi::connect(|client| first::<bool>(client, &PENDING_ANY, &[])).unwrap_or(false);
+    if !any {
+        NONE_PENDING.set(true);
+        return;
+    }
+    while convert_batch(Some(pg_uuid(conv)), BATCH) == BATCH {}
+}
+
+/// `seal_conversion_pending` when the turn's seal is a 0.2 seal not converted yet.
+pub(super) fn pending(client: &SpiClient<'_>, conv: uuid::Uuid, turn: uuid::Uuid) -> Option<Error> {
+    first::<bool>(client, &PENDING_TURN, &[pg_uuid(conv).into(), pg_uuid(turn).into()])
+        .unwrap_or(false)
+        .then(|| {
+            Error::new(
+                Code::SealConversionPending,
+                format!("turn {turn} of conversation {conv} was sealed by pgprompt 0.2, and its seal is not converted yet"),
+            )
+            .detail("The update from 0.2 keeps 0.2 seals in prompt.seals_02 until they are converted.")
+            .hint("CALL prompt.convert_seals_02() converts them all (in committed batches, resumable); compile_turn converts its conversation's on a primary.")
+        })
 }
 
 /// A 0.2 seal as [`OLD_SEALS`] reads it.
 struct OldSeal {
     conv: Option<uuid::Uuid>,
     turn: Option<uuid::Uuid>,
-    seq: i64,
     request: String,
     answerer: Option<uuid::Uuid>,
     had_prompt: bool,
@@ -113,7 +163,6 @@ impl OldSeal {
         OldSeal {
             conv: c.uuid(),
             turn: c.uuid(),
-            seq: c.next::<i64>().unwrap_or_default(),
             request: c.text_or("{}"),
             answerer: c.uuid(),
             had_prompt: c.bool(),

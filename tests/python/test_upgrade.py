@@ -13,6 +13,9 @@ import re
 import shutil
 import subprocess
 
+import psycopg
+import pytest
+
 from conftest import PG_CONFIG, PGBIN, ROOT, connect, make_database
 
 OLD = "0.1.0"
@@ -88,8 +91,17 @@ def test_install_old_then_update_equals_a_fresh_install():
         )
         c.execute("ALTER EXTENSION pgprompt UPDATE")
         assert c.execute("SELECT extversion FROM pg_extension WHERE extname = 'pgprompt'").fetchone()[0] == current_version()
-        # The converted seal returns the request that was sealed, in the providers' order.
+        # The update moved the 0.2 seal, unconverted: reading it says so, by name.
+        assert c.execute("SELECT count(*) FROM prompt.seals_02").fetchone()[0] == 1
+        for call in ("sealed_body", "explain_turn"):
+            with pytest.raises(psycopg.errors.ObjectNotInPrerequisiteState) as refused:
+                c.execute(f"SELECT prompt.{call}(%s, %s)", (C1, T4))
+            assert refused.value.diag.message_primary.startswith("seal_conversion_pending: turn " + T4)
+            assert "CALL prompt.convert_seals_02()" in refused.value.diag.message_hint
+        # compile_turn converts its conversation's 0.2 seals first, and returns the
+        # request that was sealed, in the providers' order.
         body = c.execute("SELECT prompt.compile_turn(%s, %s)::text", (C1, T4)).fetchone()[0]
+        assert c.execute("SELECT count(*) FROM prompt.seals_02").fetchone()[0] == 0
         assert json.loads(body) == seal["request"]
         assert body.startswith('{"model":"claude-sonnet-4-5","max_tokens":1024,"system":[{"type":"text","text":')
         assert c.execute("SELECT sealed_at = '2026-11-30 23:31+00' FROM prompt.seals WHERE turn_id = %s", (T4,)).fetchone()[0]
@@ -125,10 +137,12 @@ def test_the_current_release_is_frozen():
     assert statements(generated) == statements(frozen)
 
 
-def test_many_0_2_seals_convert_in_batches():
-    """The update reads 0.2 seals a batch at a time (keyset over conversation and seq):
-    every seal of several conversations, more than a batch, is converted once, returns the
-    request that was sealed, and the NOTICEs count them. Prints the conversion rate."""
+def test_many_0_2_seals_convert_in_resumable_batches():
+    """The update moves 0.2 seals as they are (the time of a copy); CALL
+    prompt.convert_seals_02() converts them in committed batches. Interrupted midway, it
+    keeps what it committed, and the next CALL goes on with the rest: every seal of several
+    conversations is converted once, returns the request that was sealed, and the NOTICEs
+    count them. Prints the conversion rate."""
     import time
 
     shutil.copy(ROOT / f"sql/releases/pgprompt--{OLD}.sql", extension_dir() / f"pgprompt--{OLD}.sql")
@@ -137,6 +151,7 @@ def test_many_0_2_seals_convert_in_batches():
         admin.execute("CREATE DATABASE pgprompt_batches")
     seal = json.loads((ROOT / "tests/fixtures/seal_0.2.0.json").read_text())
     per_conversation, conversations = 90, 3
+    total = per_conversation * conversations
     with connect("pgprompt_batches") as c:
         c.execute(f"CREATE EXTENSION pgprompt VERSION '{SEAL_02}'")
         c.execute((ROOT / "demo/example.sql").read_text())
@@ -153,14 +168,43 @@ def test_many_0_2_seals_convert_in_batches():
                   "WHERE conversation_id <> %s", (json.dumps(seal), json.dumps(seal["preface"]), C1))
         notices = []
         c.add_notice_handler(lambda d: notices.append(d.message_primary))
-        started = time.monotonic()
         c.execute("ALTER EXTENSION pgprompt UPDATE")
+        assert f"pgprompt: {total} sealed turns of 0.2 wait for conversion in prompt.seals_02" in notices, notices
+        assert c.execute("SELECT sum(unconverted_02_seals) FROM prompt.status").fetchone()[0] == total
+        assert c.execute("SELECT count(*) FROM prompt.seals").fetchone()[0] == 0
+
+        # Interrupted: the first batch's NOTICE (sent after its COMMIT) cancels the call.
+        notices.clear()
+        interrupted = []
+
+        def cancel_once(d):
+            if d.message_primary.startswith("convert_seals_02: ") and not interrupted:
+                interrupted.append(d.message_primary)
+                c.cancel()
+
+        c.add_notice_handler(cancel_once)
+        with pytest.raises(psycopg.errors.QueryCanceled):
+            c.execute("CALL prompt.convert_seals_02(10)")
+        c.remove_notice_handler(cancel_once)
+        assert interrupted == [f"convert_seals_02: 10 of {total} converted"], interrupted
+        kept = c.execute("SELECT count(*) FROM prompt.seals").fetchone()[0]
+        left = c.execute("SELECT count(*) FROM prompt.seals_02").fetchone()[0]
+        assert 10 <= kept < total and kept + left == total, (kept, left)
+
+        # Resumed: the rest, and nothing twice.
+        notices.clear()
+        started = time.monotonic()
+        c.execute("CALL prompt.convert_seals_02()")
         took = time.monotonic() - started
-        total = per_conversation * conversations
+        assert f"convert_seals_02: done, {left} converted" in notices, notices
         assert c.execute("SELECT count(*) FROM prompt.seals").fetchone()[0] == total
-        assert f"pgprompt: converted {total} of {total} sealed turns" in notices, notices
+        assert c.execute("SELECT count(*) FROM prompt.seals_02").fetchone()[0] == 0
         for conv, turn in c.execute("SELECT conversation_id, id FROM prompt.turns WHERE conversation_id <> %s "
                                     "AND seq IN (1, 45, %s)", (C1, per_conversation)).fetchall():
+            body = c.execute("SELECT prompt.sealed_body(%s, %s)::text", (conv, turn)).fetchone()[0]
+            assert json.loads(body) == seal["request"]
             body = c.execute("SELECT prompt.compile_turn(%s, %s)::text", (conv, turn)).fetchone()[0]
             assert json.loads(body) == seal["request"]
-        print(f"\n0.2 seal conversion: {total} seals in {took:.2f} s ({total / took:.0f} seals/s, the whole update)")
+        with pytest.raises(psycopg.errors.InvalidParameterValue):
+            c.execute("CALL prompt.convert_seals_02(0)")
+        print(f"\n0.2 seal conversion: {left} seals in {took:.2f} s ({left / took:.0f} seals/s, CALL convert_seals_02)")
