@@ -6,8 +6,8 @@
 -- * seals live in prompt.seals and prompt.seal_nodes, each element of a body stored once
 --   per conversation (linear storage); every 0.2 seal (turns.sealed_request) moves to
 --   prompt.seals_02 as it is, and the column goes; CALL prompt.convert_seals_02()
---   converts them in committed batches (resumable), and compile_turn converts a
---   conversation's on first use;
+--   converts them in committed batches (resumable), and compile_turn of such a turn
+--   converts its conversation's first;
 -- * every table is registered with pg_extension_config_dump: pg_dump keeps the rows;
 -- * a sealed turn's inputs, a sealed or replayed turn's deletion and a sent round's
 --   rewrite are refused unless pgprompt.allow_history_rewrite is on; a reply needs its
@@ -327,7 +327,7 @@ BEGIN
         -- PostgreSQL runs an extension script at client_min_messages = warning.
         SET LOCAL client_min_messages = notice;
         RAISE NOTICE 'pgprompt: % sealed turns of 0.2 wait for conversion in prompt.seals_02', n
-            USING HINT = 'CALL prompt.convert_seals_02() converts them in committed batches (resumable); until then compile_turn converts a conversation''s on first use.';
+            USING HINT = 'CALL prompt.convert_seals_02() converts them in committed batches (resumable); until then compile_turn of such a turn converts its conversation''s first.';
         SET LOCAL client_min_messages = warning;
     END IF;
 END

@@ -450,7 +450,7 @@ AS 'MODULE_PATHNAME', '_check_turn_shape_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/upgrade.rs:86
+-- src/pg/upgrade.rs:76
 -- pgprompt::pg::upgrade::_convert_seals_02
 CREATE  FUNCTION "_convert_seals_02"(
 	"conversation_id" uuid, /* Option < pgrx :: Uuid > */
@@ -540,13 +540,13 @@ AS 'MODULE_PATHNAME', '_row_tokens_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:287
+-- src/pg/api.rs:297
 -- pgprompt::pg::api::compile_turn
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:152
+-- src/pg/api.rs:158
 -- pgprompt::pg::api::compile_turn
 CREATE  FUNCTION "compile_turn"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -584,7 +584,7 @@ AS 'MODULE_PATHNAME', 'escape_envelope_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:223
+-- src/pg/api.rs:233
 -- pgprompt::pg::api::estimate_turn
 CREATE  FUNCTION "estimate_turn"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -605,7 +605,7 @@ AS 'MODULE_PATHNAME', 'estimate_turn_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:203
+-- src/pg/api.rs:213
 -- pgprompt::pg::api::explain_turn
 CREATE  FUNCTION "explain_turn"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -645,13 +645,13 @@ AS 'MODULE_PATHNAME', 'pretty_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:292
+-- src/pg/api.rs:302
 -- pgprompt::pg::api::preview_turn
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:185
+-- src/pg/api.rs:195
 -- pgprompt::pg::api::preview_turn
 CREATE  FUNCTION "preview_turn"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -664,7 +664,7 @@ AS 'MODULE_PATHNAME', 'preview_turn_json_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:267
+-- src/pg/api.rs:277
 -- pgprompt::pg::api::prune_seals
 CREATE  FUNCTION "prune_seals"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -705,7 +705,7 @@ AS 'MODULE_PATHNAME', 'record_tool_results_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:194
+-- src/pg/api.rs:204
 -- pgprompt::pg::api::sealed_body
 CREATE  FUNCTION "sealed_body"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -718,7 +718,7 @@ AS 'MODULE_PATHNAME', 'sealed_body_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:215
+-- src/pg/api.rs:225
 -- pgprompt::pg::api::search_deferred
 CREATE  FUNCTION "search_deferred"(
 	"conversation_id" uuid, /* pgrx :: Uuid */

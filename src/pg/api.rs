@@ -84,10 +84,12 @@ fn pretty(body: JsonArg) -> String {
     pgprompt_core::wire::pretty(&body.0)
 }
 
-/// What a compile produced: a sealed turn's stored body as it is, or a compile's output.
+/// What a compile produced: a sealed turn's stored body as it is, or a compile's output;
+/// or the turn's seal is a 0.2 seal not converted yet (which `compile_turn` converts).
 enum Compiled {
     Stored(pgprompt_core::wire::Body),
     Output(Box<Output>),
+    Pending(Error),
 }
 
 impl Compiled {
@@ -95,6 +97,7 @@ impl Compiled {
         match self {
             Compiled::Stored(body) => body,
             Compiled::Output(out) => out.body,
+            Compiled::Pending(e) => raise(e),
         }
     }
 }
@@ -119,9 +122,11 @@ fn compile_now(conv: Uuid, turn: Uuid, purpose: Purpose) -> Compiled {
 
 fn compile_in_snapshot(conv: Uuid, turn: Uuid, purpose: Purpose) -> Compiled {
     Spi::connect(|client| {
-        let ctx = match load::context(client, conv, turn, purpose != Purpose::Estimate).or_raise() {
-            load::Loaded::Stored(body) => return Compiled::Stored(body),
-            load::Loaded::Context(ctx) => ctx,
+        let ctx = match load::context(client, conv, turn, purpose != Purpose::Estimate) {
+            Ok(load::Loaded::Stored(body)) => return Compiled::Stored(body),
+            Ok(load::Loaded::Context(ctx)) => ctx,
+            Err(e) if e.code == Code::SealConversionPending => return Compiled::Pending(e),
+            Err(e) => raise(e),
         };
         let mut history = SpiHistory::new(client, &ctx);
         let out = MEMO
@@ -139,6 +144,7 @@ fn compile_in_snapshot(conv: Uuid, turn: Uuid, purpose: Purpose) -> Compiled {
 pub(super) fn explain_now(conv: Uuid, turn: Uuid) -> Output {
     match compile_now(conv, turn, Purpose::Estimate) {
         Compiled::Output(out) => *out,
+        Compiled::Pending(e) => raise(e),
         Compiled::Stored(_) => unreachable!("an estimate always compiles"),
     }
 }
@@ -153,12 +159,16 @@ fn writable() -> bool {
 #[search_path(pg_catalog, pg_temp)]
 fn compile_turn_json(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) -> JsonBody {
     let (conv, turn) = (core_uuid(conversation_id), core_uuid(turn_id));
-    if writable() {
+    let mut compiled = compile_now(conv, turn, Purpose::Compile);
+    if let (Compiled::Pending(_), true) = (&compiled, writable()) {
+        // The turn was sealed by 0.2: its conversation's 0.2 seals are converted first.
         super::upgrade::convert_conversation(conv);
+        compiled = compile_now(conv, turn, Purpose::Compile);
     }
-    let out = match compile_now(conv, turn, Purpose::Compile) {
+    let out = match compiled {
         Compiled::Stored(body) => return JsonBody(body),
         Compiled::Output(out) => out,
+        Compiled::Pending(e) => raise(e),
     };
     if let Some(draft) = &out.seal {
         if !writable() {

@@ -4,7 +4,6 @@
 //! seal leaves `seals_02` in the transaction that stores it), and `compile_turn` converts
 //! its own conversation's first, so an updated database serves every turn at once.
 
-use std::cell::Cell;
 use std::sync::LazyLock;
 
 use pgrx::pg_sys::{BOOLOID, TEXTOID, TIMESTAMPTZOID, UUIDOID};
@@ -47,9 +46,6 @@ static CLAIM_ANY: LazyLock<Query> = LazyLock::new(|| Query::new(claim_sql(""), &
 /// The next batch of one conversation's 0.2 seals.
 static CLAIM_ONE: LazyLock<Query> = LazyLock::new(|| Query::new(claim_sql("WHERE p.conversation_id = $1"), &CLAIMED));
 
-static PENDING_ANY: LazyLock<Query> =
-    LazyLock::new(|| Query::new("SELECT EXISTS (SELECT 1 FROM prompt.seals_02)", &[BOOLOID]));
-
 static PENDING_TURN: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
         "SELECT EXISTS (SELECT 1 FROM prompt.seals_02 WHERE conversation_id = $1 AND turn_id = $2)",
@@ -60,12 +56,6 @@ static PENDING_TURN: LazyLock<Query> = LazyLock::new(|| {
 /// How many 0.2 seals `compile_turn` takes at a time: memory stays bounded by a batch (a
 /// 0.2 seal is the whole request, up to megabytes), not by the conversation.
 const BATCH: i64 = 100;
-
-thread_local! {
-    /// Set once this backend has seen `seals_02` empty: rows arrive there only through
-    /// the update from 0.2, so from then on `compile_turn` skips the look.
-    static NONE_PENDING: Cell<bool> = const { Cell::new(false) };
-}
 
 /// A model row as `row_to_json` spells it (0.2 columns).
 fn model_of(row: &str) -> Option<Model> {
@@ -119,17 +109,9 @@ fn convert_batch(conv: Option<pgrx::Uuid>, limit: i64) -> i64 {
     done
 }
 
-/// Before `compile_turn` reads a conversation: converts its 0.2 seals, if any are left
-/// (a session that cannot write leaves them; reading one then says so).
+/// When `compile_turn` meets a turn sealed by 0.2: converts its conversation's 0.2 seals,
+/// oldest first (only on that path: the compiles of other turns never look).
 pub(super) fn convert_conversation(conv: uuid::Uuid) {
-    if NONE_PENDING.get() {
-        return;
-    }
-    let any = Spi::connect(|client| first::<bool>(client, &PENDING_ANY, &[])).unwrap_or(false);
-    if !any {
-        NONE_PENDING.set(true);
-        return;
-    }
     while convert_batch(Some(pg_uuid(conv)), BATCH) == BATCH {}
 }
 
