@@ -488,6 +488,25 @@ DROP TRIGGER rounds_write ON prompt.rounds;
 CREATE TRIGGER rounds_write BEFORE INSERT OR UPDATE OR DELETE ON prompt.rounds
     FOR EACH ROW EXECUTE FUNCTION prompt._rounds_write();
 
+-- A round added or removed changes its turn's entry count.
+CREATE OR REPLACE FUNCTION prompt._rounds_count() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    r record;
+    ns int[];
+BEGIN
+    IF TG_OP = 'DELETE' THEN r := OLD; ELSE r := NEW; END IF;
+    -- Two statements keyed by the conversation, not one correlated UPDATE: on Citus each
+    -- is then a query on this shard, which a trigger there may run.
+    ns := ARRAY(SELECT x.n FROM prompt.rounds x WHERE x.conversation_id = r.conversation_id AND x.turn_id = r.turn_id);
+    UPDATE prompt.turns t
+       SET own_entries = prompt._own_entries(t.summary, t.summary_round, t.content, ns)
+     WHERE t.conversation_id = r.conversation_id AND t.id = r.turn_id;
+    RETURN NULL;
+END
+$$;
+
 CREATE FUNCTION prompt._rounds_placed() RETURNS trigger
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
 AS $$

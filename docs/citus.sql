@@ -1,0 +1,147 @@
+-- pgprompt on Citus: the extension's tables distributed by conversation (docs/scale-out.md).
+--
+-- Run on the coordinator, as a superuser, in the database where `CREATE EXTENSION citus`
+-- and then `CREATE EXTENSION pgprompt` were run (Citus propagates the second to the
+-- workers), before loading any rows:
+--
+--   psql -v ON_ERROR_STOP=1 -d app -f docs/citus.sql
+--
+-- Run against Citus 13.2.2 on PostgreSQL 15 with a coordinator and two workers; the
+-- demo's rows then load through the coordinator and every compile_turn returns the bytes
+-- a single node returns.
+
+-- The tables have write triggers (checks at the door, sealed means sealed). Each reads
+-- only its own row's conversation or a reference table; Citus refuses to distribute a
+-- table with triggers unless this is on, in this session, before it does.
+SET citus.enable_unsafe_triggers = on;
+
+-- `SET LOCAL pgprompt.allow_history_rewrite = on` must reach the workers, where the
+-- triggers that read it run: Citus sends a transaction's SET LOCAL commands along only
+-- with this setting (here for every session of this database).
+DO $$ BEGIN
+    EXECUTE format('ALTER DATABASE %I SET citus.propagate_set_commands = %L', current_database(), 'local');
+END $$;
+SET citus.propagate_set_commands = 'local';
+
+-- 1. The foreign keys among the extension's tables go first, on every node. Making the
+--    first table a reference table makes Citus convert every local table linked to it by
+--    a key and create it on the workers, where CREATE EXTENSION pgprompt already did:
+--    "relation users already exists". The workers' copies (which become the tables
+--    queries there are planned against) keep their keys unless dropped there too, and
+--    step 3 would then fail adding them back. Step 3 adds them back, all but two.
+DO $do$
+DECLARE
+    drop_keys constant text := $keys$
+ALTER TABLE prompt.users
+    DROP CONSTRAINT users_model_fkey,
+    DROP CONSTRAINT users_steward_id_fkey;
+ALTER TABLE prompt.documents
+    DROP CONSTRAINT documents_user_id_fkey,
+    DROP CONSTRAINT documents_workspace_id_fkey;
+ALTER TABLE prompt.memories
+    DROP CONSTRAINT memories_user_id_fkey,
+    DROP CONSTRAINT memories_speaker_id_fkey,
+    DROP CONSTRAINT memories_workspace_id_fkey,
+    DROP CONSTRAINT memories_conversation_id_fkey;     -- not added back (see below)
+ALTER TABLE prompt.skills
+    DROP CONSTRAINT skills_user_id_fkey,
+    DROP CONSTRAINT skills_speaker_id_fkey,
+    DROP CONSTRAINT skills_workspace_id_fkey;
+ALTER TABLE prompt.conversations
+    DROP CONSTRAINT conversations_workspace_id_fkey,
+    DROP CONSTRAINT conversations_answerer_id_fkey,
+    DROP CONSTRAINT conversations_creator_id_fkey,
+    DROP CONSTRAINT conversations_parent_id_fkey;      -- not added back (see below)
+ALTER TABLE prompt.turns
+    DROP CONSTRAINT turns_conversation_id_fkey,
+    DROP CONSTRAINT turns_author_id_fkey,
+    DROP CONSTRAINT turns_answerer_id_fkey,
+    DROP CONSTRAINT turns_poster_id_fkey,
+    DROP CONSTRAINT turns_memory_user_id_fkey,
+    DROP CONSTRAINT turns_model_fkey;
+ALTER TABLE prompt.rounds DROP CONSTRAINT rounds_conversation_id_turn_id_fkey;
+ALTER TABLE prompt.seal_nodes DROP CONSTRAINT seal_nodes_conversation_id_fkey;
+ALTER TABLE prompt.seals DROP CONSTRAINT seals_conversation_id_turn_id_fkey;
+ALTER TABLE prompt.seals_02 DROP CONSTRAINT seals_02_conversation_id_turn_id_fkey;
+ALTER TABLE prompt.responses DROP CONSTRAINT responses_conversation_id_turn_id_fkey;
+$keys$;
+    failed text;
+BEGIN
+    EXECUTE drop_keys;
+    SELECT string_agg(format('%s:%s: %s', nodename, nodeport, result), '; ') INTO failed
+      FROM run_command_on_workers(drop_keys) WHERE NOT success;
+    IF failed IS NOT NULL THEN
+        RAISE EXCEPTION 'dropping the keys on the workers failed: %', failed;
+    END IF;
+END
+$do$;
+
+-- 2. Shared tables on every node; one conversation's rows on one shard.
+SELECT create_reference_table('prompt.models');
+SELECT create_reference_table('prompt.workspaces');
+SELECT create_reference_table('prompt.users');
+SELECT create_reference_table('prompt.documents');
+SELECT create_reference_table('prompt.skills');
+SELECT create_reference_table('prompt.memories');
+SELECT create_distributed_table('prompt.conversations', 'id');
+SELECT create_distributed_table('prompt.turns', 'conversation_id', colocate_with := 'prompt.conversations');
+SELECT create_distributed_table('prompt.rounds', 'conversation_id', colocate_with := 'prompt.conversations');
+SELECT create_distributed_table('prompt.seal_nodes', 'conversation_id', colocate_with := 'prompt.conversations');
+SELECT create_distributed_table('prompt.seals', 'conversation_id', colocate_with := 'prompt.conversations');
+SELECT create_distributed_table('prompt.seals_02', 'conversation_id', colocate_with := 'prompt.conversations');
+SELECT create_distributed_table('prompt.responses', 'conversation_id', colocate_with := 'prompt.conversations');
+
+-- A reference table's triggers run on each node's copy of the row, where Citus allows
+-- no query on another node's shards. The one that reads every conversation's turns (the
+-- NOTICE naming backfill_token_counts when a model brings a new tokenizer) is turned off:
+-- read prompt.status.turns_missing_counts after adding a model instead.
+ALTER TABLE prompt.models DISABLE TRIGGER models_tokenizer;
+
+-- Likewise a Side's capture check reads its parent's turns, which may live on another
+-- node: it is turned off, and a Side's row names its answerer itself (the captured turn's
+-- answerer_id, else the parent conversation's), as docs/scale-out.md says.
+ALTER TABLE prompt.conversations DISABLE TRIGGER conversations_capture;
+
+-- 3. The keys back, as the extension declares them. Two cannot be kept: Citus has no key
+--    from a distributed table to another shard of itself (conversations.parent_id: a
+--    Side and its parent may live on different shards), nor from a reference table to a
+--    distributed one (memories.conversation_id). Deleting a conversation then leaves its
+--    conversation-scoped memory rows and its Sides' parent_id to the application.
+-- (Citus takes one ADD CONSTRAINT per statement on a distributed table.)
+ALTER TABLE prompt.users ADD CONSTRAINT users_model_fkey FOREIGN KEY (model) REFERENCES prompt.models(name) ON UPDATE CASCADE ON DELETE SET NULL;
+ALTER TABLE prompt.users ADD CONSTRAINT users_steward_id_fkey FOREIGN KEY (steward_id) REFERENCES prompt.users(id) ON DELETE SET NULL;
+ALTER TABLE prompt.documents ADD CONSTRAINT documents_user_id_fkey FOREIGN KEY (user_id) REFERENCES prompt.users(id) ON DELETE CASCADE;
+ALTER TABLE prompt.documents ADD CONSTRAINT documents_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES prompt.workspaces(id) ON DELETE CASCADE;
+ALTER TABLE prompt.memories ADD CONSTRAINT memories_user_id_fkey FOREIGN KEY (user_id) REFERENCES prompt.users(id) ON DELETE CASCADE;
+ALTER TABLE prompt.memories ADD CONSTRAINT memories_speaker_id_fkey FOREIGN KEY (speaker_id) REFERENCES prompt.users(id) ON DELETE CASCADE;
+ALTER TABLE prompt.memories ADD CONSTRAINT memories_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES prompt.workspaces(id) ON DELETE CASCADE;
+ALTER TABLE prompt.skills ADD CONSTRAINT skills_user_id_fkey FOREIGN KEY (user_id) REFERENCES prompt.users(id) ON DELETE CASCADE;
+ALTER TABLE prompt.skills ADD CONSTRAINT skills_speaker_id_fkey FOREIGN KEY (speaker_id) REFERENCES prompt.users(id) ON DELETE CASCADE;
+ALTER TABLE prompt.skills ADD CONSTRAINT skills_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES prompt.workspaces(id) ON DELETE CASCADE;
+ALTER TABLE prompt.conversations ADD CONSTRAINT conversations_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES prompt.workspaces(id) ON DELETE CASCADE;
+ALTER TABLE prompt.conversations ADD CONSTRAINT conversations_answerer_id_fkey FOREIGN KEY (answerer_id) REFERENCES prompt.users(id);
+ALTER TABLE prompt.conversations ADD CONSTRAINT conversations_creator_id_fkey FOREIGN KEY (creator_id) REFERENCES prompt.users(id);
+ALTER TABLE prompt.turns ADD CONSTRAINT turns_conversation_id_fkey FOREIGN KEY (conversation_id) REFERENCES prompt.conversations(id) ON DELETE CASCADE;
+ALTER TABLE prompt.turns ADD CONSTRAINT turns_author_id_fkey FOREIGN KEY (author_id) REFERENCES prompt.users(id);
+ALTER TABLE prompt.turns ADD CONSTRAINT turns_answerer_id_fkey FOREIGN KEY (answerer_id) REFERENCES prompt.users(id);
+ALTER TABLE prompt.turns ADD CONSTRAINT turns_poster_id_fkey FOREIGN KEY (poster_id) REFERENCES prompt.users(id);
+ALTER TABLE prompt.turns ADD CONSTRAINT turns_memory_user_id_fkey FOREIGN KEY (memory_user_id) REFERENCES prompt.users(id);
+ALTER TABLE prompt.turns ADD CONSTRAINT turns_model_fkey FOREIGN KEY (model) REFERENCES prompt.models(name) ON UPDATE CASCADE;
+ALTER TABLE prompt.rounds ADD CONSTRAINT rounds_conversation_id_turn_id_fkey FOREIGN KEY (conversation_id, turn_id) REFERENCES prompt.turns(conversation_id, id) ON DELETE CASCADE;
+ALTER TABLE prompt.seal_nodes ADD CONSTRAINT seal_nodes_conversation_id_fkey FOREIGN KEY (conversation_id) REFERENCES prompt.conversations(id) ON DELETE CASCADE;
+ALTER TABLE prompt.seals ADD CONSTRAINT seals_conversation_id_turn_id_fkey FOREIGN KEY (conversation_id, turn_id) REFERENCES prompt.turns(conversation_id, id) ON DELETE CASCADE;
+ALTER TABLE prompt.seals_02 ADD CONSTRAINT seals_02_conversation_id_turn_id_fkey FOREIGN KEY (conversation_id, turn_id) REFERENCES prompt.turns(conversation_id, id) ON DELETE CASCADE;
+ALTER TABLE prompt.responses ADD CONSTRAINT responses_conversation_id_turn_id_fkey FOREIGN KEY (conversation_id, turn_id) REFERENCES prompt.turns(conversation_id, id) ON DELETE CASCADE;
+
+-- 4. Each call runs on the node that holds its conversation (the first argument). Only a
+--    bare `SELECT prompt.compile_turn(c, t)` is sent there; see docs/scale-out.md.
+SELECT create_distributed_function('prompt.compile_turn(uuid,uuid)', 'conversation_id', colocate_with := 'prompt.conversations');
+SELECT create_distributed_function('prompt.preview_turn(uuid,uuid)', 'conversation_id', colocate_with := 'prompt.conversations');
+SELECT create_distributed_function('prompt.explain_turn(uuid,uuid)', 'conversation_id', colocate_with := 'prompt.conversations');
+SELECT create_distributed_function('prompt.sealed_body(uuid,uuid)', 'conversation_id', colocate_with := 'prompt.conversations');
+SELECT create_distributed_function('prompt.record_response(uuid,uuid,jsonb)', 'conversation_id', colocate_with := 'prompt.conversations');
+SELECT create_distributed_function('prompt.record_tool_results(uuid,uuid,jsonb)', 'conversation_id', colocate_with := 'prompt.conversations');
+SELECT create_distributed_function('prompt.estimate_turn(uuid,uuid)', 'conversation_id', colocate_with := 'prompt.conversations');
+SELECT create_distributed_function('prompt.search_deferred(uuid,uuid,text)', 'conversation_id', colocate_with := 'prompt.conversations');
+SELECT create_distributed_function('prompt.transcript(uuid,uuid)', 'conversation_id', colocate_with := 'prompt.conversations');
+SELECT create_distributed_function('prompt.prune_seals(uuid,timestamptz)', 'conversation_id', colocate_with := 'prompt.conversations');
