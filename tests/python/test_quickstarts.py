@@ -91,3 +91,35 @@ def test_go_quickstart(qdb, provider):
     p = subprocess.run(["go", "run", str(ROOT / "examples/go/main.go")], env=e, capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr
     check(qdb, p.stdout, "lark_go", "completed")
+
+
+def test_the_readme_minimal_recipe_runs_as_written():
+    """The README's "A first compile, the minimum" block, run as it is written on a fresh
+    database: it compiles to exactly this body, and the answer it stores is read back."""
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("### A first compile, the minimum"):]
+    recipe = section[section.index("```sql\n") + 7:section.index("```", section.index("```sql\n") + 7)]
+    with connect("postgres") as admin:
+        admin.execute("DROP DATABASE IF EXISTS pgprompt_recipe")
+        admin.execute("CREATE DATABASE pgprompt_recipe")
+    with connect("pgprompt_recipe") as c:
+        c.execute("CREATE EXTENSION pgprompt")
+        cur = c.cursor()
+        cur.execute(recipe)
+        bodies = []
+        while True:
+            if cur.description and cur.description[0].name == "compile_turn":
+                bodies.append(cur.fetchone()[0])
+            if not cur.nextset():
+                break
+        assert len(bodies) == 1
+        body = c.execute("SELECT prompt.sealed_body('00000000-0000-4000-8000-0000000000c1', "
+                         "'00000000-0000-4000-8000-0000000000d2')::text").fetchone()[0]
+        assert body == (
+            '{"model":"claude-sonnet-4-5","max_tokens":4096,'
+            '"system":[{"type":"text","text":"You are Lark. You are helping Ada.","cache_control":{"type":"ephemeral"}}],'
+            '"messages":[{"role":"user","content":[{"type":"text","text":"I was charged twice for INV-2041.",'
+            '"cache_control":{"type":"ephemeral"}},{"type":"text","text":"Can you check?"}]}]}'
+        )
+        assert c.execute("SELECT content FROM prompt.turns WHERE id = '00000000-0000-4000-8000-0000000000d2'"
+                         ).fetchone()[0] == "Yes: the second charge will be refunded."

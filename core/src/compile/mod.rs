@@ -125,7 +125,13 @@ pub fn compile(ctx: &Context, history: &mut dyn HistorySource, memo: &mut Memo, 
     let a_id = t
         .answerer_id
         .or(ctx.conversation.answerer_id)
-        .ok_or_else(|| not_compilable(t, "has no answerer"))?;
+        .ok_or_else(|| {
+            Error::new(
+                Code::TurnNotCompilable,
+                format!("turn {} has no answerer (nor has its conversation)", t.id),
+            )
+            .hint("Set the conversation's answerer_id, or the turn's own answerer_id: the agent that replies.")
+        })?;
     let a = ctx
         .users
         .get(&a_id)
