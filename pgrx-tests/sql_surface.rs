@@ -384,6 +384,10 @@ fn newcomer_mistakes_are_refused_on_write_with_their_paths() {
     assert!(got.starts_with("22023 turn_field_invalid") && got.contains("/variables/a"), "{got}");
     let got = insert("kind, poster_id, inline", "'reply', '00000000-0000-0000-0000-000000000001', '[{\"slot\": \"soul\", \"text\": \"x\"}]'");
     assert!(got.starts_with("22023 inline_entry_invalid") && got.contains("/inline/0/slot"), "{got}");
+    let got = insert("kind, poster_id, inline", "'reply', '00000000-0000-0000-0000-000000000001', '[{\"role\": \"robot\", \"text\": \"x\"}]'");
+    assert!(got.starts_with("22023 inline_entry_invalid") && got.contains("/inline/0/role"), "{got}");
+    let got = insert("kind, poster_id, inline", "'reply', '00000000-0000-0000-0000-000000000001', '[{\"position\": \"middle\", \"text\": \"x\"}]'");
+    assert!(got.starts_with("22023 inline_entry_invalid") && got.contains("/inline/0/position"), "{got}");
     assert_eq!(one::<i64>("SELECT count(*) FROM prompt.turns"), Some(1), "nothing written");
     // Rounds: on a direct reply, on a message turn, numbered after a gap.
     let round = |turn: &str, n: i32| {
