@@ -101,14 +101,14 @@ fn no_function_is_security_definer_and_every_one_pins_search_path() {
         one::<i64>("SELECT count(*) FROM pg_proc WHERE pronamespace = 'prompt'::regnamespace AND prosecdef"),
         Some(0)
     );
-    // Every function pins search_path. The one exception is the procedure that commits
-    // between batches, which a SET clause would forbid; it schema-qualifies every name.
+    // Every function pins search_path. The exceptions are the two procedures that commit
+    // between batches, which a SET clause would forbid; they schema-qualify every name.
     assert_eq!(
         one::<String>(
-            "SELECT string_agg(oid::regprocedure::text, ', ') FROM pg_proc WHERE pronamespace = 'prompt'::regnamespace \
+            "SELECT string_agg(oid::regprocedure::text, ', ' ORDER BY proname) FROM pg_proc WHERE pronamespace = 'prompt'::regnamespace \
              AND NOT coalesce(proconfig::text LIKE '%search_path=%', false)"
         ),
-        Some("prompt.backfill_token_counts(text,integer)".into())
+        Some("prompt.backfill_token_counts(text,integer), prompt.convert_seals_02(integer)".into())
     );
 }
 

@@ -713,7 +713,13 @@ BEGIN
         COMMIT;
         RAISE NOTICE 'convert_seals_02: % of % converted', converted, total;
     END LOOP;
-    RAISE NOTICE 'convert_seals_02: done, % converted', converted;
+    -- Seals another session is converting at the same time are skipped, not waited for.
+    SELECT pg_catalog.count(*) INTO total FROM prompt.seals_02;
+    IF total > 0 THEN
+        RAISE NOTICE 'convert_seals_02: % converted here; % being converted by another session', converted, total;
+    ELSE
+        RAISE NOTICE 'convert_seals_02: done, % converted', converted;
+    END IF;
 END
 $$;
 

@@ -450,11 +450,11 @@ AS 'MODULE_PATHNAME', '_check_turn_shape_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/upgrade.rs:76
+-- src/pg/upgrade.rs:80
 -- pgprompt::pg::upgrade::_convert_seals_02
 CREATE  FUNCTION "_convert_seals_02"(
 	"conversation_id" uuid, /* Option < pgrx :: Uuid > */
-	"batch_size" bigint DEFAULT 100 /* i64 */
+	"batch_size" bigint DEFAULT 100 /* Option < i64 > */
 ) RETURNS bigint /* i64 */
 VOLATILE PARALLEL UNSAFE
 SET search_path TO pg_catalog, pg_temp
@@ -540,13 +540,13 @@ AS 'MODULE_PATHNAME', '_row_tokens_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:297
+-- src/pg/api.rs:313
 -- pgprompt::pg::api::compile_turn
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:158
+-- src/pg/api.rs:180
 -- pgprompt::pg::api::compile_turn
 CREATE  FUNCTION "compile_turn"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -584,7 +584,7 @@ AS 'MODULE_PATHNAME', 'escape_envelope_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:233
+-- src/pg/api.rs:249
 -- pgprompt::pg::api::estimate_turn
 CREATE  FUNCTION "estimate_turn"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -605,7 +605,7 @@ AS 'MODULE_PATHNAME', 'estimate_turn_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:213
+-- src/pg/api.rs:229
 -- pgprompt::pg::api::explain_turn
 CREATE  FUNCTION "explain_turn"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -645,13 +645,13 @@ AS 'MODULE_PATHNAME', 'pretty_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:302
+-- src/pg/api.rs:318
 -- pgprompt::pg::api::preview_turn
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:195
+-- src/pg/api.rs:211
 -- pgprompt::pg::api::preview_turn
 CREATE  FUNCTION "preview_turn"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -664,7 +664,7 @@ AS 'MODULE_PATHNAME', 'preview_turn_json_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:277
+-- src/pg/api.rs:293
 -- pgprompt::pg::api::prune_seals
 CREATE  FUNCTION "prune_seals"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -705,7 +705,7 @@ AS 'MODULE_PATHNAME', 'record_tool_results_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:204
+-- src/pg/api.rs:220
 -- pgprompt::pg::api::sealed_body
 CREATE  FUNCTION "sealed_body"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -718,7 +718,7 @@ AS 'MODULE_PATHNAME', 'sealed_body_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:225
+-- src/pg/api.rs:241
 -- pgprompt::pg::api::search_deferred
 CREATE  FUNCTION "search_deferred"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1234,7 +1234,13 @@ BEGIN
         COMMIT;
         RAISE NOTICE 'convert_seals_02: % of % converted', converted, total;
     END LOOP;
-    RAISE NOTICE 'convert_seals_02: done, % converted', converted;
+    -- Seals another session is converting at the same time are skipped, not waited for.
+    SELECT pg_catalog.count(*) INTO total FROM prompt.seals_02;
+    IF total > 0 THEN
+        RAISE NOTICE 'convert_seals_02: % converted here; % being converted by another session', converted, total;
+    ELSE
+        RAISE NOTICE 'convert_seals_02: done, % converted', converted;
+    END IF;
 END
 $$;
 

@@ -140,6 +140,28 @@ fn compile_in_snapshot(conv: Uuid, turn: Uuid, purpose: Purpose) -> Compiled {
     })
 }
 
+/// Compiles; when the turn was sealed by 0.2 and its seal waits in `seals_02`, a session
+/// that can write converts the conversation's 0.2 seals first (`compile_turn` and
+/// `record_response` do; the read-only functions refuse such a turn instead).
+fn compile_converting(conv: Uuid, turn: Uuid, purpose: Purpose) -> Compiled {
+    match compile_now(conv, turn, purpose) {
+        Compiled::Pending(_) if writable() => {
+            super::upgrade::convert_conversation(conv);
+            compile_now(conv, turn, purpose)
+        }
+        compiled => compiled,
+    }
+}
+
+/// `explain_now` for a writer: a turn sealed by 0.2 is converted first.
+pub(super) fn explain_converting(conv: Uuid, turn: Uuid) -> Output {
+    match compile_converting(conv, turn, Purpose::Estimate) {
+        Compiled::Output(out) => *out,
+        Compiled::Pending(e) => raise(e),
+        Compiled::Stored(_) => unreachable!("an estimate always compiles"),
+    }
+}
+
 /// What `explain_turn` and `estimate_turn` read: always a compile's output.
 pub(super) fn explain_now(conv: Uuid, turn: Uuid) -> Output {
     match compile_now(conv, turn, Purpose::Estimate) {
@@ -150,7 +172,7 @@ pub(super) fn explain_now(conv: Uuid, turn: Uuid) -> Output {
 }
 
 /// Whether this session can write (not a hot standby, not a READ ONLY transaction).
-fn writable() -> bool {
+pub(super) fn writable() -> bool {
     // SAFETY: reads of two backend-global flags, in a backend, on its own thread.
     !unsafe { pg_sys::RecoveryInProgress() || pg_sys::XactReadOnly }
 }
@@ -159,13 +181,7 @@ fn writable() -> bool {
 #[search_path(pg_catalog, pg_temp)]
 fn compile_turn_json(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) -> JsonBody {
     let (conv, turn) = (core_uuid(conversation_id), core_uuid(turn_id));
-    let mut compiled = compile_now(conv, turn, Purpose::Compile);
-    if let (Compiled::Pending(_), true) = (&compiled, writable()) {
-        // The turn was sealed by 0.2: its conversation's 0.2 seals are converted first.
-        super::upgrade::convert_conversation(conv);
-        compiled = compile_now(conv, turn, Purpose::Compile);
-    }
-    let out = match compiled {
+    let out = match compile_converting(conv, turn, Purpose::Compile) {
         Compiled::Stored(body) => return JsonBody(body),
         Compiled::Output(out) => out,
         Compiled::Pending(e) => raise(e),

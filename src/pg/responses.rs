@@ -189,7 +189,7 @@ fn record_response(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid, response: J
     });
     let r = response::parse(&value).or_raise();
     // The request this response answers, as the turn now stands (sealed, rounds so far).
-    let out = super::api::explain_now(conv, turn);
+    let out = super::api::explain_converting(conv, turn);
     if !out.explain.sealed {
         refuse(
             "",

@@ -21,11 +21,11 @@ use pgprompt_core::tokens::{Memo, Tokenizer};
 /// and reads what converting them needs: a conversation's seals in timeline order, so each
 /// shares the previous one's elements. Taking them is a `DELETE`, so two sessions never
 /// convert the same seal (the second waits for the first and finds it gone).
-fn claim_sql(filter: &str) -> String {
+fn claim_sql(filter: &str, lock: &str) -> String {
     format!(
         "WITH pick AS (SELECT p.conversation_id, p.turn_id FROM prompt.seals_02 p \
          JOIN prompt.turns t ON t.conversation_id = p.conversation_id AND t.id = p.turn_id {filter} \
-         ORDER BY t.conversation_id, t.seq LIMIT $2), \
+         ORDER BY t.conversation_id, t.seq LIMIT $2 {lock}), \
          gone AS (DELETE FROM prompt.seals_02 p USING pick \
          WHERE p.conversation_id = pick.conversation_id AND p.turn_id = pick.turn_id \
          RETURNING p.conversation_id, p.turn_id, p.request) \
@@ -40,11 +40,15 @@ fn claim_sql(filter: &str) -> String {
 
 const CLAIMED: [pgrx::pg_sys::Oid; 7] = [UUIDOID, UUIDOID, TEXTOID, UUIDOID, BOOLOID, TIMESTAMPTZOID, TEXTOID];
 
-/// The next batch of every conversation's 0.2 seals ($1 is unused: one signature).
-static CLAIM_ANY: LazyLock<Query> = LazyLock::new(|| Query::new(claim_sql(""), &CLAIMED));
+/// The next batch of every conversation's 0.2 seals that no other session is converting
+/// ($1 is unused: one signature). Two `CALL`s at once take different batches.
+static CLAIM_ANY: LazyLock<Query> =
+    LazyLock::new(|| Query::new(claim_sql("", "FOR UPDATE OF p SKIP LOCKED"), &CLAIMED));
 
-/// The next batch of one conversation's 0.2 seals.
-static CLAIM_ONE: LazyLock<Query> = LazyLock::new(|| Query::new(claim_sql("WHERE p.conversation_id = $1"), &CLAIMED));
+/// The next batch of one conversation's 0.2 seals: seals another session is converting
+/// are waited for (and then found gone), so a turn's own seal is never skipped.
+static CLAIM_ONE: LazyLock<Query> =
+    LazyLock::new(|| Query::new(claim_sql("WHERE p.conversation_id = $1", ""), &CLAIMED));
 
 static PENDING_TURN: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
@@ -57,7 +61,7 @@ static PENDING_TURN: LazyLock<Query> = LazyLock::new(|| {
 /// 0.2 seal is the whole request, up to megabytes), not by the conversation.
 const BATCH: i64 = 100;
 
-/// A model row as `row_to_json` spells it (0.2 columns).
+/// A model row as `row_to_json` spells it.
 fn model_of(row: &str) -> Option<Model> {
     let v: serde_json::Value = serde_json::from_str(row).ok()?;
     let mut m = Model::new(v["name"].as_str()?, Wire::parse(v["wire"].as_str()?)?);
@@ -75,12 +79,21 @@ fn model_of(row: &str) -> Option<Model> {
 /// and returns how many: the work of one transaction of `CALL prompt.convert_seals_02()`.
 #[pg_extern(volatile, parallel_unsafe)]
 #[search_path(pg_catalog, pg_temp)]
-fn _convert_seals_02(conversation_id: Option<pgrx::Uuid>, batch_size: default!(i64, 100)) -> i64 {
-    if batch_size < 1 {
-        pgrx::ereport!(
-            ERROR,
-            PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
-            format!("batch_size must be at least 1, not {batch_size}")
+fn _convert_seals_02(conversation_id: Option<pgrx::Uuid>, batch_size: default!(Option<i64>, 100)) -> i64 {
+    let batch_size = match batch_size {
+        Some(n) if n >= 1 => n,
+        other => {
+            pgrx::ereport!(
+                ERROR,
+                PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
+                format!("batch_size must be at least 1, not {}", other.map_or("NULL".into(), |n| n.to_string()))
+            );
+        }
+    };
+    if !super::api::writable() {
+        super::errors::raise(
+            Error::new(Code::SealReadOnly, "converting 0.2 seals writes them, and this session cannot write")
+                .hint("Run CALL prompt.convert_seals_02() on the primary, outside a READ ONLY transaction."),
         );
     }
     convert_batch(conversation_id, batch_size)
@@ -90,6 +103,7 @@ fn convert_batch(conv: Option<pgrx::Uuid>, limit: i64) -> i64 {
     let query = if conv.is_some() { &*CLAIM_ONE } else { &*CLAIM_ANY };
     // SAFETY: asks for this transaction's id, assigning one if it has none (what pgrx's
     // own writes do first), so SPI runs the claiming DELETE as a write, not read-only.
+    // Both callers checked `writable()` first: never on a standby, where it would raise.
     unsafe {
         pgrx::pg_sys::GetCurrentTransactionId();
     }
@@ -109,10 +123,11 @@ fn convert_batch(conv: Option<pgrx::Uuid>, limit: i64) -> i64 {
     done
 }
 
-/// When `compile_turn` meets a turn sealed by 0.2: converts its conversation's 0.2 seals,
-/// oldest first (only on that path: the compiles of other turns never look).
+/// When `compile_turn` or `record_response` meets a turn sealed by 0.2: converts its
+/// conversation's 0.2 seals, oldest first, until none is left (only on that path: the
+/// compiles of other turns never look).
 pub(super) fn convert_conversation(conv: uuid::Uuid) {
-    while convert_batch(Some(pg_uuid(conv)), BATCH) == BATCH {}
+    while convert_batch(Some(pg_uuid(conv)), BATCH) > 0 {}
 }
 
 /// `seal_conversion_pending` when the turn's seal is a 0.2 seal not converted yet.
@@ -129,7 +144,7 @@ pub(super) fn pending(client: &SpiClient<'_>, conv: uuid::Uuid, turn: uuid::Uuid
         })
 }
 
-/// A 0.2 seal as [`OLD_SEALS`] reads it.
+/// A 0.2 seal as [`claim_sql`] reads it.
 struct OldSeal {
     conv: Option<uuid::Uuid>,
     turn: Option<uuid::Uuid>,
@@ -163,6 +178,11 @@ fn convert(old: OldSeal, memo: &mut Memo) {
     let model = old.model.as_deref().and_then(model_of);
     let (body, frozen, _) =
         pgprompt_core::seal::convert_02(&request, model, old.answerer.unwrap_or_default(), old.had_prompt, memo)
+            .map_err(|e| {
+                e.detail(format!(
+                    "The 0.2 seal of turn {turn} of conversation {conv} (prompt.seals_02) cannot be converted; the batch stops at it."
+                ))
+            })
             .or_raise();
     let stored = seals::Stored {
         head: &body.head,

@@ -98,10 +98,16 @@ def test_install_old_then_update_equals_a_fresh_install():
                 c.execute(f"SELECT prompt.{call}(%s, %s)", (C1, T4))
             assert refused.value.diag.message_primary.startswith("seal_conversion_pending: turn " + T4)
             assert "CALL prompt.convert_seals_02()" in refused.value.diag.message_hint
-        # compile_turn converts its conversation's 0.2 seals first, and returns the
-        # request that was sealed, in the providers' order.
-        body = c.execute("SELECT prompt.compile_turn(%s, %s)::text", (C1, T4)).fetchone()[0]
+        # A writer converts the conversation's 0.2 seals first: record_response of an
+        # answer to the sealed request, then compile_turn, which returns the request that
+        # was sealed, in the providers' order.
+        answer = {"id": "msg_02", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+                  "content": [{"type": "text", "text": "Refunded; the credit note follows."}],
+                  "stop_reason": "end_turn", "stop_sequence": None, "usage": {"input_tokens": 180, "output_tokens": 9}}
+        recorded = c.execute("SELECT prompt.record_response(%s, %s, %s::jsonb)", (C1, T4, json.dumps(answer))).fetchone()[0]
+        assert recorded["recorded"] == "answer"
         assert c.execute("SELECT count(*) FROM prompt.seals_02").fetchone()[0] == 0
+        body = c.execute("SELECT prompt.compile_turn(%s, %s)::text", (C1, T4)).fetchone()[0]
         assert json.loads(body) == seal["request"]
         assert body.startswith('{"model":"claude-sonnet-4-5","max_tokens":1024,"system":[{"type":"text","text":')
         assert c.execute("SELECT sealed_at = '2026-11-30 23:31+00' FROM prompt.seals WHERE turn_id = %s", (T4,)).fetchone()[0]
@@ -173,6 +179,21 @@ def test_many_0_2_seals_convert_in_resumable_batches():
         assert c.execute("SELECT sum(unconverted_02_seals) FROM prompt.status").fetchone()[0] == total
         assert c.execute("SELECT count(*) FROM prompt.seals").fetchone()[0] == 0
 
+        # Two sessions at once take different batches: while one holds the first
+        # conversation's seals, the other skips them (seals of one conversation are
+        # stored one transaction at a time, so it takes the next conversation's).
+        with connect("pgprompt_batches") as other:
+            c.execute("BEGIN")
+            assert c.execute("SELECT prompt._convert_seals_02(NULL, %s)", (per_conversation,)).fetchone()[0] == per_conversation
+            other.execute("SET statement_timeout = '20s'")
+            assert other.execute("SELECT prompt._convert_seals_02(NULL, 10)").fetchone()[0] == 10
+            c.execute("COMMIT")
+        assert c.execute("SELECT count(*) FROM prompt.seals").fetchone()[0] == per_conversation + 10
+        assert c.execute("SELECT count(DISTINCT conversation_id) FROM prompt.seals").fetchone()[0] == 2
+        for bad in ("0", "NULL"):
+            with pytest.raises(psycopg.errors.InvalidParameterValue):
+                c.execute(f"SELECT prompt._convert_seals_02(NULL, {bad})")
+
         # Interrupted: the first batch's NOTICE (sent after its COMMIT) cancels the call.
         notices.clear()
         interrupted = []
@@ -186,10 +207,10 @@ def test_many_0_2_seals_convert_in_resumable_batches():
         with pytest.raises(psycopg.errors.QueryCanceled):
             c.execute("CALL prompt.convert_seals_02(10)")
         c.remove_notice_handler(cancel_once)
-        assert interrupted == [f"convert_seals_02: 10 of {total} converted"], interrupted
+        assert interrupted == [f"convert_seals_02: 10 of {total - per_conversation - 10} converted"], interrupted
         kept = c.execute("SELECT count(*) FROM prompt.seals").fetchone()[0]
         left = c.execute("SELECT count(*) FROM prompt.seals_02").fetchone()[0]
-        assert 10 <= kept < total and kept + left == total, (kept, left)
+        assert per_conversation + 20 <= kept < total and kept + left == total, (kept, left)
 
         # Resumed: the rest, and nothing twice.
         notices.clear()
