@@ -1,8 +1,9 @@
 //! Converting 0.2 seals into 0.3 seals. The update from 0.2 moves each 0.2 seal (its
 //! `turns.sealed_request`) into `prompt.seals_02` as it was; `CALL
 //! prompt.convert_seals_02()` converts them in committed batches (resumable: a converted
-//! seal leaves `seals_02` in the transaction that stores it), and `compile_turn` converts
-//! its own conversation's first, so an updated database serves every turn at once.
+//! seal leaves `seals_02` in the transaction that stores it), and `compile_turn` and
+//! `record_response` of a turn whose seal waits convert its conversation's first, so an
+//! updated database serves every turn at once.
 
 use std::sync::LazyLock;
 
