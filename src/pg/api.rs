@@ -155,16 +155,17 @@ fn compile_converting(conv: Uuid, turn: Uuid, purpose: Purpose) -> Compiled {
 
 /// `explain_now` for a writer: a turn sealed by 0.2 is converted first.
 pub(super) fn explain_converting(conv: Uuid, turn: Uuid) -> Output {
-    match compile_converting(conv, turn, Purpose::Estimate) {
-        Compiled::Output(out) => *out,
-        Compiled::Pending(e) => raise(e),
-        Compiled::Stored(_) => unreachable!("an estimate always compiles"),
-    }
+    explained(compile_converting(conv, turn, Purpose::Estimate))
 }
 
 /// What `explain_turn` and `estimate_turn` read: always a compile's output.
 pub(super) fn explain_now(conv: Uuid, turn: Uuid) -> Output {
-    match compile_now(conv, turn, Purpose::Estimate) {
+    explained(compile_now(conv, turn, Purpose::Estimate))
+}
+
+/// The output of an estimate's compile (a turn whose 0.2 seal waits is refused).
+fn explained(compiled: Compiled) -> Output {
+    match compiled {
         Compiled::Output(out) => *out,
         Compiled::Pending(e) => raise(e),
         Compiled::Stored(_) => unreachable!("an estimate always compiles"),

@@ -67,7 +67,9 @@ pub fn load(client: &SpiClient<'_>, conv: Uuid, t: &Turn) -> Result<Sealed> {
         Ok::<_, Error>(Some((frozen, pruned, p)))
     })?;
     let Some((frozen, pruned, p)) = rows.into_iter().next() else {
-        return Err(super::upgrade::pending(client, conv, t.id).unwrap_or_else(|| broken(t, "is missing from prompt.seals")));
+        return Err(
+            super::upgrade::pending(client, conv, t.id).unwrap_or_else(|| broken(t, "is missing from prompt.seals"))
+        );
     };
     let frozen: Frozen = serde_json::from_str(&frozen).map_err(|e| broken(t, &format!("cannot be read ({e})")))?;
     let body = if pruned {

@@ -87,14 +87,20 @@ fn _convert_seals_02(conversation_id: Option<pgrx::Uuid>, batch_size: default!(O
             pgrx::ereport!(
                 ERROR,
                 PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
-                format!("batch_size must be at least 1, not {}", other.map_or("NULL".into(), |n| n.to_string()))
+                format!(
+                    "batch_size must be at least 1, not {}",
+                    other.map_or("NULL".into(), |n| n.to_string())
+                )
             );
         }
     };
     if !super::api::writable() {
         super::errors::raise(
-            Error::new(Code::SealReadOnly, "converting 0.2 seals writes them, and this session cannot write")
-                .hint("Run CALL prompt.convert_seals_02() on the primary, outside a READ ONLY transaction."),
+            Error::new(
+                Code::SealReadOnly,
+                "converting 0.2 seals writes them, and this session cannot write",
+            )
+            .hint("Run CALL prompt.convert_seals_02() on the primary, outside a READ ONLY transaction."),
         );
     }
     convert_batch(conversation_id, batch_size)

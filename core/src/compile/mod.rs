@@ -122,16 +122,13 @@ pub fn compile(ctx: &Context, history: &mut dyn HistorySource, memo: &mut Memo, 
     if let Some(sealed) = &ctx.seal {
         return continuation::continue_sealed(ctx, sealed, memo, purpose);
     }
-    let a_id = t
-        .answerer_id
-        .or(ctx.conversation.answerer_id)
-        .ok_or_else(|| {
-            Error::new(
-                Code::TurnNotCompilable,
-                format!("turn {} has no answerer (nor has its conversation)", t.id),
-            )
-            .hint("Set the conversation's answerer_id, or the turn's own answerer_id: the agent that replies.")
-        })?;
+    let a_id = t.answerer_id.or(ctx.conversation.answerer_id).ok_or_else(|| {
+        Error::new(
+            Code::TurnNotCompilable,
+            format!("turn {} has no answerer (nor has its conversation)", t.id),
+        )
+        .hint("Set the conversation's answerer_id, or the turn's own answerer_id: the agent that replies.")
+    })?;
     let a = ctx
         .users
         .get(&a_id)
