@@ -12,9 +12,9 @@ INSERT INTO prompt.conversations (id, workspace_id, answerer_id, creator_id) VAL
      '00000000-0000-4000-8000-000000000002', '00000000-0000-4000-8000-000000000009');
 INSERT INTO prompt.memories (scope, workspace_id, path, body) VALUES
     ('workspace', '00000000-0000-4000-8000-00000000a002', 'globex.md', 'Globex secret memory.');
-INSERT INTO prompt.turns (conversation_id, id, seq, kind, poster_id, prompt) VALUES
+INSERT INTO prompt.turns (conversation_id, id, seq, kind, poster_id, prompt, created_at) VALUES
     ('00000000-0000-4000-8000-00000000c0b1', '00000000-0000-4000-8000-0000000b0001', 1, 'reply',
-     '00000000-0000-4000-8000-000000000009', 'Hello from Globex.');
+     '00000000-0000-4000-8000-000000000009', 'Hello from Globex.', '2026-11-30 10:00+00');
 -- Globex rows that Acme's compile would read were row-level security off: Bob's persona
 -- and the (Lark, Bob) speaker memory, selected by the loader's own predicates once Bob
 -- posts in Acme's conversation (a guest from another tenant).
@@ -45,9 +45,9 @@ SELECT prompt.compile_turn('00000000-0000-4000-8000-00000000c0b1', '00000000-000
 -- Nothing of Globex's is read: Bob is a correspondent Acme cannot see (@unknown), his
 -- persona and the speaker memory are not there.
 RESET ROLE;
-INSERT INTO prompt.turns (conversation_id, id, seq, kind, poster_id, prompt) VALUES
+INSERT INTO prompt.turns (conversation_id, id, seq, kind, poster_id, prompt, created_at) VALUES
     ('00000000-0000-4000-8000-00000000c001', '00000000-0000-4000-8000-0000000d0007', 7, 'reply',
-     '00000000-0000-4000-8000-000000000009', 'One more thing.');
+     '00000000-0000-4000-8000-000000000009', 'One more thing.', '2026-12-01 10:00+00');
 SET ROLE tenant_acme;
 SELECT prompt.compile_turn('00000000-0000-4000-8000-00000000c001', '00000000-0000-4000-8000-0000000d0007')::text LIKE '%Globex%' AS reads_globex;
 SELECT position('<message from=\"@unknown\"' IN prompt.compile_turn('00000000-0000-4000-8000-00000000c001', '00000000-0000-4000-8000-0000000d0007')::text) > 0 AS bob_unknown;
