@@ -8,6 +8,10 @@
 #   scripts/cluster.sh restart [options...]   # same data, new options
 #   scripts/cluster.sh stop
 #   scripts/cluster.sh env      # prints PGHOST/PGPORT/PGUSER exports for psql
+#
+# PGPROMPT_FAKETIME='2031-07-15 03:00:00' (with TZ=...) starts the server under Debian's
+# libfaketime, its clock moved to that moment (it runs on from there): a date dependence
+# in a golden file fails the day it is written.
 set -euo pipefail
 . "$(dirname "$0")/pg.sh"
 DIR=${PGPROMPT_CLUSTER:-/tmp/pgprompt-cluster}
@@ -15,6 +19,28 @@ PORT=${PGPROMPT_PORT:-54329}
 
 as_postgres() {
   if [ "$(id -un)" = postgres ]; then "$@"; else runuser -u postgres -- "$@"; fi
+}
+
+# Starts the server with pg_ctl's options "$@" (and -w), under faketime when
+# PGPROMPT_FAKETIME is set: the server inherits its clock. pg_ctl's own wait compares
+# the pid file's start time with its clock, which faketime leaves unequal, so then
+# pg_isready waits instead.
+pg_ctl_start() {
+  if [ -z "${PGPROMPT_FAKETIME:-}" ]; then
+    as_postgres "$PGBIN/pg_ctl" "$@" -w start >/dev/null
+    return
+  fi
+  # libfaketime preloaded directly: the faketime wrapper waits for every process it
+  # started, the server included. "@" starts the clock there and lets it run.
+  lib=$(dpkg -L libfaketime | grep '/libfaketime.so.1$')
+  as_postgres env TZ="${TZ:-UTC}" LD_PRELOAD="$lib" FAKETIME="@$PGPROMPT_FAKETIME" \
+    "$PGBIN/pg_ctl" "$@" -W start >/dev/null
+  for _ in $(seq 1 300); do
+    "$PGBIN/pg_isready" -q -h "$DIR" -p "$PORT" && return
+    sleep 0.1
+  done
+  echo "the server did not start under faketime (see $DIR/log)" >&2
+  exit 1
 }
 
 case "${1:-}" in
@@ -28,7 +54,7 @@ case "${1:-}" in
       --no-sync >/dev/null
     opts="-p $PORT -k $DIR -c listen_addresses=''"
     for o in "$@"; do opts="$opts -c $o"; done
-    as_postgres "$PGBIN/pg_ctl" -D "$DIR/data" -o "$opts" -l "$DIR/log" -w start >/dev/null
+    pg_ctl_start -D "$DIR/data" -o "$opts" -l "$DIR/log"
     echo "cluster up: psql -h $DIR -p $PORT -U postgres" >&2
     ;;
   restart)
@@ -37,7 +63,7 @@ case "${1:-}" in
     as_postgres "$PGBIN/pg_ctl" -D "$DIR/data" -m fast -w stop >/dev/null
     opts="-p $PORT -k $DIR -c listen_addresses=''"
     for o in "$@"; do opts="$opts -c $o"; done
-    as_postgres "$PGBIN/pg_ctl" -D "$DIR/data" -o "$opts" -l "$DIR/log" -w start >/dev/null
+    pg_ctl_start -D "$DIR/data" -o "$opts" -l "$DIR/log"
     ;;
   stop)
     # Whatever major started it: a fast shutdown by signal, then wait for it to end.

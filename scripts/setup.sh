@@ -14,8 +14,9 @@ log() { printf '== setup: %s\n' "$*" >&2; }
 
 # 1. Debian packages: the build toolchain; PostgreSQL 15 itself for PG_MAJOR=15.
 #    PostgreSQL 18 runs as the postgres user too, so that user must exist.
-# Go and lib/pq for the Go quick-start (Go has no module registry here).
-pkgs=(libclang-dev clang sudo pkg-config make postgresql-common golang-go golang-github-lib-pq-dev)
+# Go and lib/pq for the Go quick-start (Go has no module registry here); faketime runs
+# the psql golden files a second time on a server whose clock reads another date.
+pkgs=(libclang-dev clang sudo pkg-config make postgresql-common golang-go golang-github-lib-pq-dev faketime)
 if [ "$PG_MAJOR" = 15 ]; then pkgs+=(postgresql-15 postgresql-server-dev-15); fi
 need=()
 for pkg in "${pkgs[@]}"; do

@@ -4,7 +4,8 @@
 #      function over 80 lines (scripts/lint.sh)
 #   1. the core crate's unit, golden, property and fuzz tests (cargo test -p pgprompt-core)
 #   2. #[pg_test]s of the SQL surface (cargo pgrx test, as postgres)
-#   3. psql golden files (pg_regress) and client tests (Python: SDK wire types,
+#   3. psql golden files (pg_regress; again on a server whose clock reads 2031 in UTC+14,
+#      so no golden depends on the date) and client tests (Python: SDK wire types,
 #      tiktoken parity, dump/restore, the response loop, quick-starts, ...) against a
 #      throwaway cluster
 #   4. the package (.deb for 15, tarball for 18) installed without the build tree,
