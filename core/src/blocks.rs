@@ -45,14 +45,19 @@ impl Bindings {
 }
 
 /// The memory block's text, or `None` when no entry is bound.
-pub fn memory(memories: &[Memory], b: &Bindings) -> Option<(String, Vec<Uuid>)> {
+pub fn memory(memories: &[Memory], b: &Bindings) -> crate::error::Result<Option<(String, Vec<Uuid>)>> {
     let mut bound: Vec<&Memory> = memories
         .iter()
         .filter(|m| b.binds_memory(m) && !m.path.starts_with("skills/"))
         .collect();
     if bound.is_empty() {
-        return None;
+        return Ok(None);
     }
+    let size = bound
+        .iter()
+        .map(|m| m.scope.len() + m.path.len() + m.body.len() + 6)
+        .fold(MEMORY_HEADER.len(), usize::saturating_add);
+    crate::bounds::check(size, "the memory block")?;
     bound.sort_by(|x, y| {
         scope_rank(&x.scope)
             .cmp(&scope_rank(&y.scope))
@@ -67,7 +72,7 @@ pub fn memory(memories: &[Memory], b: &Bindings) -> Option<(String, Vec<Uuid>)> 
         text.push('\n');
         text.push_str(&m.body);
     }
-    Some((text, bound.iter().map(|m| m.id).collect()))
+    Ok(Some((text, bound.iter().map(|m| m.id).collect())))
 }
 
 /// The sources a non-runner callable resolves, in order.
@@ -247,7 +252,7 @@ mod tests {
             mem("speaker", "s2", (Some(1), Some(8), None, None)),
             mem("user", "u", (Some(3), None, None, None)),
         ];
-        let (text, ids) = memory(&ms, &b()).unwrap();
+        let (text, ids) = memory(&ms, &b()).unwrap().unwrap();
         assert_eq!(
             text,
             "Memory available now.\n\n### agent/a\nbody of a\n\n### agent/z\nbody of z\n\n### workspace/b\nbody of b\n\n### speaker/s\nbody of s\n\n### conversation/c\nbody of c"
@@ -257,8 +262,8 @@ mod tests {
             selected_human: Some(id(3)),
             ..b()
         };
-        assert!(memory(&ms, &with_user).unwrap().0.contains("### user/u"));
-        assert!(memory(&[], &b()).is_none());
+        assert!(memory(&ms, &with_user).unwrap().unwrap().0.contains("### user/u"));
+        assert!(memory(&[], &b()).unwrap().is_none());
     }
 
     fn skill(source: &str, name: &str, f: impl FnOnce(&mut Skill)) -> Skill {

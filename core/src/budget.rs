@@ -161,7 +161,7 @@ impl Selector {
     /// Cut down to the newest `keep` of the entries taken (their costs, newest first).
     pub fn keep_newest(&mut self, costs: &[u32], keep: usize) {
         self.selected = keep as u32;
-        self.used = costs[..keep].iter().sum();
+        self.used = crate::tokens::sum(costs[..keep].iter().copied());
         self.stopped = Some(Stop::LowWater);
     }
 

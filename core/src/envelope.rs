@@ -28,6 +28,9 @@ pub fn escape(body: &str) -> String {
     if !body.bytes().any(|b| b == b'<' || b == b'&') {
         return body.to_string();
     }
+    if body.len() > crate::bounds::INTERRUPT_EVERY {
+        crate::bounds::interrupt();
+    }
     let mut out = String::with_capacity(body.len() + 16);
     let mut last = 0;
     for (i, b) in body.bytes().enumerate() {

@@ -153,7 +153,7 @@ impl Item {
     }
 
     pub fn parts_tokens(&self) -> u32 {
-        self.parts.iter().map(|p| p.tokens).sum()
+        crate::tokens::sum(self.parts.iter().map(|p| p.tokens))
     }
 }
 
@@ -219,9 +219,9 @@ pub fn marginal_cost(items: &[Item], following: Option<Follower>) -> u32 {
     for item in items.iter().rev().filter(|i| !i.parts.is_empty()) {
         let merges = matches!(next, Some(f) if f.role == item.role && f.joins_previous && !item.separate);
         if !merges {
-            cost += MESSAGE_OVERHEAD;
+            cost = crate::tokens::add(cost, MESSAGE_OVERHEAD);
         }
-        cost += item.parts_tokens();
+        cost = crate::tokens::add(cost, item.parts_tokens());
         next = Some(Follower::of(item));
     }
     cost
@@ -245,6 +245,15 @@ impl Follower {
 }
 
 /// The first item with parts, as a [`Follower`] of what comes before it.
+/// About how many bytes the items' texts take.
+pub fn text_size(items: &[Item]) -> usize {
+    items
+        .iter()
+        .flat_map(|i| &i.parts)
+        .map(|p| p.kind.size())
+        .fold(0usize, usize::saturating_add)
+}
+
 pub fn leading(items: &[Item]) -> Option<Follower> {
     items.iter().find(|i| !i.parts.is_empty()).map(Follower::of)
 }

@@ -13,6 +13,7 @@
 //! - [`seal`]: what a seal freezes, and how sealed bodies share storage.
 
 pub(crate) mod blocks;
+pub mod bounds;
 pub(crate) mod budget;
 pub mod compile;
 pub mod context;

@@ -126,25 +126,49 @@ impl Values {
 /// Substitutes macros, then variables (`vars`), leaving every other token as written.
 /// Only text validated on write reaches here, so an unknown word cannot occur; were one
 /// to, it would stay literal rather than vanish.
-pub fn substitute(text: &str, values: &Values, vars: &dyn Fn(&str) -> Option<String>) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut last = 0;
-    for t in tokens(text) {
-        let replacement = if is_macro(t.name) {
-            Some(values.get(t.name).unwrap_or("").to_string())
-        } else if t.name == HISTORY_WORD {
+///
+/// The result is measured before it is built: over `room` bytes it is refused
+/// (`text_too_large`, naming `place`), so a long value substituted many times never
+/// reaches an allocation.
+pub fn substitute<'v>(
+    text: &str,
+    values: &'v Values,
+    vars: &dyn Fn(&str) -> Option<&'v str>,
+    room: usize,
+    place: &str,
+) -> Result<String> {
+    let replacement = |name: &str| -> Option<&'v str> {
+        if is_macro(name) {
+            Some(values.get(name).unwrap_or(""))
+        } else if name == HISTORY_WORD {
             None
         } else {
-            vars(t.name)
-        };
-        if let Some(r) = replacement {
+            vars(name)
+        }
+    };
+    let mut len = text.len();
+    for t in tokens(text) {
+        if let Some(r) = replacement(t.name) {
+            len = len - (t.end - t.start) + r.len();
+            if len > room {
+                return Err(crate::bounds::too_large(
+                    len,
+                    &format!("{place} with its macros and variables"),
+                ));
+            }
+        }
+    }
+    let mut out = String::with_capacity(len);
+    let mut last = 0;
+    for t in tokens(text) {
+        if let Some(r) = replacement(t.name) {
             out.push_str(&text[last..t.start]);
-            out.push_str(&r);
+            out.push_str(r);
             last = t.end;
         }
     }
     out.push_str(&text[last..]);
-    out
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -211,13 +235,15 @@ mod tests {
             agent: Some("Ada".into()),
             ..Default::default()
         };
+        let none = |_: &str| None;
+        let sub = |text: &str| substitute(text, &v, &none, usize::MAX, "x").unwrap();
+        assert_eq!(sub("I am {{agent}} for {{user}}."), "I am Ada for .");
+        assert_eq!(sub("{{ }} {{#if}}"), "{{ }} {{#if}}");
+        let vars = |n: &str| (n == "scene").then_some("a storm");
         assert_eq!(
-            substitute("I am {{agent}} for {{user}}.", &v, &|_| None),
-            "I am Ada for ."
+            substitute("{{scene}} / {{other}}", &v, &vars, usize::MAX, "x").unwrap(),
+            "a storm / {{other}}"
         );
-        assert_eq!(substitute("{{ }} {{#if}}", &v, &|_| None), "{{ }} {{#if}}");
-        let vars = |n: &str| (n == "scene").then(|| "a storm".to_string());
-        assert_eq!(substitute("{{scene}} / {{other}}", &v, &vars), "a storm / {{other}}");
     }
 
     #[test]
@@ -227,6 +253,27 @@ mod tests {
             user: Some("U".into()),
             ..Default::default()
         };
-        assert_eq!(substitute("{{agent}}", &v, &|_| None), "{{user}}");
+        assert_eq!(
+            substitute("{{agent}}", &v, &|_| None, usize::MAX, "x").unwrap(),
+            "{{user}}"
+        );
+    }
+
+    #[test]
+    fn a_substitution_over_its_room_is_refused_before_it_is_built() {
+        let v = Values {
+            workspace: Some("w".repeat(1000)),
+            ..Default::default()
+        };
+        let text = "{{workspace}}".repeat(100);
+        assert_eq!(substitute(&text, &v, &|_| None, 100_000, "x").unwrap().len(), 100_000);
+        let e = substitute(&text, &v, &|_| None, 99_999, "document \"character\"").unwrap_err();
+        assert_eq!(e.code, Code::TextTooLarge);
+        assert!(
+            e.message
+                .contains("document \"character\" with its macros and variables"),
+            "{}",
+            e.message
+        );
     }
 }

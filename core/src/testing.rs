@@ -309,7 +309,9 @@ pub fn golden(name: &str, out: &Output) -> Value {
         "{{\"body\":{},\"explain\":{}}}",
         out.body.text(),
         explain_text
-    )) + "\n";
+    ))
+    .expect("a golden file is small")
+        + "\n";
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/golden")
         .join(format!("{name}.json"));

@@ -16,6 +16,17 @@ use crate::error::{quote, Code, Error, Result};
 /// (the published chat-format overhead).
 pub const MESSAGE_OVERHEAD: u32 = 3;
 pub const REQUEST_OVERHEAD: u32 = 3;
+/// Token counts add up without overflow: a sum past `u32::MAX` stays there (a window is
+/// far below it, so the gate refuses such a request).
+pub fn add(a: u32, b: u32) -> u32 {
+    a.saturating_add(b)
+}
+
+/// The saturating sum of counts.
+pub fn sum(counts: impl IntoIterator<Item = u32>) -> u32 {
+    counts.into_iter().fold(0, add)
+}
+
 /// An image part is estimated at a fixed cost (OpenAI's low-detail price); providers
 /// bill pictures by their pixels, which a compiler that does not decode them cannot see.
 pub const IMAGE_TOKENS: u32 = 85;
@@ -68,12 +79,29 @@ impl Tokenizer {
         let _ = self.encoder();
     }
 
-    /// The exact count of `text` as ordinary text.
+    /// The exact count of `text` as ordinary text. A long text is counted piece by piece
+    /// (the pieces the encoder's own pre-tokenizer splits it into, which is what its
+    /// `count` sums), asking the host every `INTERRUPT_EVERY` bytes whether to stop.
     pub fn count(self, text: &str) -> u32 {
         if text.is_empty() {
             return 0;
         }
-        let n = self.encoder().count(text);
+        let encoder = self.encoder();
+        let n = if text.len() <= crate::bounds::INTERRUPT_EVERY {
+            encoder.count(text)
+        } else {
+            let mut n = 0usize;
+            let mut since = 0usize;
+            for piece in encoder.split(text) {
+                n = n.saturating_add(encoder.bpe.count(piece.as_bytes()));
+                since += piece.len();
+                if since >= crate::bounds::INTERRUPT_EVERY {
+                    crate::bounds::interrupt();
+                    since = 0;
+                }
+            }
+            n
+        };
         u32::try_from(n).unwrap_or(u32::MAX)
     }
 }
@@ -87,13 +115,21 @@ impl Tokenizer {
 /// capacity it becomes the old one (the old one is dropped), and a text found in the
 /// old generation moves back to the young one. So the memo evicts gradually, keeping
 /// what was used recently, with no cliff where every count is lost at once.
+///
+/// Entries are kept per scope (the extension's scope is the current role): a lookup
+/// finds only its own scope's counts, so neither a count's speed nor `memo_stats` tells
+/// one role what another counted in the same backend.
 pub struct Memo {
-    young: [HashMap<(u64, usize), u32>; 2],
-    old: [HashMap<(u64, usize), u32>; 2],
+    young: [HashMap<Key, u32>; 2],
+    old: [HashMap<Key, u32>; 2],
     capacity: usize,
-    hits: u64,
-    misses: u64,
+    scope: u32,
+    /// Lookups answered from the memo, and lookups that counted, per scope.
+    stats: HashMap<u32, (u64, u64)>,
 }
+
+/// A memo key: the scope, the text's hash and length.
+type Key = (u32, u64, usize);
 
 /// The default capacity, in entries across both generations and tokenizers.
 pub const MEMO_CAPACITY: usize = 200_000;
@@ -114,9 +150,14 @@ impl Memo {
             young: Default::default(),
             old: Default::default(),
             capacity: capacity.max(2),
-            hits: 0,
-            misses: 0,
+            scope: 0,
+            stats: HashMap::new(),
         }
+    }
+
+    /// Lookups from now on find and add only `scope`'s entries.
+    pub fn set_scope(&mut self, scope: u32) {
+        self.scope = scope;
     }
 
     /// Changes the capacity. Held entries over it age at once: the young generation
@@ -139,19 +180,20 @@ impl Memo {
         }
         let mut h = std::hash::DefaultHasher::new();
         text.hash(&mut h);
-        let key = (h.finish(), text.len());
+        let key = (self.scope, h.finish(), text.len());
         let i = tokenizer.index();
+        let stats = self.stats.entry(self.scope).or_default();
         if let Some(n) = self.young[i].get(&key) {
-            self.hits += 1;
+            stats.0 += 1;
             return *n;
         }
         let n = match self.old[i].remove(&key) {
             Some(n) => {
-                self.hits += 1;
+                stats.0 += 1;
                 n
             }
             None => {
-                self.misses += 1;
+                stats.1 += 1;
                 tokenizer.count(text)
             }
         };
@@ -165,7 +207,7 @@ impl Memo {
         n
     }
 
-    /// Entries held, in both generations.
+    /// Entries held, in both generations, for every scope.
     pub fn len(&self) -> usize {
         self.young.iter().chain(&self.old).map(HashMap::len).sum()
     }
@@ -174,13 +216,22 @@ impl Memo {
         self.len() == 0
     }
 
+    /// Entries held for the current scope.
+    pub fn scope_len(&self) -> usize {
+        self.young
+            .iter()
+            .chain(&self.old)
+            .map(|g| g.keys().filter(|k| k.0 == self.scope).count())
+            .sum()
+    }
+
     pub fn capacity(&self) -> usize {
         self.capacity
     }
 
-    /// Lookups answered from the memo, and lookups that counted.
+    /// The current scope's lookups answered from the memo, and lookups that counted.
     pub fn hits_and_misses(&self) -> (u64, u64) {
-        (self.hits, self.misses)
+        self.stats.get(&self.scope).copied().unwrap_or_default()
     }
 }
 
@@ -238,6 +289,29 @@ mod tests {
         assert_eq!(Tokenizer::Cl100kBase.count(""), 0);
         assert_eq!(Tokenizer::Cl100kBase.count("hello world"), 2);
         assert_eq!(Tokenizer::O200kBase.count("hello world"), 2);
+    }
+
+    #[test]
+    fn a_long_text_counts_piece_by_piece_exactly_as_a_whole() {
+        let text = "Hello, world! Ça va? 12345 \n\n  tabs\there ".repeat(4_000);
+        assert!(text.len() > crate::bounds::INTERRUPT_EVERY);
+        for t in Tokenizer::ALL {
+            assert_eq!(t.count(&text) as usize, t.encoder().count(text.as_str()));
+        }
+    }
+
+    #[test]
+    fn a_scope_finds_only_its_own_counts() {
+        let mut m = Memo::new();
+        m.set_scope(1);
+        m.count(Tokenizer::Cl100kBase, "a secret");
+        m.count(Tokenizer::Cl100kBase, "a secret");
+        assert_eq!((m.scope_len(), m.hits_and_misses()), (1, (1, 1)));
+        m.set_scope(2);
+        assert_eq!((m.scope_len(), m.hits_and_misses()), (0, (0, 0)));
+        m.count(Tokenizer::Cl100kBase, "a secret");
+        assert_eq!((m.scope_len(), m.hits_and_misses()), (1, (0, 1)));
+        assert_eq!(m.len(), 2);
     }
 
     #[test]

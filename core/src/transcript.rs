@@ -15,20 +15,29 @@ use crate::voice::Voices;
 /// The transcript of `turns` (oldest first, from the newest summary turn on), in a
 /// conversation whose stored answerer is `conv_answerer` and whose creator is `creator`.
 /// Kernel rows (`origin` set) read bare: their text is already an envelope. Entries are
-/// separated by a blank line.
+/// separated by a blank line. Over [`crate::bounds::MAX_TEXT`] it is refused.
 pub fn transcript(
     turns: &[Turn],
     users: &HashMap<Uuid, User>,
     creator: Option<Uuid>,
     conv_answerer: Option<Uuid>,
-) -> String {
+) -> crate::error::Result<String> {
     let voices = Voices { users, creator };
     let say = |author: Option<Uuid>, t: &Turn, text: &str| match (author, &t.origin) {
         (Some(a), None) => voices.envelope(a, t.sender_conversation_id, text),
         _ => text.to_string(),
     };
     let mut entries: Vec<String> = Vec::new();
+    // Measured as it grows: the entries built so far (`counted` of them) and their
+    // separators.
+    let (mut built, mut counted) = (0usize, 0usize);
     for t in turns {
+        crate::bounds::interrupt();
+        for e in &entries[counted..] {
+            built = built.saturating_add(e.len() + 2);
+        }
+        counted = entries.len();
+        crate::bounds::check(built, "the transcript")?;
         let nonempty = |s: &Option<String>| s.as_deref().filter(|s| !s.is_empty()).map(str::to_string);
         match t.kind {
             TurnKind::Summary => {
@@ -56,7 +65,9 @@ pub fn transcript(
             }
         }
     }
-    entries.join("\n\n")
+    let text = entries.join("\n\n");
+    crate::bounds::check(text.len(), "the transcript")?;
+    Ok(text)
 }
 
 #[cfg(test)]
@@ -85,7 +96,7 @@ mod tests {
         k.author_id = Some(Uuid::from_u128(2));
         k.origin = Some("task_result".into());
         k.content = Some("<task_result>done</task_result>".into());
-        let t = transcript(&[m, r, k], &users, Some(Uuid::from_u128(1)), Some(Uuid::from_u128(2)));
+        let t = transcript(&[m, r, k], &users, Some(Uuid::from_u128(1)), Some(Uuid::from_u128(2))).unwrap();
         let u = |n: u128| Uuid::from_u128(n).to_string();
         assert_eq!(
             t,

@@ -86,6 +86,6 @@ fn transcript(conversation_id: pgrx::Uuid, through_turn_id: pgrx::Uuid) -> Strin
             .into_iter()
             .map(|u| (u.id, u))
             .collect();
-        pgprompt_core::transcript::transcript(&turns, &users, creator, answerer)
+        pgprompt_core::transcript::transcript(&turns, &users, creator, answerer).or_raise()
     })
 }

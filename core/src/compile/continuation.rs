@@ -98,6 +98,7 @@ pub(super) fn extend(ctx: &Context, sealed: &Sealed, counter: &mut Counter<'_>, 
         first.boundary = true;
     }
     let messages = merge(items);
+    wire::check_size(&messages, &[], body.len())?;
     let (elements, layout) = wire::render_elements(frozen.wire, &messages, frozen.model.as_ref());
     let appended = wire::elements_cost(&messages, &layout);
     let total = base_total + appended;

@@ -34,6 +34,7 @@ impl Compiler<'_, '_> {
         } else {
             Vec::new()
         };
+        wire::check_size(&fresh.messages, &self.tools, 0)?;
         let rendered = wire::render(self.wire, &request(&breakpoints));
         let tools_tokens = wire::loaded_tools_text(self.wire, &self.tools).map_or(0, |t| self.counter.count(&t));
         let estimate = self.estimate(&fresh, &rendered.layout, tools_tokens);
@@ -113,7 +114,7 @@ impl Compiler<'_, '_> {
         for (i, name) in fresh.blocks.iter().enumerate() {
             let is_history = Some(i) == fresh.history_block;
             if !is_history {
-                running += costs[i];
+                running = crate::tokens::add(running, costs[i]);
             }
             let role = match (is_history, fresh.history_block) {
                 (true, _) => None,
@@ -128,7 +129,7 @@ impl Compiler<'_, '_> {
                 floor_unmet: !is_history && rendered_something && !self.window.fits(running),
             });
         }
-        running += tools_tokens;
+        running = crate::tokens::add(running, tools_tokens);
         blocks.push(BlockEstimate {
             block: "tools".into(),
             role: None,

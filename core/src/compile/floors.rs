@@ -91,9 +91,9 @@ impl Compiler<'_, '_> {
         let mut deferred_catalog = Vec::new();
         for (i, block) in template.blocks.iter().enumerate() {
             let items = match block {
-                Block::Slot(slot) => self.slot(*slot, &t.inline, values, i, &mut versions),
-                Block::Document(name) => self.document(name, values, i, &mut versions),
-                Block::Memory => match blocks::memory(&ctx.memories, &bindings) {
+                Block::Slot(slot) => self.slot(*slot, &t.inline, values, i, &mut versions)?,
+                Block::Document(name) => self.document(name, values, i, &mut versions)?,
+                Block::Memory => match blocks::memory(&ctx.memories, &bindings)? {
                     Some((text, ids)) => {
                         versions.memories(ctx, &ids.into_iter().collect());
                         self.text_item(Role::System, text, i).into_iter().collect()
@@ -124,7 +124,7 @@ impl Compiler<'_, '_> {
                     self.text_item(Role::System, text, i).into_iter().collect()
                 }
                 Block::Inline { .. } | Block::Lead | Block::Tail => {
-                    self.per_turn_block(block, i, template, &t.inline, &t.variables, values)
+                    self.per_turn_block(block, i, template, &t.inline, &t.variables, values)?
                 }
                 Block::History(_) => Vec::new(),
                 Block::Input => self.input(i).into_iter().collect(),
@@ -146,10 +146,10 @@ impl Compiler<'_, '_> {
         values: &Values,
         block: usize,
         versions: &mut VersionLog,
-    ) -> Vec<Item> {
+    ) -> Result<Vec<Item>> {
         let ctx = self.ctx;
         if slot == Slot::SystemPrompt && self.a.kind == UserKind::Human {
-            return Vec::new();
+            return Ok(Vec::new());
         }
         let owner = match slot {
             Slot::SystemPrompt => Some(self.a.id),
@@ -174,24 +174,26 @@ impl Compiler<'_, '_> {
                 versions.document(doc);
                 (doc.body.clone(), doc.role)
             }
-            (None, None) => return Vec::new(),
+            (None, None) => return Ok(Vec::new()),
         };
-        let text = macros::substitute(&text, values, &|_| None);
-        self.text_item(role, text, block).into_iter().collect()
+        let place = format!("the {} slot", slot.as_str());
+        let text = macros::substitute(&text, values, &|_| None, self.room(), &place)?;
+        Ok(self.text_item(role, text, block).into_iter().collect())
     }
 
-    fn document(&mut self, name: &str, values: &Values, block: usize, versions: &mut VersionLog) -> Vec<Item> {
+    fn document(&mut self, name: &str, values: &Values, block: usize, versions: &mut VersionLog) -> Result<Vec<Item>> {
         let ctx = self.ctx;
         let Some(doc) = ctx
             .documents
             .iter()
             .find(|d| d.user_id == Some(self.a.id) && d.name == name)
         else {
-            return Vec::new();
+            return Ok(Vec::new());
         };
         versions.document(doc);
-        let text = macros::substitute(&doc.body, values, &|_| None);
-        self.text_item(doc.role, text, block).into_iter().collect()
+        let place = format!("document \"{name}\"");
+        let text = macros::substitute(&doc.body, values, &|_| None, self.room(), &place)?;
+        Ok(self.text_item(doc.role, text, block).into_iter().collect())
     }
 
     /// The catalog block of the eager callables, and the lines of the deferred ones.
@@ -221,13 +223,18 @@ impl Compiler<'_, '_> {
         entries: &[InlineEntry],
         turn_vars: &BTreeMap<String, String>,
         values: &Values,
-    ) -> Vec<Item> {
-        let vars =
-            |name: &str| -> Option<String> { turn_vars.get(name).or_else(|| template.variables.get(name)).cloned() };
+    ) -> Result<Vec<Item>> {
+        let vars = |name: &str| -> Option<&str> {
+            turn_vars
+                .get(name)
+                .or_else(|| template.variables.get(name))
+                .map(String::as_str)
+        };
         match block {
             Block::Inline { role, text } => {
-                let text = macros::substitute(text, values, &vars);
-                self.text_item(*role, text, i).into_iter().collect()
+                let place = format!("inline block /blocks/{i}");
+                let text = macros::substitute(text, values, &vars, self.room(), &place)?;
+                Ok(self.text_item(*role, text, i).into_iter().collect())
             }
             Block::Lead | Block::Tail => {
                 let want = if *block == Block::Lead {
@@ -236,17 +243,18 @@ impl Compiler<'_, '_> {
                     Position::Tail
                 };
                 let mut out = Vec::new();
-                for e in entries {
+                for (k, e) in entries.iter().enumerate() {
                     if let InlineEntry::Placed { text, role, position } = e {
                         if *position == want {
-                            let text = macros::substitute(text, values, &|_| None);
+                            let place = format!("inline entry /inline/{k}");
+                            let text = macros::substitute(text, values, &|_| None, self.room(), &place)?;
                             out.extend(self.text_item(*role, text, i));
                         }
                     }
                 }
-                out
+                Ok(out)
             }
-            _ => Vec::new(),
+            _ => Ok(Vec::new()),
         }
     }
 

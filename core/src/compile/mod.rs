@@ -151,6 +151,7 @@ pub fn compile(ctx: &Context, history: &mut dyn HistorySource, memo: &mut Memo, 
         counter: Counter::new(model.map_or(Tokenizer::Cl100kBase, |m| m.tokenizer), memo),
         users: ctx.users.clone(),
         purpose,
+        built: 0,
     };
     let fresh = match a.prompt_mechanism {
         Mechanism::Raw => c.raw()?,
@@ -170,6 +171,9 @@ struct Compiler<'a, 'm> {
     /// The context's users and those history batches named.
     users: HashMap<Uuid, User>,
     purpose: Purpose,
+    /// Bytes of text the blocks built so far: what is left of `bounds::MAX_TEXT` bounds
+    /// the next substitution.
+    built: usize,
 }
 
 /// A fresh compile before the wire, the gate and the result.
@@ -218,8 +222,14 @@ impl Compiler<'_, '_> {
         if text.is_empty() {
             return None;
         }
+        self.built = self.built.saturating_add(text.len());
         let tokens = self.counter.count(&text);
         Some(Item::text(role, text, tokens, block))
+    }
+
+    /// What is left of the bound on the texts a compile builds.
+    fn room(&self) -> usize {
+        crate::bounds::MAX_TEXT.saturating_sub(self.built)
     }
 
     fn model_name(&self) -> String {

@@ -47,7 +47,7 @@ impl Compiler<'_, '_> {
 
     /// The seed of an own reply turn: its preface, then its opening words (moved out of
     /// the turn, which is done with them).
-    fn seed(&mut self, ht: &mut HistoryTurn, template: &Template, block: usize) -> Vec<Item> {
+    fn seed(&mut self, ht: &mut HistoryTurn, template: &Template, block: usize) -> Result<Vec<Item>> {
         let prompt = ht.turn.prompt.take().filter(|p| !p.is_empty());
         let t = &ht.turn;
         let mut items = match &t.sealed_preface {
@@ -68,7 +68,7 @@ impl Compiler<'_, '_> {
                 let hist_ix = template.history_index();
                 let mut out = Vec::new();
                 for b in &template.blocks[hist_ix + 1..] {
-                    out.extend(self.per_turn_block(b, block, template, &t.inline, &t.variables, &values));
+                    out.extend(self.per_turn_block(b, block, template, &t.inline, &t.variables, &values)?);
                 }
                 out
             }
@@ -81,7 +81,7 @@ impl Compiler<'_, '_> {
             let part = voices.words(Row::opening(t, text.into()), Some(self.a), &mut self.counter);
             items.push(Item::new(Role::User, vec![part], block));
         }
-        items
+        Ok(items)
     }
 
     fn render_entry(
@@ -91,7 +91,7 @@ impl Compiler<'_, '_> {
         template: &Template,
         block: usize,
         thinking: Thinking,
-    ) -> Vec<Item> {
+    ) -> Result<Vec<Item>> {
         if plan == Plan::Seed {
             return self.seed(ht, template, block);
         }
@@ -108,7 +108,14 @@ impl Compiler<'_, '_> {
             thinking,
             block,
         };
-        reader.render(plan, ht, &mut self.counter)
+        Ok(reader.render(plan, ht, &mut self.counter))
+    }
+
+    /// Counts the texts of an entry taken against the bound on what a compile builds (a
+    /// model without a window funds all history).
+    fn take_text(&mut self, items: &[Item]) -> Result<()> {
+        self.built = self.built.saturating_add(items::text_size(items));
+        crate::bounds::check(self.built, "the history a compile takes")
     }
 
     /// Selects history newest first. `after` is what follows the newest entry. Under
@@ -134,6 +141,7 @@ impl Compiler<'_, '_> {
         // Under reasoning replay, the answerer's newest earlier run keeps its thinking.
         let mut replay = self.a.reasoning_replay;
         'batches: loop {
+            crate::bounds::interrupt();
             let (batch, users) = source.next_batch(batch_size(&selector, &allowance))?;
             if batch.is_empty() {
                 break;
@@ -158,9 +166,10 @@ impl Compiler<'_, '_> {
                     if selector.stopped.is_some() {
                         continue;
                     }
-                    let items = self.render_entry(plan, ht, template, block, thinking);
+                    let items = self.render_entry(plan, ht, template, block, thinking)?;
                     let cost = self.window.inflate(items::marginal_cost(&items, following));
                     if selector.offer(cost) {
+                        self.take_text(&items)?;
                         following = items::leading(&items).or(following);
                         taken.push(Taken { at, cost, items });
                     }

@@ -31,6 +31,9 @@ pub fn to_text<T: Serialize + ?Sized>(value: &T) -> String {
 /// checked at a time: text needs escaping rarely, and serde_json's byte-by-byte scan
 /// was a tenth of a compile (docs/design.md, "Performance").
 pub fn string(out: &mut String, s: &str) {
+    if s.len() > crate::bounds::INTERRUPT_EVERY {
+        crate::bounds::interrupt();
+    }
     out.reserve(s.len() + 2);
     out.push('"');
     let b = s.as_bytes();
@@ -59,6 +62,19 @@ pub fn string(out: &mut String, s: &str) {
     }
     out.push_str(&s[start..]);
     out.push('"');
+}
+
+/// The length of `s` written as a JSON string by [`string`], quotes included.
+pub fn escaped_len(s: &str) -> usize {
+    let extra: usize = s
+        .bytes()
+        .map(|c| match c {
+            b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 1,
+            c if c < 0x20 => 5,
+            _ => 0,
+        })
+        .sum();
+    s.len() + extra + 2
 }
 
 /// Whether any of a word's eight bytes is below 0x20, `"` or `\\` (SWAR: a byte's high
@@ -154,22 +170,31 @@ impl Obj {
 }
 
 /// Pretty-prints JSON text keeping its key order (golden files, the demo). Text that is
-/// not JSON is returned as it is.
-pub fn pretty(text: &str) -> String {
+/// not JSON is returned as it is. Indentation grows with depth, so the output is measured
+/// as it is written: past [`crate::bounds::MAX_TEXT`] it is refused (`text_too_large`).
+pub fn pretty(text: &str) -> crate::error::Result<String> {
     let Ok(raw) = serde_json::from_str::<&RawValue>(text) else {
-        return text.to_string();
+        return Ok(text.to_string());
     };
-    let mut out = String::with_capacity(text.len() * 2);
+    let mut out = String::with_capacity(text.len().saturating_mul(2).min(crate::bounds::MAX_TEXT));
     let mut depth = 0usize;
     let mut in_string = false;
     let mut escaped = false;
     let bytes = raw.get().as_bytes();
-    let newline = |out: &mut String, depth: usize| {
+    let newline = |out: &mut String, depth: usize| -> crate::error::Result<()> {
+        let len = out.len().saturating_add(1).saturating_add(depth.saturating_mul(2));
+        crate::bounds::check(len, "the pretty print")?;
         out.push('\n');
         out.extend(std::iter::repeat_n("  ", depth));
+        Ok(())
     };
     let mut i = 0;
+    let mut next_check = crate::bounds::INTERRUPT_EVERY;
     while i < bytes.len() {
+        if i >= next_check {
+            crate::bounds::interrupt();
+            next_check = i + crate::bounds::INTERRUPT_EVERY;
+        }
         let c = bytes[i];
         if in_string {
             if escaped {
@@ -200,16 +225,16 @@ pub fn pretty(text: &str) -> String {
                 }
                 out.push(c as char);
                 depth += 1;
-                newline(&mut out, depth);
+                newline(&mut out, depth)?;
             }
             b'}' | b']' => {
                 depth = depth.saturating_sub(1);
-                newline(&mut out, depth);
+                newline(&mut out, depth)?;
                 out.push(c as char);
             }
             b',' => {
                 out.push(',');
-                newline(&mut out, depth);
+                newline(&mut out, depth)?;
             }
             b':' => out.push_str(": "),
             b' ' | b'\n' | b'\t' | b'\r' => {}
@@ -217,7 +242,7 @@ pub fn pretty(text: &str) -> String {
         }
         i += 1;
     }
-    out
+    Ok(out)
 }
 
 fn utf8_len(first: u8) -> usize {
@@ -285,13 +310,14 @@ mod tests {
             let mut out = String::new();
             string(&mut out, &s);
             assert_eq!(out, serde_json::to_string(&s).unwrap(), "{s:?}");
+            assert_eq!(escaped_len(&s), out.len(), "{s:?}");
         }
     }
 
     #[test]
     fn pretty_keeps_order_and_strings() {
         let text = r#"{"z":1,"a":{"s":"x, y: [z] é \"q\""},"e":[],"o":{}}"#;
-        let p = pretty(text);
+        let p = pretty(text).unwrap();
         assert_eq!(
             p,
             "{\n  \"z\": 1,\n  \"a\": {\n    \"s\": \"x, y: [z] é \\\"q\\\"\"\n  },\n  \"e\": [],\n  \"o\": {}\n}"

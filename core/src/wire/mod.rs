@@ -85,6 +85,7 @@ pub(super) fn each_message(req: &Request<'_>, user_side: Element, assistant: Ele
     let mut texts = Vec::new();
     let mut layout = Vec::new();
     for (mi, m) in req.messages.iter().enumerate() {
+        crate::bounds::interrupt();
         if m.role == crate::kinds::Role::Assistant {
             assistant(m, mi, &mut texts, &mut layout);
         } else {
@@ -102,6 +103,7 @@ pub(super) fn merged(messages: &[Message], start: usize, wire: Wire) -> Vec<(cra
     use crate::kinds::Role;
     let mut out: Vec<(Role, Vec<Pos>, bool)> = Vec::new();
     for (mi, m) in messages.iter().enumerate().skip(start) {
+        crate::bounds::interrupt();
         let role = if m.role == Role::Assistant {
             Role::Assistant
         } else {
@@ -123,6 +125,50 @@ pub(super) fn merged(messages: &[Message], start: usize, wire: Wire) -> Vec<(cra
         }
     }
     out
+}
+
+/// Refuses a body that would be over [`crate::bounds::MAX_TEXT`] before it is rendered:
+/// `base` bytes already there (a sealed body a continuation extends), then each part of
+/// `messages` as a wire writes it at most (its texts escaped, about 160 bytes of keys and
+/// quotes around it) and the tool definitions. Measuring is a sum of lengths; only a body
+/// near the bound has its texts scanned for what escaping adds.
+pub fn check_size(messages: &[Message], tools: &[Tool], base: usize) -> crate::error::Result<()> {
+    const AROUND: usize = 160;
+    let parts = || messages.iter().flat_map(|m| &m.parts);
+    let tools_size: usize = tools
+        .iter()
+        .map(|t| t.name.len() + t.description.as_ref().map_or(0, String::len) + t.input_schema.len() + AROUND)
+        .fold(0, usize::saturating_add);
+    // Escaping writes a byte as at most six (`\u00xx`).
+    let rough = parts()
+        .map(|p| p.kind.size().saturating_mul(6).saturating_add(AROUND))
+        .fold(base.saturating_add(tools_size), usize::saturating_add);
+    if rough <= crate::bounds::MAX_TEXT {
+        return Ok(());
+    }
+    let mut exact = base.saturating_add(tools_size);
+    for m in messages {
+        crate::bounds::interrupt();
+        for p in &m.parts {
+            exact = exact.saturating_add(escaped_size(&p.kind)).saturating_add(AROUND);
+        }
+        crate::bounds::check(exact, "the request body")?;
+    }
+    Ok(())
+}
+
+/// What a part's texts take once escaped as JSON strings (at most).
+fn escaped_size(kind: &crate::items::PartKind) -> usize {
+    use crate::items::PartKind;
+    match kind {
+        PartKind::Text(t) => json::escaped_len(t),
+        PartKind::ToolCall { id, name, input, .. } => {
+            json::escaped_len(id) + json::escaped_len(name) + json::escaped_len(input)
+        }
+        PartKind::ToolResult { call_id, content, .. } => json::escaped_len(call_id) + json::escaped_len(content),
+        PartKind::Image { media_type, data } => json::escaped_len(media_type) + data.len() + media_type.len() + 16,
+        PartKind::Opaque { json, .. } => json.len(),
+    }
 }
 
 /// Anthropic's default when no model row names `max_output_tokens`.
@@ -361,22 +407,24 @@ pub fn costs(
     blocks: usize,
     tools_block: usize,
 ) -> (Vec<u32>, u32) {
-    use crate::tokens::{MESSAGE_OVERHEAD, REQUEST_OVERHEAD};
+    use crate::tokens::{add, MESSAGE_OVERHEAD, REQUEST_OVERHEAD};
     let mut per_block = vec![0u32; blocks.max(tools_block + 1)];
     let mut total = REQUEST_OVERHEAD;
     let groups = std::iter::once(&layout.system).chain(layout.elements.iter());
     for group in groups.filter(|g| !g.is_empty()) {
         let first = group[0];
-        per_block[messages[first.0].blocks[first.1]] += MESSAGE_OVERHEAD;
-        total += MESSAGE_OVERHEAD;
+        let b = &mut per_block[messages[first.0].blocks[first.1]];
+        *b = add(*b, MESSAGE_OVERHEAD);
+        total = add(total, MESSAGE_OVERHEAD);
         for &(m, p) in group {
             let tokens = messages[m].parts[p].tokens;
-            per_block[messages[m].blocks[p]] += tokens;
-            total += tokens;
+            let b = &mut per_block[messages[m].blocks[p]];
+            *b = add(*b, tokens);
+            total = add(total, tokens);
         }
     }
-    per_block[tools_block] += tools_tokens;
-    total += tools_tokens;
+    per_block[tools_block] = add(per_block[tools_block], tools_tokens);
+    total = add(total, tools_tokens);
     (per_block, total)
 }
 
@@ -385,6 +433,8 @@ pub fn elements_cost(messages: &[Message], elements: &[Vec<Pos>]) -> u32 {
     elements
         .iter()
         .filter(|g| !g.is_empty())
-        .map(|g| crate::tokens::MESSAGE_OVERHEAD + g.iter().map(|&(m, p)| messages[m].parts[p].tokens).sum::<u32>())
-        .sum()
+        .map(|g| {
+            crate::tokens::MESSAGE_OVERHEAD + crate::tokens::sum(g.iter().map(|&(m, p)| messages[m].parts[p].tokens))
+        })
+        .fold(0, crate::tokens::add)
 }
