@@ -70,12 +70,10 @@ CREATE TRIGGER skills_touch BEFORE UPDATE ON prompt.skills
     FOR EACH ROW EXECUTE FUNCTION prompt._touch_updated_at();
 
 -- Whether this transaction rewrites history on purpose (SET LOCAL
--- pgprompt.allow_history_rewrite = on): only then may a sealed turn, a turn a later seal
--- replayed, or a round a continuation sent be deleted or rewritten.
-CREATE FUNCTION prompt._history_rewrite_allowed() RETURNS bool
-LANGUAGE sql STABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
-AS $$ SELECT coalesce(current_setting('pgprompt.allow_history_rewrite', true), 'off') IN ('on', 'true', 'yes', '1') $$;
+-- pgprompt.allow_history_rewrite = on, by a role that may): only then may a sealed turn,
+-- a turn a later seal replayed, or a round a continuation sent be deleted or rewritten.
+-- prompt._history_rewrite_allowed() is the library's (src/pg/guard.rs): on for a role an
+-- administrator has not named, it refuses with 42501.
 
 CREATE FUNCTION prompt._turns_write() RETURNS trigger
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
@@ -154,7 +152,10 @@ BEGIN
     IF TG_OP = 'INSERT'
        OR NEW.content IS DISTINCT FROM OLD.content
        OR NEW.prompt  IS DISTINCT FROM OLD.prompt
-       OR NEW.kind    IS DISTINCT FROM OLD.kind THEN
+       OR NEW.kind    IS DISTINCT FROM OLD.kind
+       -- Counts are the trigger's: a write of its own is counted again.
+       OR NEW.content_tokens IS DISTINCT FROM OLD.content_tokens
+       OR NEW.prompt_tokens  IS DISTINCT FROM OLD.prompt_tokens THEN
         tokenizers := prompt._tokenizers_in_use();
         NEW.content_tokens := prompt._row_tokens(NEW.kind, NEW.content, tokenizers);
         NEW.prompt_tokens := prompt._row_tokens('message', NEW.prompt, tokenizers);
@@ -165,7 +166,8 @@ BEGIN
        OR NEW.kind          IS DISTINCT FROM OLD.kind
        OR NEW.content       IS DISTINCT FROM OLD.content
        OR NEW.summary       IS DISTINCT FROM OLD.summary
-       OR NEW.summary_round IS DISTINCT FROM OLD.summary_round THEN
+       OR NEW.summary_round IS DISTINCT FROM OLD.summary_round
+       OR NEW.own_entries   IS DISTINCT FROM OLD.own_entries THEN
         NEW.own_entries := prompt._own_entries(NEW.summary, NEW.summary_round, NEW.content,
             ARRAY(SELECT n FROM prompt.rounds r WHERE r.conversation_id = NEW.conversation_id AND r.turn_id = NEW.id));
     END IF;
@@ -177,20 +179,20 @@ CREATE TRIGGER turns_write BEFORE INSERT OR UPDATE ON prompt.turns
     FOR EACH ROW EXECUTE FUNCTION prompt._turns_write();
 
 -- A sealed turn, or a turn a later seal replayed, is deleted only on purpose; a whole
--- conversation's turns go with it (the conversation is gone by the time they are).
+-- conversation's turns go with it (a foreign-key cascade). Whether a later seal replayed
+-- the turn is looked up whatever the caller's row-level security lets it see.
 CREATE FUNCTION prompt._turns_delete() RETURNS trigger
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    IF prompt._history_rewrite_allowed()
-       OR NOT EXISTS (SELECT 1 FROM prompt.conversations c WHERE c.id = OLD.conversation_id) THEN
+    IF prompt._in_cascade() THEN
         RETURN OLD;
     END IF;
     IF OLD.sealed_at IS NOT NULL THEN
-        PERFORM prompt._refuse_sealed(OLD.conversation_id, OLD.id, 'delete', true);
-    END IF;
-    IF EXISTS (SELECT 1 FROM prompt.turns t WHERE t.conversation_id = OLD.conversation_id
-               AND t.seq > OLD.seq AND t.sealed_at IS NOT NULL) THEN
+        IF NOT prompt._history_rewrite_allowed() THEN
+            PERFORM prompt._refuse_sealed(OLD.conversation_id, OLD.id, 'delete', true);
+        END IF;
+    ELSIF prompt._replayed_by_later_seal(OLD.conversation_id, OLD.seq) AND NOT prompt._history_rewrite_allowed() THEN
         PERFORM prompt._refuse_sealed(OLD.conversation_id, OLD.id, 'delete_replayed', true);
     END IF;
     RETURN OLD;
@@ -204,9 +206,10 @@ CREATE FUNCTION prompt._rounds_write() RETURNS trigger
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
+    -- A sent round goes with its turn (a foreign-key cascade), or on purpose.
     IF TG_OP IN ('UPDATE', 'DELETE') AND OLD.sent_at IS NOT NULL
-       AND NOT prompt._history_rewrite_allowed()
-       AND EXISTS (SELECT 1 FROM prompt.turns t WHERE t.conversation_id = OLD.conversation_id AND t.id = OLD.turn_id) THEN
+       AND NOT (TG_OP = 'DELETE' AND prompt._in_cascade())
+       AND NOT prompt._history_rewrite_allowed() THEN
         PERFORM prompt._refuse_sent_round(OLD.conversation_id, OLD.turn_id, OLD.n, lower(TG_OP));
     END IF;
     IF TG_OP = 'DELETE' THEN
@@ -225,6 +228,34 @@ $$;
 
 CREATE TRIGGER rounds_write BEFORE INSERT OR UPDATE OR DELETE ON prompt.rounds
     FOR EACH ROW EXECUTE FUNCTION prompt._rounds_write();
+
+-- Seal storage is what was sent: it changes only through pgprompt (sealing, prune_seals,
+-- the 0.2 conversion hold it open) or by a foreign-key cascade (deleting a conversation,
+-- or a sealed turn with a permitted history rewrite). TRUNCATE needs a permitted rewrite.
+CREATE FUNCTION prompt._seal_storage_write() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    PERFORM prompt._seal_storage_guard(TG_TABLE_NAME, TG_OP);
+    IF TG_OP = 'DELETE' THEN
+        RETURN OLD;
+    END IF;
+    RETURN NEW;
+END
+$$;
+
+CREATE TRIGGER seals_guard BEFORE UPDATE OR DELETE ON prompt.seals
+    FOR EACH ROW EXECUTE FUNCTION prompt._seal_storage_write();
+CREATE TRIGGER seals_truncate BEFORE TRUNCATE ON prompt.seals
+    FOR EACH STATEMENT EXECUTE FUNCTION prompt._seal_storage_write();
+CREATE TRIGGER seal_nodes_guard BEFORE UPDATE OR DELETE ON prompt.seal_nodes
+    FOR EACH ROW EXECUTE FUNCTION prompt._seal_storage_write();
+CREATE TRIGGER seal_nodes_truncate BEFORE TRUNCATE ON prompt.seal_nodes
+    FOR EACH STATEMENT EXECUTE FUNCTION prompt._seal_storage_write();
+CREATE TRIGGER seals_02_guard BEFORE UPDATE OR DELETE ON prompt.seals_02
+    FOR EACH ROW EXECUTE FUNCTION prompt._seal_storage_write();
+CREATE TRIGGER seals_02_truncate BEFORE TRUNCATE ON prompt.seals_02
+    FOR EACH STATEMENT EXECUTE FUNCTION prompt._seal_storage_write();
 
 -- Rounds belong to run reply turns and are numbered 1, 2, 3, ... without a gap. Checked
 -- after the statement's rows are all in, so a restore may load them in any order.
@@ -379,12 +410,14 @@ CREATE TRIGGER models_tokenizer AFTER INSERT OR UPDATE OF tokenizer ON prompt.mo
 -- Stored counts for a tokenizer the turns were written without (a model with a new
 -- tokenizer was added): filled in batches, each committed, so an interrupted run loses
 -- at most one batch and the next run goes on from what is missing. No SET clause: a
--- procedure with one cannot commit; every name is schema-qualified instead.
+-- procedure with one cannot commit. Its first statement pins search_path for the
+-- transaction instead, and again after each COMMIT (which ends it), so no name, type or
+-- operator resolves outside pg_catalog; every name of the extension's is qualified.
 CREATE PROCEDURE prompt.backfill_token_counts(tokenizer text, batch_size int DEFAULT 1000)
 LANGUAGE plpgsql
 AS $$
 DECLARE
-    slot int := pg_catalog.array_position(ARRAY['cl100k_base', 'o200k_base']::text[], tokenizer);
+    slot int;
     last_c uuid;
     last_id uuid;
     seen bigint := 0;
@@ -392,6 +425,8 @@ DECLARE
     batch_seen bigint;
     batch_counted bigint;
 BEGIN
+    PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+    slot := pg_catalog.array_position(ARRAY['cl100k_base', 'o200k_base']::text[], tokenizer);
     IF slot IS NULL THEN
         PERFORM prompt.count_tokens('', tokenizer);  -- raises tokenizer_unknown (22023)
     END IF;
@@ -428,6 +463,7 @@ BEGIN
         seen := seen + batch_seen;
         counted := counted + batch_counted;
         COMMIT;
+        PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
         RAISE NOTICE 'backfill_token_counts(%): % turns read, % counted', tokenizer, seen, counted;
     END LOOP;
     RAISE NOTICE 'backfill_token_counts(%): done, % turns read, % counted', tokenizer, seen, counted;
@@ -436,7 +472,8 @@ $$;
 
 -- The 0.2 seals the update moved to prompt.seals_02, converted in batches, each committed
 -- with a NOTICE: an interrupted run loses at most one batch, and the next run goes on
--- with what is left. No SET clause: a procedure with one cannot commit.
+-- with what is left. No SET clause: a procedure with one cannot commit; search_path is
+-- pinned by its first statement and after each COMMIT, as in backfill_token_counts.
 CREATE PROCEDURE prompt.convert_seals_02(batch_size int DEFAULT 100)
 LANGUAGE plpgsql
 AS $$
@@ -445,6 +482,7 @@ DECLARE
     converted bigint := 0;
     n bigint;
 BEGIN
+    PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
     IF batch_size IS NULL OR batch_size < 1 THEN
         RAISE EXCEPTION 'batch_size must be at least 1, not %', batch_size
             USING ERRCODE = 'invalid_parameter_value';
@@ -455,6 +493,7 @@ BEGIN
         EXIT WHEN n = 0;
         converted := converted + n;
         COMMIT;
+        PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
         RAISE NOTICE 'convert_seals_02: % of % converted', converted, total;
     END LOOP;
     -- Seals another session is converting at the same time are skipped, not waited for.
@@ -488,6 +527,83 @@ SELECT c.id AS conversation_id,
        (SELECT coalesce(sum(r.cache_read_tokens), 0) FROM prompt.responses r WHERE r.conversation_id = c.id) AS cache_read_tokens,
        (SELECT coalesce(sum(r.output_tokens), 0) FROM prompt.responses r WHERE r.conversation_id = c.id) AS output_tokens
   FROM prompt.conversations c;
+
+-- Row-level security (README, "Security"): the extension's own policies, so pg_dump and
+-- a restore bring them back with the extension (policies on an extension's tables are
+-- never dumped), over the tenancy rows in prompt.tenants and prompt.workspace_members
+-- (dumped as data). Every table has one permissive policy that lets a role's grants
+-- decide, and restrictive ones that confine a tenant (a role listed in prompt.tenants):
+-- it reads the rows of its workspaces and the shared ones (models, runner and
+-- application skills), and writes only rows no other tenant's compile reads. A role not
+-- listed passes them at the cost of one lookup per statement (`pgprompt_free`, an
+-- InitPlan). The table's owner and superusers bypass row-level security altogether.
+--
+-- A tenant's workspaces:   SELECT t.workspace_id FROM prompt.tenants t WHERE t.role_name = current_user
+-- Its members:             SELECT m.user_id FROM prompt.workspace_members m WHERE m.workspace_id IN (its workspaces)
+-- Rows of a user it alone may write: prompt._tenant_writes_user(user_id) (the user is in
+-- its workspaces and in no other; looked up past row-level security).
+
+ALTER TABLE prompt.tenants ENABLE ROW LEVEL SECURITY;
+CREATE POLICY pgprompt_own_rows ON prompt.tenants FOR SELECT USING (role_name = current_user);
+GRANT SELECT ON prompt.tenants TO PUBLIC;
+
+DO $rls$
+DECLARE
+    free constant text := '(SELECT NOT EXISTS (SELECT 1 FROM prompt.tenants t WHERE t.role_name = current_user))';
+    mine constant text := '(SELECT t.workspace_id FROM prompt.tenants t WHERE t.role_name = current_user)';
+    members text;
+    conversations text;
+    -- table => (what a tenant reads, what it may write)
+    rules text[][];
+    r text[];
+BEGIN
+    members := format('(SELECT m.user_id FROM prompt.workspace_members m WHERE m.workspace_id IN %s)', mine);
+    conversations := format('(SELECT c.id FROM prompt.conversations c WHERE c.workspace_id IN %s)', mine);
+    rules := ARRAY[
+        ARRAY['workspace_members', format('workspace_id IN %s', mine), 'false'],
+        ARRAY['workspaces', format('id IN %s', mine), format('id IN %s', mine)],
+        ARRAY['users', format('id IN %s', members), 'prompt._tenant_writes_user(id)'],
+        ARRAY['models', 'true', 'false'],
+        ARRAY['documents',
+              format('workspace_id IN %s OR user_id IN %s', mine, members),
+              format('workspace_id IN %s OR prompt._tenant_writes_user(user_id)', mine)],
+        ARRAY['memories',
+              format('CASE scope WHEN ''workspace'' THEN workspace_id IN %1$s WHEN ''conversation'' THEN conversation_id IN %2$s '
+                     'WHEN ''speaker'' THEN user_id IN %3$s AND speaker_id IN %3$s ELSE user_id IN %3$s END',
+                     mine, conversations, members),
+              format('CASE scope WHEN ''workspace'' THEN workspace_id IN %1$s WHEN ''conversation'' THEN conversation_id IN %2$s '
+                     'WHEN ''speaker'' THEN user_id IN %3$s AND speaker_id IN %3$s '
+                     'AND (prompt._tenant_writes_user(user_id) OR prompt._tenant_writes_user(speaker_id)) '
+                     'ELSE prompt._tenant_writes_user(user_id) END',
+                     mine, conversations, members)],
+        ARRAY['skills',
+              format('CASE source WHEN ''workspace'' THEN workspace_id IN %1$s WHEN ''speaker'' THEN user_id IN %2$s AND speaker_id IN %2$s '
+                     'WHEN ''runner'' THEN true WHEN ''application'' THEN true ELSE user_id IN %2$s END',
+                     mine, members),
+              format('CASE source WHEN ''workspace'' THEN workspace_id IN %1$s WHEN ''speaker'' THEN user_id IN %2$s AND speaker_id IN %2$s '
+                     'AND (prompt._tenant_writes_user(user_id) OR prompt._tenant_writes_user(speaker_id)) '
+                     'WHEN ''runner'' THEN false WHEN ''application'' THEN false ELSE prompt._tenant_writes_user(user_id) END',
+                     mine, members)],
+        ARRAY['conversations', format('workspace_id IN %s', mine), format('workspace_id IN %s', mine)],
+        ARRAY['turns', format('conversation_id IN %s', conversations), format('conversation_id IN %s', conversations)],
+        ARRAY['rounds', format('conversation_id IN %s', conversations), format('conversation_id IN %s', conversations)],
+        ARRAY['seals', format('conversation_id IN %s', conversations), format('conversation_id IN %s', conversations)],
+        ARRAY['seal_nodes', format('conversation_id IN %s', conversations), format('conversation_id IN %s', conversations)],
+        ARRAY['seals_02', format('conversation_id IN %s', conversations), format('conversation_id IN %s', conversations)],
+        ARRAY['responses', format('conversation_id IN %s', conversations), format('conversation_id IN %s', conversations)]
+    ];
+    FOREACH r SLICE 1 IN ARRAY rules LOOP
+        EXECUTE format('ALTER TABLE prompt.%I ENABLE ROW LEVEL SECURITY', r[1]);
+        EXECUTE format('CREATE POLICY pgprompt_rows ON prompt.%I USING (true) WITH CHECK (true)', r[1]);
+        EXECUTE format('CREATE POLICY pgprompt_tenant_reads ON prompt.%I AS RESTRICTIVE FOR SELECT USING (%s OR %s)', r[1], free, r[2]);
+        EXECUTE format('CREATE POLICY pgprompt_tenant_inserts ON prompt.%I AS RESTRICTIVE FOR INSERT WITH CHECK (%s OR %s)', r[1], free, r[3]);
+        EXECUTE format('CREATE POLICY pgprompt_tenant_updates ON prompt.%1$I AS RESTRICTIVE FOR UPDATE USING (%2$s OR %3$s) WITH CHECK (%2$s OR %3$s)',
+                       r[1], free, r[3]);
+        EXECUTE format('CREATE POLICY pgprompt_tenant_deletes ON prompt.%I AS RESTRICTIVE FOR DELETE USING (%s OR %s)', r[1], free, r[3]);
+    END LOOP;
+END
+$rls$;
+GRANT SELECT ON prompt.workspace_members TO PUBLIC;
 
 -- Comments -----------------------------------------------------------------------
 
@@ -571,8 +687,10 @@ COMMENT ON PROCEDURE prompt.convert_seals_02(int) IS
     'Converts the 0.2 seals left in prompt.seals_02 into 0.3 seals, in committed batches with a NOTICE each; resumable. CALL it outside a transaction block.';
 COMMENT ON FUNCTION prompt._convert_seals_02(uuid, bigint) IS
     'Internal: converts up to batch_size 0.2 seals (of one conversation, or any when NULL), oldest first; returns how many. One batch of convert_seals_02.';
+COMMENT ON FUNCTION prompt.verify_seals(uuid) IS
+    'For an auditor: every seal (of one conversation, or of every one the caller can see) whose bytes do not read back as sealed, with the problem (missing, a lost node, pointers that do not fit, bytes that do not match the digest). Pruned bodies are not checked.';
 COMMENT ON FUNCTION prompt.memo_stats() IS
-    'This backend''s token-count memo: entries, capacity (pgprompt.memo_capacity), lookups answered from it and lookups that counted.';
+    'This backend''s token-count memo as the calling role sees it (each role finds only its own counts): its entries, the capacity (pgprompt.memo_capacity), its lookups answered from the memo and its lookups that counted.';
 COMMENT ON FUNCTION prompt.search_deferred(uuid, uuid, text) IS
     'The tool-search backend of a turn''s deferred callables and tools: the catalog lines and tool definitions it deferred (as its seal froze them) that match every term of the query, case-insensitively.';
 COMMENT ON FUNCTION prompt.transcript(uuid, uuid) IS
@@ -580,7 +698,21 @@ COMMENT ON FUNCTION prompt.transcript(uuid, uuid) IS
 COMMENT ON FUNCTION prompt._tokenizers_in_use() IS
     'Internal: the tokenizers of the models in use, whose counts the turns trigger stores.';
 COMMENT ON FUNCTION prompt._history_rewrite_allowed() IS
-    'Internal: whether the transaction set pgprompt.allow_history_rewrite = on.';
+    'Internal: whether the transaction set pgprompt.allow_history_rewrite = on, as a role that may (a superuser, or one granted SET on it); 42501 for one that may not.';
+COMMENT ON FUNCTION prompt._in_cascade() IS
+    'Internal: whether the statement runs as a foreign-key action (a conversation''s or a turn''s delete reaching what belongs to it).';
+COMMENT ON FUNCTION prompt._replayed_by_later_seal(uuid, bigint) IS
+    'Internal: whether a turn later than the given seq is sealed (so it replayed the earlier turns), looked up as the tables'' owner.';
+COMMENT ON FUNCTION prompt._seal_storage_guard(text, text) IS
+    'Internal: refuses an UPDATE, DELETE or TRUNCATE of seal storage that is neither pgprompt''s own writer nor a foreign-key cascade.';
+COMMENT ON TABLE prompt.tenants IS
+    'Tenancy: a role listed here is confined to its workspaces (it reads their rows and the shared ones, and writes only rows no other tenant''s compile reads). Managed by the extension''s owner; kept by pg_dump, and the policies come back with the extension.';
+COMMENT ON TABLE prompt.workspace_members IS
+    'The people and agents of each workspace: what its tenants read of prompt.users and their documents, memory and skills. A user in two workspaces is read by both tenants and written by neither.';
+COMMENT ON FUNCTION prompt._tenant_writes_user(uuid) IS
+    'Internal (tenancy policies): whether the current tenant may write the rows of this user (a member of its workspaces only), looked up past row-level security.';
+COMMENT ON FUNCTION prompt._seal_storage_write() IS
+    'Internal trigger: seal storage (seals, seal_nodes, seals_02) changes only through pgprompt or a cascade.';
 COMMENT ON FUNCTION prompt._documents_write() IS
     'Internal trigger: refuses unknown macros and bodies over 64 KiB; bumps version and updated_at.';
 COMMENT ON FUNCTION prompt._users_write() IS
@@ -592,7 +724,7 @@ COMMENT ON FUNCTION prompt._touch_updated_at() IS
 COMMENT ON FUNCTION prompt._turns_write() IS
     'Internal trigger: numbers a turn written without seq; refuses changes to a sealed turn, a reply without poster_id, a message without role, and invalid inline entries, variables, history intent, input, tools, callables or request options; stores token counts and entry counts.';
 COMMENT ON FUNCTION prompt._turns_delete() IS
-    'Internal trigger: refuses deleting a sealed turn, or one a later seal replayed, unless pgprompt.allow_history_rewrite is on or the whole conversation goes.';
+    'Internal trigger: refuses deleting a sealed turn, or one a later seal replayed, unless a permitted pgprompt.allow_history_rewrite is on or the whole conversation goes.';
 COMMENT ON FUNCTION prompt._rounds_write() IS
     'Internal trigger: refuses a round whose JSON is not a valid round, naming the path, and any change to a round a request carried.';
 COMMENT ON FUNCTION prompt._rounds_placed() IS

@@ -6,6 +6,19 @@
 -- they can be distributed by it and colocated; models, users, workspaces, documents,
 -- skills and memories are small shared tables.
 
+-- Every text pgprompt reads and writes is UTF-8 (the bodies it returns, the counts it
+-- stores): a database in another encoding is refused at CREATE EXTENSION.
+DO $$
+BEGIN
+    IF pg_catalog.getdatabaseencoding() <> 'UTF8' THEN
+        RAISE EXCEPTION 'pgprompt needs a UTF8 database, and "%" is %', pg_catalog.current_database(), pg_catalog.getdatabaseencoding()
+            USING ERRCODE = 'feature_not_supported',
+                  DETAIL = 'Request bodies are JSON, which is UTF-8; pgprompt reads and writes every text as UTF-8.',
+                  HINT = 'Create the database with ENCODING ''UTF8'' (and TEMPLATE template0), then CREATE EXTENSION pgprompt there.';
+    END IF;
+END
+$$;
+
 CREATE TABLE prompt.models (
     name              text PRIMARY KEY,
     wire              text NOT NULL
@@ -276,6 +289,9 @@ CREATE TABLE prompt.responses (
     billed_input_tokens    int,
     estimated_input_tokens int NOT NULL,
     recorded_at            timestamptz NOT NULL DEFAULT now(),
+    -- The SHA-256 of the response as recorded (its jsonb text): a response without an id
+    -- recorded again for the same turn is found by it, and written once.
+    body_digest            bytea,
     PRIMARY KEY (conversation_id, turn_id, step),
     CONSTRAINT responses_response_id_key UNIQUE (conversation_id, response_id),
     FOREIGN KEY (conversation_id, turn_id) REFERENCES prompt.turns (conversation_id, id) ON DELETE CASCADE
@@ -294,6 +310,27 @@ SELECT compiled_model AS model,
  WHERE compiled_model IS NOT NULL AND billed_input_tokens IS NOT NULL AND estimated_input_tokens > 0
  GROUP BY compiled_model;
 
+-- Tenancy (README, "Security"; the policies are in finalize.sql). A role listed here is a
+-- tenant: it reads and writes only the rows of its workspaces. A role not listed is not
+-- confined (its grants decide, as without row-level security). The rows are data, kept
+-- by pg_dump like every other table's, and the policies are the extension's own, so a
+-- dump and restore brings the same isolation back with no step of its own.
+CREATE TABLE prompt.tenants (
+    role_name    name NOT NULL,
+    workspace_id uuid NOT NULL REFERENCES prompt.workspaces (id) ON DELETE CASCADE,
+    PRIMARY KEY (role_name, workspace_id)
+);
+
+-- The people and agents of a workspace: what its tenants see of prompt.users (and their
+-- documents, memory and skills). A user in several workspaces (an agent serving two
+-- tenants) is read by each and written by none of them.
+CREATE TABLE prompt.workspace_members (
+    workspace_id uuid NOT NULL REFERENCES prompt.workspaces (id) ON DELETE CASCADE,
+    user_id      uuid NOT NULL REFERENCES prompt.users (id) ON DELETE CASCADE,
+    PRIMARY KEY (workspace_id, user_id)
+);
+CREATE INDEX workspace_members_user ON prompt.workspace_members (user_id);
+
 -- pg_dump keeps every row of every table: the extension's tables are its users' data.
 SELECT pg_catalog.pg_extension_config_dump('prompt.models', '');
 SELECT pg_catalog.pg_extension_config_dump('prompt.users', '');
@@ -308,3 +345,5 @@ SELECT pg_catalog.pg_extension_config_dump('prompt.seal_nodes', '');
 SELECT pg_catalog.pg_extension_config_dump('prompt.seals', '');
 SELECT pg_catalog.pg_extension_config_dump('prompt.seals_02', '');
 SELECT pg_catalog.pg_extension_config_dump('prompt.responses', '');
+SELECT pg_catalog.pg_extension_config_dump('prompt.tenants', '');
+SELECT pg_catalog.pg_extension_config_dump('prompt.workspace_members', '');

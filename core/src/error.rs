@@ -31,6 +31,12 @@ pub enum Code {
     TurnInvalid,
     RequestOptionsInvalid,
     SealConversionPending,
+    /// A sealed body does not match its digest, or its storage rows do not fit together.
+    DataCorrupted,
+    /// A text the compiler would build is over its bound (`bounds::MAX_TEXT`).
+    TextTooLarge,
+    /// A role an administrator has not named tried to rewrite sealed history.
+    HistoryRewriteNotPermitted,
 }
 
 impl Code {
@@ -59,13 +65,18 @@ impl Code {
             Code::TurnInvalid => "turn_invalid",
             Code::RequestOptionsInvalid => "request_options_invalid",
             Code::SealConversionPending => "seal_conversion_pending",
+            Code::DataCorrupted => "data_corrupted",
+            Code::TextTooLarge => "text_too_large",
+            Code::HistoryRewriteNotPermitted => "history_rewrite_not_permitted",
         }
     }
 
     /// The five-character SQLSTATE.
     pub fn sqlstate(self) -> &'static str {
         match self {
-            Code::DocumentTooLarge | Code::EstimatedInputExceedsModelLimit => "54000",
+            Code::DocumentTooLarge | Code::EstimatedInputExceedsModelLimit | Code::TextTooLarge => "54000",
+            Code::DataCorrupted => "XX001",
+            Code::HistoryRewriteNotPermitted => "42501",
             Code::ConversationNotFound | Code::TurnNotFound => "P0002",
             Code::TurnNotCompilable
             | Code::SealedTurnImmutable
@@ -90,7 +101,7 @@ impl Code {
     }
 
     /// Every code, for the README's error table and its test.
-    pub const ALL: [Code; 23] = [
+    pub const ALL: [Code; 26] = [
         Code::MacroUnknown,
         Code::TemplateInvalid,
         Code::DocumentTooLarge,
@@ -114,6 +125,9 @@ impl Code {
         Code::TurnInvalid,
         Code::RequestOptionsInvalid,
         Code::SealConversionPending,
+        Code::DataCorrupted,
+        Code::TextTooLarge,
+        Code::HistoryRewriteNotPermitted,
     ];
 
     /// The code whose name is `name`.

@@ -178,6 +178,32 @@ pub fn digest(text: &str) -> [u8; 32] {
     Sha256::digest(text.as_bytes()).into()
 }
 
+/// The SHA-256 of a body's bytes (`Body::text`), without joining them first.
+pub fn body_digest(body: &Body) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(body.head.as_bytes());
+    for (i, e) in body.elements.iter().enumerate() {
+        if i > 0 {
+            h.update(b",");
+        }
+        h.update(e.as_bytes());
+    }
+    h.update(body.tail.as_bytes());
+    h.finalize().into()
+}
+
+/// Whether a body read back from storage is the one sealed: its length and its digest
+/// are the ones stored with it. `Err` says which does not match.
+pub fn verify(body: &Body, bytes: usize, stored_digest: &[u8]) -> std::result::Result<(), &'static str> {
+    if body.len() != bytes {
+        return Err("has a body of another size than it recorded");
+    }
+    if body_digest(body).as_slice() != stored_digest {
+        return Err("has a body that does not match its digest");
+    }
+    Ok(())
+}
+
 /// How a new seal's elements are stored against the previous seal's chain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ChainPlan {
@@ -494,8 +520,10 @@ pub(crate) fn seed_cut(
     let tokens = layout.elements[keep.min(layout.elements.len())..]
         .iter()
         .filter(|e| !e.is_empty())
-        .map(|e| crate::tokens::MESSAGE_OVERHEAD + e.iter().map(|&(m, p)| messages[m].parts[p].tokens).sum::<u32>())
-        .sum();
+        .map(|e| {
+            crate::tokens::MESSAGE_OVERHEAD + crate::tokens::sum(e.iter().map(|&(m, p)| messages[m].parts[p].tokens))
+        })
+        .fold(0, crate::tokens::add);
     SeedCut {
         keep,
         carry: carry_json,
@@ -561,6 +589,27 @@ mod tests {
             }]
         )
         .is_none());
+    }
+
+    #[test]
+    fn a_body_verifies_against_its_own_digest_only() {
+        let body = Body {
+            head: "{\"messages\":[".into(),
+            elements: vec!["\"a\"".into(), "\"b\"".into()],
+            tail: "]}".into(),
+        };
+        assert_eq!(body_digest(&body), digest(&body.text()));
+        assert!(verify(&body, body.len(), &digest(&body.text())).is_ok());
+        let mut forged = body.clone();
+        forged.elements[1] = "\"c\"".into();
+        assert_eq!(
+            verify(&forged, body.len(), &digest(&body.text())),
+            Err("has a body that does not match its digest")
+        );
+        assert_eq!(
+            verify(&body, body.len() + 1, &digest(&body.text())),
+            Err("has a body of another size than it recorded")
+        );
     }
 
     #[test]

@@ -55,8 +55,9 @@ fn validate_template(
     TableIterator::new(problems.into_iter().map(|p| (p.path, p.code.to_string(), p.message)))
 }
 
-/// The backend's token-count memo: entries held, capacity (pgprompt.memo_capacity),
-/// lookups answered from it and lookups that counted.
+/// The backend's token-count memo, as the calling role sees its share: its entries, the
+/// capacity (pgprompt.memo_capacity, shared), its lookups answered from the memo and its
+/// lookups that counted.
 #[pg_extern(volatile, parallel_safe)]
 #[search_path(pg_catalog, pg_temp)]
 fn memo_stats() -> TableIterator<
@@ -69,11 +70,18 @@ fn memo_stats() -> TableIterator<
     ),
 > {
     let (entries, capacity, (hits, misses)) = MEMO.with(|m| {
-        let m = m.borrow();
-        (m.len(), m.capacity(), m.hits_and_misses())
+        let mut m = m.borrow_mut();
+        m.set_scope(role_scope());
+        (m.scope_len(), m.capacity(), m.hits_and_misses())
     });
     let n = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
     TableIterator::once((n(entries as u64), n(capacity as u64), n(hits), n(misses)))
+}
+
+/// The memo's scope: the current role, so no role reads another's counts.
+fn role_scope() -> u32 {
+    // SAFETY: a read of the backend's current user id, from its own thread.
+    unsafe { pg_sys::GetUserId() }.to_u32()
 }
 
 /// A body (or any JSON) indented for reading, its keys in their order: what `jsonb_pretty`
@@ -81,7 +89,7 @@ fn memo_stats() -> TableIterator<
 #[pg_extern(immutable, strict, parallel_safe)]
 #[search_path(pg_catalog, pg_temp)]
 fn pretty(body: JsonArg) -> String {
-    pgprompt_core::wire::pretty(&body.0)
+    pgprompt_core::wire::pretty(&body.0).or_raise()
 }
 
 /// What a compile produced: a sealed turn's stored body as it is, or a compile's output;
@@ -133,6 +141,7 @@ fn compile_in_snapshot(conv: Uuid, turn: Uuid, purpose: Purpose) -> Compiled {
             .with(|m| {
                 let mut memo = m.borrow_mut();
                 memo.set_capacity(super::settings::memo_capacity());
+                memo.set_scope(role_scope());
                 compiler::compile(&ctx, &mut history, &mut memo, purpose)
             })
             .or_raise();
@@ -198,7 +207,7 @@ fn compile_turn_json(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) -> JsonBo
                 .hint("Use prompt.preview_turn here, or compile on the primary in a read-write transaction."),
             );
         }
-        if !Spi::connect_mut(|client| seals::write(client, conv, turn, draft)) {
+        if !Spi::connect_mut(|client| seals::write(client, conv, turn, draft)).or_raise() {
             // Another session sealed the turn first: its seal is the turn's.
             return JsonBody(compile_now(conv, turn, Purpose::Compile).body());
         }
@@ -295,7 +304,30 @@ fn estimate_turn(
 #[search_path(pg_catalog, pg_temp)]
 fn prune_seals(conversation_id: pgrx::Uuid, before: pgrx::datum::TimestampWithTimeZone) -> i64 {
     let conv = core_uuid(conversation_id);
-    Spi::connect_mut(|client| seals::prune(client, conv, before.into()))
+    Spi::connect_mut(|client| seals::prune(client, conv, before.into())).or_raise()
+}
+
+/// Every seal (of one conversation, or of every conversation the caller can see) whose
+/// bytes do not read back as they were sealed, with what is wrong: for an auditor.
+#[pg_extern(stable, parallel_safe)]
+#[search_path(pg_catalog, pg_temp)]
+fn verify_seals(
+    conversation_id: default!(Option<pgrx::Uuid>, "NULL"),
+) -> TableIterator<
+    'static,
+    (
+        name!(conversation_id, pgrx::Uuid),
+        name!(turn_id, pgrx::Uuid),
+        name!(problem, String),
+    ),
+> {
+    let conv = conversation_id.map(core_uuid);
+    let problems = Spi::connect(|client| seals::verify(client, conv));
+    TableIterator::new(
+        problems
+            .into_iter()
+            .map(|(c, t, why)| (super::spi::pg_uuid(c), super::spi::pg_uuid(t), why)),
+    )
 }
 
 /// The entry points older releases' SQL binds (`compile_turn` and `preview_turn` returned
@@ -305,7 +337,10 @@ fn not_updated() -> ! {
     raise(
         Error::new(
             Code::TurnNotCompilable,
-            "the pgprompt library is 0.3.0 and this database's extension is older",
+            format!(
+                "the pgprompt library is {} and this database's extension is older than 0.3.0",
+                env!("CARGO_PKG_VERSION")
+            ),
         )
         .hint("Run ALTER EXTENSION pgprompt UPDATE in this database."),
     )

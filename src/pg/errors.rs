@@ -11,7 +11,11 @@ use pgprompt_core::{Code, Error};
 pub fn sqlstate(code: Code) -> PgSqlErrorCode {
     use PgSqlErrorCode::*;
     match code {
-        Code::DocumentTooLarge | Code::EstimatedInputExceedsModelLimit => ERRCODE_PROGRAM_LIMIT_EXCEEDED,
+        Code::DocumentTooLarge | Code::EstimatedInputExceedsModelLimit | Code::TextTooLarge => {
+            ERRCODE_PROGRAM_LIMIT_EXCEEDED
+        }
+        Code::DataCorrupted => ERRCODE_DATA_CORRUPTED,
+        Code::HistoryRewriteNotPermitted => ERRCODE_INSUFFICIENT_PRIVILEGE,
         Code::ConversationNotFound | Code::TurnNotFound => ERRCODE_NO_DATA_FOUND,
         Code::TurnNotCompilable
         | Code::SealedTurnImmutable

@@ -3,6 +3,7 @@
 
 pub mod api;
 pub mod errors;
+pub mod guard;
 pub mod jsonb;
 pub mod load;
 pub mod responses;

@@ -35,6 +35,15 @@ static RECORDED: LazyLock<Query> = LazyLock::new(|| {
     )
 });
 
+static RECORDED_BODY: LazyLock<Query> = LazyLock::new(|| {
+    Query::new(
+        "SELECT step, estimated_input_tokens FROM prompt.responses \
+         WHERE conversation_id = $1 AND turn_id = $2 AND response_id IS NULL AND body_digest = $3 \
+         ORDER BY step DESC LIMIT 1",
+        &[INT4OID, INT4OID],
+    )
+});
+
 static TURN_MODE: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
         "SELECT mode FROM prompt.turns WHERE conversation_id = $1 AND id = $2",
@@ -81,21 +90,21 @@ fn summary(turn: Uuid, step: i32, r: &Response, estimated: i32) -> Value {
     })
 }
 
-fn insert_response(
-    client: &mut SpiClient<'_>,
-    conv: Uuid,
-    turn: Uuid,
-    step: i32,
-    r: &Response,
+/// What a recorded response answered: the compiled model, the estimate of the request,
+/// and the digest of the response body as recorded.
+struct Answered {
     model: Option<String>,
     estimated: i32,
-) {
+    body_digest: [u8; 32],
+}
+
+fn insert_response(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, step: i32, r: &Response, a: &Answered) {
     let u = r.usage.clone();
     let n = |f: fn(&response::Usage) -> i64| nullable(u.as_ref().map(|u| i32::try_from(f(u)).unwrap_or(i32::MAX)));
     spi(client.update(
         "INSERT INTO prompt.responses (conversation_id, turn_id, step, response_id, shape, model, compiled_model, \
          stop_reason, input_tokens, cache_creation_tokens, cache_read_tokens, output_tokens, billed_input_tokens, \
-         estimated_input_tokens) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+         estimated_input_tokens, body_digest) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
         None,
         &[
             pg_uuid(conv).into(),
@@ -104,14 +113,15 @@ fn insert_response(
             nullable(r.id.clone()),
             r.shape.as_str().to_string().into(),
             nullable(r.model.clone()),
-            nullable(model),
+            nullable(a.model.clone()),
             nullable(r.stop_reason.clone()),
             n(|u| u.input_tokens),
             n(|u| u.cache_creation_tokens),
             n(|u| u.cache_read_tokens),
             n(|u| u.output_tokens),
             n(|u| u.billed_input_tokens),
-            estimated.into(),
+            a.estimated.into(),
+            a.body_digest.to_vec().into(),
         ],
     ));
 }
@@ -197,8 +207,11 @@ fn record_response(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid, response: J
             "Compile the turn (compile_turn seals what it returns), post that body, then record the answer.",
         );
     }
-    let estimated = i32::try_from(out.explain.estimate.total).unwrap_or(i32::MAX);
-    let model = out.explain.model.clone();
+    let answered = Answered {
+        model: out.explain.model.clone(),
+        estimated: i32::try_from(out.explain.estimate.total).unwrap_or(i32::MAX),
+        body_digest: pgprompt_core::seal::digest(&response.0),
+    };
     let written = Spi::connect_mut(|client| {
         if let Some(id) = &r.id {
             let before = run(client, &RECORDED, &[pg_uuid(conv).into(), id.clone().into()], |c| {
@@ -219,6 +232,22 @@ fn record_response(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid, response: J
                 }
                 return summary(turn, step, &r, est);
             }
+        } else {
+            // No id to know it by: the same body recorded for this turn before is it.
+            let before = run(
+                client,
+                &RECORDED_BODY,
+                &[
+                    pg_uuid(conv).into(),
+                    pg_uuid(turn).into(),
+                    answered.body_digest.to_vec().into(),
+                ],
+                |c| Ok::<_, ()>(Some((c.next::<i32>().unwrap_or(0), c.next::<i32>().unwrap_or(0)))),
+            )
+            .unwrap_or_default();
+            if let Some((step, est)) = before.first().copied() {
+                return summary(turn, step, &r, est);
+            }
         }
         let mode = first::<String>(client, &TURN_MODE, &[pg_uuid(conv).into(), pg_uuid(turn).into()]);
         let step = if mode.as_deref() == Some("run") {
@@ -227,8 +256,8 @@ fn record_response(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid, response: J
             answer(client, conv, turn, &r);
             0
         };
-        insert_response(client, conv, turn, step, &r, model, estimated);
-        summary(turn, step, &r, estimated)
+        insert_response(client, conv, turn, step, &r, &answered);
+        summary(turn, step, &r, answered.estimated)
     });
     pgrx::JsonB(written)
 }

@@ -6,76 +6,113 @@ use std::collections::{HashMap, HashSet};
 use std::sync::LazyLock;
 
 use pgrx::datum::DatumWithOid;
-use pgrx::pg_sys::{BOOLOID, BYTEAOID, INT4OID, INT8ARRAYOID, INT8OID, TEXTOID};
+use pgrx::pg_sys::{BOOLOID, BYTEAOID, INT4OID, INT8ARRAYOID, INT8OID, TEXTOID, UUIDOID};
 use pgrx::spi::SpiClient;
 use uuid::Uuid;
 
-use super::spi::{first, nullable, pg_uuid, run, spi, Query};
+use super::spi::{first, nullable, pg_uuid, run, spi, Cols, Query};
 use pgprompt_core::error::{Code, Error, Result};
 use pgprompt_core::rows::Turn;
 use pgprompt_core::seal::{digest, plan_chain, Frozen, Patch, Sealed};
 use pgprompt_core::wire::Body;
 use pgprompt_core::SealDraft;
 
-/// Where a seal's body is: the node ids of its pieces.
+/// A seal row's pointers to its body (the node ids of its pieces) and what the body must
+/// be: its size and digest.
 struct Pointers {
-    patches: Vec<Patch>,
+    pruned: bool,
+    patches: String,
     head: Option<i64>,
-    lead: Vec<i64>,
+    lead: Vec<Option<i64>>,
     chain: Option<i64>,
     chain_length: i32,
     chain_low: Option<i64>,
     tail: Option<i64>,
+    digest: Vec<u8>,
+    bytes: i32,
 }
 
-static SEAL: LazyLock<Query> =
-    LazyLock::new(|| {
-        Query::new(
-        "SELECT frozen::text, pruned_at IS NOT NULL, patches::text, head, lead, chain, chain_length, chain_low, tail \
-         FROM prompt.seals WHERE conversation_id = $1 AND turn_id = $2",
-        &[TEXTOID, BOOLOID, TEXTOID, INT8OID, INT8ARRAYOID, INT8OID, INT4OID, INT8OID, INT8OID],
-    )
-    });
+/// The columns [`Pointers::read`] reads, of `prompt.seals s`.
+const POINTERS: &str = "s.pruned_at IS NOT NULL, s.patches::text, s.head, s.lead, s.chain, s.chain_length, \
+                        s.chain_low, s.tail, s.digest, s.bytes";
+const POINTER_TYPES: [pgrx::pg_sys::Oid; 10] = [
+    BOOLOID,
+    TEXTOID,
+    INT8OID,
+    INT8ARRAYOID,
+    INT8OID,
+    INT4OID,
+    INT8OID,
+    INT8OID,
+    BYTEAOID,
+    INT4OID,
+];
 
-fn broken(t: &Turn, why: &str) -> Error {
+impl Pointers {
+    fn read(c: &mut Cols<'_>) -> Pointers {
+        Pointers {
+            pruned: c.bool(),
+            patches: c.text_or(""),
+            head: c.next::<i64>(),
+            lead: c.next::<Vec<Option<i64>>>().unwrap_or_default(),
+            chain: c.next::<i64>(),
+            chain_length: c.next::<i32>().unwrap_or(-1),
+            chain_low: c.next::<i64>(),
+            tail: c.next::<i64>(),
+            digest: c.next::<Vec<u8>>().unwrap_or_default(),
+            bytes: c.next::<i32>().unwrap_or(-1),
+        }
+    }
+}
+
+/// How many nodes a chain may have (a seal row's `chain_length` is checked against it
+/// and against its id range before it sizes anything).
+const MAX_CHAIN: i64 = 10_000_000;
+
+/// A seal whose rows do not fit together or do not match its digest: `data_corrupted`
+/// (XX001), naming the turn. Its bytes are never returned.
+fn corrupted(conv: Uuid, turn: Uuid, why: &str) -> Error {
     Error::new(
-        Code::TurnNotCompilable,
-        format!("turn {} is sealed, and its seal {why}", t.id),
+        Code::DataCorrupted,
+        format!("the seal of turn {turn} of conversation {conv} {why}"),
     )
-    .hint("Seals are written by compile_turn and kept by pg_dump; was prompt.seals edited by hand?")
+    .detail("Its bytes are not returned: they are not the bytes that were sealed.")
+    .hint("Seal storage changes only through pgprompt; was it edited with the guards off? SELECT * FROM prompt.verify_seals(conversation_id) lists every seal that no longer matches.")
 }
 
-/// The seal of a sealed turn: what it froze, and its body unless it was pruned.
+static SEAL: LazyLock<Query> = LazyLock::new(|| {
+    let mut types = vec![TEXTOID];
+    types.extend(POINTER_TYPES);
+    Query::new(
+        format!(
+            "SELECT s.frozen::text, {POINTERS} FROM prompt.seals s WHERE s.conversation_id = $1 AND s.turn_id = $2"
+        ),
+        &types,
+    )
+});
+
+/// The seal of a sealed turn: what it froze, and its body (verified against its digest)
+/// unless it was pruned.
 pub fn load(client: &SpiClient<'_>, conv: Uuid, t: &Turn) -> Result<Sealed> {
     let rows = run(client, &SEAL, &[pg_uuid(conv).into(), pg_uuid(t.id).into()], |c| {
         let frozen = c.text_or("");
-        let pruned = c.bool();
-        let p = Pointers {
-            patches: serde_json::from_str(&c.text_or("[]")).unwrap_or_default(),
-            head: c.next::<i64>(),
-            lead: c
-                .next::<Vec<Option<i64>>>()
-                .unwrap_or_default()
-                .into_iter()
-                .flatten()
-                .collect(),
-            chain: c.next::<i64>(),
-            chain_length: c.next::<i32>().unwrap_or(0),
-            chain_low: c.next::<i64>(),
-            tail: c.next::<i64>(),
-        };
-        Ok::<_, Error>(Some((frozen, pruned, p)))
+        Ok::<_, Error>(Some((frozen, Pointers::read(c))))
     })?;
-    let Some((frozen, pruned, p)) = rows.into_iter().next() else {
-        return Err(
-            super::upgrade::pending(client, conv, t.id).unwrap_or_else(|| broken(t, "is missing from prompt.seals"))
-        );
+    let Some((frozen, p)) = rows.into_iter().next() else {
+        return Err(super::upgrade::pending(client, conv, t.id).unwrap_or_else(|| {
+            Error::new(
+                Code::DataCorrupted,
+                format!("turn {} of conversation {conv} is sealed, and its seal is missing from prompt.seals", t.id),
+            )
+            .hint("Seals are written by compile_turn and kept by pg_dump; SELECT * FROM prompt.verify_seals(conversation_id) lists what is missing.")
+        }));
     };
-    let frozen: Frozen = serde_json::from_str(&frozen).map_err(|e| broken(t, &format!("cannot be read ({e})")))?;
-    let body = if pruned {
+    let frozen: Frozen = serde_json::from_str(&frozen)
+        .map_err(|e| corrupted(conv, t.id, &format!("has a frozen record that cannot be read ({e})")))?;
+    let body = if p.pruned {
         None
     } else {
-        Some(read_body(client, conv, &p).ok_or_else(|| broken(t, "lost a node"))?)
+        Some(read_verified(client, conv, t.id, &p)?)
     };
     Ok(Sealed { frozen, body })
 }
@@ -88,9 +125,14 @@ static NODES: LazyLock<Query> = LazyLock::new(|| {
     )
 });
 
-/// Walks a chain from its newest node: `length` nodes, oldest first.
+/// Walks a chain from its newest node: `length` nodes, oldest first. `None` when a node
+/// is missing or the chain is shorter.
 fn walk<T: Clone>(nodes: &HashMap<i64, (Option<i64>, T)>, newest: Option<i64>, length: i32) -> Option<Vec<(i64, T)>> {
-    let mut out = Vec::with_capacity(usize::try_from(length).unwrap_or(0));
+    let length = usize::try_from(length).ok()?;
+    if length > nodes.len() {
+        return None;
+    }
+    let mut out = Vec::with_capacity(length);
     let mut at = newest;
     for _ in 0..length {
         let id = at?;
@@ -102,29 +144,69 @@ fn walk<T: Clone>(nodes: &HashMap<i64, (Option<i64>, T)>, newest: Option<i64>, l
     Some(out)
 }
 
-/// A sealed body, read back from its nodes. `None` when a node is missing.
-fn read_body(client: &SpiClient<'_>, conv: Uuid, p: &Pointers) -> Option<Body> {
-    let singles: Vec<i64> = p.head.into_iter().chain(p.tail).chain(p.lead.iter().copied()).collect();
-    let (low, high) = match (p.chain_low, p.chain) {
-        (Some(l), Some(h)) => (l, h),
-        _ => (1, 0),
-    };
+/// Checks a seal row's pointers before they size anything: `Err` says what does not fit.
+fn check_pointers(p: &Pointers) -> std::result::Result<(i64, i64), &'static str> {
+    if p.bytes < 0 || usize::try_from(p.bytes).map_or(true, |b| b > pgprompt_core::bounds::MAX_TEXT) {
+        return Err("records a size out of range");
+    }
+    if p.lead.iter().any(Option::is_none) || p.lead.len() > MAX_CHAIN as usize {
+        return Err("has a lead list that does not fit");
+    }
+    let length = i64::from(p.chain_length);
+    match (p.chain_low, p.chain) {
+        (Some(low), Some(high))
+            if (1..=MAX_CHAIN).contains(&length) && high.checked_sub(low).is_some_and(|span| span >= length - 1) =>
+        {
+            Ok((low, high))
+        }
+        (None, None) if length == 0 => Ok((1, 0)),
+        _ => Err("has chain pointers that do not fit together"),
+    }
+}
+
+/// A sealed body read back from its nodes and checked against its size and digest.
+fn read_verified(client: &SpiClient<'_>, conv: Uuid, turn: Uuid, p: &Pointers) -> Result<Body> {
+    let body = read_body(client, conv, p).map_err(|why| corrupted(conv, turn, why))?;
+    let bytes = usize::try_from(p.bytes).unwrap_or(usize::MAX);
+    pgprompt_core::seal::verify(&body, bytes, &p.digest).map_err(|why| corrupted(conv, turn, why))?;
+    Ok(body)
+}
+
+/// A sealed body, read back from its nodes. `Err` says which piece is missing or does
+/// not fit.
+fn read_body(client: &SpiClient<'_>, conv: Uuid, p: &Pointers) -> std::result::Result<Body, &'static str> {
+    let (low, high) = check_pointers(p)?;
+    let patches: Vec<Patch> = serde_json::from_str(&p.patches).map_err(|_| "has a patch list that cannot be read")?;
+    let lead: Vec<i64> = p.lead.iter().flatten().copied().collect();
+    let singles: Vec<i64> = p.head.into_iter().chain(p.tail).chain(lead.iter().copied()).collect();
     let rows = run(
         client,
         &NODES,
         &[pg_uuid(conv).into(), low.into(), high.into(), singles.into()],
         |c| Ok::<_, std::convert::Infallible>(Some((c.next::<i64>().unwrap_or(0), (c.next::<i64>(), c.text_or(""))))),
     )
-    .ok()?;
+    .unwrap_or_else(|e| match e {});
     let nodes: HashMap<i64, (Option<i64>, String)> = rows.into_iter().collect();
     let text = |id: Option<i64>| id.and_then(|id| nodes.get(&id)).map(|(_, t)| t.clone());
-    let mut elements: Vec<String> = p.lead.iter().map(|id| text(Some(*id))).collect::<Option<_>>()?;
-    elements.extend(walk(&nodes, p.chain, p.chain_length)?.into_iter().map(|(_, t)| t));
-    pgprompt_core::seal::apply(&mut elements, &p.patches)?;
-    Some(Body {
-        head: text(p.head)?,
+    let mut elements: Vec<String> = lead
+        .iter()
+        .map(|id| text(Some(*id)))
+        .collect::<Option<_>>()
+        .ok_or("lost a node")?;
+    elements.extend(
+        walk(&nodes, p.chain, p.chain_length)
+            .ok_or("lost a node")?
+            .into_iter()
+            .map(|(_, t)| t),
+    );
+    if patches.len() > elements.len() {
+        return Err("has more patches than elements");
+    }
+    pgprompt_core::seal::apply(&mut elements, &patches).ok_or("has patches that do not fit its elements")?;
+    Ok(Body {
+        head: text(p.head).ok_or("lost a node")?,
         elements,
-        tail: text(p.tail)?,
+        tail: text(p.tail).ok_or("lost a node")?,
     })
 }
 
@@ -186,8 +268,8 @@ static MAX_NODE: LazyLock<Query> = LazyLock::new(|| {
 
 static FIND_NODE: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
-        "SELECT id FROM prompt.seal_nodes WHERE conversation_id = $1 AND parent IS NOT DISTINCT FROM $2 AND digest = $3",
-        &[INT8OID],
+        "SELECT id, body FROM prompt.seal_nodes WHERE conversation_id = $1 AND parent IS NOT DISTINCT FROM $2 AND digest = $3",
+        &[INT8OID, TEXTOID],
     )
 });
 
@@ -203,17 +285,28 @@ struct Writer<'a, 'c> {
 }
 
 impl Writer<'_, '_> {
-    /// The node of `text` under `parent`: an existing one, or a new one queued.
-    /// `fresh_parent`: the parent was queued here, so no existing node can match.
-    fn node(&mut self, parent: Option<i64>, text: &str, fresh_parent: bool) -> (i64, bool) {
+    /// The node of `text` under `parent`: an existing one (holding exactly this text), or
+    /// a new one queued. `fresh_parent`: the parent was queued here, so no existing node
+    /// can match.
+    fn node(&mut self, parent: Option<i64>, text: &str, fresh_parent: bool) -> Result<(i64, bool)> {
         let d = digest(text).to_vec();
         if !fresh_parent {
-            if let Some(id) = first::<i64>(
+            let found = run(
                 self.client,
                 &FIND_NODE,
                 &[pg_uuid(self.conv).into(), nullable(parent), d.clone().into()],
-            ) {
-                return (id, false);
+                |c| Ok::<_, std::convert::Infallible>(Some((c.next::<i64>().unwrap_or(0), c.text_or("")))),
+            )
+            .unwrap_or_else(|e| match e {});
+            if let Some((id, body)) = found.into_iter().next() {
+                if body != text {
+                    return Err(Error::new(
+                        Code::DataCorrupted,
+                        format!("seal node {id} of conversation {} does not hold the text its digest names", self.conv),
+                    )
+                    .hint("Seal storage changes only through pgprompt; SELECT * FROM prompt.verify_seals(conversation_id) lists the seals it breaks."));
+                }
+                return Ok((id, false));
             }
         }
         if let Some(i) = self
@@ -222,14 +315,14 @@ impl Writer<'_, '_> {
             .zip(&self.parents)
             .position(|(x, p)| *x == d && *p == parent)
         {
-            return (self.ids[i], true);
+            return Ok((self.ids[i], true));
         }
         self.next_id += 1;
         self.ids.push(self.next_id);
         self.parents.push(parent);
         self.digests.push(d);
         self.bodies.push(text.to_string());
-        (self.next_id, true)
+        Ok((self.next_id, true))
     }
 
     fn flush(self) {
@@ -251,31 +344,41 @@ impl Writer<'_, '_> {
     }
 }
 
-/// Writes a fresh compile's seal. False when another session sealed the turn first
-/// (then nothing is written).
-pub fn write(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, draft: &SealDraft) -> bool {
-    if !claim(client, conv, turn, draft) {
-        return false;
-    }
-    let stored = Stored {
-        head: &draft.body.head,
-        elements: &draft.plain_elements,
-        tail: &draft.body.tail,
-        patches: &draft.patches,
-        text: &draft.body.text(),
-    };
-    store(client, conv, turn, &stored, &draft.frozen, None);
-    true
+/// Takes the conversation's seal-storage lock: one writer of its seals (sealing, pruning,
+/// converting) at a time. It is a row update of the conversation, so under REPEATABLE
+/// READ or SERIALIZABLE a writer whose snapshot missed another's commit fails with
+/// 40001 (retry the transaction) instead of writing over what it cannot see; under READ
+/// COMMITTED it waits, and the queries after it see what the other committed.
+pub fn lock_storage(client: &mut SpiClient<'_>, conv: Uuid) {
+    spi(client.update(
+        "UPDATE prompt.conversations SET created_at = created_at WHERE id = $1",
+        None,
+        &[pg_uuid(conv).into()],
+    ));
 }
 
-/// A body as storage keeps it: its elements unmarked, the edits that mark them, and
-/// its bytes (for the digest).
+/// Writes a fresh compile's seal. False when another session sealed the turn first
+/// (then nothing is written).
+pub fn write(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, draft: &SealDraft) -> Result<bool> {
+    lock_storage(client, conv);
+    if !claim(client, conv, turn, draft) {
+        return Ok(false);
+    }
+    let stored = Stored {
+        body: &draft.body,
+        plain: &draft.plain_elements,
+        patches: &draft.patches,
+    };
+    store(client, conv, turn, &stored, &draft.frozen, None)?;
+    Ok(true)
+}
+
+/// A body as storage keeps it: the body as sent (its size and digest are stored), its
+/// elements unmarked (what consecutive seals share), and the edits that mark them.
 pub struct Stored<'a> {
-    pub head: &'a str,
-    pub elements: &'a [String],
-    pub tail: &'a str,
+    pub body: &'a Body,
+    pub plain: &'a [String],
     pub patches: &'a [Patch],
-    pub text: &'a str,
 }
 
 /// Marks the turn sealed, with what its seal froze on the turn itself; false when it
@@ -299,23 +402,18 @@ fn claim(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, draft: &SealDraft) 
 }
 
 /// Stores a seal's body (sharing its elements with the conversation's previous seal)
-/// and what it froze. `sealed_at` keeps an older seal's time (a converted one).
+/// and what it froze. `sealed_at` keeps an older seal's time (a converted one). The
+/// caller holds [`lock_storage`].
 pub fn store(
     client: &mut SpiClient<'_>,
     conv: Uuid,
     turn: Uuid,
-    body: &Stored<'_>,
+    stored: &Stored<'_>,
     frozen: &Frozen,
     sealed_at: Option<pgrx::datum::TimestampWithTimeZone>,
-) {
-    // One writer of a conversation's nodes at a time (the key the turns trigger numbers with).
-    spi(client.update(
-        "SELECT pg_advisory_xact_lock(hashtextextended($1::text, 20261130))",
-        None,
-        &[pg_uuid(conv).into()],
-    ));
+) -> Result<()> {
     let prev = previous_chain(client, conv, frozen);
-    let digests: Vec<[u8; 32]> = body.elements.iter().map(|e| digest(e)).collect();
+    let digests: Vec<[u8; 32]> = stored.plain.iter().map(|e| digest(e)).collect();
     let prev_digests: Vec<[u8; 32]> = prev
         .iter()
         .map(|(_, d)| <[u8; 32]>::try_from(d.as_slice()).unwrap_or([0; 32]))
@@ -331,26 +429,25 @@ pub fn store(
         digests: Vec::new(),
         bodies: Vec::new(),
     };
-    let head = w.node(None, body.head, false).0;
-    let tail = w.node(None, body.tail, false).0;
-    let lead: Vec<i64> = body.elements[..plan.lead]
+    let head = w.node(None, &stored.body.head, false)?.0;
+    let tail = w.node(None, &stored.body.tail, false)?.0;
+    let lead: Vec<i64> = stored.plain[..plan.lead]
         .iter()
-        .map(|e| w.node(None, e, false).0)
-        .collect();
+        .map(|e| w.node(None, e, false).map(|(id, _)| id))
+        .collect::<Result<_>>()?;
     let reused = &prev[plan.at..plan.at + plan.len];
     let mut parent = reused.last().map(|(id, _)| *id);
     let mut chain_ids: Vec<i64> = reused.iter().map(|(id, _)| *id).collect();
     let mut fresh = false;
-    for e in &body.elements[plan.lead + plan.len..] {
-        let (id, queued) = w.node(parent, e, fresh);
+    for e in &stored.plain[plan.lead + plan.len..] {
+        let (id, queued) = w.node(parent, e, fresh)?;
         fresh = queued;
         parent = Some(id);
         chain_ids.push(id);
     }
     w.flush();
-    let text = body.text;
     let frozen = serde_json::to_string(frozen).unwrap_or_else(|_| "{}".into());
-    let patches = serde_json::to_string(body.patches).unwrap_or_else(|_| "[]".into());
+    let patches = serde_json::to_string(stored.patches).unwrap_or_else(|_| "[]".into());
     spi(client.update(
         "INSERT INTO prompt.seals (conversation_id, turn_id, frozen, head, lead, chain, chain_length, chain_low, tail, digest, bytes, sealed_at, patches) \
          VALUES ($1, $2, $3::jsonb, $4, $5, $6, $7, $8, $9, $10, $11, coalesce($12, now()), $13::jsonb)",
@@ -365,19 +462,19 @@ pub fn store(
             i32::try_from(chain_ids.len()).unwrap_or(i32::MAX).into(),
             nullable(chain_ids.iter().min().copied()),
             tail.into(),
-            digest(text).to_vec().into(),
-            i32::try_from(text.len()).unwrap_or(i32::MAX).into(),
+            pgprompt_core::seal::body_digest(stored.body).to_vec().into(),
+            i32::try_from(stored.body.len()).unwrap_or(i32::MAX).into(),
             nullable(sealed_at),
             patches.into(),
         ],
     ));
+    Ok(())
 }
 
 static STORED: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
-        "SELECT s.pruned_at IS NOT NULL, s.patches::text, s.head, s.lead, s.chain, s.chain_length, s.chain_low, s.tail \
-         FROM prompt.seals s WHERE s.conversation_id = $1 AND s.turn_id = $2",
-        &[BOOLOID, TEXTOID, INT8OID, INT8ARRAYOID, INT8OID, INT4OID, INT8OID, INT8OID],
+        format!("SELECT {POINTERS} FROM prompt.seals s WHERE s.conversation_id = $1 AND s.turn_id = $2"),
+        &POINTER_TYPES,
     )
 });
 
@@ -388,16 +485,7 @@ static STORED_NO_ROUNDS: LazyLock<Query> = LazyLock::new(|| {
              AND r.turn_id = s.turn_id)",
             STORED.sql
         ),
-        &[
-            BOOLOID,
-            TEXTOID,
-            INT8OID,
-            INT8ARRAYOID,
-            INT8OID,
-            INT4OID,
-            INT8OID,
-            INT8OID,
-        ],
+        &POINTER_TYPES,
     )
 });
 
@@ -422,8 +510,8 @@ pub fn sealed_body(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Result<Opt
     }
 }
 
-/// A seal's stored body: `Err(())` when it was pruned, `None` when there is no seal
-/// (or, for `STORED_NO_ROUNDS`, when rounds were written).
+/// A seal's stored body, verified: `Err(())` when it was pruned, `None` when there is no
+/// seal (or, for `STORED_NO_ROUNDS`, when rounds were written).
 fn read_stored(
     client: &SpiClient<'_>,
     conv: Uuid,
@@ -431,33 +519,12 @@ fn read_stored(
     query: &Query,
 ) -> Result<Option<std::result::Result<Body, ()>>> {
     let rows = run(client, query, &[pg_uuid(conv).into(), pg_uuid(turn).into()], |c| {
-        let pruned = c.bool();
-        Ok::<_, Error>(Some((
-            pruned,
-            Pointers {
-                patches: serde_json::from_str(&c.text_or("[]")).unwrap_or_default(),
-                head: c.next::<i64>(),
-                lead: c
-                    .next::<Vec<Option<i64>>>()
-                    .unwrap_or_default()
-                    .into_iter()
-                    .flatten()
-                    .collect(),
-                chain: c.next::<i64>(),
-                chain_length: c.next::<i32>().unwrap_or(0),
-                chain_low: c.next::<i64>(),
-                tail: c.next::<i64>(),
-            },
-        )))
+        Ok::<_, Error>(Some(Pointers::read(c)))
     })?;
-    let t = pgprompt_core::rows::Turn::new(turn, 0, pgprompt_core::rows::TurnKind::Reply);
     match rows.into_iter().next() {
         None => Ok(None),
-        Some((true, _)) => Ok(Some(Err(()))),
-        Some((false, p)) => match read_body(client, conv, &p) {
-            Some(b) => Ok(Some(Ok(b))),
-            None => Err(broken(&t, "lost a node")),
-        },
+        Some(p) if p.pruned => Ok(Some(Err(()))),
+        Some(p) => Ok(Some(Ok(read_verified(client, conv, turn, &p)?))),
     }
 }
 
@@ -473,8 +540,11 @@ pub fn mark_sent(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, n: i32) {
 
 /// Drops the bodies of the conversation's seals older than `before` (keeping digest,
 /// size and estimate), then every node no remaining body uses. Returns how many seals
-/// it pruned.
-pub fn prune(client: &mut SpiClient<'_>, conv: Uuid, before: DatumWithOid<'_>) -> i64 {
+/// it pruned. Holds [`lock_storage`], so a seal being written meanwhile is either seen
+/// whole (and its nodes kept) or waits for the prune.
+pub fn prune(client: &mut SpiClient<'_>, conv: Uuid, before: DatumWithOid<'_>) -> Result<i64> {
+    lock_storage(client, conv);
+    let _open = super::guard::Open::hold();
     let pruned = spi(client.update(
         "UPDATE prompt.seals SET head = NULL, lead = '{}', chain = NULL, chain_length = 0, chain_low = NULL, \
          tail = NULL, patches = '[]', pruned_at = now() WHERE conversation_id = $1 AND sealed_at < $2 AND pruned_at IS NULL",
@@ -484,9 +554,9 @@ pub fn prune(client: &mut SpiClient<'_>, conv: Uuid, before: DatumWithOid<'_>) -
     .len() as i64;
     static LIVE: LazyLock<Query> = LazyLock::new(|| {
         Query::new(
-            "SELECT head, tail, lead, chain, chain_length FROM prompt.seals \
+            "SELECT turn_id, head, tail, lead, chain, chain_length FROM prompt.seals \
              WHERE conversation_id = $1 AND pruned_at IS NULL",
-            &[INT8OID, INT8OID, INT8ARRAYOID, INT8OID, INT4OID],
+            &[UUIDOID, INT8OID, INT8OID, INT8ARRAYOID, INT8OID, INT4OID],
         )
     });
     static ALL: LazyLock<Query> = LazyLock::new(|| {
@@ -497,6 +567,7 @@ pub fn prune(client: &mut SpiClient<'_>, conv: Uuid, before: DatumWithOid<'_>) -
     });
     let live = run(client, &LIVE, &[pg_uuid(conv).into()], |c| {
         Ok::<_, std::convert::Infallible>(Some((
+            c.uuid().unwrap_or_default(),
             c.next::<i64>(),
             c.next::<i64>(),
             c.next::<Vec<Option<i64>>>().unwrap_or_default(),
@@ -504,22 +575,20 @@ pub fn prune(client: &mut SpiClient<'_>, conv: Uuid, before: DatumWithOid<'_>) -
             c.next::<i32>().unwrap_or(0),
         )))
     })
-    .unwrap_or_default();
+    .unwrap_or_else(|e| match e {});
     let nodes: HashMap<i64, (Option<i64>, ())> = run(client, &ALL, &[pg_uuid(conv).into()], |c| {
         Ok::<_, std::convert::Infallible>(Some((c.next::<i64>().unwrap_or(0), (c.next::<i64>(), ()))))
     })
-    .unwrap_or_default()
+    .unwrap_or_else(|e| match e {})
     .into_iter()
     .collect();
     let mut keep: HashSet<i64> = HashSet::new();
-    for (head, tail, lead, chain, length) in live {
+    for (turn, head, tail, lead, chain, length) in live {
         keep.extend(head.into_iter().chain(tail).chain(lead.into_iter().flatten()));
-        keep.extend(
-            walk(&nodes, chain, length)
-                .unwrap_or_default()
-                .into_iter()
-                .map(|(id, _)| id),
-        );
+        // A live body whose chain is broken stops the prune: nothing it might still
+        // reach is dropped.
+        let chain = walk(&nodes, chain, length).ok_or_else(|| corrupted(conv, turn, "lost a node"))?;
+        keep.extend(chain.into_iter().map(|(id, _)| id));
     }
     let dead: Vec<i64> = nodes.keys().filter(|id| !keep.contains(id)).copied().collect();
     if !dead.is_empty() {
@@ -529,5 +598,53 @@ pub fn prune(client: &mut SpiClient<'_>, conv: Uuid, before: DatumWithOid<'_>) -
             &[pg_uuid(conv).into(), dead.into()],
         ));
     }
-    pruned
+    Ok(pruned)
+}
+
+static SEALED_TURNS: LazyLock<Query> = LazyLock::new(|| {
+    Query::new(
+        "SELECT t.conversation_id, t.id, EXISTS (SELECT 1 FROM prompt.seals s \
+           WHERE s.conversation_id = t.conversation_id AND s.turn_id = t.id) \
+         FROM prompt.turns t WHERE t.sealed_at IS NOT NULL AND ($1::uuid IS NULL OR t.conversation_id = $1) \
+           AND NOT EXISTS (SELECT 1 FROM prompt.seals_02 p WHERE p.conversation_id = t.conversation_id AND p.turn_id = t.id) \
+         ORDER BY t.conversation_id, t.seq",
+        &[UUIDOID, UUIDOID, BOOLOID],
+    )
+});
+
+/// Every sealed turn (of `conv`, or of every conversation the caller can see) whose seal
+/// does not read back as it was sealed, and why: missing, a frozen record that cannot be
+/// read, pointers that do not fit, a lost node, or bytes that do not match the digest.
+/// Pruned bodies are not checked (their digest stays, their bytes are gone).
+pub fn verify(client: &SpiClient<'_>, conv: Option<Uuid>) -> Vec<(Uuid, Uuid, String)> {
+    let turns = run(client, &SEALED_TURNS, &[nullable(conv.map(pg_uuid))], |c| {
+        Ok::<_, std::convert::Infallible>(Some((
+            c.uuid().unwrap_or_default(),
+            c.uuid().unwrap_or_default(),
+            c.bool(),
+        )))
+    })
+    .unwrap_or_else(|e| match e {});
+    let mut problems = Vec::new();
+    for (conv, turn, has_seal) in turns {
+        pgprompt_core::bounds::interrupt();
+        if !has_seal {
+            problems.push((
+                conv,
+                turn,
+                "the turn is sealed and its seal is missing from prompt.seals".to_string(),
+            ));
+            continue;
+        }
+        let t = Turn::new(turn, 0, pgprompt_core::rows::TurnKind::Reply);
+        if let Err(e) = load(client, conv, &t) {
+            let prefix = format!(
+                "{}: the seal of turn {turn} of conversation {conv} ",
+                Code::DataCorrupted.name()
+            );
+            let why = e.message.strip_prefix(&prefix).unwrap_or(&e.message).to_string();
+            problems.push((conv, turn, why));
+        }
+    }
+    problems
 }

@@ -21,7 +21,8 @@ pub fn register() {
         &MEMO_CAPACITY,
         2,
         50_000_000,
-        GucContext::Userset,
+        // Memory a backend keeps: for the administrator to size, not every session.
+        GucContext::Suset,
         GucFlags::default(),
     );
     GucRegistry::define_int_guc(
@@ -34,14 +35,20 @@ pub fn register() {
         GucContext::Userset,
         GucFlags::UNIT_MS,
     );
-    GucRegistry::define_bool_guc(
-        c"pgprompt.allow_history_rewrite",
-        c"Allow changing what a sealed turn was compiled from.",
-        c"Sealed turns, turns a later seal replayed and sent rounds refuse updates and deletes unless this is on (SET LOCAL, for one transaction).",
-        &ALLOW_HISTORY_REWRITE,
-        GucContext::Userset,
-        GucFlags::default(),
-    );
+    // SAFETY: the check hook is a #[pg_guard] function of the GUC machinery's signature.
+    unsafe {
+        GucRegistry::define_bool_guc_with_hooks(
+            c"pgprompt.allow_history_rewrite",
+            c"Allow changing what a sealed turn was compiled from (a superuser, or a role granted SET on it).",
+            c"Sealed turns, turns a later seal replayed and sent rounds refuse updates and deletes unless this is on (SET LOCAL, for one transaction). Only a superuser or a role an administrator named with GRANT SET ON PARAMETER pgprompt.allow_history_rewrite may turn it on.",
+            &ALLOW_HISTORY_REWRITE,
+            GucContext::Userset,
+            GucFlags::default(),
+            Some(super::guard::check_rewrite),
+            None,
+            None,
+        );
+    }
 }
 
 /// The memo capacity setting, as a size.

@@ -220,6 +220,10 @@ fn _own_entries(
 #[pg_extern(immutable, parallel_safe)]
 #[search_path(pg_catalog, pg_temp)]
 fn _refuse_sealed(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid, what: &str, rewritable: bool) {
+    if rewritable {
+        // The rewrite was asked for by a role that may not: that is the refusal.
+        super::guard::raise_if_refused_attempt();
+    }
     let (conv, turn) = (core_uuid(conversation_id), core_uuid(turn_id));
     let message = match what {
         "delete" => format!("turn {turn} of conversation {conv} is sealed and cannot be deleted"),
@@ -234,7 +238,7 @@ fn _refuse_sealed(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid, what: &str, 
         "The sealed columns (sealed_at, sealed_preface, sealed_catalog, sealed_mechanism, sealed_versions) never change once set."
     });
     refuse(if rewritable {
-        e.hint("To erase or rewrite history on purpose: SET LOCAL pgprompt.allow_history_rewrite = on (later requests will no longer extend what was sent). Deleting the whole conversation needs no setting.")
+        e.hint("To erase or rewrite history on purpose: SET LOCAL pgprompt.allow_history_rewrite = on, as a role an administrator named (GRANT SET ON PARAMETER); later requests will no longer extend what was sent. Deleting the whole conversation needs no setting.")
     } else {
         e.hint("A sealed turn is what was sent; post a new turn instead.")
     });
@@ -243,6 +247,7 @@ fn _refuse_sealed(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid, what: &str, 
 #[pg_extern(immutable, parallel_safe)]
 #[search_path(pg_catalog, pg_temp)]
 fn _refuse_sent_round(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid, n: i32, op: &str) {
+    super::guard::raise_if_refused_attempt();
     let (conv, turn) = (core_uuid(conversation_id), core_uuid(turn_id));
     refuse(
         Error::new(
@@ -250,7 +255,7 @@ fn _refuse_sent_round(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid, n: i32, 
             format!("round {n} of turn {turn} of conversation {conv} was sent and cannot {}", if op == "delete" { "be deleted" } else { "change" }),
         )
         .detail("A round a continuation carried is part of what was sent; rounds of a sealed turn are append-only.")
-        .hint("Write the next round instead, or SET LOCAL pgprompt.allow_history_rewrite = on to rewrite history on purpose."),
+        .hint("Write the next round instead, or SET LOCAL pgprompt.allow_history_rewrite = on (as a role an administrator named) to rewrite history on purpose."),
     );
 }
 

@@ -115,6 +115,8 @@ fn convert_batch(conv: Option<pgrx::Uuid>, limit: i64) -> i64 {
         pgrx::pg_sys::GetCurrentTransactionId();
     }
     let conv = conv.unwrap_or_else(|| pgrx::Uuid::from_bytes([0; 16]));
+    // Taking a seal out of seals_02 is pgprompt's own write of seal storage.
+    let _open = super::guard::Open::hold();
     // `run` raises on an SPI error: a batch is never mistaken for the last one.
     let rows = Spi::connect(|client| {
         run(client, query, &[conv.into(), limit.into()], |c| {
@@ -192,11 +194,13 @@ fn convert(old: OldSeal, memo: &mut Memo) {
             })
             .or_raise();
     let stored = seals::Stored {
-        head: &body.head,
-        elements: &body.elements,
-        tail: &body.tail,
+        body: &body,
+        plain: &body.elements,
         patches: &[],
-        text: &body.text(),
     };
-    Spi::connect_mut(|client| seals::store(client, conv, turn, &stored, &frozen, old.sealed_at));
+    Spi::connect_mut(|client| {
+        seals::lock_storage(client, conv);
+        seals::store(client, conv, turn, &stored, &frozen, old.sealed_at)
+    })
+    .or_raise();
 }
