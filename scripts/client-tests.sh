@@ -8,7 +8,8 @@ export PATH="$HOME/.cargo/bin:$PATH"
 . scripts/pg.sh
 PG_REGRESS=$("$PG_CONFIG" --pkglibdir)/pgxs/src/test/regress/pg_regress
 
-cargo pgrx install --pg-config "$PG_CONFIG" >/dev/null
+# The release build (what the package ships, and what its test reuses), overflow checks on.
+cargo pgrx install --release --pg-config "$PG_CONFIG" >/dev/null
 scripts/cluster.sh start
 trap 'scripts/cluster.sh stop' EXIT
 eval "$(scripts/cluster.sh env)"

@@ -99,3 +99,133 @@ def test_no_crash_and_no_internal_error(own_db):
             refused[e.sqlstate] = refused.get(e.sqlstate, 0) + 1
         assert db.execute("SELECT 1").fetchone()[0] == 1
     assert ok > ITERATIONS // 5 and refused, (ok, refused)
+
+
+# -- Amplification and corrupted seals: 10^5 cases, run server side -----------------
+
+CASES = int(os.environ.get("PGPROMPT_FUZZ_CASES", "100000"))
+C1, T4 = "00000000-0000-4000-8000-00000000c001", "00000000-0000-4000-8000-0000000d0004"
+
+# One case: an edit (run with the triggers off, as only a superuser could) and a call;
+# the case's subtransaction is always rolled back (the sentinel P0001), so every case
+# starts from the same rows. Returns the call's SQLSTATE, or 'ok'.
+CASE = r"""
+CREATE OR REPLACE FUNCTION pg_temp.fuzz_case(edit text, call text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+    state text;
+BEGIN
+    BEGIN
+        SET LOCAL session_replication_role = replica;
+        IF edit <> '' THEN
+            EXECUTE edit;
+        END IF;
+        SET LOCAL session_replication_role = origin;
+        BEGIN
+            EXECUTE call;
+        EXCEPTION WHEN OTHERS THEN
+            GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE;
+        END;
+        RAISE EXCEPTION USING ERRCODE = 'P0001', MESSAGE = coalesce(state, 'ok');
+    EXCEPTION WHEN raise_exception THEN
+        GET STACKED DIAGNOSTICS state = MESSAGE_TEXT;
+        RETURN state;
+    END;
+END
+$$;
+"""
+
+SEAL_COLUMNS = {
+    "chain_length": lambda r: str(r.choice([0, 1, 2, 3, -1, 2**31 - 1, r.randint(-10, 50)])),
+    "chain": lambda r: r.choice(["NULL", "0", "1", "9223372036854775807", str(r.randint(-5, 40))]),
+    "chain_low": lambda r: r.choice(["NULL", "0", "1", "-9223372036854775808", str(r.randint(-5, 40))]),
+    "head": lambda r: r.choice(["NULL", "0", str(r.randint(-5, 40))]),
+    "tail": lambda r: r.choice(["NULL", "0", str(r.randint(-5, 40))]),
+    "bytes": lambda r: r.choice(["0", "-1", "2147483647", "bytes + 1", "bytes - 1", str(r.randint(0, 5000))]),
+    "lead": lambda r: r.choice(["'{}'", "ARRAY[NULL]::bigint[]", f"ARRAY[{r.randint(-3, 40)}]", "ARRAY[1, 1, 1]", "array_fill(1::bigint, ARRAY[100000])"]),
+    "patches": lambda r: "'" + json.dumps(r.choice([
+        {}, [], [{}], None, "x",
+        [{"at": r.randint(-2, 30), "offset": r.choice([0, 1, 2**40, r.randint(0, 500)]), "cut": r.choice([0, 1, 2**40, r.randint(0, 50)]), "insert": "é" * r.randint(0, 3)}],
+    ])).replace("'", "''") + "'",
+    "digest": lambda r: r.choice(["'\\x00'::bytea", "sha256('x')", "digest"]),
+    "frozen": lambda r: r.choice(["'{}'", "'[]'", "'null'", "frozen - 'wire'", "frozen || '{\"seed_cut\": {\"keep\": 99999999}}'", "frozen || '{\"cache_breakpoints\": [{\"message\": 9999, \"part\": 0, \"after\": \"history\"}]}'"]),
+}
+NODE_EDITS = [
+    "UPDATE prompt.seal_nodes SET body = body || ' ' WHERE conversation_id = '{c}' AND id = {n}",
+    "UPDATE prompt.seal_nodes SET body = '' WHERE conversation_id = '{c}' AND id = {n}",
+    "UPDATE prompt.seal_nodes SET parent = {m} WHERE conversation_id = '{c}' AND id = {n}",
+    "UPDATE prompt.seal_nodes SET parent = id WHERE conversation_id = '{c}' AND id = {n}",
+    "DELETE FROM prompt.seal_nodes WHERE conversation_id = '{c}' AND id = {n}",
+    "UPDATE prompt.seal_nodes SET body = repeat(body, 100) WHERE conversation_id = '{c}' AND id = {n}",
+]
+CALLS = [
+    "SELECT prompt.compile_turn('{c}', '{t}')", "SELECT prompt.sealed_body('{c}', '{t}')",
+    "SELECT prompt.preview_turn('{c}', '{t}')", "SELECT prompt.explain_turn('{c}', '{t}')",
+    "SELECT count(*) FROM prompt.verify_seals('{c}')", "SELECT prompt.prune_seals('{c}', now() - interval '1 day')",
+    "SELECT count(*) FROM prompt.estimate_turn('{c}', '{t}')",
+]
+# Amplifiers: macros over a long value, variables, nested and wide JSON, long texts.
+AMPLIFIERS = [
+    ("UPDATE prompt.workspaces SET name = repeat('w', {k})", "UPDATE prompt.documents SET body = repeat('{{{{workspace}}}}', {m}) WHERE name = 'character'"),
+    ("UPDATE prompt.users SET display_name = repeat('a', {k}) WHERE handle = 'lark'", "UPDATE prompt.documents SET body = repeat('{{{{agent}}}} ', {m}) WHERE name = 'system_prompt'"),
+    ("UPDATE prompt.users SET display_name = repeat('u', {k}) WHERE handle = 'ada'", "UPDATE prompt.turns SET inline = jsonb_build_array(jsonb_build_object('text', repeat('{{{{user}}}}', {m}), 'position', 'tail')) WHERE id = '{t}'"),
+    ("UPDATE prompt.memories SET body = repeat('m', {k})", ""),
+]
+
+
+def seal_case(r, sealed):
+    c, t = r.choice(sealed)
+    if r.random() < 0.6:
+        cols = r.sample(sorted(SEAL_COLUMNS), r.randint(1, 3))
+        edit = f"UPDATE prompt.seals SET {', '.join(f'{k} = {SEAL_COLUMNS[k](r)}' for k in cols)} WHERE conversation_id = '{c}' AND turn_id = '{t}'"
+    else:
+        edit = r.choice(NODE_EDITS).format(c=c, n=r.randint(0, 12), m=r.choice(["NULL", str(r.randint(0, 12))]))
+    return edit, r.choice(CALLS).format(c=c, t=t)
+
+
+def amplifier_case(r):
+    setup, more = r.choice(AMPLIFIERS)
+    k = r.choice([1, 1000, 100_000, 2_000_000])
+    m = r.choice([1, 10, 1000, 4500])
+    edit = "; ".join(s for s in (setup.format(k=k), more.format(m=m, t=T4)) if s)
+    call = r.choice(["SELECT prompt.preview_turn('{c}', '{t}')", "SELECT prompt.explain_turn('{c}', '{t}')",
+                     "SELECT count(*) FROM prompt.estimate_turn('{c}', '{t}')", "SELECT prompt.transcript('{c}', '{t}')"])
+    return edit, call.format(c=C1, t=T4)
+
+
+def json_case(r):
+    depth, width = r.choice([1, 10, 100, 127, 128, 129, 3000]), r.choice([0, 1, 10, 1000, 30_000])
+    inner = ",".join(["1"] * width) if r.random() < 0.5 else ",".join(['{"k": "v"}'] * width)
+    text = "[" * depth + inner + "]" * depth
+    return "", f"SELECT length(prompt.pretty('{text}'::json))" if len(text) < 4_000_000 else "SELECT 1"
+
+
+def test_amplification_and_corrupted_seals(own_db):
+    """10^5 cases (PGPROMPT_FUZZ_CASES): seal rows and nodes edited every way (lengths,
+    ranges, sizes, lead and patch lists, digests, frozen records, lost and changed
+    nodes), amplifying rows (macros over long values, long memory, nested and wide JSON),
+    each followed by a call that reads them. Every case ends with a result or a SQLSTATE
+    other than XX000, and the backend never goes away."""
+    db = own_db
+    db.execute(CASE)
+    db.execute("SELECT prompt.compile_turn(%s, %s)", (C1, T4))
+    sealed = db.execute("SELECT conversation_id::text, turn_id::text FROM prompt.seals WHERE pruned_at IS NULL").fetchall()
+    assert len(sealed) >= 2
+    rng = random.Random(int(os.environ.get("PGPROMPT_FUZZ_SEED", "20261201")))
+    started = db.execute("SELECT pg_postmaster_start_time()").fetchone()[0]
+    outcomes, done = {}, 0
+    batch = 500
+    while done < CASES:
+        cases = []
+        for _ in range(min(batch, CASES - done)):
+            pick = rng.random()
+            cases.append(seal_case(rng, sealed) if pick < 0.97 else amplifier_case(rng) if pick < 0.995 else json_case(rng))
+        edits, calls = [e for e, _ in cases], [c for _, c in cases]
+        rows = db.execute("SELECT pg_temp.fuzz_case(e, c) FROM unnest(%s::text[], %s::text[]) AS x(e, c)", (edits, calls)).fetchall()
+        for (state,), case in zip(rows, cases):
+            assert state != "XX000" and not state.startswith("58"), (state, case)
+            outcomes[state] = outcomes.get(state, 0) + 1
+        done += len(cases)
+    assert db.execute("SELECT pg_postmaster_start_time()").fetchone()[0] == started
+    # The shapes were met: reads that went through, corrupted seals refused, amplifiers refused.
+    assert outcomes.get("ok", 0) > 0 and outcomes.get("XX001", 0) > CASES // 10 and outcomes.get("54000", 0) > 0, outcomes
+    print(f"\n{done} cases: {dict(sorted(outcomes.items()))}")

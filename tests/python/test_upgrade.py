@@ -64,7 +64,7 @@ def test_the_update_scripts_ship_and_the_old_releases_are_frozen():
     assert (ROOT / f"sql/releases/pgprompt--{OLD}.sql").exists()
     assert (ROOT / f"sql/releases/pgprompt--{SEAL_02}.sql").exists()
     chain = update_chain()
-    assert chain == ["pgprompt--0.1.0--0.2.0.sql", f"pgprompt--0.2.0--{current_version()}.sql"]
+    assert chain == ["pgprompt--0.1.0--0.2.0.sql", "pgprompt--0.2.0--0.3.0.sql", f"pgprompt--0.3.0--{current_version()}.sql"]
     for script in chain:
         assert (extension_dir() / script).exists(), script
 
@@ -81,6 +81,11 @@ def test_install_old_then_update_equals_a_fresh_install():
         # Rows written under the old releases survive the updates and compile after them.
         c.execute((ROOT / "demo/example.sql").read_text())
         c.execute(f"ALTER EXTENSION pgprompt UPDATE TO '{SEAL_02}'")
+        # Grants an administrator made on the extension's functions survive the updates,
+        # those of functions an update replaces included.
+        c.execute("DO $$ BEGIN CREATE ROLE pgprompt_upgrade_app NOLOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$")
+        c.execute("REVOKE EXECUTE ON FUNCTION prompt.count_tokens(text, text) FROM PUBLIC")
+        c.execute("GRANT EXECUTE ON FUNCTION prompt.count_tokens(text, text) TO pgprompt_upgrade_app")
         own = c.execute("SELECT own_entries FROM prompt.turns WHERE id = '00000000-0000-4000-8000-0000000d0002'").fetchone()[0]
         assert own == 2, "the update counts existing turns' entries"
         # A seal as 0.2.0 wrote it (its compile_turn result, kept in tests/fixtures).
@@ -89,8 +94,20 @@ def test_install_old_then_update_equals_a_fresh_install():
             "sealed_preface = %s::jsonb, sealed_mechanism = 'default', sealed_versions = '{}' WHERE id = %s",
             (json.dumps(seal), json.dumps(seal["preface"]), T4),
         )
+        c.execute("ALTER EXTENSION pgprompt UPDATE TO '0.3.0'")
+        c.execute("REVOKE EXECUTE ON FUNCTION prompt._history_rewrite_allowed() FROM PUBLIC")
+        c.execute("GRANT EXECUTE ON FUNCTION prompt._history_rewrite_allowed() TO pgprompt_upgrade_app")
+        acl = "SELECT proacl::text FROM pg_proc WHERE oid = %s::regprocedure"
+        before = [c.execute(acl, (f,)).fetchone()[0] for f in ("prompt.count_tokens(text,text)", "prompt._history_rewrite_allowed()")]
         c.execute("ALTER EXTENSION pgprompt UPDATE")
         assert c.execute("SELECT extversion FROM pg_extension WHERE extname = 'pgprompt'").fetchone()[0] == current_version()
+        after = [c.execute(acl, (f,)).fetchone()[0] for f in ("prompt.count_tokens(text,text)", "prompt._history_rewrite_allowed()")]
+        assert after == before and all("pgprompt_upgrade_app=X" in a for a in after), (before, after)
+        # 0.4 replaced _history_rewrite_allowed (SQL) with the library's: same grants.
+        assert c.execute("SELECT l.lanname FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang "
+                         "WHERE p.oid = 'prompt._history_rewrite_allowed()'::regprocedure").fetchone()[0] == "c"
+        c.execute("REVOKE ALL ON FUNCTION prompt.count_tokens(text, text), prompt._history_rewrite_allowed() FROM pgprompt_upgrade_app")
+        c.execute("GRANT EXECUTE ON FUNCTION prompt.count_tokens(text, text), prompt._history_rewrite_allowed() TO PUBLIC")
         # The update moved the 0.2 seal, unconverted: reading it says so, by name.
         assert c.execute("SELECT count(*) FROM prompt.seals_02").fetchone()[0] == 1
         for call in ("sealed_body", "explain_turn"):

@@ -78,12 +78,15 @@ def normalize(v):
 def reseal_r1(db, **columns):
     """Inside the caller's transaction (rolled back after): the run turn R1 rewritten with
     `columns` and its seal dropped, so the next compile seals it afresh. The write
-    trigger, which refuses changing a sealed turn, is off for the rewrite."""
+    trigger, which refuses changing a sealed turn, and the seal storage guard are off for
+    the rewrite."""
     db.execute("ALTER TABLE prompt.turns DISABLE TRIGGER turns_write")
+    db.execute("ALTER TABLE prompt.seals DISABLE TRIGGER seals_guard")
     sets = "".join(f"{k} = %s, " for k in columns)
     db.execute(f"UPDATE prompt.turns SET {sets}sealed_at = NULL, sealed_preface = NULL, sealed_catalog = NULL, "
                "sealed_mechanism = NULL, sealed_versions = NULL WHERE id = %s", (*columns.values(), R1))
     db.execute("DELETE FROM prompt.seals WHERE turn_id = %s", (R1,))
+    db.execute("ALTER TABLE prompt.seals ENABLE TRIGGER seals_guard")
     db.execute("ALTER TABLE prompt.turns ENABLE TRIGGER turns_write")
 
 

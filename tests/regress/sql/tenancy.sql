@@ -1,5 +1,6 @@
 -- Least privilege and row-level security (examples/tenancy.sql): ordinary roles with
--- USAGE on prompt and table grants use everything; each sees only its workspace.
+-- USAGE on prompt and table grants use everything; each tenant sees only its workspace
+-- and writes only what no other tenant's compile reads.
 \set VERBOSITY default
 \set SHOW_CONTEXT never
 \i examples/tenancy.sql
@@ -27,10 +28,10 @@ DO $$ BEGIN
 EXCEPTION WHEN duplicate_object THEN NULL;
 END $$;
 GRANT prompt_tenant TO tenant_acme, tenant_globex;
-INSERT INTO tenancy.members VALUES
+INSERT INTO prompt.tenants VALUES
     ('tenant_acme', '00000000-0000-4000-8000-00000000a001'),
     ('tenant_globex', '00000000-0000-4000-8000-00000000a002');
-INSERT INTO tenancy.workspace_users
+INSERT INTO prompt.workspace_members
 SELECT '00000000-0000-4000-8000-00000000a001'::uuid, id FROM prompt.users WHERE handle IN ('ada', 'omar', 'lark', 'grace', 'wren')
 UNION ALL
 SELECT '00000000-0000-4000-8000-00000000a002'::uuid, id FROM prompt.users WHERE handle IN ('bob', 'lark');
@@ -59,6 +60,20 @@ SELECT prompt.count_tokens('tenants count too') AS tokens;
 INSERT INTO prompt.turns (conversation_id, kind, role, content) VALUES
     ('00000000-0000-4000-8000-00000000c0b1', 'message', 'user', 'sneaky');
 \echo SQLSTATE :LAST_ERROR_SQLSTATE
+-- Nor change what B's compiles read: Lark (an agent both serve), its documents and its
+-- memory, the models, the shared skills. Its own rows stay writable.
+UPDATE prompt.documents SET body = 'You serve Acme only.' WHERE name = 'system_prompt' RETURNING name;
+UPDATE prompt.users SET display_name = 'Lark of Acme' WHERE handle = 'lark' RETURNING handle;
+UPDATE prompt.models SET max_output_tokens = 1 RETURNING name;
+INSERT INTO prompt.documents (user_id, name, body) VALUES ('00000000-0000-4000-8000-000000000002', 'SOUL', 'Acme first.');
+\echo SQLSTATE :LAST_ERROR_SQLSTATE
+INSERT INTO prompt.memories (scope, user_id, path, body) VALUES ('agent', '00000000-0000-4000-8000-000000000002', 'acme.md', 'Acme first.');
+\echo SQLSTATE :LAST_ERROR_SQLSTATE
+INSERT INTO prompt.skills (source, application, name) VALUES ('application', 'support', 'acme_refunds');
+\echo SQLSTATE :LAST_ERROR_SQLSTATE
+DELETE FROM prompt.memories WHERE scope = 'agent' RETURNING path;
+UPDATE prompt.users SET display_name = 'Ada L.' WHERE handle = 'ada' RETURNING handle;
+UPDATE prompt.documents SET body = 'Acme''s own room.' WHERE name = 'character' RETURNING name;
 RESET ROLE;
 
 SET ROLE tenant_globex;
@@ -69,5 +84,6 @@ SELECT prompt.explain_turn('00000000-0000-4000-8000-00000000c0b1', '00000000-000
 RESET ROLE;
 
 -- Clean up the cluster-wide roles.
+DELETE FROM prompt.tenants;
 DROP OWNED BY tenant_acme, tenant_globex, prompt_tenant;
 DROP ROLE tenant_acme, tenant_globex, prompt_tenant;
