@@ -109,7 +109,7 @@ WHERE turn_id = '00000000-0000-4000-8000-0000000d0006';
 \echo '===    the skills catalog (recall-only skills omitted), runtime context; transcript and input outside'
 INSERT INTO prompt.users (id, handle, display_name, kind, steward_id, model, prompt_mechanism, prompt_template) VALUES
     ('00000000-0000-4000-8000-000000000004', 'wren', 'Wren', 'agent', '00000000-0000-4000-8000-000000000003',
-     'claude-sonnet-4-5', 'assembly', '{
+     'claude-sonnet-5', 'assembly', '{
   "blocks": [
     {"type": "slot", "slot": "system_prompt"},
     {"type": "document", "name": "SOUL"},

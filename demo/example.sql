@@ -5,8 +5,8 @@
 -- colleague Omar. Ids are fixed so the output is the same on every machine.
 
 INSERT INTO prompt.models (name, wire, tokenizer, advisory_window, hard_window, max_output_tokens) VALUES
-    ('claude-sonnet-4-5', 'anthropic', 'cl100k_base', 180000, 200000, 1024),
-    ('gpt-4o',            'chat',      'o200k_base',  128000, 128000, 1024);
+    ('claude-sonnet-5', 'anthropic', 'cl100k_base', 180000, 200000, 1024),
+    ('gpt-5.5',            'chat',      'o200k_base',  128000, 128000, 1024);
 
 INSERT INTO prompt.workspaces (id, name, timezone) VALUES
     ('00000000-0000-4000-8000-00000000a001', 'Acme Support', 'Europe/Paris');
@@ -16,7 +16,7 @@ INSERT INTO prompt.users (id, handle, display_name, kind) VALUES
     ('00000000-0000-4000-8000-000000000003', 'omar', 'Omar Haddad',  'human');
 INSERT INTO prompt.users (id, handle, display_name, kind, steward_id, model, application) VALUES
     ('00000000-0000-4000-8000-000000000002', 'lark', 'Lark', 'agent',
-     '00000000-0000-4000-8000-000000000003', 'claude-sonnet-4-5', 'helpdesk');
+     '00000000-0000-4000-8000-000000000003', 'claude-sonnet-5', 'helpdesk');
 
 INSERT INTO prompt.documents (user_id, workspace_id, name, body) VALUES
     ('00000000-0000-4000-8000-000000000002', NULL, 'system_prompt',

@@ -68,7 +68,16 @@ if ! grep -qs "^pg$PG_MAJOR *= *\"$PG_CONFIG\"" "${PGRX_HOME:-$HOME/.pgrx}/confi
 fi
 
 # 6. Python packages for the client-side tests (SDK wire validation, tiktoken fixtures).
-if ! python3 -c 'import psycopg, anthropic, openai, pydantic, tiktoken, pytest, google.genai' 2>/dev/null; then
+# The SDKs are pinned (tests/requirements.txt): a machine with other versions gets these.
+pinned_ok() {
+  python3 - <<'PY' 2>/dev/null
+import importlib.metadata as m, re, sys
+import psycopg, pydantic, tiktoken, pytest  # noqa: F401
+pins = [re.split(r"==", l.strip()) for l in open("tests/requirements.txt") if "==" in l and not l.startswith("#")]
+sys.exit(0 if all(m.version(name.split("[")[0]) == version for name, version in pins) else 1)
+PY
+}
+if ! pinned_ok; then
   log "installing Python test packages"
   python3 -m pip install -q --disable-pip-version-check -r tests/requirements.txt
 fi

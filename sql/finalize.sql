@@ -7,6 +7,17 @@ LANGUAGE sql STABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$ SELECT coalesce(array_agg(DISTINCT tokenizer ORDER BY tokenizer), ARRAY['cl100k_base']) FROM prompt.models $$;
 
+-- The profile a model follows (its JSON, as core/src/profile.rs reads it): the one its
+-- row names, else the one whose name is the model's name or the longest prefix of it.
+CREATE FUNCTION prompt._model_profile(model_name text, profile_name text) RETURNS text
+LANGUAGE sql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT row_to_json(p)::text FROM prompt.model_profiles p
+     WHERE p.name = coalesce($2, (SELECT q.name FROM prompt.model_profiles q WHERE starts_with($1, q.name)
+                                  ORDER BY length(q.name) DESC LIMIT 1))
+$$;
+
 CREATE FUNCTION prompt._documents_write() RETURNS trigger
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
 AS $$
@@ -146,7 +157,8 @@ BEGIN
     IF NEW.request_options <> '{}'::jsonb AND NEW.model IS NOT NULL
        AND (TG_OP = 'INSERT' OR NEW.request_options IS DISTINCT FROM OLD.request_options
             OR NEW.model IS DISTINCT FROM OLD.model) THEN
-        PERFORM prompt._check_options_wire('turn', NEW.request_options::text, m.wire, m.max_output_tokens)
+        PERFORM prompt._check_options_wire('turn', NEW.request_options::text, m.wire, m.max_output_tokens,
+                                           m.name, prompt._model_profile(m.name, m.profile))
            FROM prompt.models m WHERE m.name = NEW.model;
     END IF;
     IF TG_OP = 'INSERT'
@@ -358,29 +370,39 @@ BEGIN
     IF NEW.request_options <> '{}'::jsonb AND NEW.model IS NOT NULL
        AND (TG_OP = 'INSERT' OR NEW.request_options IS DISTINCT FROM OLD.request_options
             OR NEW.model IS DISTINCT FROM OLD.model) THEN
-        PERFORM prompt._check_options_wire('agent', NEW.request_options::text, m.wire, m.max_output_tokens)
+        PERFORM prompt._check_options_wire('agent', NEW.request_options::text, m.wire, m.max_output_tokens,
+                                           m.name, prompt._model_profile(m.name, m.profile))
            FROM prompt.models m WHERE m.name = NEW.model;
     END IF;
     RETURN NEW;
 END
 $$;
 
--- A model's own options meet its wire when written: a model row knows it.
+-- A model's own options meet its wire and its profile when written: a model row knows
+-- both (a profile also names the wires that serve the model and its output limit).
 CREATE FUNCTION prompt._model_options_write() RETURNS trigger
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
 AS $$
+DECLARE
+    profile text;
 BEGIN
-    IF NEW.request_options <> '{}'::jsonb AND (TG_OP = 'INSERT'
+    IF TG_OP = 'INSERT'
        OR NEW.request_options IS DISTINCT FROM OLD.request_options
        OR NEW.wire IS DISTINCT FROM OLD.wire
-       OR NEW.max_output_tokens IS DISTINCT FROM OLD.max_output_tokens) THEN
-        PERFORM prompt._check_options_wire('model', NEW.request_options::text, NEW.wire, NEW.max_output_tokens);
+       OR NEW.max_output_tokens IS DISTINCT FROM OLD.max_output_tokens
+       OR NEW.name IS DISTINCT FROM OLD.name
+       OR NEW.profile IS DISTINCT FROM OLD.profile THEN
+        profile := prompt._model_profile(NEW.name, NEW.profile);
+        IF NEW.request_options <> '{}'::jsonb OR profile IS NOT NULL THEN
+            PERFORM prompt._check_options_wire('model', NEW.request_options::text, NEW.wire, NEW.max_output_tokens,
+                                               NEW.name, profile);
+        END IF;
     END IF;
     RETURN NEW;
 END
 $$;
 
-CREATE TRIGGER models_options BEFORE INSERT OR UPDATE OF request_options, wire, max_output_tokens ON prompt.models
+CREATE TRIGGER models_options BEFORE INSERT OR UPDATE OF request_options, wire, max_output_tokens, name, profile ON prompt.models
     FOR EACH ROW EXECUTE FUNCTION prompt._model_options_write();
 CREATE TRIGGER users_options BEFORE INSERT OR UPDATE OF request_options, model ON prompt.users
     FOR EACH ROW EXECUTE FUNCTION prompt._options_write();
@@ -564,6 +586,7 @@ BEGIN
         ARRAY['workspaces', format('id IN %s', mine), format('id IN %s', mine)],
         ARRAY['users', format('id IN %s', members), 'prompt._tenant_writes_user(id)'],
         ARRAY['models', 'true', 'false'],
+        ARRAY['model_profiles', 'true', 'false'],
         ARRAY['documents',
               format('workspace_id IN %s OR user_id IN %s', mine, members),
               format('workspace_id IN %s OR prompt._tenant_writes_user(user_id)', mine)],
@@ -607,6 +630,12 @@ GRANT SELECT ON prompt.workspace_members TO PUBLIC;
 
 -- Comments -----------------------------------------------------------------------
 
+COMMENT ON TABLE prompt.model_profiles IS
+    'The rules of known models: the wires that serve them, windows and output limit, the thinking modes, efforts, displays and budgets they take, sampling options and their ranges, cache rules (breakpoint spelling and count, minimum cached prefix, TTLs, lookback). Shipped rows come with the extension and its updates; add your own and name them in models.profile.';
+COMMENT ON COLUMN prompt.models.profile IS
+    'The profile the model follows; NULL: the profile named like the model, or by the longest prefix of its name (dated ids). A model without one keeps its wire''s rules.';
+COMMENT ON FUNCTION prompt._model_profile(text, text) IS
+    'Internal: the profile a model follows, as JSON (the one it names, else the longest prefix of its name).';
 COMMENT ON TABLE prompt.models IS
     'A model a request is compiled for: its wire (anthropic, chat, responses, gemini), tokenizer, windows, image support, token margin, max_output_tokens, cache TTL and request options. name is the provider''s model id.';
 COMMENT ON TABLE prompt.users IS
@@ -734,7 +763,7 @@ COMMENT ON FUNCTION prompt._rounds_count() IS
 COMMENT ON FUNCTION prompt._options_write() IS
     'Internal trigger: refuses invalid request options of an agent.';
 COMMENT ON FUNCTION prompt._model_options_write() IS
-    'Internal trigger: refuses request options of a model that are invalid or that its wire cannot carry.';
+    'Internal trigger: refuses request options of a model that are invalid, that its wire cannot carry or that its profile refuses, and a model its profile does not serve on its wire or with its max_output_tokens.';
 COMMENT ON FUNCTION prompt._own_entries(text, integer, text, integer[]) IS
     'Internal: the history entries of a reply turn read by its own answerer, as the compiler plans them.';
 COMMENT ON FUNCTION prompt._check_document(text, text) IS
@@ -747,8 +776,8 @@ COMMENT ON FUNCTION prompt._check_turn_shape(uuid, text, text, uuid, text, boole
     'Internal: the write-time checks of a turn''s shape (a reply''s poster, a message''s role, a run''s rounds).';
 COMMENT ON FUNCTION prompt._check_request_options(text, text) IS
     'Internal: the write-time checks of request options.';
-COMMENT ON FUNCTION prompt._check_options_wire(text, text, text, integer) IS
-    'Internal: the write-time checks of one level''s request options (a model''s, an agent''s or a turn''s) against the wire and max_output_tokens of the model it names.';
+COMMENT ON FUNCTION prompt._check_options_wire(text, text, text, integer, text, text) IS
+    'Internal: the write-time checks of one level''s request options (a model''s, an agent''s or a turn''s) against the wire, max_output_tokens and profile of the model it names.';
 COMMENT ON FUNCTION prompt._check_round(uuid, integer, text, text, text) IS
     'Internal: the write-time checks of a round.';
 COMMENT ON FUNCTION prompt._check_round_place(uuid, integer, text, text, boolean) IS

@@ -12,25 +12,241 @@
 -- * tenancy with the extension's own row-level security policies over prompt.tenants and
 --   prompt.workspace_members (kept by pg_dump as data): a tenant reads its workspaces'
 --   rows and writes only what no other tenant's compile reads;
+-- * model profiles (prompt.model_profiles, shipped rows replaced by updates): a model
+--   follows the profile it names or the longest prefix of its name; request options
+--   are checked against it on write and at compile (thinking modes, efforts, displays,
+--   budgets, sampling, thinking beside a forced tool); models.cache_ttl takes 30m and
+--   12h; responses keep cache writes by TTL;
 -- * the turns trigger counts again a write of its own counters; responses.body_digest
 --   makes a response without an id recorded twice a no-op; the procedures pin
 --   search_path.
 
-ALTER TABLE prompt.responses ADD COLUMN body_digest bytea;
+CREATE TABLE prompt.model_profiles (
+    name                      text PRIMARY KEY CONSTRAINT model_profiles_name_valid CHECK (name <> ''),
+    provider                  text NOT NULL
+                              CONSTRAINT model_profiles_provider_valid CHECK (provider IN ('anthropic', 'openai', 'google')),
+    wires                     text[] NOT NULL
+                              CONSTRAINT model_profiles_wires_valid
+                              CHECK (wires <> '{}' AND wires <@ ARRAY['anthropic', 'chat', 'responses', 'gemini']),
+    advisory_window           int CONSTRAINT model_profiles_advisory_window_positive CHECK (advisory_window > 0),
+    hard_window               int CONSTRAINT model_profiles_hard_window_positive CHECK (hard_window > 0),
+    max_output_tokens         int CONSTRAINT model_profiles_max_output_tokens_positive CHECK (max_output_tokens > 0),
+    tokenizer                 text CONSTRAINT model_profiles_tokenizer_valid CHECK (tokenizer IN ('cl100k_base', 'o200k_base')),
+    thinking_modes            text[] NOT NULL DEFAULT '{}'
+                              CONSTRAINT model_profiles_thinking_modes_valid CHECK (thinking_modes <@ ARRAY['adaptive', 'enabled', 'disabled']),
+    thinking_default          text CONSTRAINT model_profiles_thinking_default_valid CHECK (thinking_default IN ('adaptive', 'enabled', 'disabled')),
+    efforts                   text[] NOT NULL DEFAULT '{}'
+                              CONSTRAINT model_profiles_efforts_valid
+                              CHECK (efforts <@ ARRAY['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']),
+    thinking_display          text[] NOT NULL DEFAULT '{}'
+                              CONSTRAINT model_profiles_thinking_display_valid CHECK (thinking_display <@ ARRAY['summarized', 'omitted']),
+    budget_min                bigint,
+    budget_max                bigint,
+    include_thoughts          bool NOT NULL DEFAULT false,
+    thinking_with_forced_tool bool NOT NULL DEFAULT true,
+    temperature_max           float8 CONSTRAINT model_profiles_temperature_max_valid CHECK (temperature_max >= 0),
+    top_p_max                 float8 CONSTRAINT model_profiles_top_p_max_valid CHECK (top_p_max > 0 AND top_p_max <= 1),
+    sampling_together         bool NOT NULL DEFAULT true,
+    cache_breakpoints         text CONSTRAINT model_profiles_cache_breakpoints_valid
+                              CHECK (cache_breakpoints IN ('cache_control', 'prompt_cache_breakpoint')),
+    max_breakpoints           int NOT NULL DEFAULT 0 CONSTRAINT model_profiles_max_breakpoints_valid CHECK (max_breakpoints >= 0),
+    min_cache_tokens          int NOT NULL DEFAULT 0 CONSTRAINT model_profiles_min_cache_tokens_valid CHECK (min_cache_tokens >= 0),
+    cache_ttls                text[] NOT NULL DEFAULT '{}'
+                              CONSTRAINT model_profiles_cache_ttls_valid CHECK (cache_ttls <@ ARRAY['5m', '1h', '30m', '12h']),
+    cache_lookback            int CONSTRAINT model_profiles_cache_lookback_positive CHECK (cache_lookback > 0),
+    replays_thinking          bool NOT NULL DEFAULT false,
+    shipped                   bool NOT NULL DEFAULT false,
+    CONSTRAINT model_profiles_budget_range CHECK ((budget_min IS NULL) = (budget_max IS NULL) AND budget_min <= budget_max)
+);
+
+ALTER TABLE prompt.models DROP CONSTRAINT models_cache_ttl_valid,
+    ADD CONSTRAINT models_cache_ttl_valid CHECK (cache_ttl IN ('5m', '1h', '30m', '12h')),
+    ADD COLUMN profile text REFERENCES prompt.model_profiles (name) ON UPDATE CASCADE ON DELETE SET NULL;
+ALTER TABLE prompt.responses ADD COLUMN body_digest bytea, ADD COLUMN cache_creation_by_ttl jsonb;
 
 CREATE TABLE prompt.tenants (
     role_name    name NOT NULL,
     workspace_id uuid NOT NULL REFERENCES prompt.workspaces (id) ON DELETE CASCADE,
     PRIMARY KEY (role_name, workspace_id)
 );
+
+-- The people and agents of a workspace: what its tenants see of prompt.users (and their
+-- documents, memory and skills). A user in several workspaces (an agent serving two
+-- tenants) is read by each and written by none of them.
 CREATE TABLE prompt.workspace_members (
     workspace_id uuid NOT NULL REFERENCES prompt.workspaces (id) ON DELETE CASCADE,
     user_id      uuid NOT NULL REFERENCES prompt.users (id) ON DELETE CASCADE,
     PRIMARY KEY (workspace_id, user_id)
 );
 CREATE INDEX workspace_members_user ON prompt.workspace_members (user_id);
+
+SELECT pg_catalog.pg_extension_config_dump('prompt.model_profiles', 'WHERE NOT shipped');
 SELECT pg_catalog.pg_extension_config_dump('prompt.tenants', '');
 SELECT pg_catalog.pg_extension_config_dump('prompt.workspace_members', '');
+
+-- The shipped model profiles (sql/profiles.sql).
+INSERT INTO prompt.model_profiles (name, provider, wires, advisory_window, hard_window, max_output_tokens, tokenizer,
+    thinking_modes, thinking_default, efforts, thinking_display, budget_min, budget_max, include_thoughts,
+    thinking_with_forced_tool, temperature_max, top_p_max, sampling_together,
+    cache_breakpoints, max_breakpoints, min_cache_tokens, cache_ttls, cache_lookback, replays_thinking, shipped)
+VALUES
+-- Anthropic, the 5 family, Opus 4.8 and 4.7, Mythos Preview: adaptive thinking only (a
+-- budget is refused with a 400), effort up to max, no sampling options, no thinking beside
+-- a forced tool.
+    ('claude-opus-5-5',   'anthropic', '{anthropic}', NULL, 1000000, 128000, 'cl100k_base',
+     '{adaptive,disabled}', 'adaptive', '{low,medium,high,xhigh,max}', '{summarized,omitted}', NULL, NULL, false,
+     false, NULL, NULL, false, 'cache_control', 4, 4096, '{5m,1h}', 20, true, true),
+    ('claude-sonnet-5-5', 'anthropic', '{anthropic}', NULL, 1000000, 128000, 'cl100k_base',
+     '{adaptive,disabled}', 'adaptive', '{low,medium,high,xhigh,max}', '{summarized,omitted}', NULL, NULL, false,
+     false, NULL, NULL, false, 'cache_control', 4, 2048, '{5m,1h}', 20, true, true),
+    ('claude-haiku-5-5',  'anthropic', '{anthropic}', NULL, 400000, 64000, 'cl100k_base',
+     '{adaptive,disabled}', 'adaptive', '{low,medium,high,max}', '{summarized,omitted}', NULL, NULL, false,
+     false, NULL, NULL, false, 'cache_control', 4, 4096, '{5m,1h}', 20, true, true),
+    ('claude-fable-5-2',  'anthropic', '{anthropic}', NULL, 1000000, 128000, 'cl100k_base',
+     '{adaptive,disabled}', 'adaptive', '{low,medium,high,xhigh,max}', '{summarized,omitted}', NULL, NULL, false,
+     false, NULL, NULL, false, 'cache_control', 4, 2048, '{5m,1h}', 20, true, true),
+    ('claude-mythos-5-2', 'anthropic', '{anthropic}', NULL, 1000000, 128000, 'cl100k_base',
+     '{adaptive,disabled}', 'adaptive', '{low,medium,high,xhigh,max}', '{summarized,omitted}', NULL, NULL, false,
+     false, NULL, NULL, false, 'cache_control', 4, 4096, '{5m,1h}', 20, true, true),
+    ('claude-fable-5-1',  'anthropic', '{anthropic}', NULL, 1000000, 128000, 'cl100k_base',
+     '{adaptive,disabled}', 'adaptive', '{low,medium,high,xhigh,max}', '{summarized,omitted}', NULL, NULL, false,
+     false, NULL, NULL, false, 'cache_control', 4, 2048, '{5m,1h}', 20, true, true),
+    ('claude-mythos-5-1', 'anthropic', '{anthropic}', NULL, 1000000, 128000, 'cl100k_base',
+     '{adaptive,disabled}', 'adaptive', '{low,medium,high,xhigh,max}', '{summarized,omitted}', NULL, NULL, false,
+     false, NULL, NULL, false, 'cache_control', 4, 4096, '{5m,1h}', 20, true, true),
+    ('claude-opus-5',     'anthropic', '{anthropic}', NULL, 1000000, 128000, 'cl100k_base',
+     '{adaptive,disabled}', 'adaptive', '{low,medium,high,xhigh,max}', '{summarized,omitted}', NULL, NULL, false,
+     false, NULL, NULL, false, 'cache_control', 4, 4096, '{5m,1h}', 20, true, true),
+    ('claude-sonnet-5',   'anthropic', '{anthropic}', NULL, 1000000, 128000, 'cl100k_base',
+     '{adaptive,disabled}', 'adaptive', '{low,medium,high,xhigh,max}', '{summarized,omitted}', NULL, NULL, false,
+     false, NULL, NULL, false, 'cache_control', 4, 2048, '{5m,1h}', 20, true, true),
+    ('claude-fable-5',    'anthropic', '{anthropic}', NULL, 1000000, 128000, 'cl100k_base',
+     '{adaptive,disabled}', 'adaptive', '{low,medium,high,xhigh,max}', '{summarized,omitted}', NULL, NULL, false,
+     false, NULL, NULL, false, 'cache_control', 4, 2048, '{5m,1h}', 20, true, true),
+    ('claude-mythos-5',   'anthropic', '{anthropic}', NULL, 1000000, 128000, 'cl100k_base',
+     '{adaptive,disabled}', 'adaptive', '{low,medium,high,xhigh,max}', '{summarized,omitted}', NULL, NULL, false,
+     false, NULL, NULL, false, 'cache_control', 4, 4096, '{5m,1h}', 20, true, true),
+    ('claude-opus-4-8',   'anthropic', '{anthropic}', NULL, 1000000, 128000, 'cl100k_base',
+     '{adaptive,disabled}', 'adaptive', '{low,medium,high,xhigh,max}', '{summarized,omitted}', NULL, NULL, false,
+     false, NULL, NULL, false, 'cache_control', 4, 4096, '{5m,1h}', 20, true, true),
+    ('claude-opus-4-7',   'anthropic', '{anthropic}', NULL, 1000000, 128000, 'cl100k_base',
+     '{adaptive,disabled}', 'adaptive', '{low,medium,high,xhigh,max}', '{summarized,omitted}', NULL, NULL, false,
+     false, NULL, NULL, false, 'cache_control', 4, 4096, '{5m,1h}', 20, true, true),
+    ('claude-mythos-preview', 'anthropic', '{anthropic}', NULL, 1000000, 128000, 'cl100k_base',
+     '{adaptive,disabled}', 'adaptive', '{low,medium,high,max}', '{summarized,omitted}', NULL, NULL, false,
+     false, NULL, NULL, false, 'cache_control', 4, 4096, '{5m,1h}', 20, true, true),
+-- Opus 4.6, Sonnet 4.6: adaptive or a budget (enabled is deprecated on Opus 4.6), effort,
+-- temperature 0-1 or top_p, not both.
+    ('claude-opus-4-6',   'anthropic', '{anthropic}', NULL, 1000000, 128000, 'cl100k_base',
+     '{adaptive,enabled,disabled}', 'adaptive', '{low,medium,high,max}', '{summarized,omitted}', 1024, 127999, false,
+     false, 1, 1, false, 'cache_control', 4, 4096, '{5m,1h}', 20, true, true),
+    ('claude-sonnet-4-6', 'anthropic', '{anthropic}', NULL, 1000000, 64000, 'cl100k_base',
+     '{adaptive,enabled,disabled}', 'adaptive', '{low,medium,high,max}', '{summarized,omitted}', 1024, 63999, false,
+     false, 1, 1, false, 'cache_control', 4, 2048, '{5m,1h}', 20, true, true),
+-- The 4.5 family: a thinking budget, effort on Opus 4.5 only, temperature 0-1 or top_p.
+    ('claude-opus-4-5',   'anthropic', '{anthropic}', NULL, 200000, 64000, 'cl100k_base',
+     '{enabled,disabled}', 'enabled', '{low,medium,high}', '{}', 1024, 63999, false,
+     false, 1, 1, false, 'cache_control', 4, 4096, '{5m,1h}', 20, true, true),
+    ('claude-sonnet-4-5', 'anthropic', '{anthropic}', NULL, 200000, 64000, 'cl100k_base',
+     '{enabled,disabled}', 'enabled', '{}', '{}', 1024, 63999, false,
+     false, 1, 1, false, 'cache_control', 4, 1024, '{5m,1h}', 20, true, true),
+    ('claude-haiku-4-5',  'anthropic', '{anthropic}', NULL, 200000, 64000, 'cl100k_base',
+     '{enabled,disabled}', 'enabled', '{}', '{}', 1024, 63999, false,
+     false, 1, 1, false, 'cache_control', 4, 4096, '{5m,1h}', 20, true, true),
+-- OpenAI, gpt-6 and gpt-5.6 (the first with prompt_cache_options): reasoning effort none
+-- to max (thinking mode disabled is effort none), explicit cache breakpoints (up to four
+-- a request, TTL 30m or 12h; Chat 30m).
+    ('gpt-6-astra',  'openai', '{responses,chat}', NULL, 2000000, 256000, 'o200k_base',
+     '{disabled}', NULL, '{none,low,medium,high,xhigh,max}', '{summarized}', NULL, NULL, false,
+     true, NULL, NULL, false, 'prompt_cache_breakpoint', 4, 1024, '{30m,12h}', NULL, true, true),
+    ('gpt-6-sol',    'openai', '{responses,chat}', NULL, 1050000, 128000, 'o200k_base',
+     '{disabled}', NULL, '{none,low,medium,high,xhigh,max}', '{summarized}', NULL, NULL, false,
+     true, NULL, NULL, false, 'prompt_cache_breakpoint', 4, 1024, '{30m,12h}', NULL, true, true),
+    ('gpt-6-luna',   'openai', '{responses,chat}', NULL, 400000, 128000, 'o200k_base',
+     '{disabled}', NULL, '{none,low,medium,high,xhigh}', '{summarized}', NULL, NULL, false,
+     true, NULL, NULL, false, 'prompt_cache_breakpoint', 4, 1024, '{30m,12h}', NULL, true, true),
+    ('gpt-5.6-sol',  'openai', '{responses,chat}', NULL, 1050000, 128000, 'o200k_base',
+     '{disabled}', NULL, '{none,low,medium,high,xhigh,max}', '{summarized}', NULL, NULL, false,
+     true, NULL, NULL, false, 'prompt_cache_breakpoint', 4, 1024, '{30m,12h}', NULL, true, true),
+    ('gpt-5.6-terra', 'openai', '{responses,chat}', NULL, 1050000, 128000, 'o200k_base',
+     '{disabled}', NULL, '{none,low,medium,high,xhigh,max}', '{summarized}', NULL, NULL, false,
+     true, NULL, NULL, false, 'prompt_cache_breakpoint', 4, 1024, '{30m,12h}', NULL, true, true),
+    ('gpt-5.6-luna', 'openai', '{responses,chat}', NULL, 400000, 128000, 'o200k_base',
+     '{disabled}', NULL, '{none,low,medium,high,xhigh}', '{summarized}', NULL, NULL, false,
+     true, NULL, NULL, false, 'prompt_cache_breakpoint', 4, 1024, '{30m,12h}', NULL, true, true),
+-- gpt-5.5 to gpt-5.2: reasoning none to xhigh, implicit caching by prompt_cache_key.
+    ('gpt-5.5',      'openai', '{responses,chat}', NULL, 1050000, 128000, 'o200k_base',
+     '{disabled}', NULL, '{none,low,medium,high,xhigh}', '{summarized}', NULL, NULL, false,
+     true, NULL, NULL, false, NULL, 0, 1024, '{}', NULL, true, true),
+    ('gpt-5.5-pro',  'openai', '{responses}', NULL, 1050000, 128000, 'o200k_base',
+     '{}', NULL, '{medium,high,xhigh}', '{summarized}', NULL, NULL, false,
+     true, NULL, NULL, false, NULL, 0, 1024, '{}', NULL, true, true),
+    ('gpt-5.4',      'openai', '{responses,chat}', NULL, 1050000, 128000, 'o200k_base',
+     '{disabled}', NULL, '{none,low,medium,high,xhigh}', '{summarized}', NULL, NULL, false,
+     true, NULL, NULL, false, NULL, 0, 1024, '{}', NULL, true, true),
+    ('gpt-5.4-mini', 'openai', '{responses,chat}', NULL, 400000, 128000, 'o200k_base',
+     '{disabled}', NULL, '{none,low,medium,high,xhigh}', '{summarized}', NULL, NULL, false,
+     true, NULL, NULL, false, NULL, 0, 1024, '{}', NULL, true, true),
+    ('gpt-5.4-nano', 'openai', '{responses,chat}', NULL, 400000, 128000, 'o200k_base',
+     '{disabled}', NULL, '{none,low,medium,high,xhigh}', '{summarized}', NULL, NULL, false,
+     true, NULL, NULL, false, NULL, 0, 1024, '{}', NULL, true, true),
+    ('gpt-5.2',      'openai', '{responses,chat}', NULL, 400000, 128000, 'o200k_base',
+     '{disabled}', NULL, '{none,low,medium,high,xhigh}', '{summarized}', NULL, NULL, false,
+     true, NULL, NULL, false, NULL, 0, 1024, '{}', NULL, true, true),
+    ('gpt-5.2-pro',  'openai', '{responses}', NULL, 400000, 128000, 'o200k_base',
+     '{}', NULL, '{medium,high,xhigh}', '{summarized}', NULL, NULL, false,
+     true, NULL, NULL, false, NULL, 0, 1024, '{}', NULL, true, true),
+-- gpt-5.1: none to high; gpt-5: minimal to high.
+    ('gpt-5.1',      'openai', '{responses,chat}', NULL, 400000, 128000, 'o200k_base',
+     '{disabled}', NULL, '{none,low,medium,high}', '{summarized}', NULL, NULL, false,
+     true, NULL, NULL, false, NULL, 0, 1024, '{}', NULL, true, true),
+    ('gpt-5',        'openai', '{responses,chat}', NULL, 400000, 128000, 'o200k_base',
+     '{}', NULL, '{minimal,low,medium,high}', '{summarized}', NULL, NULL, false,
+     true, NULL, NULL, false, NULL, 0, 1024, '{}', NULL, true, true),
+-- Not reasoning models: temperature 0-2 and top_p, together.
+    ('gpt-4.1',      'openai', '{responses,chat}', NULL, 1047576, 32768, 'o200k_base',
+     '{}', NULL, '{}', '{}', NULL, NULL, false,
+     true, 2, 1, true, NULL, 0, 1024, '{}', NULL, false, true),
+    ('gpt-4o',       'openai', '{responses,chat}', NULL, 128000, 16384, 'o200k_base',
+     '{}', NULL, '{}', '{}', NULL, NULL, false,
+     true, 2, 1, true, NULL, 0, 1024, '{}', NULL, false, true),
+-- Google, Gemini 3.5 on: thinking levels (a budget is refused), thoughts on request,
+-- temperature 0-2 and top_p, implicit caching by prefix.
+    ('gemini-4-argon',   'google', '{gemini}', NULL, 2097152, 65536, 'o200k_base',
+     '{adaptive}', 'adaptive', '{minimal,low,medium,high,xhigh}', '{}', NULL, NULL, true,
+     true, 2, 1, true, NULL, 0, 1024, '{}', NULL, true, true),
+    ('gemini-3.8-flash', 'google', '{gemini}', NULL, 1048576, 65536, 'o200k_base',
+     '{adaptive}', 'adaptive', '{minimal,low,medium,high}', '{}', NULL, NULL, true,
+     true, 2, 1, true, NULL, 0, 1024, '{}', NULL, true, true),
+    ('gemini-3.7-flash', 'google', '{gemini}', NULL, 1048576, 65536, 'o200k_base',
+     '{adaptive}', 'adaptive', '{minimal,low,medium,high}', '{}', NULL, NULL, true,
+     true, 2, 1, true, NULL, 0, 1024, '{}', NULL, true, true),
+    ('gemini-3.6-flash', 'google', '{gemini}', NULL, 1048576, 65536, 'o200k_base',
+     '{adaptive}', 'adaptive', '{minimal,low,medium,high}', '{}', NULL, NULL, true,
+     true, 2, 1, true, NULL, 0, 1024, '{}', NULL, true, true),
+    ('gemini-3.5-flash', 'google', '{gemini}', NULL, 1048576, 65536, 'o200k_base',
+     '{adaptive}', 'adaptive', '{minimal,low,medium,high}', '{}', NULL, NULL, true,
+     true, 2, 1, true, NULL, 0, 1024, '{}', NULL, true, true),
+    ('gemini-3.5-flash-lite', 'google', '{gemini}', NULL, 1048576, 65536, 'o200k_base',
+     '{adaptive}', 'adaptive', '{minimal,low,medium,high}', '{}', NULL, NULL, true,
+     true, 2, 1, true, NULL, 0, 1024, '{}', NULL, true, true),
+-- Gemini 3 and 3.1 previews: levels, or a budget (still accepted before 3.5).
+    ('gemini-3.1-pro-preview', 'google', '{gemini}', NULL, 1048576, 65536, 'o200k_base',
+     '{adaptive,enabled}', 'adaptive', '{low,medium,high}', '{}', 128, 32768, true,
+     true, 2, 1, true, NULL, 0, 2048, '{}', NULL, true, true),
+    ('gemini-3-pro-preview',   'google', '{gemini}', NULL, 1048576, 65536, 'o200k_base',
+     '{adaptive,enabled}', 'adaptive', '{low,high}', '{}', 128, 32768, true,
+     true, 2, 1, true, NULL, 0, 2048, '{}', NULL, true, true),
+    ('gemini-3-flash-preview', 'google', '{gemini}', NULL, 1048576, 65536, 'o200k_base',
+     '{adaptive,enabled,disabled}', 'adaptive', '{minimal,low,medium,high}', '{}', 0, 24576, true,
+     true, 2, 1, true, NULL, 0, 1024, '{}', NULL, true, true),
+-- Gemini 2.5: a budget (0 turns it off on Flash), thoughts on request.
+    ('gemini-2.5-pro',   'google', '{gemini}', NULL, 1048576, 65536, 'o200k_base',
+     '{adaptive,enabled}', 'adaptive', '{}', '{}', 128, 32768, true,
+     true, 2, 1, true, NULL, 0, 2048, '{}', NULL, false, true),
+    ('gemini-2.5-flash', 'google', '{gemini}', NULL, 1048576, 65536, 'o200k_base',
+     '{adaptive,enabled,disabled}', 'adaptive', '{}', '{}', 0, 24576, true,
+     true, 2, 1, true, NULL, 0, 1024, '{}', NULL, false, true);
 
 CREATE FUNCTION prompt."_in_cascade"() RETURNS bool
 STRICT VOLATILE PARALLEL SAFE
@@ -71,12 +287,35 @@ STABLE PARALLEL SAFE
 SET search_path TO pg_catalog, pg_temp
 LANGUAGE c
 AS 'MODULE_PATHNAME', 'verify_seals_wrapper';
+CREATE FUNCTION prompt."_check_options_wire"(
+	"level" TEXT,
+	"options" TEXT,
+	"wire" TEXT,
+	"max_output_tokens" INT,
+	"model" TEXT,
+	"profile" TEXT
+) RETURNS void
+IMMUTABLE PARALLEL SAFE 
+SET search_path TO pg_catalog, pg_temp
+LANGUAGE c
+AS 'MODULE_PATHNAME', '_check_options_wire_v4_wrapper';
 
 CREATE OR REPLACE FUNCTION prompt."_history_rewrite_allowed"() RETURNS bool
 STRICT VOLATILE PARALLEL SAFE
 SET search_path TO pg_catalog, pg_temp
 LANGUAGE c
 AS 'MODULE_PATHNAME', '_history_rewrite_allowed_wrapper';
+
+-- The profile a model follows (its JSON, as core/src/profile.rs reads it): the one its
+-- row names, else the one whose name is the model's name or the longest prefix of it.
+CREATE FUNCTION prompt._model_profile(model_name text, profile_name text) RETURNS text
+LANGUAGE sql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT row_to_json(p)::text FROM prompt.model_profiles p
+     WHERE p.name = coalesce($2, (SELECT q.name FROM prompt.model_profiles q WHERE starts_with($1, q.name)
+                                  ORDER BY length(q.name) DESC LIMIT 1))
+$$;
 
 CREATE OR REPLACE FUNCTION prompt._turns_write() RETURNS trigger
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
@@ -149,7 +388,8 @@ BEGIN
     IF NEW.request_options <> '{}'::jsonb AND NEW.model IS NOT NULL
        AND (TG_OP = 'INSERT' OR NEW.request_options IS DISTINCT FROM OLD.request_options
             OR NEW.model IS DISTINCT FROM OLD.model) THEN
-        PERFORM prompt._check_options_wire('turn', NEW.request_options::text, m.wire, m.max_output_tokens)
+        PERFORM prompt._check_options_wire('turn', NEW.request_options::text, m.wire, m.max_output_tokens,
+                                           m.name, prompt._model_profile(m.name, m.profile))
            FROM prompt.models m WHERE m.name = NEW.model;
     END IF;
     IF TG_OP = 'INSERT'
@@ -219,6 +459,51 @@ BEGIN
     RETURN NEW;
 END
 $$;
+
+CREATE OR REPLACE FUNCTION prompt._options_write() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF TG_OP = 'INSERT' OR NEW.request_options IS DISTINCT FROM OLD.request_options THEN
+        PERFORM prompt._check_request_options(TG_TABLE_NAME, NEW.request_options::text);
+    END IF;
+    IF NEW.request_options <> '{}'::jsonb AND NEW.model IS NOT NULL
+       AND (TG_OP = 'INSERT' OR NEW.request_options IS DISTINCT FROM OLD.request_options
+            OR NEW.model IS DISTINCT FROM OLD.model) THEN
+        PERFORM prompt._check_options_wire('agent', NEW.request_options::text, m.wire, m.max_output_tokens,
+                                           m.name, prompt._model_profile(m.name, m.profile))
+           FROM prompt.models m WHERE m.name = NEW.model;
+    END IF;
+    RETURN NEW;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION prompt._model_options_write() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    profile text;
+BEGIN
+    IF TG_OP = 'INSERT'
+       OR NEW.request_options IS DISTINCT FROM OLD.request_options
+       OR NEW.wire IS DISTINCT FROM OLD.wire
+       OR NEW.max_output_tokens IS DISTINCT FROM OLD.max_output_tokens
+       OR NEW.name IS DISTINCT FROM OLD.name
+       OR NEW.profile IS DISTINCT FROM OLD.profile THEN
+        profile := prompt._model_profile(NEW.name, NEW.profile);
+        IF NEW.request_options <> '{}'::jsonb OR profile IS NOT NULL THEN
+            PERFORM prompt._check_options_wire('model', NEW.request_options::text, NEW.wire, NEW.max_output_tokens,
+                                               NEW.name, profile);
+        END IF;
+    END IF;
+    RETURN NEW;
+END
+$$;
+
+DROP TRIGGER models_options ON prompt.models;
+CREATE TRIGGER models_options BEFORE INSERT OR UPDATE OF request_options, wire, max_output_tokens, name, profile ON prompt.models
+    FOR EACH ROW EXECUTE FUNCTION prompt._model_options_write();
+DROP FUNCTION prompt._check_options_wire(text, text, text, integer);
 
 -- Seal storage is what was sent: it changes only through pgprompt (sealing, prune_seals,
 -- the 0.2 conversion hold it open) or by a foreign-key cascade (deleting a conversation,
@@ -358,6 +643,7 @@ BEGIN
         ARRAY['workspaces', format('id IN %s', mine), format('id IN %s', mine)],
         ARRAY['users', format('id IN %s', members), 'prompt._tenant_writes_user(id)'],
         ARRAY['models', 'true', 'false'],
+        ARRAY['model_profiles', 'true', 'false'],
         ARRAY['documents',
               format('workspace_id IN %s OR user_id IN %s', mine, members),
               format('workspace_id IN %s OR prompt._tenant_writes_user(user_id)', mine)],
@@ -405,6 +691,12 @@ END
 $rls$;
 GRANT SELECT ON prompt.workspace_members TO PUBLIC;
 
+COMMENT ON TABLE prompt.model_profiles IS
+    'The rules of known models: the wires that serve them, windows and output limit, the thinking modes, efforts, displays and budgets they take, sampling options and their ranges, cache rules (breakpoint spelling and count, minimum cached prefix, TTLs, lookback). Shipped rows come with the extension and its updates; add your own and name them in models.profile.';
+COMMENT ON COLUMN prompt.models.profile IS
+    'The profile the model follows; NULL: the profile named like the model, or by the longest prefix of its name (dated ids). A model without one keeps its wire''s rules.';
+COMMENT ON FUNCTION prompt._model_profile(text, text) IS
+    'Internal: the profile a model follows, as JSON (the one it names, else the longest prefix of its name).';
 COMMENT ON FUNCTION prompt._history_rewrite_allowed() IS
     'Internal: whether the transaction set pgprompt.allow_history_rewrite = on, as a role that may (a superuser, or one granted SET on it); 42501 for one that may not.';
 COMMENT ON FUNCTION prompt._in_cascade() IS
@@ -413,10 +705,14 @@ COMMENT ON FUNCTION prompt._replayed_by_later_seal(uuid, bigint) IS
     'Internal: whether a turn later than the given seq is sealed (so it replayed the earlier turns), looked up as the tables'' owner.';
 COMMENT ON FUNCTION prompt._seal_storage_guard(text, text) IS
     'Internal: refuses an UPDATE, DELETE or TRUNCATE of seal storage that is neither pgprompt''s own writer nor a foreign-key cascade.';
-COMMENT ON FUNCTION prompt._seal_storage_write() IS
-    'Internal trigger: seal storage (seals, seal_nodes, seals_02) changes only through pgprompt or a cascade.';
+COMMENT ON TABLE prompt.tenants IS
+    'Tenancy: a role listed here is confined to its workspaces (it reads their rows and the shared ones, and writes only rows no other tenant''s compile reads). Managed by the extension''s owner; kept by pg_dump, and the policies come back with the extension.';
+COMMENT ON TABLE prompt.workspace_members IS
+    'The people and agents of each workspace: what its tenants read of prompt.users and their documents, memory and skills. A user in two workspaces is read by both tenants and written by neither.';
 COMMENT ON FUNCTION prompt._tenant_writes_user(uuid) IS
     'Internal (tenancy policies): whether the current tenant may write the rows of this user (a member of its workspaces only), looked up past row-level security.';
+COMMENT ON FUNCTION prompt._seal_storage_write() IS
+    'Internal trigger: seal storage (seals, seal_nodes, seals_02) changes only through pgprompt or a cascade.';
 COMMENT ON FUNCTION prompt._turns_delete() IS
     'Internal trigger: refuses deleting a sealed turn, or one a later seal replayed, unless a permitted pgprompt.allow_history_rewrite is on or the whole conversation goes.';
 COMMENT ON FUNCTION prompt.verify_seals(uuid) IS
@@ -425,7 +721,7 @@ COMMENT ON FUNCTION prompt.memo_stats() IS
     'This backend''s token-count memo as the calling role sees it (each role finds only its own counts): its entries, the capacity (pgprompt.memo_capacity), its lookups answered from the memo and its lookups that counted.';
 COMMENT ON FUNCTION prompt._turns_write() IS
     'Internal trigger: numbers a turn written without seq; refuses changes to a sealed turn, a reply without poster_id, a message without role, and invalid inline entries, variables, history intent, input, tools, callables or request options; stores token counts and entry counts.';
-COMMENT ON TABLE prompt.tenants IS
-    'Tenancy: a role listed here is confined to its workspaces (it reads their rows and the shared ones, and writes only rows no other tenant''s compile reads). Managed by the extension''s owner; kept by pg_dump, and the policies come back with the extension.';
-COMMENT ON TABLE prompt.workspace_members IS
-    'The people and agents of each workspace: what its tenants read of prompt.users and their documents, memory and skills. A user in two workspaces is read by both tenants and written by neither.';
+COMMENT ON FUNCTION prompt._check_options_wire(text, text, text, integer, text, text) IS
+    'Internal: the write-time checks of one level''s request options (a model''s, an agent''s or a turn''s) against the wire, max_output_tokens and profile of the model it names.';
+COMMENT ON FUNCTION prompt._model_options_write() IS
+    'Internal trigger: refuses request options of a model that are invalid, that its wire cannot carry or that its profile refuses, and a model its profile does not serve on its wire or with its max_output_tokens.';

@@ -19,6 +19,49 @@ BEGIN
 END
 $$;
 
+-- The rules of known models (README, "Model profiles"; core/src/profile.rs): which wires
+-- serve a model, its windows and output limit, the thinking modes, efforts, displays and
+-- budgets it takes, which sampling options and their ranges, its cache rules. The rows
+-- the extension ships (sql/profiles.sql, shipped = true) come with its script and are
+-- replaced by an update; pg_dump keeps the rows users add.
+CREATE TABLE prompt.model_profiles (
+    name                      text PRIMARY KEY CONSTRAINT model_profiles_name_valid CHECK (name <> ''),
+    provider                  text NOT NULL
+                              CONSTRAINT model_profiles_provider_valid CHECK (provider IN ('anthropic', 'openai', 'google')),
+    wires                     text[] NOT NULL
+                              CONSTRAINT model_profiles_wires_valid
+                              CHECK (wires <> '{}' AND wires <@ ARRAY['anthropic', 'chat', 'responses', 'gemini']),
+    advisory_window           int CONSTRAINT model_profiles_advisory_window_positive CHECK (advisory_window > 0),
+    hard_window               int CONSTRAINT model_profiles_hard_window_positive CHECK (hard_window > 0),
+    max_output_tokens         int CONSTRAINT model_profiles_max_output_tokens_positive CHECK (max_output_tokens > 0),
+    tokenizer                 text CONSTRAINT model_profiles_tokenizer_valid CHECK (tokenizer IN ('cl100k_base', 'o200k_base')),
+    thinking_modes            text[] NOT NULL DEFAULT '{}'
+                              CONSTRAINT model_profiles_thinking_modes_valid CHECK (thinking_modes <@ ARRAY['adaptive', 'enabled', 'disabled']),
+    thinking_default          text CONSTRAINT model_profiles_thinking_default_valid CHECK (thinking_default IN ('adaptive', 'enabled', 'disabled')),
+    efforts                   text[] NOT NULL DEFAULT '{}'
+                              CONSTRAINT model_profiles_efforts_valid
+                              CHECK (efforts <@ ARRAY['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']),
+    thinking_display          text[] NOT NULL DEFAULT '{}'
+                              CONSTRAINT model_profiles_thinking_display_valid CHECK (thinking_display <@ ARRAY['summarized', 'omitted']),
+    budget_min                bigint,
+    budget_max                bigint,
+    include_thoughts          bool NOT NULL DEFAULT false,
+    thinking_with_forced_tool bool NOT NULL DEFAULT true,
+    temperature_max           float8 CONSTRAINT model_profiles_temperature_max_valid CHECK (temperature_max >= 0),
+    top_p_max                 float8 CONSTRAINT model_profiles_top_p_max_valid CHECK (top_p_max > 0 AND top_p_max <= 1),
+    sampling_together         bool NOT NULL DEFAULT true,
+    cache_breakpoints         text CONSTRAINT model_profiles_cache_breakpoints_valid
+                              CHECK (cache_breakpoints IN ('cache_control', 'prompt_cache_breakpoint')),
+    max_breakpoints           int NOT NULL DEFAULT 0 CONSTRAINT model_profiles_max_breakpoints_valid CHECK (max_breakpoints >= 0),
+    min_cache_tokens          int NOT NULL DEFAULT 0 CONSTRAINT model_profiles_min_cache_tokens_valid CHECK (min_cache_tokens >= 0),
+    cache_ttls                text[] NOT NULL DEFAULT '{}'
+                              CONSTRAINT model_profiles_cache_ttls_valid CHECK (cache_ttls <@ ARRAY['5m', '1h', '30m', '12h']),
+    cache_lookback            int CONSTRAINT model_profiles_cache_lookback_positive CHECK (cache_lookback > 0),
+    replays_thinking          bool NOT NULL DEFAULT false,
+    shipped                   bool NOT NULL DEFAULT false,
+    CONSTRAINT model_profiles_budget_range CHECK ((budget_min IS NULL) = (budget_max IS NULL) AND budget_min <= budget_max)
+);
+
 CREATE TABLE prompt.models (
     name              text PRIMARY KEY,
     wire              text NOT NULL
@@ -33,9 +76,12 @@ CREATE TABLE prompt.models (
     max_output_tokens int NOT NULL DEFAULT 4096
                       CONSTRAINT models_max_output_tokens_positive CHECK (max_output_tokens > 0),
     cache_ttl         text NOT NULL DEFAULT '5m'
-                      CONSTRAINT models_cache_ttl_valid CHECK (cache_ttl IN ('5m', '1h')),
+                      CONSTRAINT models_cache_ttl_valid CHECK (cache_ttl IN ('5m', '1h', '30m', '12h')),
     token_margin_auto bool NOT NULL DEFAULT false,
-    request_options   jsonb NOT NULL DEFAULT '{}'
+    request_options   jsonb NOT NULL DEFAULT '{}',
+    -- The profile whose rules the model follows; NULL: the profile whose name is the
+    -- model's name or the longest prefix of it (dated ids), if any.
+    profile           text REFERENCES prompt.model_profiles (name) ON UPDATE CASCADE ON DELETE SET NULL
 );
 
 CREATE TABLE prompt.users (
@@ -292,6 +338,9 @@ CREATE TABLE prompt.responses (
     -- The SHA-256 of the response as recorded (its jsonb text): a response without an id
     -- recorded again for the same turn is found by it, and written once.
     body_digest            bytea,
+    -- Cache writes by TTL, as the provider split them ({"5m": N, "1h": M} on Anthropic,
+    -- {"30m": N, "12h": M} on Responses); NULL when it did not.
+    cache_creation_by_ttl  jsonb,
     PRIMARY KEY (conversation_id, turn_id, step),
     CONSTRAINT responses_response_id_key UNIQUE (conversation_id, response_id),
     FOREIGN KEY (conversation_id, turn_id) REFERENCES prompt.turns (conversation_id, id) ON DELETE CASCADE
@@ -345,5 +394,7 @@ SELECT pg_catalog.pg_extension_config_dump('prompt.seal_nodes', '');
 SELECT pg_catalog.pg_extension_config_dump('prompt.seals', '');
 SELECT pg_catalog.pg_extension_config_dump('prompt.seals_02', '');
 SELECT pg_catalog.pg_extension_config_dump('prompt.responses', '');
+-- Only the profiles users add: the shipped ones come with the extension's script.
+SELECT pg_catalog.pg_extension_config_dump('prompt.model_profiles', 'WHERE NOT shipped');
 SELECT pg_catalog.pg_extension_config_dump('prompt.tenants', '');
 SELECT pg_catalog.pg_extension_config_dump('prompt.workspace_members', '');

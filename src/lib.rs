@@ -2,14 +2,15 @@
 //! inside PostgreSQL, next to the rows it reads.
 //!
 //! The compiler is the `pgprompt-core` crate (`core/`: no pgrx, no unsafe); `pg` is the thin database layer that loads
-//! rows, calls the core and maps errors. The schema is `sql/schema.sql`; triggers and
-//! comments are `sql/finalize.sql`.
+//! rows, calls the core and maps errors. The schema is `sql/schema.sql`, the shipped
+//! model profiles `sql/profiles.sql`; triggers and comments are `sql/finalize.sql`.
 
 pub mod pg;
 
 ::pgrx::pg_module_magic!(name, version);
 
 pgrx::extension_sql_file!("../sql/schema.sql", name = "schema", bootstrap);
+pgrx::extension_sql_file!("../sql/profiles.sql", name = "profiles", requires = ["schema"]);
 pgrx::extension_sql_file!("../sql/finalize.sql", name = "finalize", finalize);
 
 /// With `shared_preload_libraries = 'pgprompt'`, the encoders are built once in the

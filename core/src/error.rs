@@ -37,6 +37,8 @@ pub enum Code {
     TextTooLarge,
     /// A role an administrator has not named tried to rewrite sealed history.
     HistoryRewriteNotPermitted,
+    /// A model row its profile does not serve (another wire, more output tokens).
+    ModelInvalid,
 }
 
 impl Code {
@@ -68,6 +70,7 @@ impl Code {
             Code::DataCorrupted => "data_corrupted",
             Code::TextTooLarge => "text_too_large",
             Code::HistoryRewriteNotPermitted => "history_rewrite_not_permitted",
+            Code::ModelInvalid => "model_invalid",
         }
     }
 
@@ -96,12 +99,13 @@ impl Code {
             | Code::TimezoneInvalid
             | Code::ResponseInvalid
             | Code::TurnInvalid
-            | Code::RequestOptionsInvalid => "22023",
+            | Code::RequestOptionsInvalid
+            | Code::ModelInvalid => "22023",
         }
     }
 
     /// Every code, for the README's error table and its test.
-    pub const ALL: [Code; 26] = [
+    pub const ALL: [Code; 27] = [
         Code::MacroUnknown,
         Code::TemplateInvalid,
         Code::DocumentTooLarge,
@@ -128,6 +132,7 @@ impl Code {
         Code::DataCorrupted,
         Code::TextTooLarge,
         Code::HistoryRewriteNotPermitted,
+        Code::ModelInvalid,
     ];
 
     /// The code whose name is `name`.

@@ -495,6 +495,7 @@ fn raw_part(p: &Value, path: &str) -> Result<PartKind> {
                 name,
                 input,
                 signature: None,
+                item_id: None,
             })
         }
         Some("tool_result") => Ok(PartKind::ToolResult {

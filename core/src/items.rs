@@ -21,6 +21,8 @@ pub enum PartKind {
         name: String,
         input: String,
         signature: Option<String>,
+        /// The Responses item id of the call (`fc_…`), replayed on that wire.
+        item_id: Option<String>,
     },
     ToolResult {
         call_id: String,
@@ -38,6 +40,14 @@ pub enum PartKind {
         wire: Wire,
         json: String,
     },
+    /// The assistant's text as its own wire recorded it: `json` replays it there (a
+    /// Responses message item with its id, a Gemini text part with its thought
+    /// signature); every other wire reads `text`.
+    Said {
+        text: String,
+        wire: Wire,
+        json: String,
+    },
 }
 
 impl PartKind {
@@ -49,13 +59,22 @@ impl PartKind {
             PartKind::ToolResult { call_id, content, .. } => call_id.len() + content.len(),
             PartKind::Image { media_type, data } => media_type.len() + data.len(),
             PartKind::Opaque { json, .. } => json.len(),
+            PartKind::Said { text, json, .. } => text.len() + json.len(),
         }
     }
 
     pub fn text(&self) -> Option<&str> {
         match self {
-            PartKind::Text(t) => Some(t),
+            PartKind::Text(t) | PartKind::Said { text: t, .. } => Some(t),
             _ => None,
+        }
+    }
+
+    /// The part as `wire` reads it: a `Said` part becomes its text off its own wire.
+    pub fn on(&self, wire: Wire) -> std::borrow::Cow<'_, PartKind> {
+        match self {
+            PartKind::Said { text, wire: w, .. } if *w != wire => std::borrow::Cow::Owned(PartKind::Text(text.clone())),
+            other => std::borrow::Cow::Borrowed(other),
         }
     }
 }
@@ -70,7 +89,7 @@ pub struct Part {
 impl Serialize for Part {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match &self.kind {
-            PartKind::Text(text) => {
+            PartKind::Text(text) | PartKind::Said { text, .. } => {
                 let mut m = s.serialize_map(Some(2))?;
                 m.serialize_entry("type", "text")?;
                 m.serialize_entry("text", text)?;
@@ -261,7 +280,7 @@ pub fn leading(items: &[Item]) -> Option<Follower> {
 /// A part with its count for `counter`'s tokenizer.
 pub fn counted(kind: PartKind, counter: &mut Counter<'_>) -> Part {
     let tokens = match &kind {
-        PartKind::Text(t) => counter.count(t),
+        PartKind::Text(t) | PartKind::Said { text: t, .. } => counter.count(t),
         PartKind::ToolCall { name, input, .. } => counter.count(name) + counter.count(input),
         PartKind::ToolResult { content, .. } => counter.count(content),
         PartKind::Image { .. } => IMAGE_TOKENS,

@@ -71,8 +71,45 @@ spelled!(
     Mode { DirectReply = "direct_reply", Run = "run" }
 );
 spelled!(
-    /// How long a provider keeps a cached prefix (Anthropic's `cache_control.ttl`).
-    CacheTtl { FiveMinutes = "5m", OneHour = "1h" }
+    /// How long a provider keeps a cached prefix: Anthropic's `cache_control.ttl` (5m, 1h)
+    /// or OpenAI's `prompt_cache_options.ttl` (30m, 12h). On the other provider a TTL is
+    /// its nearest: the short one (5m, 30m) or the long one (1h, 12h).
+    CacheTtl { FiveMinutes = "5m", OneHour = "1h", ThirtyMinutes = "30m", TwelveHours = "12h" }
+);
+
+impl CacheTtl {
+    /// Whether this is a provider's long TTL (1h, 12h) rather than its short one.
+    pub fn is_long(self) -> bool {
+        matches!(self, CacheTtl::OneHour | CacheTtl::TwelveHours)
+    }
+
+    /// How long, in seconds.
+    pub fn seconds(self) -> u64 {
+        match self {
+            CacheTtl::FiveMinutes => 300,
+            CacheTtl::OneHour => 3600,
+            CacheTtl::ThirtyMinutes => 1800,
+            CacheTtl::TwelveHours => 43200,
+        }
+    }
+}
+spelled!(
+    /// A thinking mode of the neutral vocabulary (`request_options.thinking.mode`).
+    ThinkingMode { Adaptive = "adaptive", Enabled = "enabled", Disabled = "disabled" }
+);
+spelled!(
+    /// A reasoning effort of the neutral vocabulary (`request_options.thinking.effort`):
+    /// Anthropic's `output_config.effort`, OpenAI's reasoning effort, Gemini's thinking level.
+    Effort { None = "none", Minimal = "minimal", Low = "low", Medium = "medium", High = "high", XHigh = "xhigh", Max = "max" }
+);
+spelled!(
+    /// Whether thinking comes back summarized or omitted (`request_options.thinking.display`).
+    Display { Summarized = "summarized", Omitted = "omitted" }
+);
+spelled!(
+    /// How a provider takes explicit cache breakpoints: Anthropic's `cache_control` on a
+    /// block, OpenAI's `prompt_cache_breakpoint` on an input part.
+    Breakpoints { CacheControl = "cache_control", PromptCacheBreakpoint = "prompt_cache_breakpoint" }
 );
 
 /// One item of a sealed preface, as stored (`turns.sealed_preface`): its role and the

@@ -26,6 +26,7 @@ pub(crate) mod items;
 pub mod kinds;
 pub mod macros;
 pub mod options;
+pub mod profile;
 pub mod response;
 pub mod rounds;
 pub mod rows;

@@ -10,15 +10,22 @@
 //! | `top_p` | (0, 1] | refused | same | same | `topP` |
 //! | `stop` | string or 1–4 strings | `stop_sequences` | `stop` | refused | `stopSequences` |
 //! | `response_format` | `{"type": "text" / "json_object" / "json_schema", "name", "schema", "strict"?}` | `output_config.format` | `response_format` | `text.format` | `responseMimeType` + `responseJsonSchema` |
-//! | `thinking` | `{"budget_tokens"}` or `{"effort"}` | `thinking` / `output_config.effort` | `reasoning_effort` | `reasoning.effort` | `thinkingConfig` |
+//! | `thinking` | `{"mode"?, "budget_tokens"?, "effort"?, "display"?, "include_thoughts"?}` | `thinking` {type, budget_tokens, display} / `output_config.effort` | `reasoning_effort` | `reasoning` {effort, summary} | `thinkingConfig` {thinkingLevel, thinkingBudget, includeThoughts} |
 //! | `metadata` | object of strings | `metadata.user_id` only | `metadata` | `metadata` | refused |
+//! | `store` | bool | refused | refused | `store` | refused |
+//! | `include` | list of response includables | refused | refused | `include` | refused |
+//!
+//! A model with a profile (`crate::profile`) is held to its rules (thinking modes,
+//! efforts, displays, budgets, sampling and its ranges, thinking beside a forced tool);
+//! a model without one keeps its wire's rules (`check_wire`).
 
 use serde_json::{Map, Number, Value};
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Code, Error, Result};
-use crate::kinds::Wire;
+use crate::kinds::{Display, Effort, ThinkingMode, Wire};
+use crate::profile::{list, Profile};
 
 /// A request's options (`request_options` of a model, an agent or a turn): merged turn
 /// over agent over model, checked on write against the wire, rendered in each wire's
@@ -49,7 +56,7 @@ pub fn parse_request_options(text: &str) -> Result<RequestOptions> {
     }
 }
 
-const KEYS: [&str; 8] = [
+const KEYS: [&str; 10] = [
     "tool_choice",
     "parallel_tool_calls",
     "temperature",
@@ -58,7 +65,24 @@ const KEYS: [&str; 8] = [
     "response_format",
     "thinking",
     "metadata",
+    "store",
+    "include",
 ];
+
+/// What `include` may name (OpenAI's `ResponseIncludable`).
+const INCLUDABLE: [&str; 8] = [
+    "file_search_call.results",
+    "web_search_call.results",
+    "web_search_call.action.sources",
+    "message.input_image.image_url",
+    "computer_call_output.output.image_url",
+    "code_interpreter_call.outputs",
+    "reasoning.encrypted_content",
+    "message.output_text.logprobs",
+];
+
+/// The include that replays reasoning when nothing is stored.
+pub const ENCRYPTED_REASONING: &str = "reasoning.encrypted_content";
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum ToolChoice {
@@ -80,10 +104,16 @@ pub enum Format {
     },
 }
 
-#[derive(Debug, Clone, PartialEq)]
-pub enum Thinking {
-    Budget(u64),
-    Effort(String),
+/// The neutral thinking option: a mode, a budget, an effort, a display, whether thoughts
+/// come back. 0.3's `{"budget_tokens": N}` is the mode `enabled`; an effort alone means
+/// the profile's default mode (without a profile, no mode is sent).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Thinking {
+    pub mode: Option<ThinkingMode>,
+    pub budget: Option<u64>,
+    pub effort: Option<Effort>,
+    pub display: Option<Display>,
+    pub include_thoughts: Option<bool>,
 }
 
 /// The options of one request, parsed.
@@ -97,6 +127,10 @@ pub struct Options {
     pub response_format: Option<Format>,
     pub thinking: Option<Thinking>,
     pub metadata: Option<Vec<(String, String)>>,
+    pub store: Option<bool>,
+    pub include: Option<Vec<String>>,
+    /// The thinking mode sent (the option's, or the profile's default for an effort).
+    pub mode: Option<ThinkingMode>,
 }
 
 fn invalid(key: &str, what: impl AsRef<str>) -> Error {
@@ -107,7 +141,7 @@ fn invalid(key: &str, what: impl AsRef<str>) -> Error {
     };
     Error::new(Code::RequestOptionsInvalid, format!("{} at {path}", what.as_ref()))
         .detail(format!("The value at {path} is not valid."))
-        .hint("request_options takes tool_choice, parallel_tool_calls, temperature, top_p, stop, response_format, thinking and metadata (README, \"Request options\").")
+        .hint("request_options takes tool_choice, parallel_tool_calls, temperature, top_p, stop, response_format, thinking, metadata, store and include (README, \"Request options\").")
 }
 
 fn number(v: &Value, key: &str, ok: impl Fn(f64) -> bool, range: &str) -> Result<Number> {
@@ -135,6 +169,13 @@ pub fn parse(map: &Map<String, Value>) -> Result<Options> {
             "response_format" => o.response_format = Some(format(v)?),
             "thinking" => o.thinking = Some(thinking(v)?),
             "metadata" => o.metadata = Some(metadata(v)?),
+            "store" => {
+                o.store = Some(
+                    v.as_bool()
+                        .ok_or_else(|| invalid(key, format!("store must be true or false, not {v}")))?,
+                )
+            }
+            "include" => o.include = Some(include(v)?),
             other => {
                 return Err(invalid(
                     other,
@@ -228,19 +269,119 @@ fn format(v: &Value) -> Result<Format> {
 }
 
 fn thinking(v: &Value) -> Result<Thinking> {
-    let m = v.as_object().filter(|m| m.len() == 1);
-    match m.and_then(|m| m.iter().next()) {
-        Some((k, Value::Number(n))) if k == "budget_tokens" && n.as_u64().is_some_and(|b| b >= 1024) => {
-            Ok(Thinking::Budget(n.as_u64().unwrap_or(1024)))
-        }
-        Some((k, Value::String(e))) if k == "effort" && ["low", "medium", "high"].contains(&e.as_str()) => {
-            Ok(Thinking::Effort(e.clone()))
-        }
-        _ => Err(invalid(
+    let bad = || {
+        invalid(
             "thinking",
-            format!("thinking must be {{\"budget_tokens\": N}} with N >= 1024, or {{\"effort\": \"low\" | \"medium\" | \"high\"}}, not {v}"),
-        )),
+            format!("thinking must be an object of mode, budget_tokens, effort, display and include_thoughts, not {v}"),
+        )
+    };
+    let m = v.as_object().filter(|m| !m.is_empty()).ok_or_else(bad)?;
+    let mut t = Thinking::default();
+    for (key, value) in m {
+        let path = |k: &str| format!("thinking/{k}");
+        let text = || value.as_str().unwrap_or("\u{0}");
+        match key.as_str() {
+            "mode" => {
+                t.mode = Some(ThinkingMode::parse(text()).ok_or_else(|| {
+                    invalid(
+                        &path(key),
+                        format!("thinking.mode must be \"adaptive\", \"enabled\" or \"disabled\", not {value}"),
+                    )
+                })?)
+            }
+            "budget_tokens" => {
+                t.budget = Some(value.as_u64().ok_or_else(|| {
+                    invalid(
+                        &path(key),
+                        format!("thinking.budget_tokens must be a whole number of tokens, not {value}"),
+                    )
+                })?)
+            }
+            "effort" => {
+                t.effort = Some(Effort::parse(text()).ok_or_else(|| {
+                    invalid(
+                        &path(key),
+                        format!(
+                            "thinking.effort must be one of none, minimal, low, medium, high, xhigh, max, not {value}"
+                        ),
+                    )
+                })?)
+            }
+            "display" => {
+                t.display = Some(Display::parse(text()).ok_or_else(|| {
+                    invalid(
+                        &path(key),
+                        format!("thinking.display must be \"summarized\" or \"omitted\", not {value}"),
+                    )
+                })?)
+            }
+            "include_thoughts" => {
+                t.include_thoughts = Some(value.as_bool().ok_or_else(|| {
+                    invalid(
+                        &path(key),
+                        format!("thinking.include_thoughts must be true or false, not {value}"),
+                    )
+                })?)
+            }
+            other => {
+                return Err(invalid(
+                    &path(other),
+                    format!(
+                    "unknown thinking key \"{other}\"; known: mode, budget_tokens, effort, display, include_thoughts"
+                ),
+                ))
+            }
+        }
     }
+    consistent(t)
+}
+
+/// A thinking option's keys agree: a budget with `enabled` only, `enabled` with a budget,
+/// nothing to display when disabled.
+fn consistent(t: Thinking) -> Result<Thinking> {
+    let refuse = |k: &str, what: &str| Err(invalid(&format!("thinking/{k}"), what));
+    match (t.mode, t.budget) {
+        (Some(ThinkingMode::Enabled), None) => {
+            return refuse(
+                "mode",
+                "thinking.mode enabled needs budget_tokens (enabled is thinking with a budget)",
+            )
+        }
+        (Some(ThinkingMode::Adaptive | ThinkingMode::Disabled), Some(_)) => {
+            return refuse(
+                "budget_tokens",
+                "a thinking budget goes with thinking.mode enabled only",
+            )
+        }
+        _ => {}
+    }
+    if t.mode == Some(ThinkingMode::Disabled) && t.display.is_some() {
+        return refuse("display", "thinking that is disabled has nothing to display");
+    }
+    Ok(t)
+}
+
+fn include(v: &Value) -> Result<Vec<String>> {
+    let list = v
+        .as_array()
+        .ok_or_else(|| invalid("include", format!("include must be a list of strings, not {v}")))?;
+    let mut out = Vec::new();
+    for (i, x) in list.iter().enumerate() {
+        match x.as_str() {
+            Some(s) if INCLUDABLE.contains(&s) => {
+                if !out.iter().any(|o: &String| o == s) {
+                    out.push(s.to_string());
+                }
+            }
+            _ => {
+                return Err(invalid(
+                    &format!("include/{i}"),
+                    format!("include takes {}, not {x}", INCLUDABLE.join(", ")),
+                ))
+            }
+        }
+    }
+    Ok(out)
 }
 
 fn metadata(v: &Value) -> Result<Vec<(String, String)>> {
@@ -278,27 +419,43 @@ pub fn merge<'a>(levels: [(&'a str, &RequestOptions); 3]) -> (Map<String, Value>
     (merged, origin)
 }
 
-/// Refuses what `wire` cannot say. `max_tokens` bounds a thinking budget (Anthropic).
-pub fn check_wire(o: &Options, wire: Wire, max_tokens: i32) -> std::result::Result<(), (&'static str, String)> {
+/// A refusal of a key (its path under `/request_options`) and why.
+pub type Refusal = (&'static str, String);
+
+/// Refuses what `wire` cannot say, whatever the model: the shape of each wire's fields.
+/// `max_tokens` bounds a thinking budget (Anthropic).
+pub fn check_shape(o: &Options, wire: Wire, max_tokens: i32) -> std::result::Result<(), Refusal> {
     let refuse = |key: &'static str, what: &str| Err((key, format!("the {} wire {what}", wire.as_str())));
+    if wire != Wire::Responses {
+        if o.store.is_some() {
+            return refuse("store", "takes no store (a Responses option)");
+        }
+        if o.include.is_some() {
+            return refuse("include", "takes no include (a Responses option)");
+        }
+    }
+    let t = o.thinking.clone().unwrap_or_default();
+    if t.include_thoughts.is_some() && wire != Wire::Gemini {
+        return refuse(
+            "thinking/include_thoughts",
+            "returns no thoughts on request (a Gemini option)",
+        );
+    }
     match wire {
         Wire::Anthropic => {
-            if o.temperature.is_some() {
-                return refuse("temperature", "takes no temperature (its SDK's request type has none)");
-            }
-            if o.top_p.is_some() {
-                return refuse("top_p", "takes no top_p (its SDK's request type has none)");
-            }
             if o.response_format == Some(Format::JsonObject) {
                 return refuse("response_format", "takes structured output as a json_schema only");
             }
-            if let Some(Thinking::Budget(b)) = o.thinking {
-                if b >= max_tokens.max(0) as u64 {
+            if let Some(b) = t.budget {
+                if b < 1024 || b >= max_tokens.max(0) as u64 {
                     return refuse(
-                        "thinking",
-                        &format!("needs a thinking budget below max_tokens ({max_tokens})"),
+                        "thinking/budget_tokens",
+                        &format!("needs a thinking budget of at least 1024 and below max_tokens ({max_tokens})"),
                     );
                 }
+            }
+            if matches!(t.effort, Some(Effort::None | Effort::Minimal)) {
+                return refuse("thinking/effort", "takes an effort of low, medium, high, xhigh or max");
             }
             if o.metadata
                 .as_ref()
@@ -307,17 +464,24 @@ pub fn check_wire(o: &Options, wire: Wire, max_tokens: i32) -> std::result::Resu
                 return refuse("metadata", "takes metadata.user_id only");
             }
         }
-        Wire::Chat => {
-            if matches!(o.thinking, Some(Thinking::Budget(_))) {
-                return refuse("thinking", "takes a reasoning effort, not a budget");
+        Wire::Chat | Wire::Responses => {
+            if t.budget.is_some() {
+                return refuse("thinking/budget_tokens", "takes a reasoning effort, not a budget");
             }
-        }
-        Wire::Responses => {
-            if o.stop.is_some() {
+            if matches!(t.mode, Some(ThinkingMode::Adaptive)) {
+                return refuse(
+                    "thinking/mode",
+                    "says thinking by its effort (mode disabled is effort none)",
+                );
+            }
+            if t.mode == Some(ThinkingMode::Disabled) && t.effort.is_some_and(|e| e != Effort::None) {
+                return refuse("thinking/effort", "turns thinking off with effort none only");
+            }
+            if wire == Wire::Chat && t.display.is_some() {
+                return refuse("thinking/display", "returns no reasoning summary");
+            }
+            if wire == Wire::Responses && o.stop.is_some() {
                 return refuse("stop", "takes no stop sequences");
-            }
-            if matches!(o.thinking, Some(Thinking::Budget(_))) {
-                return refuse("thinking", "takes a reasoning effort, not a budget");
             }
         }
         Wire::Gemini => {
@@ -327,17 +491,215 @@ pub fn check_wire(o: &Options, wire: Wire, max_tokens: i32) -> std::result::Resu
             if o.metadata.is_some() {
                 return refuse("metadata", "takes no metadata");
             }
+            if matches!(t.effort, Some(Effort::None | Effort::Max)) {
+                return refuse(
+                    "thinking/effort",
+                    "takes a thinking level of minimal, low, medium, high or xhigh",
+                );
+            }
+            if t.display.is_some() {
+                return refuse("thinking/display", "takes include_thoughts, not a display");
+            }
         }
     }
     Ok(())
 }
 
-/// The merged options of a request, parsed and checked against its wire; a refusal
-/// names the key and the level (model, agent, turn) that set it.
-pub fn resolve(levels: [(&str, &RequestOptions); 3], wire: Wire, max_tokens: i32) -> Result<Options> {
+/// Refuses what `wire` does not take from a model without a profile (0.3's rules):
+/// Anthropic's sampling options (its SDK's request type has none).
+pub fn check_wire(o: &Options, wire: Wire, max_tokens: i32) -> std::result::Result<(), Refusal> {
+    check_shape(o, wire, max_tokens)?;
+    if wire == Wire::Anthropic {
+        let refuse = |key: &'static str| {
+            Err((key, format!("the anthropic wire takes no {key} (its SDK's request type has none; a model's profile can allow it)")))
+        };
+        if o.temperature.is_some() {
+            return refuse("temperature");
+        }
+        if o.top_p.is_some() {
+            return refuse("top_p");
+        }
+        if o.thinking.is_some() && forced(o) {
+            return Err((
+                "tool_choice",
+                "the anthropic wire takes no thinking beside a forced tool choice (required or a named tool)".into(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+// The profile's rules on options (`crate::profile` holds the rules, this module reads
+// the options against them).
+
+/// The mode a thinking option resolves to: the one it names, `enabled` for a budget,
+/// else the profile's default for an effort alone.
+fn mode_of(p: &Profile, t: &Thinking) -> Option<ThinkingMode> {
+    t.mode
+        .or(t.budget.map(|_| ThinkingMode::Enabled))
+        .or(if t.effort.is_some() { p.thinking_default } else { None })
+}
+
+/// Refuses what the options ask that the model `model` does not take.
+fn profile_check(p: &Profile, model: &str, o: &Options, max_tokens: i32) -> std::result::Result<(), Refusal> {
+    let who = p.who(model);
+    if let Some(t) = &o.thinking {
+        check_thinking(p, t, &who, max_tokens)?;
+    }
+    check_sampling(p, o, &who)
+}
+
+fn check_thinking(p: &Profile, t: &Thinking, who: &str, max_tokens: i32) -> std::result::Result<(), Refusal> {
+    if let Some(mode) = mode_of(p, t) {
+        let path = if t.mode.is_some() {
+            "thinking/mode"
+        } else {
+            "thinking/budget_tokens"
+        };
+        if (t.mode.is_some() || t.budget.is_some()) && !p.thinking_modes.contains(&mode) {
+            return Err((
+                path,
+                format!(
+                    "{who} takes thinking modes {}, not {}",
+                    list(&p.thinking_modes, ThinkingMode::as_str),
+                    mode.as_str()
+                ),
+            ));
+        }
+    }
+    if let Some(budget) = t.budget {
+        match (p.budget_min, p.budget_max) {
+            (Some(min), Some(max)) if (min..=max).contains(&(budget as i64)) && (budget as i64) < i64::from(max_tokens) => {}
+            (Some(min), Some(max)) => {
+                return Err((
+                    "thinking/budget_tokens",
+                    format!("{who} takes a thinking budget of {min} to {max} tokens, below max_tokens ({max_tokens}), not {budget}"),
+                ))
+            }
+            _ => return Err(("thinking/budget_tokens", format!("{who} takes no thinking budget (adaptive thinking and an effort instead)"))),
+        }
+    }
+    if let Some(e) = t.effort {
+        if !p.efforts.contains(&e) {
+            return Err((
+                "thinking/effort",
+                format!(
+                    "{who} takes efforts {}, not {}",
+                    list(&p.efforts, Effort::as_str),
+                    e.as_str()
+                ),
+            ));
+        }
+    }
+    if let Some(d) = t.display {
+        if !p.thinking_display.contains(&d) {
+            return Err((
+                "thinking/display",
+                format!(
+                    "{who} takes thinking displays {}, not {}",
+                    list(&p.thinking_display, Display::as_str),
+                    d.as_str()
+                ),
+            ));
+        }
+    }
+    if t.include_thoughts == Some(true) && !p.include_thoughts {
+        return Err((
+            "thinking/include_thoughts",
+            format!("{who} returns no thoughts on request"),
+        ));
+    }
+    Ok(())
+}
+
+fn check_sampling(p: &Profile, o: &Options, who: &str) -> std::result::Result<(), Refusal> {
+    for (key, value, max) in [
+        ("temperature", &o.temperature, p.temperature_max),
+        ("top_p", &o.top_p, p.top_p_max),
+    ] {
+        let Some(v) = value.as_ref().and_then(serde_json::Number::as_f64) else {
+            continue;
+        };
+        match max {
+            None => return Err((key, format!("{who} takes no {key}"))),
+            Some(max) if v > max => return Err((key, format!("{who} takes a {key} of 0 to {max}, not {v}"))),
+            Some(_) => {}
+        }
+    }
+    if o.temperature.is_some() && o.top_p.is_some() && !p.sampling_together {
+        return Err(("top_p", format!("{who} takes temperature or top_p, not both")));
+    }
+    Ok(())
+}
+
+/// Whether a request with these options thinks (for the forced-tool rule).
+fn thinks(p: &Profile, t: Option<&Thinking>) -> bool {
+    t.is_some_and(|t| mode_of(p, t).is_some_and(|m| m != ThinkingMode::Disabled) || t.effort.is_some())
+}
+
+/// Whether the tool choice forces a tool.
+fn forced(o: &Options) -> bool {
+    matches!(o.tool_choice, Some(ToolChoice::Required | ToolChoice::Named(_)))
+}
+
+/// The model a request goes to and the profile whose rules it follows.
+#[derive(Debug, Clone, Copy)]
+pub struct Rules<'a> {
+    pub model: &'a str,
+    pub profile: &'a Profile,
+}
+
+/// The shape of the wire, then the model's profile (or, without one, the wire's 0.3
+/// rules); the thinking mode sent is decided here. A refusal with an empty key is the
+/// model's own (its wire, its output limit).
+pub fn check_model(
+    o: &mut Options,
+    wire: Wire,
+    max_tokens: i32,
+    rules: Option<Rules<'_>>,
+) -> std::result::Result<(), Refusal> {
+    let Some(Rules { model, profile: p }) = rules else {
+        check_wire(o, wire, max_tokens)?;
+        o.mode = o
+            .thinking
+            .as_ref()
+            .and_then(|t| t.mode.or(t.budget.map(|_| ThinkingMode::Enabled)));
+        return Ok(());
+    };
+    // The model's rules first (they name the model), then what its wire can say.
+    p.check_model(model, wire, max_tokens)?;
+    profile_check(p, model, o, max_tokens)?;
+    if forced(o) && !p.thinking_with_forced_tool && thinks(p, o.thinking.as_ref()) {
+        return Err((
+            "tool_choice",
+            format!(
+                "{} takes no thinking beside a forced tool choice (required or a named tool)",
+                p.who(model)
+            ),
+        ));
+    }
+    check_shape(o, wire, max_tokens)?;
+    o.mode = o.thinking.as_ref().and_then(|t| mode_of(p, t));
+    Ok(())
+}
+
+/// The merged options of a request, parsed and checked against its wire and the model's
+/// profile; a refusal names the key and the level (model, agent, turn) that set it.
+pub fn resolve(
+    levels: [(&str, &RequestOptions); 3],
+    wire: Wire,
+    max_tokens: i32,
+    rules: Option<Rules<'_>>,
+) -> Result<Options> {
     let (merged, origin) = merge(levels);
     let level = |key: &str| origin.iter().find(|(k, _)| k == key).map_or("request", |(_, l)| *l);
-    let o = parse(&merged).map_err(|e| {
+    let top = |key: &str| {
+        KEYS.iter()
+            .find(|k| key == **k || key.starts_with(&format!("{k}/")))
+            .copied()
+            .unwrap_or("")
+    };
+    let mut o = parse(&merged).map_err(|e| {
         let key = KEYS
             .iter()
             .find(|k| e.message.contains(&format!("/request_options/{k}")))
@@ -347,12 +709,34 @@ pub fn resolve(levels: [(&str, &RequestOptions); 3], wire: Wire, max_tokens: i32
         e.detail = Some(format!("Set by the {}'s request_options.", level(key)));
         e
     })?;
-    check_wire(&o, wire, max_tokens).map_err(|(key, what)| {
-        invalid(key, what).detail(format!(
-            "Set by the {}'s request_options; the request goes on the {} wire.",
-            level(key),
-            wire.as_str()
-        ))
+    check_model(&mut o, wire, max_tokens, rules).map_err(|(key, what)| {
+        let Some(r) = rules else {
+            return invalid(key, what).detail(format!(
+                "Set by the {}'s request_options; the request goes on the {} wire.",
+                level(top(key)),
+                wire.as_str()
+            ));
+        };
+        let hint = format!(
+            "The rules are the model's profile: SELECT * FROM prompt.model_profiles WHERE name = '{}'.",
+            r.profile.name
+        );
+        if key.is_empty() {
+            return Error::new(Code::ModelInvalid, what)
+                .detail(format!(
+                    "The row of prompt.models (wire {}, max_output_tokens {max_tokens}) does not fit its profile.",
+                    wire.as_str()
+                ))
+                .hint(hint);
+        }
+        invalid(key, what)
+            .detail(format!(
+                "Set by the {}'s request_options; the request goes on the {} wire, to a model of profile \"{}\".",
+                level(top(key)),
+                wire.as_str(),
+                r.profile.name
+            ))
+            .hint(hint)
     })?;
     Ok(o)
 }
@@ -446,13 +830,9 @@ pub fn fields(o: &Options, wire: Wire) -> Vec<(&'static str, String)> {
         if let Some(p) = o.parallel_tool_calls {
             out.push(("parallel_tool_calls", p.to_string()));
         }
-        if let Some(t) = &o.temperature {
-            out.push(("temperature", t.to_string()));
-        }
-        if let Some(t) = &o.top_p {
-            out.push(("top_p", t.to_string()));
-        }
+        sampling(o, &mut out);
     }
+    let effort = o.effort();
     match wire {
         Wire::Anthropic => anthropic_fields(o, &mut out),
         Wire::Chat => {
@@ -462,16 +842,24 @@ pub fn fields(o: &Options, wire: Wire) -> Vec<(&'static str, String)> {
             if let Some(f) = &o.response_format {
                 out.push(("response_format", openai_format(f, true)));
             }
-            if let Some(Thinking::Effort(e)) = &o.thinking {
-                out.push(("reasoning_effort", q(e)));
+            if let Some(e) = effort {
+                out.push(("reasoning_effort", q(e.as_str())));
             }
         }
         _ => {
             if let Some(f) = &o.response_format {
                 out.push(("text", format!(r#"{{"format":{}}}"#, openai_format(f, false))));
             }
-            if let Some(Thinking::Effort(e)) = &o.thinking {
-                out.push(("reasoning", format!(r#"{{"effort":{}}}"#, q(e))));
+            let summary = o.thinking.as_ref().and_then(|t| t.display) == Some(Display::Summarized);
+            if effort.is_some() || summary {
+                let mut parts = Vec::new();
+                if let Some(e) = effort {
+                    parts.push(format!(r#""effort":{}"#, q(e.as_str())));
+                }
+                if summary {
+                    parts.push(r#""summary":"auto""#.to_string());
+                }
+                out.push(("reasoning", format!("{{{}}}", parts.join(","))));
             }
         }
     }
@@ -480,7 +868,43 @@ pub fn fields(o: &Options, wire: Wire) -> Vec<(&'static str, String)> {
             out.push(("metadata", metadata_text(m)));
         }
     }
+    if let Some(store) = o.store {
+        out.push(("store", store.to_string()));
+    }
+    if let Some(include) = &o.include {
+        out.push(("include", strings(include)));
+    }
     out
+}
+
+fn sampling(o: &Options, out: &mut Vec<(&'static str, String)>) {
+    if let Some(t) = &o.temperature {
+        out.push(("temperature", t.to_string()));
+    }
+    if let Some(t) = &o.top_p {
+        out.push(("top_p", t.to_string()));
+    }
+}
+
+impl Options {
+    /// The effort sent: the option's, or `none` for thinking turned off on a wire that
+    /// says it by effort.
+    fn effort(&self) -> Option<Effort> {
+        let t = self.thinking.as_ref()?;
+        t.effort
+            .or((t.mode == Some(ThinkingMode::Disabled)).then_some(Effort::None))
+    }
+
+    /// With `store: false`, reasoning is replayed from its encrypted content: `include`
+    /// gains it (a model whose reasoning is replayed needs it, nothing being stored).
+    pub fn replaying_reasoning(&mut self) {
+        if self.store == Some(false) {
+            let include = self.include.get_or_insert_with(Vec::new);
+            if !include.iter().any(|i| i == ENCRYPTED_REASONING) {
+                include.push(ENCRYPTED_REASONING.to_string());
+            }
+        }
+    }
 }
 
 fn anthropic_fields(o: &Options, out: &mut Vec<(&'static str, String)>) {
@@ -490,21 +914,28 @@ fn anthropic_fields(o: &Options, out: &mut Vec<(&'static str, String)>) {
     if let Some(m) = &o.metadata {
         out.push(("metadata", metadata_text(m)));
     }
-    if let Some(Thinking::Budget(b)) = &o.thinking {
-        out.push(("thinking", format!(r#"{{"type":"enabled","budget_tokens":{b}}}"#)));
+    // Only a profile lets sampling options through to this wire.
+    sampling(o, out);
+    let t = o.thinking.clone().unwrap_or_default();
+    if let Some(mode) = o.mode {
+        let mut thinking = format!(r#"{{"type":{}"#, q(mode.as_str()));
+        if let Some(b) = t.budget {
+            thinking.push_str(&format!(r#","budget_tokens":{b}"#));
+        }
+        if let Some(d) = t.display {
+            thinking.push_str(&format!(r#","display":{}"#, q(d.as_str())));
+        }
+        thinking.push('}');
+        out.push(("thinking", thinking));
     }
-    let effort = match &o.thinking {
-        Some(Thinking::Effort(e)) => Some(e),
-        _ => None,
-    };
     let format = match &o.response_format {
         Some(Format::JsonSchema { schema, .. }) => Some(schema),
         _ => None,
     };
-    if effort.is_some() || format.is_some() {
+    if t.effort.is_some() || format.is_some() {
         let mut parts = Vec::new();
-        if let Some(e) = effort {
-            parts.push(format!(r#""effort":{}"#, q(e)));
+        if let Some(e) = t.effort {
+            parts.push(format!(r#""effort":{}"#, q(e.as_str())));
         }
         if let Some(s) = format {
             parts.push(format!(r#""format":{{"type":"json_schema","schema":{s}}}"#));
@@ -561,13 +992,22 @@ pub fn gemini(o: &Options) -> (Option<String>, Vec<String>) {
         )),
         _ => {}
     }
-    match &o.thinking {
-        Some(Thinking::Budget(b)) => gen.push(format!(r#""thinkingConfig":{{"thinkingBudget":{b}}}"#)),
-        Some(Thinking::Effort(e)) => gen.push(format!(
-            r#""thinkingConfig":{{"thinkingLevel":"{}"}}"#,
-            e.to_ascii_uppercase()
-        )),
-        None => {}
+    if let Some(t) = &o.thinking {
+        let mut config = Vec::new();
+        if let Some(e) = t.effort {
+            config.push(format!(r#""thinkingLevel":"{}""#, e.as_str().to_ascii_uppercase()));
+        }
+        match (t.budget, o.mode) {
+            (Some(b), _) => config.push(format!(r#""thinkingBudget":{b}"#)),
+            (None, Some(ThinkingMode::Disabled)) => config.push(r#""thinkingBudget":0"#.into()),
+            _ => {}
+        }
+        if let Some(i) = t.include_thoughts {
+            config.push(format!(r#""includeThoughts":{i}"#));
+        }
+        if !config.is_empty() {
+            gen.push(format!(r#""thinkingConfig":{{{}}}"#, config.join(",")));
+        }
     }
     (tool_config, gen)
 }
@@ -591,6 +1031,7 @@ mod tests {
             ],
             Wire::Chat,
             1024,
+            None,
         )
         .unwrap();
         assert_eq!(o.temperature.unwrap().to_string(), "0.5");
@@ -608,6 +1049,7 @@ mod tests {
             ],
             Wire::Anthropic,
             1024,
+            None,
         )
         .unwrap_err();
         assert!(
@@ -632,7 +1074,101 @@ mod tests {
             "{}",
             e.message
         );
-        assert!(check(&opts(json!({"thinking": {"budget_tokens": 100}}))).is_err());
+        assert!(check(&opts(json!({"thinking": {"budget_tokens": -1}}))).is_err());
+        assert!(check(&opts(json!({"thinking": {"mode": "enabled"}}))).is_err());
+        assert!(check(&opts(json!({"thinking": {"mode": "adaptive", "budget_tokens": 2048}}))).is_err());
+        assert!(check(&opts(json!({"thinking": {"effort": "huge"}}))).is_err());
         assert!(check(&opts(json!({"stop": ["a", "b", "c", "d", "e"]}))).is_err());
+    }
+
+    fn profiled(v: Value, max: i32) -> Result<Options> {
+        let p = crate::profile::tests::adaptive_only();
+        let rules = Rules {
+            model: "claude-opus-5-20261101",
+            profile: &p,
+        };
+        resolve(
+            [
+                ("model", &RequestOptions::default()),
+                ("agent", &RequestOptions::default()),
+                ("turn", &opts(v)),
+            ],
+            Wire::Anthropic,
+            max,
+            Some(rules),
+        )
+    }
+
+    #[test]
+    fn a_profile_decides_the_mode_an_effort_means() {
+        let o = profiled(json!({"thinking": {"effort": "high"}}), 8192).unwrap();
+        assert_eq!(o.mode, Some(ThinkingMode::Adaptive));
+        let sent: Vec<String> = fields(&o, Wire::Anthropic)
+            .into_iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        assert!(
+            sent.contains(&r#"thinking={"type":"adaptive"}"#.to_string()),
+            "{sent:?}"
+        );
+        assert!(
+            sent.contains(&r#"output_config={"effort":"high"}"#.to_string()),
+            "{sent:?}"
+        );
+    }
+
+    #[test]
+    fn a_profile_refuses_what_its_model_does_not_take() {
+        for (v, key, says) in [
+            (
+                json!({"thinking": {"budget_tokens": 2048}}),
+                "/request_options/thinking/budget_tokens",
+                "takes thinking modes adaptive, disabled, not enabled",
+            ),
+            (
+                json!({"thinking": {"effort": "minimal"}}),
+                "/request_options/thinking/effort",
+                "takes efforts low, medium, high, xhigh, max, not minimal",
+            ),
+            (
+                json!({"temperature": 0.3}),
+                "/request_options/temperature",
+                "takes no temperature",
+            ),
+            (
+                json!({"thinking": {"effort": "low"}, "tool_choice": "required"}),
+                "/request_options/tool_choice",
+                "no thinking beside a forced tool choice",
+            ),
+        ] {
+            let e = profiled(v.clone(), 8192).unwrap_err();
+            assert_eq!(e.code, Code::RequestOptionsInvalid, "{v}");
+            assert!(
+                e.message.contains(key) && e.message.contains(says),
+                "{v}: {}",
+                e.message
+            );
+            assert!(e.message.contains("(profile \"claude-opus-5\")"), "{}", e.message);
+            assert!(e.hint.as_deref().unwrap_or("").contains("prompt.model_profiles"), "{v}");
+        }
+    }
+
+    #[test]
+    fn a_model_row_its_profile_does_not_serve_is_model_invalid() {
+        let e = profiled(json!({}), 200_000).unwrap_err();
+        assert_eq!(e.code, Code::ModelInvalid);
+        assert!(
+            e.message.contains("writes at most 128000 output tokens, not 200000"),
+            "{}",
+            e.message
+        );
+        let p = crate::profile::tests::adaptive_only();
+        let refusal = p.check_model("claude-opus-5", Wire::Chat, 1024).unwrap_err();
+        assert_eq!(refusal.0, "");
+        assert!(
+            refusal.1.contains("is served on the anthropic wire, not chat"),
+            "{}",
+            refusal.1
+        );
     }
 }

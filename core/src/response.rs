@@ -21,6 +21,10 @@ pub struct Usage {
     pub cache_read_tokens: i64,
     pub output_tokens: i64,
     pub billed_input_tokens: i64,
+    /// Cache writes by TTL, as the provider split them (`{"5m": N, "1h": M}` on
+    /// Anthropic, `{"30m": N, "12h": M}` on Responses); empty when it did not.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub cache_creation_by_ttl: std::collections::BTreeMap<String, i64>,
 }
 
 /// A response, read.
@@ -116,17 +120,37 @@ struct Parts {
 
 impl Parts {
     fn text(&mut self, t: String) {
-        self.text.push_str(&t);
-        self.assistant.push(json!({"type": "text", "text": t}));
+        self.said(t, &[]);
     }
 
-    fn call(&mut self, path: String, id: String, name: String, input: Value, signature: Option<String>) {
+    /// Text with what its wire needs to replay it (a Responses message's `item_id` and
+    /// `phase`, a Gemini `signature`).
+    fn said(&mut self, t: String, native: &[(&str, Option<String>)]) {
+        self.text.push_str(&t);
+        let mut part = json!({"type": "text", "text": t});
+        for (key, value) in native {
+            if let Some(v) = value {
+                part[*key] = Value::String(v.clone());
+            }
+        }
+        self.assistant.push(part);
+    }
+
+    fn call(&mut self, path: String, id: String, name: String, input: Value, native: &[(&str, Option<String>)]) {
         self.first_call.get_or_insert(path);
         let mut call = json!({"type": "tool_call", "id": id, "name": name, "input": input});
-        if let Some(sig) = signature {
-            call["signature"] = Value::String(sig);
+        for (key, value) in native {
+            if let Some(v) = value {
+                call[*key] = Value::String(v.clone());
+            }
         }
         self.assistant.push(call);
+    }
+
+    /// A block or item pgprompt does not interpret, kept verbatim for its wire.
+    fn provider(&mut self, wire: Wire, block: &Map<String, Value>) {
+        self.assistant
+            .push(json!({"type": "provider", "wire": wire.as_str(), "block": Value::Object(block.clone())}));
     }
 
     fn done(self, shape: Wire, o: &Map<String, Value>, stop: Option<String>, usage: Option<Usage>) -> Response {
@@ -157,7 +181,7 @@ fn anthropic(o: &Map<String, Value>) -> Result<Response> {
                     string(b, "id", &path)?,
                     string(b, "name", &path)?,
                     input,
-                    None,
+                    &[],
                 );
             }
             Some("thinking") => parts.assistant.push(json!({"type": "thinking",
@@ -165,12 +189,10 @@ fn anthropic(o: &Map<String, Value>) -> Result<Response> {
             Some("redacted_thinking") => parts
                 .assistant
                 .push(json!({"type": "redacted_thinking", "data": string(b, "data", &path)?})),
-            _ => {
-                return Err(invalid(
-                    &format!("{path}/type"),
-                    "is a content block pgprompt does not record",
-                ))
-            }
+            // Server tools' calls and results (tool search, web search, code execution,
+            // ...): replayed as they came, in place.
+            Some(_) => parts.provider(Wire::Anthropic, b),
+            None => return Err(invalid(&format!("{path}/type"), "is missing")),
         }
     }
     let usage = o.get("usage").map(|u| {
@@ -179,15 +201,36 @@ fn anthropic(o: &Map<String, Value>) -> Result<Response> {
             int(Some(u), "cache_creation_input_tokens"),
             int(Some(u), "cache_read_input_tokens"),
         );
+        let split = u.get("cache_creation");
         Usage {
             input_tokens: input,
             cache_creation_tokens: creation,
             cache_read_tokens: read,
             output_tokens: int(Some(u), "output_tokens"),
-            billed_input_tokens: input + creation + read,
+            billed_input_tokens: sum(&[input, creation, read]),
+            cache_creation_by_ttl: by_ttl(
+                split,
+                &[("5m", "ephemeral_5m_input_tokens"), ("1h", "ephemeral_1h_input_tokens")],
+            ),
         }
     });
     Ok(parts.done(Wire::Anthropic, o, opt_string(o, "stop_reason"), usage))
+}
+
+/// Token figures added without overflow.
+fn sum(values: &[i64]) -> i64 {
+    values.iter().fold(0i64, |a, b| a.saturating_add(*b))
+}
+
+/// The cache writes a provider split by TTL: (our name, its key) pairs present.
+fn by_ttl(split: Option<&Value>, keys: &[(&str, &str)]) -> std::collections::BTreeMap<String, i64> {
+    let Some(split) = split.filter(|s| s.is_object()) else {
+        return Default::default();
+    };
+    keys.iter()
+        .filter(|(_, key)| split.get(*key).is_some())
+        .map(|(ttl, key)| (ttl.to_string(), int(Some(split), key)))
+        .collect()
 }
 
 fn chat(o: &Map<String, Value>) -> Result<Response> {
@@ -214,7 +257,7 @@ fn chat(o: &Map<String, Value>) -> Result<Response> {
                 string(c, "id", &path)?,
                 string(f, "name", &format!("{path}/function"))?,
                 input,
-                None,
+                &[],
             );
         }
     }
@@ -223,14 +266,38 @@ fn chat(o: &Map<String, Value>) -> Result<Response> {
         let cached = int(u.get("prompt_tokens_details"), "cached_tokens");
         let written = int(u.get("prompt_tokens_details"), "cache_write_tokens");
         Usage {
-            input_tokens: prompt - cached - written,
+            input_tokens: prompt.saturating_sub(cached).saturating_sub(written),
             cache_creation_tokens: written,
             cache_read_tokens: cached,
             output_tokens: int(Some(u), "completion_tokens"),
             billed_input_tokens: prompt,
+            cache_creation_by_ttl: Default::default(),
         }
     });
     Ok(parts.done(Wire::Chat, o, opt_string(choice, "finish_reason"), usage))
+}
+
+/// The texts and refusals of a Responses `message` item, joined.
+fn message_text(item: &Map<String, Value>, path: &str) -> Result<String> {
+    let mut text = String::new();
+    for (j, c) in list(item.get("content"), &format!("{path}/content"))?
+        .iter()
+        .enumerate()
+    {
+        let cpath = format!("{path}/content/{j}");
+        let c = obj(c, &cpath)?;
+        match c.get("type").and_then(Value::as_str) {
+            Some("output_text") => text.push_str(&string(c, "text", &cpath)?),
+            Some("refusal") => text.push_str(&string(c, "refusal", &cpath)?),
+            _ => {
+                return Err(invalid(
+                    &format!("{cpath}/type"),
+                    "is a content part pgprompt does not record",
+                ))
+            }
+        }
+    }
+    Ok(text)
 }
 
 fn responses(o: &Map<String, Value>) -> Result<Response> {
@@ -240,23 +307,16 @@ fn responses(o: &Map<String, Value>) -> Result<Response> {
         let item = obj(item, &path)?;
         match item.get("type").and_then(Value::as_str) {
             Some("message") => {
-                for (j, c) in list(item.get("content"), &format!("{path}/content"))?
-                    .iter()
-                    .enumerate()
-                {
-                    let cpath = format!("{path}/content/{j}");
-                    let c = obj(c, &cpath)?;
-                    match c.get("type").and_then(Value::as_str) {
-                        Some("output_text") => parts.text(string(c, "text", &cpath)?),
-                        Some("refusal") => parts.text(string(c, "refusal", &cpath)?),
-                        _ => {
-                            return Err(invalid(
-                                &format!("{cpath}/type"),
-                                "is a content part pgprompt does not record",
-                            ))
-                        }
-                    }
-                }
+                // One text per message (its texts and refusals joined), with the item's
+                // id and phase: the message is replayed as the item it was.
+                let text = message_text(item, &path)?;
+                parts.said(
+                    text,
+                    &[
+                        ("item_id", opt_string(item, "id")),
+                        ("phase", opt_string(item, "phase")),
+                    ],
+                );
             }
             Some("function_call") => {
                 let input = arguments(item.get("arguments"), &format!("{path}/arguments"))?;
@@ -265,7 +325,7 @@ fn responses(o: &Map<String, Value>) -> Result<Response> {
                     string(item, "call_id", &path)?,
                     string(item, "name", &path)?,
                     input,
-                    None,
+                    &[("item_id", opt_string(item, "id"))],
                 );
             }
             Some("reasoning") => {
@@ -276,24 +336,25 @@ fn responses(o: &Map<String, Value>) -> Result<Response> {
                 }
                 parts.assistant.push(r);
             }
-            _ => {
-                return Err(invalid(
-                    &format!("{path}/type"),
-                    "is an output item pgprompt does not record",
-                ))
-            }
+            // Tool search calls and outputs, hosted tools' calls, compaction items, ...:
+            // replayed as they came, in place.
+            Some(_) => parts.provider(Wire::Responses, item),
+            None => return Err(invalid(&format!("{path}/type"), "is missing")),
         }
     }
     let usage = o.get("usage").filter(|u| u.is_object()).map(|u| {
         let input = int(Some(u), "input_tokens");
-        let cached = int(u.get("input_tokens_details"), "cached_tokens");
-        let written = int(u.get("input_tokens_details"), "cache_write_tokens");
+        let details = u.get("input_tokens_details");
+        let cached = int(details, "cached_tokens");
+        let written = int(details, "cache_write_tokens");
+        let split = details.and_then(|d| d.get("cache_write_tokens_details"));
         Usage {
-            input_tokens: input - cached - written,
+            input_tokens: input.saturating_sub(cached).saturating_sub(written),
             cache_creation_tokens: written,
             cache_read_tokens: cached,
             output_tokens: int(Some(u), "output_tokens"),
             billed_input_tokens: input,
+            cache_creation_by_ttl: by_ttl(split, &[("30m", "ttl_30m_tokens"), ("12h", "ttl_12h_tokens")]),
         }
     });
     let stop = match o
@@ -330,7 +391,13 @@ fn gemini(o: &Map<String, Value>) -> Result<Response> {
             let input = arguments(c.get("args"), &format!("{cpath}/args"))?;
             // Older models give no call id: one is made from the part's place.
             let id = opt_string(c, "id").unwrap_or_else(|| format!("call_{i}"));
-            parts.call(path.clone(), id, string(c, "name", &cpath)?, input, signature);
+            parts.call(
+                path.clone(),
+                id,
+                string(c, "name", &cpath)?,
+                input,
+                &[("signature", signature)],
+            );
         } else if p.get("thought").and_then(Value::as_bool) == Some(true) {
             let mut t = json!({"type": "thought", "text": string(p, "text", &path)?});
             if let Some(sig) = signature {
@@ -338,20 +405,23 @@ fn gemini(o: &Map<String, Value>) -> Result<Response> {
             }
             parts.assistant.push(t);
         } else if p.contains_key("text") {
-            parts.text(string(p, "text", &path)?);
+            // Gemini 3 signs text parts too: the signature rides back with the text.
+            parts.said(string(p, "text", &path)?, &[("signature", signature)]);
         } else {
-            return Err(invalid(&path, "is a part pgprompt does not record"));
+            // Code execution, a server-side tool call or response, ...: kept verbatim.
+            parts.provider(Wire::Gemini, p);
         }
     }
     let usage = o.get("usageMetadata").filter(|u| u.is_object()).map(|u| {
         let prompt = int(Some(u), "promptTokenCount");
         let cached = int(Some(u), "cachedContentTokenCount");
         Usage {
-            input_tokens: prompt - cached,
+            input_tokens: prompt.saturating_sub(cached),
             cache_creation_tokens: 0,
             cache_read_tokens: cached,
-            output_tokens: int(Some(u), "candidatesTokenCount") + int(Some(u), "thoughtsTokenCount"),
+            output_tokens: sum(&[int(Some(u), "candidatesTokenCount"), int(Some(u), "thoughtsTokenCount")]),
             billed_input_tokens: prompt,
+            cache_creation_by_ttl: Default::default(),
         }
     });
     Ok(parts.done(Wire::Gemini, o, opt_string(first, "finishReason"), usage))

@@ -19,11 +19,20 @@ pub const NATIVE_IMAGE_TYPES: [&str; 4] = ["image/jpeg", "image/png", "image/gif
 #[derive(Debug, Clone, PartialEq)]
 pub enum AssistantPart {
     Text(String),
+    /// Text as its own wire recorded it (a Responses message with its id, a Gemini text
+    /// part with its thought signature): `json` replays it there, `text` elsewhere.
+    Said {
+        text: String,
+        wire: Wire,
+        json: String,
+    },
     ToolCall {
         id: String,
         name: String,
         input: String,
         signature: Option<String>,
+        /// The call's Responses item id (`fc_…`).
+        item_id: Option<String>,
     },
     /// Thinking or reasoning, kept verbatim for its provider's wire: `json` is the block
     /// as that wire spells it, `text` what it costs (its readable or encrypted text).
@@ -181,7 +190,7 @@ fn parse_assistant(v: &Value, ctx: &Ctx<'_>) -> Result<Vec<AssistantPart>> {
         let path = format!("/{i}");
         let obj = object(p, &path, ctx)?;
         match obj.get("type").and_then(Value::as_str) {
-            Some("text") => assistant.push(AssistantPart::Text(string_field(obj, "text", &path, ctx, true)?)),
+            Some("text") => assistant.push(text(obj, &path, ctx)?),
             Some("tool_call") => {
                 let call = tool_call(obj, &path, ctx)?;
                 let dup = assistant
@@ -195,6 +204,7 @@ fn parse_assistant(v: &Value, ctx: &Ctx<'_>) -> Result<Vec<AssistantPart>> {
             Some(kind @ ("thinking" | "redacted_thinking" | "reasoning" | "thought")) => {
                 assistant.push(opaque(kind, obj, &path, ctx)?);
             }
+            Some("provider") => assistant.push(provider(obj, &path, ctx)?),
             Some(other) => return Err(ctx.err(&format!("{path}/type"), format!("unknown part type \"{other}\""))),
             None => return Err(ctx.err(&format!("{path}/type"), "missing part type")),
         }
@@ -216,16 +226,81 @@ fn tool_call(obj: &serde_json::Map<String, Value>, path: &str, ctx: &Ctx<'_>) ->
         Some(v @ Value::Object(_)) => v.to_string(),
         Some(_) => return Err(ctx.err(&format!("{path}/input"), "not an object")),
     };
-    let signature = match obj.get("signature") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) => Some(s.clone()),
-        Some(_) => return Err(ctx.err(&format!("{path}/signature"), "not a string")),
-    };
     Ok(AssistantPart::ToolCall {
         id,
         name,
         input,
-        signature,
+        signature: optional_string(obj, "signature", path, ctx)?,
+        item_id: optional_string(obj, "item_id", path, ctx)?,
+    })
+}
+
+fn optional_string(
+    obj: &serde_json::Map<String, Value>,
+    key: &str,
+    path: &str,
+    ctx: &Ctx<'_>,
+) -> Result<Option<String>> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(_) => Err(ctx.err(&format!("{path}/{key}"), "not a string")),
+    }
+}
+
+/// A text part: plain, or as its wire recorded it — `item_id` (and `phase`) of a
+/// Responses message, or `signature`, a Gemini thought signature.
+fn text(obj: &serde_json::Map<String, Value>, path: &str, ctx: &Ctx<'_>) -> Result<AssistantPart> {
+    let text = string_field(obj, "text", path, ctx, true)?;
+    let q = |v: &str| Value::String(v.to_string()).to_string();
+    let item_id = optional_string(obj, "item_id", path, ctx)?;
+    let phase = optional_string(obj, "phase", path, ctx)?;
+    let signature = optional_string(obj, "signature", path, ctx)?;
+    match (item_id, signature) {
+        (None, None) if phase.is_none() => Ok(AssistantPart::Text(text)),
+        (Some(id), None) => {
+            let phase = phase.map_or(String::new(), |p| format!(r#","phase":{}"#, q(&p)));
+            let json = format!(
+                r#"{{"type":"message","id":{},"role":"assistant","status":"completed","content":[{{"type":"output_text","text":{},"annotations":[]}}]{phase}}}"#,
+                q(&id),
+                q(&text)
+            );
+            Ok(AssistantPart::Said {
+                text,
+                wire: Wire::Responses,
+                json,
+            })
+        }
+        (None, Some(sig)) if phase.is_none() => {
+            let json = format!(r#"{{"text":{},"thoughtSignature":{}}}"#, q(&text), q(&sig));
+            Ok(AssistantPart::Said {
+                text,
+                wire: Wire::Gemini,
+                json,
+            })
+        }
+        _ => Err(ctx.err(
+            path,
+            "a text part carries a Responses item_id (and phase) or a Gemini signature, not both",
+        )),
+    }
+}
+
+/// A provider's block pgprompt does not interpret (a server tool's call and result, a
+/// tool search, a compaction item, ...), kept verbatim for its wire.
+fn provider(obj: &serde_json::Map<String, Value>, path: &str, ctx: &Ctx<'_>) -> Result<AssistantPart> {
+    let wire = match obj.get("wire").and_then(Value::as_str).map(Wire::parse) {
+        Some(Some(w)) => w,
+        _ => return Err(ctx.err(&format!("{path}/wire"), "not one of anthropic, chat, responses, gemini")),
+    };
+    let block = match obj.get("block") {
+        Some(b @ Value::Object(_)) => b.to_string(),
+        _ => return Err(ctx.err(&format!("{path}/block"), "not an object")),
+    };
+    Ok(AssistantPart::Opaque {
+        wire,
+        text: block.clone(),
+        json: block,
     })
 }
 
@@ -408,18 +483,27 @@ fn assistant_parts(round: &Round, thinking: Thinking, counter: &mut Counter<'_>)
     round
         .assistant
         .iter()
-        .filter(|p| !matches!(p, AssistantPart::Text(t) if t.is_empty()))
+        .filter(|p| !matches!(p, AssistantPart::Text(t) | AssistantPart::Said { text: t, .. } if t.is_empty()))
         .filter(|p| thinking == Thinking::Keep || !matches!(p, AssistantPart::Opaque { .. }))
         .map(|p| match p {
             AssistantPart::Text(t) => Part {
                 kind: PartKind::Text(t.clone()),
                 tokens: counter.count(t),
             },
+            AssistantPart::Said { text, wire, json } => Part {
+                tokens: counter.count(text),
+                kind: PartKind::Said {
+                    text: text.clone(),
+                    wire: *wire,
+                    json: json.clone(),
+                },
+            },
             AssistantPart::ToolCall {
                 id,
                 name,
                 input,
                 signature,
+                item_id,
             } => Part {
                 tokens: counter.count(name) + counter.count(input),
                 kind: PartKind::ToolCall {
@@ -427,6 +511,7 @@ fn assistant_parts(round: &Round, thinking: Thinking, counter: &mut Counter<'_>)
                     name: name.clone(),
                     input: input.clone(),
                     signature: signature.clone(),
+                    item_id: item_id.clone(),
                 },
             },
             AssistantPart::Opaque { wire, json, text } => Part {

@@ -30,6 +30,9 @@ pub struct Model {
     /// The request options the model sets (`models.request_options`).
     #[serde(default)]
     pub request_options: RequestOptions,
+    /// The rules the model enforces (`models.profile`, or the profile its name matches).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<crate::profile::Profile>,
 }
 
 impl Model {
@@ -46,7 +49,20 @@ impl Model {
             max_output_tokens: 4096,
             cache_ttl: CacheTtl::FiveMinutes,
             request_options: RequestOptions::default(),
+            profile: None,
         }
+    }
+
+    /// The model with its profile: the windows its row leaves unset are the profile's.
+    pub fn with_profile(mut self, profile: Option<crate::profile::Profile>) -> Model {
+        if let Some(p) = &profile {
+            if self.advisory_window.is_none() && self.hard_window.is_none() {
+                self.advisory_window = p.advisory_window;
+                self.hard_window = p.hard_window;
+            }
+        }
+        self.profile = profile;
+        self
     }
 }
 

@@ -393,7 +393,7 @@ fn request_options_on_every_wire() {
         (
             "claude",
             "anthropic",
-            json!({"tool_choice": {"name": "read_invoice"}, "parallel_tool_calls": false, "stop": ["END"],
+            json!({"tool_choice": "auto", "parallel_tool_calls": false, "stop": ["END"],
             "response_format": schema, "thinking": {"effort": "low"}, "metadata": {"user_id": "u-1"}}),
         ),
         (
@@ -435,11 +435,23 @@ fn request_options_on_every_wire() {
     assert_eq!(e.code, Code::RequestOptionsInvalid);
     assert_eq!(
         e.message,
-        "request_options_invalid: the anthropic wire takes no temperature (its SDK's request type has none) at /request_options/temperature"
+        "request_options_invalid: the anthropic wire takes no temperature (its SDK's request type has none; a model's profile can allow it) at /request_options/temperature"
     );
     assert_eq!(
         e.detail.as_deref(),
         Some("Set by the turn's request_options; the request goes on the anthropic wire.")
+    );
+    // Thinking beside a forced tool choice: the Messages API refuses it.
+    let s = Scenario::new("Check INV-2041.").turn(|t| {
+        t.mode = Mode::Run;
+        t.tools = Some(tools(tool_defs));
+        t.request_options =
+            request_options(r#"{"tool_choice": {"name": "read_invoice"}, "thinking": {"effort": "low"}}"#);
+    });
+    let e = s.run(Purpose::Preview).unwrap_err();
+    assert_eq!(
+        e.message,
+        "request_options_invalid: the anthropic wire takes no thinking beside a forced tool choice (required or a named tool) at /request_options/tool_choice"
     );
 }
 

@@ -71,12 +71,12 @@ func main() {
 		log.Fatal(err)
 	}
 	defer db.Close()
-	one(db, `INSERT INTO prompt.models (name, wire, tokenizer, advisory_window) VALUES ('gpt-5', 'responses', 'o200k_base', 400000)
+	one(db, `INSERT INTO prompt.models (name, wire, tokenizer, advisory_window) VALUES ('gpt-5.6-sol', 'responses', 'o200k_base', 400000)
 	         ON CONFLICT (name) DO UPDATE SET wire = excluded.wire RETURNING name`)
 	ws := one(db, `INSERT INTO prompt.workspaces (name) VALUES ('Quick-start') RETURNING id`)
 	ada := one(db, `INSERT INTO prompt.users (handle, display_name, kind) VALUES ('ada_go', 'Ada', 'human')
 	                ON CONFLICT (handle) DO UPDATE SET display_name = excluded.display_name RETURNING id`)
-	lark := one(db, `INSERT INTO prompt.users (handle, display_name, kind, model) VALUES ('lark_go', 'Lark', 'agent', 'gpt-5')
+	lark := one(db, `INSERT INTO prompt.users (handle, display_name, kind, model) VALUES ('lark_go', 'Lark', 'agent', 'gpt-5.6-sol')
 	                 ON CONFLICT (handle) DO UPDATE SET model = excluded.model RETURNING id`)
 	if _, err := db.Exec(`INSERT INTO prompt.documents (user_id, name, body) VALUES ($1, 'system_prompt', 'You are {{agent}}.')
 	                      ON CONFLICT DO NOTHING`, lark); err != nil {

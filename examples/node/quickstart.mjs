@@ -19,12 +19,12 @@ await db.connect();
 const one = async (sql, params = []) => (await db.query(sql, params)).rows[0];
 const openai = new OpenAI({ apiKey: process.env.OPENAI_API_KEY ?? "test" });
 
-await db.query("INSERT INTO prompt.models (name, wire, tokenizer, advisory_window) VALUES ('gpt-4o', 'chat', 'o200k_base', 128000) " +
+await db.query("INSERT INTO prompt.models (name, wire, tokenizer, advisory_window) VALUES ('gpt-5.5', 'chat', 'o200k_base', 128000) " +
   "ON CONFLICT (name) DO NOTHING");
 const ws = (await one("INSERT INTO prompt.workspaces (name) VALUES ('Quick-start') RETURNING id")).id;
 const ada = (await one("INSERT INTO prompt.users (handle, display_name, kind) VALUES ('ada_node', 'Ada', 'human') " +
   "ON CONFLICT (handle) DO UPDATE SET display_name = excluded.display_name RETURNING id")).id;
-const lark = (await one("INSERT INTO prompt.users (handle, display_name, kind, model) VALUES ('lark_node', 'Lark', 'agent', 'gpt-4o') " +
+const lark = (await one("INSERT INTO prompt.users (handle, display_name, kind, model) VALUES ('lark_node', 'Lark', 'agent', 'gpt-5.5') " +
   "ON CONFLICT (handle) DO UPDATE SET model = excluded.model RETURNING id")).id;
 await db.query("INSERT INTO prompt.documents (user_id, name, body) VALUES ($1, 'system_prompt', 'You are {{agent}}.') " +
   "ON CONFLICT DO NOTHING", [lark]);

@@ -27,13 +27,13 @@ def main():
                                  base_url=os.environ.get("ANTHROPIC_BASE_URL"))
 
     # Rows: a model, a person, an agent with a system prompt, a conversation, a run turn.
-    db.execute("INSERT INTO prompt.models (name, wire, advisory_window) VALUES ('claude-sonnet-4-5', 'anthropic', 180000) "
+    db.execute("INSERT INTO prompt.models (name, wire, advisory_window) VALUES ('claude-sonnet-5', 'anthropic', 180000) "
                "ON CONFLICT (name) DO NOTHING")
     ws = db.execute("INSERT INTO prompt.workspaces (name) VALUES ('Quick-start') RETURNING id").fetchone()[0]
     ada = db.execute("INSERT INTO prompt.users (handle, display_name, kind) VALUES ('ada_py', 'Ada', 'human') "
                      "ON CONFLICT (handle) DO UPDATE SET display_name = excluded.display_name RETURNING id").fetchone()[0]
     lark = db.execute("INSERT INTO prompt.users (handle, display_name, kind, model) VALUES ('lark_py', 'Lark', 'agent', "
-                      "'claude-sonnet-4-5') ON CONFLICT (handle) DO UPDATE SET model = excluded.model RETURNING id").fetchone()[0]
+                      "'claude-sonnet-5') ON CONFLICT (handle) DO UPDATE SET model = excluded.model RETURNING id").fetchone()[0]
     db.execute("INSERT INTO prompt.documents (user_id, name, body) VALUES (%s, 'system_prompt', 'You are {{agent}}.') "
                "ON CONFLICT DO NOTHING", (lark,))
     conv = db.execute("INSERT INTO prompt.conversations (workspace_id, answerer_id, creator_id) VALUES (%s, %s, %s) "

@@ -30,6 +30,49 @@ BEGIN
 END
 $$;
 
+-- The rules of known models (README, "Model profiles"; core/src/profile.rs): which wires
+-- serve a model, its windows and output limit, the thinking modes, efforts, displays and
+-- budgets it takes, which sampling options and their ranges, its cache rules. The rows
+-- the extension ships (sql/profiles.sql, shipped = true) come with its script and are
+-- replaced by an update; pg_dump keeps the rows users add.
+CREATE TABLE prompt.model_profiles (
+    name                      text PRIMARY KEY CONSTRAINT model_profiles_name_valid CHECK (name <> ''),
+    provider                  text NOT NULL
+                              CONSTRAINT model_profiles_provider_valid CHECK (provider IN ('anthropic', 'openai', 'google')),
+    wires                     text[] NOT NULL
+                              CONSTRAINT model_profiles_wires_valid
+                              CHECK (wires <> '{}' AND wires <@ ARRAY['anthropic', 'chat', 'responses', 'gemini']),
+    advisory_window           int CONSTRAINT model_profiles_advisory_window_positive CHECK (advisory_window > 0),
+    hard_window               int CONSTRAINT model_profiles_hard_window_positive CHECK (hard_window > 0),
+    max_output_tokens         int CONSTRAINT model_profiles_max_output_tokens_positive CHECK (max_output_tokens > 0),
+    tokenizer                 text CONSTRAINT model_profiles_tokenizer_valid CHECK (tokenizer IN ('cl100k_base', 'o200k_base')),
+    thinking_modes            text[] NOT NULL DEFAULT '{}'
+                              CONSTRAINT model_profiles_thinking_modes_valid CHECK (thinking_modes <@ ARRAY['adaptive', 'enabled', 'disabled']),
+    thinking_default          text CONSTRAINT model_profiles_thinking_default_valid CHECK (thinking_default IN ('adaptive', 'enabled', 'disabled')),
+    efforts                   text[] NOT NULL DEFAULT '{}'
+                              CONSTRAINT model_profiles_efforts_valid
+                              CHECK (efforts <@ ARRAY['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']),
+    thinking_display          text[] NOT NULL DEFAULT '{}'
+                              CONSTRAINT model_profiles_thinking_display_valid CHECK (thinking_display <@ ARRAY['summarized', 'omitted']),
+    budget_min                bigint,
+    budget_max                bigint,
+    include_thoughts          bool NOT NULL DEFAULT false,
+    thinking_with_forced_tool bool NOT NULL DEFAULT true,
+    temperature_max           float8 CONSTRAINT model_profiles_temperature_max_valid CHECK (temperature_max >= 0),
+    top_p_max                 float8 CONSTRAINT model_profiles_top_p_max_valid CHECK (top_p_max > 0 AND top_p_max <= 1),
+    sampling_together         bool NOT NULL DEFAULT true,
+    cache_breakpoints         text CONSTRAINT model_profiles_cache_breakpoints_valid
+                              CHECK (cache_breakpoints IN ('cache_control', 'prompt_cache_breakpoint')),
+    max_breakpoints           int NOT NULL DEFAULT 0 CONSTRAINT model_profiles_max_breakpoints_valid CHECK (max_breakpoints >= 0),
+    min_cache_tokens          int NOT NULL DEFAULT 0 CONSTRAINT model_profiles_min_cache_tokens_valid CHECK (min_cache_tokens >= 0),
+    cache_ttls                text[] NOT NULL DEFAULT '{}'
+                              CONSTRAINT model_profiles_cache_ttls_valid CHECK (cache_ttls <@ ARRAY['5m', '1h', '30m', '12h']),
+    cache_lookback            int CONSTRAINT model_profiles_cache_lookback_positive CHECK (cache_lookback > 0),
+    replays_thinking          bool NOT NULL DEFAULT false,
+    shipped                   bool NOT NULL DEFAULT false,
+    CONSTRAINT model_profiles_budget_range CHECK ((budget_min IS NULL) = (budget_max IS NULL) AND budget_min <= budget_max)
+);
+
 CREATE TABLE prompt.models (
     name              text PRIMARY KEY,
     wire              text NOT NULL
@@ -44,9 +87,12 @@ CREATE TABLE prompt.models (
     max_output_tokens int NOT NULL DEFAULT 4096
                       CONSTRAINT models_max_output_tokens_positive CHECK (max_output_tokens > 0),
     cache_ttl         text NOT NULL DEFAULT '5m'
-                      CONSTRAINT models_cache_ttl_valid CHECK (cache_ttl IN ('5m', '1h')),
+                      CONSTRAINT models_cache_ttl_valid CHECK (cache_ttl IN ('5m', '1h', '30m', '12h')),
     token_margin_auto bool NOT NULL DEFAULT false,
-    request_options   jsonb NOT NULL DEFAULT '{}'
+    request_options   jsonb NOT NULL DEFAULT '{}',
+    -- The profile whose rules the model follows; NULL: the profile whose name is the
+    -- model's name or the longest prefix of it (dated ids), if any.
+    profile           text REFERENCES prompt.model_profiles (name) ON UPDATE CASCADE ON DELETE SET NULL
 );
 
 CREATE TABLE prompt.users (
@@ -303,6 +349,9 @@ CREATE TABLE prompt.responses (
     -- The SHA-256 of the response as recorded (its jsonb text): a response without an id
     -- recorded again for the same turn is found by it, and written once.
     body_digest            bytea,
+    -- Cache writes by TTL, as the provider split them ({"5m": N, "1h": M} on Anthropic,
+    -- {"30m": N, "12h": M} on Responses); NULL when it did not.
+    cache_creation_by_ttl  jsonb,
     PRIMARY KEY (conversation_id, turn_id, step),
     CONSTRAINT responses_response_id_key UNIQUE (conversation_id, response_id),
     FOREIGN KEY (conversation_id, turn_id) REFERENCES prompt.turns (conversation_id, id) ON DELETE CASCADE
@@ -356,8 +405,189 @@ SELECT pg_catalog.pg_extension_config_dump('prompt.seal_nodes', '');
 SELECT pg_catalog.pg_extension_config_dump('prompt.seals', '');
 SELECT pg_catalog.pg_extension_config_dump('prompt.seals_02', '');
 SELECT pg_catalog.pg_extension_config_dump('prompt.responses', '');
+-- Only the profiles users add: the shipped ones come with the extension's script.
+SELECT pg_catalog.pg_extension_config_dump('prompt.model_profiles', 'WHERE NOT shipped');
 SELECT pg_catalog.pg_extension_config_dump('prompt.tenants', '');
 SELECT pg_catalog.pg_extension_config_dump('prompt.workspace_members', '');
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- src/lib.rs:13
+-- requires:
+--   schema
+
+-- The model profiles pgprompt ships (README, "Model profiles"): the current models of the
+-- three providers and the rules each enforces, as their SDKs (anthropic 2.15, openai
+-- 3.57, google-genai 3.6.1) and published references give them. Shipped rows say
+-- shipped = true: an update replaces them, pg_dump leaves them to the extension's script
+-- and keeps the rows users add. To change a shipped profile, add a row of your own and
+-- name it in models.profile.
+--
+-- Windows and output limits are the providers' published figures; Claude's tokenizer is
+-- not public (cl100k_base is the closest count; models.token_margin_auto learns the rest).
+
+INSERT INTO prompt.model_profiles (name, provider, wires, advisory_window, hard_window, max_output_tokens, tokenizer,
+    thinking_modes, thinking_default, efforts, thinking_display, budget_min, budget_max, include_thoughts,
+    thinking_with_forced_tool, temperature_max, top_p_max, sampling_together,
+    cache_breakpoints, max_breakpoints, min_cache_tokens, cache_ttls, cache_lookback, replays_thinking, shipped)
+VALUES
+-- Anthropic, the 5 family, Opus 4.8 and 4.7, Mythos Preview: adaptive thinking only (a
+-- budget is refused with a 400), effort up to max, no sampling options, no thinking beside
+-- a forced tool.
+    ('claude-opus-5-5',   'anthropic', '{anthropic}', NULL, 1000000, 128000, 'cl100k_base',
+     '{adaptive,disabled}', 'adaptive', '{low,medium,high,xhigh,max}', '{summarized,omitted}', NULL, NULL, false,
+     false, NULL, NULL, false, 'cache_control', 4, 4096, '{5m,1h}', 20, true, true),
+    ('claude-sonnet-5-5', 'anthropic', '{anthropic}', NULL, 1000000, 128000, 'cl100k_base',
+     '{adaptive,disabled}', 'adaptive', '{low,medium,high,xhigh,max}', '{summarized,omitted}', NULL, NULL, false,
+     false, NULL, NULL, false, 'cache_control', 4, 2048, '{5m,1h}', 20, true, true),
+    ('claude-haiku-5-5',  'anthropic', '{anthropic}', NULL, 400000, 64000, 'cl100k_base',
+     '{adaptive,disabled}', 'adaptive', '{low,medium,high,max}', '{summarized,omitted}', NULL, NULL, false,
+     false, NULL, NULL, false, 'cache_control', 4, 4096, '{5m,1h}', 20, true, true),
+    ('claude-fable-5-2',  'anthropic', '{anthropic}', NULL, 1000000, 128000, 'cl100k_base',
+     '{adaptive,disabled}', 'adaptive', '{low,medium,high,xhigh,max}', '{summarized,omitted}', NULL, NULL, false,
+     false, NULL, NULL, false, 'cache_control', 4, 2048, '{5m,1h}', 20, true, true),
+    ('claude-mythos-5-2', 'anthropic', '{anthropic}', NULL, 1000000, 128000, 'cl100k_base',
+     '{adaptive,disabled}', 'adaptive', '{low,medium,high,xhigh,max}', '{summarized,omitted}', NULL, NULL, false,
+     false, NULL, NULL, false, 'cache_control', 4, 4096, '{5m,1h}', 20, true, true),
+    ('claude-fable-5-1',  'anthropic', '{anthropic}', NULL, 1000000, 128000, 'cl100k_base',
+     '{adaptive,disabled}', 'adaptive', '{low,medium,high,xhigh,max}', '{summarized,omitted}', NULL, NULL, false,
+     false, NULL, NULL, false, 'cache_control', 4, 2048, '{5m,1h}', 20, true, true),
+    ('claude-mythos-5-1', 'anthropic', '{anthropic}', NULL, 1000000, 128000, 'cl100k_base',
+     '{adaptive,disabled}', 'adaptive', '{low,medium,high,xhigh,max}', '{summarized,omitted}', NULL, NULL, false,
+     false, NULL, NULL, false, 'cache_control', 4, 4096, '{5m,1h}', 20, true, true),
+    ('claude-opus-5',     'anthropic', '{anthropic}', NULL, 1000000, 128000, 'cl100k_base',
+     '{adaptive,disabled}', 'adaptive', '{low,medium,high,xhigh,max}', '{summarized,omitted}', NULL, NULL, false,
+     false, NULL, NULL, false, 'cache_control', 4, 4096, '{5m,1h}', 20, true, true),
+    ('claude-sonnet-5',   'anthropic', '{anthropic}', NULL, 1000000, 128000, 'cl100k_base',
+     '{adaptive,disabled}', 'adaptive', '{low,medium,high,xhigh,max}', '{summarized,omitted}', NULL, NULL, false,
+     false, NULL, NULL, false, 'cache_control', 4, 2048, '{5m,1h}', 20, true, true),
+    ('claude-fable-5',    'anthropic', '{anthropic}', NULL, 1000000, 128000, 'cl100k_base',
+     '{adaptive,disabled}', 'adaptive', '{low,medium,high,xhigh,max}', '{summarized,omitted}', NULL, NULL, false,
+     false, NULL, NULL, false, 'cache_control', 4, 2048, '{5m,1h}', 20, true, true),
+    ('claude-mythos-5',   'anthropic', '{anthropic}', NULL, 1000000, 128000, 'cl100k_base',
+     '{adaptive,disabled}', 'adaptive', '{low,medium,high,xhigh,max}', '{summarized,omitted}', NULL, NULL, false,
+     false, NULL, NULL, false, 'cache_control', 4, 4096, '{5m,1h}', 20, true, true),
+    ('claude-opus-4-8',   'anthropic', '{anthropic}', NULL, 1000000, 128000, 'cl100k_base',
+     '{adaptive,disabled}', 'adaptive', '{low,medium,high,xhigh,max}', '{summarized,omitted}', NULL, NULL, false,
+     false, NULL, NULL, false, 'cache_control', 4, 4096, '{5m,1h}', 20, true, true),
+    ('claude-opus-4-7',   'anthropic', '{anthropic}', NULL, 1000000, 128000, 'cl100k_base',
+     '{adaptive,disabled}', 'adaptive', '{low,medium,high,xhigh,max}', '{summarized,omitted}', NULL, NULL, false,
+     false, NULL, NULL, false, 'cache_control', 4, 4096, '{5m,1h}', 20, true, true),
+    ('claude-mythos-preview', 'anthropic', '{anthropic}', NULL, 1000000, 128000, 'cl100k_base',
+     '{adaptive,disabled}', 'adaptive', '{low,medium,high,max}', '{summarized,omitted}', NULL, NULL, false,
+     false, NULL, NULL, false, 'cache_control', 4, 4096, '{5m,1h}', 20, true, true),
+-- Opus 4.6, Sonnet 4.6: adaptive or a budget (enabled is deprecated on Opus 4.6), effort,
+-- temperature 0-1 or top_p, not both.
+    ('claude-opus-4-6',   'anthropic', '{anthropic}', NULL, 1000000, 128000, 'cl100k_base',
+     '{adaptive,enabled,disabled}', 'adaptive', '{low,medium,high,max}', '{summarized,omitted}', 1024, 127999, false,
+     false, 1, 1, false, 'cache_control', 4, 4096, '{5m,1h}', 20, true, true),
+    ('claude-sonnet-4-6', 'anthropic', '{anthropic}', NULL, 1000000, 64000, 'cl100k_base',
+     '{adaptive,enabled,disabled}', 'adaptive', '{low,medium,high,max}', '{summarized,omitted}', 1024, 63999, false,
+     false, 1, 1, false, 'cache_control', 4, 2048, '{5m,1h}', 20, true, true),
+-- The 4.5 family: a thinking budget, effort on Opus 4.5 only, temperature 0-1 or top_p.
+    ('claude-opus-4-5',   'anthropic', '{anthropic}', NULL, 200000, 64000, 'cl100k_base',
+     '{enabled,disabled}', 'enabled', '{low,medium,high}', '{}', 1024, 63999, false,
+     false, 1, 1, false, 'cache_control', 4, 4096, '{5m,1h}', 20, true, true),
+    ('claude-sonnet-4-5', 'anthropic', '{anthropic}', NULL, 200000, 64000, 'cl100k_base',
+     '{enabled,disabled}', 'enabled', '{}', '{}', 1024, 63999, false,
+     false, 1, 1, false, 'cache_control', 4, 1024, '{5m,1h}', 20, true, true),
+    ('claude-haiku-4-5',  'anthropic', '{anthropic}', NULL, 200000, 64000, 'cl100k_base',
+     '{enabled,disabled}', 'enabled', '{}', '{}', 1024, 63999, false,
+     false, 1, 1, false, 'cache_control', 4, 4096, '{5m,1h}', 20, true, true),
+-- OpenAI, gpt-6 and gpt-5.6 (the first with prompt_cache_options): reasoning effort none
+-- to max (thinking mode disabled is effort none), explicit cache breakpoints (up to four
+-- a request, TTL 30m or 12h; Chat 30m).
+    ('gpt-6-astra',  'openai', '{responses,chat}', NULL, 2000000, 256000, 'o200k_base',
+     '{disabled}', NULL, '{none,low,medium,high,xhigh,max}', '{summarized}', NULL, NULL, false,
+     true, NULL, NULL, false, 'prompt_cache_breakpoint', 4, 1024, '{30m,12h}', NULL, true, true),
+    ('gpt-6-sol',    'openai', '{responses,chat}', NULL, 1050000, 128000, 'o200k_base',
+     '{disabled}', NULL, '{none,low,medium,high,xhigh,max}', '{summarized}', NULL, NULL, false,
+     true, NULL, NULL, false, 'prompt_cache_breakpoint', 4, 1024, '{30m,12h}', NULL, true, true),
+    ('gpt-6-luna',   'openai', '{responses,chat}', NULL, 400000, 128000, 'o200k_base',
+     '{disabled}', NULL, '{none,low,medium,high,xhigh}', '{summarized}', NULL, NULL, false,
+     true, NULL, NULL, false, 'prompt_cache_breakpoint', 4, 1024, '{30m,12h}', NULL, true, true),
+    ('gpt-5.6-sol',  'openai', '{responses,chat}', NULL, 1050000, 128000, 'o200k_base',
+     '{disabled}', NULL, '{none,low,medium,high,xhigh,max}', '{summarized}', NULL, NULL, false,
+     true, NULL, NULL, false, 'prompt_cache_breakpoint', 4, 1024, '{30m,12h}', NULL, true, true),
+    ('gpt-5.6-terra', 'openai', '{responses,chat}', NULL, 1050000, 128000, 'o200k_base',
+     '{disabled}', NULL, '{none,low,medium,high,xhigh,max}', '{summarized}', NULL, NULL, false,
+     true, NULL, NULL, false, 'prompt_cache_breakpoint', 4, 1024, '{30m,12h}', NULL, true, true),
+    ('gpt-5.6-luna', 'openai', '{responses,chat}', NULL, 400000, 128000, 'o200k_base',
+     '{disabled}', NULL, '{none,low,medium,high,xhigh}', '{summarized}', NULL, NULL, false,
+     true, NULL, NULL, false, 'prompt_cache_breakpoint', 4, 1024, '{30m,12h}', NULL, true, true),
+-- gpt-5.5 to gpt-5.2: reasoning none to xhigh, implicit caching by prompt_cache_key.
+    ('gpt-5.5',      'openai', '{responses,chat}', NULL, 1050000, 128000, 'o200k_base',
+     '{disabled}', NULL, '{none,low,medium,high,xhigh}', '{summarized}', NULL, NULL, false,
+     true, NULL, NULL, false, NULL, 0, 1024, '{}', NULL, true, true),
+    ('gpt-5.5-pro',  'openai', '{responses}', NULL, 1050000, 128000, 'o200k_base',
+     '{}', NULL, '{medium,high,xhigh}', '{summarized}', NULL, NULL, false,
+     true, NULL, NULL, false, NULL, 0, 1024, '{}', NULL, true, true),
+    ('gpt-5.4',      'openai', '{responses,chat}', NULL, 1050000, 128000, 'o200k_base',
+     '{disabled}', NULL, '{none,low,medium,high,xhigh}', '{summarized}', NULL, NULL, false,
+     true, NULL, NULL, false, NULL, 0, 1024, '{}', NULL, true, true),
+    ('gpt-5.4-mini', 'openai', '{responses,chat}', NULL, 400000, 128000, 'o200k_base',
+     '{disabled}', NULL, '{none,low,medium,high,xhigh}', '{summarized}', NULL, NULL, false,
+     true, NULL, NULL, false, NULL, 0, 1024, '{}', NULL, true, true),
+    ('gpt-5.4-nano', 'openai', '{responses,chat}', NULL, 400000, 128000, 'o200k_base',
+     '{disabled}', NULL, '{none,low,medium,high,xhigh}', '{summarized}', NULL, NULL, false,
+     true, NULL, NULL, false, NULL, 0, 1024, '{}', NULL, true, true),
+    ('gpt-5.2',      'openai', '{responses,chat}', NULL, 400000, 128000, 'o200k_base',
+     '{disabled}', NULL, '{none,low,medium,high,xhigh}', '{summarized}', NULL, NULL, false,
+     true, NULL, NULL, false, NULL, 0, 1024, '{}', NULL, true, true),
+    ('gpt-5.2-pro',  'openai', '{responses}', NULL, 400000, 128000, 'o200k_base',
+     '{}', NULL, '{medium,high,xhigh}', '{summarized}', NULL, NULL, false,
+     true, NULL, NULL, false, NULL, 0, 1024, '{}', NULL, true, true),
+-- gpt-5.1: none to high; gpt-5: minimal to high.
+    ('gpt-5.1',      'openai', '{responses,chat}', NULL, 400000, 128000, 'o200k_base',
+     '{disabled}', NULL, '{none,low,medium,high}', '{summarized}', NULL, NULL, false,
+     true, NULL, NULL, false, NULL, 0, 1024, '{}', NULL, true, true),
+    ('gpt-5',        'openai', '{responses,chat}', NULL, 400000, 128000, 'o200k_base',
+     '{}', NULL, '{minimal,low,medium,high}', '{summarized}', NULL, NULL, false,
+     true, NULL, NULL, false, NULL, 0, 1024, '{}', NULL, true, true),
+-- Not reasoning models: temperature 0-2 and top_p, together.
+    ('gpt-4.1',      'openai', '{responses,chat}', NULL, 1047576, 32768, 'o200k_base',
+     '{}', NULL, '{}', '{}', NULL, NULL, false,
+     true, 2, 1, true, NULL, 0, 1024, '{}', NULL, false, true),
+    ('gpt-4o',       'openai', '{responses,chat}', NULL, 128000, 16384, 'o200k_base',
+     '{}', NULL, '{}', '{}', NULL, NULL, false,
+     true, 2, 1, true, NULL, 0, 1024, '{}', NULL, false, true),
+-- Google, Gemini 3.5 on: thinking levels (a budget is refused), thoughts on request,
+-- temperature 0-2 and top_p, implicit caching by prefix.
+    ('gemini-4-argon',   'google', '{gemini}', NULL, 2097152, 65536, 'o200k_base',
+     '{adaptive}', 'adaptive', '{minimal,low,medium,high,xhigh}', '{}', NULL, NULL, true,
+     true, 2, 1, true, NULL, 0, 1024, '{}', NULL, true, true),
+    ('gemini-3.8-flash', 'google', '{gemini}', NULL, 1048576, 65536, 'o200k_base',
+     '{adaptive}', 'adaptive', '{minimal,low,medium,high}', '{}', NULL, NULL, true,
+     true, 2, 1, true, NULL, 0, 1024, '{}', NULL, true, true),
+    ('gemini-3.7-flash', 'google', '{gemini}', NULL, 1048576, 65536, 'o200k_base',
+     '{adaptive}', 'adaptive', '{minimal,low,medium,high}', '{}', NULL, NULL, true,
+     true, 2, 1, true, NULL, 0, 1024, '{}', NULL, true, true),
+    ('gemini-3.6-flash', 'google', '{gemini}', NULL, 1048576, 65536, 'o200k_base',
+     '{adaptive}', 'adaptive', '{minimal,low,medium,high}', '{}', NULL, NULL, true,
+     true, 2, 1, true, NULL, 0, 1024, '{}', NULL, true, true),
+    ('gemini-3.5-flash', 'google', '{gemini}', NULL, 1048576, 65536, 'o200k_base',
+     '{adaptive}', 'adaptive', '{minimal,low,medium,high}', '{}', NULL, NULL, true,
+     true, 2, 1, true, NULL, 0, 1024, '{}', NULL, true, true),
+    ('gemini-3.5-flash-lite', 'google', '{gemini}', NULL, 1048576, 65536, 'o200k_base',
+     '{adaptive}', 'adaptive', '{minimal,low,medium,high}', '{}', NULL, NULL, true,
+     true, 2, 1, true, NULL, 0, 1024, '{}', NULL, true, true),
+-- Gemini 3 and 3.1 previews: levels, or a budget (still accepted before 3.5).
+    ('gemini-3.1-pro-preview', 'google', '{gemini}', NULL, 1048576, 65536, 'o200k_base',
+     '{adaptive,enabled}', 'adaptive', '{low,medium,high}', '{}', 128, 32768, true,
+     true, 2, 1, true, NULL, 0, 2048, '{}', NULL, true, true),
+    ('gemini-3-pro-preview',   'google', '{gemini}', NULL, 1048576, 65536, 'o200k_base',
+     '{adaptive,enabled}', 'adaptive', '{low,high}', '{}', 128, 32768, true,
+     true, 2, 1, true, NULL, 0, 2048, '{}', NULL, true, true),
+    ('gemini-3-flash-preview', 'google', '{gemini}', NULL, 1048576, 65536, 'o200k_base',
+     '{adaptive,enabled,disabled}', 'adaptive', '{minimal,low,medium,high}', '{}', 0, 24576, true,
+     true, 2, 1, true, NULL, 0, 1024, '{}', NULL, true, true),
+-- Gemini 2.5: a budget (0 turns it off on Flash), thoughts on request.
+    ('gemini-2.5-pro',   'google', '{gemini}', NULL, 1048576, 65536, 'o200k_base',
+     '{adaptive,enabled}', 'adaptive', '{}', '{}', 128, 32768, true,
+     true, 2, 1, true, NULL, 0, 2048, '{}', NULL, false, true),
+    ('gemini-2.5-flash', 'google', '{gemini}', NULL, 1048576, 65536, 'o200k_base',
+     '{adaptive,enabled,disabled}', 'adaptive', '{}', '{}', 0, 24576, true,
+     true, 2, 1, true, NULL, 0, 1024, '{}', NULL, false, true);
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -374,18 +604,26 @@ AS 'MODULE_PATHNAME', '_check_document_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
+-- src/pg/triggers.rs:162
+-- pgprompt::pg::triggers::_check_options_wire
+-- Skipped due to `#[pgrx(sql = false)]`
+/* </end connected objects> */
+
+/* <begin connected objects> */
 -- src/pg/triggers.rs:129
 -- pgprompt::pg::triggers::_check_options_wire
 CREATE  FUNCTION "_check_options_wire"(
 	"level" TEXT, /* Option < & str > */
 	"options" TEXT, /* Option < & str > */
 	"wire" TEXT, /* Option < & str > */
-	"max_output_tokens" INT /* Option < i32 > */
+	"max_output_tokens" INT, /* Option < i32 > */
+	"model" TEXT, /* Option < & str > */
+	"profile" TEXT /* Option < & str > */
 ) RETURNS void
-IMMUTABLE PARALLEL SAFE
+IMMUTABLE PARALLEL SAFE 
 SET search_path TO pg_catalog, pg_temp
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', '_check_options_wire_wrapper';
+AS 'MODULE_PATHNAME', '_check_options_wire_v4_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -402,7 +640,7 @@ AS 'MODULE_PATHNAME', '_check_request_options_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:148
+-- src/pg/triggers.rs:167
 -- pgprompt::pg::triggers::_check_round
 CREATE  FUNCTION "_check_round"(
 	"turn_id" uuid, /* pgrx :: Uuid */
@@ -418,7 +656,7 @@ AS 'MODULE_PATHNAME', '_check_round_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:162
+-- src/pg/triggers.rs:181
 -- pgprompt::pg::triggers::_check_round_place
 CREATE  FUNCTION "_check_round_place"(
 	"turn_id" uuid, /* Option < pgrx :: Uuid > */
@@ -502,7 +740,7 @@ AS 'MODULE_PATHNAME', '_convert_seals_02_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/guard.rs:155
+-- src/pg/guard.rs:172
 -- pgprompt::pg::guard::_history_rewrite_allowed
 CREATE  FUNCTION "_history_rewrite_allowed"() RETURNS bool /* bool */
 STRICT VOLATILE PARALLEL SAFE
@@ -512,7 +750,7 @@ AS 'MODULE_PATHNAME', '_history_rewrite_allowed_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/guard.rs:162
+-- src/pg/guard.rs:179
 -- pgprompt::pg::guard::_in_cascade
 CREATE  FUNCTION "_in_cascade"() RETURNS bool /* bool */
 STRICT VOLATILE PARALLEL SAFE
@@ -522,7 +760,7 @@ AS 'MODULE_PATHNAME', '_in_cascade_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:205
+-- src/pg/triggers.rs:224
 -- pgprompt::pg::triggers::_own_entries
 CREATE  FUNCTION "_own_entries"(
 	"summary" TEXT, /* Option < & str > */
@@ -537,7 +775,7 @@ AS 'MODULE_PATHNAME', '_own_entries_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:220
+-- src/pg/triggers.rs:239
 -- pgprompt::pg::triggers::_refuse_sealed
 CREATE  FUNCTION "_refuse_sealed"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -558,7 +796,7 @@ AS 'MODULE_PATHNAME', '_refuse_sealed_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:247
+-- src/pg/triggers.rs:266
 -- pgprompt::pg::triggers::_refuse_sent_round
 CREATE  FUNCTION "_refuse_sent_round"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -573,7 +811,7 @@ AS 'MODULE_PATHNAME', '_refuse_sent_round_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:262
+-- src/pg/triggers.rs:281
 -- pgprompt::pg::triggers::_refuse_timezone
 CREATE  FUNCTION "_refuse_timezone"(
 	"timezone" TEXT /* & str */
@@ -585,7 +823,7 @@ AS 'MODULE_PATHNAME', '_refuse_timezone_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/guard.rs:221
+-- src/pg/guard.rs:240
 -- pgprompt::pg::guard::_replayed_by_later_seal
 CREATE  FUNCTION "_replayed_by_later_seal"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -598,7 +836,7 @@ AS 'MODULE_PATHNAME', '_replayed_by_later_seal_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:183
+-- src/pg/triggers.rs:202
 -- pgprompt::pg::triggers::_row_tokens
 CREATE  FUNCTION "_row_tokens"(
 	"kind" TEXT, /* Option < & str > */
@@ -612,7 +850,7 @@ AS 'MODULE_PATHNAME', '_row_tokens_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/guard.rs:170
+-- src/pg/guard.rs:187
 -- pgprompt::pg::guard::_seal_storage_guard
 CREATE  FUNCTION "_seal_storage_guard"(
 	"table" TEXT, /* & str */
@@ -625,7 +863,7 @@ AS 'MODULE_PATHNAME', '_seal_storage_guard_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/guard.rs:250
+-- src/pg/guard.rs:269
 -- pgprompt::pg::guard::_tenant_writes_user
 CREATE  FUNCTION "_tenant_writes_user"(
 	"user_id" uuid /* Option < pgrx :: Uuid > */
@@ -637,7 +875,7 @@ AS 'MODULE_PATHNAME', '_tenant_writes_user_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:342
+-- src/pg/api.rs:349
 -- pgprompt::pg::api::compile_turn
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
@@ -742,7 +980,7 @@ AS 'MODULE_PATHNAME', 'pretty_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:347
+-- src/pg/api.rs:354
 -- pgprompt::pg::api::preview_turn
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
@@ -774,7 +1012,7 @@ AS 'MODULE_PATHNAME', 'prune_seals_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/responses.rs:190
+-- src/pg/responses.rs:195
 -- pgprompt::pg::responses::record_response
 CREATE  FUNCTION "record_response"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -788,7 +1026,7 @@ AS 'MODULE_PATHNAME', 'record_response_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/responses.rs:262
+-- src/pg/responses.rs:273
 -- pgprompt::pg::responses::record_tool_results
 CREATE  FUNCTION "record_tool_results"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -886,7 +1124,7 @@ AS 'MODULE_PATHNAME', 'verify_seals_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/lib.rs:13
+-- src/lib.rs:14
 -- finalize
 -- pgprompt: write-time refusals (docs/design.md, "Seals"; README, "Refused on write") as triggers, and the comments that make
 -- \d+ and \df+ explain themselves. Runs after the extension's functions exist.
@@ -896,6 +1134,17 @@ CREATE FUNCTION prompt._tokenizers_in_use() RETURNS text[]
 LANGUAGE sql STABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$ SELECT coalesce(array_agg(DISTINCT tokenizer ORDER BY tokenizer), ARRAY['cl100k_base']) FROM prompt.models $$;
+
+-- The profile a model follows (its JSON, as core/src/profile.rs reads it): the one its
+-- row names, else the one whose name is the model's name or the longest prefix of it.
+CREATE FUNCTION prompt._model_profile(model_name text, profile_name text) RETURNS text
+LANGUAGE sql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT row_to_json(p)::text FROM prompt.model_profiles p
+     WHERE p.name = coalesce($2, (SELECT q.name FROM prompt.model_profiles q WHERE starts_with($1, q.name)
+                                  ORDER BY length(q.name) DESC LIMIT 1))
+$$;
 
 CREATE FUNCTION prompt._documents_write() RETURNS trigger
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
@@ -1036,7 +1285,8 @@ BEGIN
     IF NEW.request_options <> '{}'::jsonb AND NEW.model IS NOT NULL
        AND (TG_OP = 'INSERT' OR NEW.request_options IS DISTINCT FROM OLD.request_options
             OR NEW.model IS DISTINCT FROM OLD.model) THEN
-        PERFORM prompt._check_options_wire('turn', NEW.request_options::text, m.wire, m.max_output_tokens)
+        PERFORM prompt._check_options_wire('turn', NEW.request_options::text, m.wire, m.max_output_tokens,
+                                           m.name, prompt._model_profile(m.name, m.profile))
            FROM prompt.models m WHERE m.name = NEW.model;
     END IF;
     IF TG_OP = 'INSERT'
@@ -1248,29 +1498,39 @@ BEGIN
     IF NEW.request_options <> '{}'::jsonb AND NEW.model IS NOT NULL
        AND (TG_OP = 'INSERT' OR NEW.request_options IS DISTINCT FROM OLD.request_options
             OR NEW.model IS DISTINCT FROM OLD.model) THEN
-        PERFORM prompt._check_options_wire('agent', NEW.request_options::text, m.wire, m.max_output_tokens)
+        PERFORM prompt._check_options_wire('agent', NEW.request_options::text, m.wire, m.max_output_tokens,
+                                           m.name, prompt._model_profile(m.name, m.profile))
            FROM prompt.models m WHERE m.name = NEW.model;
     END IF;
     RETURN NEW;
 END
 $$;
 
--- A model's own options meet its wire when written: a model row knows it.
+-- A model's own options meet its wire and its profile when written: a model row knows
+-- both (a profile also names the wires that serve the model and its output limit).
 CREATE FUNCTION prompt._model_options_write() RETURNS trigger
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
 AS $$
+DECLARE
+    profile text;
 BEGIN
-    IF NEW.request_options <> '{}'::jsonb AND (TG_OP = 'INSERT'
+    IF TG_OP = 'INSERT'
        OR NEW.request_options IS DISTINCT FROM OLD.request_options
        OR NEW.wire IS DISTINCT FROM OLD.wire
-       OR NEW.max_output_tokens IS DISTINCT FROM OLD.max_output_tokens) THEN
-        PERFORM prompt._check_options_wire('model', NEW.request_options::text, NEW.wire, NEW.max_output_tokens);
+       OR NEW.max_output_tokens IS DISTINCT FROM OLD.max_output_tokens
+       OR NEW.name IS DISTINCT FROM OLD.name
+       OR NEW.profile IS DISTINCT FROM OLD.profile THEN
+        profile := prompt._model_profile(NEW.name, NEW.profile);
+        IF NEW.request_options <> '{}'::jsonb OR profile IS NOT NULL THEN
+            PERFORM prompt._check_options_wire('model', NEW.request_options::text, NEW.wire, NEW.max_output_tokens,
+                                               NEW.name, profile);
+        END IF;
     END IF;
     RETURN NEW;
 END
 $$;
 
-CREATE TRIGGER models_options BEFORE INSERT OR UPDATE OF request_options, wire, max_output_tokens ON prompt.models
+CREATE TRIGGER models_options BEFORE INSERT OR UPDATE OF request_options, wire, max_output_tokens, name, profile ON prompt.models
     FOR EACH ROW EXECUTE FUNCTION prompt._model_options_write();
 CREATE TRIGGER users_options BEFORE INSERT OR UPDATE OF request_options, model ON prompt.users
     FOR EACH ROW EXECUTE FUNCTION prompt._options_write();
@@ -1454,6 +1714,7 @@ BEGIN
         ARRAY['workspaces', format('id IN %s', mine), format('id IN %s', mine)],
         ARRAY['users', format('id IN %s', members), 'prompt._tenant_writes_user(id)'],
         ARRAY['models', 'true', 'false'],
+        ARRAY['model_profiles', 'true', 'false'],
         ARRAY['documents',
               format('workspace_id IN %s OR user_id IN %s', mine, members),
               format('workspace_id IN %s OR prompt._tenant_writes_user(user_id)', mine)],
@@ -1497,6 +1758,12 @@ GRANT SELECT ON prompt.workspace_members TO PUBLIC;
 
 -- Comments -----------------------------------------------------------------------
 
+COMMENT ON TABLE prompt.model_profiles IS
+    'The rules of known models: the wires that serve them, windows and output limit, the thinking modes, efforts, displays and budgets they take, sampling options and their ranges, cache rules (breakpoint spelling and count, minimum cached prefix, TTLs, lookback). Shipped rows come with the extension and its updates; add your own and name them in models.profile.';
+COMMENT ON COLUMN prompt.models.profile IS
+    'The profile the model follows; NULL: the profile named like the model, or by the longest prefix of its name (dated ids). A model without one keeps its wire''s rules.';
+COMMENT ON FUNCTION prompt._model_profile(text, text) IS
+    'Internal: the profile a model follows, as JSON (the one it names, else the longest prefix of its name).';
 COMMENT ON TABLE prompt.models IS
     'A model a request is compiled for: its wire (anthropic, chat, responses, gemini), tokenizer, windows, image support, token margin, max_output_tokens, cache TTL and request options. name is the provider''s model id.';
 COMMENT ON TABLE prompt.users IS
@@ -1624,7 +1891,7 @@ COMMENT ON FUNCTION prompt._rounds_count() IS
 COMMENT ON FUNCTION prompt._options_write() IS
     'Internal trigger: refuses invalid request options of an agent.';
 COMMENT ON FUNCTION prompt._model_options_write() IS
-    'Internal trigger: refuses request options of a model that are invalid or that its wire cannot carry.';
+    'Internal trigger: refuses request options of a model that are invalid, that its wire cannot carry or that its profile refuses, and a model its profile does not serve on its wire or with its max_output_tokens.';
 COMMENT ON FUNCTION prompt._own_entries(text, integer, text, integer[]) IS
     'Internal: the history entries of a reply turn read by its own answerer, as the compiler plans them.';
 COMMENT ON FUNCTION prompt._check_document(text, text) IS
@@ -1637,8 +1904,8 @@ COMMENT ON FUNCTION prompt._check_turn_shape(uuid, text, text, uuid, text, boole
     'Internal: the write-time checks of a turn''s shape (a reply''s poster, a message''s role, a run''s rounds).';
 COMMENT ON FUNCTION prompt._check_request_options(text, text) IS
     'Internal: the write-time checks of request options.';
-COMMENT ON FUNCTION prompt._check_options_wire(text, text, text, integer) IS
-    'Internal: the write-time checks of one level''s request options (a model''s, an agent''s or a turn''s) against the wire and max_output_tokens of the model it names.';
+COMMENT ON FUNCTION prompt._check_options_wire(text, text, text, integer, text, text) IS
+    'Internal: the write-time checks of one level''s request options (a model''s, an agent''s or a turn''s) against the wire, max_output_tokens and profile of the model it names.';
 COMMENT ON FUNCTION prompt._check_round(uuid, integer, text, text, text) IS
     'Internal: the write-time checks of a round.';
 COMMENT ON FUNCTION prompt._check_round_place(uuid, integer, text, text, boolean) IS

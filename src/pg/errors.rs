@@ -33,6 +33,7 @@ pub fn sqlstate(code: Code) -> PgSqlErrorCode {
         | Code::RawInputInvalid
         | Code::RoundInvalid
         | Code::RequestOptionsInvalid
+        | Code::ModelInvalid
         | Code::TokenizerUnknown
         | Code::TimezoneInvalid
         | Code::ResponseInvalid => ERRCODE_INVALID_PARAMETER_VALUE,

@@ -381,7 +381,8 @@ static MODELS: LazyLock<Query> = LazyLock::new(|| {
         "SELECT m.name, m.wire, m.tokenizer, m.advisory_window, m.hard_window, m.native_images, \
          CASE WHEN m.token_margin_auto THEN greatest(m.token_margin, coalesce((SELECT (c.p95_ratio - 1)::float4 \
          FROM prompt.model_calibration c WHERE c.model = m.name), 0)) ELSE m.token_margin END, \
-         m.max_output_tokens, m.cache_ttl, m.request_options::text FROM prompt.models m WHERE m.name = ANY($1)",
+         m.max_output_tokens, m.cache_ttl, m.request_options::text, prompt._model_profile(m.name, m.profile) \
+         FROM prompt.models m WHERE m.name = ANY($1)",
         &[
             TEXTOID,
             TEXTOID,
@@ -391,6 +392,7 @@ static MODELS: LazyLock<Query> = LazyLock::new(|| {
             BOOLOID,
             pgrx::pg_sys::FLOAT4OID,
             INT4OID,
+            TEXTOID,
             TEXTOID,
             TEXTOID,
         ],
@@ -412,7 +414,8 @@ fn load_models(client: &SpiClient<'_>, names: &[String]) -> Result<HashMap<Strin
         m.max_output_tokens = c.next::<i32>().unwrap_or(4096);
         m.cache_ttl = CacheTtl::from_column("models.cache_ttl", &c.text_or("5m"))?;
         m.request_options = fields::parse_request_options(&c.text_or("{}"))?;
-        Ok(Some((name, m)))
+        let profile = pgprompt_core::profile::Profile::from_json(&c.text_or(""))?;
+        Ok(Some((name, m.with_profile(profile))))
     })?;
     Ok(models.into_iter().collect())
 }

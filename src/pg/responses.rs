@@ -104,7 +104,8 @@ fn insert_response(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, step: i32
     spi(client.update(
         "INSERT INTO prompt.responses (conversation_id, turn_id, step, response_id, shape, model, compiled_model, \
          stop_reason, input_tokens, cache_creation_tokens, cache_read_tokens, output_tokens, billed_input_tokens, \
-         estimated_input_tokens, body_digest) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
+         estimated_input_tokens, body_digest, cache_creation_by_ttl) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16::jsonb)",
         None,
         &[
             pg_uuid(conv).into(),
@@ -122,6 +123,11 @@ fn insert_response(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, step: i32
             n(|u| u.billed_input_tokens),
             a.estimated.into(),
             a.body_digest.to_vec().into(),
+            nullable(
+                u.as_ref()
+                    .filter(|u| !u.cache_creation_by_ttl.is_empty())
+                    .map(|u| serde_json::to_string(&u.cache_creation_by_ttl).unwrap_or_default()),
+            ),
         ],
     ));
 }

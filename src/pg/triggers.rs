@@ -122,13 +122,20 @@ fn _check_request_options(table: Option<&str>, options: Option<&str>) {
         .or_raise();
 }
 
-/// One level's request options (`model`, `agent` or `turn`) against the wire and token
-/// limit of the model it names, when the row is written: a model's own, an agent's with
-/// a model, a turn's with a model. The merged options meet their wire again when a turn
-/// compiles.
-#[pg_extern(immutable, parallel_safe)]
+/// One level's request options (`model`, `agent` or `turn`) against the wire, token
+/// limit and profile of the model it names, when the row is written: a model's own, an
+/// agent's with a model, a turn's with a model. The merged options meet their wire and
+/// profile again when a turn compiles.
+#[pg_extern(immutable, parallel_safe, name = "_check_options_wire")]
 #[search_path(pg_catalog, pg_temp)]
-fn _check_options_wire(level: Option<&str>, options: Option<&str>, wire: Option<&str>, max_output_tokens: Option<i32>) {
+fn _check_options_wire_v4(
+    level: Option<&str>,
+    options: Option<&str>,
+    wire: Option<&str>,
+    max_output_tokens: Option<i32>,
+    model: Option<&str>,
+    profile: Option<&str>,
+) {
     let level = level.unwrap_or("model");
     use pgprompt_core::options::{resolve, RequestOptions};
     let own = fields::parse_request_options(options.unwrap_or("{}"))
@@ -136,13 +143,25 @@ fn _check_options_wire(level: Option<&str>, options: Option<&str>, wire: Option<
         .or_raise();
     let wire = Wire::from_column("models.wire", wire.unwrap_or("")).or_raise();
     let max_tokens = max_output_tokens.unwrap_or(pgprompt_core::wire::DEFAULT_MAX_TOKENS);
+    let profile = pgprompt_core::profile::Profile::from_json(profile.unwrap_or("")).or_raise();
     let none = RequestOptions::default();
     let levels = match level {
         "agent" => [("model", &none), ("agent", &own), ("turn", &none)],
         "turn" => [("model", &none), ("agent", &none), ("turn", &own)],
         _ => [("model", &own), ("agent", &none), ("turn", &none)],
     };
-    resolve(levels, wire, max_tokens).or_raise();
+    let rules = profile.as_ref().map(|profile| pgprompt_core::options::Rules {
+        model: model.unwrap_or(&profile.name),
+        profile,
+    });
+    resolve(levels, wire, max_tokens, rules).or_raise();
+}
+
+/// The four-argument check the 0.3.0 triggers call (kept so their SQL runs against this
+/// library until the extension is updated): the wire's rules, no profile.
+#[pg_extern(sql = false)]
+fn _check_options_wire(level: Option<&str>, options: Option<&str>, wire: Option<&str>, max_output_tokens: Option<i32>) {
+    _check_options_wire_v4(level, options, wire, max_output_tokens, None, None);
 }
 
 #[pg_extern(immutable, parallel_safe)]

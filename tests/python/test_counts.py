@@ -90,7 +90,7 @@ def count_body(body: dict, wire: str, tokenizer: str) -> int:
         ("00000000-0000-4000-8000-00000000c002", "00000000-0000-4000-8000-0000000f0001"),
     ],
 )
-@pytest.mark.parametrize("model", [None, "gpt-4o", "claude-vision", "gpt-4o-vision", "gpt-5-vision", "gemini-vision"])
+@pytest.mark.parametrize("model", [None, "gpt-5.5", "claude-vision", "gpt-5.5-vision", "gpt-5.6-sol-vision", "gemini-vision"])
 def test_estimate_total_is_an_independent_count_of_the_body(db, conversation, turn, model):
     db.execute("BEGIN")
     try:

@@ -7,7 +7,7 @@ import subprocess
 from conftest import PGBIN, connect, make_database
 
 TABLES = ["models", "users", "workspaces", "documents", "conversations", "memories", "skills",
-          "turns", "rounds", "seals", "seal_nodes"]
+          "turns", "rounds", "seals", "seal_nodes", "model_profiles"]
 
 
 def tool(name, *args, **kw):
@@ -35,6 +35,10 @@ def test_dump_and_restore_keep_every_row_and_every_sealed_body():
         src.execute("SELECT prompt.compile_turn(%s, %s)", (c, t))
     # A second seal in the group conversation shares the first one's elements.
     src.execute("SELECT prompt.compile_turn(%s, %s)", ("00000000-0000-4000-8000-00000000c003", "00000000-0000-4000-8000-0000000f1007"))
+    # A profile of the user's own comes back beside the shipped ones (which the
+    # extension's script brings), and so does the model naming it.
+    src.execute("INSERT INTO prompt.model_profiles (name, provider, wires, temperature_max) VALUES ('house-claude', 'anthropic', '{anthropic}', 1)")
+    src.execute("INSERT INTO prompt.models (name, wire, profile) VALUES ('claude-house-1', 'anthropic', 'house-claude')")
     # A pruned seal keeps its digest, size and estimate across the dump too.
     src.execute("SELECT prompt.prune_seals('00000000-0000-4000-8000-00000000c002', now() + interval '1 minute')")
     before = snapshot(src)

@@ -116,7 +116,7 @@ def test_the_readme_minimal_recipe_runs_as_written():
         body = c.execute("SELECT prompt.sealed_body('00000000-0000-4000-8000-0000000000c1', "
                          "'00000000-0000-4000-8000-0000000000d2')::text").fetchone()[0]
         assert body == (
-            '{"model":"claude-sonnet-4-5","max_tokens":4096,'
+            '{"model":"claude-sonnet-5","max_tokens":4096,'
             '"system":[{"type":"text","text":"You are Lark. You are helping Ada.","cache_control":{"type":"ephemeral"}}],'
             '"messages":[{"role":"user","content":[{"type":"text","text":"I was charged twice for INV-2041.",'
             '"cache_control":{"type":"ephemeral"}},{"type":"text","text":"Can you check?"}]}]}'

@@ -25,7 +25,7 @@ from test_wire_types import ANTHROPIC, CHAT, RESPONSES, assert_valid, assert_val
 NAME = "pgprompt_response_loop"
 WS, ADA, LARK = ("00000000-0000-4000-8000-00000000a001", "00000000-0000-4000-8000-000000000001",
                  "00000000-0000-4000-8000-000000000002")
-MODELS = {"anthropic": "claude-sonnet-4-5", "chat": "gpt-4o", "responses": "gpt-5", "gemini": "gemini-2.5-flash"}
+MODELS = {"anthropic": "claude-sonnet-5", "chat": "gpt-5.5", "responses": "gpt-5.6-sol", "gemini": "gemini-3.5-flash"}
 CALL_IDS = {"anthropic": "toolu_01T1x1fJ34qAmk2tNTrN7Up6", "chat": "call_def456", "responses": "call_def456",
             "gemini": "call_lyon_1"}
 TOOLS = json.dumps([{"name": "get_weather", "description": "Current weather for a city.",
@@ -207,24 +207,24 @@ def test_calibration_and_token_margin_auto(rdb):
     for model, ratio in rows:
         by_model.setdefault(model, []).append(ratio)
     view = {m: (n, med, p95) for m, n, med, p95 in c.execute("SELECT model, recorded, median_ratio, p95_ratio FROM prompt.model_calibration")}
-    assert set(view) == set(by_model) and "claude-sonnet-4-5" in view
+    assert set(view) == set(by_model) and "claude-sonnet-5" in view
     for m, ratios in by_model.items():
         n, med, p95 = view[m]
         assert n == len(ratios)
         assert med == pytest.approx(statistics.median(ratios)) and p95 == pytest.approx(percentile_cont(ratios, 0.95))
 
-    c.execute("UPDATE prompt.models SET token_margin_auto = true WHERE name = 'claude-sonnet-4-5'")
+    c.execute("UPDATE prompt.models SET token_margin_auto = true WHERE name = 'claude-sonnet-5'")
     try:
         conv = new_conversation(c, "anthropic")
         turn = new_turn(c, conv, "anthropic", mode="direct_reply", prompt="Margin?")
         margin = lambda: c.execute("SELECT (prompt.explain_turn(%s, %s) -> 'estimate' -> 'window' ->> 'token_margin')::float8",  # noqa: E731
                                    (conv, turn)).fetchone()[0]
-        expected = max(0.0, view["claude-sonnet-4-5"][2] - 1)
+        expected = max(0.0, view["claude-sonnet-5"][2] - 1)
         assert margin() == pytest.approx(expected, rel=1e-6)
         c.execute("SELECT prompt.compile_turn(%s, %s)", (conv, turn))
         # Frozen into the seal: more calibration data does not move a sealed turn's margin.
         c.execute("INSERT INTO prompt.responses (conversation_id, turn_id, step, shape, compiled_model, billed_input_tokens, "
-                  "estimated_input_tokens) VALUES (%s, %s, 7, 'anthropic', 'claude-sonnet-4-5', 1000000, 1)", (conv, turn))
+                  "estimated_input_tokens) VALUES (%s, %s, 7, 'anthropic', 'claude-sonnet-5', 1000000, 1)", (conv, turn))
         assert margin() == pytest.approx(expected, rel=1e-6)
     finally:
-        c.execute("UPDATE prompt.models SET token_margin_auto = false WHERE name = 'claude-sonnet-4-5'")
+        c.execute("UPDATE prompt.models SET token_margin_auto = false WHERE name = 'claude-sonnet-5'")

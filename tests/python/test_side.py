@@ -23,7 +23,7 @@ WRENS_TURN = "00000000-0000-4000-8000-0000000f1007"  # wren's turn, in progress
 LARKS_TURN = "00000000-0000-4000-8000-0000000f1006"
 SIDE = "00000000-0000-4000-8000-00000000c051"
 SIDE_TURN = "00000000-0000-4000-8000-0000000f5101"
-MODELS = {"anthropic": "claude-vision", "chat": "gpt-4o-vision", "responses": "gpt-5", "gemini": "gemini-2.5-flash"}
+MODELS = {"anthropic": "claude-vision", "chat": "gpt-5.5-vision", "responses": "gpt-5.6-sol", "gemini": "gemini-3.5-flash"}
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +54,7 @@ def parts(wire, b):
     """The request as (role, part) pairs in order, cache markers aside: what a prefix
     cache compares, whichever way the wire groups parts into messages."""
     def bare(p):
-        return json.dumps({k: v for k, v in p.items() if k != "cache_control"}, sort_keys=True) if isinstance(p, dict) else p
+        return json.dumps({k: v for k, v in p.items() if k not in ("cache_control", "prompt_cache_breakpoint")}, sort_keys=True) if isinstance(p, dict) else p
     if wire == "anthropic":
         out = [("system", bare(p)) for p in b.get("system", [])]
         return out + [(m["role"], bare(p)) for m in b["messages"] for p in m["content"]]
@@ -76,7 +76,7 @@ def parts(wire, b):
 def test_a_side_answers_as_its_captured_turns_answerer(sdb):
     assert sdb.execute("SELECT answerer_id::text FROM prompt.conversations WHERE id = %s", (SIDE,)).fetchone()[0] == WREN
     explained = sdb.execute("SELECT prompt.explain_turn(%s, %s)", (SIDE, SIDE_TURN)).fetchone()[0]
-    assert explained["model"] == "claude-sonnet-4-5", "wren's model, not lark's"
+    assert explained["model"] == "claude-sonnet-5", "wren's model, not lark's"
 
 
 @pytest.mark.parametrize("wire", list(MODELS))
@@ -87,8 +87,9 @@ def test_the_first_request_extends_the_parents(sdb, wire):
     before, after = parts(wire, parent), parts(wire, side)
     assert after[: len(before)] == before, "the parent's request, part for part"
     assert len(after) > len(before)
-    if wire in ("chat", "responses"):
-        # No cache marker on these wires: byte for byte, up to the parent's last part.
+    if wire in ("chat", "responses") and "prompt_cache_options" not in parent:
+        # No cache marker on these wires (for a model without explicit breakpoints):
+        # byte for byte, up to the parent's last part.
         items = parent["messages" if wire == "chat" else "input"]
         last = items[-1]["content"][-1] if isinstance(items[-1].get("content"), list) else items[-1]
         spelled = json.dumps(last, ensure_ascii=False, separators=(",", ":"))
@@ -107,7 +108,7 @@ def test_the_first_request_extends_the_parents(sdb, wire):
 def test_the_parents_turns_read_as_the_captured_answerer_reads_them(sdb):
     """Taken during wren's turn of lark's conversation: wren's earlier reply is its own
     (assistant), lark's reads as a correspondent's, and nothing after the capture."""
-    _, side = body(sdb, SIDE, SIDE_TURN, "gpt-4o-vision")
+    _, side = body(sdb, SIDE, SIDE_TURN, "gpt-5.5-vision")
     messages = side["messages"]
     texts = [m["content"] if isinstance(m["content"], str) else " ".join(p.get("text", "") for p in m["content"])
              for m in messages]
@@ -122,7 +123,7 @@ def test_the_parents_turns_read_as_the_captured_answerer_reads_them(sdb):
     try:
         sdb.execute("INSERT INTO prompt.turns (conversation_id, seq, kind, role, author_id, content) "
                     "VALUES (%s, 8, 'message', 'user', %s, 'After the capture.')", (PARENT, ADA))
-        _, again = body(sdb, SIDE, SIDE_TURN, "gpt-4o-vision")
+        _, again = body(sdb, SIDE, SIDE_TURN, "gpt-5.5-vision")
     finally:
         sdb.execute("ROLLBACK")
     assert again == side

@@ -117,34 +117,34 @@ CASES = [
 
 @pytest.mark.parametrize("name,conversation,turn", CASES)
 def test_anthropic_wire_validates(db, name, conversation, turn):
-    wire, body = with_model(db, conversation, turn, "claude-sonnet-4-5")
+    wire, body = with_model(db, conversation, turn, "claude-sonnet-5")
     assert wire == "anthropic"
     assert_valid(ANTHROPIC, body)
 
 
 @pytest.mark.parametrize("name,conversation,turn", CASES)
 def test_chat_wire_validates(db, name, conversation, turn):
-    wire, body = with_model(db, conversation, turn, "gpt-4o")
+    wire, body = with_model(db, conversation, turn, "gpt-5.5")
     assert wire == "chat"
     assert_valid(CHAT, body)
 
 
 @pytest.mark.parametrize("name,conversation,turn", CASES)
 def test_responses_wire_validates(db, name, conversation, turn):
-    wire, body = with_model(db, conversation, turn, "gpt-5")
+    wire, body = with_model(db, conversation, turn, "gpt-5.6-sol")
     assert wire == "responses"
     assert_valid(RESPONSES, body)
 
 
 @pytest.mark.parametrize("name,conversation,turn", CASES)
 def test_gemini_wire_validates(db, name, conversation, turn):
-    wire, body = with_model(db, conversation, turn, "gemini-2.5-flash")
+    wire, body = with_model(db, conversation, turn, "gemini-3.5-flash")
     assert wire == "gemini"
     assert_valid_gemini(body)
 
 
-@pytest.mark.parametrize("model", ["claude-vision", "claude-sonnet-4-5", "gpt-4o-vision", "gpt-4o",
-                                   "gpt-5-vision", "gpt-5", "gemini-vision", "gemini-2.5-flash"])
+@pytest.mark.parametrize("model", ["claude-vision", "claude-sonnet-5", "gpt-5.5-vision", "gpt-5.5",
+                                   "gpt-5.6-sol-vision", "gpt-5.6-sol", "gemini-vision", "gemini-3.5-flash"])
 def test_a_run_with_tools_rounds_and_pictures_validates(db, model):
     db.execute("BEGIN")
     try:
@@ -192,40 +192,130 @@ def test_the_sealed_continuation_validates_and_extends_the_seal(db):
 
 
 OPTIONS = {
-    "claude-vision": {"tool_choice": {"name": "read_invoice"}, "parallel_tool_calls": False, "stop": ["END"],
+    # No profile: the wire's rules.
+    "claude-vision": {"tool_choice": "auto", "parallel_tool_calls": False, "stop": ["END"],
                       "response_format": {"type": "json_schema", "name": "answer", "schema": {"type": "object"}},
                       "thinking": {"effort": "low"}, "metadata": {"user_id": "u-1"}},
-    "gpt-4o": {"tool_choice": "required", "parallel_tool_calls": True, "temperature": 0.2, "top_p": 0.9, "stop": "END",
-               "response_format": {"type": "json_schema", "name": "answer", "schema": {"type": "object"}, "strict": True},
-               "thinking": {"effort": "medium"}, "metadata": {"app": "desk"}},
-    "gpt-5": {"tool_choice": {"name": "read_invoice"}, "parallel_tool_calls": False, "temperature": 0.2, "top_p": 0.9,
-              "response_format": {"type": "json_object"}, "thinking": {"effort": "high"}, "metadata": {"app": "desk"}},
-    "gemini-2.5-flash": {"tool_choice": "required", "temperature": 0.2, "top_p": 0.9, "stop": ["END"],
+    # Profiles: adaptive thinking with an effort and a display (a 5-series Claude), a
+    # budget and sampling (Sonnet 4.6), a reasoning effort (gpt-5.5), sampling (gpt-4.1),
+    # an effort, a summary, store and include (gpt-5.6, explicit breakpoints), a
+    # thinking level with thoughts (Gemini 3.5).
+    "claude-sonnet-5": {"tool_choice": "auto", "stop": ["END"], "thinking": {"mode": "adaptive", "effort": "xhigh", "display": "summarized"}},
+    "claude-sonnet-4-6": {"temperature": 0.3, "thinking": {"mode": "enabled", "budget_tokens": 1024}},
+    "gpt-5.5": {"tool_choice": "required", "parallel_tool_calls": True, "stop": "END",
+                "response_format": {"type": "json_schema", "name": "answer", "schema": {"type": "object"}, "strict": True},
+                "thinking": {"effort": "xhigh"}, "metadata": {"app": "desk"}},
+    "gpt-4.1": {"tool_choice": "required", "parallel_tool_calls": True, "temperature": 0.2, "top_p": 0.9, "stop": "END",
+                "response_format": {"type": "json_schema", "name": "answer", "schema": {"type": "object"}, "strict": True},
+                "metadata": {"app": "desk"}},
+    "gpt-5.6-sol": {"tool_choice": {"name": "read_invoice"}, "parallel_tool_calls": False,
+                    "response_format": {"type": "json_object"}, "thinking": {"effort": "max", "display": "summarized"},
+                    "metadata": {"app": "desk"}, "store": False, "include": ["message.output_text.logprobs"]},
+    "gemini-3.5-flash": {"tool_choice": "required", "temperature": 0.2, "top_p": 0.9, "stop": ["END"],
                          "response_format": {"type": "json_schema", "name": "answer", "schema": {"type": "object"}},
-                         "thinking": {"budget_tokens": 1024}},
+                         "thinking": {"effort": "high", "include_thoughts": True}},
+}
+
+# How each wire spells the options above, where a profile decides it.
+SPELLED = {
+    "claude-sonnet-5": {"thinking": {"type": "adaptive", "display": "summarized"}, "output_config": {"effort": "xhigh"}},
+    "claude-sonnet-4-6": {"thinking": {"type": "enabled", "budget_tokens": 1024}, "temperature": 0.3},
+    "gpt-5.5": {"reasoning_effort": "xhigh"},
+    "gpt-5.6-sol": {"reasoning": {"effort": "max", "summary": "auto"}, "store": False,
+                    "include": ["message.output_text.logprobs", "reasoning.encrypted_content"],
+                    "prompt_cache_options": {"mode": "explicit", "ttl": "30m"}},
 }
 
 
 @pytest.mark.parametrize("model", list(OPTIONS))
 def test_request_options_validate_on_every_wire(db, model):
     """Every option a wire takes, set on the turn (over the model's), in a request the
-    SDK's types accept whole."""
+    SDK's types accept whole, spelled as the model's profile says."""
+    sampling = "top_p" in OPTIONS[model] and model != "claude-vision"
     db.execute("BEGIN")
     try:
-        db.execute("UPDATE prompt.models SET request_options = '{\"top_p\": 0.5}' WHERE name = %s AND wire <> 'anthropic'", (model,))
+        if sampling:
+            db.execute("UPDATE prompt.models SET request_options = '{\"top_p\": 0.5}' WHERE name = %s", (model,))
         reseal_r1(db, model=model, request_options=json.dumps(OPTIONS[model]))
         wire = explain(db, C2, R1)["wire"]
         request = compile_turn(db, C2, R1)
     finally:
         db.execute("ROLLBACK")
+    for key, value in SPELLED.get(model, {}).items():
+        assert request[key] == value, (key, request.get(key))
     if wire == "gemini":
         assert_valid_gemini(request)
         assert request["toolConfig"] == {"functionCallingConfig": {"mode": "ANY"}}
         assert request["generationConfig"]["topP"] == 0.9, "the turn's value wins over the model's"
+        assert request["generationConfig"]["thinkingConfig"] == {"thinkingLevel": "HIGH", "includeThoughts": True}
+    elif wire == "anthropic" and "temperature" in request:
+        # Claude models before the 4.7 line take temperature and top_p; the newest SDK's
+        # request type carries neither (send them with extra_body): the rest validates.
+        assert_valid(ANTHROPIC, {k: v for k, v in request.items() if k not in ("temperature", "top_p")})
     else:
         assert_valid({"anthropic": ANTHROPIC, "chat": CHAT, "responses": RESPONSES}[wire], request)
-        if wire != "anthropic":
+        if sampling:
             assert request["top_p"] == 0.9
+
+
+PROFILE_REFUSALS = [
+    # (model, options, pointer, message fragment)
+    ("claude-sonnet-5", {"thinking": {"budget_tokens": 2048}}, "/request_options/thinking/budget_tokens",
+     'model "claude-sonnet-5" takes thinking modes adaptive, disabled, not enabled'),
+    ("claude-sonnet-5", {"temperature": 0.5}, "/request_options/temperature", 'model "claude-sonnet-5" takes no temperature'),
+    ("claude-sonnet-5", {"thinking": {"effort": "none"}}, "/request_options/thinking/effort",
+     'model "claude-sonnet-5" takes efforts low, medium, high, xhigh, max, not none'),
+    ("claude-sonnet-5", {"thinking": {"effort": "low", "include_thoughts": True}}, "/request_options/thinking/include_thoughts",
+     'model "claude-sonnet-5" returns no thoughts on request'),
+    ("claude-sonnet-4-6", {"temperature": 0.5, "top_p": 0.9}, "/request_options/top_p",
+     'model "claude-sonnet-4-6" takes temperature or top_p, not both'),
+    ("claude-sonnet-4-6", {"temperature": 1.5}, "/request_options/temperature",
+     'model "claude-sonnet-4-6" takes a temperature of 0 to 1, not 1.5'),
+    ("gpt-5.5", {"thinking": {"effort": "max"}}, "/request_options/thinking/effort",
+     'model "gpt-5.5" takes efforts none, low, medium, high, xhigh, not max'),
+    ("gpt-5.5", {"temperature": 0.2}, "/request_options/temperature", 'model "gpt-5.5" takes no temperature'),
+    ("gemini-3.5-flash", {"thinking": {"budget_tokens": 2048}}, "/request_options/thinking/budget_tokens",
+     'model "gemini-3.5-flash" takes thinking modes adaptive, not enabled'),
+    ("claude-sonnet-5", {"tool_choice": "required", "thinking": {"effort": "low"}}, "/request_options/tool_choice",
+     'model "claude-sonnet-5" takes no thinking beside a forced tool choice'),
+]
+
+
+@pytest.mark.parametrize("model, options, pointer, fragment", PROFILE_REFUSALS)
+def test_a_profile_refuses_what_its_model_refuses_on_write(db, model, options, pointer, fragment):
+    """A model's rules are its profile's: what it refuses is refused on write (22023),
+    naming the model, the option and the rule, with the JSON pointer."""
+    import psycopg
+
+    with pytest.raises(psycopg.Error) as e:
+        db.execute("UPDATE prompt.models SET request_options = %s::jsonb WHERE name = %s", (json.dumps(options), model))
+    assert e.value.sqlstate == "22023", str(e.value)
+    assert e.value.diag.message_primary.startswith("request_options_invalid: "), str(e.value)
+    assert fragment in e.value.diag.message_primary and e.value.diag.message_primary.endswith(f"at {pointer}"), str(e.value)
+
+
+def test_a_model_its_profile_does_not_serve_is_refused(db):
+    import psycopg
+
+    with pytest.raises(psycopg.Error) as e:
+        db.execute("INSERT INTO prompt.models (name, wire) VALUES ('gpt-5.5-2026-04-23', 'anthropic')")
+    assert e.value.sqlstate == "22023"
+    assert e.value.diag.message_primary == ('model_invalid: model "gpt-5.5-2026-04-23" (profile "gpt-5.5") '
+                                            "is served on the responses and chat wire, not anthropic")
+    with pytest.raises(psycopg.Error) as e:
+        db.execute("INSERT INTO prompt.models (name, wire, max_output_tokens) VALUES ('claude-haiku-4-5-x', 'anthropic', 100000)")
+    assert "writes at most 64000 output tokens, not 100000" in e.value.diag.message_primary
+    # A profile named explicitly wins over the prefix; a model without one keeps the wire's rules.
+    db.execute("BEGIN")
+    try:
+        db.execute("INSERT INTO prompt.models (name, wire, profile, request_options) VALUES "
+                   "('my-claude', 'anthropic', 'claude-sonnet-4-6', '{\"temperature\": 0.7}')")
+        assert db.execute("SELECT prompt._model_profile('claude-opus-5-20260301', NULL)::json->>'name'").fetchone()[0] == "claude-opus-5"
+        assert db.execute("SELECT prompt._model_profile('claude-opus-5-5-x', NULL)::json->>'name'").fetchone()[0] == "claude-opus-5-5"
+        assert db.execute("SELECT prompt._model_profile('my-claude', 'gpt-4.1')::json->>'name'").fetchone()[0] == "gpt-4.1"
+        assert db.execute("SELECT prompt._model_profile('my-model', NULL)").fetchone()[0] is None
+    finally:
+        db.execute("ROLLBACK")
 
 
 def test_request_options_are_checked_on_write(db):
@@ -235,7 +325,7 @@ def test_request_options_are_checked_on_write(db):
         db.execute("UPDATE prompt.users SET request_options = '{\"temprature\": 1}' WHERE handle = 'lark'")
     assert e.value.sqlstate == "22023" and "at /request_options/temprature" in str(e.value)
     with pytest.raises(psycopg.Error) as e:
-        db.execute("UPDATE prompt.models SET request_options = '{\"top_p\": 2}' WHERE name = 'gpt-4o'")
+        db.execute("UPDATE prompt.models SET request_options = '{\"top_p\": 2}' WHERE name = 'gpt-4.1'")
     assert e.value.sqlstate == "22023" and "at /request_options/top_p" in str(e.value)
     # A model row knows its wire: what the wire cannot carry is refused when written,
     # and so is a change of wire or of max_output_tokens the options no longer fit.
@@ -245,9 +335,9 @@ def test_request_options_are_checked_on_write(db):
     assert "anthropic wire" in e.value.diag.message_detail
     db.execute("BEGIN")
     try:
-        db.execute("UPDATE prompt.models SET request_options = '{\"temperature\": 0.2}' WHERE name = 'gpt-4o'")
+        db.execute("UPDATE prompt.models SET request_options = '{\"temperature\": 0.2}' WHERE name = 'gemini-vision'")
         with pytest.raises(psycopg.Error) as e:
-            db.execute("UPDATE prompt.models SET wire = 'anthropic' WHERE name = 'gpt-4o'")
+            db.execute("UPDATE prompt.models SET wire = 'anthropic' WHERE name = 'gemini-vision'")
         assert e.value.sqlstate == "22023" and "at /request_options/temperature" in str(e.value)
     finally:
         db.execute("ROLLBACK")
@@ -260,7 +350,8 @@ def test_request_options_are_checked_on_write(db):
     with pytest.raises(psycopg.Error) as e:
         db.execute("UPDATE prompt.users SET request_options = '{\"metadata\": {\"app\": \"desk\"}}' WHERE handle = 'lark'")
     assert e.value.sqlstate == "22023" and "at /request_options/metadata" in str(e.value)
-    assert e.value.diag.message_detail == "Set by the agent's request_options; the request goes on the anthropic wire."
+    assert e.value.diag.message_detail == ("Set by the agent's request_options; the request goes on the anthropic wire, "
+                                           'to a model of profile "claude-sonnet-5".')
     with pytest.raises(psycopg.Error) as e:
         db.execute("UPDATE prompt.turns SET model = 'claude-vision', request_options = '{\"top_p\": 0.5}' WHERE id = %s",
                    (LARKS_TURN,))
@@ -268,7 +359,7 @@ def test_request_options_are_checked_on_write(db):
     assert "turn's request_options" in e.value.diag.message_detail
     db.execute("BEGIN")
     try:
-        db.execute("UPDATE prompt.users SET model = 'gpt-4o', request_options = '{\"metadata\": {\"app\": \"desk\"}}' "
+        db.execute("UPDATE prompt.users SET model = 'gpt-4.1', request_options = '{\"metadata\": {\"app\": \"desk\"}}' "
                    "WHERE handle = 'lark'")
         with pytest.raises(psycopg.Error) as e:
             db.execute("UPDATE prompt.users SET model = 'claude-vision' WHERE handle = 'lark'")
@@ -285,7 +376,7 @@ def test_a_turns_options_meet_its_wire_when_it_compiles(db):
 
     db.execute("BEGIN")
     try:
-        db.execute("UPDATE prompt.users SET model = 'gpt-4o', request_options = '{\"temperature\": 0.2}' WHERE handle = 'lark'")
+        db.execute("UPDATE prompt.users SET model = 'gpt-4.1', request_options = '{\"temperature\": 0.2}' WHERE handle = 'lark'")
         db.execute("UPDATE prompt.turns SET model = 'claude-vision' WHERE id = %s", (LARKS_TURN,))
         with pytest.raises(psycopg.Error) as e:
             db.execute("SELECT prompt.compile_turn(%s, %s)", (C3, LARKS_TURN))
@@ -302,7 +393,7 @@ DEFERRED_TOOLS = [
 ]
 
 
-@pytest.mark.parametrize("model", ["claude-vision", "gpt-4o-vision", "gpt-5", "gemini-2.5-flash"])
+@pytest.mark.parametrize("model", ["claude-vision", "gpt-5.5-vision", "gpt-5.6-sol", "gemini-3.5-flash"])
 def test_deferred_tools_validate_on_every_wire(db, model):
     """A deferred tool rides with defer_loading and the wire's tool search where the API
     has one (anthropic, responses), and is left out elsewhere; a deferred callable leaves

@@ -28,12 +28,10 @@ impl Compiler<'_, '_> {
             options: &options,
             cache_key: &cache_key,
         };
-        // Only the Anthropic wire marks breakpoints in the body; the others cache by key.
-        let breakpoints = if self.wire == crate::kinds::Wire::Anthropic {
-            fresh.breakpoints.clone()
-        } else {
-            Vec::new()
-        };
+        // Anthropic marks breakpoints in the body, and so do the OpenAI wires for a model
+        // whose profile takes explicit breakpoints; the others cache by key alone.
+        let profile = self.model.and_then(|m| m.profile.as_ref());
+        let breakpoints = wire::placed(self.wire, profile, &fresh.messages, &fresh.breakpoints);
         wire::check_size(&fresh.messages, &self.tools, 0)?;
         let rendered = wire::render(self.wire, &request(&breakpoints));
         let tools_tokens = wire::loaded_tools_text(self.wire, &self.tools).map_or(0, |t| self.counter.count(&t));
@@ -211,7 +209,19 @@ impl Compiler<'_, '_> {
         let max_tokens = self
             .model
             .map_or(crate::wire::DEFAULT_MAX_TOKENS, |m| m.max_output_tokens);
-        let mut o = crate::options::resolve(levels, self.wire, max_tokens)?;
+        let profile = self.model.and_then(|m| m.profile.as_ref());
+        let rules = self.model.and_then(|m| {
+            m.profile.as_ref().map(|profile| crate::options::Rules {
+                model: &m.name,
+                profile,
+            })
+        });
+        let mut o = crate::options::resolve(levels, self.wire, max_tokens, rules)?;
+        if self.wire == crate::kinds::Wire::Responses
+            && (self.a.reasoning_replay || profile.is_some_and(|p| p.replays_thinking))
+        {
+            o.replaying_reasoning();
+        }
         let loaded: Vec<&str> = self
             .tools
             .iter()

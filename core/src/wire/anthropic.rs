@@ -9,24 +9,26 @@
 use super::json::{self, Obj};
 use super::{merged, Pos, Rendered, Request, ToolSpelling};
 use crate::items::{Message, PartKind};
-use crate::kinds::{CacheTtl, Role, Wire};
+use crate::kinds::{Role, Wire};
 
 fn cache_control(req: &Request<'_>, out: &mut String) {
-    out.push_str(match req.ttl() {
-        CacheTtl::FiveMinutes => r#","cache_control":{"type":"ephemeral"}"#,
-        CacheTtl::OneHour => r#","cache_control":{"type":"ephemeral","ttl":"1h"}"#,
+    // Anthropic's TTLs are 5m and 1h: a long TTL of another provider (12h) is its 1h.
+    out.push_str(if req.ttl().is_long() {
+        r#","cache_control":{"type":"ephemeral","ttl":"1h"}"#
+    } else {
+        r#","cache_control":{"type":"ephemeral"}"#
     });
 }
 
 /// One content block: `{"type": ..., ...}`, with `cache_control` last when marked.
 fn block(req: &Request<'_>, messages: &[Message], pos: Pos, out: &mut String) {
-    match &messages[pos.0].parts[pos.1].kind {
-        PartKind::Text(text) => {
+    match &*messages[pos.0].parts[pos.1].kind.on(Wire::Anthropic) {
+        PartKind::Text(text) | PartKind::Said { text, .. } => {
             out.push_str(r#"{"type":"text","text":"#);
             json::string(out, text);
         }
         PartKind::Opaque { json, .. } => {
-            // Thinking is replayed verbatim and takes no cache_control.
+            // Thinking and server-tool blocks are replayed verbatim, with no cache_control.
             out.push_str(json);
             return;
         }

@@ -11,7 +11,7 @@ use crate::kinds::Role;
 /// The text (and, for a user, image) parts of a message as `"content":...`: a string
 /// for a raw entry stored as one, else a list. Writes nothing when there are none.
 /// The positions it carries are added to `carried`.
-fn content(m: &Message, mi: usize, carried: &mut Vec<Pos>, out: &mut String) {
+fn content(req: &Request<'_>, m: &Message, mi: usize, carried: &mut Vec<Pos>, out: &mut String) {
     if let (true, [part]) = (m.plain, m.parts.as_slice()) {
         if let PartKind::Text(t) = &part.kind {
             carried.push((mi, 0));
@@ -23,7 +23,7 @@ fn content(m: &Message, mi: usize, carried: &mut Vec<Pos>, out: &mut String) {
     let mut first = true;
     for (pi, p) in m.parts.iter().enumerate() {
         let is_content = match &p.kind {
-            PartKind::Text(_) => true,
+            PartKind::Text(_) | PartKind::Said { .. } => true,
             PartKind::Image { .. } => m.role == Role::User,
             _ => false,
         };
@@ -34,25 +34,28 @@ fn content(m: &Message, mi: usize, carried: &mut Vec<Pos>, out: &mut String) {
         first = false;
         carried.push((mi, pi));
         match &p.kind {
-            PartKind::Text(text) => {
+            PartKind::Text(text) | PartKind::Said { text, .. } => {
                 out.push_str(r#"{"type":"text","text":"#);
                 json::string(out, text);
-                out.push('}');
             }
             PartKind::Image { media_type, data } => {
                 out.push_str(r#"{"type":"image_url","image_url":{"url":"#);
                 json::string(out, &format!("data:{media_type};base64,{data}"));
-                out.push_str("}}");
+                out.push('}');
             }
             _ => {}
         }
+        if req.marked((mi, pi)) {
+            out.push_str(super::EXPLICIT_BREAKPOINT);
+        }
+        out.push('}');
     }
     if !first {
         out.push(']');
     }
 }
 
-fn user_side(m: &Message, mi: usize, texts: &mut Vec<String>, layout: &mut Vec<Vec<Pos>>) {
+fn user_side(req: &Request<'_>, m: &Message, mi: usize, texts: &mut Vec<String>, layout: &mut Vec<Vec<Pos>>) {
     for (pi, p) in m.parts.iter().enumerate() {
         if let PartKind::ToolResult { call_id, content, .. } = &p.kind {
             let mut out = String::with_capacity(content.len() + 64);
@@ -67,7 +70,7 @@ fn user_side(m: &Message, mi: usize, texts: &mut Vec<String>, layout: &mut Vec<V
     }
     let mut carried = Vec::new();
     let mut body = String::new();
-    content(m, mi, &mut carried, &mut body);
+    content(req, m, mi, &mut carried, &mut body);
     if !carried.is_empty() {
         let mut out = String::with_capacity(body.len() + 24);
         out.push_str(r#"{"role":"#);
@@ -79,10 +82,10 @@ fn user_side(m: &Message, mi: usize, texts: &mut Vec<String>, layout: &mut Vec<V
     }
 }
 
-fn assistant(m: &Message, mi: usize, texts: &mut Vec<String>, layout: &mut Vec<Vec<Pos>>) {
+fn assistant(req: &Request<'_>, m: &Message, mi: usize, texts: &mut Vec<String>, layout: &mut Vec<Vec<Pos>>) {
     let mut carried = Vec::new();
     let mut out = String::from(r#"{"role":"assistant""#);
-    content(m, mi, &mut carried, &mut out);
+    content(req, m, mi, &mut carried, &mut out);
     let mut calls = 0;
     for (pi, p) in m.parts.iter().enumerate() {
         if let PartKind::ToolCall { id, name, input, .. } = &p.kind {

@@ -29,7 +29,12 @@ fn call_names(messages: &[Message]) -> HashMap<&str, &str> {
 }
 
 fn part(messages: &[Message], names: &HashMap<&str, &str>, pos: Pos, out: &mut String) {
-    match &messages[pos.0].parts[pos.1].kind {
+    match &*messages[pos.0].parts[pos.1].kind.on(Wire::Gemini) {
+        PartKind::Said { json, .. } => {
+            // A text part with its thought signature, replayed verbatim.
+            out.push_str(json);
+            return;
+        }
         PartKind::Text(text) => {
             out.push_str(r#"{"text":"#);
             json::string(out, text);
@@ -46,6 +51,7 @@ fn part(messages: &[Message], names: &HashMap<&str, &str>, pos: Pos, out: &mut S
             name,
             input,
             signature,
+            ..
         } => {
             out.push_str(r#"{"functionCall":{"id":"#);
             json::string(out, id);

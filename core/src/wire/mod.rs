@@ -72,12 +72,24 @@ pub(super) fn openai_body(
         tail.raw(key, &value);
     }
     tail.field("prompt_cache_key", req.cache_key);
+    let profile = req.model.and_then(|m| m.profile.as_ref());
+    if let (true, Some(p)) = (explicit(profile), profile) {
+        // Explicit breakpoints only, at the TTL of the model (Chat takes 30m alone).
+        let ttl = match (wire, p.ttl(req.ttl())) {
+            (Wire::Chat, _) => CacheTtl::ThirtyMinutes,
+            (_, ttl) => ttl,
+        };
+        tail.raw(
+            "prompt_cache_options",
+            &format!(r#"{{"mode":"explicit","ttl":"{}"}}"#, ttl.as_str()),
+        );
+    }
     Rendered::new(head, (elements, element_layout), tail, Vec::new())
 }
 
 /// What renders one compiled message of a one-item-per-message wire: its elements and
 /// the parts each carries.
-pub(super) type Element = fn(&Message, usize, &mut Vec<String>, &mut Vec<Vec<Pos>>);
+pub(super) type Element = fn(&Request<'_>, &Message, usize, &mut Vec<String>, &mut Vec<Vec<Pos>>);
 
 /// The elements of a one-item-per-message wire (chat, responses), message by message:
 /// `user_side` for system, developer and user messages, `assistant` for the model's.
@@ -87,9 +99,9 @@ pub(super) fn each_message(req: &Request<'_>, user_side: Element, assistant: Ele
     for (mi, m) in req.messages.iter().enumerate() {
         crate::bounds::interrupt();
         if m.role == crate::kinds::Role::Assistant {
-            assistant(m, mi, &mut texts, &mut layout);
+            assistant(req, m, mi, &mut texts, &mut layout);
         } else {
-            user_side(m, mi, &mut texts, &mut layout);
+            user_side(req, m, mi, &mut texts, &mut layout);
         }
     }
     (texts, layout)
@@ -168,8 +180,65 @@ fn escaped_size(kind: &crate::items::PartKind) -> usize {
         PartKind::ToolResult { call_id, content, .. } => json::escaped_len(call_id) + json::escaped_len(content),
         PartKind::Image { media_type, data } => json::escaped_len(media_type) + data.len() + media_type.len() + 16,
         PartKind::Opaque { json, .. } => json.len(),
+        PartKind::Said { text, json, .. } => json::escaped_len(text).max(json.len()),
     }
 }
+
+/// The breakpoints a body of `wire` carries: every one on `anthropic`; on `chat` and
+/// `responses`, for a model whose profile takes OpenAI's explicit breakpoints, each moved
+/// back to the nearest part that can carry one (a text or image of a system, developer or
+/// user message: OpenAI marks input parts only); none otherwise.
+pub fn placed(
+    wire: Wire,
+    profile: Option<&crate::profile::Profile>,
+    messages: &[Message],
+    breakpoints: &[Breakpoint],
+) -> Vec<Breakpoint> {
+    use crate::items::PartKind;
+    match wire {
+        Wire::Anthropic => return breakpoints.to_vec(),
+        Wire::Chat | Wire::Responses if explicit(profile) => {}
+        _ => return Vec::new(),
+    }
+    let carries = |m: usize, p: usize| {
+        let msg = &messages[m];
+        msg.role != crate::kinds::Role::Assistant
+            && !msg.plain
+            && matches!(msg.parts[p].kind, PartKind::Text(_) | PartKind::Image { .. })
+    };
+    let mut out: Vec<Breakpoint> = Vec::new();
+    let positions: Vec<Pos> = messages
+        .iter()
+        .enumerate()
+        .flat_map(|(m, msg)| (0..msg.parts.len()).map(move |p| (m, p)))
+        .collect();
+    for b in breakpoints {
+        let found = positions
+            .iter()
+            .rev()
+            .filter(|&&pos| pos <= (b.message, b.part))
+            .find(|&&(m, p)| carries(m, p));
+        if let Some(&(message, part)) = found {
+            if !out.iter().any(|o| (o.message, o.part) == (message, part)) {
+                out.push(Breakpoint {
+                    message,
+                    part,
+                    after: b.after,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Whether a model's profile takes OpenAI's explicit breakpoints (`prompt_cache_breakpoint`).
+pub(crate) fn explicit(profile: Option<&crate::profile::Profile>) -> bool {
+    profile.and_then(|p| p.cache_breakpoints) == Some(crate::kinds::Breakpoints::PromptCacheBreakpoint)
+}
+
+/// OpenAI's explicit breakpoint on an input part; its TTL is the request's
+/// (`prompt_cache_options.ttl`).
+pub(super) const EXPLICIT_BREAKPOINT: &str = r#","prompt_cache_breakpoint":{"mode":"explicit"}"#;
 
 /// Anthropic's default when no model row names `max_output_tokens`.
 pub const DEFAULT_MAX_TOKENS: i32 = 4096;
@@ -216,7 +285,7 @@ impl Request<'_> {
         self.model.map_or(CacheTtl::FiveMinutes, |m| m.cache_ttl)
     }
 
-    fn marked(&self, pos: Pos) -> bool {
+    pub(super) fn marked(&self, pos: Pos) -> bool {
         self.breakpoints.iter().any(|b| (b.message, b.part) == pos)
     }
 }

@@ -13,25 +13,27 @@ use super::json;
 use super::{Pos, Rendered, Request, ToolSpelling};
 use crate::items::{Message, PartKind};
 
-fn input_part(out: &mut String, kind: &PartKind) {
+fn input_part(out: &mut String, kind: &PartKind, marked: bool) {
     match kind {
         PartKind::Text(text) => {
             out.push_str(r#"{"type":"input_text","text":"#);
             json::string(out, text);
-            out.push('}');
         }
         PartKind::Image { media_type, data } => {
             out.push_str(r#"{"type":"input_image","detail":"auto","image_url":"#);
             json::string(out, &format!("data:{media_type};base64,{data}"));
-            out.push('}');
         }
-        _ => {}
+        _ => return,
     }
+    if marked {
+        out.push_str(super::EXPLICIT_BREAKPOINT);
+    }
+    out.push('}');
 }
 
 /// A message of the user side: its tool results first, each an item, then one message
 /// item with its texts and images (a raw entry stored as a string stays a string).
-fn user_side(m: &Message, mi: usize, texts: &mut Vec<String>, layout: &mut Vec<Vec<Pos>>) {
+fn user_side(req: &Request<'_>, m: &Message, mi: usize, texts: &mut Vec<String>, layout: &mut Vec<Vec<Pos>>) {
     for (pi, p) in m.parts.iter().enumerate() {
         if let PartKind::ToolResult { call_id, content, .. } = &p.kind {
             let mut out = String::with_capacity(content.len() + 64);
@@ -71,7 +73,7 @@ fn user_side(m: &Message, mi: usize, texts: &mut Vec<String>, layout: &mut Vec<V
                 if i > 0 {
                     out.push(',');
                 }
-                input_part(&mut out, &m.parts[pi].kind);
+                input_part(&mut out, &m.parts[pi].kind, req.marked((mi, pi)));
             }
             out.push(']');
         }
@@ -82,10 +84,10 @@ fn user_side(m: &Message, mi: usize, texts: &mut Vec<String>, layout: &mut Vec<V
 }
 
 /// An assistant message: each text and each tool call an item, in order.
-fn assistant(m: &Message, mi: usize, texts: &mut Vec<String>, layout: &mut Vec<Vec<Pos>>) {
+fn assistant(_req: &Request<'_>, m: &Message, mi: usize, texts: &mut Vec<String>, layout: &mut Vec<Vec<Pos>>) {
     for (pi, p) in m.parts.iter().enumerate() {
         let mut out = String::with_capacity(p.kind.size() + 64);
-        match &p.kind {
+        match &*p.kind.on(crate::kinds::Wire::Responses) {
             PartKind::Text(text) => {
                 out.push_str(r#"{"type":"message","role":"assistant","content":"#);
                 json::string(&mut out, text);
@@ -93,14 +95,27 @@ fn assistant(m: &Message, mi: usize, texts: &mut Vec<String>, layout: &mut Vec<V
             PartKind::Opaque {
                 wire: crate::kinds::Wire::Responses,
                 json,
-            } => {
-                // A reasoning item, replayed verbatim.
+            }
+            | PartKind::Said { json, .. } => {
+                // A reasoning item, a server tool's item, or a message with its id,
+                // replayed verbatim.
                 texts.push(json.clone());
                 layout.push(vec![(mi, pi)]);
                 continue;
             }
-            PartKind::ToolCall { id, name, input, .. } => {
-                out.push_str(r#"{"type":"function_call","call_id":"#);
+            PartKind::ToolCall {
+                id,
+                name,
+                input,
+                item_id,
+                ..
+            } => {
+                out.push_str(r#"{"type":"function_call""#);
+                if let Some(item) = item_id {
+                    out.push_str(r#","id":"#);
+                    json::string(&mut out, item);
+                }
+                out.push_str(r#","call_id":"#);
                 json::string(&mut out, id);
                 out.push_str(r#","name":"#);
                 json::string(&mut out, name);
