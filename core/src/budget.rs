@@ -78,7 +78,8 @@ pub const DEFAULT_LOW_WATER: f64 = 0.7;
 
 /// History is funded from what the floors leave (`floors`, already inflated), capped
 /// by `share × window`, `max_tokens` and `max_entries`; `min_tokens` lifts it only as
-/// far as room remains.
+/// far as room remains. A windowless model funds all of it: no cap applies (a `share`
+/// of no window is refused).
 pub fn allowance(window: &Window, floors: u32, knobs: &HistoryKnobs) -> Result<Allowance, Unavailable> {
     let cap = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
     let tokens = match window.tokens {
@@ -86,7 +87,12 @@ pub fn allowance(window: &Window, floors: u32, knobs: &HistoryKnobs) -> Result<A
             if knobs.share.is_some() {
                 return Err(Unavailable::ShareWithoutWindow);
             }
-            knobs.max_tokens.map(cap)
+            // A model without a window sizes nothing: it funds all history (SPEC §8).
+            return Ok(Allowance {
+                tokens: None,
+                max_entries: None,
+                low_water: None,
+            });
         }
         Some(w) => {
             let remaining = w.saturating_sub(floors);

@@ -228,42 +228,140 @@ pub fn merge(items: impl IntoIterator<Item = Item>) -> Vec<Message> {
     out
 }
 
-/// What `items` add to the request when `following` (role, separate) comes right
-/// after them — history is funded newest first, so what follows is already known. Each
-/// message's overhead is charged to its last item: an item that merges into the one
-/// after it adds only its parts.
-pub fn marginal_cost(items: &[Item], following: Option<Follower>) -> u32 {
-    let mut cost = 0;
-    let mut next = following;
-    for item in items.iter().rev().filter(|i| !i.parts.is_empty()) {
-        let merges = matches!(next, Some(f) if f.role == item.role && f.joins_previous && !item.separate);
-        if !merges {
-            cost = crate::tokens::add(cost, MESSAGE_OVERHEAD);
-        }
-        cost = crate::tokens::add(cost, item.parts_tokens());
-        next = Some(Follower::of(item));
-    }
-    cost
+/// How a wire sends a part of a message of a role: the wire's own unit of cost (each
+/// element costs [`MESSAGE_OVERHEAD`] beside its parts). `wire::tests` holds this model to
+/// the renderers' layouts on every wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    /// Not sent on this wire: another provider's block, an image outside a user message
+    /// on chat.
+    Dropped,
+    /// An element of its own: a tool result on chat and responses, every assistant part
+    /// on responses.
+    Own,
+    /// A part of its message's element; on anthropic and gemini, of the element of the
+    /// run of same-side messages it merges into.
+    Shared,
 }
 
-/// What a merge looks at in the item that follows: its role, and whether it may join
-/// the item before it (neither separate nor a boundary).
+impl PartKind {
+    /// Whether `wire` sends the part at all: a provider's own block rides its wire only.
+    pub fn carried_on(&self, wire: Wire) -> bool {
+        !matches!(self, PartKind::Opaque { wire: w, .. } if *w != wire)
+    }
+
+    /// How `wire` sends this part of a message of `role`.
+    pub fn unit(&self, wire: Wire, role: Role) -> Unit {
+        if !self.carried_on(wire) {
+            return Unit::Dropped;
+        }
+        let assistant = role == Role::Assistant;
+        match (wire, self) {
+            (Wire::Anthropic | Wire::Gemini, _) => Unit::Shared,
+            (Wire::Chat, PartKind::ToolResult { .. }) if !assistant => Unit::Own,
+            (Wire::Chat, PartKind::Image { .. }) if role == Role::User => Unit::Shared,
+            (Wire::Chat, PartKind::Text(_) | PartKind::Said { .. }) => Unit::Shared,
+            (Wire::Chat, PartKind::ToolCall { .. }) if assistant => Unit::Shared,
+            (
+                Wire::Responses,
+                PartKind::Text(_) | PartKind::Said { .. } | PartKind::ToolCall { .. } | PartKind::Opaque { .. },
+            ) if assistant => Unit::Own,
+            (Wire::Responses, PartKind::ToolResult { .. }) if !assistant => Unit::Own,
+            (Wire::Responses, PartKind::Text(_) | PartKind::Image { .. }) if !assistant => Unit::Shared,
+            _ => Unit::Dropped,
+        }
+    }
+}
+
+/// What `items` add to a request of `wire` when `following` comes right after them —
+/// history is funded newest first, so what follows is already known — and what they
+/// leave for the items before them. The parts cost their tokens; each element the wire
+/// sends costs its overhead, charged to the newest item in it (an item that joins the
+/// element after it adds only its parts). Exact when what precedes the items does not
+/// merge into them, and never less than what they add.
+pub fn marginal_cost(items: &[Item], following: Option<Follower>, wire: Wire) -> (u32, Option<Follower>) {
+    let mut cost = 0;
+    let mut next = following;
+    for item in items.iter().rev() {
+        let units: Vec<Unit> = item.parts.iter().map(|p| p.kind.unit(wire, item.role)).collect();
+        if units.iter().all(|u| *u == Unit::Dropped) && matches!(wire, Wire::Anthropic | Wire::Gemini) {
+            // Sends nothing: what comes before meets what comes after (on chat and
+            // responses it is still a message of its own, which nothing merges across);
+            // a system run before it is not the one after it. Within the message after
+            // it, it is that message's start.
+            if let Some(f) = next.as_mut() {
+                if f.same_message(item) {
+                    f.joins_previous = !item.separate && !item.boundary;
+                    f.boundary |= item.boundary;
+                } else {
+                    f.gap = true;
+                }
+            }
+            continue;
+        }
+        let mut open = next.is_some_and(|f| f.shared && f.continues(item, wire));
+        for (part, unit) in item.parts.iter().zip(units) {
+            match unit {
+                Unit::Dropped => {}
+                Unit::Own => cost = crate::tokens::add(cost, MESSAGE_OVERHEAD.saturating_add(part.tokens)),
+                Unit::Shared => {
+                    if !open {
+                        cost = crate::tokens::add(cost, MESSAGE_OVERHEAD);
+                        open = true;
+                    }
+                    cost = crate::tokens::add(cost, part.tokens);
+                }
+            }
+        }
+        next = Some(Follower {
+            role: item.role,
+            joins_previous: !item.separate && !item.boundary,
+            boundary: item.boundary,
+            shared: open,
+            gap: false,
+        });
+    }
+    (cost, next)
+}
+
+/// What the cost of an item looks at in the item that follows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Follower {
     pub role: Role,
+    /// It may join the item before it into one message (neither separate nor a boundary).
     pub joins_previous: bool,
+    /// It starts a round: its message is never merged into the one before.
+    pub boundary: bool,
+    /// The element it is in has a shared part already (its overhead is charged).
+    pub shared: bool,
+    /// A message that sends nothing comes between it and the item before.
+    pub gap: bool,
 }
 
 impl Follower {
-    pub fn of(item: &Item) -> Follower {
-        Follower {
-            role: item.role,
-            joins_previous: !item.separate && !item.boundary,
+    /// Whether `item`, right before this one, merges into this one's message.
+    fn same_message(&self, item: &Item) -> bool {
+        self.role == item.role && self.joins_previous && !item.separate && !self.gap
+    }
+
+    /// Whether `item`, right before this one, sends its shared parts in this one's
+    /// element: the same message (same role, neither separate nor a boundary between);
+    /// on anthropic and gemini also the same side (user or assistant) unless a round
+    /// starts here, but never a system item before another role or a gap (a leading
+    /// system run is lifted out of the list, and may end there).
+    fn continues(&self, item: &Item, wire: Wire) -> bool {
+        let same_message = self.same_message(item);
+        match wire {
+            Wire::Anthropic | Wire::Gemini => {
+                let side = |r: Role| r == Role::Assistant;
+                let lifted = item.role == Role::System && (self.role != Role::System || self.gap);
+                same_message || (side(self.role) == side(item.role) && !self.boundary && !lifted)
+            }
+            Wire::Chat | Wire::Responses => same_message,
         }
     }
 }
 
-/// The first item with parts, as a [`Follower`] of what comes before it.
 /// About how many bytes the items' texts take.
 pub fn text_size(items: &[Item]) -> usize {
     items
@@ -271,10 +369,6 @@ pub fn text_size(items: &[Item]) -> usize {
         .flat_map(|i| &i.parts)
         .map(|p| p.kind.size())
         .fold(0usize, usize::saturating_add)
-}
-
-pub fn leading(items: &[Item]) -> Option<Follower> {
-    items.iter().find(|i| !i.parts.is_empty()).map(Follower::of)
 }
 
 /// A part with its count for `counter`'s tokenizer.
@@ -373,16 +467,17 @@ mod tests {
 
     #[test]
     fn marginal_costs_add_up_to_the_merged_cost() {
+        let wire = Wire::Chat;
         let tail = vec![t(Role::User, "input", 1)];
         let older = vec![t(Role::User, "a", 0), t(Role::Assistant, "b", 0)];
         let newer = vec![t(Role::Assistant, "c", 0), t(Role::User, "d", 0)];
+        let (tail_cost, after_tail) = marginal_cost(&tail, None, wire);
         // Newest first: d merges into the input, c into nothing after it but d's message.
-        let newer_cost = marginal_cost(&newer, leading(&tail));
+        let (newer_cost, after_newer) = marginal_cost(&newer, after_tail, wire);
         assert_eq!(newer_cost, 1 + 1 + 3);
-        let older_cost = marginal_cost(&older, leading(&newer));
+        let (older_cost, _) = marginal_cost(&older, after_newer, wire);
         assert_eq!(older_cost, 1 + 3 + 1, "b merges into c");
         let all: Vec<Item> = older.iter().chain(&newer).chain(&tail).cloned().collect();
-        let tail_cost = marginal_cost(&tail, None);
         assert_eq!(
             total_cost(&merge(all)),
             older_cost + newer_cost + tail_cost + REQUEST_OVERHEAD
@@ -390,9 +485,61 @@ mod tests {
         let mut sep = t(Role::User, "result", 0);
         sep.separate = true;
         assert_eq!(
-            marginal_cost(&[sep], leading(&tail)),
+            marginal_cost(&[sep], after_tail, wire).0,
             1 + 3,
             "a round's own item never merges"
         );
+    }
+
+    fn call(id: &str) -> Part {
+        Part {
+            kind: PartKind::ToolCall {
+                id: id.into(),
+                name: "read".into(),
+                input: "{}".into(),
+                signature: None,
+                item_id: None,
+            },
+            tokens: 2,
+        }
+    }
+
+    fn result(id: &str) -> Part {
+        Part {
+            kind: PartKind::ToolResult {
+                call_id: id.into(),
+                content: "ok".into(),
+                is_error: false,
+            },
+            tokens: 1,
+        }
+    }
+
+    #[test]
+    fn each_wire_costs_its_own_elements() {
+        // A round: a text and two calls, then their results.
+        let said = Item::new(Role::Assistant, vec![text_part("on it", 2), call("a"), call("b")], 0);
+        let mut results = Item::new(Role::User, vec![result("a"), result("b")], 0);
+        results.separate = true;
+        let round = [said, results];
+        let cost = |wire| marginal_cost(&round, None, wire).0;
+        // anthropic and gemini: one message each side.
+        assert_eq!(cost(Wire::Anthropic), (3 + 6) + (3 + 2));
+        assert_eq!(cost(Wire::Gemini), (3 + 6) + (3 + 2));
+        // chat: one assistant message, a tool message per result.
+        assert_eq!(cost(Wire::Chat), (3 + 6) + (3 + 1) * 2);
+        // responses: every assistant part and every result an item.
+        assert_eq!(cost(Wire::Responses), (3 + 2) + (3 + 2) * 2 + (3 + 1) * 2);
+        // Another provider's block is not sent, and costs nothing.
+        let thinking = Part {
+            kind: PartKind::Opaque {
+                wire: Wire::Anthropic,
+                json: "{}".into(),
+            },
+            tokens: 50,
+        };
+        let alone = [Item::new(Role::Assistant, vec![thinking], 0)];
+        assert_eq!(marginal_cost(&alone, None, Wire::Chat).0, 0);
+        assert_eq!(marginal_cost(&alone, None, Wire::Anthropic).0, 53);
     }
 }

@@ -282,3 +282,26 @@ fn a_window_the_exact_size_of_the_request_keeps_every_entry() {
         Some("budget_exceeded")
     );
 }
+
+/// Seed rule (SPEC §8, §14.3): a model without a window sizes nothing, so it funds all
+/// history — neither the template's nor the turn's max_tokens or max_entries caps it.
+#[test]
+fn a_windowless_model_funds_all_history_whatever_the_caps() {
+    let mut s = long_conversation(9, 12)
+        .turn(|t| t.history = Some(history_intent(r#"{"max_entries": 2, "budget": {"max_tokens": 10}}"#)));
+    s.model_mut("claude").advisory_window = None;
+    let lark = s.user_mut(LARK);
+    lark.prompt_mechanism = Mechanism::Assembly;
+    lark.prompt_template = Some(
+        r#"{"blocks": [{"type": "slot", "slot": "system_prompt"}, {"type": "history", "max_entries": 1, "budget": {"max_tokens": 5}}, {"type": "input"}]}"#.into(),
+    );
+    let h = s.run(Purpose::Preview).unwrap().estimate().history.clone();
+    assert_eq!(
+        (h.selected, h.available, h.budget, h.skipped_reason),
+        (9, 9, None, None)
+    );
+    // With a window, the same caps hold.
+    s.model_mut("claude").advisory_window = Some(100_000);
+    let h = s.run(Purpose::Preview).unwrap().estimate().history.clone();
+    assert_eq!((h.selected, h.skipped_reason.as_deref()), (0, Some("budget_exceeded")));
+}

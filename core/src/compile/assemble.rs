@@ -33,19 +33,26 @@ impl Compiler<'_, '_> {
         let input_ix = template.blocks.len() - 1;
 
         // The floors: the blocks on either side of history, each side costed on its own
-        // (history may come between them), the request and the tool definitions.
+        // (history may come between them), the request and the tool definitions, in the
+        // wire's own units (`items::Unit`).
         let pre: Vec<Item> = rendered[..hist_ix].iter().flatten().cloned().collect();
         let post: Vec<Item> = rendered[hist_ix + 1..].iter().flatten().cloned().collect();
         let tools_tokens = self.tools_tokens();
-        let floor_cost = self.window.inflate(
-            items::marginal_cost(&pre, None)
-                + items::marginal_cost(&post, None)
-                + crate::tokens::REQUEST_OVERHEAD
-                + tools_tokens,
-        );
+        // The rounds the turn holds already are appended after the seed: a floor too.
+        let (post_cost, after_history) = items::marginal_cost(&post, None, self.wire);
+        let native = self.model.is_some_and(|m| m.native_images);
+        let rounds = super::continuation::rounds_floor(self.ctx, self.a.id, native, self.wire, &mut self.counter);
+        let floor_cost = self.window.inflate(crate::tokens::sum([
+            items::marginal_cost(&pre, None, self.wire).0,
+            post_cost,
+            crate::tokens::REQUEST_OVERHEAD,
+            tools_tokens,
+            rounds,
+        ]));
 
         // History: funded from what remains, newest entry first.
-        let (selection, budget_problem) = self.funded_history(source, &template, &knobs, floor_cost, hist_ix, &post)?;
+        let (selection, budget_problem) =
+            self.funded_history(source, &template, &knobs, floor_cost, hist_ix, after_history)?;
         let mut versions = floors.versions;
         versions.history = Some(selection.estimate.selected);
 
@@ -83,13 +90,10 @@ impl Compiler<'_, '_> {
         knobs: &HistoryKnobs,
         floor_cost: u32,
         hist_ix: usize,
-        post: &[Item],
+        after: Option<items::Follower>,
     ) -> Result<(super::select::Selection, Option<Error>)> {
         match budget::allowance(&self.window, floor_cost, knobs) {
-            Ok(allowance) => Ok((
-                self.select(source, template, allowance, hist_ix, items::leading(post))?,
-                None,
-            )),
+            Ok(allowance) => Ok((self.select(source, template, allowance, hist_ix, after)?, None)),
             Err(Unavailable::ShareWithoutWindow) => {
                 let ctx = self.ctx;
                 let mut none = HistoryEstimate::none(Some("history_budget_unavailable"));

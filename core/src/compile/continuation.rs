@@ -132,12 +132,52 @@ pub(super) fn extend(ctx: &Context, sealed: &Sealed, counter: &mut Counter<'_>, 
 /// The items of the turn's rounds from `first_round` on, rendered as the seal froze
 /// the answerer and the model's image support.
 fn round_items(ctx: &Context, frozen: &Frozen, first_round: i32, counter: &mut Counter<'_>) -> Vec<Item> {
+    let native = frozen.model.as_ref().is_some_and(|m| m.native_images);
+    rendered_rounds(ctx, frozen.answerer_id, native, first_round, counter)
+}
+
+/// What the rounds a turn already holds add after its seed, when its first compile
+/// finds them (history is funded after them): the in-turn summary, if any, and the
+/// rounds it does not replace, as [`extend`] appends them. Never less than what is
+/// appended (the seed's parts a summary keeps are already counted in the seed).
+pub(super) fn rounds_floor(
+    ctx: &Context,
+    answerer: uuid::Uuid,
+    native: bool,
+    wire: crate::kinds::Wire,
+    counter: &mut Counter<'_>,
+) -> u32 {
+    if ctx.rounds.is_empty() {
+        return 0;
+    }
+    let t = &ctx.turn;
+    let mut items = Vec::new();
+    let mut first_round = i32::MIN;
+    if let Some(s) = t.summary.as_deref().filter(|s| !s.is_empty()) {
+        let text = format!("{ROUNDS_SUMMARY_HEADER}{s}");
+        let tokens = counter.count(&text);
+        items.push(Item::text(Role::User, text, tokens, 0));
+        first_round = t.summary_round.unwrap_or(i32::MIN);
+    }
+    items.extend(rendered_rounds(ctx, answerer, native, first_round, counter));
+    if let Some(first) = items.first_mut() {
+        first.boundary = true;
+    }
+    crate::items::marginal_cost(&items, None, wire).0
+}
+
+fn rendered_rounds(
+    ctx: &Context,
+    answerer: uuid::Uuid,
+    native: bool,
+    first_round: i32,
+    counter: &mut Counter<'_>,
+) -> Vec<Item> {
     let voices = Voices {
         users: &ctx.users,
         creator: ctx.conversation.creator_id,
     };
-    let a = ctx.users.get(&frozen.answerer_id);
-    let native = frozen.model.as_ref().is_some_and(|m| m.native_images);
+    let a = ctx.users.get(&answerer);
     ctx.rounds
         .iter()
         .filter(|r| r.n >= first_round)

@@ -167,10 +167,11 @@ impl Compiler<'_, '_> {
                         continue;
                     }
                     let items = self.render_entry(plan, ht, template, block, thinking)?;
-                    let cost = self.window.inflate(items::marginal_cost(&items, following));
+                    let (cost, before) = items::marginal_cost(&items, following, self.wire);
+                    let cost = self.window.inflate(cost);
                     if selector.offer(cost) {
                         self.take_text(&items)?;
-                        following = items::leading(&items).or(following);
+                        following = before;
                         taken.push(Taken { at, cost, items });
                     }
                 }
