@@ -142,6 +142,14 @@ BEGIN
             TG_OP = 'UPDATE' AND NEW.mode IS DISTINCT FROM OLD.mode
             AND EXISTS (SELECT 1 FROM prompt.rounds r WHERE r.conversation_id = NEW.conversation_id AND r.turn_id = NEW.id));
     END IF;
+    IF NEW.memory_user_id IS NOT NULL
+       AND (TG_OP = 'INSERT' OR NEW.memory_user_id IS DISTINCT FROM OLD.memory_user_id)
+       AND NOT EXISTS (SELECT 1 FROM prompt.users u WHERE u.id = NEW.memory_user_id AND u.kind = 'human') THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = format('turn_field_invalid: memory_user_id of turn %s names %s, which is not a Human at /memory_user_id',
+                             NEW.id, NEW.memory_user_id),
+            HINT = 'memory_user_id selects a Human whose user memory and skills the turn reads; an agent''s are its own.';
+    END IF;
     IF TG_OP = 'INSERT'
        OR NEW.inline          IS DISTINCT FROM OLD.inline
        OR NEW.variables       IS DISTINCT FROM OLD.variables
@@ -319,6 +327,11 @@ LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     found_answerer uuid;
+    found_content text;
+    found_summary text;
+    found_summary_round int;
+    found_round int;
+    captured boolean;
 BEGIN
     -- Not a Side's capture, nothing of it changed, or the parent was deleted (its
     -- parent_id set NULL: the Side keeps its rows and no longer compiles).
@@ -328,10 +341,14 @@ BEGIN
            AND NEW.answerer_id IS NOT DISTINCT FROM OLD.answerer_id) THEN
         RETURN NEW;
     END IF;
-    SELECT coalesce(t.answerer_id, p.answerer_id) INTO found_answerer
+    SELECT coalesce(t.answerer_id, p.answerer_id), t.content, t.summary, t.summary_round,
+           (SELECT max(r.n) FROM prompt.rounds r
+             WHERE r.conversation_id = t.conversation_id AND r.turn_id = t.id)
+      INTO found_answerer, found_content, found_summary, found_summary_round, found_round
       FROM prompt.turns t JOIN prompt.conversations p ON p.id = t.conversation_id
      WHERE t.conversation_id = NEW.parent_id AND t.id = NEW.captured_turn_id;
-    IF NOT FOUND THEN
+    captured := FOUND;
+    IF NOT captured THEN
         -- pg_dump's restore writes conversations before turns, answerer_id included.
         IF TG_OP = 'UPDATE' OR NEW.answerer_id IS NULL THEN
             RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
@@ -344,13 +361,22 @@ BEGIN
             MESSAGE = format('side_invalid: the captured turn %s has no answerer (nor has conversation %s)',
                              NEW.captured_turn_id, NEW.parent_id),
             HINT = 'A Side answers as its captured turn''s answerer: capture a turn that has one.';
-    ELSIF NEW.answerer_id IS NULL THEN
-        NEW.answerer_id := found_answerer;
-    ELSIF found_answerer <> NEW.answerer_id THEN
+    ELSIF NEW.answerer_id IS NOT NULL AND found_answerer <> NEW.answerer_id THEN
         RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
             MESSAGE = format('side_invalid: a Side answers as its captured turn''s answerer %s, not %s',
                              found_answerer, NEW.answerer_id),
             HINT = 'Leave answerer_id NULL: it is filled in from the captured turn.';
+    END IF;
+    IF captured THEN
+        NEW.answerer_id := found_answerer;
+        -- What the Side reads of its captured turn, from now on.
+        IF TG_OP = 'INSERT' OR NEW.parent_id IS DISTINCT FROM OLD.parent_id
+           OR NEW.captured_turn_id IS DISTINCT FROM OLD.captured_turn_id THEN
+            NEW.captured_content := found_content;
+            NEW.captured_summary := found_summary;
+            NEW.captured_summary_round := found_summary_round;
+            NEW.captured_round := found_round;
+        END IF;
     END IF;
     RETURN NEW;
 END
@@ -651,9 +677,17 @@ COMMENT ON TABLE prompt.skills IS
 COMMENT ON TABLE prompt.conversations IS
     'One timeline: its workspace, kind, stored answerer, creator and origin channel; a Side names its parent and the turn captured there.';
 COMMENT ON FUNCTION prompt._conversations_capture() IS
-    'Internal trigger: a Side answers as its captured turn''s answerer (filled in when NULL, refused when another).';
+    'Internal trigger: a Side answers as its captured turn''s answerer (filled in when NULL, refused when another) and keeps the captured turn as it stood (captured_round, captured_content, captured_summary, captured_summary_round).';
 COMMENT ON COLUMN prompt.conversations.captured_turn_id IS
     'A Side''s captured turn, in parent_id: its history is the parent''s turns through that turn, in its answerer''s reading, then its own.';
+COMMENT ON COLUMN prompt.conversations.captured_round IS
+    'A Side''s captured turn as it stood at the capture: its newest round then (NULL: none). Rounds written after are not the Side''s. Filled in by the capture trigger.';
+COMMENT ON COLUMN prompt.conversations.captured_content IS
+    'A Side''s captured turn as it stood at the capture: its content (the answer) then. Filled in by the capture trigger.';
+COMMENT ON COLUMN prompt.conversations.captured_summary IS
+    'A Side''s captured turn as it stood at the capture: its in-turn summary then. Filled in by the capture trigger.';
+COMMENT ON COLUMN prompt.conversations.captured_summary_round IS
+    'A Side''s captured turn as it stood at the capture: the round its in-turn summary starts from. Filled in by the capture trigger.';
 COMMENT ON TABLE prompt.turns IS
     'The timeline, ordered by seq: message, reply and summary turns. A reply turn is what compile_turn compiles; once sealed, its sealed_* columns and every column its request was compiled from never change (content stays writable).';
 COMMENT ON TABLE prompt.rounds IS

@@ -63,6 +63,15 @@ ALTER TABLE prompt.models DROP CONSTRAINT models_cache_ttl_valid,
     ADD CONSTRAINT models_cache_ttl_valid CHECK (cache_ttl IN ('5m', '1h', '30m', '12h')),
     ADD COLUMN profile text REFERENCES prompt.model_profiles (name) ON UPDATE CASCADE ON DELETE SET NULL;
 ALTER TABLE prompt.responses ADD COLUMN body_digest bytea, ADD COLUMN cache_creation_by_ttl jsonb;
+ALTER TABLE prompt.conversations ADD COLUMN captured_round int, ADD COLUMN captured_content text,
+    ADD COLUMN captured_summary text, ADD COLUMN captured_summary_round int;
+-- A Side of 0.3 read its captured turn live: it keeps the turn as it stands now.
+UPDATE prompt.conversations c
+   SET captured_round = (SELECT max(r.n) FROM prompt.rounds r
+                          WHERE r.conversation_id = t.conversation_id AND r.turn_id = t.id),
+       captured_content = t.content, captured_summary = t.summary, captured_summary_round = t.summary_round
+  FROM prompt.turns t
+ WHERE c.kind = 'side' AND t.conversation_id = c.parent_id AND t.id = c.captured_turn_id;
 
 CREATE TABLE prompt.tenants (
     role_name    name NOT NULL,
@@ -373,6 +382,14 @@ BEGIN
             TG_OP = 'UPDATE' AND NEW.mode IS DISTINCT FROM OLD.mode
             AND EXISTS (SELECT 1 FROM prompt.rounds r WHERE r.conversation_id = NEW.conversation_id AND r.turn_id = NEW.id));
     END IF;
+    IF NEW.memory_user_id IS NOT NULL
+       AND (TG_OP = 'INSERT' OR NEW.memory_user_id IS DISTINCT FROM OLD.memory_user_id)
+       AND NOT EXISTS (SELECT 1 FROM prompt.users u WHERE u.id = NEW.memory_user_id AND u.kind = 'human') THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = format('turn_field_invalid: memory_user_id of turn %s names %s, which is not a Human at /memory_user_id',
+                             NEW.id, NEW.memory_user_id),
+            HINT = 'memory_user_id selects a Human whose user memory and skills the turn reads; an agent''s are its own.';
+    END IF;
     IF TG_OP = 'INSERT'
        OR NEW.inline          IS DISTINCT FROM OLD.inline
        OR NEW.variables       IS DISTINCT FROM OLD.variables
@@ -413,6 +430,66 @@ BEGIN
        OR NEW.own_entries   IS DISTINCT FROM OLD.own_entries THEN
         NEW.own_entries := prompt._own_entries(NEW.summary, NEW.summary_round, NEW.content,
             ARRAY(SELECT n FROM prompt.rounds r WHERE r.conversation_id = NEW.conversation_id AND r.turn_id = NEW.id));
+    END IF;
+    RETURN NEW;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION prompt._conversations_capture() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    found_answerer uuid;
+    found_content text;
+    found_summary text;
+    found_summary_round int;
+    found_round int;
+    captured boolean;
+BEGIN
+    -- Not a Side's capture, nothing of it changed, or the parent was deleted (its
+    -- parent_id set NULL: the Side keeps its rows and no longer compiles).
+    IF NEW.captured_turn_id IS NULL OR NEW.parent_id IS NULL
+       OR (TG_OP = 'UPDATE' AND NEW.parent_id IS NOT DISTINCT FROM OLD.parent_id
+           AND NEW.captured_turn_id IS NOT DISTINCT FROM OLD.captured_turn_id
+           AND NEW.answerer_id IS NOT DISTINCT FROM OLD.answerer_id) THEN
+        RETURN NEW;
+    END IF;
+    SELECT coalesce(t.answerer_id, p.answerer_id), t.content, t.summary, t.summary_round,
+           (SELECT max(r.n) FROM prompt.rounds r
+             WHERE r.conversation_id = t.conversation_id AND r.turn_id = t.id)
+      INTO found_answerer, found_content, found_summary, found_summary_round, found_round
+      FROM prompt.turns t JOIN prompt.conversations p ON p.id = t.conversation_id
+     WHERE t.conversation_id = NEW.parent_id AND t.id = NEW.captured_turn_id;
+    captured := FOUND;
+    IF NOT captured THEN
+        -- pg_dump's restore writes conversations before turns, answerer_id included.
+        IF TG_OP = 'UPDATE' OR NEW.answerer_id IS NULL THEN
+            RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+                MESSAGE = format('side_invalid: the captured turn %s is not a turn of conversation %s',
+                                 NEW.captured_turn_id, NEW.parent_id),
+                HINT = 'A Side is captured from a turn of its parent_id.';
+        END IF;
+    ELSIF found_answerer IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = format('side_invalid: the captured turn %s has no answerer (nor has conversation %s)',
+                             NEW.captured_turn_id, NEW.parent_id),
+            HINT = 'A Side answers as its captured turn''s answerer: capture a turn that has one.';
+    ELSIF NEW.answerer_id IS NOT NULL AND found_answerer <> NEW.answerer_id THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = format('side_invalid: a Side answers as its captured turn''s answerer %s, not %s',
+                             found_answerer, NEW.answerer_id),
+            HINT = 'Leave answerer_id NULL: it is filled in from the captured turn.';
+    END IF;
+    IF captured THEN
+        NEW.answerer_id := found_answerer;
+        -- What the Side reads of its captured turn, from now on.
+        IF TG_OP = 'INSERT' OR NEW.parent_id IS DISTINCT FROM OLD.parent_id
+           OR NEW.captured_turn_id IS DISTINCT FROM OLD.captured_turn_id THEN
+            NEW.captured_content := found_content;
+            NEW.captured_summary := found_summary;
+            NEW.captured_summary_round := found_summary_round;
+            NEW.captured_round := found_round;
+        END IF;
     END IF;
     RETURN NEW;
 END
@@ -725,3 +802,18 @@ COMMENT ON FUNCTION prompt._check_options_wire(text, text, text, integer, text, 
     'Internal: the write-time checks of one level''s request options (a model''s, an agent''s or a turn''s) against the wire, max_output_tokens and profile of the model it names.';
 COMMENT ON FUNCTION prompt._model_options_write() IS
     'Internal trigger: refuses request options of a model that are invalid, that its wire cannot carry or that its profile refuses, and a model its profile does not serve on its wire or with its max_output_tokens.';
+COMMENT ON FUNCTION prompt._conversations_capture() IS
+    'Internal trigger: a Side answers as its captured turn''s answerer (filled in when NULL, refused when another) and keeps the captured turn as it stood (captured_round, captured_content, captured_summary, captured_summary_round).';
+COMMENT ON COLUMN prompt.conversations.captured_round IS
+    'A Side''s captured turn as it stood at the capture: its newest round then (NULL: none). Rounds written after are not the Side''s. Filled in by the capture trigger.';
+COMMENT ON COLUMN prompt.conversations.captured_content IS
+    'A Side''s captured turn as it stood at the capture: its content (the answer) then. Filled in by the capture trigger.';
+COMMENT ON COLUMN prompt.conversations.captured_summary IS
+    'A Side''s captured turn as it stood at the capture: its in-turn summary then. Filled in by the capture trigger.';
+COMMENT ON COLUMN prompt.conversations.captured_summary_round IS
+    'A Side''s captured turn as it stood at the capture: the round its in-turn summary starts from. Filled in by the capture trigger.';
+
+-- An in-turn summary of a direct reply now stands in for its answer too: its entry
+-- count is recounted (the trigger counts own_entries whenever it is written).
+UPDATE prompt.turns SET own_entries = -1
+ WHERE kind = 'reply' AND mode = 'direct_reply' AND coalesce(summary, '') <> '';

@@ -140,6 +140,12 @@ CREATE TABLE prompt.conversations (
     -- A Side's captured turn, in parent_id (no foreign key: turns reference
     -- conversations, and pg_dump restores the two tables one after the other).
     captured_turn_id uuid,
+    -- The captured turn as it stood when the Side was created (filled in by the
+    -- capture trigger): its newest round then, its content, its in-turn summary.
+    captured_round         int,
+    captured_content       text,
+    captured_summary       text,
+    captured_summary_round int,
     CONSTRAINT conversations_capture_is_a_sides
         CHECK (captured_turn_id IS NULL OR kind = 'side')
 );

@@ -55,11 +55,86 @@ pub struct Context {
     pub captured: Vec<Captured>,
 }
 
-/// Where a Side was captured: a turn of its parent conversation.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// Where a Side was captured: a turn of its parent conversation, as it stood then.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Captured {
     pub conversation_id: Uuid,
     /// The captured turn's `seq` (history reads the parent's turns through it).
     pub seq: i64,
     pub host: Host,
+    pub state: CaptureState,
+}
+
+/// The captured turn as it stood when the Side was created (`prompt.conversations`'
+/// `captured_*` columns): what the Side reads of it, whatever the turn got since.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CaptureState {
+    /// Its newest round then (`None`: it had none).
+    pub round: Option<i32>,
+    pub content: Option<String>,
+    pub summary: Option<String>,
+    pub summary_round: Option<i32>,
+}
+
+impl Captured {
+    /// The captured turn of a parent's history, read as it stood at the capture: its
+    /// answer and in-turn summary then, and only the rounds it had. Other turns are
+    /// left as they are.
+    pub fn freeze(&self, ht: &mut HistoryTurn) {
+        if ht.host.map(|h| h.depth) != Some(self.host.depth) || ht.turn.seq != self.seq {
+            return;
+        }
+        let s = &self.state;
+        ht.turn.content = s.content.clone();
+        ht.turn.summary = s.summary.clone();
+        ht.turn.summary_round = s.summary_round;
+        ht.rounds.retain(|r| s.round.is_some_and(|n| r.n <= n));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rows::TurnKind;
+    use crate::testing::{id, round};
+
+    #[test]
+    fn a_captured_turn_reads_as_it_stood() {
+        let host = Host {
+            depth: 1,
+            creator_id: None,
+            answerer_id: None,
+        };
+        let captured = Captured {
+            conversation_id: id(7),
+            seq: 4,
+            host,
+            state: CaptureState {
+                round: Some(1),
+                content: None,
+                summary: None,
+                summary_round: None,
+            },
+        };
+        let mut turn = Turn::new(id(40), 4, TurnKind::Reply);
+        turn.content = Some("the answer, written after the capture".into());
+        let r = |n| round(n, r#"[{"type":"text","text":"a"}]"#, "[]", "[]", false);
+        let mut ht = HistoryTurn {
+            turn,
+            rounds: vec![r(1), r(2)],
+            host: Some(host),
+        };
+        let mut other = ht.clone();
+        other.turn.seq = 3;
+        captured.freeze(&mut ht);
+        assert_eq!((ht.turn.content.as_deref(), ht.rounds.len()), (None, 1));
+        // Another turn of the parent, and the same seq in the Side's own stretch, stay.
+        captured.freeze(&mut other);
+        assert_eq!(other.rounds.len(), 2);
+        let mut own = other.clone();
+        own.turn.seq = 4;
+        own.host = None;
+        captured.freeze(&mut own);
+        assert_eq!(own.rounds.len(), 2);
+    }
 }

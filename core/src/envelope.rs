@@ -86,12 +86,14 @@ pub fn unescape(body: &str) -> String {
 pub struct Speaker<'a> {
     pub handle: &'a str,
     pub kind: &'a str,
-    pub user_id: Uuid,
+    /// `None`: a row sent from another conversation with no author (no `user`).
+    pub user_id: Option<Uuid>,
     /// The sender stamp: the conversation the row was sent from.
     pub conversation: Option<Uuid>,
 }
 
-/// `<message from="@HANDLE" kind=… user=… conversation=…>\nESCAPED\n</message>`.
+/// `<message from="@HANDLE" kind=… user=… conversation=…>\nESCAPED\n</message>` (no
+/// `user` for a row without an author).
 pub fn wrap(speaker: &Speaker<'_>, body: &str) -> String {
     let escaped = escape(body);
     let mut out = String::with_capacity(escaped.len() + 160);
@@ -99,9 +101,12 @@ pub fn wrap(speaker: &Speaker<'_>, body: &str) -> String {
     out.push_str(speaker.handle);
     out.push_str("\" kind=\"");
     out.push_str(speaker.kind);
-    out.push_str("\" user=\"");
-    out.push_str(&speaker.user_id.to_string());
     out.push('"');
+    if let Some(u) = speaker.user_id {
+        out.push_str(" user=\"");
+        out.push_str(&u.to_string());
+        out.push('"');
+    }
     if let Some(c) = speaker.conversation {
         out.push_str(" conversation=\"");
         out.push_str(&c.to_string());
@@ -223,7 +228,7 @@ mod tests {
         let s = Speaker {
             handle: "lark",
             kind: "agent",
-            user_id: id,
+            user_id: Some(id),
             conversation: Some(conv),
         };
         assert_eq!(
@@ -238,6 +243,17 @@ mod tests {
         };
         assert!(wrap(&s, "x")
             .starts_with("<message from=\"@lark\" kind=\"human\" user=\"00000000-0000-0000-0000-000000000001\">\n"));
+        // A row sent from another conversation with no author: no user.
+        let s = Speaker {
+            handle: "unknown",
+            user_id: None,
+            conversation: Some(conv),
+            ..s
+        };
+        assert_eq!(
+            wrap(&s, "x"),
+            "<message from=\"@unknown\" kind=\"human\" conversation=\"00000000-0000-0000-0000-000000000002\">\nx\n</message>"
+        );
     }
 
     #[test]
@@ -245,7 +261,7 @@ mod tests {
         let s = Speaker {
             handle: "h",
             kind: "human",
-            user_id: Uuid::nil(),
+            user_id: Some(Uuid::nil()),
             conversation: None,
         };
         for body in strings(7, 20_000) {

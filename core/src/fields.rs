@@ -180,9 +180,12 @@ pub fn parse_variables(text: &str) -> Result<BTreeMap<String, String>> {
                 ),
             ));
         }
-        if !value.is_string() {
+        let Some(text) = value.as_str() else {
             return Err(field_error(C, &path, "a variable's value must be a string"));
-        }
+        };
+        // A value is checked like a document: its macros render, a typo is refused.
+        check_size(text, &format!("variable {path}"))?;
+        macros::check(text, &|_| false, &format!("variable {path}"))?;
     }
     Ok(map
         .into_iter()
@@ -695,6 +698,24 @@ mod tests {
             assert_eq!(e.code, Code::InlineEntryInvalid);
             assert!(e.message.ends_with(want), "{input}: {}", e.message);
         }
+    }
+
+    #[test]
+    fn a_variables_value_is_checked_like_a_document() {
+        // Seed rule: a typo never reaches a model as literal braces.
+        let e = parse_variables(r#"{"scene": "{{agnet}} day"}"#).unwrap_err();
+        assert_eq!((e.code, e.code.sqlstate()), (Code::MacroUnknown, "22023"));
+        assert!(
+            e.message.contains("{{agnet}}") && e.message.contains("/variables/scene"),
+            "{}",
+            e.message
+        );
+        // Another variable is no macro either.
+        assert_eq!(
+            parse_variables(r#"{"a": "{{b}}", "b": "x"}"#).unwrap_err().code,
+            Code::MacroUnknown
+        );
+        assert!(parse_variables(r#"{"scene": "{{agent}}'s day"}"#).is_ok());
     }
 
     #[test]

@@ -117,7 +117,7 @@ fn correspondent_seed_shown(ht: &HistoryTurn, a: Uuid) -> bool {
 
 /// The entries of a reply turn read by its own answerer, from its shape alone: the seed
 /// (or the in-turn summary in its place), each round from `summary_round` on, and a
-/// direct reply's answer. The write triggers store their number (`turns.own_entries`)
+/// direct reply's answer (unless a summary replaced it). The write triggers store their number (`turns.own_entries`)
 /// through the same function, so counting history never reads its text.
 pub fn own_plan(has_summary: bool, summary_round: Option<i32>, round_ns: &[i32], has_content: bool) -> Vec<Plan> {
     let mut out = Vec::with_capacity(round_ns.len() + 2);
@@ -135,7 +135,9 @@ pub fn own_plan(has_summary: bool, summary_round: Option<i32>, round_ns: &[i32],
             .filter(|(_, n)| **n >= from)
             .map(|(i, _)| Plan::Round(i)),
     );
-    if round_ns.is_empty() && has_content {
+    // The in-turn summary stands in place of everything before its round: of a direct
+    // reply's preface, opening words and answer alike.
+    if round_ns.is_empty() && has_content && !has_summary {
         out.push(Plan::Answer);
     }
     out
@@ -238,7 +240,7 @@ impl Reader<'_> {
                 let t = &ht.turn;
                 if let Some(content) = t.content.as_deref().filter(|c| !c.is_empty()) {
                     match answerer {
-                        Some(b) => parts.push(self.voices.wrapped(b, None, content, counter)),
+                        Some(b) => parts.push(self.voices.wrapped(Some(b), None, content, counter)),
                         None => parts.push(items::text_part(
                             content,
                             counter.count_or_stored(content, &t.content_tokens),
@@ -306,6 +308,18 @@ mod tests {
             vec![Plan::Seed, Plan::Answer],
             "a seed is a unit even when empty"
         );
+    }
+
+    /// Seed rule: a turn whose in-turn summary arrived renders the summary in place of
+    /// everything before its repaired round — on a direct reply, its preface, opening
+    /// words and answer: the summary alone.
+    #[test]
+    fn a_direct_replys_summary_stands_in_for_all_three() {
+        let mut ht = reply(Some(1));
+        ht.turn.prompt = Some("q".into());
+        ht.turn.content = Some("a".into());
+        ht.turn.summary = Some("s".into());
+        assert_eq!(plan(&ht, id(1), None), vec![Plan::RoundsSummary]);
     }
 
     #[test]

@@ -123,7 +123,8 @@ impl Values {
     }
 }
 
-/// Substitutes macros, then variables (`vars`), leaving every other token as written.
+/// Substitutes macros and variables (`vars`, their values with their own macros
+/// rendered), leaving every other token as written.
 /// Only text validated on write reaches here, so an unknown word cannot occur; were one
 /// to, it would stay literal rather than vanish.
 ///
@@ -137,11 +138,24 @@ pub fn substitute<'v>(
     room: usize,
     place: &str,
 ) -> Result<String> {
-    let replacement = |name: &str| -> Option<&'v str> {
+    // A variable's value renders its macros (it is checked like a document on write).
+    let mut rendered: Vec<(&str, String)> = Vec::new();
+    for t in tokens(text) {
+        if is_macro(t.name) || t.name == HISTORY_WORD || rendered.iter().any(|(n, _)| *n == t.name) {
+            continue;
+        }
+        if let Some(v) = vars(t.name).filter(|v| tokens(v).next().is_some()) {
+            let value = substitute(v, values, &|_| None, room, place)?;
+            rendered.push((t.name, value));
+        }
+    }
+    let replacement = |name: &str| -> Option<&str> {
         if is_macro(name) {
             Some(values.get(name).unwrap_or(""))
         } else if name == HISTORY_WORD {
             None
+        } else if let Some((_, v)) = rendered.iter().find(|(n, _)| *n == name) {
+            Some(v.as_str())
         } else {
             vars(name)
         }
@@ -227,6 +241,18 @@ mod tests {
     fn variables_are_accepted_when_declared() {
         assert!(check("{{scene}}", &|v| v == "scene", "x").is_ok());
         assert!(check("{{scene}}", &no_vars, "x").is_err());
+    }
+
+    #[test]
+    fn a_variables_macros_render_in_place() {
+        let values = Values {
+            agent: Some("Lark".into()),
+            ..Values::default()
+        };
+        let vars = |n: &str| (n == "scene").then_some("{{agent}}'s {{day}} {{nope}}");
+        let out = substitute("Today: {{scene}}.", &values, &vars, 1 << 20, "x").unwrap();
+        // Macros render; anything else in the value stays as written (refused on write).
+        assert_eq!(out, "Today: Lark's {{day}} {{nope}}.");
     }
 
     #[test]

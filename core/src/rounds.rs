@@ -565,6 +565,18 @@ pub fn render(
         }]));
     }
     if round.aborted {
+        // Every call gets a result (the providers refuse a call left unanswered): a call
+        // the abort cut off is answered by the abort marker, as an error.
+        for call_id in unanswered(round) {
+            items.push(separate(vec![Part {
+                tokens: counter.count(ABORT_MARKER),
+                kind: PartKind::ToolResult {
+                    call_id: call_id.to_string(),
+                    content: ABORT_MARKER.into(),
+                    is_error: true,
+                },
+            }]));
+        }
         items.push(separate(vec![Part {
             kind: PartKind::Text(ABORT_MARKER.into()),
             tokens: counter.count(ABORT_MARKER),
@@ -592,6 +604,14 @@ pub fn render(
         first.boundary = true;
     }
     items
+}
+
+/// The ids of the round's calls that have no result, in call order.
+fn unanswered(round: &Round) -> impl Iterator<Item = &str> {
+    round.assistant.iter().filter_map(move |p| match p {
+        AssistantPart::ToolCall { id, .. } if !round.results.iter().any(|r| r.call_id == *id) => Some(id.as_str()),
+        _ => None,
+    })
 }
 
 /// The eligible captures of all results, in result then link order, each distinct

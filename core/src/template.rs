@@ -360,7 +360,8 @@ pub fn parse(value: &Value) -> (Option<Template>, Vec<Problem>) {
     }
 }
 
-/// The template's `variables`, each checked (name, no macro shadowed, a string).
+/// The template's `variables`, each checked (name, no macro shadowed, a string whose
+/// `{{words}}` are macros).
 fn template_variables(c: &mut Checker, root: &Map<String, Value>) -> BTreeMap<String, String> {
     let mut variables = BTreeMap::new();
     match root.get("variables") {
@@ -388,6 +389,15 @@ fn template_variables(c: &mut Checker, root: &Map<String, Value>) -> BTreeMap<St
                         format!("variable \"{name}\" has the name of a built-in macro"),
                     );
                 } else if let Value::String(s) = v {
+                    // A value is checked like a document: macros render in it, and
+                    // nothing else may stand in braces.
+                    if let Some(word) = macros::first_unknown(s, &|_| false) {
+                        c.add(
+                            path.clone(),
+                            "macro_unknown",
+                            format!("{{{{{word}}}}} in variable \"{name}\" is not a macro"),
+                        );
+                    }
                     variables.insert(name.clone(), s.clone());
                 } else {
                     c.add(
@@ -1035,6 +1045,12 @@ mod tests {
             one(json!({"blocks": minimal(), "variables": {"n": 1}})),
             ("/variables/n".into(), "variable_not_string")
         );
+        // A value is checked like a document (seed: a typo never reaches the model).
+        assert_eq!(
+            one(json!({"blocks": minimal(), "variables": {"scene": "{{agnet}} day"}})),
+            ("/variables/scene".into(), "macro_unknown")
+        );
+        assert!(problems(json!({"blocks": minimal(), "variables": {"scene": "{{agent}}'s day"}})).is_empty());
         let many: Map<String, Value> = (0..33).map(|i| (format!("v{i}"), json!("x"))).collect();
         assert_eq!(
             one(json!({"blocks": minimal(), "variables": many})),

@@ -23,8 +23,8 @@ pub fn transcript(
     conv_answerer: Option<Uuid>,
 ) -> crate::error::Result<String> {
     let voices = Voices { users, creator };
-    let say = |author: Option<Uuid>, t: &Turn, text: &str| match (author, &t.origin) {
-        (Some(a), None) => voices.envelope(a, t.sender_conversation_id, text),
+    let say = |author: Option<Uuid>, t: &Turn, text: &str| match (author, t.sender_conversation_id, &t.origin) {
+        (Some(_), _, None) | (None, Some(_), None) => voices.envelope(author, t.sender_conversation_id, text),
         _ => text.to_string(),
     };
     let mut entries: Vec<String> = Vec::new();
@@ -58,7 +58,7 @@ pub fn transcript(
                     // The answer is the answerer's own words: no sender stamp.
                     let answerer = t.answerer_id.or(conv_answerer);
                     entries.push(match answerer {
-                        Some(a) => voices.envelope(a, None, &c),
+                        Some(a) => voices.envelope(Some(a), None, &c),
                         None => c,
                     });
                 }

@@ -64,8 +64,13 @@ impl Voices<'_> {
 
     /// The words of `row` as read for a turn answered by `answerer`.
     pub fn words(&self, row: Row<'_>, answerer: Option<&User>, counter: &mut Counter<'_>) -> Part {
+        // Every row sent from another conversation is wrapped, an authorless one too.
+        let foreign = match row.author {
+            Some(author) => !self.is_own(author, answerer),
+            None => false,
+        };
         match row.author {
-            Some(author) if !row.kernel && (row.sender_conversation.is_some() || !self.is_own(author, answerer)) => {
+            author if !row.kernel && (row.sender_conversation.is_some() || foreign) => {
                 self.wrapped(author, row.sender_conversation, &row.text, counter)
             }
             _ => {
@@ -79,8 +84,9 @@ impl Voices<'_> {
     }
 
     /// The envelope of `author` around `text`: the one renderer every reading site uses.
-    pub fn envelope(&self, author: Uuid, sender: Option<Uuid>, text: &str) -> String {
-        let (handle, kind) = match self.users.get(&author) {
+    /// A row without an author (sent from another conversation) names no user.
+    pub fn envelope(&self, author: Option<Uuid>, sender: Option<Uuid>, text: &str) -> String {
+        let (handle, kind) = match author.and_then(|a| self.users.get(&a)) {
             Some(u) => (u.handle.as_str(), u.kind.as_str()),
             None => (UNKNOWN_HANDLE, "human"),
         };
@@ -98,7 +104,7 @@ impl Voices<'_> {
     /// `text` in the envelope of `author`, whoever reads it. An author this compile
     /// cannot see (row-level security) is still a correspondent, never an own voice:
     /// the envelope names the id with the handle `unknown`.
-    pub fn wrapped(&self, author: Uuid, sender: Option<Uuid>, text: &str, counter: &mut Counter<'_>) -> Part {
+    pub fn wrapped(&self, author: Option<Uuid>, sender: Option<Uuid>, text: &str, counter: &mut Counter<'_>) -> Part {
         let text = self.envelope(author, sender, text);
         let tokens = counter.count(&text);
         Part {
@@ -163,6 +169,15 @@ mod tests {
         };
         assert!(text(v.words(stamped, Some(&agent), &mut c))
             .contains("conversation=\"00000000-0000-0000-0000-000000000009\""));
+        // Sent from another conversation with no author: wrapped all the same.
+        let authorless = Row {
+            author: None,
+            sender_conversation: Some(Uuid::from_u128(9)),
+            ..row(1)
+        };
+        assert!(text(v.words(authorless, Some(&agent), &mut c)).starts_with(
+            "<message from=\"@unknown\" kind=\"human\" conversation=\"00000000-0000-0000-0000-000000000009\">"
+        ));
         let kernel = Row { kernel: true, ..row(4) };
         assert_eq!(text(v.words(kernel, Some(&agent), &mut c)), "hi");
         // An author the compile cannot see is a correspondent, not an own voice.

@@ -12,7 +12,7 @@ use uuid::Uuid;
 
 use super::seals;
 use super::spi::{core_uuid, first, nullable, pg_uuid, run, Cols, Query};
-use pgprompt_core::context::{Captured, Context, HistoryTurn, Host};
+use pgprompt_core::context::{CaptureState, Captured, Context, HistoryTurn, Host};
 use pgprompt_core::error::{Code, Error, Result};
 use pgprompt_core::fields;
 use pgprompt_core::history::{EntryAt, HistorySource};
@@ -134,13 +134,15 @@ pub(super) fn load_users(client: &SpiClient<'_>, ids: &[Uuid]) -> Result<Vec<Use
 
 static CONTEXT: LazyLock<Query> = LazyLock::new(|| {
     let mut types = vec![
-        UUIDOID, TEXTOID, UUIDOID, UUIDOID, TEXTOID, UUIDOID, UUIDOID, TEXTOID, TEXTOID,
+        UUIDOID, TEXTOID, UUIDOID, UUIDOID, TEXTOID, UUIDOID, UUIDOID, INT4OID, TEXTOID, TEXTOID, INT4OID, TEXTOID,
+        TEXTOID,
     ];
     types.extend(TURN_TYPES);
     Query::new(
         format!(
             "SELECT c.workspace_id, c.kind, c.answerer_id, c.creator_id, c.origin_channel, \
-             c.parent_id, c.captured_turn_id, w.name, w.timezone, {} \
+             c.parent_id, c.captured_turn_id, c.captured_round, c.captured_content, c.captured_summary, \
+             c.captured_summary_round, w.name, w.timezone, {} \
              FROM prompt.conversations c JOIN prompt.workspaces w ON w.id = c.workspace_id \
              LEFT JOIN prompt.turns t ON t.conversation_id = c.id AND t.id = $2 WHERE c.id = $1",
             turn_columns("w.timezone")
@@ -170,7 +172,7 @@ pub fn context(client: &SpiClient<'_>, conv: Uuid, turn: Uuid, stored_ok: bool) 
             origin_channel: c.text(),
             root_id: None,
         };
-        let capture = (c.uuid(), c.uuid());
+        let capture = (c.uuid(), c.uuid(), capture_state(c));
         let workspace = Workspace {
             id: workspace_id,
             name: c.text(),
@@ -206,7 +208,7 @@ pub fn context(client: &SpiClient<'_>, conv: Uuid, turn: Uuid, stored_ok: bool) 
     };
     // A Side's history (a sealed turn renders from its seal, not from history).
     let captured = match (conversation.kind.as_str(), capture, &seal) {
-        ("side", (parent, Some(captured_turn)), None) => {
+        ("side", (parent, Some(captured_turn), state), None) => {
             let parent = parent.ok_or_else(|| {
                 Error::new(
                     Code::TurnNotFound,
@@ -216,7 +218,7 @@ pub fn context(client: &SpiClient<'_>, conv: Uuid, turn: Uuid, stored_ok: bool) 
                     "A Side reads its parent's turns through the captured one; with the parent gone it cannot compile.",
                 )
             })?;
-            captures(client, conv, (parent, captured_turn))?
+            captures(client, conv, (parent, captured_turn, state))?
         }
         _ => Vec::new(),
     };
@@ -295,22 +297,36 @@ pub fn context(client: &SpiClient<'_>, conv: Uuid, turn: Uuid, stored_ok: bool) 
 
 static CAPTURE: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
-        "SELECT t.seq, p.creator_id, p.answerer_id, p.kind, p.parent_id, p.captured_turn_id \
+        "SELECT t.seq, p.creator_id, p.answerer_id, p.kind, p.parent_id, p.captured_turn_id, \
+                p.captured_round, p.captured_content, p.captured_summary, p.captured_summary_round \
          FROM prompt.turns t JOIN prompt.conversations p ON p.id = t.conversation_id \
          WHERE t.conversation_id = $1 AND t.id = $2",
-        &[INT8OID, UUIDOID, UUIDOID, TEXTOID, UUIDOID, UUIDOID],
+        &[
+            INT8OID, UUIDOID, UUIDOID, TEXTOID, UUIDOID, UUIDOID, INT4OID, TEXTOID, TEXTOID, INT4OID,
+        ],
     )
 });
+
+/// A Side row's `captured_round, captured_content, captured_summary,
+/// captured_summary_round`: its captured turn as it stood at the capture.
+fn capture_state(c: &mut Cols<'_>) -> CaptureState {
+    CaptureState {
+        round: c.next::<i32>(),
+        content: c.text(),
+        summary: c.text(),
+        summary_round: c.next::<i32>(),
+    }
+}
 
 /// How many Sides deep a chain of captures may go.
 const MAX_CAPTURE_DEPTH: u8 = 16;
 
 /// A Side's captures, nearest first: each parent conversation with the `seq` of the
 /// turn captured there, up to the first parent that is not a Side.
-fn captures(client: &SpiClient<'_>, side: Uuid, first: (Uuid, Uuid)) -> Result<Vec<Captured>> {
+fn captures(client: &SpiClient<'_>, side: Uuid, first: (Uuid, Uuid, CaptureState)) -> Result<Vec<Captured>> {
     let mut out: Vec<Captured> = Vec::new();
     let mut next = Some(first);
-    while let Some((parent, turn)) = next.take() {
+    while let Some((parent, turn, state)) = next.take() {
         if out.len() >= usize::from(MAX_CAPTURE_DEPTH)
             || parent == side
             || out.iter().any(|c| c.conversation_id == parent)
@@ -327,9 +343,12 @@ fn captures(client: &SpiClient<'_>, side: Uuid, first: (Uuid, Uuid)) -> Result<V
                 creator_id: c.uuid(),
                 answerer_id: c.uuid(),
             };
-            let up = (c.text().as_deref() == Some("side"))
-                .then(|| c.uuid().zip(c.uuid()))
-                .flatten();
+            let side = c.text().as_deref() == Some("side");
+            let (up_parent, up_turn, up_state) = (c.uuid(), c.uuid(), capture_state(c));
+            let up = match (side, up_parent, up_turn) {
+                (true, Some(p), Some(t)) => Some((p, t, up_state)),
+                _ => None,
+            };
             Ok(Some((seq, host, up)))
         })?;
         let Some((seq, host, up)) = row.into_iter().next() else {
@@ -343,6 +362,7 @@ fn captures(client: &SpiClient<'_>, side: Uuid, first: (Uuid, Uuid)) -> Result<V
             conversation_id: parent,
             seq,
             host,
+            state,
         });
         next = up;
     }
@@ -635,6 +655,8 @@ struct Segment {
     /// This stretch starts at its newest summary turn (its seq), or the beginning.
     floor: i64,
     host: Option<Host>,
+    /// A parent's stretch: where the Side was captured, and the captured turn then.
+    capture: Option<Captured>,
 }
 
 /// History read newest first through SPI, from the newest summary turn on.
@@ -660,6 +682,7 @@ impl<'c, 'conn> SpiHistory<'c, 'conn> {
             before: ctx.turn.seq,
             floor: floor(ctx.conversation.id, ctx.turn.seq),
             host: None,
+            capture: None,
         });
         // A summary turn of the Side's own covers what came before it, the parents too.
         if segments[0].floor == i64::MIN {
@@ -670,6 +693,7 @@ impl<'c, 'conn> SpiHistory<'c, 'conn> {
                     before,
                     floor: floor(c.conversation_id, before),
                     host: Some(c.host),
+                    capture: Some(c.clone()),
                 };
                 let summarized = seg.floor != i64::MIN;
                 segments.push_back(seg);
@@ -762,8 +786,12 @@ impl HistorySource for SpiHistory<'_, '_> {
                 Some(last) if turns.len() == limit => last.turn.seq,
                 _ => seg.floor,
             };
-            let conv = seg.conv;
+            let (conv, capture) = (seg.conv, seg.capture.clone());
             self.attach_rounds(conv, &mut turns)?;
+            if let Some(c) = capture {
+                // The captured turn as it stood when the Side was created.
+                turns.iter_mut().for_each(|h| c.freeze(h));
+            }
         }
 
         // Users the batch names that the compile has not read yet.

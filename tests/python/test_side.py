@@ -207,3 +207,56 @@ def test_a_capture_moved_to_a_turn_elsewhere_is_refused(sdb):
     finally:
         sdb.execute("ROLLBACK")
     assert e.value.sqlstate == "22023" and "has no answerer" in str(e.value)
+
+
+RUN_TURN = "00000000-0000-4000-8000-0000000f1008"
+FROZEN_SIDE = "00000000-0000-4000-8000-00000000c052"
+ROUND = ("INSERT INTO prompt.rounds (conversation_id, turn_id, n, assistant, results) VALUES (%s, %s, %s, %s, %s)")
+
+
+def side_request(c, turn):
+    return json.loads(c.execute("SELECT prompt.compile_turn(%s, %s)::text", (FROZEN_SIDE, turn)).fetchone()[0])
+
+
+@pytest.mark.parametrize("wire", list(MODELS))
+def test_a_side_freezes_what_it_captured(sdb, wire):
+    """SPEC §14.3: a Side reads its captured turn as it stood when the Side was created.
+    Captured mid-run, the turn then gets a round and its answer: the Side's second
+    request still extends its first, and neither carries what came after the capture."""
+    c = sdb
+    c.execute("BEGIN")
+    try:
+        c.execute("UPDATE prompt.users SET model = %s WHERE id = %s", (MODELS[wire], WREN))
+        c.execute("INSERT INTO prompt.turns (conversation_id, id, seq, kind, answerer_id, poster_id, prompt, mode, created_at) "
+                  "VALUES (%s, %s, 8, 'reply', %s, %s, 'Wren, find when the rerun is.', 'run', '2026-11-30 08:07+00')",
+                  (PARENT, RUN_TURN, WREN, LARK))
+        c.execute(ROUND, (PARENT, RUN_TURN, 1, json.dumps([{"type": "text", "text": "Looking at the scheduler."}]), "[]"))
+        c.execute("INSERT INTO prompt.conversations (id, workspace_id, kind, creator_id, parent_id, captured_turn_id) "
+                  "VALUES (%s, %s, 'side', %s, %s, %s)", (FROZEN_SIDE, WS, ADA, PARENT, RUN_TURN))
+        state = c.execute("SELECT captured_round, captured_content FROM prompt.conversations WHERE id = %s",
+                          (FROZEN_SIDE,)).fetchone()
+        assert state == (1, None), "the capture trigger keeps the turn as it stood"
+        first_turn, second_turn = ("00000000-0000-4000-8000-0000000f520" + n for n in "12")
+        c.execute("INSERT INTO prompt.turns (conversation_id, id, seq, kind, poster_id, prompt, created_at) "
+                  "VALUES (%s, %s, 1, 'reply', %s, 'Aside: which scheduler?', '2026-11-30 08:08+00')",
+                  (FROZEN_SIDE, first_turn, ADA))
+        first = side_request(c, first_turn)
+        assert_valid_wire(wire, first)
+        # The captured turn grows: a round, then its answer.
+        c.execute(ROUND, (PARENT, RUN_TURN, 2, json.dumps([{"type": "text", "text": "AFTER-CAPTURE round"}]), "[]"))
+        c.execute("UPDATE prompt.turns SET content = 'AFTER-CAPTURE answer: 13:00.' WHERE id = %s", (RUN_TURN,))
+        c.execute("UPDATE prompt.turns SET content = 'The cron one.' WHERE id = %s", (first_turn,))
+        c.execute("INSERT INTO prompt.turns (conversation_id, id, seq, kind, poster_id, prompt, created_at) "
+                  "VALUES (%s, %s, 2, 'reply', %s, 'And the timezone?', '2026-11-30 08:09+00')",
+                  (FROZEN_SIDE, second_turn, ADA))
+        second = side_request(c, second_turn)
+        assert_valid_wire(wire, second)
+        before, after = parts(wire, first), parts(wire, second)
+        assert after[: len(before)] == before, "the Side's second request extends its first"
+        assert "Looking at the scheduler." in json.dumps(second)
+        assert "AFTER-CAPTURE" not in json.dumps(second), "nothing the captured turn got after the capture"
+        # The parent itself reads its turn as it is now.
+        parent = json.loads(c.execute("SELECT prompt.preview_turn(%s, %s)::text", (PARENT, RUN_TURN)).fetchone()[0])
+        assert "AFTER-CAPTURE round" in json.dumps(parent)
+    finally:
+        c.execute("ROLLBACK")

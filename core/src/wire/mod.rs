@@ -184,10 +184,11 @@ fn escaped_size(kind: &crate::items::PartKind) -> usize {
     }
 }
 
-/// The breakpoints a body of `wire` carries: every one on `anthropic`; on `chat` and
-/// `responses`, for a model whose profile takes OpenAI's explicit breakpoints, each moved
-/// back to the nearest part that can carry one (a text or image of a system, developer or
-/// user message: OpenAI marks input parts only); none otherwise.
+/// The breakpoints a body of `wire` carries, each moved back to the nearest part that can
+/// carry one: on `anthropic`, any block but a thinking or server-tool block; on `chat`
+/// and `responses`, for a model whose profile takes OpenAI's explicit breakpoints, a
+/// text or image of a system, developer or user message (OpenAI marks input parts
+/// only); none otherwise.
 pub fn placed(
     wire: Wire,
     profile: Option<&crate::profile::Profile>,
@@ -196,15 +197,21 @@ pub fn placed(
 ) -> Vec<Breakpoint> {
     use crate::items::PartKind;
     match wire {
-        Wire::Anthropic => return breakpoints.to_vec(),
+        Wire::Anthropic => {}
         Wire::Chat | Wire::Responses if explicit(profile) => {}
         _ => return Vec::new(),
     }
     let carries = |m: usize, p: usize| {
         let msg = &messages[m];
+        let kind = &msg.parts[p].kind;
+        if wire == Wire::Anthropic {
+            // A thinking or server-tool block takes no cache_control (nor does a block
+            // the wire does not send): the mark goes on the block before it.
+            return kind.carried_on(wire) && !matches!(kind, PartKind::Opaque { .. });
+        }
         msg.role != crate::kinds::Role::Assistant
             && !msg.plain
-            && matches!(msg.parts[p].kind, PartKind::Text(_) | PartKind::Image { .. })
+            && matches!(kind, PartKind::Text(_) | PartKind::Image { .. })
     };
     let mut out: Vec<Breakpoint> = Vec::new();
     let positions: Vec<Pos> = messages
