@@ -668,6 +668,8 @@ COMMENT ON TABLE prompt.users IS
     'People and agents. An agent has a steward (its controlling Human), a prompt_mechanism (default, assembly, raw), an optional prompt_template, a model, an application and request options.';
 COMMENT ON TABLE prompt.workspaces IS
     'The room a conversation lives in; its timezone dates {{date}}.';
+COMMENT ON COLUMN prompt.workspaces.paths IS
+    'The workspace''s paths: when set, the runtime block renders a line "Workspace paths: a, b".';
 COMMENT ON TABLE prompt.documents IS
     'Prompt documents: slot rows (system_prompt on an agent, character on a workspace, persona on a human) and durable documents (SOUL, MISSION, ...) on an agent. One per owner and name; a write bumps version and updated_at. Macros are checked on write.';
 COMMENT ON TABLE prompt.memories IS
@@ -756,6 +758,8 @@ COMMENT ON FUNCTION prompt.memo_stats() IS
     'This backend''s token-count memo as the calling role sees it (each role finds only its own counts): its entries, the capacity (pgprompt.memo_capacity), its lookups answered from the memo and its lookups that counted.';
 COMMENT ON FUNCTION prompt.search_deferred(uuid, uuid, text) IS
     'The tool-search backend of a turn''s deferred callables and tools: the catalog lines and tool definitions it deferred (as its seal froze them) that match every term of the query, case-insensitively.';
+COMMENT ON FUNCTION prompt.skills_for_turn(uuid, uuid) IS
+    'The complete effective skill set of a turn''s callables (a skill_view backend): what its catalog lists, then the recall-only skills, each with its callable, source, name and description, as the skills stand now.';
 COMMENT ON FUNCTION prompt.transcript(uuid, uuid) IS
     'The summarizer''s transcript: every turn from the newest summary turn through the given one, as spoken (each speaker''s words in its envelope, kernel rows bare), blank-line separated. Write the summary as a summary turn.';
 COMMENT ON FUNCTION prompt._tokenizers_in_use() IS

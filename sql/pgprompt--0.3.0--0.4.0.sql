@@ -63,6 +63,7 @@ ALTER TABLE prompt.models DROP CONSTRAINT models_cache_ttl_valid,
     ADD CONSTRAINT models_cache_ttl_valid CHECK (cache_ttl IN ('5m', '1h', '30m', '12h')),
     ADD COLUMN profile text REFERENCES prompt.model_profiles (name) ON UPDATE CASCADE ON DELETE SET NULL;
 ALTER TABLE prompt.responses ADD COLUMN body_digest bytea, ADD COLUMN cache_creation_by_ttl jsonb;
+ALTER TABLE prompt.workspaces ADD COLUMN paths text[];
 ALTER TABLE prompt.conversations ADD COLUMN captured_round int, ADD COLUMN captured_content text,
     ADD COLUMN captured_summary text, ADD COLUMN captured_summary_round int;
 -- A Side of 0.3 read its captured turn live: it keeps the turn as it stands now.
@@ -308,6 +309,20 @@ IMMUTABLE PARALLEL SAFE
 SET search_path TO pg_catalog, pg_temp
 LANGUAGE c
 AS 'MODULE_PATHNAME', '_check_options_wire_v4_wrapper';
+CREATE FUNCTION prompt."skills_for_turn"(
+	"conversation_id" uuid,
+	"turn_id" uuid
+) RETURNS TABLE (
+	"callable" TEXT, 
+	"source" TEXT, 
+	"name" TEXT, 
+	"description" TEXT, 
+	"recall_only" bool 
+)
+STRICT STABLE PARALLEL SAFE
+SET search_path TO pg_catalog, pg_temp
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'skills_for_turn_wrapper';
 
 CREATE OR REPLACE FUNCTION prompt."_history_rewrite_allowed"() RETURNS bool
 STRICT VOLATILE PARALLEL SAFE
@@ -812,6 +827,10 @@ COMMENT ON COLUMN prompt.conversations.captured_summary IS
     'A Side''s captured turn as it stood at the capture: its in-turn summary then. Filled in by the capture trigger.';
 COMMENT ON COLUMN prompt.conversations.captured_summary_round IS
     'A Side''s captured turn as it stood at the capture: the round its in-turn summary starts from. Filled in by the capture trigger.';
+COMMENT ON FUNCTION prompt.skills_for_turn(uuid, uuid) IS
+    'The complete effective skill set of a turn''s callables (a skill_view backend): what its catalog lists, then the recall-only skills, each with its callable, source, name and description, as the skills stand now.';
+COMMENT ON COLUMN prompt.workspaces.paths IS
+    'The workspace''s paths: when set, the runtime block renders a line "Workspace paths: a, b".';
 
 -- An in-turn summary of a direct reply now stands in for its answer too: its entry
 -- count is recounted (the trigger counts own_entries whenever it is written).

@@ -105,7 +105,8 @@ CREATE TABLE prompt.users (
 CREATE TABLE prompt.workspaces (
     id       uuid PRIMARY KEY DEFAULT gen_random_uuid(),
     name     text,
-    timezone text NOT NULL DEFAULT 'UTC'
+    timezone text NOT NULL DEFAULT 'UTC',
+    paths    text[]
 );
 
 CREATE TABLE prompt.documents (

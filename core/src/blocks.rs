@@ -118,12 +118,30 @@ pub fn memory_skills(memories: &[Memory], b: &Bindings) -> Vec<Skill> {
         .collect()
 }
 
-/// The catalog's lines, before the bound.
 /// One source of a callable's skills, tried in order (first source wins per name).
 type Pick<'a> = Box<dyn Fn(&Skill) -> bool + 'a>;
 
+/// The catalog's lines, before the bound.
 pub fn catalog_lines(skills: &[Skill], callables: &[Callable], b: &Bindings, application: Option<&str>) -> Vec<String> {
-    let mut lines = Vec::new();
+    resolve(skills, callables, b, application, false)
+        .into_iter()
+        .map(|(callable, s)| line(callable, s))
+        .collect()
+}
+
+/// The skills each callable resolves to, in catalog order: a runner callable its
+/// runner's, any other the application's, the agent's, the workspace's, the speaker
+/// pair's and the selected Human's, by name within a source, the first source winning a
+/// name. With `recall_only`, the callable's recall-only skills follow (those whose
+/// name no listed skill of the callable took): the complete set a skill_view reads.
+pub fn resolve<'s>(
+    skills: &'s [Skill],
+    callables: &'s [Callable],
+    b: &Bindings,
+    application: Option<&str>,
+    recall_only: bool,
+) -> Vec<(&'s str, &'s Skill)> {
+    let mut out = Vec::new();
     for c in callables {
         // A runner callable lists that runner's skills; any other resolves the sources in order.
         let groups: Vec<Pick<'_>> = match &c.runner {
@@ -136,19 +154,22 @@ pub fn catalog_lines(skills: &[Skill], callables: &[Callable], b: &Bindings, app
                 .collect(),
         };
         let mut listed: Vec<&str> = Vec::new();
-        for pick in groups {
-            let mut found: Vec<&Skill> = skills.iter().filter(|s| !s.recall_only && pick(s)).collect();
-            found.sort_by(|x, y| x.name.cmp(&y.name));
-            for s in found {
-                if listed.contains(&s.name.as_str()) {
-                    continue;
+        let passes: &[bool] = if recall_only { &[false, true] } else { &[false] };
+        for &recall in passes {
+            for pick in &groups {
+                let mut found: Vec<&Skill> = skills.iter().filter(|s| s.recall_only == recall && pick(s)).collect();
+                found.sort_by(|x, y| x.name.cmp(&y.name));
+                for s in found {
+                    if listed.contains(&s.name.as_str()) {
+                        continue;
+                    }
+                    listed.push(&s.name);
+                    out.push((c.name.as_str(), s));
                 }
-                listed.push(&s.name);
-                lines.push(line(&c.name, s));
             }
         }
     }
-    lines
+    out
 }
 
 /// The catalog text within its bound, or `None` when it lists nothing.
@@ -185,12 +206,17 @@ pub fn catalog(lines: &[String]) -> Option<String> {
     Some(text)
 }
 
-/// The runtime block: the origin channel, the workspace timezone, the turn's tools.
-pub fn runtime(origin_channel: Option<&str>, timezone: &str, tools: &[String]) -> String {
+/// The runtime block: the origin channel, the workspace's paths (seed 003, when it has
+/// any), the workspace timezone, the turn's tools.
+pub fn runtime(origin_channel: Option<&str>, paths: &[String], timezone: &str, tools: &[String]) -> String {
     let mut text = String::from(RUNTIME_HEADER);
     if let Some(c) = origin_channel.filter(|c| !c.is_empty()) {
         text.push_str("\nOrigin channel: ");
         text.push_str(c);
+    }
+    if !paths.is_empty() {
+        text.push_str("\nWorkspace paths: ");
+        text.push_str(&paths.join(", "));
     }
     text.push_str("\nTimezone: ");
     text.push_str(timezone);
@@ -337,9 +363,13 @@ mod tests {
     #[test]
     fn runtime_lists_channel_timezone_tools() {
         assert_eq!(
-            runtime(Some("lark"), "Asia/Shanghai", &["read".into(), "bash".into()]),
+            runtime(Some("lark"), &[], "Asia/Shanghai", &["read".into(), "bash".into()]),
             "Runtime context.\nOrigin channel: lark\nTimezone: Asia/Shanghai\nTools: read, bash"
         );
-        assert_eq!(runtime(None, "UTC", &[]), "Runtime context.\nTimezone: UTC");
+        assert_eq!(runtime(None, &[], "UTC", &[]), "Runtime context.\nTimezone: UTC");
+        assert_eq!(
+            runtime(Some("lark"), &["/srv/app".into(), "/data".into()], "UTC", &[]),
+            "Runtime context.\nOrigin channel: lark\nWorkspace paths: /srv/app, /data\nTimezone: UTC"
+        );
     }
 }

@@ -116,6 +116,8 @@ pub struct Workspace {
     pub id: Uuid,
     pub name: Option<String>,
     pub timezone: String,
+    /// `prompt.workspaces.paths`: rendered in the runtime block when set.
+    pub paths: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -118,6 +118,7 @@ impl Scenario {
                     id: id(WS),
                     name: Some("Acme".into()),
                     timezone: "Europe/Paris".into(),
+                    paths: Vec::new(),
                 },
                 turn,
                 rounds: Vec::new(),

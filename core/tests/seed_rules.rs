@@ -157,3 +157,42 @@ fn rule_a_sender_stamp_wraps_a_row_without_an_author() {
         "<message from=\"@unknown\" kind=\"human\" conversation=\"00000000-0000-0000-0000-00000000c001\">\nForwarded: the refund is approved.\n</message>"
     );
 }
+
+/// Seed 003 (skill_view): a turn's complete effective skill set — what its catalog
+/// lists, then the recall-only skills the catalog never shows — with each skill's
+/// source; a name the first source took is not repeated.
+#[test]
+fn rule_skills_for_turn_is_the_complete_effective_set() {
+    let s = Scenario::new("Go on.")
+        .skill("agent", "deploy", "Ship it.", |_| {})
+        .skill("agent", "secrets", "Read the vault.", |s| s.recall_only = true)
+        .skill("workspace", "deploy", "The workspace's deploy.", |_| {})
+        .skill("workspace", "style", "House style.", |_| {})
+        .skill("runner", "lint", "Lint the tree.", |s| s.runner = Some("ci".into()))
+        .turn(|t| {
+            t.mode = Mode::Run;
+            t.callables = callables(r#"[{"name": "skill"}, {"name": "ci_skill", "runner": "ci"}]"#);
+        });
+    let got: Vec<(String, String, String, bool)> = pgprompt_core::compile::skills_for_turn(&s.ctx)
+        .unwrap()
+        .into_iter()
+        .map(|k| (k.callable, k.source, k.name, k.recall_only))
+        .collect();
+    let want = [
+        ("skill", "agent", "deploy", false),
+        ("skill", "workspace", "style", false),
+        ("skill", "agent", "secrets", true),
+        ("ci_skill", "runner", "lint", false),
+    ];
+    assert_eq!(
+        got,
+        want.map(|(c, s, n, r)| (c.to_string(), s.to_string(), n.to_string(), r)),
+    );
+    // The catalog lists the same skills but the recall-only one.
+    let catalog = explain(&s.run(Purpose::Preview).unwrap());
+    let text = catalog.to_string();
+    assert!(
+        text.contains("- skill / deploy") && text.contains("- ci_skill / lint") && !text.contains("secrets"),
+        "{text}"
+    );
+}

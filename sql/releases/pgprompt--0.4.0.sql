@@ -116,7 +116,8 @@ CREATE TABLE prompt.users (
 CREATE TABLE prompt.workspaces (
     id       uuid PRIMARY KEY DEFAULT gen_random_uuid(),
     name     text,
-    timezone text NOT NULL DEFAULT 'UTC'
+    timezone text NOT NULL DEFAULT 'UTC',
+    paths    text[]
 );
 
 CREATE TABLE prompt.documents (
@@ -881,13 +882,13 @@ AS 'MODULE_PATHNAME', '_tenant_writes_user_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:349
+-- src/pg/api.rs:386
 -- pgprompt::pg::api::compile_turn
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:190
+-- src/pg/api.rs:195
 -- pgprompt::pg::api::compile_turn
 CREATE  FUNCTION "compile_turn"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -925,7 +926,7 @@ AS 'MODULE_PATHNAME', 'escape_envelope_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:259
+-- src/pg/api.rs:296
 -- pgprompt::pg::api::estimate_turn
 CREATE  FUNCTION "estimate_turn"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -946,7 +947,7 @@ AS 'MODULE_PATHNAME', 'estimate_turn_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:239
+-- src/pg/api.rs:244
 -- pgprompt::pg::api::explain_turn
 CREATE  FUNCTION "explain_turn"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -986,13 +987,13 @@ AS 'MODULE_PATHNAME', 'pretty_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:354
+-- src/pg/api.rs:391
 -- pgprompt::pg::api::preview_turn
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:221
+-- src/pg/api.rs:226
 -- pgprompt::pg::api::preview_turn
 CREATE  FUNCTION "preview_turn"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1005,7 +1006,7 @@ AS 'MODULE_PATHNAME', 'preview_turn_json_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:303
+-- src/pg/api.rs:340
 -- pgprompt::pg::api::prune_seals
 CREATE  FUNCTION "prune_seals"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1046,7 +1047,7 @@ AS 'MODULE_PATHNAME', 'record_tool_results_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:230
+-- src/pg/api.rs:235
 -- pgprompt::pg::api::sealed_body
 CREATE  FUNCTION "sealed_body"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1059,7 +1060,7 @@ AS 'MODULE_PATHNAME', 'sealed_body_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:251
+-- src/pg/api.rs:288
 -- pgprompt::pg::api::search_deferred
 CREATE  FUNCTION "search_deferred"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1070,6 +1071,25 @@ STRICT STABLE PARALLEL SAFE
 SET search_path TO pg_catalog, pg_temp
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'search_deferred_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- src/pg/api.rs:255
+-- pgprompt::pg::api::skills_for_turn
+CREATE  FUNCTION "skills_for_turn"(
+	"conversation_id" uuid, /* pgrx :: Uuid */
+	"turn_id" uuid /* pgrx :: Uuid */
+) RETURNS TABLE (
+	"callable" TEXT,  /* String */
+	"source" TEXT,  /* String */
+	"name" TEXT,  /* String */
+	"description" TEXT,  /* String */
+	"recall_only" bool  /* bool */
+)
+STRICT STABLE PARALLEL SAFE
+SET search_path TO pg_catalog, pg_temp
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'skills_for_turn_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1114,7 +1134,7 @@ AS 'MODULE_PATHNAME', 'validate_template_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:312
+-- src/pg/api.rs:349
 -- pgprompt::pg::api::verify_seals
 CREATE  FUNCTION "verify_seals"(
 	"conversation_id" uuid DEFAULT NULL /* Option < pgrx :: Uuid > */
@@ -1802,6 +1822,8 @@ COMMENT ON TABLE prompt.users IS
     'People and agents. An agent has a steward (its controlling Human), a prompt_mechanism (default, assembly, raw), an optional prompt_template, a model, an application and request options.';
 COMMENT ON TABLE prompt.workspaces IS
     'The room a conversation lives in; its timezone dates {{date}}.';
+COMMENT ON COLUMN prompt.workspaces.paths IS
+    'The workspace''s paths: when set, the runtime block renders a line "Workspace paths: a, b".';
 COMMENT ON TABLE prompt.documents IS
     'Prompt documents: slot rows (system_prompt on an agent, character on a workspace, persona on a human) and durable documents (SOUL, MISSION, ...) on an agent. One per owner and name; a write bumps version and updated_at. Macros are checked on write.';
 COMMENT ON TABLE prompt.memories IS
@@ -1890,6 +1912,8 @@ COMMENT ON FUNCTION prompt.memo_stats() IS
     'This backend''s token-count memo as the calling role sees it (each role finds only its own counts): its entries, the capacity (pgprompt.memo_capacity), its lookups answered from the memo and its lookups that counted.';
 COMMENT ON FUNCTION prompt.search_deferred(uuid, uuid, text) IS
     'The tool-search backend of a turn''s deferred callables and tools: the catalog lines and tool definitions it deferred (as its seal froze them) that match every term of the query, case-insensitively.';
+COMMENT ON FUNCTION prompt.skills_for_turn(uuid, uuid) IS
+    'The complete effective skill set of a turn''s callables (a skill_view backend): what its catalog lists, then the recall-only skills, each with its callable, source, name and description, as the skills stand now.';
 COMMENT ON FUNCTION prompt.transcript(uuid, uuid) IS
     'The summarizer''s transcript: every turn from the newest summary turn through the given one, as spoken (each speaker''s words in its envelope, kernel rows bare), blank-line separated. Write the summary as a summary turn.';
 COMMENT ON FUNCTION prompt._tokenizers_in_use() IS

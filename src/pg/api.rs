@@ -130,7 +130,12 @@ fn compile_now(conv: Uuid, turn: Uuid, purpose: Purpose) -> Compiled {
 
 fn compile_in_snapshot(conv: Uuid, turn: Uuid, purpose: Purpose) -> Compiled {
     Spi::connect(|client| {
-        let ctx = match load::context(client, conv, turn, purpose != Purpose::Estimate) {
+        let read = if purpose == Purpose::Estimate {
+            load::Read::Explain
+        } else {
+            load::Read::Body
+        };
+        let ctx = match load::context(client, conv, turn, read) {
             Ok(load::Loaded::Stored(body)) => return Compiled::Stored(body),
             Ok(load::Loaded::Context(ctx)) => ctx,
             Err(e) if e.code == Code::SealConversionPending => return Compiled::Pending(e),
@@ -242,6 +247,38 @@ fn explain_turn(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) -> pgrx::JsonB
     let out = explain_now(core_uuid(conversation_id), core_uuid(turn_id));
     let value = serde_json::to_value(&out.explain).unwrap_or(serde_json::Value::Null);
     pgrx::JsonB(value)
+}
+
+/// The complete effective skill set of a turn's callables (seed 003's skill_view): what
+/// its catalog lists, then the recall-only skills, each with its callable and source,
+/// as the skills stand now.
+#[pg_extern(stable, strict, parallel_safe)]
+#[search_path(pg_catalog, pg_temp)]
+#[allow(clippy::type_complexity)]
+fn skills_for_turn(
+    conversation_id: pgrx::Uuid,
+    turn_id: pgrx::Uuid,
+) -> TableIterator<
+    'static,
+    (
+        name!(callable, String),
+        name!(source, String),
+        name!(name, String),
+        name!(description, String),
+        name!(recall_only, bool),
+    ),
+> {
+    let (conv, turn) = (core_uuid(conversation_id), core_uuid(turn_id));
+    let ctx = match Spi::connect(|client| load::context(client, conv, turn, load::Read::Skills)).or_raise() {
+        load::Loaded::Context(ctx) => ctx,
+        load::Loaded::Stored(_) => unreachable!("a skills read never takes the stored body"),
+    };
+    let rows: Vec<_> = compiler::compile::skills_for_turn(&ctx)
+        .or_raise()
+        .into_iter()
+        .map(|s| (s.callable, s.source, s.name, s.description, s.recall_only))
+        .collect();
+    TableIterator::new(rows)
 }
 
 /// The tool-search backend of a turn's deferred callables and tools: what matches

@@ -6,7 +6,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::LazyLock;
 
-use pgrx::pg_sys::{BOOLOID, DATEOID, INT4ARRAYOID, INT4OID, INT8OID, JSONBOID, TEXTOID, UUIDOID};
+use pgrx::pg_sys::{BOOLOID, DATEOID, INT4ARRAYOID, INT4OID, INT8OID, JSONBOID, TEXTARRAYOID, TEXTOID, UUIDOID};
 use pgrx::spi::SpiClient;
 use uuid::Uuid;
 
@@ -134,15 +134,27 @@ pub(super) fn load_users(client: &SpiClient<'_>, ids: &[Uuid]) -> Result<Vec<Use
 
 static CONTEXT: LazyLock<Query> = LazyLock::new(|| {
     let mut types = vec![
-        UUIDOID, TEXTOID, UUIDOID, UUIDOID, TEXTOID, UUIDOID, UUIDOID, INT4OID, TEXTOID, TEXTOID, INT4OID, TEXTOID,
+        UUIDOID,
         TEXTOID,
+        UUIDOID,
+        UUIDOID,
+        TEXTOID,
+        UUIDOID,
+        UUIDOID,
+        INT4OID,
+        TEXTOID,
+        TEXTOID,
+        INT4OID,
+        TEXTOID,
+        TEXTOID,
+        TEXTARRAYOID,
     ];
     types.extend(TURN_TYPES);
     Query::new(
         format!(
             "SELECT c.workspace_id, c.kind, c.answerer_id, c.creator_id, c.origin_channel, \
              c.parent_id, c.captured_turn_id, c.captured_round, c.captured_content, c.captured_summary, \
-             c.captured_summary_round, w.name, w.timezone, {} \
+             c.captured_summary_round, w.name, w.timezone, w.paths, {} \
              FROM prompt.conversations c JOIN prompt.workspaces w ON w.id = c.workspace_id \
              LEFT JOIN prompt.turns t ON t.conversation_id = c.id AND t.id = $2 WHERE c.id = $1",
             turn_columns("w.timezone")
@@ -158,9 +170,21 @@ pub enum Loaded {
     Context(Box<Context>),
 }
 
-/// Loads everything but history for turn `turn` of conversation `conv`; with
-/// `stored_ok`, a sealed turn without rounds is only its stored body.
-pub fn context(client: &SpiClient<'_>, conv: Uuid, turn: Uuid, stored_ok: bool) -> Result<Loaded> {
+/// What a caller reads a turn for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Read {
+    /// A compile: a sealed turn without rounds is only its stored body.
+    Body,
+    /// An estimate or explanation: everything a compile reads.
+    Explain,
+    /// The turn's skills as they are now (`skills_for_turn`): its seal is not read, and
+    /// its skills are read whatever its mode.
+    Skills,
+}
+
+/// Loads everything but history for turn `turn` of conversation `conv`.
+pub fn context(client: &SpiClient<'_>, conv: Uuid, turn: Uuid, read: Read) -> Result<Loaded> {
+    let stored_ok = read == Read::Body;
     let found = run(client, &CONTEXT, &[pg_uuid(conv).into(), pg_uuid(turn).into()], |c| {
         let workspace_id = c.uuid().unwrap_or_default();
         let conversation = Conversation {
@@ -177,6 +201,12 @@ pub fn context(client: &SpiClient<'_>, conv: Uuid, turn: Uuid, stored_ok: bool) 
             id: workspace_id,
             name: c.text(),
             timezone: c.text_or("UTC"),
+            paths: c
+                .next::<Vec<Option<String>>>()
+                .unwrap_or_default()
+                .into_iter()
+                .flatten()
+                .collect(),
         };
         Ok(Some((conversation, workspace, capture, read_turn(c)?)))
     })?;
@@ -201,7 +231,7 @@ pub fn context(client: &SpiClient<'_>, conv: Uuid, turn: Uuid, stored_ok: bool) 
             return Ok(Loaded::Stored(body));
         }
     }
-    let seal = if sealed {
+    let seal = if sealed && read != Read::Skills {
         Some(seals::load(client, conv, &t)?)
     } else {
         None
@@ -263,7 +293,7 @@ pub fn context(client: &SpiClient<'_>, conv: Uuid, turn: Uuid, stored_ok: bool) 
     };
 
     let (documents, memories, skills) = match (a, seal.is_some()) {
-        (Some(a), false) if a.prompt_mechanism != Mechanism::Raw => {
+        (Some(a), false) if a.prompt_mechanism != Mechanism::Raw || read == Read::Skills => {
             let human = t
                 .poster_id
                 .and_then(|p| users.get(&p))
@@ -271,8 +301,8 @@ pub fn context(client: &SpiClient<'_>, conv: Uuid, turn: Uuid, stored_ok: bool) 
             (
                 load_documents(client, a.id, workspace.id, human)?,
                 load_memories(client, a.id, workspace.id, conv, t.memory_user_id)?,
-                if t.is_run() {
-                    load_skills(client, &t, a, workspace.id)?
+                if t.is_run() || read == Read::Skills {
+                    load_skills(client, &t, a, workspace.id, read == Read::Skills)?
                 } else {
                     Vec::new()
                 },
@@ -512,14 +542,16 @@ static SKILLS: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
         "SELECT id, source, user_id, speaker_id, workspace_id, runner, application, name, description, \
          executor_id, recall_only FROM prompt.skills \
-         WHERE NOT recall_only AND (runner = ANY($1) OR application = $2 OR user_id = ANY($3) OR workspace_id = $4)",
+         WHERE (NOT recall_only OR $5) AND (runner = ANY($1) OR application = $2 OR user_id = ANY($3) OR workspace_id = $4)",
         &[
             UUIDOID, TEXTOID, UUIDOID, UUIDOID, UUIDOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, UUIDOID, BOOLOID,
         ],
     )
 });
 
-fn load_skills(client: &SpiClient<'_>, t: &Turn, a: &User, workspace: Uuid) -> Result<Vec<Skill>> {
+/// The skills a turn's callables can resolve to; recall-only ones too when `recall_only`
+/// (the catalog never lists them).
+fn load_skills(client: &SpiClient<'_>, t: &Turn, a: &User, workspace: Uuid, recall_only: bool) -> Result<Vec<Skill>> {
     if t.callables.is_empty() {
         return Ok(Vec::new());
     }
@@ -533,7 +565,13 @@ fn load_skills(client: &SpiClient<'_>, t: &Turn, a: &User, workspace: Uuid) -> R
     run(
         client,
         &SKILLS,
-        &[runners.into(), application, owners.into(), pg_uuid(workspace).into()],
+        &[
+            runners.into(),
+            application,
+            owners.into(),
+            pg_uuid(workspace).into(),
+            recall_only.into(),
+        ],
         |c| {
             let Some(id) = c.uuid() else { return Ok(None) };
             Ok(Some(Skill {

@@ -64,3 +64,41 @@ def test_rule_memory_user_id_names_a_human(tx):
     assert "not a Human at /memory_user_id" in e.diag.message_primary
     tx.execute("INSERT INTO prompt.turns (conversation_id, kind, poster_id, prompt, memory_user_id) "
                "VALUES (%s, 'reply', %s, 'Go on.', %s)", (CONV, ADA, ADA))
+
+
+def test_rule_skills_for_turn_lists_the_complete_effective_set(tx):
+    """Seed 003: the worker keeps the complete set for skill_view; the catalog omits
+    recall-only skills. skills_for_turn returns both, with their sources."""
+    tx.execute("INSERT INTO prompt.skills (source, user_id, name, description) VALUES "
+               "('agent', %s, 'deploy', 'Ship it.'), ('agent', %s, 'vault', 'Read the vault.')", (LARK, LARK))
+    tx.execute("UPDATE prompt.skills SET recall_only = true WHERE name = 'vault'")
+    tx.execute("INSERT INTO prompt.skills (source, workspace_id, name, description) VALUES "
+               "('workspace', %s, 'deploy', 'Shadowed by the agent''s.'), ('workspace', %s, 'style', 'House style.')", (WS, WS))
+    turn = tx.execute("INSERT INTO prompt.turns (conversation_id, kind, poster_id, prompt, answerer_id, mode, callables) "
+                      "VALUES (%s, 'reply', %s, 'Deploy.', %s, 'run', '[{\"name\": \"skill\"}]') RETURNING id",
+                      (CONV, ADA, LARK)).fetchone()[0]
+    rows = tx.execute("SELECT callable, source, name, description, recall_only FROM prompt.skills_for_turn(%s, %s)",
+                      (CONV, turn)).fetchall()
+    mine = [r for r in rows if r[2] in ("deploy", "vault", "style")]
+    assert mine == [("skill", "agent", "deploy", "Ship it.", False), ("skill", "workspace", "style", "House style.", False),
+                    ("skill", "agent", "vault", "Read the vault.", True)]
+    body = tx.execute("SELECT prompt.preview_turn(%s, %s)::text", (CONV, turn)).fetchone()[0]
+    assert "deploy" in body and "vault" not in body, "the catalog leaves recall-only skills out"
+    # As the skills stand now, whether or not the turn is sealed.
+    tx.execute("SELECT prompt.compile_turn(%s, %s)", (CONV, turn))
+    tx.execute("UPDATE prompt.skills SET description = 'Ship it, carefully.' WHERE name = 'deploy' AND source = 'agent'")
+    again = tx.execute("SELECT description FROM prompt.skills_for_turn(%s, %s) WHERE name = 'deploy'", (CONV, turn)).fetchall()
+    assert again == [("Ship it, carefully.",)]
+
+
+def test_rule_the_runtime_block_names_the_workspace_paths(tx):
+    """Seed 003: the runtime context names the conversation origin channel, the workspace
+    paths and the available tool names."""
+    tx.execute("UPDATE prompt.users SET prompt_mechanism = 'assembly', prompt_template = %s WHERE id = %s",
+               ('{"blocks": [{"type": "runtime"}, {"type": "history"}, {"type": "input"}]}', LARK))
+    turn = tx.execute("INSERT INTO prompt.turns (conversation_id, kind, poster_id, prompt, answerer_id) "
+                      "VALUES (%s, 'reply', %s, 'Go on.', %s) RETURNING id", (CONV, ADA, LARK)).fetchone()[0]
+    text = lambda: tx.execute("SELECT prompt.preview_turn(%s, %s)::text", (CONV, turn)).fetchone()[0]
+    assert "Workspace paths" not in text()
+    tx.execute("UPDATE prompt.workspaces SET paths = ARRAY['/srv/acme', '/data/exports'] WHERE id = %s", (WS,))
+    assert "Origin channel: lark\\nWorkspace paths: /srv/acme, /data/exports\\nTimezone: " in text()

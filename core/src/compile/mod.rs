@@ -17,6 +17,7 @@ use std::collections::HashMap;
 use serde::Serialize;
 use uuid::Uuid;
 
+use crate::blocks;
 use crate::budget::Window;
 use crate::context::Context;
 use crate::error::{quote, Code, Error, Result};
@@ -113,6 +114,60 @@ fn not_compilable(t: &Turn, why: &str) -> Error {
         .hint("compile_turn compiles reply turns (kind = 'reply') of the conversation it is given.")
 }
 
+/// The agent that answers the turn: its own answerer, else its conversation's.
+fn answerer(ctx: &Context) -> Result<&User> {
+    let t = &ctx.turn;
+    let a_id = t.answerer_id.or(ctx.conversation.answerer_id).ok_or_else(|| {
+        Error::new(
+            Code::TurnNotCompilable,
+            format!("turn {} has no answerer (nor has its conversation)", t.id),
+        )
+        .hint("Set the conversation's answerer_id, or the turn's own answerer_id: the agent that replies.")
+    })?;
+    ctx.users
+        .get(&a_id)
+        .ok_or_else(|| not_compilable(t, &format!("names answerer {a_id}, which is not visible")))
+}
+
+/// A skill of a turn's effective set (`prompt.skills_for_turn`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TurnSkill {
+    pub callable: String,
+    pub source: String,
+    pub name: String,
+    pub description: String,
+    pub recall_only: bool,
+}
+
+/// The complete effective skill set of the turn's callables (seed 003's skill_view):
+/// what its catalog lists, then each callable's recall-only skills, with their sources;
+/// deferred callables too. The skills are read as they are now (a sealed turn's
+/// catalog stays as it was sealed).
+pub fn skills_for_turn(ctx: &Context) -> Result<Vec<TurnSkill>> {
+    let a = answerer(ctx)?;
+    let t = &ctx.turn;
+    let bindings = blocks::Bindings {
+        agent: a.id,
+        workspace: ctx.workspace.id,
+        speaker: t.poster_id,
+        selected_human: floors::selected_human(ctx)?,
+        conversation: ctx.conversation.id,
+    };
+    let mut skills = ctx.skills.clone();
+    skills.extend(blocks::memory_skills(&ctx.memories, &bindings));
+    let found = blocks::resolve(&skills, &t.callables, &bindings, a.application.as_deref(), true);
+    Ok(found
+        .into_iter()
+        .map(|(callable, s)| TurnSkill {
+            callable: callable.to_string(),
+            source: s.source.clone(),
+            name: s.name.clone(),
+            description: s.description.clone(),
+            recall_only: s.recall_only,
+        })
+        .collect())
+}
+
 /// Compiles the turn `ctx.turn`, reading history newest first from `history`.
 pub fn compile(ctx: &Context, history: &mut dyn HistorySource, memo: &mut Memo, purpose: Purpose) -> Result<Output> {
     let t = &ctx.turn;
@@ -122,17 +177,7 @@ pub fn compile(ctx: &Context, history: &mut dyn HistorySource, memo: &mut Memo, 
     if let Some(sealed) = &ctx.seal {
         return continuation::continue_sealed(ctx, sealed, memo, purpose);
     }
-    let a_id = t.answerer_id.or(ctx.conversation.answerer_id).ok_or_else(|| {
-        Error::new(
-            Code::TurnNotCompilable,
-            format!("turn {} has no answerer (nor has its conversation)", t.id),
-        )
-        .hint("Set the conversation's answerer_id, or the turn's own answerer_id: the agent that replies.")
-    })?;
-    let a = ctx
-        .users
-        .get(&a_id)
-        .ok_or_else(|| not_compilable(t, &format!("names answerer {a_id}, which is not visible")))?;
+    let a = answerer(ctx)?;
     let model = match t.model.as_deref().or(a.model.as_deref()) {
         None => None,
         Some(name) => Some(
