@@ -196,3 +196,328 @@ fn rule_skills_for_turn_is_the_complete_effective_set() {
         "{text}"
     );
 }
+
+fn compiled(s: &Scenario) -> Vec<String> {
+    outline(&explain(&s.run(Purpose::Preview).unwrap()))
+}
+
+fn desk() -> Scenario {
+    Scenario::new("And the credit note?")
+        .doc(LARK, "system_prompt", "You are {{agent}}.")
+        .doc(ADA, "persona", "Ada wants the invoice number first.")
+        .message(Role::User, ADA, "I was charged twice.")
+}
+
+/// Seed (Per-turn overrides; prompt mechanisms): `default` is the fixed order whatever
+/// template the profile stores.
+#[test]
+fn rule_default_ignores_a_stored_template() {
+    let plain = compiled(&desk());
+    let mut s = desk();
+    s.user_mut(LARK).prompt_template =
+        Some(r#"{"blocks": [{"type": "inline", "role": "system", "text": "TEMPLATE"}, {"type": "history"}, {"type": "input"}]}"#.into());
+    assert_eq!(
+        s.ctx.users[&id(LARK)].prompt_mechanism,
+        pgprompt_core::rows::Mechanism::Default
+    );
+    assert_eq!(compiled(&s), plain);
+    s.user_mut(LARK).prompt_mechanism = pgprompt_core::rows::Mechanism::Assembly;
+    assert!(
+        compiled(&s)[0].contains("TEMPLATE"),
+        "the stored template is what assembly reads"
+    );
+}
+
+/// SPEC §3.3: a slot document of role developer or user ends the leading system run: on
+/// anthropic, what follows it is spoken in place on the user side, never hoisted.
+#[test]
+fn rule_a_developer_or_user_role_slot_document_breaks_the_system_run() {
+    for role in [Role::Developer, Role::User] {
+        let mut s = desk().memory("agent", "policies.md", "Refunds take 5 days.");
+        s.ctx.documents.iter_mut().find(|d| d.name == "persona").unwrap().role = role;
+        let b = body(&s.run(Purpose::Preview).unwrap());
+        let system: Vec<&str> = b["system"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["text"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            system,
+            ["You are Lark."],
+            "{role:?}: only the run before the slot is lifted"
+        );
+        let first: Vec<&str> = b["messages"][0]["content"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["text"].as_str().unwrap())
+            .collect();
+        assert_eq!(first[0], "Ada wants the invoice number first.", "{role:?}");
+        assert!(
+            first[1].starts_with("Memory available now."),
+            "{role:?}: memory stays where it is: {first:?}"
+        );
+    }
+}
+
+/// Seed (Macros): `{{conversation_kind}}` is the host's kind — standalone, conversation,
+/// child, scheduled or side.
+#[test]
+fn rule_conversation_kind_renders_each_kind() {
+    for kind in ["standalone", "conversation", "child", "scheduled", "side"] {
+        let mut s = Scenario::new("Go.").doc(LARK, "system_prompt", "Kind: {{conversation_kind}}.");
+        s.ctx.conversation.kind = kind.into();
+        assert_eq!(compiled(&s)[0], format!("system: Kind: {kind}."));
+    }
+}
+
+/// Seed (Macros): a word outside the registry is refused when an inline slot override
+/// carries one, as prompt_document_macro_unknown naming it.
+#[test]
+fn rule_an_inline_slot_override_with_an_unknown_macro_is_refused() {
+    let e = pgprompt_core::fields::parse_inline(r#"[{"slot": "persona", "text": "Today {{usr}} is in a hurry."}]"#)
+        .unwrap_err();
+    assert_eq!(
+        (e.code, e.code.sqlstate()),
+        (pgprompt_core::Code::MacroUnknown, "22023")
+    );
+    assert!(
+        e.message.contains("{{usr}}") && e.message.contains("/inline/0"),
+        "{}",
+        e.message
+    );
+}
+
+/// SPEC §4: a reply another agent answered is its seed under its own voice and that
+/// agent's text — never its sealed preface, and without text only its seed.
+#[test]
+fn rule_another_agents_turn_never_replays_its_preface_and_without_text_is_its_seed() {
+    let s = desk().earlier(TurnKind::Reply, |h| {
+        h.turn.answerer_id = Some(id(WREN));
+        h.turn.poster_id = Some(id(ADA));
+        h.turn.prompt = Some("Wren, check the logs.".into());
+        h.turn.sealed_preface = Some(
+            pgprompt_core::fields::parse_preface(
+                r#"[{"role":"user","parts":[{"type":"text","text":"WREN'S PREFACE"}]}]"#,
+            )
+            .unwrap(),
+        );
+    });
+    let lines = compiled(&s);
+    let all = lines.join("\n");
+    assert!(!all.contains("WREN'S PREFACE"), "{all}");
+    assert!(
+        all.contains("Wren, check the logs."),
+        "its seed, in its own voice: {all}"
+    );
+    assert!(!all.contains("@wren"), "no text: only its seed: {all}");
+}
+
+/// SPEC §4 (entries): within a run turn of history, each round is an entry newer than
+/// the seed, so under a tight budget the rounds outlive the opening words.
+#[test]
+fn rule_within_a_turn_rounds_outlive_its_opening_words() {
+    let mut s = Scenario::new("Go on.").earlier(TurnKind::Reply, |h| {
+        h.turn.poster_id = Some(id(ADA));
+        h.turn.prompt = Some(format!("OPENING {}", "words ".repeat(60)));
+        h.turn.mode = Mode::Run;
+        h.rounds = vec![round(1, r#"[{"type":"text","text":"ROUND ONE"}]"#, "[]", "[]", false)];
+    });
+    let whole = s.run(Purpose::Preview).unwrap().estimate().total;
+    s.model_mut("claude").advisory_window = Some(whole as i32 - 1);
+    let all = compiled(&s).join("\n");
+    assert!(all.contains("ROUND ONE") && !all.contains("OPENING"), "{all}");
+}
+
+/// Seed (documents are read live): an edited document is what the next turn reads.
+#[test]
+fn rule_an_edited_document_is_read_by_the_next_turn() {
+    let mut s = desk();
+    assert!(compiled(&s)[0].contains("You are Lark."));
+    s.ctx
+        .documents
+        .iter_mut()
+        .find(|d| d.name == "system_prompt")
+        .unwrap()
+        .body = "You are {{agent}}, edited.".into();
+    assert!(compiled(&s)[0].contains("You are Lark, edited."));
+}
+
+/// SPEC §3.4: a run's first request is the tool-less reply's body plus `tools` (the
+/// same elements, byte for byte), on every wire.
+#[test]
+fn rule_a_runs_first_request_is_the_reply_plus_tools() {
+    for wire in [Wire::Anthropic, Wire::Chat, Wire::Responses, Wire::Gemini] {
+        let reply = on(desk(), wire);
+        let run = on(desk(), wire).turn(|t| {
+            t.mode = Mode::Run;
+            t.tools = Some(tools(r#"[{"name":"read","input_schema":{"type":"object"}}]"#));
+        });
+        let (a, b) = (
+            reply.run(Purpose::Preview).unwrap().body,
+            run.run(Purpose::Preview).unwrap().body,
+        );
+        assert_eq!(a.elements, b.elements, "{wire:?}");
+        let (mut x, mut y) = (body_of(&a), body_of(&b));
+        assert!(y.as_object_mut().unwrap().remove("tools").is_some(), "{wire:?}");
+        x.as_object_mut().unwrap().remove("tools");
+        assert_eq!(x, y, "{wire:?}: nothing but tools differs");
+    }
+}
+
+fn body_of(b: &pgprompt_core::wire::Body) -> Value {
+    serde_json::from_str(&b.text()).unwrap()
+}
+
+/// SPEC §5: a callable resolves the speaker pair's skills (the agent and the poster)
+/// and the selected Human's user skills.
+#[test]
+fn rule_the_speaker_and_selected_user_skill_sources() {
+    let s = || {
+        Scenario::new("Go.")
+            .skill("speaker", "ada-tricks", "For Ada only.", |k| {
+                k.user_id = Some(id(LARK));
+                k.speaker_id = Some(id(ADA));
+            })
+            .skill("speaker", "omar-tricks", "For Omar only.", |k| {
+                k.user_id = Some(id(LARK));
+                k.speaker_id = Some(id(OMAR));
+            })
+            .skill("user", "ada-own", "Ada's own skill.", |k| k.user_id = Some(id(ADA)))
+            .turn(|t| {
+                t.mode = Mode::Run;
+                t.callables = callables(r#"[{"name": "skill"}]"#);
+            })
+    };
+    let plain = compiled(&s()).join("\n");
+    assert!(
+        plain.contains("- skill / ada-tricks: For Ada only.") && !plain.contains("omar-tricks"),
+        "{plain}"
+    );
+    assert!(
+        !plain.contains("ada-own"),
+        "a user skill needs a selected Human: {plain}"
+    );
+    let selected = compiled(&s().turn(|t| t.memory_user_id = Some(id(ADA)))).join("\n");
+    assert!(selected.contains("- skill / ada-own: Ada's own skill."), "{selected}");
+}
+
+/// Seed (The skills block): a template without a `skills` block renders no catalog,
+/// whatever the run turn's callables.
+#[test]
+fn rule_a_template_without_skills_has_no_catalog() {
+    let mut s = Scenario::new("Go.")
+        .skill("agent", "deploy", "Ship it.", |_| {})
+        .turn(|t| {
+            t.mode = Mode::Run;
+            t.callables = callables(r#"[{"name": "skill"}]"#);
+        });
+    assert!(compiled(&s).join("\n").contains("Skills available now."));
+    s.user_mut(LARK).prompt_mechanism = pgprompt_core::rows::Mechanism::Assembly;
+    s.user_mut(LARK).prompt_template = Some(r#"{"blocks": [{"type": "history"}, {"type": "input"}]}"#.into());
+    assert!(!compiled(&s).join("\n").contains("Skills available now."));
+}
+
+/// Seed (items and messages): a regenerated or edited answer keeps its turn's preface.
+#[test]
+fn rule_an_edited_answer_keeps_its_preface() {
+    let preface = r#"[{"role":"user","parts":[{"type":"text","text":"Reply in French."}]}]"#;
+    let with = |answer: &str| {
+        let answer = answer.to_string();
+        compiled(&Scenario::new("Go on.").earlier(TurnKind::Reply, move |h| {
+            h.turn.poster_id = Some(id(ADA));
+            h.turn.prompt = Some("Status?".into());
+            h.turn.content = Some(answer);
+            h.turn.sealed_preface = Some(pgprompt_core::fields::parse_preface(preface).unwrap());
+        }))
+    };
+    let (before, after) = (with("Tout va bien."), with("Tout va très bien."));
+    assert_eq!(before[0], "user: Reply in French. | Status?");
+    assert_eq!(after[0], before[0], "the preface stays");
+    assert_eq!(after[1], "assistant: Tout va très bien.");
+}
+
+/// Seed (The speaker envelope): the envelope is rendered at assembly, never stored: a
+/// renamed handle re-renders from the row.
+#[test]
+fn rule_a_renamed_handle_re_renders() {
+    let mut s = Scenario::new("Go on.").message(Role::User, GRACE, "I can rerun it.");
+    assert!(compiled(&s)[0].contains("from=\"@grace\""));
+    s.user_mut(GRACE).handle = "grace.h".into();
+    let now = compiled(&s)[0].clone();
+    assert!(
+        now.contains("from=\"@grace.h\"") && !now.contains("\"@grace\""),
+        "{now}"
+    );
+}
+
+/// SPEC §4: a model without `native_images` reads each capture as an index line.
+#[test]
+fn rule_a_non_native_image_becomes_an_index_line() {
+    let mut s = Scenario::new("Go on.").earlier(TurnKind::Reply, |h| {
+        h.turn.poster_id = Some(id(ADA));
+        h.turn.prompt = Some("Look.".into());
+        h.turn.mode = Mode::Run;
+        h.rounds = vec![round(
+            1,
+            r#"[{"type":"tool_call","id":"c1","name":"shot","input":{}}]"#,
+            r#"[{"call_id":"c1","content":"taken","captures":[{"name":"screen.png","media_type":"image/png","data":"aGk="}]}]"#,
+            "[]",
+            false,
+        )];
+    });
+    s.model_mut("claude").native_images = false;
+    let all = compiled(&s).join("\n");
+    assert!(
+        all.contains("[image 1: screen.png (image/png)]") && !all.contains("<image>"),
+        "{all}"
+    );
+    s.model_mut("claude").native_images = true;
+    assert!(compiled(&s).join("\n").contains("<image>"));
+}
+
+/// Seed (A Side; last_turn reasoning replay): under reasoning replay, a Side's first
+/// turn keeps the thinking of the captured answerer's newest earlier run — in the
+/// parent's stretch — and no older one.
+#[test]
+fn rule_last_turn_reasoning_replay_in_a_side() {
+    let thinking = |n: i32, text: &str| {
+        round(
+            n,
+            &format!(
+                r#"[{{"type":"thinking","thinking":"{text}","signature":"c2ln"}},{{"type":"text","text":"step"}}]"#
+            ),
+            "[]",
+            "[]",
+            false,
+        )
+    };
+    let host = pgprompt_core::context::Host {
+        depth: 1,
+        creator_id: Some(id(ADA)),
+        answerer_id: Some(id(LARK)),
+    };
+    let mut s = Scenario::new("Aside: why?")
+        .earlier(TurnKind::Reply, |h| {
+            h.turn.poster_id = Some(id(ADA));
+            h.turn.prompt = Some("First.".into());
+            h.turn.mode = Mode::Run;
+            h.rounds = vec![thinking(1, "OLDER THOUGHT")];
+            h.host = Some(host);
+        })
+        .earlier(TurnKind::Reply, |h| {
+            h.turn.poster_id = Some(id(ADA));
+            h.turn.prompt = Some("Second.".into());
+            h.turn.mode = Mode::Run;
+            h.rounds = vec![thinking(1, "NEWEST THOUGHT")];
+            h.host = Some(host);
+        });
+    s.ctx.conversation.kind = "side".into();
+    s.user_mut(LARK).reasoning_replay = true;
+    let text = s.run(Purpose::Preview).unwrap().body.text();
+    assert!(
+        text.contains("NEWEST THOUGHT") && !text.contains("OLDER THOUGHT"),
+        "{text}"
+    );
+}
