@@ -53,6 +53,30 @@ pub struct Context {
     /// there, then the parent's own capture when the parent is a Side too. History reads
     /// the Side's turns, then each parent's up to and including its captured turn.
     pub captured: Vec<Captured>,
+    /// For a stateful turn's first compile: the previous request of its answerer in the
+    /// conversation and the response recorded for it (`None`: there is none, or the turn
+    /// is not stateful). The compile checks the chain.
+    pub previous: Option<Previous>,
+}
+
+/// The previous request of a stateful turn's answerer (`Context::previous`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Previous {
+    /// The recorded response's id: what `previous_response_id` names.
+    pub response_id: String,
+    /// The model the response answered, as recorded (`compiled_model`).
+    pub model: Option<String>,
+    /// The response's recorded usage: everything its prompt was billed for (input,
+    /// cache reads and writes), and its output.
+    pub input_tokens: Option<i32>,
+    pub output_tokens: Option<i32>,
+    /// The previous request in its full form (the turn's seal plus the rounds before
+    /// the response), as [`crate::compile::full_request`] renders it.
+    pub body: crate::wire::Body,
+    /// Whether that request was stateful itself (its system text in `instructions`).
+    pub stateful: bool,
+    /// The model its seal froze.
+    pub sealed_model: Option<String>,
 }
 
 /// Where a Side was captured: a turn of its parent conversation, as it stood then.

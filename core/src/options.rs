@@ -14,6 +14,7 @@
 //! | `metadata` | object of strings | `metadata.user_id` only | `metadata` | `metadata` | refused |
 //! | `store` | bool | refused | refused | `store` | refused |
 //! | `include` | list of response includables | refused | refused | `include` | refused |
+//! | `stateful` | bool | refused | refused | `previous_response_id` + `instructions` (docs/design.md, "Stateful responses") | refused |
 //!
 //! A model with a profile (`crate::profile`) is held to its rules (thinking modes,
 //! efforts, displays, budgets, sampling and its ranges, thinking beside a forced tool);
@@ -56,7 +57,7 @@ pub fn parse_request_options(text: &str) -> Result<RequestOptions> {
     }
 }
 
-const KEYS: [&str; 10] = [
+const KEYS: [&str; 11] = [
     "tool_choice",
     "parallel_tool_calls",
     "temperature",
@@ -67,6 +68,7 @@ const KEYS: [&str; 10] = [
     "metadata",
     "store",
     "include",
+    "stateful",
 ];
 
 /// What `include` may name (OpenAI's `ResponseIncludable`).
@@ -129,6 +131,9 @@ pub struct Options {
     pub metadata: Option<Vec<(String, String)>>,
     pub store: Option<bool>,
     pub include: Option<Vec<String>>,
+    /// Stateful responses: a turn names the previous response of its answerer and sends
+    /// only what is new since (never a field of the body itself).
+    pub stateful: bool,
     /// The thinking mode sent (the option's, or the profile's default for an effort).
     pub mode: Option<ThinkingMode>,
 }
@@ -141,7 +146,7 @@ fn invalid(key: &str, what: impl AsRef<str>) -> Error {
     };
     Error::new(Code::RequestOptionsInvalid, format!("{} at {path}", what.as_ref()))
         .detail(format!("The value at {path} is not valid."))
-        .hint("request_options takes tool_choice, parallel_tool_calls, temperature, top_p, stop, response_format, thinking, metadata, store and include (README, \"Request options\").")
+        .hint("request_options takes tool_choice, parallel_tool_calls, temperature, top_p, stop, response_format, thinking, metadata, store, include and stateful (README, \"Request options\").")
 }
 
 fn number(v: &Value, key: &str, ok: impl Fn(f64) -> bool, range: &str) -> Result<Number> {
@@ -176,6 +181,11 @@ pub fn parse(map: &Map<String, Value>) -> Result<Options> {
                 )
             }
             "include" => o.include = Some(include(v)?),
+            "stateful" => {
+                o.stateful = v
+                    .as_bool()
+                    .ok_or_else(|| invalid(key, format!("stateful must be true or false, not {v}")))?
+            }
             other => {
                 return Err(invalid(
                     other,
@@ -426,14 +436,7 @@ pub type Refusal = (&'static str, String);
 /// `max_tokens` bounds a thinking budget (Anthropic).
 pub fn check_shape(o: &Options, wire: Wire, max_tokens: i32) -> std::result::Result<(), Refusal> {
     let refuse = |key: &'static str, what: &str| Err((key, format!("the {} wire {what}", wire.as_str())));
-    if wire != Wire::Responses {
-        if o.store.is_some() {
-            return refuse("store", "takes no store (a Responses option)");
-        }
-        if o.include.is_some() {
-            return refuse("include", "takes no include (a Responses option)");
-        }
-    }
+    responses_options(o, wire)?;
     let t = o.thinking.clone().unwrap_or_default();
     if t.include_thoughts.is_some() && wire != Wire::Gemini {
         return refuse(
@@ -501,6 +504,30 @@ pub fn check_shape(o: &Options, wire: Wire, max_tokens: i32) -> std::result::Res
                 return refuse("thinking/display", "takes include_thoughts, not a display");
             }
         }
+    }
+    Ok(())
+}
+
+/// The Responses options (`store`, `include`, `stateful`): refused on the other wires;
+/// `stateful` chains stored responses only.
+fn responses_options(o: &Options, wire: Wire) -> std::result::Result<(), Refusal> {
+    let refuse = |key: &'static str, what: &str| Err((key, format!("the {} wire {what}", wire.as_str())));
+    if wire != Wire::Responses {
+        if o.store.is_some() {
+            return refuse("store", "takes no store (a Responses option)");
+        }
+        if o.include.is_some() {
+            return refuse("include", "takes no include (a Responses option)");
+        }
+        if o.stateful {
+            return refuse("stateful", "keeps no conversation state (a Responses option)");
+        }
+    }
+    if o.stateful && o.store == Some(false) {
+        return refuse(
+            "stateful",
+            "chains stored responses only: stateful needs store true or unset",
+        );
     }
     Ok(())
 }

@@ -41,6 +41,28 @@ pub struct Frozen {
     /// What the turn deferred: kept for a tool search over it.
     #[serde(default, skip_serializing_if = "Deferred::is_empty")]
     pub deferred: Deferred,
+    /// Compiled in stateful mode (`request_options.stateful`): the body the turn sends is
+    /// the stored one in its stateful form (docs/design.md, "Stateful responses").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stateful: Option<Stateful>,
+}
+
+/// A stateful turn's chain, frozen with its seal: the seal stores the full request, and
+/// every request of the turn is sent as its system text in `instructions`, then, when
+/// the chain holds, `previous_response_id` and the elements from `cut` on.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stateful {
+    /// The response this turn continues (`None`: the full body, the chain starts here).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub previous_response_id: Option<String>,
+    /// The first element of the full body's list sent after `previous_response_id`
+    /// (what the provider does not hold yet); the leading system elements are never sent.
+    #[serde(default)]
+    pub cut: usize,
+    /// What the provider holds, from the previous response's recorded usage (input and
+    /// output tokens, less the previous instructions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held_tokens: Option<u32>,
 }
 
 /// The callables and tools a turn marked deferred, frozen with its seal: the catalog
@@ -481,6 +503,7 @@ pub fn convert_02(
         seed_cut,
         history_from: None,
         deferred: Deferred::default(),
+        stateful: None,
     };
     Ok((body_02(request), frozen, preface))
 }

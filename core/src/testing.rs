@@ -129,6 +129,7 @@ impl Scenario {
                 skills: Vec::new(),
                 seal: None,
                 captured: Vec::new(),
+                previous: None,
             },
             history: Vec::new(),
         }

@@ -135,18 +135,22 @@ fn compile_in_snapshot(conv: Uuid, turn: Uuid, purpose: Purpose) -> Compiled {
         } else {
             load::Read::Body
         };
-        let ctx = match load::context(client, conv, turn, read) {
+        let mut ctx = match load::context(client, conv, turn, read) {
             Ok(load::Loaded::Stored(body)) => return Compiled::Stored(body),
             Ok(load::Loaded::Context(ctx)) => ctx,
             Err(e) if e.code == Code::SealConversionPending => return Compiled::Pending(e),
             Err(e) => raise(e),
         };
-        let mut history = SpiHistory::new(client, &ctx);
         let out = MEMO
             .with(|m| {
                 let mut memo = m.borrow_mut();
                 memo.set_capacity(super::settings::memo_capacity());
                 memo.set_scope(role_scope());
+                // A stateful turn's first compile reads the request it may chain to.
+                if let (None, Some(a)) = (&ctx.seal, compiler::compile::stateful_answerer(&ctx)) {
+                    ctx.previous = load::previous(client, &ctx, a, &mut memo)?;
+                }
+                let mut history = SpiHistory::new(client, &ctx);
                 compiler::compile(&ctx, &mut history, &mut memo, purpose)
             })
             .or_raise();

@@ -322,6 +322,7 @@ pub fn context(client: &SpiClient<'_>, conv: Uuid, turn: Uuid, read: Read) -> Re
         skills,
         seal,
         captured,
+        previous: None,
     })))
 }
 
@@ -891,4 +892,73 @@ impl HistorySource for SpiHistory<'_, '_> {
         )?;
         Ok(rows.into_iter().next().flatten())
     }
+}
+
+/// A stateful turn's previous request: the newest earlier sealed reply turn of its
+/// answerer, with the newest response recorded for it (a turn without one breaks the
+/// chain).
+static PREVIOUS: LazyLock<Query> = LazyLock::new(|| {
+    Query::new(
+        "SELECT t.id, r.step, r.response_id, r.compiled_model, r.billed_input_tokens, r.output_tokens \
+         FROM prompt.turns t JOIN prompt.conversations c ON c.id = t.conversation_id \
+         LEFT JOIN LATERAL (SELECT step, response_id, compiled_model, billed_input_tokens, output_tokens \
+                            FROM prompt.responses x \
+                            WHERE x.conversation_id = t.conversation_id AND x.turn_id = t.id \
+                            ORDER BY x.step DESC LIMIT 1) r ON true \
+         WHERE t.conversation_id = $1 AND t.seq < $2 AND t.kind = 'reply' AND t.sealed_at IS NOT NULL \
+           AND coalesce(t.answerer_id, c.answerer_id) = $3 \
+         ORDER BY t.seq DESC LIMIT 1",
+        &[UUIDOID, INT4OID, TEXTOID, TEXTOID, INT4OID, INT4OID],
+    )
+});
+
+/// The previous request of answerer `a` before the context's turn, in its full form
+/// (`Context::previous`), with the response recorded for it: `None` when there is none,
+/// it has no response id, or its body was pruned. The request is the one the response
+/// answered: the turn's seal plus the rounds before the response's step.
+pub fn previous(
+    client: &SpiClient<'_>,
+    ctx: &Context,
+    a: Uuid,
+    memo: &mut pgprompt_core::tokens::Memo,
+) -> Result<Option<pgprompt_core::context::Previous>> {
+    let conv = ctx.conversation.id;
+    let rows = run(
+        client,
+        &PREVIOUS,
+        &[pg_uuid(conv).into(), ctx.turn.seq.into(), pg_uuid(a).into()],
+        |c| {
+            Ok::<_, Error>(Some((
+                c.uuid(),
+                c.next::<i32>(),
+                c.text(),
+                c.text(),
+                c.next::<i32>(),
+                c.next::<i32>(),
+            )))
+        },
+    )?;
+    let Some((Some(turn), Some(step), Some(response_id), model, input_tokens, output_tokens)) = rows.into_iter().next()
+    else {
+        return Ok(None);
+    };
+    let Loaded::Context(mut before) = context(client, conv, turn, Read::Explain)? else {
+        return Ok(None);
+    };
+    before.rounds.retain(|r| r.n < step);
+    let Some(frozen) = before.seal.as_ref().map(|s| s.frozen.clone()) else {
+        return Ok(None);
+    };
+    let Some(body) = pgprompt_core::compile::full_request(&before, memo)? else {
+        return Ok(None);
+    };
+    Ok(Some(pgprompt_core::context::Previous {
+        response_id,
+        model,
+        input_tokens,
+        output_tokens,
+        body,
+        stateful: frozen.stateful.is_some(),
+        sealed_model: frozen.model.map(|m| m.name),
+    }))
 }

@@ -482,7 +482,7 @@ static STORED_NO_ROUNDS: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
         format!(
             "{} AND NOT EXISTS (SELECT 1 FROM prompt.rounds r WHERE r.conversation_id = s.conversation_id \
-             AND r.turn_id = s.turn_id)",
+             AND r.turn_id = s.turn_id) AND NOT s.frozen ? 'stateful'",
             STORED.sql
         ),
         &POINTER_TYPES,
@@ -491,7 +491,8 @@ static STORED_NO_ROUNDS: LazyLock<Query> = LazyLock::new(|| {
 
 /// The body of a sealed turn no round has been written to since, straight from storage
 /// (no context loaded): what `compile_turn` returns again and again. `Ok(None)` when the
-/// turn is not sealed, has rounds, or was pruned (the compile then says why).
+/// turn is not sealed, has rounds, is stateful (it sends the stored body's stateful
+/// form), or was pruned (the compile then says why).
 pub fn stored_body(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Result<Option<Body>> {
     Ok(read_stored(client, conv, turn, &STORED_NO_ROUNDS)?.and_then(|b| b.ok()))
 }

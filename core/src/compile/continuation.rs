@@ -78,7 +78,7 @@ pub(super) fn extend(ctx: &Context, sealed: &Sealed, counter: &mut Counter<'_>, 
         });
     }
     let t = &ctx.turn;
-    let summary = t.summary.as_deref().filter(|s| !s.is_empty());
+    let summary = t.summary.as_deref().filter(|s| !s.is_empty() && !chained(frozen));
     let (kept, base_total, mut items, first_round) = match summary {
         Some(s) => {
             let keep = frozen.seed_cut.keep.min(body.elements.len());
@@ -127,6 +127,15 @@ pub(super) fn extend(ctx: &Context, sealed: &Sealed, counter: &mut Counter<'_>, 
         seal: None,
         last_round: ctx.rounds.iter().map(|r| r.n).max(),
     })
+}
+
+/// Whether the turn continues a stateful chain: its context is the provider's, which an
+/// in-turn summary cannot shrink.
+fn chained(frozen: &Frozen) -> bool {
+    frozen
+        .stateful
+        .as_ref()
+        .is_some_and(|s| s.previous_response_id.is_some())
 }
 
 /// The items of the turn's rounds from `first_round` on, rendered as the seal froze

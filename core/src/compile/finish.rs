@@ -31,15 +31,30 @@ impl Compiler<'_, '_> {
         // Anthropic marks breakpoints in the body, and so do the OpenAI wires for a model
         // whose profile takes explicit breakpoints; the others cache by key alone.
         let profile = self.model.and_then(|m| m.profile.as_ref());
-        let breakpoints = wire::placed(self.wire, profile, &fresh.messages, &fresh.breakpoints);
+        // A stateful request places none: the provider caches the chain it holds.
+        let breakpoints = match options.stateful {
+            true => Vec::new(),
+            false => wire::placed(self.wire, profile, &fresh.messages, &fresh.breakpoints),
+        };
         wire::check_size(&fresh.messages, &self.tools, 0)?;
         let rendered = wire::render(self.wire, &request(&breakpoints));
         let tools_tokens = wire::loaded_tools_text(self.wire, &self.tools).map_or(0, |t| self.counter.count(&t));
-        let estimate = self.estimate(&fresh, &rendered.layout, tools_tokens);
+        let mut estimate = self.estimate(&fresh, &rendered.layout, tools_tokens);
         if self.purpose.raises() {
             gate::gate(self.ctx, &self.model_name(), &self.window, &estimate)?;
         }
-        let frozen = self.frozen(&fresh, &rendered.layout, breakpoints.clone(), estimate);
+        let stateful = options.stateful.then(|| {
+            super::stateful::link(
+                self.ctx,
+                self.model.map(|m| m.name.as_str()),
+                (&fresh.messages, &rendered.layout, &rendered.body.elements),
+                &mut estimate,
+                &self.window,
+                &mut self.counter,
+            )
+        });
+        let mut frozen = self.frozen(&fresh, &rendered.layout, breakpoints.clone(), estimate);
+        frozen.stateful = stateful;
         // What storage shares: the elements unmarked, and the edits that mark this body.
         let plain_elements = if breakpoints.is_empty() || self.purpose != super::Purpose::Compile {
             rendered.body.elements.clone()
@@ -99,6 +114,7 @@ impl Compiler<'_, '_> {
                     .map(crate::fields::Tool::definition)
                     .collect(),
             },
+            stateful: None,
         }
     }
 
@@ -171,6 +187,7 @@ pub(super) fn explain(
         preface: frozen.preface.clone(),
         estimate: frozen.estimate.clone(),
         deferred: frozen.deferred.clone(),
+        stateful: frozen.stateful.clone(),
     }
 }
 

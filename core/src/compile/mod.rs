@@ -11,6 +11,7 @@ mod floors;
 mod gate;
 mod raw;
 mod select;
+mod stateful;
 
 use std::collections::HashMap;
 
@@ -33,6 +34,7 @@ use crate::tokens::{Counter, Memo, Tokenizer};
 use crate::wire::{Body, Breakpoint};
 
 pub use finish::template_error;
+pub use stateful::answerer as stateful_answerer;
 
 /// What the caller does with the result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,6 +73,9 @@ pub struct Explain {
     /// The deferred callables' catalog lines and tool definitions (when any).
     #[serde(skip_serializing_if = "crate::seal::Deferred::is_empty")]
     pub deferred: crate::seal::Deferred,
+    /// A stateful turn's chain (the body sent is the stored one's stateful form).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stateful: Option<crate::seal::Stateful>,
 }
 
 /// What a fresh compile stores (docs/design.md, "Seals").
@@ -168,8 +173,29 @@ pub fn skills_for_turn(ctx: &Context) -> Result<Vec<TurnSkill>> {
         .collect())
 }
 
-/// Compiles the turn `ctx.turn`, reading history newest first from `history`.
+/// Compiles the turn `ctx.turn`, reading history newest first from `history`. A
+/// stateful turn's body is sent in its stateful form (the seal keeps the full one).
 pub fn compile(ctx: &Context, history: &mut dyn HistorySource, memo: &mut Memo, purpose: Purpose) -> Result<Output> {
+    let mut out = compile_full(ctx, history, memo, purpose)?;
+    if let Some(s) = &out.explain.stateful {
+        if !out.body.head.is_empty() {
+            out.body = crate::wire::responses::stateful(&out.body, s.previous_response_id.as_deref(), s.cut);
+        }
+    }
+    Ok(out)
+}
+
+/// A sealed turn's request in its full form (what a stateful turn's chain compares):
+/// its seal plus its rounds (`None`: not sealed, or pruned).
+pub fn full_request(ctx: &Context, memo: &mut Memo) -> Result<Option<crate::wire::Body>> {
+    let Some(sealed) = &ctx.seal else {
+        return Ok(None);
+    };
+    let out = continuation::continue_sealed(ctx, sealed, memo, Purpose::Estimate)?;
+    Ok(Some(out.body).filter(|b| !b.head.is_empty()))
+}
+
+fn compile_full(ctx: &Context, history: &mut dyn HistorySource, memo: &mut Memo, purpose: Purpose) -> Result<Output> {
     let t = &ctx.turn;
     if t.kind != TurnKind::Reply {
         return Err(not_compilable(t, "is not a reply turn"));

@@ -11,7 +11,7 @@ mod anthropic;
 mod chat;
 mod gemini;
 mod json;
-mod responses;
+pub(crate) mod responses;
 
 use serde::{Deserialize, Serialize};
 

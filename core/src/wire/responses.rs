@@ -156,3 +156,86 @@ pub(super) fn render(req: &Request<'_>) -> Rendered {
         elements(req),
     )
 }
+
+// Stateful responses (`crate::compile::stateful` decides the chain; this renders it).
+
+const SYSTEM_ROLES: [&str; 2] = [
+    r#"{"type":"message","role":"system","content":"#,
+    r#"{"type":"message","role":"developer","content":"#,
+];
+
+/// The text of a system or developer message element, when it is text only.
+fn system_text(element: &str) -> Option<String> {
+    if !SYSTEM_ROLES.iter().any(|p| element.starts_with(p)) {
+        return None;
+    }
+    let v: serde_json::Value = serde_json::from_str(element).ok()?;
+    match v.get("content")? {
+        serde_json::Value::String(s) => Some(s.clone()),
+        serde_json::Value::Array(parts) => {
+            let texts: Option<Vec<&str>> = parts
+                .iter()
+                .map(|p| match p.get("type").and_then(|t| t.as_str()) {
+                    Some("input_text") => p.get("text").and_then(|t| t.as_str()),
+                    _ => None,
+                })
+                .collect();
+            Some(texts?.join("\n\n"))
+        }
+        _ => None,
+    }
+}
+
+/// The leading system and developer elements of a body's `input` (texts only): how
+/// many, and their texts joined by a blank line — what a stateful request sends as
+/// `instructions`.
+pub(crate) fn lead(elements: &[String]) -> (usize, Option<String>) {
+    let texts: Vec<String> = elements.iter().map_while(|e| system_text(e)).collect();
+    let n = texts.len();
+    (n, (n > 0).then(|| texts.join("\n\n")))
+}
+
+/// Whether an element is one the model's response adds (an assistant message, a call,
+/// reasoning, a server tool's item), not one this side writes (a user, system or
+/// developer message, a tool's output).
+pub(crate) fn is_output(element: &str) -> bool {
+    const INPUT: [&str; 2] = [
+        r#"{"type":"message","role":"user","content":"#,
+        r#"{"type":"function_call_output","#,
+    ];
+    !INPUT.iter().chain(SYSTEM_ROLES.iter()).any(|p| element.starts_with(p))
+}
+
+/// The stateful form of a full responses body: its leading system text as
+/// `instructions`, `previous_response_id` when the chain holds, and the elements from
+/// the chain's cut on; the explicit cache options dropped (a stateful request places no
+/// breakpoints; the provider caches the chain by its key).
+pub(crate) fn stateful(body: &super::Body, previous_response_id: Option<&str>, cut: usize) -> super::Body {
+    let (lead, instructions) = lead(&body.elements);
+    let from = cut.max(lead).min(body.elements.len());
+    let mut added = String::new();
+    if let Some(text) = instructions {
+        added.push_str(r#""instructions":"#);
+        json::string(&mut added, &text);
+        added.push(',');
+    }
+    if let Some(id) = previous_response_id {
+        added.push_str(r#""previous_response_id":"#);
+        json::string(&mut added, id);
+        added.push(',');
+    }
+    let mut head = body.head.clone();
+    let at = head.rfind(r#""input":["#).unwrap_or(head.len());
+    head.insert_str(at, &added);
+    let mut tail = body.tail.clone();
+    if let Some(start) = tail.find(r#","prompt_cache_options":{"#) {
+        if let Some(len) = tail[start..].find('}') {
+            tail.replace_range(start..start + len + 1, "");
+        }
+    }
+    super::Body {
+        head,
+        elements: body.elements[from..].to_vec(),
+        tail,
+    }
+}

@@ -1,0 +1,219 @@
+//! Stateful responses (seed 003: "Transcript history — owned by … stateful Responses;
+//! the system prompt does not repeat it"; docs/design.md, "Stateful responses").
+//!
+//! A responses turn with `request_options.stateful` is compiled and sealed in full, as
+//! any turn; what it sends is that body's stateful form: the leading system text as
+//! `instructions` (rendered for this turn, never held by the provider), and, when the
+//! previous request of its answerer has a recorded response and the chain holds,
+//! `previous_response_id` and only the elements the provider does not hold. The chain
+//! holds when this turn's full body, past its system text, carries everything this side
+//! wrote in the previous request (its messages and tool outputs, in order, byte for
+//! byte: nothing was rewritten, trimmed away or rendered differently; the model's own
+//! items are the provider's, whatever this body replays of them), both for the same
+//! model the response answered, and the previous request was stateful itself. The
+//! model's items after it (the answer, calls, reasoning) are what the response added;
+//! the rest is new. Anything else is the
+//! full body, and the next turn chains to it.
+
+use crate::budget::Window;
+use crate::context::Context;
+use crate::estimate::{BlockEstimate, Estimate};
+use crate::items::Message;
+use crate::kinds::Wire;
+use crate::seal::Stateful;
+use crate::tokens::Counter;
+use crate::wire::{self, Layout};
+
+/// The answerer of a turn that asks for stateful mode on the responses wire (its
+/// merged request options say `stateful: true`): whose previous request the loader
+/// reads. `None` for any other turn.
+pub fn answerer(ctx: &Context) -> Option<uuid::Uuid> {
+    let t = &ctx.turn;
+    let a = super::answerer(ctx).ok()?;
+    let model = ctx.models.get(t.model.as_deref().or(a.model.as_deref())?)?;
+    if model.wire != Wire::Responses {
+        return None;
+    }
+    let levels = [
+        ("model", &model.request_options),
+        ("agent", &a.request_options),
+        ("turn", &t.request_options),
+    ];
+    let (merged, _) = crate::options::merge(levels);
+    (merged.get("stateful") == Some(&serde_json::Value::Bool(true))).then_some(a.id)
+}
+
+/// The chain of a fresh stateful compile whose full body is `elements` (laid out as
+/// `layout` over `messages`): linked to the context's previous request when it holds
+/// and the request then fits the window, else the full body. A linked chain's estimate
+/// counts what the provider holds from the recorded usage in place of the elements not
+/// sent (block `held`).
+pub(super) fn link(
+    ctx: &Context,
+    model: Option<&str>,
+    full: (&[Message], &Layout, &[String]),
+    estimate: &mut Estimate,
+    window: &Window,
+    counter: &mut Counter<'_>,
+) -> Stateful {
+    let (messages, layout, elements) = full;
+    let (lead, _) = wire::responses::lead(elements);
+    let unlinked = Stateful {
+        previous_response_id: None,
+        cut: lead,
+        held_tokens: None,
+    };
+    let Some((cut, previous_instructions)) = chain_cut(ctx, model, elements) else {
+        return unlinked;
+    };
+    let Some(p) = &ctx.previous else {
+        return unlinked;
+    };
+    let dropped = wire::elements_cost(messages, layout.elements.get(lead..cut).unwrap_or(&[]));
+    let held = match (p.input_tokens, p.output_tokens) {
+        (Some(i), Some(o)) => {
+            let recorded = u32::try_from(i.max(0))
+                .unwrap_or(0)
+                .saturating_add(u32::try_from(o.max(0)).unwrap_or(0));
+            recorded.saturating_sub(previous_instructions.map_or(0, |text| counter.count(&text)))
+        }
+        // No usage recorded: what this compile counts for the same elements.
+        _ => dropped,
+    };
+    let total = crate::tokens::add(estimate.total.saturating_sub(dropped), held);
+    if !window.fits(total) {
+        // The provider's context would overflow the window: the full body, trimmed.
+        return unlinked;
+    }
+    estimate.total = total;
+    estimate.blocks.push(BlockEstimate {
+        block: "held".into(),
+        role: None,
+        tokens: held,
+        floor_unmet: false,
+    });
+    Stateful {
+        previous_response_id: Some(p.response_id.clone()),
+        cut,
+        held_tokens: Some(held),
+    }
+}
+
+/// Where the new elements of `elements` begin when the chain to the previous request
+/// holds, with the previous request's instructions; `None` when it is broken.
+fn chain_cut(ctx: &Context, model: Option<&str>, elements: &[String]) -> Option<(usize, Option<String>)> {
+    let p = ctx.previous.as_ref()?;
+    let same_model = p.sealed_model.as_deref() == model && p.model.as_deref().is_none_or(|m| Some(m) == model);
+    if !p.stateful || !same_model {
+        return None;
+    }
+    let (lead, _) = wire::responses::lead(elements);
+    let (previous_lead, previous_instructions) = wire::responses::lead(&p.body.elements);
+    let written = p.body.elements.get(previous_lead..)?.iter().filter(|e| !is_output(e));
+    let own = elements.get(lead..)?;
+    // What this side wrote (messages, tool outputs) must recur in order, byte for byte;
+    // the model's own items are the provider's whatever this body replays of them (an
+    // earlier turn's reasoning is not replayed, the provider keeps it).
+    let mut at = 0;
+    for e in written {
+        at += own.get(at..)?.iter().take_while(|o| is_output(o)).count();
+        if own.get(at)? != e {
+            return None;
+        }
+        at += 1;
+    }
+    at += own[at..].iter().take_while(|o| is_output(o)).count();
+    Some((lead + at, previous_instructions))
+}
+
+fn is_output(e: &str) -> bool {
+    wire::responses::is_output(e)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::context::Previous;
+    use crate::testing::Scenario;
+    use crate::wire::Body;
+
+    fn body(elements: &[&str]) -> Body {
+        Body {
+            head: r#"{"model":"resp","max_output_tokens":10,"input":["#.into(),
+            elements: elements.iter().map(|e| e.to_string()).collect(),
+            tail: "]}".into(),
+        }
+    }
+
+    const SYS: &str = r#"{"type":"message","role":"system","content":"Be brief."}"#;
+    const SYS2: &str = r#"{"type":"message","role":"system","content":"Be briefer."}"#;
+    const U1: &str = r#"{"type":"message","role":"user","content":"hi"}"#;
+    const A1: &str = r#"{"type":"message","role":"assistant","content":"hello"}"#;
+    const U2: &str = r#"{"type":"message","role":"user","content":"and?"}"#;
+
+    fn previous(elements: &[&str], stateful: bool, model: &str) -> Previous {
+        Previous {
+            response_id: "resp_1".into(),
+            model: Some(model.into()),
+            input_tokens: Some(10),
+            output_tokens: Some(5),
+            body: body(elements),
+            stateful,
+            sealed_model: Some(model.into()),
+        }
+    }
+
+    #[test]
+    fn the_new_elements_follow_the_previous_request_and_its_answer() {
+        let mut s = Scenario::new("x");
+        s.ctx.previous = Some(previous(&[SYS, U1], true, "resp"));
+        let full = [SYS2, U1, A1, U2].map(String::from);
+        // The system text changed: it is not held, so the chain still holds.
+        assert_eq!(chain_cut(&s.ctx, Some("resp"), &full).map(|c| c.0), Some(3));
+        // The previous request replayed reasoning this body does not: the provider has it.
+        const R: &str = r#"{"type":"reasoning","id":"rs_1","encrypted_content":"x"}"#;
+        s.ctx.previous = Some(previous(&[SYS, U1, R, A1, U2], true, "resp"));
+        let full = [SYS, U1, A1, U2, A1, U1].map(String::from);
+        assert_eq!(chain_cut(&s.ctx, Some("resp"), &full).map(|c| c.0), Some(5));
+    }
+
+    #[test]
+    fn a_rewritten_prefix_another_model_or_a_full_previous_breaks_the_chain() {
+        let mut s = Scenario::new("x");
+        let full = [SYS, U1, A1, U2].map(String::from);
+        s.ctx.previous = Some(previous(&[SYS, U2], true, "resp"));
+        assert_eq!(chain_cut(&s.ctx, Some("resp"), &full), None);
+        s.ctx.previous = Some(previous(&[SYS, U1], true, "other"));
+        assert_eq!(chain_cut(&s.ctx, Some("resp"), &full), None);
+        s.ctx.previous = Some(previous(&[SYS, U1], false, "resp"));
+        assert_eq!(chain_cut(&s.ctx, Some("resp"), &full), None);
+        s.ctx.previous = None;
+        assert_eq!(chain_cut(&s.ctx, Some("resp"), &full), None);
+    }
+
+    #[test]
+    fn the_stateful_form_lifts_the_system_text_and_sends_what_is_new() {
+        let full = body(&[SYS, U1, A1, U2]);
+        let s = Stateful {
+            previous_response_id: Some("resp_1".into()),
+            cut: 3,
+            held_tokens: Some(15),
+        };
+        assert_eq!(
+            wire::responses::stateful(&full, s.previous_response_id.as_deref(), s.cut).text(),
+            r#"{"model":"resp","max_output_tokens":10,"instructions":"Be brief.","previous_response_id":"resp_1","input":[{"type":"message","role":"user","content":"and?"}]}"#
+        );
+        let unlinked = Stateful {
+            previous_response_id: None,
+            cut: 1,
+            held_tokens: None,
+        };
+        assert_eq!(
+            wire::responses::stateful(&full, unlinked.previous_response_id.as_deref(), unlinked.cut)
+                .elements
+                .len(),
+            3,
+            "the full body without its system element"
+        );
+    }
+}
