@@ -427,11 +427,11 @@ pub(super) fn missing_turn(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Er
 
 static MODELS: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
-        // With token_margin_auto, the margin is at least the calibration's p95 of billed
-        // over estimated input (less 1); the seal freezes the model row as read here.
+        // The calibration is read apart, for a model with token_margin_auto only
+        // (`calibrated`): it aggregates prompt.responses across conversations, which on
+        // Citus is a distributed subplan, planned even where a CASE would skip it.
         "SELECT m.name, m.wire, m.tokenizer, m.advisory_window, m.hard_window, m.native_images, \
-         CASE WHEN m.token_margin_auto THEN greatest(m.token_margin, coalesce((SELECT (c.p95_ratio - 1)::float4 \
-         FROM prompt.model_calibration c WHERE c.model = m.name), 0)) ELSE m.token_margin END, \
+         m.token_margin, m.token_margin_auto, \
          m.max_output_tokens, m.cache_ttl, m.request_options::text, prompt._model_profile(m.name, m.profile) \
          FROM prompt.models m WHERE m.name = ANY($1)",
         &[
@@ -442,6 +442,7 @@ static MODELS: LazyLock<Query> = LazyLock::new(|| {
             INT4OID,
             BOOLOID,
             pgrx::pg_sys::FLOAT4OID,
+            BOOLOID,
             INT4OID,
             TEXTOID,
             TEXTOID,
@@ -462,13 +463,36 @@ fn load_models(client: &SpiClient<'_>, names: &[String]) -> Result<HashMap<Strin
         m.hard_window = c.next::<i32>();
         m.native_images = c.bool();
         m.token_margin = c.next::<f32>().unwrap_or(0.0);
+        let auto = c.bool();
         m.max_output_tokens = c.next::<i32>().unwrap_or(4096);
         m.cache_ttl = CacheTtl::from_column("models.cache_ttl", &c.text_or("5m"))?;
         m.request_options = fields::parse_request_options(&c.text_or("{}"))?;
         let profile = pgprompt_core::profile::Profile::from_json(&c.text_or(""))?;
-        Ok(Some((name, m.with_profile(profile))))
+        Ok(Some((name, m.with_profile(profile), auto)))
     })?;
-    Ok(models.into_iter().collect())
+    let mut out = HashMap::with_capacity(models.len());
+    for (name, mut m, auto) in models {
+        if auto {
+            m.token_margin = m.token_margin.max(calibrated(client, &name)?);
+        }
+        out.insert(name, m);
+    }
+    Ok(out)
+}
+
+/// With token_margin_auto, a model's margin is at least its calibration's p95 of billed
+/// over estimated input, less 1 (0 without responses); the seal freezes the model row
+/// with the margin read here.
+static CALIBRATION: LazyLock<Query> = LazyLock::new(|| {
+    Query::new(
+        "SELECT (c.p95_ratio - 1)::float4 FROM prompt.model_calibration c WHERE c.model = $1",
+        &[pgrx::pg_sys::FLOAT4OID],
+    )
+});
+
+fn calibrated(client: &SpiClient<'_>, model: &str) -> Result<f32> {
+    let rows = run(client, &CALIBRATION, &[model.into()], |c| Ok::<_, Error>(c.next::<f32>()))?;
+    Ok(rows.into_iter().next().unwrap_or(0.0))
 }
 
 static DOCUMENTS: LazyLock<Query> = LazyLock::new(|| {

@@ -1,0 +1,127 @@
+"""The property Citus push-down depends on (issue 29, docs/scale-out.md): every query a
+compile path runs — the loader's, the seals', the response loop's and the triggers' —
+reads a conversation-scoped table (the distributed ones of docs/citus.sql) only through
+its distribution key, so each runs on one shard. Checked on a single node by reading
+every plan the functions run (auto_explain, nested statements, at NOTICE level).
+
+The one exception is documented: a model with token_margin_auto reads its calibration,
+an aggregate over prompt.responses of every conversation (a distributed subplan on
+Citus); the compile reads it for such a model only."""
+import json
+import re
+
+import pytest
+
+from conftest import make_database
+from test_response_loop import CALL_IDS, TOOLS, final_response, sdk, fixture
+
+WS, ADA, LARK = ("00000000-0000-4000-8000-00000000a001", "00000000-0000-4000-8000-000000000001",
+                 "00000000-0000-4000-8000-000000000002")
+# Distributed by (docs/citus.sql): the conversation's key.
+KEYS = {"conversations": "id", "turns": "conversation_id", "rounds": "conversation_id",
+        "seal_nodes": "conversation_id", "seals": "conversation_id", "seals_02": "conversation_id",
+        "responses": "conversation_id"}
+
+
+@pytest.fixture(scope="module")
+def odb():
+    c = make_database("pgprompt_one_shard")
+    yield c
+    c.close()
+
+
+def scans(plan):
+    """Every scan node of a plan (JSON), with the conditions it reads rows by."""
+    # A ModifyTable node names its target; the rows it changes come from the scans below
+    # it (an INSERT's VALUES carry the key and route by it).
+    if "Relation Name" in plan and plan.get("Node Type") != "ModifyTable":
+        conds = " ".join(str(plan.get(k, "")) for k in ("Index Cond", "Filter", "Recheck Cond", "Join Filter"))
+        yield plan["Relation Name"], conds
+    for sub in plan.get("Plans", []):
+        yield from scans(sub)
+
+
+def keyless(notices):
+    """The (query, table) pairs where a distributed table is read without its key."""
+    out = []
+    for text in notices:
+        if "plan:" not in text:
+            continue
+        doc = json.loads(text.split("plan:", 1)[1])
+        for table, conds in scans(doc["Plan"]):
+            key = KEYS.get(table)
+            if key and not re.search(rf"\b{key} = ", conds):
+                out.append((doc["Query Text"][:160], table))
+    return out
+
+
+def traced(c, sql, args=()):
+    """Runs `sql`, returning what auto_explain said of every statement it ran."""
+    notices = []
+    c.add_notice_handler(lambda d: notices.append(d.message_primary or ""))
+    try:
+        c.execute("LOAD 'auto_explain'")
+        for s in ("auto_explain.log_min_duration = 0", "auto_explain.log_nested_statements = on",
+                  "auto_explain.log_level = 'notice'", "auto_explain.log_format = 'json'"):
+            c.execute(f"SET {s}")
+        c.execute(sql, args)
+    finally:
+        c.execute("RESET auto_explain.log_min_duration")
+        c._notice_handlers.clear()
+    return notices
+
+
+def call(c, fn, *args):
+    return traced(c, f"SELECT prompt.{fn}({', '.join(['%s'] * len(args))})", args)
+
+
+def test_every_compile_path_reads_one_conversation_by_its_key(odb):
+    c = odb
+    conv = str(c.execute("INSERT INTO prompt.conversations (workspace_id, answerer_id, creator_id) "
+                         "VALUES (%s, %s, %s) RETURNING id", (WS, LARK, ADA)).fetchone()[0])
+    c.execute("INSERT INTO prompt.turns (conversation_id, kind, role, author_id, content) "
+              "VALUES (%s, 'message', 'user', %s, 'Hello.')", (conv, ADA))
+    first = str(c.execute("INSERT INTO prompt.turns (conversation_id, kind, poster_id, prompt, model, request_options) "
+                          "VALUES (%s, 'reply', %s, 'Hi there.', 'gpt-5.6-sol', '{\"stateful\": true}') RETURNING id",
+                          (conv, ADA)).fetchone()[0])
+    seen = []
+    for fn in ("preview_turn", "estimate_turn", "explain_turn", "compile_turn", "compile_turn"):
+        seen += call(c, fn, conv, first)
+    answer = final_response("responses")
+    answer["id"] = "resp_one_shard_1"
+    seen += call(c, "record_response", conv, first, json.dumps(answer))
+    # A run (stateful, chained to the answer above) with a round, its results and its continuation.
+    run = str(c.execute("INSERT INTO prompt.turns (conversation_id, kind, poster_id, prompt, mode, model, tools, "
+                        "request_options) VALUES (%s, 'reply', %s, 'Weather in Lyon?', 'run', 'gpt-5.6-sol', %s, "
+                        "'{\"stateful\": true}') RETURNING id", (conv, ADA, TOOLS)).fetchone()[0])
+    seen += call(c, "compile_turn", conv, run)
+    seen += call(c, "record_response", conv, run, json.dumps(sdk("responses", fixture("responses"))))
+    results = json.dumps([{"call_id": CALL_IDS["responses"], "content": "15 C"}])
+    seen += call(c, "record_tool_results", conv, run, results)
+    for fn in ("preview_turn", "explain_turn", "compile_turn"):
+        seen += call(c, fn, conv, run)
+    # A Side across conversations: its parent is read by the parent's key.
+    side = str(c.execute("INSERT INTO prompt.conversations (workspace_id, answerer_id, creator_id, kind, parent_id, "
+                         "captured_turn_id) VALUES (%s, %s, %s, 'side', %s, %s) RETURNING id",
+                         (WS, LARK, ADA, conv, run)).fetchone()[0])
+    ask = str(c.execute("INSERT INTO prompt.turns (conversation_id, kind, poster_id, prompt, model) "
+                        "VALUES (%s, 'reply', %s, 'Why?', 'claude-sonnet-5') RETURNING id", (side, ADA)).fetchone()[0])
+    for fn in ("preview_turn", "compile_turn", "compile_turn"):
+        seen += call(c, fn, side, ask)
+    plans = [n for n in seen if "plan:" in n]
+    assert len(plans) > 50, "auto_explain saw the nested statements"
+    assert any("prompt.responses" in p for p in plans) and any("prompt.seal_nodes" in p for p in plans)
+    bad = keyless(seen)
+    assert bad == [], "\n".join(f"{t}: {q}" for q, t in sorted(set(bad)))
+
+    # token_margin_auto: the calibration (over every conversation) is read, for that model only.
+    c.execute("UPDATE prompt.models SET token_margin_auto = true WHERE name = 'claude-sonnet-5'")
+    try:
+        again = str(c.execute("INSERT INTO prompt.turns (conversation_id, kind, poster_id, prompt, model) "
+                              "VALUES (%s, 'reply', %s, 'And?', 'claude-sonnet-5') RETURNING id", (side, ADA)).fetchone()[0])
+        auto = keyless(call(c, "preview_turn", side, again))
+        assert auto and {t for _, t in auto} == {"responses"}
+        assert all("model_calibration" in q for q, _ in auto)
+        assert keyless(call(c, "preview_turn", conv, first)) == [], "another model's compile does not read it"
+    finally:
+        c.execute("UPDATE prompt.models SET token_margin_auto = false WHERE name = 'claude-sonnet-5'")
