@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # README command (b): every test tier, on a fresh machine.
-#   0. lints: clippy with warnings denied, SAFETY comments on every unsafe block, no core
+#   0. lints: clippy with warnings denied, SAFETY comments on every unsafe block, no
 #      function over 80 lines (scripts/lint.sh)
 #   1. the core crate's unit, golden, property and fuzz tests (cargo test -p pgprompt-core)
 #   2. #[pg_test]s of the SQL surface (cargo pgrx test, as postgres)

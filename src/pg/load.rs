@@ -186,29 +186,7 @@ pub enum Read {
 pub fn context(client: &SpiClient<'_>, conv: Uuid, turn: Uuid, read: Read) -> Result<Loaded> {
     let stored_ok = read == Read::Body;
     let found = run(client, &CONTEXT, &[pg_uuid(conv).into(), pg_uuid(turn).into()], |c| {
-        let workspace_id = c.uuid().unwrap_or_default();
-        let conversation = Conversation {
-            id: conv,
-            workspace_id,
-            kind: c.text_or("conversation"),
-            answerer_id: c.uuid(),
-            creator_id: c.uuid(),
-            origin_channel: c.text(),
-            root_id: None,
-        };
-        let capture = (c.uuid(), c.uuid(), capture_state(c));
-        let workspace = Workspace {
-            id: workspace_id,
-            name: c.text(),
-            timezone: c.text_or("UTC"),
-            paths: c
-                .next::<Vec<Option<String>>>()
-                .unwrap_or_default()
-                .into_iter()
-                .flatten()
-                .collect(),
-        };
-        Ok(Some((conversation, workspace, capture, read_turn(c)?)))
+        context_row(c, conv)
     })?;
     let Some((mut conversation, workspace, capture, t)) = found.into_iter().next() else {
         return Err(Error::new(
@@ -239,47 +217,13 @@ pub fn context(client: &SpiClient<'_>, conv: Uuid, turn: Uuid, read: Read) -> Re
     // A Side's history (a sealed turn renders from its seal, not from history).
     let captured = match (conversation.kind.as_str(), capture, &seal) {
         ("side", (parent, Some(captured_turn), state), None) => {
-            let parent = parent.ok_or_else(|| {
-                Error::new(
-                    Code::TurnNotFound,
-                    format!("the Side {conv} was captured from turn {captured_turn}, whose conversation was deleted"),
-                )
-                .hint(
-                    "A Side reads its parent's turns through the captured one; with the parent gone it cannot compile.",
-                )
-            })?;
-            captures(client, conv, (parent, captured_turn, state))?
+            side_captures(client, conv, parent, captured_turn, state)?
         }
         _ => Vec::new(),
     };
     conversation.root_id = captured.last().map(|c| c.conversation_id);
-
-    // Users: the answerers, the poster, the creator, the selected Human, the sealed
-    // answerer, steer authors, and stewards.
-    let mut ids: Vec<Uuid> = [
-        t.answerer_id,
-        conversation.answerer_id,
-        t.poster_id,
-        t.author_id,
-        conversation.creator_id,
-        t.memory_user_id,
-        seal.as_ref().map(|s| s.frozen.answerer_id),
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
-    ids.extend(steer_authors(&rounds));
-    // A parent's turns read with its own creator and stored answerer.
-    ids.extend(
-        captured
-            .iter()
-            .flat_map(|c| [c.host.creator_id, c.host.answerer_id])
-            .flatten(),
-    );
-    ids.sort();
-    ids.dedup();
+    let ids = user_ids(&conversation, &t, seal.as_ref(), &rounds, &captured);
     let users: HashMap<Uuid, User> = load_users(client, &ids)?.into_iter().map(|u| (u.id, u)).collect();
-
     let a = t.answerer_id.or(conversation.answerer_id).and_then(|id| users.get(&id));
     let mut model_names: Vec<String> = [t.model.clone(), a.and_then(|a| a.model.clone())]
         .into_iter()
@@ -291,22 +235,9 @@ pub fn context(client: &SpiClient<'_>, conv: Uuid, turn: Uuid, read: Read) -> Re
     } else {
         load_models(client, &model_names)?
     };
-
     let (documents, memories, skills) = match (a, seal.is_some()) {
         (Some(a), false) if a.prompt_mechanism != Mechanism::Raw || read == Read::Skills => {
-            let human = t
-                .poster_id
-                .and_then(|p| users.get(&p))
-                .and_then(User::controlling_human);
-            (
-                load_documents(client, a.id, workspace.id, human)?,
-                load_memories(client, a.id, workspace.id, conv, t.memory_user_id)?,
-                if t.is_run() || read == Read::Skills {
-                    load_skills(client, &t, a, workspace.id, read == Read::Skills)?
-                } else {
-                    Vec::new()
-                },
-            )
+            answerer_rows(client, &t, a, &users, workspace.id, conv, read)?
         }
         _ => (Vec::new(), Vec::new(), Vec::new()),
     };
@@ -324,6 +255,123 @@ pub fn context(client: &SpiClient<'_>, conv: Uuid, turn: Uuid, read: Read) -> Re
         captured,
         previous: None,
     })))
+}
+
+/// The conversation, its workspace, its capture and the turn (`None`: no such turn
+/// there), from one row of `CONTEXT`.
+#[allow(clippy::type_complexity)]
+fn context_row(
+    c: &mut Cols<'_>,
+    conv: Uuid,
+) -> Result<
+    Option<(
+        Conversation,
+        Workspace,
+        (Option<Uuid>, Option<Uuid>, CaptureState),
+        Option<(Turn, bool)>,
+    )>,
+> {
+    let workspace_id = c.uuid().unwrap_or_default();
+    let conversation = Conversation {
+        id: conv,
+        workspace_id,
+        kind: c.text_or("conversation"),
+        answerer_id: c.uuid(),
+        creator_id: c.uuid(),
+        origin_channel: c.text(),
+        root_id: None,
+    };
+    let capture = (c.uuid(), c.uuid(), capture_state(c));
+    let workspace = Workspace {
+        id: workspace_id,
+        name: c.text(),
+        timezone: c.text_or("UTC"),
+        paths: c
+            .next::<Vec<Option<String>>>()
+            .unwrap_or_default()
+            .into_iter()
+            .flatten()
+            .collect(),
+    };
+    Ok(Some((conversation, workspace, capture, read_turn(c)?)))
+}
+
+/// A Side's captures, nearest first (its parent must still exist).
+fn side_captures(
+    client: &SpiClient<'_>,
+    conv: Uuid,
+    parent: Option<Uuid>,
+    captured_turn: Uuid,
+    state: CaptureState,
+) -> Result<Vec<Captured>> {
+    let parent = parent.ok_or_else(|| {
+        Error::new(
+            Code::TurnNotFound,
+            format!("the Side {conv} was captured from turn {captured_turn}, whose conversation was deleted"),
+        )
+        .hint("A Side reads its parent's turns through the captured one; with the parent gone it cannot compile.")
+    })?;
+    captures(client, conv, (parent, captured_turn, state))
+}
+
+/// The users a compile names: the answerers, the poster, the creator, the selected
+/// Human, the sealed answerer, steer authors, and each captured parent's creator and
+/// stored answerer (its turns read with their own).
+fn user_ids(
+    conversation: &Conversation,
+    t: &Turn,
+    seal: Option<&pgprompt_core::seal::Sealed>,
+    rounds: &[Round],
+    captured: &[Captured],
+) -> Vec<Uuid> {
+    let mut ids: Vec<Uuid> = [
+        t.answerer_id,
+        conversation.answerer_id,
+        t.poster_id,
+        t.author_id,
+        conversation.creator_id,
+        t.memory_user_id,
+        seal.map(|s| s.frozen.answerer_id),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    ids.extend(steer_authors(rounds));
+    ids.extend(
+        captured
+            .iter()
+            .flat_map(|c| [c.host.creator_id, c.host.answerer_id])
+            .flatten(),
+    );
+    ids.sort();
+    ids.dedup();
+    ids
+}
+
+/// The answerer's documents, memory and (for a run, or `skills_for_turn`) skills.
+fn answerer_rows(
+    client: &SpiClient<'_>,
+    t: &Turn,
+    a: &User,
+    users: &HashMap<Uuid, User>,
+    workspace: Uuid,
+    conv: Uuid,
+    read: Read,
+) -> Result<(Vec<Document>, Vec<Memory>, Vec<Skill>)> {
+    let human = t
+        .poster_id
+        .and_then(|p| users.get(&p))
+        .and_then(User::controlling_human);
+    let skills = if t.is_run() || read == Read::Skills {
+        load_skills(client, t, a, workspace, read == Read::Skills)?
+    } else {
+        Vec::new()
+    };
+    Ok((
+        load_documents(client, a.id, workspace, human)?,
+        load_memories(client, a.id, workspace, conv, t.memory_user_id)?,
+        skills,
+    ))
 }
 
 static CAPTURE: LazyLock<Query> = LazyLock::new(|| {
@@ -491,7 +539,9 @@ static CALIBRATION: LazyLock<Query> = LazyLock::new(|| {
 });
 
 fn calibrated(client: &SpiClient<'_>, model: &str) -> Result<f32> {
-    let rows = run(client, &CALIBRATION, &[model.into()], |c| Ok::<_, Error>(c.next::<f32>()))?;
+    let rows = run(client, &CALIBRATION, &[model.into()], |c| {
+        Ok::<_, Error>(c.next::<f32>())
+    })?;
     Ok(rows.into_iter().next().unwrap_or(0.0))
 }
 

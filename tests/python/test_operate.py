@@ -68,3 +68,12 @@ def test_status_memo_and_settings():
         c.close()
         with connect("postgres") as admin:
             admin.execute("DROP DATABASE pgprompt_operate")
+
+
+def test_functions_name_the_library_without_libdir(db):
+    """module_pathname is the plain name: packaging that mounts extensions outside
+    $libdir (dynamic_library_path, as CloudNativePG's extension images do) finds it."""
+    paths = db.execute("SELECT DISTINCT probin FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace "
+                       "WHERE n.nspname = 'prompt' AND p.prolang = (SELECT oid FROM pg_language WHERE lanname = 'c')"
+                       ).fetchall()
+    assert paths == [("pgprompt",)]
