@@ -206,7 +206,19 @@ fn a_continuation_is_the_sealed_request_plus_the_rounds() {
     let sealed = first.body.text();
     let head = &sealed[..sealed.len() - first.body.tail.len()];
     assert!(next.body.text().starts_with(head));
-    assert_eq!(next.body.tail, first.body.tail, "the tools the seal froze");
+    // The tools the seal froze, and Anthropic's request-level cache marker: each round
+    // of the run is cached for the next model call.
+    assert_eq!(
+        next.body.tail,
+        format!(
+            r#"{},"cache_control":{{"type":"ephemeral"}}}}"#,
+            first.body.tail.strip_suffix('}').unwrap()
+        )
+    );
+    assert!(
+        !first.body.tail.contains("cache_control"),
+        "the run's first request is the reply plus tools"
+    );
     let req = body(&next);
     assert_eq!(req["tools"].as_array().unwrap().len(), 2);
     assert_eq!(
@@ -491,7 +503,13 @@ fn a_continuation_on_every_wire() {
         golden(name, &next);
         let (a, b) = (&first.body, &next.body);
         assert_eq!(a.head, b.head, "{model}");
-        assert_eq!(a.tail, b.tail, "{model}");
+        if model == "claude" {
+            // The request-level marker caches each round of the run (Anthropic only).
+            assert_eq!(b.tail.replace(r#","cache_control":{"type":"ephemeral"}"#, ""), a.tail);
+            assert_ne!(a.tail, b.tail);
+        } else {
+            assert_eq!(a.tail, b.tail, "{model}");
+        }
         assert_eq!(a.elements[..], b.elements[..a.elements.len()], "{model}");
         assert!(b.elements.len() > a.elements.len(), "{model}");
     }

@@ -121,7 +121,7 @@ pub(super) fn extend(ctx: &Context, sealed: &Sealed, counter: &mut Counter<'_>, 
         body: Body {
             head: body.head.clone(),
             elements: kept.iter().cloned().chain(elements).collect(),
-            tail: body.tail.clone(),
+            tail: wire::continuing_tail(frozen.wire, &body.tail, frozen.model.as_ref()),
         },
         explain,
         seal: None,

@@ -12,12 +12,30 @@ use crate::items::{Message, PartKind};
 use crate::kinds::{Role, Wire};
 
 fn cache_control(req: &Request<'_>, out: &mut String) {
-    // Anthropic's TTLs are 5m and 1h: a long TTL of another provider (12h) is its 1h.
-    out.push_str(if req.ttl().is_long() {
-        r#","cache_control":{"type":"ephemeral","ttl":"1h"}"#
+    out.push_str(r#","cache_control":"#);
+    out.push_str(ephemeral(req.ttl()));
+}
+
+/// The cache marker at a TTL. Anthropic's TTLs are 5m and 1h: a long TTL of another
+/// provider (12h) is its 1h.
+fn ephemeral(ttl: crate::kinds::CacheTtl) -> &'static str {
+    if ttl.is_long() {
+        r#"{"type":"ephemeral","ttl":"1h"}"#
     } else {
-        r#","cache_control":{"type":"ephemeral"}"#
-    });
+        r#"{"type":"ephemeral"}"#
+    }
+}
+
+/// A run's continuation's tail: the request-level `cache_control`, with which the API
+/// marks the request's last cacheable block, so each round of a run is cached for the
+/// next model call (one of the request's four breakpoints, beside the two a sealed body
+/// places at most). The sealed body (the run's first request, the tool-less request plus
+/// its tools) has none; every continuation extends it.
+pub(super) fn automatic_cache(tail: &str, ttl: crate::kinds::CacheTtl) -> String {
+    let Some(body) = tail.strip_suffix('}') else {
+        return tail.to_string();
+    };
+    format!(r#"{body},"cache_control":{}}}"#, ephemeral(ttl))
 }
 
 /// One content block: `{"type": ..., ...}`, with `cache_control` last when marked.

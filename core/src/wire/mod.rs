@@ -454,6 +454,15 @@ pub fn loaded_tools_text(wire: Wire, tools: &[Tool]) -> Option<String> {
     tool_list(spelling(wire), tools, false)
 }
 
+/// The tail of a run's continuation on `wire`: on `anthropic`, with the request-level
+/// cache marker (`anthropic::automatic_cache`); elsewhere the sealed body's own.
+pub fn continuing_tail(wire: Wire, tail: &str, model: Option<&Model>) -> String {
+    match wire {
+        Wire::Anthropic => anthropic::automatic_cache(tail, model.map_or(CacheTtl::FiveMinutes, |m| m.cache_ttl)),
+        _ => tail.to_string(),
+    }
+}
+
 /// Renders messages appended after a sealed body (a continuation): elements only, no
 /// system field lifted and no breakpoint. Positions in the layout index `messages`.
 pub fn render_elements(wire: Wire, messages: &[Message], model: Option<&Model>) -> (Vec<String>, Vec<Vec<Pos>>) {
