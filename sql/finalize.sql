@@ -717,7 +717,7 @@ COMMENT ON FUNCTION prompt.preview_turn(uuid, uuid) IS
 COMMENT ON FUNCTION prompt.sealed_body(uuid, uuid) IS
     'The body a turn''s seal stored, exactly as its first compile_turn returned it (without the rounds written since); NULL for a turn that is not sealed.';
 COMMENT ON FUNCTION prompt.explain_turn(uuid, uuid) IS
-    'How the body is made: mechanism, model, wire, whether sealed, the compiled messages, cache breakpoints, the preface and the full estimate. Never raises for a budget problem.';
+    'How the body is made: mechanism, model, wire, whether sealed, the compiled messages, cache breakpoints, the preface, the full estimate, a stateful turn''s chain (stateful) and what the provider''s cache should do with it sent now (cache: as prompt.cache_report predicts). Never raises for a budget problem.';
 COMMENT ON FUNCTION prompt.estimate_turn(uuid, uuid) IS
     'The token budget of a turn, one row per block in block order, then the tools; reports budget problems instead of raising them.';
 COMMENT ON FUNCTION prompt.prune_seals(uuid, timestamptz) IS
@@ -760,6 +760,8 @@ COMMENT ON FUNCTION prompt.search_deferred(uuid, uuid, text) IS
     'The tool-search backend of a turn''s deferred callables and tools: the catalog lines and tool definitions it deferred (as its seal froze them) that match every term of the query, case-insensitively.';
 COMMENT ON FUNCTION prompt.skills_for_turn(uuid, uuid) IS
     'The complete effective skill set of a turn''s callables (a skill_view backend): what its catalog lists, then the recall-only skills, each with its callable, source, name and description, as the skills stand now.';
+COMMENT ON FUNCTION prompt.cache_report(uuid) IS
+    'A row per request the conversation sent (each sealed first request, step 0, and each continuation, step = the newest round it carried), in order: its input tokens, the prefix it shares with the request before it, where it first differs and why (tools, system, trim, messages or model), and what the provider''s cache should read, write and leave uncached under the model''s rules (breakpoints, lookback, minimum prefix, TTL from the times sent), beside the cache read and write billed.';
 COMMENT ON FUNCTION prompt.transcript(uuid, uuid) IS
     'The summarizer''s transcript: every turn from the newest summary turn through the given one, as spoken (each speaker''s words in its envelope, kernel rows bare), blank-line separated. Write the summary as a summary turn.';
 COMMENT ON FUNCTION prompt._tokenizers_in_use() IS

@@ -323,6 +323,24 @@ STRICT STABLE PARALLEL SAFE
 SET search_path TO pg_catalog, pg_temp
 LANGUAGE c
 AS 'MODULE_PATHNAME', 'skills_for_turn_wrapper';
+CREATE FUNCTION prompt."cache_report"(
+	"conversation_id" uuid
+) RETURNS TABLE (
+	"turn_id" uuid, 
+	"step" INT, 
+	"input_tokens" INT, 
+	"shared_prefix_tokens" INT, 
+	"first_difference" jsonb, 
+	"predicted_cache_read" INT, 
+	"predicted_cache_write" INT, 
+	"predicted_uncached" INT, 
+	"billed_cache_read" INT, 
+	"billed_cache_write" INT 
+)
+STRICT STABLE PARALLEL SAFE
+SET search_path TO pg_catalog, pg_temp
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'cache_report_wrapper';
 
 CREATE OR REPLACE FUNCTION prompt."_history_rewrite_allowed"() RETURNS bool
 STRICT VOLATILE PARALLEL SAFE
@@ -831,6 +849,10 @@ COMMENT ON FUNCTION prompt.skills_for_turn(uuid, uuid) IS
     'The complete effective skill set of a turn''s callables (a skill_view backend): what its catalog lists, then the recall-only skills, each with its callable, source, name and description, as the skills stand now.';
 COMMENT ON COLUMN prompt.workspaces.paths IS
     'The workspace''s paths: when set, the runtime block renders a line "Workspace paths: a, b".';
+COMMENT ON FUNCTION prompt.cache_report(uuid) IS
+    'A row per request the conversation sent (each sealed first request, step 0, and each continuation, step = the newest round it carried), in order: its input tokens, the prefix it shares with the request before it, where it first differs and why (tools, system, trim, messages or model), and what the provider''s cache should read, write and leave uncached under the model''s rules (breakpoints, lookback, minimum prefix, TTL from the times sent), beside the cache read and write billed.';
+COMMENT ON FUNCTION prompt.explain_turn(uuid, uuid) IS
+    'How the body is made: mechanism, model, wire, whether sealed, the compiled messages, cache breakpoints, the preface, the full estimate, a stateful turn''s chain (stateful) and what the provider''s cache should do with it sent now (cache: as prompt.cache_report predicts). Never raises for a budget problem.';
 
 -- An in-turn summary of a direct reply now stands in for its answer too: its entry
 -- count is recounted (the trigger counts own_entries whenever it is written).

@@ -15,6 +15,7 @@
 pub(crate) mod blocks;
 pub mod bounds;
 pub(crate) mod budget;
+pub mod cache;
 pub mod compile;
 pub mod context;
 pub mod envelope;

@@ -882,13 +882,36 @@ AS 'MODULE_PATHNAME', '_tenant_writes_user_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:386
+-- src/pg/cache.rs:165
+-- pgprompt::pg::cache::cache_report
+CREATE  FUNCTION "cache_report"(
+	"conversation_id" uuid /* pgrx :: Uuid */
+) RETURNS TABLE (
+	"turn_id" uuid,  /* pgrx :: Uuid */
+	"step" INT,  /* i32 */
+	"input_tokens" INT,  /* i32 */
+	"shared_prefix_tokens" INT,  /* i32 */
+	"first_difference" jsonb,  /* Option < pgrx :: JsonB > */
+	"predicted_cache_read" INT,  /* i32 */
+	"predicted_cache_write" INT,  /* i32 */
+	"predicted_uncached" INT,  /* i32 */
+	"billed_cache_read" INT,  /* Option < i32 > */
+	"billed_cache_write" INT  /* Option < i32 > */
+)
+STRICT STABLE PARALLEL SAFE
+SET search_path TO pg_catalog, pg_temp
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'cache_report_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- src/pg/api.rs:404
 -- pgprompt::pg::api::compile_turn
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:195
+-- src/pg/api.rs:209
 -- pgprompt::pg::api::compile_turn
 CREATE  FUNCTION "compile_turn"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -901,7 +924,7 @@ AS 'MODULE_PATHNAME', 'compile_turn_json_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:30
+-- src/pg/api.rs:40
 -- pgprompt::pg::api::count_tokens
 CREATE  FUNCTION "count_tokens"(
 	"body" TEXT, /* & str */
@@ -914,7 +937,7 @@ AS 'MODULE_PATHNAME', 'count_tokens_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:37
+-- src/pg/api.rs:47
 -- pgprompt::pg::api::escape_envelope
 CREATE  FUNCTION "escape_envelope"(
 	"body" TEXT /* & str */
@@ -926,7 +949,7 @@ AS 'MODULE_PATHNAME', 'escape_envelope_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:296
+-- src/pg/api.rs:314
 -- pgprompt::pg::api::estimate_turn
 CREATE  FUNCTION "estimate_turn"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -947,7 +970,7 @@ AS 'MODULE_PATHNAME', 'estimate_turn_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:244
+-- src/pg/api.rs:258
 -- pgprompt::pg::api::explain_turn
 CREATE  FUNCTION "explain_turn"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -960,7 +983,7 @@ AS 'MODULE_PATHNAME', 'explain_turn_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:61
+-- src/pg/api.rs:71
 -- pgprompt::pg::api::memo_stats
 CREATE  FUNCTION "memo_stats"() RETURNS TABLE (
 	"entries" bigint,  /* i64 */
@@ -975,7 +998,7 @@ AS 'MODULE_PATHNAME', 'memo_stats_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:89
+-- src/pg/api.rs:99
 -- pgprompt::pg::api::pretty
 CREATE  FUNCTION "pretty"(
 	"body" json /* JsonArg */
@@ -987,13 +1010,13 @@ AS 'MODULE_PATHNAME', 'pretty_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:391
+-- src/pg/api.rs:409
 -- pgprompt::pg::api::preview_turn
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:226
+-- src/pg/api.rs:240
 -- pgprompt::pg::api::preview_turn
 CREATE  FUNCTION "preview_turn"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1006,7 +1029,7 @@ AS 'MODULE_PATHNAME', 'preview_turn_json_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:340
+-- src/pg/api.rs:358
 -- pgprompt::pg::api::prune_seals
 CREATE  FUNCTION "prune_seals"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1047,7 +1070,7 @@ AS 'MODULE_PATHNAME', 'record_tool_results_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:235
+-- src/pg/api.rs:249
 -- pgprompt::pg::api::sealed_body
 CREATE  FUNCTION "sealed_body"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1060,7 +1083,7 @@ AS 'MODULE_PATHNAME', 'sealed_body_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:288
+-- src/pg/api.rs:306
 -- pgprompt::pg::api::search_deferred
 CREATE  FUNCTION "search_deferred"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1074,7 +1097,7 @@ AS 'MODULE_PATHNAME', 'search_deferred_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:255
+-- src/pg/api.rs:273
 -- pgprompt::pg::api::skills_for_turn
 CREATE  FUNCTION "skills_for_turn"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1106,7 +1129,7 @@ AS 'MODULE_PATHNAME', 'transcript_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:43
+-- src/pg/api.rs:53
 -- pgprompt::pg::api::unescape_envelope
 CREATE  FUNCTION "unescape_envelope"(
 	"body" TEXT /* & str */
@@ -1118,7 +1141,7 @@ AS 'MODULE_PATHNAME', 'unescape_envelope_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:49
+-- src/pg/api.rs:59
 -- pgprompt::pg::api::validate_template
 CREATE  FUNCTION "validate_template"(
 	"template" jsonb /* JsonbArg */
@@ -1134,7 +1157,7 @@ AS 'MODULE_PATHNAME', 'validate_template_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:349
+-- src/pg/api.rs:367
 -- pgprompt::pg::api::verify_seals
 CREATE  FUNCTION "verify_seals"(
 	"conversation_id" uuid DEFAULT NULL /* Option < pgrx :: Uuid > */
@@ -1871,7 +1894,7 @@ COMMENT ON FUNCTION prompt.preview_turn(uuid, uuid) IS
 COMMENT ON FUNCTION prompt.sealed_body(uuid, uuid) IS
     'The body a turn''s seal stored, exactly as its first compile_turn returned it (without the rounds written since); NULL for a turn that is not sealed.';
 COMMENT ON FUNCTION prompt.explain_turn(uuid, uuid) IS
-    'How the body is made: mechanism, model, wire, whether sealed, the compiled messages, cache breakpoints, the preface and the full estimate. Never raises for a budget problem.';
+    'How the body is made: mechanism, model, wire, whether sealed, the compiled messages, cache breakpoints, the preface, the full estimate, a stateful turn''s chain (stateful) and what the provider''s cache should do with it sent now (cache: as prompt.cache_report predicts). Never raises for a budget problem.';
 COMMENT ON FUNCTION prompt.estimate_turn(uuid, uuid) IS
     'The token budget of a turn, one row per block in block order, then the tools; reports budget problems instead of raising them.';
 COMMENT ON FUNCTION prompt.prune_seals(uuid, timestamptz) IS
@@ -1914,6 +1937,8 @@ COMMENT ON FUNCTION prompt.search_deferred(uuid, uuid, text) IS
     'The tool-search backend of a turn''s deferred callables and tools: the catalog lines and tool definitions it deferred (as its seal froze them) that match every term of the query, case-insensitively.';
 COMMENT ON FUNCTION prompt.skills_for_turn(uuid, uuid) IS
     'The complete effective skill set of a turn''s callables (a skill_view backend): what its catalog lists, then the recall-only skills, each with its callable, source, name and description, as the skills stand now.';
+COMMENT ON FUNCTION prompt.cache_report(uuid) IS
+    'A row per request the conversation sent (each sealed first request, step 0, and each continuation, step = the newest round it carried), in order: its input tokens, the prefix it shares with the request before it, where it first differs and why (tools, system, trim, messages or model), and what the provider''s cache should read, write and leave uncached under the model''s rules (breakpoints, lookback, minimum prefix, TTL from the times sent), beside the cache read and write billed.';
 COMMENT ON FUNCTION prompt.transcript(uuid, uuid) IS
     'The summarizer''s transcript: every turn from the newest summary turn through the given one, as spoken (each speaker''s words in its envelope, kernel rows bare), blank-line separated. Write the summary as a summary turn.';
 COMMENT ON FUNCTION prompt._tokenizers_in_use() IS

@@ -19,6 +19,16 @@ thread_local! {
     static MEMO: RefCell<Memo> = RefCell::new(Memo::new());
 }
 
+/// Runs `f` with the backend's memo of counts, scoped to the current role.
+pub(super) fn with_memo<T>(f: impl FnOnce(&mut Memo) -> T) -> T {
+    MEMO.with(|m| {
+        let mut memo = m.borrow_mut();
+        memo.set_capacity(super::settings::memo_capacity());
+        memo.set_scope(role_scope());
+        f(&mut memo)
+    })
+}
+
 /// Builds the encoders now: at `shared_preload_libraries` load, so every backend
 /// inherits them instead of building its own on first use.
 pub fn warm_tokenizers() {
@@ -249,7 +259,11 @@ fn sealed_body(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) -> Option<JsonB
 #[search_path(pg_catalog, pg_temp)]
 fn explain_turn(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) -> pgrx::JsonB {
     let out = explain_now(core_uuid(conversation_id), core_uuid(turn_id));
-    let value = serde_json::to_value(&out.explain).unwrap_or(serde_json::Value::Null);
+    let mut value = serde_json::to_value(&out.explain).unwrap_or(serde_json::Value::Null);
+    if let (Some(cache), Some(map)) = (super::cache::predict(&out), value.as_object_mut()) {
+        // What the provider's cache should do with this request, sent now.
+        map.insert("cache".into(), cache);
+    }
     pgrx::JsonB(value)
 }
 

@@ -2,6 +2,7 @@
 //! It loads rows, calls the core, and maps errors; it decides nothing itself.
 
 pub mod api;
+pub mod cache;
 pub mod errors;
 pub mod guard;
 pub mod jsonb;

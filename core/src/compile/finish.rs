@@ -188,6 +188,7 @@ pub(super) fn explain(
         estimate: frozen.estimate.clone(),
         deferred: frozen.deferred.clone(),
         stateful: frozen.stateful.clone(),
+        model_row: frozen.model.clone(),
     }
 }
 

@@ -76,6 +76,9 @@ pub struct Explain {
     /// A stateful turn's chain (the body sent is the stored one's stateful form).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stateful: Option<crate::seal::Stateful>,
+    /// The model row the body was compiled for (its cache rules; not shown).
+    #[serde(skip)]
+    pub model_row: Option<Model>,
 }
 
 /// What a fresh compile stores (docs/design.md, "Seals").

@@ -1,0 +1,537 @@
+//! The cache report (SPEC §14.4, README "The cache report"): every request a conversation
+//! sent, replayed in order through a model of the providers' prompt caches, so a user can
+//! see what each request shared with the one before it, where it first differed and why,
+//! and what the provider should have read from cache, written and taken uncached — beside
+//! what it billed.
+//!
+//! A request is read as the provider reads it: a sequence of blocks in cache order (tools,
+//! then the system text, then each message's content blocks; a message is one block on
+//! the wires that take no part-level marks), each known by the hash of everything up to
+//! and including it. The rules:
+//!
+//! - **Explicit breakpoints** (Anthropic's `cache_control`, and OpenAI's explicit
+//!   `prompt_cache_breakpoint` for a model whose profile takes them): a breakpoint reads
+//!   the longest prefix an earlier breakpoint wrote that ends within the provider's
+//!   lookback (20 blocks on Anthropic) before it and is not expired; the request writes the
+//!   prefix up to its last breakpoint that reaches the model's minimum cacheable length,
+//!   less what it read, and every such breakpoint becomes an entry. Anthropic's request-
+//!   level `cache_control` marks the last cacheable block (not a thinking block).
+//! - **Implicit caching** (OpenAI otherwise, Gemini): the longest prefix of an earlier
+//!   request still cached is read once it reaches the minimum (1024 tokens unless the
+//!   profile says otherwise; OpenAI in steps of 128 tokens past it); nothing is billed as a
+//!   write.
+//! - An entry lives for the model's TTL (its `cache_ttl` as the provider spells it; the
+//!   implicit caches five minutes), measured from the time the request was sent (its seal,
+//!   or the continuation's `sent_at`), refreshed by each read.
+//!
+//! Tokens are counted per block with the model's tokenizer (a text block's text, any other
+//! block's JSON without its cache marks): the columns of a row add up (read + write +
+//! uncached = input), and are a model of the provider's count, not its bill.
+
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+
+use serde::Serialize;
+use serde_json::Value;
+use uuid::Uuid;
+
+use crate::kinds::{Breakpoints, Wire};
+use crate::rows::Model;
+use crate::tokens::{Counter, Memo};
+
+/// A request as it was sent.
+#[derive(Debug, Clone)]
+pub struct Sent {
+    pub turn_id: Uuid,
+    /// The rounds it carried (0: the turn's sealed first request).
+    pub step: i32,
+    /// When it was sent, in seconds since the epoch.
+    pub at: f64,
+    pub wire: Wire,
+    /// The model its seal froze.
+    pub model: Option<Model>,
+    /// Its bytes.
+    pub body: String,
+    /// What the provider billed as cache reads and writes (its recorded response).
+    pub billed: Option<(Option<i32>, Option<i32>)>,
+}
+
+/// A row of `prompt.cache_report`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Row {
+    pub turn_id: Uuid,
+    pub step: i32,
+    pub input_tokens: u32,
+    pub shared_prefix_tokens: u32,
+    pub first_difference: Option<Value>,
+    pub predicted_cache_read: u32,
+    pub predicted_cache_write: u32,
+    pub predicted_uncached: u32,
+    pub billed_cache_read: Option<i32>,
+    pub billed_cache_write: Option<i32>,
+}
+
+/// Where a block is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Zone {
+    Tools,
+    System,
+    Message(usize, usize),
+}
+
+#[derive(Debug, Clone)]
+struct Block {
+    /// The hash of every block up to and including this one.
+    prefix: u64,
+    /// This block's own text without cache marks (trim detection).
+    own: u64,
+    tokens: u32,
+    marked: bool,
+    zone: Zone,
+}
+
+/// The provider's cache, as the requests replayed so far left it.
+#[derive(Debug, Default)]
+pub struct Simulator {
+    /// Prefix hash → when the entry expires.
+    entries: HashMap<u64, f64>,
+    previous: Option<(Option<String>, Vec<Block>)>,
+}
+
+impl Simulator {
+    pub fn new() -> Self {
+        Simulator::default()
+    }
+
+    /// Replays one request: its row of the report.
+    pub fn send(&mut self, sent: &Sent, memo: &mut Memo) -> Row {
+        let model_name = sent.model.as_ref().map(|m| m.name.clone());
+        let tokenizer = sent
+            .model
+            .as_ref()
+            .map_or(crate::tokens::Tokenizer::Cl100kBase, |m| m.tokenizer);
+        let mut counter = Counter::new(tokenizer, memo);
+        let blocks = blocks(sent.wire, &sent.body, model_name.as_deref(), &mut counter);
+        let cum: Vec<u32> = blocks
+            .iter()
+            .scan(0u32, |sum, b| {
+                *sum = sum.saturating_add(b.tokens);
+                Some(*sum)
+            })
+            .collect();
+        let total = cum.last().copied().unwrap_or(0);
+        let (shared, first_difference) = self.difference(&model_name, &blocks, &cum);
+        let rules = Rules::of(sent.wire, sent.model.as_ref());
+        let (read, write) = match rules.explicit {
+            true => self.explicit(&rules, &blocks, &cum, sent.at),
+            false => self.implicit(&rules, &blocks, &cum, sent.at),
+        };
+        self.previous = Some((model_name, blocks));
+        Row {
+            turn_id: sent.turn_id,
+            step: sent.step,
+            input_tokens: total,
+            shared_prefix_tokens: shared,
+            first_difference,
+            predicted_cache_read: read,
+            predicted_cache_write: write,
+            predicted_uncached: total.saturating_sub(read).saturating_sub(write),
+            billed_cache_read: sent.billed.and_then(|b| b.0),
+            billed_cache_write: sent.billed.and_then(|b| b.1),
+        }
+    }
+
+    fn live(&self, prefix: u64, at: f64) -> bool {
+        self.entries.get(&prefix).is_some_and(|&until| until >= at)
+    }
+
+    fn explicit(&mut self, rules: &Rules, blocks: &[Block], cum: &[u32], at: f64) -> (u32, u32) {
+        let marks: Vec<usize> = (0..blocks.len()).filter(|&i| blocks[i].marked).collect();
+        let mut hit: Option<usize> = None;
+        for &b in &marks {
+            let low = rules.lookback.map_or(0, |l| b.saturating_sub(l.saturating_sub(1)));
+            if let Some(j) = (low..=b).rev().find(|&j| self.live(blocks[j].prefix, at)) {
+                hit = hit.max(Some(j));
+            }
+        }
+        let read = hit.map_or(0, |j| cum[j]);
+        let eligible: Vec<usize> = marks.into_iter().filter(|&b| cum[b] >= rules.min).collect();
+        let write = eligible.last().map_or(0, |&b| cum[b].saturating_sub(read));
+        for b in eligible.into_iter().chain(hit) {
+            self.entries.insert(blocks[b].prefix, at + rules.ttl);
+        }
+        (read, write)
+    }
+
+    fn implicit(&mut self, rules: &Rules, blocks: &[Block], cum: &[u32], at: f64) -> (u32, u32) {
+        let hit = (0..blocks.len()).rev().find(|&j| self.live(blocks[j].prefix, at));
+        let mut read = hit.map_or(0, |j| cum[j]);
+        if read < rules.min {
+            read = 0;
+        } else if let Some(step) = rules.step {
+            read = rules.min + (read - rules.min) / step * step;
+        }
+        for (b, &c) in blocks.iter().zip(cum) {
+            if c >= rules.min {
+                self.entries.insert(b.prefix, at + rules.ttl);
+            }
+        }
+        (read, 0)
+    }
+
+    /// What this request shares with the one before it (tokens), and where it first
+    /// differs and why (`None`: it extends the previous one, or is the first).
+    fn difference(&self, model: &Option<String>, blocks: &[Block], cum: &[u32]) -> (u32, Option<Value>) {
+        let Some((previous_model, before)) = &self.previous else {
+            return (0, None);
+        };
+        let same = blocks
+            .iter()
+            .zip(before)
+            .take_while(|(a, b)| a.prefix == b.prefix)
+            .count();
+        let shared = same.checked_sub(1).map_or(0, |i| cum[i]);
+        if same == before.len() {
+            return (shared, None);
+        }
+        let at = blocks.get(same).or(before.get(same)).map_or(Zone::Tools, |b| b.zone);
+        let cause = if previous_model != model {
+            "model"
+        } else {
+            match at {
+                Zone::Tools => "tools",
+                Zone::System => "system",
+                Zone::Message(..) => {
+                    // History's start moved: this request opens with a block the previous
+                    // one had further on.
+                    let first = blocks.iter().find(|b| matches!(b.zone, Zone::Message(..)));
+                    let trimmed = first.is_some_and(|f| {
+                        let theirs = before.iter().filter(|b| matches!(b.zone, Zone::Message(..)));
+                        theirs.skip(1).any(|b| b.own == f.own)
+                    });
+                    if trimmed {
+                        "trim"
+                    } else {
+                        "messages"
+                    }
+                }
+            }
+        };
+        let mut d = serde_json::Map::new();
+        d.insert("block".into(), Value::from(same));
+        match at {
+            Zone::Tools => d.insert("in".into(), "tools".into()),
+            Zone::System => d.insert("in".into(), "system".into()),
+            Zone::Message(m, p) => {
+                d.insert("message".into(), Value::from(m));
+                d.insert("part".into(), Value::from(p));
+                d.insert("in".into(), "messages".into())
+            }
+        };
+        d.insert("cause".into(), cause.into());
+        (shared, Some(Value::Object(d)))
+    }
+}
+
+/// A model's cache rules, from its profile (or its wire's defaults).
+struct Rules {
+    explicit: bool,
+    lookback: Option<usize>,
+    min: u32,
+    /// OpenAI's implicit cache grows in steps of 128 tokens past the minimum.
+    step: Option<u32>,
+    ttl: f64,
+}
+
+impl Rules {
+    fn of(wire: Wire, model: Option<&Model>) -> Rules {
+        let profile = model.and_then(|m| m.profile.as_ref());
+        let explicit = match wire {
+            Wire::Anthropic => true,
+            Wire::Chat | Wire::Responses => {
+                profile.and_then(|p| p.cache_breakpoints) == Some(Breakpoints::PromptCacheBreakpoint)
+            }
+            Wire::Gemini => false,
+        };
+        let ttl = match (explicit, model) {
+            (true, Some(m)) => profile.map_or(m.cache_ttl, |p| p.ttl(m.cache_ttl)).seconds() as f64,
+            (true, None) => 300.0,
+            (false, _) => 300.0,
+        };
+        Rules {
+            explicit,
+            lookback: match wire {
+                Wire::Anthropic => Some(profile.and_then(|p| p.cache_lookback).unwrap_or(20).max(1) as usize),
+                _ => profile.and_then(|p| p.cache_lookback).map(|l| l.max(1) as usize),
+            },
+            min: profile.map_or(1024, |p| p.min_cache_tokens.max(0) as u32),
+            step: (!explicit && matches!(wire, Wire::Chat | Wire::Responses)).then_some(128),
+            ttl,
+        }
+    }
+}
+
+const MARKS: [&str; 2] = ["cache_control", "prompt_cache_breakpoint"];
+
+/// A JSON value without its cache marks, and whether it had one.
+fn unmarked(v: &Value) -> (Value, bool) {
+    match v {
+        Value::Object(map) => {
+            let mut marked = false;
+            let mut out = serde_json::Map::new();
+            for (k, v) in map {
+                if MARKS.contains(&k.as_str()) {
+                    marked = true;
+                    continue;
+                }
+                let (inner, m) = unmarked(v);
+                marked |= m;
+                out.insert(k.clone(), inner);
+            }
+            (Value::Object(out), marked)
+        }
+        Value::Array(items) => {
+            let mut marked = false;
+            let out = items
+                .iter()
+                .map(|i| {
+                    let (inner, m) = unmarked(i);
+                    marked |= m;
+                    inner
+                })
+                .collect();
+            (Value::Array(out), marked)
+        }
+        other => (other.clone(), false),
+    }
+}
+
+fn hash(text: &str) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut h);
+    h.finish()
+}
+
+/// The blocks of a body in the provider's cache order.
+fn blocks(wire: Wire, body: &str, model: Option<&str>, counter: &mut Counter<'_>) -> Vec<Block> {
+    let Ok(v) = serde_json::from_str::<Value>(body) else {
+        return Vec::new();
+    };
+    let mut raw: Vec<(Zone, String, Value)> = Vec::new();
+    for t in v.get("tools").and_then(Value::as_array).into_iter().flatten() {
+        raw.push((Zone::Tools, String::new(), t.clone()));
+    }
+    let (system, list, parts) = match wire {
+        Wire::Anthropic => ("system", "messages", "content"),
+        Wire::Chat => ("", "messages", ""),
+        Wire::Responses => ("instructions", "input", ""),
+        Wire::Gemini => ("systemInstruction", "contents", "parts"),
+    };
+    match v.get(system) {
+        Some(Value::Array(items)) => items
+            .iter()
+            .for_each(|b| raw.push((Zone::System, String::new(), b.clone()))),
+        Some(Value::Object(o)) => o
+            .get("parts")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .for_each(|b| raw.push((Zone::System, String::new(), b.clone()))),
+        Some(other) if !system.is_empty() => raw.push((Zone::System, String::new(), other.clone())),
+        _ => {}
+    }
+    for (mi, m) in v.get(list).and_then(Value::as_array).into_iter().flatten().enumerate() {
+        let role = m.get("role").and_then(Value::as_str).unwrap_or("").to_string();
+        match m.get(parts).filter(|_| !parts.is_empty()) {
+            Some(Value::Array(items)) => {
+                for (pi, b) in items.iter().enumerate() {
+                    raw.push((Zone::Message(mi, pi), role.clone(), b.clone()));
+                }
+            }
+            Some(other) => raw.push((Zone::Message(mi, 0), role.clone(), other.clone())),
+            None => raw.push((Zone::Message(mi, 0), role.clone(), m.clone())),
+        }
+    }
+    let automatic = wire == Wire::Anthropic && v.get("cache_control").is_some();
+    let mut prefix = hash(model.unwrap_or(""));
+    let mut out: Vec<Block> = raw
+        .into_iter()
+        .map(|(zone, role, value)| {
+            let (plain, marked) = unmarked(&value);
+            let text = plain.to_string();
+            let own = hash(&format!("{role}\u{0}{text}"));
+            prefix = hash(&format!("{prefix:x}{own:x}"));
+            let tokens = match plain.get("text").and_then(Value::as_str).or(plain.as_str()) {
+                Some(t) => counter.count(t),
+                None => counter.count(&text),
+            };
+            Block {
+                prefix,
+                own,
+                tokens,
+                marked,
+                zone,
+            }
+        })
+        .collect();
+    if automatic {
+        // The request-level marker: the last block that can be cached (not thinking).
+        let thinking = |z: Zone| match z {
+            Zone::Message(mi, pi) => v[list][mi][parts][pi]
+                .get("type")
+                .and_then(Value::as_str)
+                .is_some_and(|t| t.ends_with("thinking")),
+            _ => false,
+        };
+        if let Some(b) = out.iter_mut().rev().find(|b| !thinking(b.zone)) {
+            b.marked = true;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kinds::CacheTtl;
+
+    fn claude(min: i32) -> Model {
+        let mut m = Model::new("claude", Wire::Anthropic);
+        let mut p = crate::profile::tests::adaptive_only();
+        p.min_cache_tokens = min;
+        m.cache_ttl = CacheTtl::FiveMinutes;
+        m.with_profile(Some(p))
+    }
+
+    fn sent(step: i32, at: f64, body: Value, model: &Model) -> Sent {
+        Sent {
+            turn_id: Uuid::nil(),
+            step,
+            at,
+            wire: Wire::Anthropic,
+            model: Some(model.clone()),
+            body: body.to_string(),
+            billed: None,
+        }
+    }
+
+    fn text(t: &str, marked: bool) -> Value {
+        let mut b = serde_json::json!({"type": "text", "text": t});
+        if marked {
+            b["cache_control"] = serde_json::json!({"type": "ephemeral"});
+        }
+        b
+    }
+
+    fn body(system: &str, messages: &[(&str, &str, bool)]) -> Value {
+        serde_json::json!({
+            "model": "claude", "max_tokens": 10,
+            "system": [text(system, true)],
+            "messages": messages.iter().map(|(role, t, m)| serde_json::json!({"role": role, "content": [text(t, *m)]})).collect::<Vec<_>>(),
+        })
+    }
+
+    #[test]
+    fn a_second_request_reads_the_prefix_the_first_wrote_until_its_ttl_runs_out() {
+        let model = claude(1);
+        let mut memo = Memo::new();
+        let mut sim = Simulator::new();
+        let long = "policy ".repeat(50);
+        let first = sim.send(&sent(0, 0.0, body(&long, &[("user", "hi", true)]), &model), &mut memo);
+        assert_eq!(first.predicted_cache_read, 0);
+        assert_eq!(first.predicted_cache_write, first.input_tokens);
+        let b2 = body(
+            &long,
+            &[
+                ("user", "hi", false),
+                ("assistant", "hello", false),
+                ("user", "more", true),
+            ],
+        );
+        let second = sim.send(&sent(0, 60.0, b2.clone(), &model), &mut memo);
+        assert_eq!(second.predicted_cache_read, first.input_tokens);
+        assert_eq!(second.shared_prefix_tokens, first.input_tokens);
+        assert_eq!(second.first_difference, None, "it extends the first");
+        assert_eq!(
+            second.predicted_cache_read + second.predicted_cache_write + second.predicted_uncached,
+            second.input_tokens
+        );
+        // Ten minutes later the 5-minute entries are gone.
+        let third = sim.send(&sent(0, 60.0 + 600.0, b2, &model), &mut memo);
+        assert_eq!(third.predicted_cache_read, 0);
+    }
+
+    #[test]
+    fn a_changed_system_text_is_the_first_difference_and_a_prefix_below_the_minimum_is_not_cached() {
+        let model = claude(100_000);
+        let mut memo = Memo::new();
+        let mut sim = Simulator::new();
+        let a = sim.send(
+            &sent(0, 0.0, body("Be brief.", &[("user", "hi", true)]), &model),
+            &mut memo,
+        );
+        assert_eq!((a.predicted_cache_write, a.predicted_uncached), (0, a.input_tokens));
+        let b = sim.send(
+            &sent(0, 1.0, body("Be briefer.", &[("user", "hi", true)]), &model),
+            &mut memo,
+        );
+        assert_eq!(b.shared_prefix_tokens, 0);
+        let d = b.first_difference.unwrap();
+        assert_eq!(
+            (d["in"].as_str(), d["cause"].as_str()),
+            (Some("system"), Some("system"))
+        );
+    }
+
+    #[test]
+    fn a_trimmed_history_is_told_apart() {
+        let model = claude(1);
+        let mut memo = Memo::new();
+        let mut sim = Simulator::new();
+        sim.send(
+            &sent(
+                0,
+                0.0,
+                body(
+                    "S",
+                    &[
+                        ("user", "one", false),
+                        ("assistant", "two", false),
+                        ("user", "three", true),
+                    ],
+                ),
+                &model,
+            ),
+            &mut memo,
+        );
+        let b = sim.send(
+            &sent(
+                0,
+                1.0,
+                body("S", &[("user", "three", false), ("assistant", "four", true)]),
+                &model,
+            ),
+            &mut memo,
+        );
+        assert_eq!(b.first_difference.unwrap()["cause"], "trim");
+    }
+
+    #[test]
+    fn the_lookback_loses_an_entry_more_than_twenty_blocks_back() {
+        let model = claude(1);
+        let mut memo = Memo::new();
+        let mut sim = Simulator::new();
+        let mut msgs: Vec<(&str, &str, bool)> = vec![("user", "start", true)];
+        sim.send(&sent(0, 0.0, body("S", &msgs), &model), &mut memo);
+        msgs[0].2 = false;
+        for _ in 0..25 {
+            msgs.push(("assistant", "x", false));
+        }
+        msgs.last_mut().unwrap().2 = true;
+        let far = sim.send(&sent(1, 1.0, body("S", &msgs), &model), &mut memo);
+        // The entry at "start" lies 25 blocks before the last breakpoint: only the system
+        // entry, read by its own breakpoint, is found.
+        let system_only = sim.send(&sent(0, 2.0, body("S", &[("user", "other", true)]), &model), &mut memo);
+        assert_eq!(far.predicted_cache_read, system_only.predicted_cache_read);
+    }
+}

@@ -1,0 +1,204 @@
+//! `prompt.cache_report` and `explain_turn(…) -> 'cache'`: the requests a conversation
+//! sent, read back from its seals and rounds, replayed through the core's model of the
+//! providers' caches (`pgprompt_core::cache`).
+
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+use pgrx::pg_sys::{FLOAT8ARRAYOID, FLOAT8OID, INT4ARRAYOID, INT4OID, UUIDOID};
+use pgrx::prelude::*;
+use pgrx::spi::SpiClient;
+use uuid::Uuid;
+
+use super::errors::OrRaise;
+use super::load::{self, SpiHistory};
+use super::spi::{core_uuid, pg_uuid, run, Query};
+use pgprompt_core::cache::{Row, Sent, Simulator};
+use pgprompt_core::error::{Error, Result};
+use pgprompt_core::tokens::Memo;
+use pgprompt_core::Purpose;
+
+/// The sealed turns of a conversation in order: when each was sealed, and the requests
+/// its continuations sent (the newest round each carried, and when: rounds sent together
+/// went in one request).
+static SENT: LazyLock<Query> = LazyLock::new(|| {
+    Query::new(
+        "SELECT t.id, extract(epoch FROM s.sealed_at)::float8, \
+                coalesce(array_agg(g.n ORDER BY g.n) FILTER (WHERE g.n IS NOT NULL), '{}'), \
+                coalesce(array_agg(g.at ORDER BY g.n) FILTER (WHERE g.n IS NOT NULL), '{}') \
+         FROM prompt.turns t \
+         JOIN prompt.seals s ON s.conversation_id = t.conversation_id AND s.turn_id = t.id \
+         LEFT JOIN LATERAL (SELECT max(r.n) AS n, extract(epoch FROM r.sent_at)::float8 AS at \
+                            FROM prompt.rounds r \
+                            WHERE r.conversation_id = t.conversation_id AND r.turn_id = t.id \
+                              AND r.sent_at IS NOT NULL GROUP BY r.sent_at) g ON true \
+         WHERE t.conversation_id = $1 AND s.pruned_at IS NULL \
+         GROUP BY t.id, t.seq, s.sealed_at ORDER BY t.seq",
+        &[UUIDOID, FLOAT8OID, INT4ARRAYOID, FLOAT8ARRAYOID],
+    )
+});
+
+/// What the provider billed each recorded request, by (turn, response step).
+static BILLED: LazyLock<Query> = LazyLock::new(|| {
+    Query::new(
+        "SELECT turn_id, step, cache_read_tokens, cache_creation_tokens FROM prompt.responses \
+         WHERE conversation_id = $1",
+        &[UUIDOID, INT4OID, INT4OID, INT4OID],
+    )
+});
+
+type Billed = HashMap<(Uuid, i32), (Option<i32>, Option<i32>)>;
+
+/// Every request the conversation sent from `since` on (seconds since the epoch), in
+/// order, as it was sent.
+fn sent(client: &SpiClient<'_>, conv: Uuid, since: f64, memo: &mut Memo) -> Result<Vec<Sent>> {
+    let turns = run(client, &SENT, &[pg_uuid(conv).into()], |c| {
+        Ok::<_, Error>(Some((
+            c.uuid(),
+            c.next::<f64>().unwrap_or(0.0),
+            c.next::<Vec<i32>>().unwrap_or_default(),
+            c.next::<Vec<f64>>().unwrap_or_default(),
+        )))
+    })?;
+    let billed: Billed = run(client, &BILLED, &[pg_uuid(conv).into()], |c| {
+        let key = (c.uuid().unwrap_or_default(), c.next::<i32>().unwrap_or(0));
+        Ok::<_, Error>(Some((key, (c.next::<i32>(), c.next::<i32>()))))
+    })?
+    .into_iter()
+    .collect();
+    let mut out = Vec::new();
+    for (turn, sealed_at, steps, times) in turns {
+        let Some(turn) = turn else { continue };
+        if sealed_at < since && times.iter().all(|&t| t < since) {
+            continue;
+        }
+        let load::Loaded::Context(ctx) = load::context(client, conv, turn, load::Read::Explain)? else {
+            continue;
+        };
+        let run_turn = ctx.turn.is_run();
+        for (step, at) in std::iter::once((0, sealed_at)).chain(steps.into_iter().zip(times)) {
+            if at < since {
+                continue;
+            }
+            let mut at_step = (*ctx).clone();
+            at_step.rounds.retain(|r| r.n <= step);
+            let Some(frozen) = at_step.seal.as_ref().map(|s| s.frozen.clone()) else {
+                continue;
+            };
+            let mut history = SpiHistory::new(client, &at_step);
+            let output = pgprompt_core::compile(&at_step, &mut history, memo, Purpose::Estimate)?;
+            if output.body.head.is_empty() {
+                continue;
+            }
+            // A run's response for round n answered the request that carried n - 1.
+            let response_step = if run_turn { step + 1 } else { 0 };
+            out.push(Sent {
+                turn_id: turn,
+                step,
+                at,
+                wire: frozen.wire,
+                model: frozen.model,
+                body: output.body.text(),
+                billed: billed.get(&(turn, response_step)).copied(),
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// The report of every request the conversation sent.
+fn report(conv: Uuid) -> Vec<Row> {
+    Spi::connect(|client| {
+        super::api::with_memo(|memo| {
+            let requests = sent(client, conv, f64::NEG_INFINITY, memo)?;
+            let mut sim = Simulator::new();
+            Ok(requests.iter().map(|r| sim.send(r, memo)).collect())
+        })
+    })
+    .or_raise()
+}
+
+/// The prediction for a turn's next request (`explain_turn(…) -> 'cache'`): every request
+/// the conversation sent replayed, then this one, sent now. `None` for a body not kept.
+pub(super) fn predict(out: &pgprompt_core::Output) -> Option<serde_json::Value> {
+    let body = &out.body;
+    if body.head.is_empty() {
+        return None;
+    }
+    let now = Spi::get_one::<f64>("SELECT extract(epoch FROM now())::float8")
+        .ok()
+        .flatten()
+        .unwrap_or(0.0);
+    let rows = Spi::connect(|client| {
+        super::api::with_memo(|memo| {
+            // Only what was sent within the longest TTL (12 hours) can still be cached.
+            let mut requests = sent(client, out.explain.conversation_id, now - 43_200.0, memo)?;
+            requests.push(Sent {
+                turn_id: out.explain.turn_id,
+                step: -1,
+                at: now,
+                wire: out.explain.wire,
+                model: out.explain.model_row.clone(),
+                body: body.text(),
+                billed: None,
+            });
+            let mut sim = Simulator::new();
+            Ok::<_, Error>(requests.iter().map(|r| sim.send(r, memo)).collect::<Vec<Row>>())
+        })
+    })
+    .ok()?;
+    let last = rows.last()?;
+    Some(serde_json::json!({
+        "input_tokens": last.input_tokens,
+        "shared_prefix_tokens": last.shared_prefix_tokens,
+        "first_difference": last.first_difference,
+        "predicted_cache_read": last.predicted_cache_read,
+        "predicted_cache_write": last.predicted_cache_write,
+        "predicted_uncached": last.predicted_uncached,
+    }))
+}
+
+/// A row per request the conversation sent (its turns' sealed first requests and their
+/// continuations, in order): its input tokens, what it shares as a prefix with the
+/// request before it, where it first differs and why, and what the provider's cache
+/// should read, write and leave uncached under the model's rules — beside what was billed.
+#[pg_extern(stable, strict, parallel_safe)]
+#[search_path(pg_catalog, pg_temp)]
+#[allow(clippy::type_complexity)]
+fn cache_report(
+    conversation_id: pgrx::Uuid,
+) -> TableIterator<
+    'static,
+    (
+        name!(turn_id, pgrx::Uuid),
+        name!(step, i32),
+        name!(input_tokens, i32),
+        name!(shared_prefix_tokens, i32),
+        name!(first_difference, Option<pgrx::JsonB>),
+        name!(predicted_cache_read, i32),
+        name!(predicted_cache_write, i32),
+        name!(predicted_uncached, i32),
+        name!(billed_cache_read, Option<i32>),
+        name!(billed_cache_write, Option<i32>),
+    ),
+> {
+    let n = |v: u32| i32::try_from(v).unwrap_or(i32::MAX);
+    let rows: Vec<_> = report(core_uuid(conversation_id))
+        .into_iter()
+        .map(|r| {
+            (
+                pg_uuid(r.turn_id),
+                r.step,
+                n(r.input_tokens),
+                n(r.shared_prefix_tokens),
+                r.first_difference.map(pgrx::JsonB),
+                n(r.predicted_cache_read),
+                n(r.predicted_cache_write),
+                n(r.predicted_uncached),
+                r.billed_cache_read,
+                r.billed_cache_write,
+            )
+        })
+        .collect();
+    TableIterator::new(rows)
+}

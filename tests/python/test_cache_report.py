@@ -1,0 +1,260 @@
+"""prompt.cache_report and explain_turn -> 'cache' (SPEC §14.4) against cases computed by
+hand: the bodies a conversation sent, cut into blocks in the provider's cache order,
+counted with count_tokens, and run through the provider's rules as written here
+(prefix up to a breakpoint, a 20-block lookback, the model's minimum prefix, the TTL
+from the times sent) — a changed document, a trim cut, an expired TTL, a run's
+continuations with Anthropic's request-level marker, and the billed reads beside."""
+import copy
+import json
+
+import pytest
+
+from conftest import make_database
+from test_response_loop import CALL_IDS, TOOLS, fixture, sdk
+
+WS, ADA, LARK = ("00000000-0000-4000-8000-00000000a001", "00000000-0000-4000-8000-000000000001",
+                 "00000000-0000-4000-8000-000000000002")
+MODEL = "claude-cache-test"
+
+
+@pytest.fixture(scope="module")
+def cdb():
+    c = make_database("pgprompt_cache_report")
+    # A Claude profile whose minimum cacheable prefix the demo's short prompts reach.
+    c.execute("CREATE TEMP TABLE p AS SELECT * FROM prompt.model_profiles WHERE name = 'claude-sonnet-5'")
+    c.execute("UPDATE p SET name = %s, min_cache_tokens = 50, shipped = false", (MODEL,))
+    c.execute("INSERT INTO prompt.model_profiles SELECT * FROM p")
+    c.execute("INSERT INTO prompt.models (name, wire, tokenizer, advisory_window, max_output_tokens, profile) "
+              "VALUES (%s, 'anthropic', 'cl100k_base', 200000, 2048, %s)", (MODEL, MODEL))
+    yield c
+    c.close()
+
+
+def dumps(v):
+    return json.dumps(v, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def unmarked(v):
+    if isinstance(v, dict):
+        return {k: unmarked(x) for k, x in v.items() if k not in ("cache_control", "prompt_cache_breakpoint")}
+    if isinstance(v, list):
+        return [unmarked(x) for x in v]
+    return v
+
+
+def marked(v):
+    if isinstance(v, dict):
+        return any(k in ("cache_control", "prompt_cache_breakpoint") for k in v) or any(marked(x) for x in v.values())
+    if isinstance(v, list):
+        return any(marked(x) for x in v)
+    return False
+
+
+class Blocks:
+    """An Anthropic body as the provider's cache reads it: (identity, tokens, marked)."""
+
+    def __init__(self, c, body: dict):
+        raw = [("", t) for t in body.get("tools", [])]
+        system = body.get("system", [])
+        raw += [("", b) for b in system] if isinstance(system, list) else [("", system)]
+        for m in body["messages"]:
+            content = m["content"]
+            raw += [(m["role"], b) for b in content] if isinstance(content, list) else [(m["role"], content)]
+        self.items = []
+        for role, b in raw:
+            plain = unmarked(b)
+            text = plain["text"] if isinstance(plain, dict) and isinstance(plain.get("text"), str) else \
+                plain if isinstance(plain, str) else dumps(plain)
+            tokens = c.execute("SELECT prompt.count_tokens(%s, 'cl100k_base')", (text,)).fetchone()[0]
+            self.items.append([(role, dumps(plain)), tokens, marked(b)])
+        if "cache_control" in body:
+            last = max(i for i, (_, b) in enumerate(raw) if not (isinstance(b, dict) and
+                                                                  str(b.get("type", "")).endswith("thinking")))
+            self.items[last][2] = True
+        self.cum = []
+        for _, tokens, _ in self.items:
+            self.cum.append((self.cum[-1] if self.cum else 0) + tokens)
+
+    def key(self, i):
+        return tuple(x[0] for x in self.items[:i + 1])
+
+
+class Provider:
+    """Anthropic's rules: a breakpoint reads the longest prefix an earlier breakpoint wrote
+    within 20 blocks before it, unexpired; the request writes up to its last breakpoint of
+    at least `minimum` tokens."""
+
+    def __init__(self, minimum, ttl=300):
+        self.minimum, self.ttl, self.entries = minimum, ttl, {}
+
+    def send(self, b: Blocks, at: float):
+        marks = [i for i, x in enumerate(b.items) if x[2]]
+        hit = None
+        for m in marks:
+            for j in range(m, max(0, m - 19) - 1, -1):
+                if self.entries.get(b.key(j), -1) >= at:
+                    hit = j if hit is None else max(hit, j)
+                    break
+        read = b.cum[hit] if hit is not None else 0
+        eligible = [m for m in marks if b.cum[m] >= self.minimum]
+        write = max(0, b.cum[eligible[-1]] - read) if eligible else 0
+        for m in eligible + ([hit] if hit is not None else []):
+            self.entries[b.key(m)] = at + self.ttl
+        total = b.cum[-1]
+        return {"input_tokens": total, "predicted_cache_read": read, "predicted_cache_write": write,
+                "predicted_uncached": total - read - write}
+
+
+def conversation(c):
+    conv = str(c.execute("INSERT INTO prompt.conversations (workspace_id, answerer_id, creator_id) "
+                         "VALUES (%s, %s, %s) RETURNING id", (WS, LARK, ADA)).fetchone()[0])
+    c.execute("INSERT INTO prompt.turns (conversation_id, kind, role, author_id, content) "
+              "VALUES (%s, 'message', 'user', %s, 'We are testing the cache report.')", (conv, ADA))
+    return conv
+
+
+def reply(c, conv, prompt, mode="direct_reply"):
+    return str(c.execute(
+        "INSERT INTO prompt.turns (conversation_id, kind, poster_id, prompt, model, mode, tools) "
+        "VALUES (%s, 'reply', %s, %s, %s, %s, %s) RETURNING id",
+        (conv, ADA, prompt, MODEL, mode, TOOLS if mode == "run" else None)).fetchone()[0])
+
+
+def answer(c, conv, turn, text, rid, read=0, write=0):
+    b = copy.deepcopy(fixture("anthropic"))
+    b.update(id=rid, content=[{"type": "text", "text": text}], stop_reason="end_turn")
+    b["usage"].update(cache_read_input_tokens=read, cache_creation_input_tokens=write)
+    c.execute("SELECT prompt.record_response(%s, %s, %s)", (conv, turn, json.dumps(sdk("anthropic", b))))
+
+
+def compiled(c, conv, turn):
+    return json.loads(c.execute("SELECT prompt.compile_turn(%s, %s)::text", (conv, turn)).fetchone()[0])
+
+
+def report(c, conv):
+    cur = c.execute("SELECT * FROM prompt.cache_report(%s)", (conv,))
+    names = [d.name for d in cur.description]
+    rows = [dict(zip(names, r)) for r in cur.fetchall()]
+    for r in rows:
+        r["turn_id"] = str(r["turn_id"])
+    return rows
+
+
+def times(c, conv):
+    return [r[0] for r in c.execute("SELECT extract(epoch FROM sealed_at)::float8 FROM prompt.seals "
+                                    "WHERE conversation_id = %s ORDER BY sealed_at", (conv,)).fetchall()]
+
+
+def move_seal(c, conv, turn, minutes):
+    """Simulates time: the seal of `turn` was written `minutes` earlier. Seal storage refuses
+    edits, so its guard is set aside for the test (a superuser, on purpose)."""
+    c.execute("ALTER TABLE prompt.seals DISABLE TRIGGER USER")
+    try:
+        c.execute("UPDATE prompt.seals SET sealed_at = sealed_at - make_interval(mins => %s) "
+                  "WHERE conversation_id = %s AND turn_id = %s", (minutes, conv, turn))
+    finally:
+        c.execute("ALTER TABLE prompt.seals ENABLE TRIGGER USER")
+
+
+def columns(row):
+    return {k: row[k] for k in ("input_tokens", "predicted_cache_read", "predicted_cache_write", "predicted_uncached")}
+
+
+def test_each_request_against_the_providers_rules(cdb):
+    c = cdb
+    conv = conversation(c)
+    t1 = reply(c, conv, "What is INV-2041?")
+    b1 = compiled(c, conv, t1)
+    answer(c, conv, t1, "A duplicate charge.", "msg_cr_1", read=0, write=321)
+    t2 = reply(c, conv, "Refund it.")
+    b2 = compiled(c, conv, t2)
+    answer(c, conv, t2, "Refunded.", "msg_cr_2", read=300, write=20)
+    rows = report(c, conv)
+    assert [(r["turn_id"], r["step"]) for r in rows] == [(t1, 0), (t2, 0)]
+    p = Provider(minimum=50)
+    at = times(c, conv)
+    blocks = [Blocks(c, b1), Blocks(c, b2)]
+    assert [columns(r) for r in rows] == [p.send(b, t) for b, t in zip(blocks, at)]
+    assert rows[1]["predicted_cache_read"] > 0, "the second turn reads the first one's prefix"
+    assert rows[1]["first_difference"] is None, "it extends the first request"
+    assert rows[1]["shared_prefix_tokens"] == blocks[0].cum[-1]
+    assert [(r["billed_cache_read"], r["billed_cache_write"]) for r in rows] == [(0, 321), (300, 20)]
+
+
+def test_a_changed_document_a_trim_cut_and_an_expired_ttl(cdb):
+    c = cdb
+    conv = conversation(c)
+    t1 = reply(c, conv, "First question.")
+    b1 = compiled(c, conv, t1)
+    answer(c, conv, t1, "First answer.", "msg_cr_3")
+    # A changed document: the system text differs from its first block on.
+    c.execute("UPDATE prompt.documents SET body = body || ' Answer in French.' "
+              "WHERE user_id = %s AND name = 'system_prompt'", (LARK,))
+    t2 = reply(c, conv, "Second question.")
+    b2 = compiled(c, conv, t2)
+    rows = report(c, conv)
+    d = rows[1]["first_difference"]
+    assert (d["in"], d["cause"]) == ("system", "system")
+    p = Provider(minimum=50)
+    at = times(c, conv)
+    assert [columns(r) for r in rows] == [p.send(Blocks(c, b), t) for b, t in zip([b1, b2], at)]
+    assert rows[1]["predicted_cache_read"] == 0, "nothing before the change was a cached prefix"
+
+    # An expired TTL: a second turn reads the first one's prefix, until the first seal is
+    # moved ten minutes back (past the 5-minute TTL).
+    conv = conversation(c)
+    t1 = reply(c, conv, "First question.")
+    b1 = compiled(c, conv, t1)
+    answer(c, conv, t1, "First answer.", "msg_cr_4")
+    b2 = compiled(c, conv, reply(c, conv, "Second question."))
+    assert report(c, conv)[1]["predicted_cache_read"] > 0
+    move_seal(c, conv, t1, 10)
+    rows = report(c, conv)
+    p = Provider(minimum=50)
+    at = times(c, conv)
+    assert at[1] - at[0] > 300
+    assert [columns(r) for r in rows] == [p.send(Blocks(c, b), t) for b, t in zip([b1, b2], at)]
+    assert rows[1]["predicted_cache_read"] == 0, "the entries expired"
+    assert rows[1]["first_difference"] is None
+
+    # A trim cut: a window too small for the whole history drops its oldest entries.
+    conv = conversation(c)
+    bodies = []
+    for i in range(4):
+        t = reply(c, conv, f"Question {i}: " + "tell me more about the invoices. " * 20)
+        bodies.append(compiled(c, conv, t))
+        answer(c, conv, t, "Answer. " * 40, f"msg_cr_t{i}")
+        if i == 1:
+            window = c.execute("SELECT (prompt.explain_turn(%s, %s) -> 'estimate' ->> 'total')::int",
+                               (conv, t)).fetchone()[0]
+            c.execute("UPDATE prompt.models SET advisory_window = %s WHERE name = %s", (window + 60, MODEL))
+    c.execute("UPDATE prompt.models SET advisory_window = 200000 WHERE name = %s", (MODEL,))
+    rows = report(c, conv)
+    causes = [r["first_difference"] and r["first_difference"]["cause"] for r in rows]
+    assert "trim" in causes, causes
+
+
+def test_a_runs_continuations_read_the_rounds_before_them(cdb):
+    c = cdb
+    conv = conversation(c)
+    run = reply(c, conv, "What's the weather in Lyon?", mode="run")
+    first = compiled(c, conv, run)
+    assert "cache_control" not in first
+    c.execute("SELECT prompt.record_response(%s, %s, %s)", (conv, run, json.dumps(sdk("anthropic", fixture("anthropic")))))
+    results = json.dumps([{"call_id": CALL_IDS["anthropic"], "content": '{"temp_c": 15}'}])
+    c.execute("SELECT prompt.record_tool_results(%s, %s, %s)", (conv, run, results))
+    second = compiled(c, conv, run)
+    assert second["cache_control"] == {"type": "ephemeral"}
+    rows = report(c, conv)
+    assert [(r["turn_id"], r["step"]) for r in rows] == [(run, 0), (run, 1)]
+    sent = [r[0] for r in c.execute("SELECT extract(epoch FROM sent_at)::float8 FROM prompt.rounds "
+                                    "WHERE conversation_id = %s AND turn_id = %s", (conv, run)).fetchall()]
+    p = Provider(minimum=50)
+    expected = [p.send(Blocks(c, first), times(c, conv)[0]), p.send(Blocks(c, second), sent[0])]
+    assert [columns(r) for r in rows] == expected
+    assert rows[1]["first_difference"] is None, "a continuation extends the request before it"
+    # The next request, predicted before it is sent, reads everything the last one wrote.
+    cache = c.execute("SELECT prompt.explain_turn(%s, %s) -> 'cache'", (conv, run)).fetchone()[0]
+    assert cache["input_tokens"] == rows[1]["input_tokens"]
+    assert cache["predicted_cache_read"] == rows[1]["predicted_cache_read"] + rows[1]["predicted_cache_write"]
+    assert cache["predicted_cache_write"] == 0
