@@ -509,6 +509,16 @@ def cache_lines() -> list:
     return lines
 
 
+def runs_lines() -> list:
+    """The agent-run cache benchmark's section (bench/cache_runs.py), when it has run."""
+    path = OUT / "cache_runs.json"
+    if not path.exists():
+        return []
+    from cache_runs import lines
+
+    return [""] + lines(json.loads(path.read_text()))
+
+
 def ok(v, target):
     if target.startswith("<="):
         return "met" if v <= float(target[2:]) else "MISSED"
@@ -520,7 +530,7 @@ def ok(v, target):
 def report():
     if not (OUT / "measure.json").exists():
         text = "\n".join(["# pgprompt benchmark results", "", f"Machine: {machine()}. Date: {time.strftime('%Y-%m-%d')}.",
-                          "The compile benchmark has not run here (`bench/run.sh`)."] + cache_lines()) + "\n"
+                          "The compile benchmark has not run here (`bench/run.sh`)."] + cache_lines() + runs_lines()) + "\n"
         print(text)
         (ROOT / "bench/RESULTS.md").write_text(text)
         return
@@ -625,7 +635,7 @@ def report():
         f"{r['memory_both_preload']['rss_kb']} / {r['memory_both_preload']['private_kb']} with "
         "`shared_preload_libraries`, where the encoders are built once in the postmaster and shared.",
     ]
-    lines += cache_lines()
+    lines += cache_lines() + runs_lines()
     notes = ROOT / "bench/NOTES.md"
     if notes.exists():
         lines += ["", notes.read_text().rstrip()]

@@ -6,6 +6,7 @@
 #
 #   bench/run.sh           # everything
 #   bench/run.sh cache     # the prompt-cache simulator alone
+#   bench/run.sh runs      # the prompt cache over agent runs alone (bench/cache_runs.py)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -28,11 +29,20 @@ if [ "$WHAT" = all ]; then
   echo "== measuring" >&2
   python3 bench/bench.py measure
 fi
-echo "== the prompt-cache simulator (2,000 turns, three trimmings)" >&2
-python3 bench/cache_sim.py >/dev/null
+if [ "$WHAT" != runs ]; then
+  echo "== the prompt-cache simulator (2,000 turns, three trimmings)" >&2
+  python3 bench/cache_sim.py >/dev/null
+fi
+if [ "$WHAT" != cache ]; then
+  echo "== the prompt cache over agent runs (200 turns of 20 rounds)" >&2
+  python3 bench/cache_runs.py >/dev/null
+fi
 if [ "$WHAT" = all ]; then
   scripts/cluster.sh restart "${OPTS[@]}" shared_preload_libraries=pgprompt
   echo "== measuring first compiles, preloaded" >&2
   python3 bench/bench.py preload
 fi
-python3 bench/bench.py report
+# `runs` writes its own section of bench/RESULTS.md; the others rewrite the file.
+if [ "$WHAT" != runs ]; then
+  python3 bench/bench.py report
+fi

@@ -233,6 +233,12 @@ impl Simulator {
     }
 }
 
+/// How long (seconds) a cache entry of `model` on `wire` lives unread: what can still be
+/// read by a request sent now was written or read that recently.
+pub fn ttl_seconds(wire: Wire, model: Option<&Model>) -> f64 {
+    Rules::of(wire, model).ttl
+}
+
 /// A model's cache rules, from its profile (or its wire's defaults).
 struct Rules {
     explicit: bool,

@@ -49,9 +49,21 @@ static BILLED: LazyLock<Query> = LazyLock::new(|| {
 
 type Billed = HashMap<(Uuid, i32), (Option<i32>, Option<i32>)>;
 
-/// Every request the conversation sent from `since` on (seconds since the epoch), in
-/// order, as it was sent.
-fn sent(client: &SpiClient<'_>, conv: Uuid, since: f64, memo: &mut Memo) -> Result<Vec<Sent>> {
+/// Which requests to read back: those sent from `since` on (seconds since the epoch),
+/// the newest `last` of them at most.
+#[derive(Clone, Copy)]
+struct Window {
+    since: f64,
+    last: usize,
+}
+
+const ALL: Window = Window {
+    since: f64::NEG_INFINITY,
+    last: usize::MAX,
+};
+
+/// Every request the conversation sent within `window`, in order, as it was sent.
+fn sent(client: &SpiClient<'_>, conv: Uuid, window: Window, memo: &mut Memo) -> Result<Vec<Sent>> {
     let turns = run(client, &SENT, &[pg_uuid(conv).into()], |c| {
         Ok::<_, Error>(Some((
             c.uuid(),
@@ -66,20 +78,31 @@ fn sent(client: &SpiClient<'_>, conv: Uuid, since: f64, memo: &mut Memo) -> Resu
     })?
     .into_iter()
     .collect();
+    // (turn, step, when), in order; only the window's are read back and compiled.
+    let mut wanted: Vec<(Uuid, i32, f64)> = turns
+        .into_iter()
+        .filter_map(|(turn, sealed_at, steps, times)| {
+            let turn = turn?;
+            let requests = std::iter::once((0, sealed_at)).chain(steps.into_iter().zip(times));
+            Some(requests.map(move |(step, at)| (turn, step, at)).collect::<Vec<_>>())
+        })
+        .flatten()
+        .filter(|&(_, _, at)| at >= window.since)
+        .collect();
+    let skip = wanted.len().saturating_sub(window.last);
+    wanted.drain(..skip);
     let mut out = Vec::new();
-    for (turn, sealed_at, steps, times) in turns {
-        let Some(turn) = turn else { continue };
-        if sealed_at < since && times.iter().all(|&t| t < since) {
-            continue;
-        }
+    let mut i = 0;
+    while i < wanted.len() {
+        let turn = wanted[i].0;
+        let n = wanted[i..].iter().take_while(|w| w.0 == turn).count();
+        let steps: Vec<(i32, f64)> = wanted[i..i + n].iter().map(|w| (w.1, w.2)).collect();
+        i += n;
         let load::Loaded::Context(ctx) = load::context(client, conv, turn, load::Read::Explain)? else {
             continue;
         };
         let run_turn = ctx.turn.is_run();
-        for (step, at) in std::iter::once((0, sealed_at)).chain(steps.into_iter().zip(times)) {
-            if at < since {
-                continue;
-            }
+        for (step, at) in steps {
             let mut at_step = (*ctx).clone();
             at_step.rounds.retain(|r| r.n <= step);
             let Some(frozen) = at_step.seal.as_ref().map(|s| s.frozen.clone()) else {
@@ -110,7 +133,7 @@ fn sent(client: &SpiClient<'_>, conv: Uuid, since: f64, memo: &mut Memo) -> Resu
 fn report(conv: Uuid) -> Vec<Row> {
     Spi::connect(|client| {
         super::api::with_memo(|memo| {
-            let requests = sent(client, conv, f64::NEG_INFINITY, memo)?;
+            let requests = sent(client, conv, ALL, memo)?;
             let mut sim = Simulator::new();
             Ok(requests.iter().map(|r| sim.send(r, memo)).collect())
         })
@@ -131,8 +154,15 @@ pub(super) fn predict(out: &pgprompt_core::Output) -> Option<serde_json::Value> 
         .unwrap_or(0.0);
     let rows = Spi::connect(|client| {
         super::api::with_memo(|memo| {
-            // Only what was sent within the longest TTL (12 hours) can still be cached.
-            let mut requests = sent(client, out.explain.conversation_id, now - 43_200.0, memo)?;
+            // What can still be cached: the requests sent within the model's TTL, the
+            // newest 64 of them at most (an entry the next request can read is one of
+            // theirs; older ones are outlived or out of the lookback's reach).
+            let ttl = pgprompt_core::cache::ttl_seconds(out.explain.wire, out.explain.model_row.as_ref());
+            let window = Window {
+                since: now - ttl,
+                last: 64,
+            };
+            let mut requests = sent(client, out.explain.conversation_id, window, memo)?;
             requests.push(Sent {
                 turn_id: out.explain.turn_id,
                 step: -1,

@@ -9,6 +9,8 @@ import json
 
 import pytest
 
+import cache_rules
+from cache_rules import Provider
 from conftest import make_database
 from test_response_loop import CALL_IDS, TOOLS, fixture, sdk
 
@@ -30,79 +32,18 @@ def cdb():
     c.close()
 
 
-def dumps(v):
-    return json.dumps(v, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+def counter(c):
+    memo = {}
+
+    def count(text):
+        if text not in memo:
+            memo[text] = c.execute("SELECT prompt.count_tokens(%s, 'cl100k_base')", (text,)).fetchone()[0]
+        return memo[text]
+    return count
 
 
-def unmarked(v):
-    if isinstance(v, dict):
-        return {k: unmarked(x) for k, x in v.items() if k not in ("cache_control", "prompt_cache_breakpoint")}
-    if isinstance(v, list):
-        return [unmarked(x) for x in v]
-    return v
-
-
-def marked(v):
-    if isinstance(v, dict):
-        return any(k in ("cache_control", "prompt_cache_breakpoint") for k in v) or any(marked(x) for x in v.values())
-    if isinstance(v, list):
-        return any(marked(x) for x in v)
-    return False
-
-
-class Blocks:
-    """An Anthropic body as the provider's cache reads it: (identity, tokens, marked)."""
-
-    def __init__(self, c, body: dict):
-        raw = [("", t) for t in body.get("tools", [])]
-        system = body.get("system", [])
-        raw += [("", b) for b in system] if isinstance(system, list) else [("", system)]
-        for m in body["messages"]:
-            content = m["content"]
-            raw += [(m["role"], b) for b in content] if isinstance(content, list) else [(m["role"], content)]
-        self.items = []
-        for role, b in raw:
-            plain = unmarked(b)
-            text = plain["text"] if isinstance(plain, dict) and isinstance(plain.get("text"), str) else \
-                plain if isinstance(plain, str) else dumps(plain)
-            tokens = c.execute("SELECT prompt.count_tokens(%s, 'cl100k_base')", (text,)).fetchone()[0]
-            self.items.append([(role, dumps(plain)), tokens, marked(b)])
-        if "cache_control" in body:
-            last = max(i for i, (_, b) in enumerate(raw) if not (isinstance(b, dict) and
-                                                                  str(b.get("type", "")).endswith("thinking")))
-            self.items[last][2] = True
-        self.cum = []
-        for _, tokens, _ in self.items:
-            self.cum.append((self.cum[-1] if self.cum else 0) + tokens)
-
-    def key(self, i):
-        return tuple(x[0] for x in self.items[:i + 1])
-
-
-class Provider:
-    """Anthropic's rules: a breakpoint reads the longest prefix an earlier breakpoint wrote
-    within 20 blocks before it, unexpired; the request writes up to its last breakpoint of
-    at least `minimum` tokens."""
-
-    def __init__(self, minimum, ttl=300):
-        self.minimum, self.ttl, self.entries = minimum, ttl, {}
-
-    def send(self, b: Blocks, at: float):
-        marks = [i for i, x in enumerate(b.items) if x[2]]
-        hit = None
-        for m in marks:
-            for j in range(m, max(0, m - 19) - 1, -1):
-                if self.entries.get(b.key(j), -1) >= at:
-                    hit = j if hit is None else max(hit, j)
-                    break
-        read = b.cum[hit] if hit is not None else 0
-        eligible = [m for m in marks if b.cum[m] >= self.minimum]
-        write = max(0, b.cum[eligible[-1]] - read) if eligible else 0
-        for m in eligible + ([hit] if hit is not None else []):
-            self.entries[b.key(m)] = at + self.ttl
-        total = b.cum[-1]
-        return {"input_tokens": total, "predicted_cache_read": read, "predicted_cache_write": write,
-                "predicted_uncached": total - read - write}
+def Blocks(c, body):
+    return cache_rules.Blocks(body, counter(c))
 
 
 def conversation(c):
@@ -177,7 +118,7 @@ def test_each_request_against_the_providers_rules(cdb):
     assert [columns(r) for r in rows] == [p.send(b, t) for b, t in zip(blocks, at)]
     assert rows[1]["predicted_cache_read"] > 0, "the second turn reads the first one's prefix"
     assert rows[1]["first_difference"] is None, "it extends the first request"
-    assert rows[1]["shared_prefix_tokens"] == blocks[0].cum[-1]
+    assert rows[1]["shared_prefix_tokens"] == blocks[0].total
     assert [(r["billed_cache_read"], r["billed_cache_write"]) for r in rows] == [(0, 321), (300, 20)]
 
 
