@@ -58,7 +58,11 @@ def keyless(notices):
 def traced(c, sql, args=()):
     """Runs `sql`, returning what auto_explain said of every statement it ran."""
     notices = []
-    c.add_notice_handler(lambda d: notices.append(d.message_primary or ""))
+
+    def keep(d):
+        notices.append(d.message_primary or "")
+
+    c.add_notice_handler(keep)
     try:
         c.execute("LOAD 'auto_explain'")
         for s in ("auto_explain.log_min_duration = 0", "auto_explain.log_nested_statements = on",
@@ -67,7 +71,7 @@ def traced(c, sql, args=()):
         c.execute(sql, args)
     finally:
         c.execute("RESET auto_explain.log_min_duration")
-        c._notice_handlers.clear()
+        c.remove_notice_handler(keep)
     return notices
 
 
