@@ -117,9 +117,9 @@ def test_the_readme_minimal_recipe_runs_as_written():
                          "'00000000-0000-4000-8000-0000000000d2')::text").fetchone()[0]
         assert body == (
             '{"model":"claude-sonnet-5","max_tokens":4096,'
-            '"system":[{"type":"text","text":"You are Lark. You are helping Ada.","cache_control":{"type":"ephemeral"}}],'
-            '"messages":[{"role":"user","content":[{"type":"text","text":"I was charged twice for INV-2041.",'
-            '"cache_control":{"type":"ephemeral"}},{"type":"text","text":"Can you check?"}]}]}'
-        )
+            '"system":[{"type":"text","text":"You are Lark. You are helping Ada."}],'
+            '"messages":[{"role":"user","content":[{"type":"text","text":"I was charged twice for INV-2041."},'
+            '{"type":"text","text":"Can you check?"}]}]}'
+        ), "no cache breakpoint: the prefix is below claude-sonnet-5's 2048-token minimum"
         assert c.execute("SELECT content FROM prompt.turns WHERE id = '00000000-0000-4000-8000-0000000000d2'"
                          ).fetchone()[0] == "Yes: the second charge will be refunded."

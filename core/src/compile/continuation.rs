@@ -121,12 +121,25 @@ pub(super) fn extend(ctx: &Context, sealed: &Sealed, counter: &mut Counter<'_>, 
         body: Body {
             head: body.head.clone(),
             elements: kept.iter().cloned().chain(elements).collect(),
-            tail: wire::continuing_tail(frozen.wire, &body.tail, frozen.model.as_ref()),
+            tail: continuing_tail(frozen, &body.tail, total),
         },
         explain,
         seal: None,
         last_round: ctx.rounds.iter().map(|r| r.n).max(),
     })
+}
+
+/// A continuation's tail: the request-level cache marker where the wire takes one and
+/// the request reaches the model's minimum cacheable length.
+fn continuing_tail(frozen: &Frozen, tail: &str, total: u32) -> String {
+    let model = frozen.model.as_ref();
+    let minimum = model
+        .and_then(|m| m.profile.as_ref())
+        .map_or(0, |p| u32::try_from(p.min_cache_tokens).unwrap_or(0));
+    match total >= minimum {
+        true => wire::continuing_tail(frozen.wire, tail, model),
+        false => tail.to_string(),
+    }
 }
 
 /// Whether the turn continues a stateful chain: its context is the provider's, which an

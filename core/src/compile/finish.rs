@@ -32,13 +32,13 @@ impl Compiler<'_, '_> {
         // whose profile takes explicit breakpoints; the others cache by key alone.
         let profile = self.model.and_then(|m| m.profile.as_ref());
         // A stateful request places none: the provider caches the chain it holds.
+        let tools_tokens = wire::loaded_tools_text(self.wire, &self.tools).map_or(0, |t| self.counter.count(&t));
         let breakpoints = match options.stateful {
             true => Vec::new(),
-            false => wire::placed(self.wire, profile, &fresh.messages, &fresh.breakpoints),
+            false => worth_caching(profile, &fresh.messages, tools_tokens, &fresh.breakpoints, self.wire),
         };
         wire::check_size(&fresh.messages, &self.tools, 0)?;
         let rendered = wire::render(self.wire, &request(&breakpoints));
-        let tools_tokens = wire::loaded_tools_text(self.wire, &self.tools).map_or(0, |t| self.counter.count(&t));
         let mut estimate = self.estimate(&fresh, &rendered.layout, tools_tokens);
         if self.purpose.raises() {
             gate::gate(self.ctx, &self.model_name(), &self.window, &estimate)?;
@@ -166,6 +166,34 @@ impl Compiler<'_, '_> {
     }
 }
 
+/// The breakpoints a body of `wire` carries (`wire::placed`), none where the prefix up
+/// to it is below the model's minimum cacheable length (the tools come first in the
+/// provider's cache order).
+fn worth_caching(
+    profile: Option<&crate::profile::Profile>,
+    messages: &[Message],
+    tools_tokens: u32,
+    breakpoints: &[wire::Breakpoint],
+    wire: crate::kinds::Wire,
+) -> Vec<wire::Breakpoint> {
+    let minimum = profile.map_or(0, |p| u32::try_from(p.min_cache_tokens).unwrap_or(0));
+    let mut placed = wire::placed(wire, profile, messages, breakpoints);
+    placed.retain(|b| crate::tokens::add(tools_tokens, prefix_tokens(messages, b)) >= minimum);
+    placed
+}
+
+/// The tokens of the compiled parts up to and including a breakpoint's.
+fn prefix_tokens(messages: &[Message], b: &wire::Breakpoint) -> u32 {
+    let whole = messages[..b.message.min(messages.len())]
+        .iter()
+        .flat_map(|m| m.parts.iter().map(|p| p.tokens));
+    let within = messages
+        .get(b.message)
+        .into_iter()
+        .flat_map(|m| m.parts.iter().take(b.part + 1).map(|p| p.tokens));
+    crate::tokens::sum(whole.chain(within))
+}
+
 /// What `explain_turn` shows for a compile frozen as `frozen`.
 pub(super) fn explain(
     ctx: &crate::context::Context,
@@ -256,5 +284,34 @@ impl Compiler<'_, '_> {
             e.detail(format!("Set by the {level}'s request_options."))
         })?;
         Ok(o)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::compile::Purpose;
+    use crate::kinds::Role;
+    use crate::testing::{Scenario, ADA, LARK};
+
+    fn breakpoints(min: i32) -> usize {
+        let mut s = Scenario::new("Why twice?")
+            .doc(LARK, "system_prompt", "You are {{agent}}.")
+            .message(Role::User, ADA, "I was charged twice.");
+        let mut p = crate::profile::tests::adaptive_only();
+        p.min_cache_tokens = min;
+        let m = s.model_mut("claude").clone().with_profile(Some(p));
+        *s.model_mut("claude") = m;
+        let out = s.run(Purpose::Preview).unwrap();
+        assert_eq!(
+            out.body.text().matches("cache_control").count(),
+            out.explain.cache_breakpoints.len()
+        );
+        out.explain.cache_breakpoints.len()
+    }
+
+    #[test]
+    fn no_breakpoint_where_the_prefix_is_below_the_models_minimum() {
+        assert_eq!(breakpoints(0), 2, "the stable prefix and the newest history entry");
+        assert_eq!(breakpoints(100_000), 0);
     }
 }

@@ -12,8 +12,7 @@
 //! items are the provider's, whatever this body replays of them), both for the same
 //! model the response answered, and the previous request was stateful itself. The
 //! model's items after it (the answer, calls, reasoning) are what the response added;
-//! the rest is new. Anything else is the
-//! full body, and the next turn chains to it.
+//! the rest is new. Anything else is the full body, and the next turn chains to it.
 
 use crate::budget::Window;
 use crate::context::Context;
