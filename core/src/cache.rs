@@ -259,10 +259,10 @@ impl Rules {
             }
             Wire::Gemini => false,
         };
-        let ttl = match (explicit, model) {
-            (true, Some(m)) => profile.map_or(m.cache_ttl, |p| p.ttl(m.cache_ttl)).seconds() as f64,
-            (true, None) => 300.0,
-            (false, _) => 300.0,
+        // The model's TTL where it marks breakpoints; an implicit cache keeps five minutes.
+        let ttl = match model.filter(|_| explicit) {
+            Some(m) => profile.map_or(m.cache_ttl, |p| p.ttl(m.cache_ttl)).seconds() as f64,
+            None => 300.0,
         };
         Rules {
             explicit,

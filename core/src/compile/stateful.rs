@@ -15,7 +15,7 @@
 //! the rest is new. Anything else is the full body, and the next turn chains to it.
 
 use crate::budget::Window;
-use crate::context::Context;
+use crate::context::{Context, Previous};
 use crate::estimate::{BlockEstimate, Estimate};
 use crate::items::Message;
 use crate::kinds::Wire;
@@ -62,10 +62,7 @@ pub(super) fn link(
         cut: lead,
         held_tokens: None,
     };
-    let Some((cut, previous_instructions)) = chain_cut(ctx, model, elements) else {
-        return unlinked;
-    };
-    let Some(p) = &ctx.previous else {
+    let Some((p, cut, previous_instructions)) = chain_cut(ctx, model, elements, lead) else {
         return unlinked;
     };
     let dropped = wire::elements_cost(messages, layout.elements.get(lead..cut).unwrap_or(&[]));
@@ -98,15 +95,20 @@ pub(super) fn link(
     }
 }
 
-/// Where the new elements of `elements` begin when the chain to the previous request
-/// holds, with the previous request's instructions; `None` when it is broken.
-fn chain_cut(ctx: &Context, model: Option<&str>, elements: &[String]) -> Option<(usize, Option<String>)> {
+/// Where the new elements of `elements` (whose leading `lead` are system elements) begin
+/// when the chain to the previous request holds, with that request and its instructions;
+/// `None` when it is broken.
+fn chain_cut<'c>(
+    ctx: &'c Context,
+    model: Option<&str>,
+    elements: &[String],
+    lead: usize,
+) -> Option<(&'c Previous, usize, Option<String>)> {
     let p = ctx.previous.as_ref()?;
     let same_model = p.sealed_model.as_deref() == model && p.model.as_deref().is_none_or(|m| Some(m) == model);
     if !p.stateful || !same_model {
         return None;
     }
-    let (lead, _) = wire::responses::lead(elements);
     let (previous_lead, previous_instructions) = wire::responses::lead(&p.body.elements);
     let written = p.body.elements.get(previous_lead..)?.iter().filter(|e| !is_output(e));
     let own = elements.get(lead..)?;
@@ -122,7 +124,7 @@ fn chain_cut(ctx: &Context, model: Option<&str>, elements: &[String]) -> Option<
         at += 1;
     }
     at += own[at..].iter().take_while(|o| is_output(o)).count();
-    Some((lead + at, previous_instructions))
+    Some((p, lead + at, previous_instructions))
 }
 
 fn is_output(e: &str) -> bool {
@@ -132,7 +134,6 @@ fn is_output(e: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::context::Previous;
     use crate::testing::Scenario;
     use crate::wire::Body;
 
@@ -142,6 +143,11 @@ mod tests {
             elements: elements.iter().map(|e| e.to_string()).collect(),
             tail: "]}".into(),
         }
+    }
+
+    /// The chain's cut for a full body, or `None`.
+    fn cut(ctx: &Context, model: Option<&str>, full: &[String]) -> Option<usize> {
+        chain_cut(ctx, model, full, wire::responses::lead(full).0).map(|c| c.1)
     }
 
     const SYS: &str = r#"{"type":"message","role":"system","content":"Be brief."}"#;
@@ -168,12 +174,12 @@ mod tests {
         s.ctx.previous = Some(previous(&[SYS, U1], true, "resp"));
         let full = [SYS2, U1, A1, U2].map(String::from);
         // The system text changed: it is not held, so the chain still holds.
-        assert_eq!(chain_cut(&s.ctx, Some("resp"), &full).map(|c| c.0), Some(3));
+        assert_eq!(cut(&s.ctx, Some("resp"), &full), Some(3));
         // The previous request replayed reasoning this body does not: the provider has it.
         const R: &str = r#"{"type":"reasoning","id":"rs_1","encrypted_content":"x"}"#;
         s.ctx.previous = Some(previous(&[SYS, U1, R, A1, U2], true, "resp"));
         let full = [SYS, U1, A1, U2, A1, U1].map(String::from);
-        assert_eq!(chain_cut(&s.ctx, Some("resp"), &full).map(|c| c.0), Some(5));
+        assert_eq!(cut(&s.ctx, Some("resp"), &full), Some(5));
     }
 
     #[test]
@@ -181,13 +187,13 @@ mod tests {
         let mut s = Scenario::new("x");
         let full = [SYS, U1, A1, U2].map(String::from);
         s.ctx.previous = Some(previous(&[SYS, U2], true, "resp"));
-        assert_eq!(chain_cut(&s.ctx, Some("resp"), &full), None);
+        assert_eq!(cut(&s.ctx, Some("resp"), &full), None);
         s.ctx.previous = Some(previous(&[SYS, U1], true, "other"));
-        assert_eq!(chain_cut(&s.ctx, Some("resp"), &full), None);
+        assert_eq!(cut(&s.ctx, Some("resp"), &full), None);
         s.ctx.previous = Some(previous(&[SYS, U1], false, "resp"));
-        assert_eq!(chain_cut(&s.ctx, Some("resp"), &full), None);
+        assert_eq!(cut(&s.ctx, Some("resp"), &full), None);
         s.ctx.previous = None;
-        assert_eq!(chain_cut(&s.ctx, Some("resp"), &full), None);
+        assert_eq!(cut(&s.ctx, Some("resp"), &full), None);
     }
 
     #[test]
