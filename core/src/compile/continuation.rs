@@ -99,7 +99,7 @@ pub(super) fn extend(ctx: &Context, sealed: &Sealed, counter: &mut Counter<'_>, 
     }
     let messages = merge(items);
     wire::check_size(&messages, &[], body.len())?;
-    let (elements, layout) = wire::render_elements(frozen.wire, &messages, frozen.model.as_ref());
+    let (elements, layout) = rendered_rounds_marked(frozen, &messages, base_total);
     let appended = wire::elements_cost(&messages, &layout);
     let total = base_total + appended;
     let window: Window = frozen.estimate.window.window;
@@ -127,6 +127,32 @@ pub(super) fn extend(ctx: &Context, sealed: &Sealed, counter: &mut Counter<'_>, 
         seal: None,
         last_round: ctx.rounds.iter().map(|r| r.n).max(),
     })
+}
+
+/// The appended messages rendered, with the run's breakpoints (none on a stateful
+/// chain, whose context the provider caches): rendered once to find where the rounds'
+/// blocks fall, again only when a round takes a mark.
+fn rendered_rounds_marked(
+    frozen: &Frozen,
+    messages: &[crate::items::Message],
+    base: u32,
+) -> (Vec<String>, Vec<Vec<wire::Pos>>) {
+    let model = frozen.model.as_ref();
+    let (elements, layout) = wire::render_elements(frozen.wire, messages, model, &[]);
+    if frozen.stateful.is_some() {
+        return (elements, layout);
+    }
+    let appended = wire::Appended {
+        messages,
+        layout: &layout,
+        base_tokens: base,
+        sealed_marks: frozen.cache_breakpoints.len(),
+    };
+    let marks = wire::run_breakpoints(frozen.wire, model.and_then(|m| m.profile.as_ref()), &appended);
+    match marks.is_empty() {
+        true => (elements, layout),
+        false => wire::render_elements(frozen.wire, messages, model, &marks),
+    }
 }
 
 /// A continuation's tail: the request-level cache marker where the wire takes one and

@@ -12,6 +12,7 @@ mod chat;
 mod gemini;
 mod json;
 pub(crate) mod responses;
+mod runs;
 
 use serde::{Deserialize, Serialize};
 
@@ -22,6 +23,7 @@ use crate::options::Options;
 use crate::rows::Model;
 
 pub use json::{pretty, to_text as json_text, Raw};
+pub use runs::{run_breakpoints, Appended};
 
 /// Whether `wire` carries a part: a provider's own block only rides its own wire.
 pub(crate) fn carries(wire: Wire, kind: &crate::items::PartKind) -> bool {
@@ -261,6 +263,8 @@ pub enum Stretch {
     StablePrefix,
     /// The newest history entry: the next turn reads this turn's history from cache.
     History,
+    /// A round of a run (a continuation's own; never sealed).
+    Round,
 }
 
 /// A cache breakpoint: the last part of a stretch of the request.
@@ -464,13 +468,18 @@ pub fn continuing_tail(wire: Wire, tail: &str, model: Option<&Model>) -> String 
 }
 
 /// Renders messages appended after a sealed body (a continuation): elements only, no
-/// system field lifted and no breakpoint. Positions in the layout index `messages`.
-pub fn render_elements(wire: Wire, messages: &[Message], model: Option<&Model>) -> (Vec<String>, Vec<Vec<Pos>>) {
+/// system field lifted, with a run's breakpoints ([`run_breakpoints`]). Positions in the layout index `messages`.
+pub fn render_elements(
+    wire: Wire,
+    messages: &[Message],
+    model: Option<&Model>,
+    breakpoints: &[Breakpoint],
+) -> (Vec<String>, Vec<Vec<Pos>>) {
     let req = Request {
         messages,
         model,
         tools: &[],
-        breakpoints: &[],
+        breakpoints,
         options: &Options::default(),
         cache_key: "",
     };
