@@ -4,7 +4,7 @@
 #     (Cargo.toml: unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks) make every
 #     unsafe operation an explicit block with a SAFETY comment;
 #   - no function of either crate over 80 lines (tests aside);
-#   - no import cycle among the core's modules.
+#   - no import cycle among the files of either crate (scripts/module-cycles.py: per file).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -14,5 +14,5 @@ cargo clippy --quiet -p pgprompt-core --all-targets --features testing -- -D war
 cargo clippy --quiet -p pgprompt --all-targets --no-default-features --features "pg$PG_MAJOR pg_test" -- -D warnings
 python3 scripts/function-length.py core/src 80
 python3 scripts/function-length.py src 80
-python3 scripts/module-cycles.py core/src
+python3 scripts/module-cycles.py core/src src
 echo "lints: clean"

@@ -226,6 +226,30 @@ pub fn verify(body: &Body, bytes: usize, stored_digest: &[u8]) -> std::result::R
     Ok(())
 }
 
+/// Reads a stored chain back (the other half of [`plan_chain`]): each node names its
+/// parent; from the newest node, `length` nodes, oldest first. `None` when a node
+/// is missing or the chain is shorter.
+pub fn walk_chain<T: Clone>(
+    nodes: &std::collections::HashMap<i64, (Option<i64>, T)>,
+    newest: Option<i64>,
+    length: i32,
+) -> Option<Vec<(i64, T)>> {
+    let length = usize::try_from(length).ok()?;
+    if length > nodes.len() {
+        return None;
+    }
+    let mut out = Vec::with_capacity(length);
+    let mut at = newest;
+    for _ in 0..length {
+        let id = at?;
+        let (parent, value) = nodes.get(&id)?;
+        out.push((id, value.clone()));
+        at = *parent;
+    }
+    out.reverse();
+    Some(out)
+}
+
 /// How a new seal's elements are stored against the previous seal's chain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ChainPlan {
@@ -557,6 +581,20 @@ pub(crate) fn seed_cut(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_chain_reads_back_oldest_first_and_a_lost_node_or_a_short_chain_is_none() {
+        let nodes: std::collections::HashMap<i64, (Option<i64>, &str)> =
+            [(1, (None, "a")), (2, (Some(1), "b")), (5, (Some(2), "c"))]
+                .into_iter()
+                .collect();
+        assert_eq!(walk_chain(&nodes, Some(5), 3), Some(vec![(1, "a"), (2, "b"), (5, "c")]));
+        assert_eq!(walk_chain(&nodes, Some(5), 2), Some(vec![(2, "b"), (5, "c")]));
+        assert_eq!(walk_chain(&nodes, Some(2), 3), None, "the chain is shorter");
+        assert_eq!(walk_chain(&nodes, Some(7), 1), None, "a node is missing");
+        assert_eq!(walk_chain(&nodes, Some(5), -1), None);
+        assert_eq!(walk_chain(&nodes, Some(5), 4), None, "more than the nodes read");
+    }
 
     fn ds(xs: &[&str]) -> Vec<[u8; 32]> {
         xs.iter().map(|x| digest(x)).collect()

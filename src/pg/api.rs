@@ -1,8 +1,6 @@
 //! The SQL surface (README, "SQL reference"). Each function loads rows, calls the core,
 //! maps errors; sealing and seal reads are in [`super::seals`].
 
-use std::cell::RefCell;
-
 use pgrx::prelude::*;
 use uuid::Uuid;
 
@@ -10,24 +8,10 @@ use super::errors::{raise, OrRaise};
 use super::jsonb::{JsonArg, JsonBody, JsonbArg};
 use super::load::{self, SpiHistory};
 use super::seals;
+use super::session::{self, writable};
 use super::spi::core_uuid;
-use pgprompt_core::tokens::{Memo, Tokenizer};
+use pgprompt_core::tokens::Tokenizer;
 use pgprompt_core::{self as compiler, envelope, template, Code, Error, Output, Purpose};
-
-thread_local! {
-    /// Counts of texts that have no stored count, kept for the backend's life.
-    static MEMO: RefCell<Memo> = RefCell::new(Memo::new());
-}
-
-/// Runs `f` with the backend's memo of counts, scoped to the current role.
-pub(super) fn with_memo<T>(f: impl FnOnce(&mut Memo) -> T) -> T {
-    MEMO.with(|m| {
-        let mut memo = m.borrow_mut();
-        memo.set_capacity(super::settings::memo_capacity());
-        memo.set_scope(role_scope());
-        f(&mut memo)
-    })
-}
 
 /// Builds the encoders now: at `shared_preload_libraries` load, so every backend
 /// inherits them instead of building its own on first use.
@@ -79,19 +63,9 @@ fn memo_stats() -> TableIterator<
         name!(misses, i64),
     ),
 > {
-    let (entries, capacity, (hits, misses)) = MEMO.with(|m| {
-        let mut m = m.borrow_mut();
-        m.set_scope(role_scope());
-        (m.scope_len(), m.capacity(), m.hits_and_misses())
-    });
+    let (entries, capacity, (hits, misses)) = session::memo_stats();
     let n = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
     TableIterator::once((n(entries as u64), n(capacity as u64), n(hits), n(misses)))
-}
-
-/// The memo's scope: the current role, so no role reads another's counts.
-fn role_scope() -> u32 {
-    // SAFETY: a read of the backend's current user id, from its own thread.
-    unsafe { pg_sys::GetUserId() }.to_u32()
 }
 
 /// A body (or any JSON) indented for reading, its keys in their order: what `jsonb_pretty`
@@ -151,19 +125,15 @@ fn compile_in_snapshot(conv: Uuid, turn: Uuid, purpose: Purpose) -> Compiled {
             Err(e) if e.code == Code::SealConversionPending => return Compiled::Pending(e),
             Err(e) => raise(e),
         };
-        let out = MEMO
-            .with(|m| {
-                let mut memo = m.borrow_mut();
-                memo.set_capacity(super::settings::memo_capacity());
-                memo.set_scope(role_scope());
-                // A stateful turn's first compile reads the request it may chain to.
-                if let (None, Some(a)) = (&ctx.seal, compiler::compile::stateful_answerer(&ctx)) {
-                    ctx.previous = load::previous(client, &ctx, a, &mut memo)?;
-                }
-                let mut history = SpiHistory::new(client, &ctx);
-                compiler::compile(&ctx, &mut history, &mut memo, purpose)
-            })
-            .or_raise();
+        let out = session::with_memo(|memo| {
+            // A stateful turn's first compile reads the request it may chain to.
+            if let (None, Some(a)) = (&ctx.seal, compiler::compile::stateful_answerer(&ctx)) {
+                ctx.previous = load::previous(client, &ctx, a, memo)?;
+            }
+            let mut history = SpiHistory::new(client, &ctx);
+            compiler::compile(&ctx, &mut history, memo, purpose)
+        })
+        .or_raise();
         Compiled::Output(Box::new(out))
     })
 }
@@ -198,12 +168,6 @@ fn explained(compiled: Compiled) -> Output {
         Compiled::Pending(e) => raise(e),
         Compiled::Stored(_) => unreachable!("an estimate always compiles"),
     }
-}
-
-/// Whether this session can write (not a hot standby, not a READ ONLY transaction).
-pub(super) fn writable() -> bool {
-    // SAFETY: reads of two backend-global flags, in a backend, on its own thread.
-    !unsafe { pg_sys::RecoveryInProgress() || pg_sys::XactReadOnly }
 }
 
 #[pg_extern(volatile, strict, parallel_unsafe, name = "compile_turn")]

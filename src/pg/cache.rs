@@ -132,7 +132,7 @@ fn sent(client: &SpiClient<'_>, conv: Uuid, window: Window, memo: &mut Memo) -> 
 /// The report of every request the conversation sent.
 fn report(conv: Uuid) -> Vec<Row> {
     Spi::connect(|client| {
-        super::api::with_memo(|memo| {
+        super::session::with_memo(|memo| {
             let requests = sent(client, conv, ALL, memo)?;
             let mut sim = Simulator::new();
             Ok(requests.iter().map(|r| sim.send(r, memo)).collect())
@@ -153,7 +153,7 @@ pub(super) fn predict(out: &pgprompt_core::Output) -> Option<serde_json::Value> 
         .flatten()
         .unwrap_or(0.0);
     let rows = Spi::connect(|client| {
-        super::api::with_memo(|memo| {
+        super::session::with_memo(|memo| {
             // What can still be cached: the requests sent within the model's TTL, the
             // newest 64 of them at most (an entry the next request can read is one of
             // theirs; older ones are outlived or out of the lookback's reach).

@@ -26,6 +26,11 @@ use super::errors::raise;
 use super::spi::{core_uuid, pg_uuid};
 use pgprompt_core::{Code, Error};
 
+/// Lets a transaction rewrite what a seal was compiled from, on purpose
+/// (`pgprompt.allow_history_rewrite`, registered with the other settings; its check hook
+/// is [`check_rewrite`]).
+pub static ALLOW_HISTORY_REWRITE: pgrx::guc::GucSetting<bool> = pgrx::guc::GucSetting::<bool>::new(false);
+
 const SETTING: &CStr = c"pgprompt.allow_history_rewrite";
 
 thread_local! {
@@ -146,7 +151,7 @@ fn not_permitted() -> ! {
 /// Whether this transaction rewrites sealed history on purpose: the setting is on and
 /// the role may. On for a role that may not, it is refused (42501).
 pub fn rewrite_allowed() -> bool {
-    if !super::settings::ALLOW_HISTORY_REWRITE.get() {
+    if !ALLOW_HISTORY_REWRITE.get() {
         return false;
     }
     if !permitted() {

@@ -9,6 +9,7 @@ pub mod jsonb;
 pub mod load;
 pub mod responses;
 pub mod seals;
+pub mod session;
 pub mod settings;
 pub mod spi;
 pub mod transcript;

@@ -13,7 +13,7 @@ use uuid::Uuid;
 use super::spi::{first, nullable, pg_uuid, run, spi, Cols, Query};
 use pgprompt_core::error::{Code, Error, Result};
 use pgprompt_core::rows::Turn;
-use pgprompt_core::seal::{digest, plan_chain, Frozen, Patch, Sealed};
+use pgprompt_core::seal::{digest, plan_chain, walk_chain, Frozen, Patch, Sealed};
 use pgprompt_core::wire::Body;
 use pgprompt_core::SealDraft;
 
@@ -99,7 +99,7 @@ pub fn load(client: &SpiClient<'_>, conv: Uuid, t: &Turn) -> Result<Sealed> {
         Ok::<_, Error>(Some((frozen, Pointers::read(c))))
     })?;
     let Some((frozen, p)) = rows.into_iter().next() else {
-        return Err(super::upgrade::pending(client, conv, t.id).unwrap_or_else(|| {
+        return Err(pending(client, conv, t.id).unwrap_or_else(|| {
             Error::new(
                 Code::DataCorrupted,
                 format!("turn {} of conversation {conv} is sealed, and its seal is missing from prompt.seals", t.id),
@@ -124,25 +124,6 @@ static NODES: LazyLock<Query> = LazyLock::new(|| {
         &[INT8OID, INT8OID, TEXTOID],
     )
 });
-
-/// Walks a chain from its newest node: `length` nodes, oldest first. `None` when a node
-/// is missing or the chain is shorter.
-fn walk<T: Clone>(nodes: &HashMap<i64, (Option<i64>, T)>, newest: Option<i64>, length: i32) -> Option<Vec<(i64, T)>> {
-    let length = usize::try_from(length).ok()?;
-    if length > nodes.len() {
-        return None;
-    }
-    let mut out = Vec::with_capacity(length);
-    let mut at = newest;
-    for _ in 0..length {
-        let id = at?;
-        let (parent, value) = nodes.get(&id)?;
-        out.push((id, value.clone()));
-        at = *parent;
-    }
-    out.reverse();
-    Some(out)
-}
 
 /// Checks a seal row's pointers before they size anything: `Err` says what does not fit.
 fn check_pointers(p: &Pointers) -> std::result::Result<(i64, i64), &'static str> {
@@ -194,7 +175,7 @@ fn read_body(client: &SpiClient<'_>, conv: Uuid, p: &Pointers) -> std::result::R
         .collect::<Option<_>>()
         .ok_or("lost a node")?;
     elements.extend(
-        walk(&nodes, p.chain, p.chain_length)
+        walk_chain(&nodes, p.chain, p.chain_length)
             .ok_or("lost a node")?
             .into_iter()
             .map(|(_, t)| t),
@@ -256,7 +237,7 @@ fn previous_chain(client: &SpiClient<'_>, conv: Uuid, frozen: &Frozen) -> Vec<(i
     )
     .unwrap_or_default();
     let nodes: HashMap<i64, (Option<i64>, Vec<u8>)> = rows.into_iter().collect();
-    walk(&nodes, Some(chain), length).unwrap_or_default()
+    walk_chain(&nodes, Some(chain), length).unwrap_or_default()
 }
 
 static MAX_NODE: LazyLock<Query> = LazyLock::new(|| {
@@ -501,7 +482,7 @@ pub fn stored_body(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Result<Opt
 /// `sealed_request_pruned` when its body was dropped.
 pub fn sealed_body(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Result<Option<Body>> {
     match read_stored(client, conv, turn, &STORED)? {
-        None => super::upgrade::pending(client, conv, turn).map_or(Ok(None), Err),
+        None => pending(client, conv, turn).map_or(Ok(None), Err),
         Some(Ok(body)) => Ok(Some(body)),
         Some(Err(())) => Err(Error::new(
             Code::SealedRequestPruned,
@@ -588,7 +569,7 @@ pub fn prune(client: &mut SpiClient<'_>, conv: Uuid, before: DatumWithOid<'_>) -
         keep.extend(head.into_iter().chain(tail).chain(lead.into_iter().flatten()));
         // A live body whose chain is broken stops the prune: nothing it might still
         // reach is dropped.
-        let chain = walk(&nodes, chain, length).ok_or_else(|| corrupted(conv, turn, "lost a node"))?;
+        let chain = walk_chain(&nodes, chain, length).ok_or_else(|| corrupted(conv, turn, "lost a node"))?;
         keep.extend(chain.into_iter().map(|(id, _)| id));
     }
     let dead: Vec<i64> = nodes.keys().filter(|id| !keep.contains(id)).copied().collect();
@@ -648,4 +629,25 @@ pub fn verify(client: &SpiClient<'_>, conv: Option<Uuid>) -> Vec<(Uuid, Uuid, St
         }
     }
     problems
+}
+
+static PENDING_TURN: LazyLock<Query> = LazyLock::new(|| {
+    Query::new(
+        "SELECT EXISTS (SELECT 1 FROM prompt.seals_02 WHERE conversation_id = $1 AND turn_id = $2)",
+        &[BOOLOID],
+    )
+});
+
+/// `seal_conversion_pending` when the turn's seal is a 0.2 seal not converted yet.
+fn pending(client: &SpiClient<'_>, conv: uuid::Uuid, turn: uuid::Uuid) -> Option<Error> {
+    first::<bool>(client, &PENDING_TURN, &[pg_uuid(conv).into(), pg_uuid(turn).into()])
+        .unwrap_or(false)
+        .then(|| {
+            Error::new(
+                Code::SealConversionPending,
+                format!("turn {turn} of conversation {conv} was sealed by pgprompt 0.2, and its seal is not converted yet"),
+            )
+            .detail("The update from 0.2 keeps 0.2 seals in prompt.seals_02 until they are converted.")
+            .hint("CALL prompt.convert_seals_02() converts them all (in committed batches, resumable); compile_turn converts its conversation's on a primary.")
+        })
 }

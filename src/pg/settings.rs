@@ -10,9 +10,6 @@ pub static MEMO_CAPACITY: GucSetting<i32> = GucSetting::<i32>::new(200_000);
 /// A compile taking longer than this (milliseconds) raises a WARNING; 0 is off.
 pub static COMPILE_TIME_WARNING: GucSetting<i32> = GucSetting::<i32>::new(0);
 
-/// Lets a transaction rewrite what a seal was compiled from, on purpose.
-pub static ALLOW_HISTORY_REWRITE: GucSetting<bool> = GucSetting::<bool>::new(false);
-
 pub fn register() {
     GucRegistry::define_int_guc(
         c"pgprompt.memo_capacity",
@@ -41,7 +38,7 @@ pub fn register() {
             c"pgprompt.allow_history_rewrite",
             c"Allow changing what a sealed turn was compiled from (a superuser, or a role granted SET on it).",
             c"Sealed turns, turns a later seal replayed and sent rounds refuse updates and deletes unless this is on (SET LOCAL, for one transaction). Only a superuser or a role an administrator named with GRANT SET ON PARAMETER pgprompt.allow_history_rewrite may turn it on.",
-            &ALLOW_HISTORY_REWRITE,
+            &super::guard::ALLOW_HISTORY_REWRITE,
             GucContext::Userset,
             GucFlags::default(),
             Some(super::guard::check_rewrite),

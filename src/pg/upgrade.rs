@@ -9,11 +9,10 @@ use std::sync::LazyLock;
 
 use pgrx::pg_sys::{BOOLOID, TEXTOID, TIMESTAMPTZOID, UUIDOID};
 use pgrx::prelude::*;
-use pgrx::spi::SpiClient;
 
 use super::errors::OrRaise;
 use super::seals;
-use super::spi::{first, pg_uuid, run, Query};
+use super::spi::{pg_uuid, run, Query};
 use pgprompt_core::error::{Code, Error};
 use pgprompt_core::rows::{Model, Wire};
 use pgprompt_core::tokens::{Memo, Tokenizer};
@@ -51,13 +50,6 @@ static CLAIM_ANY: LazyLock<Query> =
 static CLAIM_ONE: LazyLock<Query> =
     LazyLock::new(|| Query::new(claim_sql("WHERE p.conversation_id = $1", ""), &CLAIMED));
 
-static PENDING_TURN: LazyLock<Query> = LazyLock::new(|| {
-    Query::new(
-        "SELECT EXISTS (SELECT 1 FROM prompt.seals_02 WHERE conversation_id = $1 AND turn_id = $2)",
-        &[BOOLOID],
-    )
-});
-
 /// How many 0.2 seals `compile_turn` takes at a time: memory stays bounded by a batch (a
 /// 0.2 seal is the whole request, up to megabytes), not by the conversation.
 const BATCH: i64 = 100;
@@ -94,7 +86,7 @@ fn _convert_seals_02(conversation_id: Option<pgrx::Uuid>, batch_size: default!(O
             );
         }
     };
-    if !super::api::writable() {
+    if !super::session::writable() {
         super::errors::raise(
             Error::new(
                 Code::SealReadOnly,
@@ -137,20 +129,6 @@ fn convert_batch(conv: Option<pgrx::Uuid>, limit: i64) -> i64 {
 /// compiles of other turns never look).
 pub(super) fn convert_conversation(conv: uuid::Uuid) {
     while convert_batch(Some(pg_uuid(conv)), BATCH) > 0 {}
-}
-
-/// `seal_conversion_pending` when the turn's seal is a 0.2 seal not converted yet.
-pub(super) fn pending(client: &SpiClient<'_>, conv: uuid::Uuid, turn: uuid::Uuid) -> Option<Error> {
-    first::<bool>(client, &PENDING_TURN, &[pg_uuid(conv).into(), pg_uuid(turn).into()])
-        .unwrap_or(false)
-        .then(|| {
-            Error::new(
-                Code::SealConversionPending,
-                format!("turn {turn} of conversation {conv} was sealed by pgprompt 0.2, and its seal is not converted yet"),
-            )
-            .detail("The update from 0.2 keeps 0.2 seals in prompt.seals_02 until they are converted.")
-            .hint("CALL prompt.convert_seals_02() converts them all (in committed batches, resumable); compile_turn converts its conversation's on a primary.")
-        })
 }
 
 /// A 0.2 seal as [`claim_sql`] reads it.

@@ -1,7 +1,7 @@
 //! Assembly under `default` and `assembly`: the floors, history funded from what they
 //! leave, everything merged into the compiled list, and where the cache breakpoints go.
 
-use super::{Compiler, Fresh};
+use super::compiler::{Compiler, Fresh};
 use crate::budget::{self, Unavailable};
 use crate::error::{Code, Error, Result};
 use crate::estimate::HistoryEstimate;

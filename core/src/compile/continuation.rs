@@ -3,7 +3,8 @@
 //! into the sealed body, so each request of a run is a byte prefix of the next — until
 //! an in-turn summary replaces the seed and the rounds before it.
 
-use super::{finish::explain, gate, Output, Purpose};
+use super::compiler::{explain, Output, Purpose};
+use super::gate;
 use crate::budget::Window;
 use crate::context::Context;
 use crate::error::{Code, Error, Result};
@@ -112,7 +113,7 @@ pub(super) fn extend(ctx: &Context, sealed: &Sealed, counter: &mut Counter<'_>, 
     });
     estimate.total = total;
     if purpose.raises() {
-        let model = super::model_name(frozen.model.as_ref());
+        let model = super::compiler::model_name(frozen.model.as_ref());
         gate::gate(ctx, &model, &window, &estimate)?;
     }
     let mut explain = explain(ctx, frozen, None, true);
@@ -142,13 +143,13 @@ fn rendered_rounds_marked(
     if frozen.stateful.is_some() {
         return (elements, layout);
     }
-    let appended = wire::Appended {
+    let appended = super::marks::Appended {
         messages,
         layout: &layout,
         base_tokens: base,
         sealed_marks: frozen.cache_breakpoints.len(),
     };
-    let marks = wire::run_breakpoints(frozen.wire, model.and_then(|m| m.profile.as_ref()), &appended);
+    let marks = super::marks::run_breakpoints(frozen.wire, model.and_then(|m| m.profile.as_ref()), &appended);
     match marks.is_empty() {
         true => (elements, layout),
         false => wire::render_elements(frozen.wire, messages, model, &marks),

@@ -1,7 +1,8 @@
 //! From the compiled list to the result: the body on the model's wire, the estimate of
 //! that body, the gate, what `explain_turn` shows, and what the seal freezes.
 
-use super::{gate, uniform_role, Compiler, Explain, Fresh, Output, SealDraft};
+use super::compiler::{explain, uniform_role, Compiler, Fresh, Output, SealDraft};
+use super::gate;
 use crate::error::{Code, Error, Result};
 use crate::estimate::{BlockEstimate, Estimate, WindowEstimate};
 use crate::items::Message;
@@ -56,7 +57,7 @@ impl Compiler<'_, '_> {
         let mut frozen = self.frozen(&fresh, &rendered.layout, breakpoints.clone(), estimate);
         frozen.stateful = stateful;
         // What storage shares: the elements unmarked, and the edits that mark this body.
-        let plain_elements = if breakpoints.is_empty() || self.purpose != super::Purpose::Compile {
+        let plain_elements = if breakpoints.is_empty() || self.purpose != super::compiler::Purpose::Compile {
             rendered.body.elements.clone()
         } else {
             wire::render(self.wire, &request(&[])).body.elements
@@ -192,32 +193,6 @@ fn prefix_tokens(messages: &[Message], b: &wire::Breakpoint) -> u32 {
         .into_iter()
         .flat_map(|m| m.parts.iter().take(b.part + 1).map(|p| p.tokens));
     crate::tokens::sum(whole.chain(within))
-}
-
-/// What `explain_turn` shows for a compile frozen as `frozen`.
-pub(super) fn explain(
-    ctx: &crate::context::Context,
-    frozen: &Frozen,
-    messages: Option<Vec<Message>>,
-    sealed: bool,
-) -> Explain {
-    Explain {
-        version: 2,
-        conversation_id: ctx.conversation.id,
-        turn_id: ctx.turn.id,
-        mechanism: frozen.mechanism,
-        model: frozen.model.as_ref().map(|m| m.name.clone()),
-        wire: frozen.wire,
-        sealed,
-        messages,
-        cache_marker: frozen.cache_marker,
-        cache_breakpoints: frozen.cache_breakpoints.clone(),
-        preface: frozen.preface.clone(),
-        estimate: frozen.estimate.clone(),
-        deferred: frozen.deferred.clone(),
-        stateful: frozen.stateful.clone(),
-        model_row: frozen.model.clone(),
-    }
 }
 
 /// The first problem of a template as a `template_invalid` error.

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use uuid::Uuid;
 
-use super::Compiler;
+use super::compiler::Compiler;
 use crate::blocks::{self, Bindings};
 use crate::error::{Code, Error, Result};
 use crate::fields::{InlineEntry, Position};
@@ -67,7 +67,7 @@ impl Compiler<'_, '_> {
         };
         match template::parse_text(text) {
             (Some(t), _) => Ok(t),
-            (None, problems) => Err(super::template_error(
+            (None, problems) => Err(super::finish::template_error(
                 &problems,
                 &format!("prompt_template of @{}", a.handle),
             )),

@@ -1,7 +1,7 @@
 //! The `raw` mechanism: the request is the turn's input entries verbatim, one message
 //! per entry, never merged; no slots, no history, no catalog. The gate still applies.
 
-use super::{Compiler, Fresh};
+use super::compiler::{Compiler, Fresh};
 use crate::error::{Code, Error, Result};
 use crate::estimate::HistoryEstimate;
 use crate::items::{counted, merge, Item};

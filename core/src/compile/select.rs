@@ -1,7 +1,7 @@
 //! History selection: entries read newest first, each costed as it lands before what
 //! follows it, taken while it fits what the budget left (docs/design.md, "Budget").
 
-use super::Compiler;
+use super::compiler::Compiler;
 use crate::budget::{Allowance, Selector, Stop};
 use crate::context::HistoryTurn;
 use crate::error::Result;
@@ -183,7 +183,7 @@ impl Compiler<'_, '_> {
             if selector.stopped.is_some() {
                 // Selection is over: the rest is only counted (for the estimate; a
                 // preview returns the body alone and skips it).
-                if self.purpose != super::Purpose::Preview {
+                if self.purpose != super::compiler::Purpose::Preview {
                     available += source.count_rest(self.a.id, self.ctx.conversation.answerer_id)?;
                 }
                 break;

@@ -28,7 +28,7 @@ use crate::wire::{self, Layout};
 /// reads. `None` for any other turn.
 pub fn answerer(ctx: &Context) -> Option<uuid::Uuid> {
     let t = &ctx.turn;
-    let a = super::answerer(ctx).ok()?;
+    let a = super::compiler::answerer(ctx).ok()?;
     let model = ctx.models.get(t.model.as_deref().or(a.model.as_deref())?)?;
     if model.wire != Wire::Responses {
         return None;

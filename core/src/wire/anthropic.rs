@@ -7,7 +7,7 @@
 //! escaping is the renderer's one heavy step (see `json::string`).
 
 use super::json::{self, Obj};
-use super::{merged, Pos, Rendered, Request, ToolSpelling};
+use super::shape::{merged, Pos, Rendered, Request, ToolSpelling};
 use crate::items::{Message, PartKind};
 use crate::kinds::{Role, Wire};
 
@@ -149,7 +149,7 @@ pub(super) const TOOLS: ToolSpelling = ToolSpelling {
 
 pub(super) fn render(req: &Request<'_>) -> Rendered {
     let messages = req.messages;
-    let (leading, system) = super::leading_system(messages);
+    let (leading, system) = super::shape::leading_system(messages);
     let mut head = Obj::new();
     if let Some(m) = req.model {
         head.field("model", &m.name);
@@ -162,7 +162,7 @@ pub(super) fn render(req: &Request<'_>) -> Rendered {
     }
     let head = head.open_list("messages");
     let (elements, element_layout) = elements(req, leading);
-    let mut tail = super::tail_with_tools(req, &TOOLS);
+    let mut tail = super::shape::tail_with_tools(req, &TOOLS);
     for (key, value) in crate::options::fields(req.options, crate::kinds::Wire::Anthropic) {
         tail.raw(key, &value);
     }

@@ -4,7 +4,7 @@
 //! Elements are written by hand with [`json::string`], as on the Anthropic wire.
 
 use super::json;
-use super::{Pos, Rendered, Request, ToolSpelling};
+use super::shape::{Pos, Rendered, Request, ToolSpelling};
 use crate::items::{Message, PartKind};
 use crate::kinds::Role;
 
@@ -46,7 +46,7 @@ fn content(req: &Request<'_>, m: &Message, mi: usize, carried: &mut Vec<Pos>, ou
             _ => {}
         }
         if req.marked((mi, pi)) {
-            out.push_str(super::EXPLICIT_BREAKPOINT);
+            out.push_str(super::shape::EXPLICIT_BREAKPOINT);
         }
         out.push('}');
     }
@@ -66,7 +66,7 @@ fn user_side(req: &Request<'_>, m: &Message, mi: usize, texts: &mut Vec<String>,
                 // A run's breakpoint on a result: the content as a list of one text part.
                 out.push_str(r#"[{"type":"text","text":"#);
                 json::string(&mut out, content);
-                out.push_str(super::EXPLICIT_BREAKPOINT);
+                out.push_str(super::shape::EXPLICIT_BREAKPOINT);
                 out.push_str("}]");
             } else {
                 json::string(&mut out, content);
@@ -120,7 +120,7 @@ fn assistant(req: &Request<'_>, m: &Message, mi: usize, texts: &mut Vec<String>,
 }
 
 pub(super) fn elements(req: &Request<'_>) -> (Vec<String>, Vec<Vec<Pos>>) {
-    super::each_message(req, user_side, assistant)
+    super::shape::each_message(req, user_side, assistant)
 }
 
 /// Function tools; chat has no tool search, so a deferred tool is left out (its
@@ -134,7 +134,7 @@ pub(super) const TOOLS: ToolSpelling = ToolSpelling {
 };
 
 pub(super) fn render(req: &Request<'_>) -> Rendered {
-    super::openai_body(
+    super::shape::openai_body(
         req,
         crate::kinds::Wire::Chat,
         "max_completion_tokens",

@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 
 use super::json::{self, Obj};
-use super::{merged, Pos, Rendered, Request, ToolSpelling};
+use super::shape::{merged, Pos, Rendered, Request, ToolSpelling};
 use crate::items::{Message, PartKind};
 use crate::kinds::{Role, Wire};
 
@@ -140,7 +140,7 @@ pub(super) const TOOLS: ToolSpelling = ToolSpelling {
 
 pub(super) fn render(req: &Request<'_>) -> Rendered {
     let messages = req.messages;
-    let (leading, system) = super::leading_system(messages);
+    let (leading, system) = super::shape::leading_system(messages);
     let mut head = Obj::new();
     if !system.is_empty() {
         let mut text = String::from("{");
@@ -150,7 +150,7 @@ pub(super) fn render(req: &Request<'_>) -> Rendered {
     }
     let head = head.open_list("contents");
     let (elements, element_layout) = elements(req, leading);
-    let mut tail = super::tail_with_tools(req, &TOOLS);
+    let mut tail = super::shape::tail_with_tools(req, &TOOLS);
     let (tool_config, generation) = crate::options::gemini(req.options);
     if let Some(c) = &tool_config {
         tail.raw("toolConfig", c);

@@ -10,7 +10,7 @@
 //! turn is the earlier one plus its new items.
 
 use super::json;
-use super::{Pos, Rendered, Request, ToolSpelling};
+use super::shape::{Pos, Rendered, Request, ToolSpelling};
 use crate::items::{Message, PartKind};
 
 fn input_part(out: &mut String, kind: &PartKind, marked: bool) {
@@ -26,7 +26,7 @@ fn input_part(out: &mut String, kind: &PartKind, marked: bool) {
         _ => return,
     }
     if marked {
-        out.push_str(super::EXPLICIT_BREAKPOINT);
+        out.push_str(super::shape::EXPLICIT_BREAKPOINT);
     }
     out.push('}');
 }
@@ -44,7 +44,7 @@ fn user_side(req: &Request<'_>, m: &Message, mi: usize, texts: &mut Vec<String>,
                 // A run's breakpoint on a result: the output as a list of one input_text.
                 out.push_str(r#"[{"type":"input_text","text":"#);
                 json::string(&mut out, content);
-                out.push_str(super::EXPLICIT_BREAKPOINT);
+                out.push_str(super::shape::EXPLICIT_BREAKPOINT);
                 out.push_str("}]");
             } else {
                 json::string(&mut out, content);
@@ -139,7 +139,7 @@ fn assistant(_req: &Request<'_>, m: &Message, mi: usize, texts: &mut Vec<String>
 }
 
 pub(super) fn elements(req: &Request<'_>) -> (Vec<String>, Vec<Vec<Pos>>) {
-    super::each_message(req, user_side, assistant)
+    super::shape::each_message(req, user_side, assistant)
 }
 
 /// Function tools, flat; `strict` is required by the API's types (an input schema is
@@ -155,7 +155,7 @@ pub(super) const TOOLS: ToolSpelling = ToolSpelling {
 };
 
 pub(super) fn render(req: &Request<'_>) -> Rendered {
-    super::openai_body(
+    super::shape::openai_body(
         req,
         crate::kinds::Wire::Responses,
         "max_output_tokens",
@@ -218,7 +218,11 @@ pub(crate) fn is_output(element: &str) -> bool {
 /// `instructions`, `previous_response_id` when the chain holds, and the elements from
 /// the chain's cut on; the explicit cache options dropped (a stateful request places no
 /// breakpoints; the provider caches the chain by its key).
-pub(crate) fn stateful(body: &super::Body, previous_response_id: Option<&str>, cut: usize) -> super::Body {
+pub(crate) fn stateful(
+    body: &super::shape::Body,
+    previous_response_id: Option<&str>,
+    cut: usize,
+) -> super::shape::Body {
     let (lead, instructions) = lead(&body.elements);
     let from = cut.max(lead).min(body.elements.len());
     let mut added = String::new();
@@ -241,7 +245,7 @@ pub(crate) fn stateful(body: &super::Body, previous_response_id: Option<&str>, c
             tail.replace_range(start..start + len + 1, "");
         }
     }
-    super::Body {
+    super::shape::Body {
         head,
         elements: body.elements[from..].to_vec(),
         tail,

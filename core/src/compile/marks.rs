@@ -18,25 +18,25 @@
 //! None where the request ending with the round is below the model's minimum cacheable
 //! length (the marker's own rule, `continuation::continuing_tail`).
 
-use super::{explicit, Breakpoint, Pos, Stretch};
 use crate::items::{Message, PartKind};
 use crate::kinds::{Role, Wire};
 use crate::profile::Profile;
+use crate::wire::{explicit, Breakpoint, Pos, Stretch};
 
 /// The rounds a continuation appends, as the wire rendered them.
-pub struct Appended<'a> {
-    pub messages: &'a [Message],
+pub(super) struct Appended<'a> {
+    pub(super) messages: &'a [Message],
     /// Each element's parts, in the order the wire writes them (one block each on
     /// anthropic).
-    pub layout: &'a [Vec<Pos>],
+    pub(super) layout: &'a [Vec<Pos>],
     /// The tokens of the sealed body the rounds follow (what the request totals start at).
-    pub base_tokens: u32,
+    pub(super) base_tokens: u32,
     /// The breakpoints the sealed body carries.
-    pub sealed_marks: usize,
+    pub(super) sealed_marks: usize,
 }
 
 /// The breakpoints to place on the appended rounds of a run on `wire`.
-pub fn run_breakpoints(wire: Wire, profile: Option<&Profile>, appended: &Appended<'_>) -> Vec<Breakpoint> {
+pub(super) fn run_breakpoints(wire: Wire, profile: Option<&Profile>, appended: &Appended<'_>) -> Vec<Breakpoint> {
     let minimum = profile.map_or(0, |p| u32::try_from(p.min_cache_tokens).unwrap_or(0));
     let rounds = segments(appended);
     match wire {
@@ -79,7 +79,10 @@ fn segments(appended: &Appended<'_>) -> Vec<Round> {
             continue;
         };
         let round = round_of[m];
-        tokens = crate::tokens::add(tokens, super::elements_cost(appended.messages, &appended.layout[e..=e]));
+        tokens = crate::tokens::add(
+            tokens,
+            crate::wire::elements_cost(appended.messages, &appended.layout[e..=e]),
+        );
         match out.last_mut() {
             Some(last) if round_of_previous == Some(round) => {
                 last.blocks.end = block + parts.len();
@@ -214,7 +217,7 @@ mod tests {
     }
 
     fn marks(wire: Wire, profile: &Profile, messages: &[Message], base: u32, sealed: usize) -> Vec<Pos> {
-        let (_, layout) = super::super::render_elements(wire, messages, None, &[]);
+        let (_, layout) = crate::wire::render_elements(wire, messages, None, &[]);
         let appended = Appended {
             messages,
             layout: &layout,

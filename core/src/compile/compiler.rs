@@ -1,0 +1,235 @@
+//! What a compile works with and returns: its purpose, the compiler's state while it
+//! builds a fresh body, the result, what `explain_turn` shows and what the seal stores.
+//! The stages (`raw`, `assemble`, `finish`, `continuation`) extend [`Compiler`] and
+//! read these; none of them is read from here.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+use uuid::Uuid;
+
+use crate::budget::Window;
+use crate::context::Context;
+use crate::error::{quote, Code, Error};
+use crate::estimate::Estimate;
+use crate::fields::Tool;
+use crate::items::{Item, Message};
+use crate::kinds::{Mechanism, PrefaceItem, Role, Wire};
+use crate::macros::Values;
+use crate::rows::{Model, Turn, User};
+use crate::seal::Frozen;
+use crate::tokens::Counter;
+use crate::wire::{Body, Breakpoint};
+
+/// What the caller does with the result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Purpose {
+    /// `compile_turn`: raises budget problems; the caller seals a fresh compile.
+    Compile,
+    /// `preview_turn`: raises like compile, never seals.
+    Preview,
+    /// `estimate_turn` and `explain_turn`: report budget problems instead of raising.
+    Estimate,
+}
+
+impl Purpose {
+    pub(super) fn raises(self) -> bool {
+        self != Purpose::Estimate
+    }
+}
+
+/// How a body was made (`explain_turn`): everything but the body itself.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Explain {
+    pub version: u32,
+    pub conversation_id: Uuid,
+    pub turn_id: Uuid,
+    pub mechanism: Mechanism,
+    pub model: Option<String>,
+    pub wire: Wire,
+    pub sealed: bool,
+    /// The compiled, kernel-neutral list; `None` for a sealed turn (its body is what
+    /// was sent, and the list it was rendered from is not kept).
+    pub messages: Option<Vec<Message>>,
+    pub cache_marker: usize,
+    pub cache_breakpoints: Vec<Breakpoint>,
+    pub preface: Vec<PrefaceItem>,
+    pub estimate: Estimate,
+    /// The deferred callables' catalog lines and tool definitions (when any).
+    #[serde(skip_serializing_if = "crate::seal::Deferred::is_empty")]
+    pub deferred: crate::seal::Deferred,
+    /// A stateful turn's chain (the body sent is the stored one's stateful form).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stateful: Option<crate::seal::Stateful>,
+    /// The model row the body was compiled for (its cache rules; not shown).
+    #[serde(skip)]
+    pub model_row: Option<Model>,
+}
+
+/// What a fresh compile stores (docs/design.md, "Seals").
+#[derive(Debug, Clone, PartialEq)]
+pub struct SealDraft {
+    /// The sealed body: the request for the turn's first model call.
+    pub body: Body,
+    /// The body's elements without cache breakpoints (what storage shares between
+    /// seals), and the edits that mark them.
+    pub plain_elements: Vec<String>,
+    pub patches: Vec<crate::seal::Patch>,
+    pub frozen: Frozen,
+    pub preface: Vec<PrefaceItem>,
+    pub catalog: Option<String>,
+    /// The row versions the compile read (JSON text).
+    pub versions: String,
+}
+
+/// A compile's result.
+#[derive(Debug, Clone)]
+pub struct Output {
+    /// The request body for the turn's next model call: the sealed body, plus the
+    /// rounds written since for a continuation.
+    pub body: Body,
+    pub explain: Explain,
+    /// Present when this was a fresh compile (the turn had no seal).
+    pub seal: Option<SealDraft>,
+    /// The number of the newest round the body carries (a continuation): the rounds up
+    /// to it were sent, and never change again.
+    pub last_round: Option<i32>,
+}
+
+impl Output {
+    pub fn estimate(&self) -> &Estimate {
+        &self.explain.estimate
+    }
+}
+
+pub(super) fn not_compilable(t: &Turn, why: &str) -> Error {
+    Error::new(Code::TurnNotCompilable, format!("turn {} {why}", t.id))
+        .hint("compile_turn compiles reply turns (kind = 'reply') of the conversation it is given.")
+}
+
+/// The agent that answers the turn: its own answerer, else its conversation's.
+pub(super) fn answerer(ctx: &Context) -> crate::error::Result<&User> {
+    let t = &ctx.turn;
+    let a_id = t.answerer_id.or(ctx.conversation.answerer_id).ok_or_else(|| {
+        Error::new(
+            Code::TurnNotCompilable,
+            format!("turn {} has no answerer (nor has its conversation)", t.id),
+        )
+        .hint("Set the conversation's answerer_id, or the turn's own answerer_id: the agent that replies.")
+    })?;
+    ctx.users
+        .get(&a_id)
+        .ok_or_else(|| not_compilable(t, &format!("names answerer {a_id}, which is not visible")))
+}
+
+pub(super) struct Compiler<'a, 'm> {
+    pub(super) ctx: &'a Context,
+    pub(super) a: &'a User,
+    pub(super) model: Option<&'a Model>,
+    pub(super) wire: Wire,
+    pub(super) tools: Vec<Tool>,
+    pub(super) window: Window,
+    pub(super) counter: Counter<'m>,
+    /// The context's users and those history batches named.
+    pub(super) users: HashMap<Uuid, User>,
+    pub(super) purpose: Purpose,
+    /// Bytes of text the blocks built so far: what is left of `bounds::MAX_TEXT` bounds
+    /// the next substitution.
+    pub(super) built: usize,
+}
+
+/// A fresh compile before the wire, the gate and the result.
+pub(super) struct Fresh {
+    pub(super) mechanism: Mechanism,
+    pub(super) messages: Vec<Message>,
+    /// The estimate's block names, in order (the tools block follows them).
+    pub(super) blocks: Vec<String>,
+    /// The items each block rendered (roles and floors), history's left empty.
+    pub(super) rendered: Vec<Vec<Item>>,
+    /// The index of the history block, when there is one.
+    pub(super) history_block: Option<usize>,
+    /// The first block of the seed: what follows history (the preface and the input).
+    pub(super) seed_block: usize,
+    pub(super) cache_marker: usize,
+    pub(super) breakpoints: Vec<Breakpoint>,
+    pub(super) preface: Vec<PrefaceItem>,
+    pub(super) catalog: Option<String>,
+    /// The deferred callables' catalog lines (left out of `catalog`).
+    pub(super) deferred_catalog: Vec<String>,
+    pub(super) history: crate::estimate::HistoryEstimate,
+    /// Where the history taken begins (frozen into the seal for stable trimming).
+    pub(super) history_from: Option<crate::history::EntryAt>,
+    pub(super) versions: serde_json::Value,
+    pub(super) budget_problem: Option<Error>,
+}
+
+impl Compiler<'_, '_> {
+    /// The macro values of a turn posted by `poster`, dated `date`.
+    pub(super) fn values(&self, poster: Option<Uuid>, date: &str) -> Values {
+        let human = poster
+            .and_then(|p| self.users.get(&p))
+            .and_then(User::controlling_human);
+        Values {
+            agent: self.a.display_name.clone(),
+            user: human
+                .and_then(|h| self.users.get(&h))
+                .and_then(|u| u.display_name.clone()),
+            workspace: self.ctx.workspace.name.clone(),
+            date: Some(date.to_string()).filter(|d| !d.is_empty()),
+            conversation_kind: Some(self.ctx.conversation.kind.clone()),
+        }
+    }
+
+    pub(super) fn text_item(&mut self, role: Role, text: String, block: usize) -> Option<Item> {
+        if text.is_empty() {
+            return None;
+        }
+        self.built = self.built.saturating_add(text.len());
+        let tokens = self.counter.count(&text);
+        Some(Item::text(role, text, tokens, block))
+    }
+
+    /// What is left of the bound on the texts a compile builds.
+    pub(super) fn room(&self) -> usize {
+        crate::bounds::MAX_TEXT.saturating_sub(self.built)
+    }
+
+    pub(super) fn model_name(&self) -> String {
+        model_name(self.model)
+    }
+}
+
+pub(super) fn model_name(model: Option<&Model>) -> String {
+    model.map(|m| quote(&m.name)).unwrap_or_else(|| "(none)".into())
+}
+
+pub(super) fn uniform_role(mut roles: impl Iterator<Item = Role>) -> Option<Role> {
+    let first = roles.next()?;
+    roles.all(|r| r == first).then_some(first)
+}
+
+/// What `explain_turn` shows for a compile frozen as `frozen`.
+pub(super) fn explain(
+    ctx: &crate::context::Context,
+    frozen: &Frozen,
+    messages: Option<Vec<Message>>,
+    sealed: bool,
+) -> Explain {
+    Explain {
+        version: 2,
+        conversation_id: ctx.conversation.id,
+        turn_id: ctx.turn.id,
+        mechanism: frozen.mechanism,
+        model: frozen.model.as_ref().map(|m| m.name.clone()),
+        wire: frozen.wire,
+        sealed,
+        messages,
+        cache_marker: frozen.cache_marker,
+        cache_breakpoints: frozen.cache_breakpoints.clone(),
+        preface: frozen.preface.clone(),
+        estimate: frozen.estimate.clone(),
+        deferred: frozen.deferred.clone(),
+        stateful: frozen.stateful.clone(),
+        model_row: frozen.model.clone(),
+    }
+}

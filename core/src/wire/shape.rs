@@ -1,0 +1,316 @@
+//! What every wire's renderer reads and writes: the request, the body and its layout,
+//! the breakpoints, and the helpers the renderers share (the leading system run, the
+//! merge of neighbours, the OpenAI wires' body, the tool list). The wires' files read
+//! this file; it reads none of them.
+
+use serde::{Deserialize, Serialize};
+
+use super::json;
+use crate::fields::Tool;
+use crate::items::Message;
+use crate::kinds::{CacheTtl, Wire};
+use crate::options::Options;
+use crate::rows::Model;
+
+/// Whether `wire` carries a part: a provider's own block only rides its own wire.
+fn carries(wire: Wire, kind: &crate::items::PartKind) -> bool {
+    kind.carried_on(wire)
+}
+
+/// The leading run of system messages (what anthropic and gemini lift out of the list):
+/// how many, and their parts' positions.
+pub(super) fn leading_system(messages: &[Message]) -> (usize, Vec<Pos>) {
+    let leading = messages
+        .iter()
+        .take_while(|m| m.role == crate::kinds::Role::System)
+        .count();
+    let system = (0..leading)
+        .flat_map(|mi| (0..messages[mi].parts.len()).map(move |pi| (mi, pi)))
+        .collect();
+    (leading, system)
+}
+
+/// A body's tail, after its list: the tools as `tools` spells them, when there are any.
+pub(super) fn tail_with_tools(req: &Request<'_>, tools: &ToolSpelling) -> json::Obj {
+    let mut tail = json::Obj::after("]");
+    if let Some(t) = tool_list(tools, req.tools, true) {
+        tail.raw("tools", &t);
+    }
+    tail
+}
+
+/// The body of an OpenAI wire (chat, responses): the model, the token limit under
+/// `limit`, the list under `list` (every message its own element, no system field
+/// lifted), then the tools, the options and `prompt_cache_key`.
+pub(super) fn openai_body(
+    req: &Request<'_>,
+    wire: Wire,
+    limit: &str,
+    list: &str,
+    tools: &ToolSpelling,
+    (elements, element_layout): (Vec<String>, Vec<Vec<Pos>>),
+) -> Rendered {
+    let mut head = json::Obj::new();
+    if let Some(m) = req.model {
+        head.field("model", &m.name);
+    }
+    head.field(limit, &req.max_tokens());
+    let head = head.open_list(list);
+    let mut tail = tail_with_tools(req, tools);
+    for (key, value) in crate::options::fields(req.options, wire) {
+        tail.raw(key, &value);
+    }
+    tail.field("prompt_cache_key", req.cache_key);
+    let profile = req.model.and_then(|m| m.profile.as_ref());
+    if let (true, Some(p)) = (explicit(profile), profile) {
+        // Explicit breakpoints only, at the TTL of the model (Chat takes 30m alone).
+        let ttl = match (wire, p.ttl(req.ttl())) {
+            (Wire::Chat, _) => CacheTtl::ThirtyMinutes,
+            (_, ttl) => ttl,
+        };
+        tail.raw(
+            "prompt_cache_options",
+            &format!(r#"{{"mode":"explicit","ttl":"{}"}}"#, ttl.as_str()),
+        );
+    }
+    Rendered::new(head, (elements, element_layout), tail, Vec::new())
+}
+
+/// What renders one compiled message of a one-item-per-message wire: its elements and
+/// the parts each carries.
+pub(super) type Element = fn(&Request<'_>, &Message, usize, &mut Vec<String>, &mut Vec<Vec<Pos>>);
+
+/// The elements of a one-item-per-message wire (chat, responses), message by message:
+/// `user_side` for system, developer and user messages, `assistant` for the model's.
+pub(super) fn each_message(req: &Request<'_>, user_side: Element, assistant: Element) -> (Vec<String>, Vec<Vec<Pos>>) {
+    let mut texts = Vec::new();
+    let mut layout = Vec::new();
+    for (mi, m) in req.messages.iter().enumerate() {
+        crate::bounds::interrupt();
+        if m.role == crate::kinds::Role::Assistant {
+            assistant(req, m, mi, &mut texts, &mut layout);
+        } else {
+            user_side(req, m, mi, &mut texts, &mut layout);
+        }
+    }
+    (texts, layout)
+}
+
+/// The messages from `start` on as the merging wires (anthropic, gemini) group them:
+/// user-side or assistant, same-role neighbours merged unless the later one is a
+/// boundary; each with the parts `wire` carries, and whether it is one plain message (a
+/// raw entry stored as a string, which Anthropic keeps a string).
+pub(super) fn merged(messages: &[Message], start: usize, wire: Wire) -> Vec<(crate::kinds::Role, Vec<Pos>, bool)> {
+    use crate::kinds::Role;
+    let mut out: Vec<(Role, Vec<Pos>, bool)> = Vec::new();
+    for (mi, m) in messages.iter().enumerate().skip(start) {
+        crate::bounds::interrupt();
+        let role = if m.role == Role::Assistant {
+            Role::Assistant
+        } else {
+            Role::User
+        };
+        let parts: Vec<Pos> = (0..m.parts.len())
+            .filter(|&pi| carries(wire, &m.parts[pi].kind))
+            .map(|pi| (mi, pi))
+            .collect();
+        if parts.is_empty() {
+            continue;
+        }
+        match out.last_mut() {
+            Some((r, positions, plain)) if *r == role && !m.boundary => {
+                positions.extend(parts);
+                *plain = false;
+            }
+            _ => out.push((role, parts, m.plain)),
+        }
+    }
+    out
+}
+
+/// Whether a model's profile takes OpenAI's explicit breakpoints (`prompt_cache_breakpoint`).
+pub(crate) fn explicit(profile: Option<&crate::profile::Profile>) -> bool {
+    profile.and_then(|p| p.cache_breakpoints) == Some(crate::kinds::Breakpoints::PromptCacheBreakpoint)
+}
+
+/// OpenAI's explicit breakpoint on an input part; its TTL is the request's
+/// (`prompt_cache_options.ttl`).
+pub(super) const EXPLICIT_BREAKPOINT: &str = r#","prompt_cache_breakpoint":{"mode":"explicit"}"#;
+
+/// Anthropic's default when no model row names `max_output_tokens`.
+pub const DEFAULT_MAX_TOKENS: i32 = 4096;
+
+/// A compiled part's position: (message, part) in the compiled list.
+pub type Pos = (usize, usize);
+
+/// What a cache breakpoint closes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stretch {
+    /// The slots, documents, memory and catalog: they change only when someone writes them.
+    StablePrefix,
+    /// The newest history entry: the next turn reads this turn's history from cache.
+    History,
+    /// A round of a run (a continuation's own; never sealed).
+    Round,
+}
+
+/// A cache breakpoint: the last part of a stretch of the request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Breakpoint {
+    pub message: usize,
+    pub part: usize,
+    pub after: Stretch,
+}
+
+/// What a wire renders from.
+pub struct Request<'a> {
+    pub messages: &'a [Message],
+    pub model: Option<&'a Model>,
+    pub tools: &'a [Tool],
+    pub breakpoints: &'a [Breakpoint],
+    /// The request's options, merged and checked against the wire.
+    pub options: &'a Options,
+    /// `prompt_cache_key` on the wires that take one: the conversation id.
+    pub cache_key: &'a str,
+}
+
+impl Request<'_> {
+    pub(super) fn max_tokens(&self) -> i32 {
+        self.model.map_or(DEFAULT_MAX_TOKENS, |m| m.max_output_tokens)
+    }
+
+    pub(super) fn ttl(&self) -> CacheTtl {
+        self.model.map_or(CacheTtl::FiveMinutes, |m| m.cache_ttl)
+    }
+
+    pub(super) fn marked(&self, pos: Pos) -> bool {
+        self.breakpoints.iter().any(|b| (b.message, b.part) == pos)
+    }
+}
+
+/// A request body: `head` ends where the list opens (`[`), `tail` starts where it closes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Body {
+    pub head: String,
+    pub elements: Vec<String>,
+    pub tail: String,
+}
+
+impl Body {
+    /// The body's bytes.
+    pub fn text(&self) -> String {
+        let mut out = String::with_capacity(self.len());
+        out.push_str(&self.head);
+        for (i, e) in self.elements.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str(e);
+        }
+        out.push_str(&self.tail);
+        out
+    }
+
+    /// The body's length in bytes.
+    pub fn len(&self) -> usize {
+        self.head.len()
+            + self.tail.len()
+            + self.elements.iter().map(String::len).sum::<usize>()
+            + self.elements.len().saturating_sub(1)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Which compiled parts each element, and the lifted system field, carries.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Layout {
+    pub system: Vec<Pos>,
+    pub elements: Vec<Vec<Pos>>,
+}
+
+/// A rendered request: its body and its layout.
+#[derive(Debug, Clone)]
+pub struct Rendered {
+    pub body: Body,
+    pub layout: Layout,
+}
+
+impl Rendered {
+    /// A body of `head`, the elements, and `tail` closed; `system`: the positions of the
+    /// parts the head lifted out of the list.
+    pub(super) fn new(
+        head: String,
+        (elements, layout): (Vec<String>, Vec<Vec<Pos>>),
+        tail: json::Obj,
+        system: Vec<Pos>,
+    ) -> Self {
+        Rendered {
+            body: Body {
+                head,
+                elements,
+                tail: tail.close(),
+            },
+            layout: Layout {
+                system,
+                elements: layout,
+            },
+        }
+    }
+}
+
+/// How a wire spells its tool list: one renderer for the four wires.
+pub(super) struct ToolSpelling {
+    /// What opens and closes the list.
+    pub list: (&'static str, &'static str),
+    /// A tool, up to its name.
+    pub open: &'static str,
+    /// The key of its input schema.
+    pub schema: &'static str,
+    /// What follows the schema, before a deferred tool's `defer_loading` and the close.
+    pub after_schema: &'static str,
+    /// The wire's tool search, sent when a tool is deferred; `None`: the wire has none,
+    /// and a deferred tool is left out.
+    pub search: Option<&'static str>,
+}
+
+/// The tool list as `s` spells it (`None` when it lists nothing). A deferred tool is
+/// sent with `defer_loading` where the wire has a tool search, and only `with_deferred`
+/// (without: what the model's context loads).
+pub(super) fn tool_list(s: &ToolSpelling, tools: &[Tool], with_deferred: bool) -> Option<String> {
+    let searched = s.search.filter(|_| tools.iter().any(|t| t.deferred));
+    let with_deferred = with_deferred && searched.is_some();
+    let mut out = String::from(s.list.0);
+    let mut listed = 0;
+    for t in tools.iter().filter(|t| with_deferred || !t.deferred) {
+        if listed > 0 {
+            out.push(',');
+        }
+        listed += 1;
+        out.push_str(s.open);
+        json::string(&mut out, &t.name);
+        if let Some(d) = &t.description {
+            out.push_str(r#","description":"#);
+            json::string(&mut out, d);
+        }
+        out.push_str(s.schema);
+        json::raw(&mut out, &t.input_schema);
+        out.push_str(s.after_schema);
+        if t.deferred {
+            out.push_str(r#","defer_loading":true"#);
+        }
+        out.push('}');
+    }
+    if let Some(search) = searched {
+        if listed > 0 {
+            out.push(',');
+        }
+        listed += 1;
+        out.push_str(search);
+    }
+    out.push_str(s.list.1);
+    (listed > 0).then_some(out)
+}

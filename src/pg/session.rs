@@ -1,0 +1,43 @@
+//! What a backend keeps for its sessions: the memo of token counts (scoped to the current
+//! role, so no role reads another's counts), and whether the session can write.
+
+use std::cell::RefCell;
+
+use pgprompt_core::tokens::Memo;
+use pgrx::pg_sys;
+
+thread_local! {
+    /// Counts of texts that have no stored count, kept for the backend's life.
+    static MEMO: RefCell<Memo> = RefCell::new(Memo::new());
+}
+
+/// Runs `f` with the backend's memo of counts, scoped to the current role.
+pub(super) fn with_memo<T>(f: impl FnOnce(&mut Memo) -> T) -> T {
+    MEMO.with(|m| {
+        let mut memo = m.borrow_mut();
+        memo.set_capacity(super::settings::memo_capacity());
+        memo.set_scope(role_scope());
+        f(&mut memo)
+    })
+}
+
+/// The calling role's share of the memo: its entries, the capacity, its hits and misses.
+pub(super) fn memo_stats() -> (usize, usize, (u64, u64)) {
+    MEMO.with(|m| {
+        let mut m = m.borrow_mut();
+        m.set_scope(role_scope());
+        (m.scope_len(), m.capacity(), m.hits_and_misses())
+    })
+}
+
+/// The memo's scope: the current role.
+fn role_scope() -> u32 {
+    // SAFETY: a read of the backend's current user id, from its own thread.
+    unsafe { pg_sys::GetUserId() }.to_u32()
+}
+
+/// Whether this session can write (not a hot standby, not a READ ONLY transaction).
+pub(super) fn writable() -> bool {
+    // SAFETY: reads of two backend-global flags, in a backend, on its own thread.
+    !unsafe { pg_sys::RecoveryInProgress() || pg_sys::XactReadOnly }
+}
