@@ -511,12 +511,10 @@ def cache_lines() -> list:
 
 def runs_lines() -> list:
     """The agent-run cache benchmark's section (bench/cache_runs.py), when it has run."""
-    path = OUT / "cache_runs.json"
+    path = OUT / "cache_runs.md"
     if not path.exists():
         return []
-    from cache_runs import lines
-
-    return [""] + lines(json.loads(path.read_text()))
+    return [""] + path.read_text().rstrip("\n").split("\n")
 
 
 def ok(v, target):
