@@ -623,3 +623,47 @@ fn conversation_scoped_keys_start_with_conversation_id() {
         Some("FOREIGN KEY (conversation_id, turn_id) REFERENCES prompt.turns(conversation_id, id) ON DELETE CASCADE".into())
     );
 }
+
+/// The message of the error `f` raises (`None`: it raised none).
+fn raised(f: impl FnOnce() + std::panic::UnwindSafe) -> Option<String> {
+    use pgrx::pg_sys::panic::CaughtError;
+    PgTryBuilder::new(|| {
+        f();
+        None
+    })
+    .catch_others(|e| match e {
+        CaughtError::PostgresError(r) | CaughtError::ErrorReport(r) | CaughtError::RustPanic { ereport: r, .. } => {
+            Some(r.message().to_string())
+        }
+    })
+    .execute()
+}
+
+#[pg_test]
+fn a_reader_takes_columns_by_name_and_a_swapped_column_or_a_null_is_an_error_naming_it() {
+    use crate::pg::load::{read_turn, turn_columns, TURN};
+    use crate::pg::spi::{run, Query};
+    let read = |sql: String| {
+        let q = Query::new("a turn row", sql, &TURN);
+        Spi::connect(|client| run(client, &q, &[], read_turn).map(|rows| rows.len()))
+    };
+    let columns = turn_columns("'UTC'");
+    let sql = |cols: &str| format!("SELECT {cols} FROM prompt.turns t");
+    assert_eq!(read(sql(&columns)).expect("the declared columns read"), 0);
+    // Two text columns swapped in the SQL: the first run refuses it, naming the column.
+    let swapped = columns.replace("t.content, t.prompt", "t.prompt, t.content");
+    assert_ne!(swapped, columns);
+    let message = raised(|| {
+        let _ = read(sql(&swapped));
+    })
+    .expect("a swapped column is refused");
+    assert!(
+        message.contains(r#"column 8 of a query is "prompt""#) && message.contains(r#"not the declared "content""#),
+        "{message}"
+    );
+    // A NULL where the compile needs a value: data_corrupted naming the column.
+    let q = Query::new("a turn row", "SELECT NULL::text AS kind", &[("kind", pgrx::pg_sys::TEXTOID)]);
+    let err = Spi::connect(|client| run(client, &q, &[], |c| c.need_text("kind").map(Some))).unwrap_err();
+    assert_eq!(err.code, pgprompt_core::Code::DataCorrupted);
+    assert!(err.message.contains(r#"column "kind" of a turn row is NULL"#), "{}", err.message);
+}

@@ -341,7 +341,7 @@ fn verify_seals(
     ),
 > {
     let conv = conversation_id.map(core_uuid);
-    let problems = Spi::connect(|client| seals::verify(client, conv));
+    let problems = Spi::connect(|client| seals::verify(client, conv)).or_raise();
     TableIterator::new(
         problems
             .into_iter()

@@ -23,9 +23,10 @@ use pgprompt_core::Purpose;
 /// went in one request).
 static SENT: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
-        "SELECT t.id, extract(epoch FROM s.sealed_at)::float8, \
-                coalesce(array_agg(g.n ORDER BY g.n) FILTER (WHERE g.n IS NOT NULL), '{}'), \
-                coalesce(array_agg(g.at ORDER BY g.n) FILTER (WHERE g.n IS NOT NULL), '{}') \
+        "a sealed turn's requests",
+        "SELECT t.id, extract(epoch FROM s.sealed_at)::float8 AS sealed_at, \
+                coalesce(array_agg(g.n ORDER BY g.n) FILTER (WHERE g.n IS NOT NULL), '{}') AS rounds, \
+                coalesce(array_agg(g.at ORDER BY g.n) FILTER (WHERE g.n IS NOT NULL), '{}') AS sent_at \
          FROM prompt.turns t \
          JOIN prompt.seals s ON s.conversation_id = t.conversation_id AND s.turn_id = t.id \
          LEFT JOIN LATERAL (SELECT max(r.n) AS n, extract(epoch FROM r.sent_at)::float8 AS at \
@@ -34,16 +35,27 @@ static SENT: LazyLock<Query> = LazyLock::new(|| {
                               AND r.sent_at IS NOT NULL GROUP BY r.sent_at) g ON true \
          WHERE t.conversation_id = $1 AND s.pruned_at IS NULL \
          GROUP BY t.id, t.seq, s.sealed_at ORDER BY t.seq",
-        &[UUIDOID, FLOAT8OID, INT4ARRAYOID, FLOAT8ARRAYOID],
+        &[
+            ("id", UUIDOID),
+            ("sealed_at", FLOAT8OID),
+            ("rounds", INT4ARRAYOID),
+            ("sent_at", FLOAT8ARRAYOID),
+        ],
     )
 });
 
 /// What the provider billed each recorded request, by (turn, response step).
 static BILLED: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
+        "a response row",
         "SELECT turn_id, step, cache_read_tokens, cache_creation_tokens FROM prompt.responses \
          WHERE conversation_id = $1",
-        &[UUIDOID, INT4OID, INT4OID, INT4OID],
+        &[
+            ("turn_id", UUIDOID),
+            ("step", INT4OID),
+            ("cache_read_tokens", INT4OID),
+            ("cache_creation_tokens", INT4OID),
+        ],
     )
 });
 
@@ -66,27 +78,28 @@ const ALL: Window = Window {
 fn sent(client: &SpiClient<'_>, conv: Uuid, window: Window, memo: &mut Memo) -> Result<Vec<Sent>> {
     let turns = run(client, &SENT, &[pg_uuid(conv).into()], |c| {
         Ok::<_, Error>(Some((
-            c.uuid(),
-            c.next::<f64>().unwrap_or(0.0),
-            c.next::<Vec<i32>>().unwrap_or_default(),
-            c.next::<Vec<f64>>().unwrap_or_default(),
+            c.need_uuid("id")?,
+            c.need::<f64>("sealed_at")?,
+            c.need::<Vec<i32>>("rounds")?,
+            c.need::<Vec<f64>>("sent_at")?,
         )))
     })?;
     let billed: Billed = run(client, &BILLED, &[pg_uuid(conv).into()], |c| {
-        let key = (c.uuid().unwrap_or_default(), c.next::<i32>().unwrap_or(0));
-        Ok::<_, Error>(Some((key, (c.next::<i32>(), c.next::<i32>()))))
+        let key = (c.need_uuid("turn_id")?, c.need::<i32>("step")?);
+        Ok::<_, Error>(Some((
+            key,
+            (c.get::<i32>("cache_read_tokens"), c.get::<i32>("cache_creation_tokens")),
+        )))
     })?
     .into_iter()
     .collect();
     // (turn, step, when), in order; only the window's are read back and compiled.
     let mut wanted: Vec<(Uuid, i32, f64)> = turns
         .into_iter()
-        .filter_map(|(turn, sealed_at, steps, times)| {
-            let turn = turn?;
+        .flat_map(|(turn, sealed_at, steps, times)| {
             let requests = std::iter::once((0, sealed_at)).chain(steps.into_iter().zip(times));
-            Some(requests.map(move |(step, at)| (turn, step, at)).collect::<Vec<_>>())
+            requests.map(move |(step, at)| (turn, step, at)).collect::<Vec<_>>()
         })
-        .flatten()
         .filter(|&(_, _, at)| at >= window.since)
         .collect();
     let skip = wanted.len().saturating_sub(window.last);

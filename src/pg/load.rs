@@ -6,12 +6,14 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::LazyLock;
 
-use pgrx::pg_sys::{BOOLOID, DATEOID, INT4ARRAYOID, INT4OID, INT8OID, JSONBOID, TEXTARRAYOID, TEXTOID, UUIDOID};
+use pgrx::pg_sys::{
+    BOOLOID, DATEOID, FLOAT4OID, INT4ARRAYOID, INT4OID, INT8OID, JSONBOID, TEXTARRAYOID, TEXTOID, UUIDOID,
+};
 use pgrx::spi::SpiClient;
 use uuid::Uuid;
 
 use super::seals;
-use super::spi::{core_uuid, first, nullable, pg_uuid, run, Cols, Query};
+use super::spi::{core_uuid, first, nullable, pg_uuid, run, Cols, Column, Query};
 use pgprompt_core::context::{CaptureState, Captured, Context, HistoryTurn, Host};
 use pgprompt_core::error::{Code, Error, Result};
 use pgprompt_core::fields;
@@ -23,89 +25,106 @@ use pgprompt_core::rows::{
 };
 use pgprompt_core::tokens::Tokenizer;
 
-/// The turn columns, in the order [`read_turn`] reads them, and their types.
-fn turn_columns(tz: &str) -> String {
+/// The turn columns [`read_turn`] takes, as the SQL names them.
+pub(crate) fn turn_columns(tz: &str) -> String {
     format!(
         "t.id, t.seq, t.kind, t.role, t.author_id, t.answerer_id, t.poster_id, t.content, t.prompt, t.origin, \
          t.sender_conversation_id, t.mode, t.inline::text, t.variables::text, t.input::text, t.tools::text, \
          t.callables::text, t.model, t.history::text, t.memory_user_id, t.summary, t.summary_round, \
-         t.request_options::text, (t.created_at AT TIME ZONE {tz})::date, t.content_tokens, t.prompt_tokens, \
-         t.sealed_preface::text, t.sealed_at IS NOT NULL"
+         t.request_options::text, (t.created_at AT TIME ZONE {tz})::date AS created_on, t.content_tokens, \
+         t.prompt_tokens, t.sealed_preface::text, t.sealed_at IS NOT NULL AS sealed"
     )
 }
 
-const TURN_TYPES: [pgrx::pg_sys::Oid; 28] = [
-    UUIDOID,
-    INT8OID,
-    TEXTOID,
-    TEXTOID,
-    UUIDOID,
-    UUIDOID,
-    UUIDOID,
-    TEXTOID,
-    TEXTOID,
-    TEXTOID,
-    UUIDOID,
-    TEXTOID,
-    TEXTOID,
-    TEXTOID,
-    TEXTOID,
-    TEXTOID,
-    TEXTOID,
-    TEXTOID,
-    TEXTOID,
-    UUIDOID,
-    TEXTOID,
-    INT4OID,
-    TEXTOID,
-    DATEOID,
-    INT4ARRAYOID,
-    INT4ARRAYOID,
-    TEXTOID,
-    BOOLOID,
+/// The columns of [`turn_columns`], declared by name beside the reader that takes them.
+pub(crate) const TURN: [Column; 28] = [
+    ("id", UUIDOID),
+    ("seq", INT8OID),
+    ("kind", TEXTOID),
+    ("role", TEXTOID),
+    ("author_id", UUIDOID),
+    ("answerer_id", UUIDOID),
+    ("poster_id", UUIDOID),
+    ("content", TEXTOID),
+    ("prompt", TEXTOID),
+    ("origin", TEXTOID),
+    ("sender_conversation_id", UUIDOID),
+    ("mode", TEXTOID),
+    ("inline", TEXTOID),
+    ("variables", TEXTOID),
+    ("input", TEXTOID),
+    ("tools", TEXTOID),
+    ("callables", TEXTOID),
+    ("model", TEXTOID),
+    ("history", TEXTOID),
+    ("memory_user_id", UUIDOID),
+    ("summary", TEXTOID),
+    ("summary_round", INT4OID),
+    ("request_options", TEXTOID),
+    ("created_on", DATEOID),
+    ("content_tokens", INT4ARRAYOID),
+    ("prompt_tokens", INT4ARRAYOID),
+    ("sealed_preface", TEXTOID),
+    ("sealed", BOOLOID),
 ];
 
-/// A turn as stored, its JSON columns parsed once. Returns whether it is sealed too.
-fn read_turn(c: &mut Cols<'_>) -> Result<Option<(Turn, bool)>> {
-    let Some(id) = c.uuid() else { return Ok(None) };
-    let seq = c.next::<i64>().unwrap_or(0);
-    let kind = TurnKind::from_column("turns.kind", &c.text_or(""))?;
-    let mut t = Turn::new(id, seq, kind);
-    t.role = c.text().map(|r| Role::from_column("turns.role", &r)).transpose()?;
-    t.author_id = c.uuid();
-    t.answerer_id = c.uuid();
-    t.poster_id = c.uuid();
-    t.content = c.text();
-    t.prompt = c.text();
-    t.origin = c.text();
-    t.sender_conversation_id = c.uuid();
-    t.mode = Mode::from_column("turns.mode", &c.text_or("direct_reply"))?;
-    t.inline = fields::parse_inline(&c.text_or("[]"))?;
-    t.variables = fields::parse_variables(&c.text_or("{}"))?;
-    t.input = c.text().map(|i| fields::parse_raw_input(&i)).transpose()?;
-    t.tools = c.text().map(|i| fields::parse_tools(&i)).transpose()?;
-    t.callables = fields::parse_callables(&c.text_or("[]"))?;
-    t.model = c.text();
-    t.history = c.text().map(|h| fields::parse_history(&h)).transpose()?;
-    t.memory_user_id = c.uuid();
-    t.summary = c.text();
-    t.summary_round = c.next::<i32>();
-    t.request_options = fields::parse_request_options(&c.text_or("{}"))?;
-    t.date = c.date();
-    t.content_tokens = c.ints();
-    t.prompt_tokens = c.ints();
-    t.sealed_preface = c.text().map(|p| fields::parse_preface(&p)).transpose()?;
-    let sealed = c.bool();
-    Ok(Some((t, sealed)))
+/// A turn as stored, its JSON columns parsed once (`None`: no turn, a left join's
+/// empty side). Returns whether it is sealed too.
+pub(crate) fn read_turn(c: &Cols<'_>) -> Result<Option<(Turn, bool)>> {
+    let Some(id) = c.uuid("id") else { return Ok(None) };
+    let kind = TurnKind::from_column("turns.kind", &c.need_text("kind")?)?;
+    let mut t = Turn::new(id, c.need::<i64>("seq")?, kind);
+    t.role = c
+        .text("role")
+        .map(|r| Role::from_column("turns.role", &r))
+        .transpose()?;
+    t.author_id = c.uuid("author_id");
+    t.answerer_id = c.uuid("answerer_id");
+    t.poster_id = c.uuid("poster_id");
+    t.content = c.text("content");
+    t.prompt = c.text("prompt");
+    t.origin = c.text("origin");
+    t.sender_conversation_id = c.uuid("sender_conversation_id");
+    t.mode = Mode::from_column("turns.mode", &c.need_text("mode")?)?;
+    t.inline = fields::parse_inline(&c.need_text("inline")?)?;
+    t.variables = fields::parse_variables(&c.need_text("variables")?)?;
+    t.input = c.text("input").map(|i| fields::parse_raw_input(&i)).transpose()?;
+    t.tools = c.text("tools").map(|i| fields::parse_tools(&i)).transpose()?;
+    t.callables = fields::parse_callables(&c.need_text("callables")?)?;
+    t.model = c.text("model");
+    t.history = c.text("history").map(|h| fields::parse_history(&h)).transpose()?;
+    t.memory_user_id = c.uuid("memory_user_id");
+    t.summary = c.text("summary");
+    t.summary_round = c.get::<i32>("summary_round");
+    t.request_options = fields::parse_request_options(&c.need_text("request_options")?)?;
+    t.date = c.date("created_on")?;
+    t.content_tokens = c.ints("content_tokens");
+    t.prompt_tokens = c.ints("prompt_tokens");
+    t.sealed_preface = c
+        .text("sealed_preface")
+        .map(|p| fields::parse_preface(&p))
+        .transpose()?;
+    Ok(Some((t, c.need::<bool>("sealed")?)))
 }
 
 static USERS: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
+        "a user row",
         "SELECT id, handle, display_name, kind, steward_id, prompt_mechanism, prompt_template::text, \
          model, reasoning_replay, application, request_options::text FROM prompt.users \
          WHERE id = ANY($1) OR id IN (SELECT steward_id FROM prompt.users WHERE id = ANY($1))",
         &[
-            UUIDOID, TEXTOID, TEXTOID, TEXTOID, UUIDOID, TEXTOID, TEXTOID, TEXTOID, BOOLOID, TEXTOID, TEXTOID,
+            ("id", UUIDOID),
+            ("handle", TEXTOID),
+            ("display_name", TEXTOID),
+            ("kind", TEXTOID),
+            ("steward_id", UUIDOID),
+            ("prompt_mechanism", TEXTOID),
+            ("prompt_template", TEXTOID),
+            ("model", TEXTOID),
+            ("reasoning_replay", BOOLOID),
+            ("application", TEXTOID),
+            ("request_options", TEXTOID),
         ],
     )
 });
@@ -116,50 +135,51 @@ pub(super) fn load_users(client: &SpiClient<'_>, ids: &[Uuid]) -> Result<Vec<Use
     }
     let ids: Vec<pgrx::Uuid> = ids.iter().copied().map(pg_uuid).collect();
     run(client, &USERS, &[ids.into()], |c| {
-        let Some(id) = c.uuid() else { return Ok(None) };
-        let handle = c.text_or("");
-        let display_name = c.text();
-        let mut u = User::new(id, &handle, UserKind::from_column("users.kind", &c.text_or(""))?);
-        u.display_name = display_name;
-        u.steward_id = c.uuid();
-        u.prompt_mechanism = Mechanism::from_column("users.prompt_mechanism", &c.text_or("default"))?;
-        u.prompt_template = c.text();
-        u.model = c.text();
-        u.reasoning_replay = c.bool();
-        u.application = c.text();
-        u.request_options = fields::parse_request_options(&c.text_or("{}"))?;
+        let kind = UserKind::from_column("users.kind", &c.need_text("kind")?)?;
+        let mut u = User::new(c.need_uuid("id")?, &c.need_text("handle")?, kind);
+        u.display_name = c.text("display_name");
+        u.steward_id = c.uuid("steward_id");
+        u.prompt_mechanism = Mechanism::from_column("users.prompt_mechanism", &c.need_text("prompt_mechanism")?)?;
+        u.prompt_template = c.text("prompt_template");
+        u.model = c.text("model");
+        u.reasoning_replay = c.need::<bool>("reasoning_replay")?;
+        u.application = c.text("application");
+        u.request_options = fields::parse_request_options(&c.need_text("request_options")?)?;
         Ok(Some(u))
     })
 }
 
+/// The conversation, its workspace and capture, and the turn (left joined: a missing
+/// turn is a row without one).
 static CONTEXT: LazyLock<Query> = LazyLock::new(|| {
-    let mut types = vec![
-        UUIDOID,
-        TEXTOID,
-        UUIDOID,
-        UUIDOID,
-        TEXTOID,
-        UUIDOID,
-        UUIDOID,
-        INT4OID,
-        TEXTOID,
-        TEXTOID,
-        INT4OID,
-        TEXTOID,
-        TEXTOID,
-        TEXTARRAYOID,
+    let mut columns = vec![
+        ("workspace_id", UUIDOID),
+        ("conversation_kind", TEXTOID),
+        ("conversation_answerer_id", UUIDOID),
+        ("creator_id", UUIDOID),
+        ("origin_channel", TEXTOID),
+        ("parent_id", UUIDOID),
+        ("captured_turn_id", UUIDOID),
+        ("captured_round", INT4OID),
+        ("captured_content", TEXTOID),
+        ("captured_summary", TEXTOID),
+        ("captured_summary_round", INT4OID),
+        ("workspace_name", TEXTOID),
+        ("timezone", TEXTOID),
+        ("paths", TEXTARRAYOID),
     ];
-    types.extend(TURN_TYPES);
+    columns.extend(TURN);
     Query::new(
+        "the conversation row",
         format!(
-            "SELECT c.workspace_id, c.kind, c.answerer_id, c.creator_id, c.origin_channel, \
-             c.parent_id, c.captured_turn_id, c.captured_round, c.captured_content, c.captured_summary, \
-             c.captured_summary_round, w.name, w.timezone, w.paths, {} \
+            "SELECT c.workspace_id, c.kind AS conversation_kind, c.answerer_id AS conversation_answerer_id, \
+             c.creator_id, c.origin_channel, c.parent_id, c.captured_turn_id, c.captured_round, c.captured_content, \
+             c.captured_summary, c.captured_summary_round, w.name AS workspace_name, w.timezone, w.paths, {} \
              FROM prompt.conversations c JOIN prompt.workspaces w ON w.id = c.workspace_id \
              LEFT JOIN prompt.turns t ON t.conversation_id = c.id AND t.id = $2 WHERE c.id = $1",
             turn_columns("w.timezone")
         ),
-        &types,
+        &columns,
     )
 });
 
@@ -261,7 +281,7 @@ pub fn context(client: &SpiClient<'_>, conv: Uuid, turn: Uuid, read: Read) -> Re
 /// there), from one row of `CONTEXT`.
 #[allow(clippy::type_complexity)]
 fn context_row(
-    c: &mut Cols<'_>,
+    c: &Cols<'_>,
     conv: Uuid,
 ) -> Result<
     Option<(
@@ -271,23 +291,23 @@ fn context_row(
         Option<(Turn, bool)>,
     )>,
 > {
-    let workspace_id = c.uuid().unwrap_or_default();
+    let workspace_id = c.need_uuid("workspace_id")?;
     let conversation = Conversation {
         id: conv,
         workspace_id,
-        kind: c.text_or("conversation"),
-        answerer_id: c.uuid(),
-        creator_id: c.uuid(),
-        origin_channel: c.text(),
+        kind: c.need_text("conversation_kind")?,
+        answerer_id: c.uuid("conversation_answerer_id"),
+        creator_id: c.uuid("creator_id"),
+        origin_channel: c.text("origin_channel"),
         root_id: None,
     };
-    let capture = (c.uuid(), c.uuid(), capture_state(c));
+    let capture = (c.uuid("parent_id"), c.uuid("captured_turn_id"), capture_state(c));
     let workspace = Workspace {
         id: workspace_id,
-        name: c.text(),
-        timezone: c.text_or("UTC"),
+        name: c.text("workspace_name"),
+        timezone: c.need_text("timezone")?,
         paths: c
-            .next::<Vec<Option<String>>>()
+            .get::<Vec<Option<String>>>("paths")
             .unwrap_or_default()
             .into_iter()
             .flatten()
@@ -376,24 +396,35 @@ fn answerer_rows(
 
 static CAPTURE: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
+        "a captured turn's row",
         "SELECT t.seq, p.creator_id, p.answerer_id, p.kind, p.parent_id, p.captured_turn_id, \
                 p.captured_round, p.captured_content, p.captured_summary, p.captured_summary_round \
          FROM prompt.turns t JOIN prompt.conversations p ON p.id = t.conversation_id \
          WHERE t.conversation_id = $1 AND t.id = $2",
         &[
-            INT8OID, UUIDOID, UUIDOID, TEXTOID, UUIDOID, UUIDOID, INT4OID, TEXTOID, TEXTOID, INT4OID,
+            ("seq", INT8OID),
+            ("creator_id", UUIDOID),
+            ("answerer_id", UUIDOID),
+            ("kind", TEXTOID),
+            ("parent_id", UUIDOID),
+            ("captured_turn_id", UUIDOID),
+            ("captured_round", INT4OID),
+            ("captured_content", TEXTOID),
+            ("captured_summary", TEXTOID),
+            ("captured_summary_round", INT4OID),
         ],
     )
 });
 
 /// A Side row's `captured_round, captured_content, captured_summary,
-/// captured_summary_round`: its captured turn as it stood at the capture.
-fn capture_state(c: &mut Cols<'_>) -> CaptureState {
+/// captured_summary_round` (NULL where the conversation is not a Side): its captured
+/// turn as it stood at the capture.
+fn capture_state(c: &Cols<'_>) -> CaptureState {
     CaptureState {
-        round: c.next::<i32>(),
-        content: c.text(),
-        summary: c.text(),
-        summary_round: c.next::<i32>(),
+        round: c.get::<i32>("captured_round"),
+        content: c.text("captured_content"),
+        summary: c.text("captured_summary"),
+        summary_round: c.get::<i32>("captured_summary_round"),
     }
 }
 
@@ -416,14 +447,14 @@ fn captures(client: &SpiClient<'_>, side: Uuid, first: (Uuid, Uuid, CaptureState
             ));
         }
         let row = run(client, &CAPTURE, &[pg_uuid(parent).into(), pg_uuid(turn).into()], |c| {
-            let seq = c.next::<i64>().unwrap_or_default();
+            let seq = c.need::<i64>("seq")?;
             let host = Host {
                 depth: u8::try_from(out.len() + 1).unwrap_or(u8::MAX),
-                creator_id: c.uuid(),
-                answerer_id: c.uuid(),
+                creator_id: c.uuid("creator_id"),
+                answerer_id: c.uuid("answerer_id"),
             };
-            let side = c.text().as_deref() == Some("side");
-            let (up_parent, up_turn, up_state) = (c.uuid(), c.uuid(), capture_state(c));
+            let side = c.need_text("kind")? == "side";
+            let (up_parent, up_turn, up_state) = (c.uuid("parent_id"), c.uuid("captured_turn_id"), capture_state(c));
             let up = match (side, up_parent, up_turn) {
                 (true, Some(p), Some(t)) => Some((p, t, up_state)),
                 _ => None,
@@ -450,8 +481,9 @@ fn captures(client: &SpiClient<'_>, side: Uuid, first: (Uuid, Uuid, CaptureState
 
 static TURN_ELSEWHERE: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
+        "a turn's conversation",
         "SELECT conversation_id FROM prompt.turns WHERE id = $1 LIMIT 1",
-        &[UUIDOID],
+        &[("conversation_id", UUIDOID)],
     )
 });
 
@@ -475,26 +507,28 @@ pub(super) fn missing_turn(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Er
 
 static MODELS: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
+        "a model row",
         // The calibration is read apart, for a model with token_margin_auto only
         // (`calibrated`): it aggregates prompt.responses across conversations, which on
         // Citus is a distributed subplan, planned even where a CASE would skip it.
         "SELECT m.name, m.wire, m.tokenizer, m.advisory_window, m.hard_window, m.native_images, \
          m.token_margin, m.token_margin_auto, \
-         m.max_output_tokens, m.cache_ttl, m.request_options::text, prompt._model_profile(m.name, m.profile) \
+         m.max_output_tokens, m.cache_ttl, m.request_options::text, \
+         prompt._model_profile(m.name, m.profile) AS profile \
          FROM prompt.models m WHERE m.name = ANY($1)",
         &[
-            TEXTOID,
-            TEXTOID,
-            TEXTOID,
-            INT4OID,
-            INT4OID,
-            BOOLOID,
-            pgrx::pg_sys::FLOAT4OID,
-            BOOLOID,
-            INT4OID,
-            TEXTOID,
-            TEXTOID,
-            TEXTOID,
+            ("name", TEXTOID),
+            ("wire", TEXTOID),
+            ("tokenizer", TEXTOID),
+            ("advisory_window", INT4OID),
+            ("hard_window", INT4OID),
+            ("native_images", BOOLOID),
+            ("token_margin", FLOAT4OID),
+            ("token_margin_auto", BOOLOID),
+            ("max_output_tokens", INT4OID),
+            ("cache_ttl", TEXTOID),
+            ("request_options", TEXTOID),
+            ("profile", TEXTOID),
         ],
     )
 });
@@ -504,18 +538,19 @@ fn load_models(client: &SpiClient<'_>, names: &[String]) -> Result<HashMap<Strin
         return Ok(HashMap::new());
     }
     let models = run(client, &MODELS, &[names.to_vec().into()], |c| {
-        let name = c.text_or("");
-        let mut m = Model::new(&name, Wire::from_column("models.wire", &c.text_or(""))?);
-        m.tokenizer = Tokenizer::parse(&c.text_or(""))?;
-        m.advisory_window = c.next::<i32>();
-        m.hard_window = c.next::<i32>();
-        m.native_images = c.bool();
-        m.token_margin = c.next::<f32>().unwrap_or(0.0);
-        let auto = c.bool();
-        m.max_output_tokens = c.next::<i32>().unwrap_or(4096);
-        m.cache_ttl = CacheTtl::from_column("models.cache_ttl", &c.text_or("5m"))?;
-        m.request_options = fields::parse_request_options(&c.text_or("{}"))?;
-        let profile = pgprompt_core::profile::Profile::from_json(&c.text_or(""))?;
+        let name = c.need_text("name")?;
+        let mut m = Model::new(&name, Wire::from_column("models.wire", &c.need_text("wire")?)?);
+        m.tokenizer = Tokenizer::parse(&c.need_text("tokenizer")?)?;
+        m.advisory_window = c.get::<i32>("advisory_window");
+        m.hard_window = c.get::<i32>("hard_window");
+        m.native_images = c.need::<bool>("native_images")?;
+        m.token_margin = c.need::<f32>("token_margin")?;
+        let auto = c.need::<bool>("token_margin_auto")?;
+        m.max_output_tokens = c.need::<i32>("max_output_tokens")?;
+        m.cache_ttl = CacheTtl::from_column("models.cache_ttl", &c.need_text("cache_ttl")?)?;
+        m.request_options = fields::parse_request_options(&c.need_text("request_options")?)?;
+        // No profile: the model row names none and no shipped profile has its name.
+        let profile = pgprompt_core::profile::Profile::from_json(&c.text("profile").unwrap_or_default())?;
         Ok(Some((name, m.with_profile(profile), auto)))
     })?;
     let mut out = HashMap::with_capacity(models.len());
@@ -533,23 +568,33 @@ fn load_models(client: &SpiClient<'_>, names: &[String]) -> Result<HashMap<Strin
 /// with the margin read here.
 static CALIBRATION: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
-        "SELECT (c.p95_ratio - 1)::float4 FROM prompt.model_calibration c WHERE c.model = $1",
-        &[pgrx::pg_sys::FLOAT4OID],
+        "a model's calibration",
+        "SELECT (c.p95_ratio - 1)::float4 AS margin FROM prompt.model_calibration c WHERE c.model = $1",
+        &[("margin", FLOAT4OID)],
     )
 });
 
 fn calibrated(client: &SpiClient<'_>, model: &str) -> Result<f32> {
     let rows = run(client, &CALIBRATION, &[model.into()], |c| {
-        Ok::<_, Error>(c.next::<f32>())
+        Ok::<_, Error>(c.get::<f32>("margin"))
     })?;
     Ok(rows.into_iter().next().unwrap_or(0.0))
 }
 
 static DOCUMENTS: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
+        "a document row",
         "SELECT id, user_id, workspace_id, name, role, body, version FROM prompt.documents \
          WHERE user_id = $1 OR (workspace_id = $2 AND name = 'character') OR (user_id = $3 AND name = 'persona')",
-        &[UUIDOID, UUIDOID, UUIDOID, TEXTOID, TEXTOID, TEXTOID, INT4OID],
+        &[
+            ("id", UUIDOID),
+            ("user_id", UUIDOID),
+            ("workspace_id", UUIDOID),
+            ("name", TEXTOID),
+            ("role", TEXTOID),
+            ("body", TEXTOID),
+            ("version", INT4OID),
+        ],
     )
 });
 
@@ -560,15 +605,14 @@ fn load_documents(client: &SpiClient<'_>, a: Uuid, workspace: Uuid, human: Optio
         &DOCUMENTS,
         &[pg_uuid(a).into(), pg_uuid(workspace).into(), human],
         |c| {
-            let Some(id) = c.uuid() else { return Ok(None) };
             Ok(Some(Document {
-                id,
-                user_id: c.uuid(),
-                workspace_id: c.uuid(),
-                name: c.text_or(""),
-                role: Role::from_column("documents.role", &c.text_or("system"))?,
-                body: c.text_or(""),
-                version: c.next::<i32>().unwrap_or(1),
+                id: c.need_uuid("id")?,
+                user_id: c.uuid("user_id"),
+                workspace_id: c.uuid("workspace_id"),
+                name: c.need_text("name")?,
+                role: Role::from_column("documents.role", &c.need_text("role")?)?,
+                body: c.need_text("body")?,
+                version: c.need::<i32>("version")?,
             }))
         },
     )
@@ -576,10 +620,19 @@ fn load_documents(client: &SpiClient<'_>, a: Uuid, workspace: Uuid, human: Optio
 
 static MEMORIES: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
+        "a memory row",
         "SELECT id, scope, user_id, speaker_id, workspace_id, conversation_id, path, body, updated_at::text \
          FROM prompt.memories WHERE (user_id = ANY($1) OR workspace_id = $2 OR conversation_id = $3)",
         &[
-            UUIDOID, TEXTOID, UUIDOID, UUIDOID, UUIDOID, UUIDOID, TEXTOID, TEXTOID, TEXTOID,
+            ("id", UUIDOID),
+            ("scope", TEXTOID),
+            ("user_id", UUIDOID),
+            ("speaker_id", UUIDOID),
+            ("workspace_id", UUIDOID),
+            ("conversation_id", UUIDOID),
+            ("path", TEXTOID),
+            ("body", TEXTOID),
+            ("updated_at", TEXTOID),
         ],
     )
 });
@@ -597,17 +650,16 @@ fn load_memories(
         &MEMORIES,
         &[owners.into(), pg_uuid(workspace).into(), pg_uuid(conv).into()],
         |c| {
-            let Some(id) = c.uuid() else { return Ok(None) };
             Ok(Some(Memory {
-                id,
-                scope: c.text_or(""),
-                user_id: c.uuid(),
-                speaker_id: c.uuid(),
-                workspace_id: c.uuid(),
-                conversation_id: c.uuid(),
-                path: c.text_or(""),
-                body: c.text_or(""),
-                updated_at: c.text_or(""),
+                id: c.need_uuid("id")?,
+                scope: c.need_text("scope")?,
+                user_id: c.uuid("user_id"),
+                speaker_id: c.uuid("speaker_id"),
+                workspace_id: c.uuid("workspace_id"),
+                conversation_id: c.uuid("conversation_id"),
+                path: c.need_text("path")?,
+                body: c.need_text("body")?,
+                updated_at: c.need_text("updated_at")?,
             }))
         },
     )
@@ -615,11 +667,22 @@ fn load_memories(
 
 static SKILLS: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
+        "a skill row",
         "SELECT id, source, user_id, speaker_id, workspace_id, runner, application, name, description, \
          executor_id, recall_only FROM prompt.skills \
          WHERE (NOT recall_only OR $5) AND (runner = ANY($1) OR application = $2 OR user_id = ANY($3) OR workspace_id = $4)",
         &[
-            UUIDOID, TEXTOID, UUIDOID, UUIDOID, UUIDOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, UUIDOID, BOOLOID,
+            ("id", UUIDOID),
+            ("source", TEXTOID),
+            ("user_id", UUIDOID),
+            ("speaker_id", UUIDOID),
+            ("workspace_id", UUIDOID),
+            ("runner", TEXTOID),
+            ("application", TEXTOID),
+            ("name", TEXTOID),
+            ("description", TEXTOID),
+            ("executor_id", UUIDOID),
+            ("recall_only", BOOLOID),
         ],
     )
 });
@@ -648,32 +711,41 @@ fn load_skills(client: &SpiClient<'_>, t: &Turn, a: &User, workspace: Uuid, reca
             recall_only.into(),
         ],
         |c| {
-            let Some(id) = c.uuid() else { return Ok(None) };
             Ok(Some(Skill {
-                id,
-                source: c.text_or(""),
-                user_id: c.uuid(),
-                speaker_id: c.uuid(),
-                workspace_id: c.uuid(),
-                runner: c.text(),
-                application: c.text(),
-                name: c.text_or(""),
-                description: c.text_or(""),
-                executor_id: c.uuid(),
-                recall_only: c.bool(),
+                id: c.need_uuid("id")?,
+                source: c.need_text("source")?,
+                user_id: c.uuid("user_id"),
+                speaker_id: c.uuid("speaker_id"),
+                workspace_id: c.uuid("workspace_id"),
+                runner: c.text("runner"),
+                application: c.text("application"),
+                name: c.need_text("name")?,
+                description: c.need_text("description")?,
+                executor_id: c.uuid("executor_id"),
+                recall_only: c.need::<bool>("recall_only")?,
             }))
         },
     )
 }
 
+/// The columns [`read_round`] takes.
+const ROUND: [Column; 5] = [
+    ("n", INT4OID),
+    ("assistant", JSONBOID),
+    ("results", JSONBOID),
+    ("steers", JSONBOID),
+    ("aborted", BOOLOID),
+];
+
 /// A round as stored, parsed once (`turn` names it in errors). Its JSON columns are
 /// read from their binary form: writing them as text and parsing that back was most of
 /// the cost of a tool round (docs/design.md, "Performance").
-fn read_round(c: &mut Cols<'_>, turn: Uuid) -> Result<Round> {
-    let n = c.next::<i32>().unwrap_or(0);
-    let mut column = |name: &str| -> Result<serde_json::Value> {
-        match c.jsonb() {
-            Ok(v) => Ok(v.unwrap_or(serde_json::Value::Array(Vec::new()))),
+fn read_round(c: &Cols<'_>, turn: Uuid) -> Result<Round> {
+    let n = c.need::<i32>("n")?;
+    let column = |name: &str| -> Result<serde_json::Value> {
+        match c.jsonb(name) {
+            Ok(Some(v)) => Ok(v),
+            Ok(None) => Err(c.null(name)),
             Err(()) => Err(Error::new(
                 Code::RoundInvalid,
                 format!("round {n} of turn {turn}: {name} nests deeper than 128 levels at /{name}"),
@@ -683,14 +755,20 @@ fn read_round(c: &mut Cols<'_>, turn: Uuid) -> Result<Round> {
     let assistant = column("assistant")?;
     let results = column("results")?;
     let steers = column("steers")?;
-    rounds::parse_values(n, [&assistant, &results, &steers], c.bool(), Some(turn))
+    rounds::parse_values(
+        n,
+        [&assistant, &results, &steers],
+        c.need::<bool>("aborted")?,
+        Some(turn),
+    )
 }
 
 static CURRENT_ROUNDS: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
+        "a round row",
         "SELECT n, assistant, results, steers, aborted FROM prompt.rounds \
          WHERE conversation_id = $1 AND turn_id = $2 ORDER BY n",
-        &[INT4OID, JSONBOID, JSONBOID, JSONBOID, BOOLOID],
+        &ROUND,
     )
 });
 
@@ -710,38 +788,42 @@ fn steer_authors(rounds: &[Round]) -> impl Iterator<Item = Uuid> + '_ {
 
 static SUMMARY_FLOOR: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
-        "SELECT max(seq) FROM prompt.turns WHERE conversation_id = $1 AND kind = 'summary' AND seq < $2",
-        &[INT8OID],
+        "a conversation's newest summary",
+        "SELECT max(seq) AS seq FROM prompt.turns WHERE conversation_id = $1 AND kind = 'summary' AND seq < $2",
+        &[("seq", INT8OID)],
     )
 });
 
 static HISTORY: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
+        "a turn row",
         format!(
             "SELECT {} FROM prompt.turns t WHERE t.conversation_id = $1 AND t.seq < $2 AND t.seq >= $3 \
              ORDER BY t.seq DESC LIMIT $4",
             turn_columns("$5")
         ),
-        &TURN_TYPES,
+        &TURN,
     )
 });
 
 static HISTORY_ROUNDS: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
+        "a round row",
         "SELECT turn_id, n, assistant, results, steers, aborted FROM prompt.rounds \
          WHERE conversation_id = $1 AND turn_id = ANY($2) ORDER BY turn_id, n",
-        &[UUIDOID, INT4OID, JSONBOID, JSONBOID, JSONBOID, BOOLOID],
+        &[&[("turn_id", UUIDOID)][..], &ROUND].concat(),
     )
 });
 
 static COUNT_REST: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
+        "a stretch's entry count",
         // Every turn counts its own_entries (1 unless it is a reply); a reply another
         // answerer gave counts 1 for this reader.
         "SELECT (coalesce(sum(t.own_entries), 0) - coalesce(sum(t.own_entries - 1) FILTER \
-         (WHERE t.kind = 'reply' AND coalesce(t.answerer_id, $4) IS DISTINCT FROM $5), 0))::int8 \
+         (WHERE t.kind = 'reply' AND coalesce(t.answerer_id, $4) IS DISTINCT FROM $5), 0))::int8 AS entries \
          FROM prompt.turns t WHERE t.conversation_id = $1 AND t.seq < $2 AND t.seq >= $3",
-        &[INT8OID],
+        &[("entries", INT8OID)],
     )
 });
 
@@ -749,13 +831,15 @@ static COUNT_REST: LazyLock<Query> = LazyLock::new(|| {
 /// the newest sealed reply before the turn whose seal froze that answerer.
 static PREVIOUS_CUT: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
-        "SELECT (s.frozen -> 'history_from' ->> 'seq')::int8, (s.frozen -> 'history_from' ->> 'entry')::int4, \
-                coalesce((s.frozen -> 'history_from' ->> 'depth')::int4, 0) \
+        "a previous seal's history start",
+        "SELECT (s.frozen -> 'history_from' ->> 'seq')::int8 AS seq, \
+                (s.frozen -> 'history_from' ->> 'entry')::int4 AS entry, \
+                coalesce((s.frozen -> 'history_from' ->> 'depth')::int4, 0) AS depth \
          FROM prompt.turns t JOIN prompt.seals s ON s.conversation_id = t.conversation_id AND s.turn_id = t.id \
          WHERE t.conversation_id = $1 AND t.seq < $2 AND t.kind = 'reply' AND t.sealed_at IS NOT NULL \
            AND s.frozen ->> 'answerer_id' = $3::text \
          ORDER BY t.seq DESC LIMIT 1",
-        &[INT8OID, INT4OID, INT4OID],
+        &[("seq", INT8OID), ("entry", INT4OID), ("depth", INT4OID)],
     )
 });
 
@@ -848,7 +932,7 @@ impl<'c, 'conn> SpiHistory<'c, 'conn> {
             &HISTORY_ROUNDS,
             &[pg_uuid(conv).into(), replies.into()],
             |c| {
-                let Some(turn) = c.uuid() else { return Ok(None) };
+                let turn = c.need_uuid("turn_id")?;
                 Ok(Some((turn, read_round(c, turn)?)))
             },
         )?;
@@ -954,9 +1038,10 @@ impl HistorySource for SpiHistory<'_, '_> {
             &PREVIOUS_CUT,
             &[pg_uuid(self.conv).into(), self.turn_seq.into(), a.to_string().into()],
             |c| -> Result<Option<Option<EntryAt>>> {
-                let seq = c.next::<i64>();
-                let entry = c.next::<i32>();
-                let depth = c.next::<i32>().unwrap_or(0);
+                // NULL seq and entry: the previous seal took history from the start.
+                let seq = c.get::<i64>("seq");
+                let entry = c.get::<i32>("entry");
+                let depth = c.need::<i32>("depth")?;
                 Ok(Some(seq.zip(entry).map(|(seq, entry)| EntryAt {
                     depth: u8::try_from(depth).unwrap_or(0),
                     seq,
@@ -973,6 +1058,7 @@ impl HistorySource for SpiHistory<'_, '_> {
 /// chain).
 static PREVIOUS: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
+        "the previous request",
         "SELECT t.id, r.step, r.response_id, r.compiled_model, r.billed_input_tokens, r.output_tokens \
          FROM prompt.turns t JOIN prompt.conversations c ON c.id = t.conversation_id \
          LEFT JOIN LATERAL (SELECT step, response_id, compiled_model, billed_input_tokens, output_tokens \
@@ -982,7 +1068,14 @@ static PREVIOUS: LazyLock<Query> = LazyLock::new(|| {
          WHERE t.conversation_id = $1 AND t.seq < $2 AND t.kind = 'reply' AND t.sealed_at IS NOT NULL \
            AND coalesce(t.answerer_id, c.answerer_id) = $3 \
          ORDER BY t.seq DESC LIMIT 1",
-        &[UUIDOID, INT4OID, TEXTOID, TEXTOID, INT4OID, INT4OID],
+        &[
+            ("id", UUIDOID),
+            ("step", INT4OID),
+            ("response_id", TEXTOID),
+            ("compiled_model", TEXTOID),
+            ("billed_input_tokens", INT4OID),
+            ("output_tokens", INT4OID),
+        ],
     )
 });
 
@@ -1002,13 +1095,14 @@ pub fn previous(
         &PREVIOUS,
         &[pg_uuid(conv).into(), ctx.turn.seq.into(), pg_uuid(a).into()],
         |c| {
+            // The response columns are NULL where the turn has no response (left joined).
             Ok::<_, Error>(Some((
-                c.uuid(),
-                c.next::<i32>(),
-                c.text(),
-                c.text(),
-                c.next::<i32>(),
-                c.next::<i32>(),
+                c.uuid("id"),
+                c.get::<i32>("step"),
+                c.text("response_id"),
+                c.text("compiled_model"),
+                c.get::<i32>("billed_input_tokens"),
+                c.get::<i32>("output_tokens"),
             )))
         },
     )?;

@@ -29,42 +29,51 @@ fn refuse(path: &str, what: String, hint: &str) -> ! {
 
 static RECORDED: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
+        "a response row",
         "SELECT turn_id, step, estimated_input_tokens FROM prompt.responses \
          WHERE conversation_id = $1 AND response_id = $2",
-        &[UUIDOID, INT4OID, INT4OID],
+        &[
+            ("turn_id", UUIDOID),
+            ("step", INT4OID),
+            ("estimated_input_tokens", INT4OID),
+        ],
     )
 });
 
 static RECORDED_BODY: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
+        "a response row",
         "SELECT step, estimated_input_tokens FROM prompt.responses \
          WHERE conversation_id = $1 AND turn_id = $2 AND response_id IS NULL AND body_digest = $3 \
          ORDER BY step DESC LIMIT 1",
-        &[INT4OID, INT4OID],
+        &[("step", INT4OID), ("estimated_input_tokens", INT4OID)],
     )
 });
 
 static TURN_MODE: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
+        "a turn's mode",
         "SELECT mode FROM prompt.turns WHERE conversation_id = $1 AND id = $2",
-        &[TEXTOID],
+        &[("mode", TEXTOID)],
     )
 });
 
 /// The newest round: its number, whether it has calls, and how many results.
 static NEWEST_ROUND: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
-        "SELECT n, jsonb_path_exists(assistant, '$[*] ? (@.type == \"tool_call\")')::int4, \
-         jsonb_array_length(results) FROM prompt.rounds \
+        "the newest round",
+        "SELECT n, jsonb_path_exists(assistant, '$[*] ? (@.type == \"tool_call\")')::int4 AS calls, \
+         jsonb_array_length(results) AS results FROM prompt.rounds \
          WHERE conversation_id = $1 AND turn_id = $2 ORDER BY n DESC LIMIT 1",
-        &[INT4OID, INT4OID, INT4OID],
+        &[("n", INT4OID), ("calls", INT4OID), ("results", INT4OID)],
     )
 });
 
 static ANSWERED: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
+        "a response row",
         "SELECT step FROM prompt.responses WHERE conversation_id = $1 AND turn_id = $2 AND step = 0",
-        &[INT4OID],
+        &[("step", INT4OID)],
     )
 });
 
@@ -162,14 +171,14 @@ fn next_round(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, r: &Response) 
         &NEWEST_ROUND,
         &[pg_uuid(conv).into(), pg_uuid(turn).into()],
         |c| {
-            Ok::<_, ()>(Some((
-                c.next::<i32>().unwrap_or(0),
-                c.next::<i32>().unwrap_or(0),
-                c.next::<i32>().unwrap_or(0),
+            Ok::<_, Error>(Some((
+                c.need::<i32>("n")?,
+                c.need::<i32>("calls")?,
+                c.need::<i32>("results")?,
             )))
         },
     )
-    .unwrap_or_default();
+    .or_raise();
     let n = match newest.first() {
         Some(&(n, calls, results)) => {
             if calls == 1 && results == 0 {
@@ -221,15 +230,15 @@ fn record_response(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid, response: J
     let written = Spi::connect_mut(|client| {
         if let Some(id) = &r.id {
             let before = run(client, &RECORDED, &[pg_uuid(conv).into(), id.clone().into()], |c| {
-                Ok::<_, ()>(Some((
-                    c.uuid(),
-                    c.next::<i32>().unwrap_or(0),
-                    c.next::<i32>().unwrap_or(0),
+                Ok::<_, Error>(Some((
+                    c.need_uuid("turn_id")?,
+                    c.need::<i32>("step")?,
+                    c.need::<i32>("estimated_input_tokens")?,
                 )))
             })
-            .unwrap_or_default();
+            .or_raise();
             if let Some((t, step, est)) = before.first().cloned() {
-                if t != Some(turn) {
+                if t != turn {
                     refuse(
                         "/id",
                         format!("response \"{id}\" was recorded for another turn of the conversation"),
@@ -248,9 +257,9 @@ fn record_response(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid, response: J
                     pg_uuid(turn).into(),
                     answered.body_digest.to_vec().into(),
                 ],
-                |c| Ok::<_, ()>(Some((c.next::<i32>().unwrap_or(0), c.next::<i32>().unwrap_or(0)))),
+                |c| Ok::<_, Error>(Some((c.need::<i32>("step")?, c.need::<i32>("estimated_input_tokens")?))),
             )
-            .unwrap_or_default();
+            .or_raise();
             if let Some((step, est)) = before.first().copied() {
                 return summary(turn, step, &r, est);
             }

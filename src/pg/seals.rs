@@ -10,7 +10,7 @@ use pgrx::pg_sys::{BOOLOID, BYTEAOID, INT4OID, INT8ARRAYOID, INT8OID, TEXTOID, U
 use pgrx::spi::SpiClient;
 use uuid::Uuid;
 
-use super::spi::{first, nullable, pg_uuid, run, spi, Cols, Query};
+use super::spi::{first, nullable, pg_uuid, run, spi, Cols, Column, Query};
 use pgprompt_core::error::{Code, Error, Result};
 use pgprompt_core::rows::Turn;
 use pgprompt_core::seal::{digest, plan_chain, walk_chain, Frozen, Patch, Sealed};
@@ -32,35 +32,38 @@ struct Pointers {
     bytes: i32,
 }
 
-/// The columns [`Pointers::read`] reads, of `prompt.seals s`.
-const POINTERS: &str = "s.pruned_at IS NOT NULL, s.patches::text, s.head, s.lead, s.chain, s.chain_length, \
+/// The columns [`Pointers::read`] takes, of `prompt.seals s`.
+const POINTERS: &str = "s.pruned_at IS NOT NULL AS pruned, s.patches::text, s.head, s.lead, s.chain, s.chain_length, \
                         s.chain_low, s.tail, s.digest, s.bytes";
-const POINTER_TYPES: [pgrx::pg_sys::Oid; 10] = [
-    BOOLOID,
-    TEXTOID,
-    INT8OID,
-    INT8ARRAYOID,
-    INT8OID,
-    INT4OID,
-    INT8OID,
-    INT8OID,
-    BYTEAOID,
-    INT4OID,
+const POINTER_COLUMNS: [Column; 10] = [
+    ("pruned", BOOLOID),
+    ("patches", TEXTOID),
+    ("head", INT8OID),
+    ("lead", INT8ARRAYOID),
+    ("chain", INT8OID),
+    ("chain_length", INT4OID),
+    ("chain_low", INT8OID),
+    ("tail", INT8OID),
+    ("digest", BYTEAOID),
+    ("bytes", INT4OID),
 ];
 
 impl Pointers {
-    fn read(c: &mut Cols<'_>) -> Pointers {
+    /// A NULL where a body needs a value reads as what [`check_pointers`] and the digest
+    /// check refuse (a negative size or length, no patch list, an empty digest): the
+    /// seal is `data_corrupted`, named with its turn, never read with a default.
+    fn read(c: &Cols<'_>) -> Pointers {
         Pointers {
-            pruned: c.bool(),
-            patches: c.text_or(""),
-            head: c.next::<i64>(),
-            lead: c.next::<Vec<Option<i64>>>().unwrap_or_default(),
-            chain: c.next::<i64>(),
-            chain_length: c.next::<i32>().unwrap_or(-1),
-            chain_low: c.next::<i64>(),
-            tail: c.next::<i64>(),
-            digest: c.next::<Vec<u8>>().unwrap_or_default(),
-            bytes: c.next::<i32>().unwrap_or(-1),
+            pruned: c.get::<bool>("pruned").unwrap_or(false),
+            patches: c.text("patches").unwrap_or_default(),
+            head: c.get::<i64>("head"),
+            lead: c.get::<Vec<Option<i64>>>("lead").unwrap_or_default(),
+            chain: c.get::<i64>("chain"),
+            chain_length: c.get::<i32>("chain_length").unwrap_or(-1),
+            chain_low: c.get::<i64>("chain_low"),
+            tail: c.get::<i64>("tail"),
+            digest: c.get::<Vec<u8>>("digest").unwrap_or_default(),
+            bytes: c.get::<i32>("bytes").unwrap_or(-1),
         }
     }
 }
@@ -81,13 +84,14 @@ fn corrupted(conv: Uuid, turn: Uuid, why: &str) -> Error {
 }
 
 static SEAL: LazyLock<Query> = LazyLock::new(|| {
-    let mut types = vec![TEXTOID];
-    types.extend(POINTER_TYPES);
+    let mut columns = vec![("frozen", TEXTOID)];
+    columns.extend(POINTER_COLUMNS);
     Query::new(
+        "a seal row",
         format!(
             "SELECT s.frozen::text, {POINTERS} FROM prompt.seals s WHERE s.conversation_id = $1 AND s.turn_id = $2"
         ),
-        &types,
+        &columns,
     )
 });
 
@@ -95,8 +99,7 @@ static SEAL: LazyLock<Query> = LazyLock::new(|| {
 /// unless it was pruned.
 pub fn load(client: &SpiClient<'_>, conv: Uuid, t: &Turn) -> Result<Sealed> {
     let rows = run(client, &SEAL, &[pg_uuid(conv).into(), pg_uuid(t.id).into()], |c| {
-        let frozen = c.text_or("");
-        Ok::<_, Error>(Some((frozen, Pointers::read(c))))
+        Ok::<_, Error>(Some((c.need_text("frozen")?, Pointers::read(c))))
     })?;
     let Some((frozen, p)) = rows.into_iter().next() else {
         return Err(pending(client, conv, t.id).unwrap_or_else(|| {
@@ -119,9 +122,10 @@ pub fn load(client: &SpiClient<'_>, conv: Uuid, t: &Turn) -> Result<Sealed> {
 
 static NODES: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
+        "a seal node",
         "SELECT id, parent, body FROM prompt.seal_nodes WHERE conversation_id = $1 \
          AND (id BETWEEN $2 AND $3 OR id = ANY($4))",
-        &[INT8OID, INT8OID, TEXTOID],
+        &[("id", INT8OID), ("parent", INT8OID), ("body", TEXTOID)],
     )
 });
 
@@ -164,9 +168,14 @@ fn read_body(client: &SpiClient<'_>, conv: Uuid, p: &Pointers) -> std::result::R
         client,
         &NODES,
         &[pg_uuid(conv).into(), low.into(), high.into(), singles.into()],
-        |c| Ok::<_, std::convert::Infallible>(Some((c.next::<i64>().unwrap_or(0), (c.next::<i64>(), c.text_or(""))))),
+        |c| {
+            Ok::<_, Error>(Some((
+                c.need::<i64>("id")?,
+                (c.get::<i64>("parent"), c.need_text("body")?),
+            )))
+        },
     )
-    .unwrap_or_else(|e| match e {});
+    .map_err(|_| "has a node without its text")?;
     let nodes: HashMap<i64, (Option<i64>, String)> = rows.into_iter().collect();
     let text = |id: Option<i64>| id.and_then(|id| nodes.get(&id)).map(|(_, t)| t.clone());
     let mut elements: Vec<String> = lead
@@ -193,22 +202,25 @@ fn read_body(client: &SpiClient<'_>, conv: Uuid, p: &Pointers) -> std::result::R
 
 static PREVIOUS: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
+        "the previous seal's chain",
         "SELECT chain, chain_length, chain_low FROM prompt.seals \
          WHERE conversation_id = $1 AND pruned_at IS NULL AND chain IS NOT NULL \
          ORDER BY (frozen->>'answerer_id' = $2 AND frozen->>'wire' = $3) DESC, sealed_at DESC, turn_id LIMIT 1",
-        &[INT8OID, INT4OID, INT8OID],
+        &[("chain", INT8OID), ("chain_length", INT4OID), ("chain_low", INT8OID)],
     )
 });
 
 static DIGESTS: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
+        "a seal node's digest",
         "SELECT id, parent, digest FROM prompt.seal_nodes WHERE conversation_id = $1 AND id BETWEEN $2 AND $3",
-        &[INT8OID, INT8OID, BYTEAOID],
+        &[("id", INT8OID), ("parent", INT8OID), ("digest", BYTEAOID)],
     )
 });
 
 /// The chain of the conversation's seal most like the new one (same answerer and wire,
-/// newest): its node ids and digests, oldest first.
+/// newest): its node ids and digests, oldest first. Nothing to share (the new seal's
+/// elements are all written anew) when there is none or it does not read back whole.
 fn previous_chain(client: &SpiClient<'_>, conv: Uuid, frozen: &Frozen) -> Vec<(i64, Vec<u8>)> {
     let prev = run(
         client,
@@ -218,7 +230,13 @@ fn previous_chain(client: &SpiClient<'_>, conv: Uuid, frozen: &Frozen) -> Vec<(i
             frozen.answerer_id.to_string().into(),
             frozen.wire.as_str().to_string().into(),
         ],
-        |c| Ok::<_, std::convert::Infallible>(Some((c.next::<i64>(), c.next::<i32>().unwrap_or(0), c.next::<i64>()))),
+        |c| {
+            Ok::<_, std::convert::Infallible>(Some((
+                c.get::<i64>("chain"),
+                c.get::<i32>("chain_length").unwrap_or(0),
+                c.get::<i64>("chain_low"),
+            )))
+        },
     )
     .unwrap_or_default();
     let Some((Some(chain), length, Some(low))) = prev.into_iter().next() else {
@@ -230,8 +248,8 @@ fn previous_chain(client: &SpiClient<'_>, conv: Uuid, frozen: &Frozen) -> Vec<(i
         &[pg_uuid(conv).into(), low.into(), chain.into()],
         |c| {
             Ok::<_, std::convert::Infallible>(Some((
-                c.next::<i64>().unwrap_or(0),
-                (c.next::<i64>(), c.next::<Vec<u8>>().unwrap_or_default()),
+                c.get::<i64>("id").unwrap_or(0),
+                (c.get::<i64>("parent"), c.get::<Vec<u8>>("digest").unwrap_or_default()),
             )))
         },
     )
@@ -242,15 +260,17 @@ fn previous_chain(client: &SpiClient<'_>, conv: Uuid, frozen: &Frozen) -> Vec<(i
 
 static MAX_NODE: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
-        "SELECT coalesce(max(id), 0) FROM prompt.seal_nodes WHERE conversation_id = $1",
-        &[INT8OID],
+        "a conversation's newest seal node",
+        "SELECT coalesce(max(id), 0) AS id FROM prompt.seal_nodes WHERE conversation_id = $1",
+        &[("id", INT8OID)],
     )
 });
 
 static FIND_NODE: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
+        "a seal node",
         "SELECT id, body FROM prompt.seal_nodes WHERE conversation_id = $1 AND parent IS NOT DISTINCT FROM $2 AND digest = $3",
-        &[INT8OID, TEXTOID],
+        &[("id", INT8OID), ("body", TEXTOID)],
     )
 });
 
@@ -276,9 +296,8 @@ impl Writer<'_, '_> {
                 self.client,
                 &FIND_NODE,
                 &[pg_uuid(self.conv).into(), nullable(parent), d.clone().into()],
-                |c| Ok::<_, std::convert::Infallible>(Some((c.next::<i64>().unwrap_or(0), c.text_or("")))),
-            )
-            .unwrap_or_else(|e| match e {});
+                |c| Ok::<_, Error>(Some((c.need::<i64>("id")?, c.need_text("body")?))),
+            )?;
             if let Some((id, body)) = found.into_iter().next() {
                 if body != text {
                     return Err(Error::new(
@@ -454,19 +473,21 @@ pub fn store(
 
 static STORED: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
+        "a seal row",
         format!("SELECT {POINTERS} FROM prompt.seals s WHERE s.conversation_id = $1 AND s.turn_id = $2"),
-        &POINTER_TYPES,
+        &POINTER_COLUMNS,
     )
 });
 
 static STORED_NO_ROUNDS: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
+        "a seal row",
         format!(
             "{} AND NOT EXISTS (SELECT 1 FROM prompt.rounds r WHERE r.conversation_id = s.conversation_id \
              AND r.turn_id = s.turn_id) AND NOT s.frozen ? 'stateful'",
             STORED.sql
         ),
-        &POINTER_TYPES,
+        &POINTER_COLUMNS,
     )
 });
 
@@ -536,32 +557,40 @@ pub fn prune(client: &mut SpiClient<'_>, conv: Uuid, before: DatumWithOid<'_>) -
     .len() as i64;
     static LIVE: LazyLock<Query> = LazyLock::new(|| {
         Query::new(
+            "a live seal row",
             "SELECT turn_id, head, tail, lead, chain, chain_length FROM prompt.seals \
              WHERE conversation_id = $1 AND pruned_at IS NULL",
-            &[UUIDOID, INT8OID, INT8OID, INT8ARRAYOID, INT8OID, INT4OID],
+            &[
+                ("turn_id", UUIDOID),
+                ("head", INT8OID),
+                ("tail", INT8OID),
+                ("lead", INT8ARRAYOID),
+                ("chain", INT8OID),
+                ("chain_length", INT4OID),
+            ],
         )
     });
     static ALL: LazyLock<Query> = LazyLock::new(|| {
         Query::new(
+            "a seal node",
             "SELECT id, parent FROM prompt.seal_nodes WHERE conversation_id = $1",
-            &[INT8OID, INT8OID],
+            &[("id", INT8OID), ("parent", INT8OID)],
         )
     });
     let live = run(client, &LIVE, &[pg_uuid(conv).into()], |c| {
-        Ok::<_, std::convert::Infallible>(Some((
-            c.uuid().unwrap_or_default(),
-            c.next::<i64>(),
-            c.next::<i64>(),
-            c.next::<Vec<Option<i64>>>().unwrap_or_default(),
-            c.next::<i64>(),
-            c.next::<i32>().unwrap_or(0),
+        Ok::<_, Error>(Some((
+            c.need_uuid("turn_id")?,
+            c.get::<i64>("head"),
+            c.get::<i64>("tail"),
+            c.get::<Vec<Option<i64>>>("lead").unwrap_or_default(),
+            c.get::<i64>("chain"),
+            // A NULL length reads no chain: the walk below finds it broken.
+            c.get::<i32>("chain_length").unwrap_or(-1),
         )))
-    })
-    .unwrap_or_else(|e| match e {});
+    })?;
     let nodes: HashMap<i64, (Option<i64>, ())> = run(client, &ALL, &[pg_uuid(conv).into()], |c| {
-        Ok::<_, std::convert::Infallible>(Some((c.next::<i64>().unwrap_or(0), (c.next::<i64>(), ()))))
-    })
-    .unwrap_or_else(|e| match e {})
+        Ok::<_, Error>(Some((c.need::<i64>("id")?, (c.get::<i64>("parent"), ()))))
+    })?
     .into_iter()
     .collect();
     let mut keep: HashSet<i64> = HashSet::new();
@@ -585,12 +614,13 @@ pub fn prune(client: &mut SpiClient<'_>, conv: Uuid, before: DatumWithOid<'_>) -
 
 static SEALED_TURNS: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
+        "a sealed turn",
         "SELECT t.conversation_id, t.id, EXISTS (SELECT 1 FROM prompt.seals s \
-           WHERE s.conversation_id = t.conversation_id AND s.turn_id = t.id) \
+           WHERE s.conversation_id = t.conversation_id AND s.turn_id = t.id) AS has_seal \
          FROM prompt.turns t WHERE t.sealed_at IS NOT NULL AND ($1::uuid IS NULL OR t.conversation_id = $1) \
            AND NOT EXISTS (SELECT 1 FROM prompt.seals_02 p WHERE p.conversation_id = t.conversation_id AND p.turn_id = t.id) \
          ORDER BY t.conversation_id, t.seq",
-        &[UUIDOID, UUIDOID, BOOLOID],
+        &[("conversation_id", UUIDOID), ("id", UUIDOID), ("has_seal", BOOLOID)],
     )
 });
 
@@ -598,15 +628,14 @@ static SEALED_TURNS: LazyLock<Query> = LazyLock::new(|| {
 /// does not read back as it was sealed, and why: missing, a frozen record that cannot be
 /// read, pointers that do not fit, a lost node, or bytes that do not match the digest.
 /// Pruned bodies are not checked (their digest stays, their bytes are gone).
-pub fn verify(client: &SpiClient<'_>, conv: Option<Uuid>) -> Vec<(Uuid, Uuid, String)> {
+pub fn verify(client: &SpiClient<'_>, conv: Option<Uuid>) -> Result<Vec<(Uuid, Uuid, String)>> {
     let turns = run(client, &SEALED_TURNS, &[nullable(conv.map(pg_uuid))], |c| {
-        Ok::<_, std::convert::Infallible>(Some((
-            c.uuid().unwrap_or_default(),
-            c.uuid().unwrap_or_default(),
-            c.bool(),
+        Ok::<_, Error>(Some((
+            c.need_uuid("conversation_id")?,
+            c.need_uuid("id")?,
+            c.need::<bool>("has_seal")?,
         )))
-    })
-    .unwrap_or_else(|e| match e {});
+    })?;
     let mut problems = Vec::new();
     for (conv, turn, has_seal) in turns {
         pgprompt_core::bounds::interrupt();
@@ -628,13 +657,14 @@ pub fn verify(client: &SpiClient<'_>, conv: Option<Uuid>) -> Vec<(Uuid, Uuid, St
             problems.push((conv, turn, why));
         }
     }
-    problems
+    Ok(problems)
 }
 
 static PENDING_TURN: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
-        "SELECT EXISTS (SELECT 1 FROM prompt.seals_02 WHERE conversation_id = $1 AND turn_id = $2)",
-        &[BOOLOID],
+        "a 0.2 seal",
+        "SELECT EXISTS (SELECT 1 FROM prompt.seals_02 WHERE conversation_id = $1 AND turn_id = $2) AS pending",
+        &[("pending", BOOLOID)],
     )
 });
 

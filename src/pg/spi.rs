@@ -1,7 +1,10 @@
 //! Running a query and reading its rows: the one place rows are read (and the one
-//! `unsafe` reader of SPI results). A [`Query`] declares its columns' types next to its
-//! SQL; the first run of each plan checks them against the result, so a mismatch is a
-//! clear error at first use. Plans are prepared once per backend and kept.
+//! `unsafe` reader of SPI results). A [`Query`] declares its columns, by name and type,
+//! next to its SQL; the first run of each plan checks both against the result, in order,
+//! so a column moved or renamed in the SQL is a clear error at first use, and a reader
+//! takes each value by name ([`Cols`]). A NULL where a value is needed is an error
+//! naming the column ([`Cols::need`]), never a silent default. Plans are prepared once
+//! per backend and kept.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -11,18 +14,25 @@ use pgrx::pg_sys;
 use pgrx::spi::{OwnedPreparedStatement, SpiClient};
 use uuid::Uuid;
 
+use pgprompt_core::error::{Code, Error};
 use pgprompt_core::rows::iso_date;
 
-/// A query and the type of each column it returns.
+/// A column a query returns: its name in the result (the SQL's own, or its alias) and
+/// its type.
+pub(crate) type Column = (&'static str, pg_sys::Oid);
+
+/// A query, what it reads (for errors: "a turn row"), and the columns it returns in order.
 pub(crate) struct Query {
     pub(crate) sql: String,
-    columns: Vec<pg_sys::Oid>,
+    what: &'static str,
+    columns: Vec<Column>,
 }
 
 impl Query {
-    pub(crate) fn new(sql: impl Into<String>, columns: &[pg_sys::Oid]) -> Query {
+    pub(crate) fn new(what: &'static str, sql: impl Into<String>, columns: &[Column]) -> Query {
         Query {
             sql: sql.into(),
+            what,
             columns: columns.to_vec(),
         }
     }
@@ -71,7 +81,7 @@ pub(crate) fn run<R, E>(
     client: &SpiClient<'_>,
     q: &Query,
     args: &[DatumWithOid<'_>],
-    mut read: impl FnMut(&mut Cols<'_>) -> Result<Option<R>, E>,
+    mut read: impl FnMut(&Cols<'_>) -> Result<Option<R>, E>,
 ) -> Result<Vec<R>, E> {
     let (table, check) = PLANS.with(|plans| {
         let mut plans = plans.borrow_mut();
@@ -107,25 +117,24 @@ pub(crate) fn run<R, E>(
         let desc = (*tt).tupdesc;
         let natts = (*desc).natts;
         let types: Vec<pg_sys::Oid> = (1..=natts).map(|i| pg_sys::SPI_gettypeid(desc, i)).collect();
-        if check && types != q.columns {
-            pgrx::error!(
-                "pgprompt: internal error: a query returns columns of types {types:?}, not the declared {:?}: {}",
-                q.columns,
-                q.sql
-            );
+        if check {
+            let names: Vec<String> = (1..=natts).map(|i| column_name(desc, i)).collect();
+            if let Some(problem) = mismatch(&q.columns, &names, &types) {
+                pgrx::error!("pgprompt: internal error: {problem}: {}", q.sql);
+            }
         }
         let width = types.len();
         let mut values = vec![pg_sys::Datum::from(0usize); width];
         let mut nulls = vec![true; width];
         for i in 0..n {
             pg_sys::heap_deform_tuple(*(*tt).vals.add(i), desc, values.as_mut_ptr(), nulls.as_mut_ptr());
-            let mut c = Cols {
+            let c = Cols {
                 values: &values,
                 nulls: &nulls,
                 types: &types,
-                at: 0,
+                query: q,
             };
-            if let Some(r) = read(&mut c)? {
+            if let Some(r) = read(&c)? {
                 out.push(r);
             }
         }
@@ -139,29 +148,76 @@ pub(crate) fn first<T: pgrx::IntoDatum + pgrx::FromDatum>(
     q: &Query,
     args: &[DatumWithOid<'_>],
 ) -> Option<T> {
-    let rows: Result<Vec<T>, std::convert::Infallible> = run(client, q, args, |c| Ok(c.next::<T>()));
+    let name = q.columns.first().map_or("", |c| c.0);
+    let rows: Result<Vec<T>, std::convert::Infallible> = run(client, q, args, |c| Ok(c.get::<T>(name)));
     rows.ok().and_then(|r| r.into_iter().next())
 }
 
-/// Typed access to one row, read in column order.
+/// A result column's name (`SPI_fname`).
+///
+/// # Safety
+/// `desc` is the current SPI result's descriptor and `i` one of its columns (1-based).
+unsafe fn column_name(desc: pg_sys::TupleDesc, i: i32) -> String {
+    // SAFETY: per the function's contract; SPI_fname returns a palloc'd copy (or NULL).
+    let name = unsafe { pg_sys::SPI_fname(desc, i) };
+    if name.is_null() {
+        return String::new();
+    }
+    // SAFETY: a NUL-terminated string SPI_fname just allocated.
+    unsafe { std::ffi::CStr::from_ptr(name) }.to_string_lossy().into_owned()
+}
+
+/// What differs between the columns a query declares and those its result has (name
+/// and type, in order), if anything.
+pub(crate) fn mismatch(declared: &[Column], names: &[String], types: &[pg_sys::Oid]) -> Option<String> {
+    if declared.len() != names.len() {
+        return Some(format!(
+            "a query returns {} columns, not the {} it declares",
+            names.len(),
+            declared.len()
+        ));
+    }
+    declared
+        .iter()
+        .zip(names.iter().zip(types))
+        .enumerate()
+        .find(|(_, ((name, oid), (n, t)))| name != n || oid != *t)
+        .map(|(i, ((name, oid), (n, t)))| {
+            format!(
+                "column {} of a query is \"{n}\" of type {t:?}, not the declared \"{name}\" of type {oid:?}",
+                i + 1
+            )
+        })
+}
+
+/// Typed access to one row, each value taken by the name its query declares.
 pub(crate) struct Cols<'r> {
     values: &'r [pg_sys::Datum],
     nulls: &'r [bool],
     types: &'r [pg_sys::Oid],
-    at: usize,
+    query: &'r Query,
 }
 
 impl Cols<'_> {
-    pub(crate) fn next<T: pgrx::IntoDatum + pgrx::FromDatum>(&mut self) -> Option<T> {
-        let i = self.at;
-        self.at += 1;
-        let (Some(&value), Some(&null), Some(&oid)) = (self.values.get(i), self.nulls.get(i), self.types.get(i)) else {
-            pgrx::error!("pgprompt: internal error: a query has no column {}", i + 1);
-        };
+    /// The position of column `name` (a reader naming a column its query does not
+    /// declare is a bug).
+    fn at(&self, name: &str) -> usize {
+        match self.query.columns.iter().position(|c| c.0 == name) {
+            Some(i) if i < self.values.len() => i,
+            _ => pgrx::error!(
+                "pgprompt: internal error: a reader takes column \"{name}\", which its query does not return: {}",
+                self.query.sql
+            ),
+        }
+    }
+
+    /// Column `name`'s value (`None` for NULL).
+    pub(crate) fn get<T: pgrx::IntoDatum + pgrx::FromDatum>(&self, name: &str) -> Option<T> {
+        let i = self.at(name);
+        let (value, null, oid) = (self.values[i], self.nulls[i], self.types[i]);
         if !T::is_compatible_with(oid) {
             pgrx::error!(
-                "pgprompt: internal error: column {} of a query has type {oid:?}, not {}",
-                i + 1,
+                "pgprompt: internal error: column \"{name}\" of a query has type {oid:?}, not {}",
                 std::any::type_name::<T>()
             );
         }
@@ -169,37 +225,48 @@ impl Cols<'_> {
         // descriptor, and its type was checked against T above.
         unsafe { T::from_polymorphic_datum(value, null, oid) }
     }
-    pub(crate) fn uuid(&mut self) -> Option<Uuid> {
-        self.next::<pgrx::Uuid>().map(core_uuid)
+
+    /// Column `name`'s value, where the compile needs one: NULL is `data_corrupted`
+    /// naming the column (the schema allows none there, or the query lost it).
+    pub(crate) fn need<T: pgrx::IntoDatum + pgrx::FromDatum>(&self, name: &str) -> Result<T, Error> {
+        self.get::<T>(name).ok_or_else(|| self.null(name))
     }
-    pub(crate) fn text(&mut self) -> Option<String> {
-        self.next::<String>()
+
+    /// The error of a NULL in column `name`, where a value is needed.
+    pub(crate) fn null(&self, name: &str) -> Error {
+        Error::new(
+            Code::DataCorrupted,
+            format!(
+                "column \"{name}\" of {} is NULL, where a value is needed",
+                self.query.what
+            ),
+        )
+        .hint("The schema allows no NULL there: a row was written around the extension's constraints.")
     }
-    pub(crate) fn text_or(&mut self, default: &str) -> String {
-        self.text().unwrap_or_else(|| default.to_string())
+
+    pub(crate) fn uuid(&self, name: &str) -> Option<Uuid> {
+        self.get::<pgrx::Uuid>(name).map(core_uuid)
     }
-    pub(crate) fn bool(&mut self) -> bool {
-        self.next::<bool>().unwrap_or(false)
+    pub(crate) fn need_uuid(&self, name: &str) -> Result<Uuid, Error> {
+        self.need::<pgrx::Uuid>(name).map(core_uuid)
     }
-    /// A `date` column as `to_char(d, 'YYYY-MM-DD')` spells it; "" for NULL or infinity.
-    pub(crate) fn date(&mut self) -> String {
-        self.next::<pgrx::datum::Date>()
-            .and_then(|d| iso_date(d.to_pg_epoch_days()))
-            .unwrap_or_default()
+    pub(crate) fn text(&self, name: &str) -> Option<String> {
+        self.get::<String>(name)
+    }
+    pub(crate) fn need_text(&self, name: &str) -> Result<String, Error> {
+        self.need::<String>(name)
+    }
+    /// A `date` column as `to_char(d, 'YYYY-MM-DD')` spells it; "" for infinity.
+    pub(crate) fn date(&self, name: &str) -> Result<String, Error> {
+        Ok(iso_date(self.need::<pgrx::datum::Date>(name)?.to_pg_epoch_days()).unwrap_or_default())
     }
     /// A `jsonb` column read from its binary form (`Err(())` when it nests deeper
     /// than serde_json reads); `None` for NULL.
-    pub(crate) fn jsonb(&mut self) -> Result<Option<serde_json::Value>, ()> {
-        let i = self.at;
-        self.at += 1;
-        let (Some(&value), Some(&null), Some(&oid)) = (self.values.get(i), self.nulls.get(i), self.types.get(i)) else {
-            pgrx::error!("pgprompt: internal error: a query has no column {}", i + 1);
-        };
+    pub(crate) fn jsonb(&self, name: &str) -> Result<Option<serde_json::Value>, ()> {
+        let i = self.at(name);
+        let (value, null, oid) = (self.values[i], self.nulls[i], self.types[i]);
         if oid != pg_sys::JSONBOID {
-            pgrx::error!(
-                "pgprompt: internal error: column {} of a query has type {oid:?}, not jsonb",
-                i + 1
-            );
+            pgrx::error!("pgprompt: internal error: column \"{name}\" of a query has type {oid:?}, not jsonb");
         }
         if null {
             return Ok(None);
@@ -207,7 +274,8 @@ impl Cols<'_> {
         // SAFETY: a non-NULL datum of the current row whose type is jsonb (checked).
         unsafe { super::jsonb::jsonb_value(value) }.map(Some).ok_or(())
     }
-    pub(crate) fn ints(&mut self) -> Vec<Option<i32>> {
-        self.next::<Vec<Option<i32>>>().unwrap_or_default()
+    /// An `int4[]` column (NULL: none).
+    pub(crate) fn ints(&self, name: &str) -> Vec<Option<i32>> {
+        self.get::<Vec<Option<i32>>>(name).unwrap_or_default()
     }
 }

@@ -14,26 +14,38 @@ use pgprompt_core::{Code, Error};
 
 static CONVERSATION: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
+        "the conversation row",
         "SELECT creator_id, answerer_id FROM prompt.conversations WHERE id = $1",
-        &[UUIDOID, UUIDOID],
+        &[("creator_id", UUIDOID), ("answerer_id", UUIDOID)],
     )
 });
 
 static THROUGH: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
+        "a turn's place",
         "SELECT seq FROM prompt.turns WHERE conversation_id = $1 AND id = $2",
-        &[INT8OID],
+        &[("seq", INT8OID)],
     )
 });
 
 /// The turns from the newest summary turn at or before `through` (inclusive) on.
 static TURNS: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
+        "a turn row",
         "SELECT id, seq, kind, author_id, answerer_id, poster_id, prompt, content, origin, sender_conversation_id \
          FROM prompt.turns WHERE conversation_id = $1 AND seq <= $2 AND seq >= coalesce((SELECT max(seq) \
          FROM prompt.turns WHERE conversation_id = $1 AND kind = 'summary' AND seq <= $2), 0) ORDER BY seq",
         &[
-            UUIDOID, INT8OID, TEXTOID, UUIDOID, UUIDOID, UUIDOID, TEXTOID, TEXTOID, TEXTOID, UUIDOID,
+            ("id", UUIDOID),
+            ("seq", INT8OID),
+            ("kind", TEXTOID),
+            ("author_id", UUIDOID),
+            ("answerer_id", UUIDOID),
+            ("poster_id", UUIDOID),
+            ("prompt", TEXTOID),
+            ("content", TEXTOID),
+            ("origin", TEXTOID),
+            ("sender_conversation_id", UUIDOID),
         ],
     )
 });
@@ -44,7 +56,7 @@ fn transcript(conversation_id: pgrx::Uuid, through_turn_id: pgrx::Uuid) -> Strin
     let (conv, through) = (core_uuid(conversation_id), core_uuid(through_turn_id));
     Spi::connect(|client| {
         let people = run(client, &CONVERSATION, &[pg_uuid(conv).into()], |c| {
-            Ok::<_, Error>(Some((c.uuid(), c.uuid())))
+            Ok::<_, Error>(Some((c.uuid("creator_id"), c.uuid("answerer_id"))))
         })
         .or_raise();
         let Some(&(creator, answerer)) = people.first() else {
@@ -60,16 +72,15 @@ fn transcript(conversation_id: pgrx::Uuid, through_turn_id: pgrx::Uuid) -> Strin
             raise(missing_turn(client, conv, through));
         };
         let turns = run(client, &TURNS, &[pg_uuid(conv).into(), seq.into()], |c| {
-            let Some(id) = c.uuid() else { return Ok(None) };
-            let seq = c.next::<i64>().unwrap_or(0);
-            let mut t = Turn::new(id, seq, TurnKind::from_column("turns.kind", &c.text_or(""))?);
-            t.author_id = c.uuid();
-            t.answerer_id = c.uuid();
-            t.poster_id = c.uuid();
-            t.prompt = c.text();
-            t.content = c.text();
-            t.origin = c.text();
-            t.sender_conversation_id = c.uuid();
+            let kind = TurnKind::from_column("turns.kind", &c.need_text("kind")?)?;
+            let mut t = Turn::new(c.need_uuid("id")?, c.need::<i64>("seq")?, kind);
+            t.author_id = c.uuid("author_id");
+            t.answerer_id = c.uuid("answerer_id");
+            t.poster_id = c.uuid("poster_id");
+            t.prompt = c.text("prompt");
+            t.content = c.text("content");
+            t.origin = c.text("origin");
+            t.sender_conversation_id = c.uuid("sender_conversation_id");
             Ok::<_, Error>(Some(t))
         })
         .or_raise();

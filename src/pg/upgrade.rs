@@ -12,7 +12,7 @@ use pgrx::prelude::*;
 
 use super::errors::OrRaise;
 use super::seals;
-use super::spi::{pg_uuid, run, Query};
+use super::spi::{pg_uuid, run, Column, Query};
 use pgprompt_core::error::{Code, Error};
 use pgprompt_core::rows::{Model, Wire};
 use pgprompt_core::tokens::{Memo, Tokenizer};
@@ -29,8 +29,8 @@ fn claim_sql(filter: &str, lock: &str) -> String {
          gone AS (DELETE FROM prompt.seals_02 p USING pick \
          WHERE p.conversation_id = pick.conversation_id AND p.turn_id = pick.turn_id \
          RETURNING p.conversation_id, p.turn_id, p.request) \
-         SELECT t.conversation_id, t.id, g.request::text, coalesce(t.answerer_id, c.answerer_id), \
-         coalesce(t.prompt, '') <> '', t.sealed_at, row_to_json(m)::text \
+         SELECT t.conversation_id, t.id, g.request::text, coalesce(t.answerer_id, c.answerer_id) AS answerer_id, \
+         coalesce(t.prompt, '') <> '' AS had_prompt, t.sealed_at, row_to_json(m)::text AS model \
          FROM gone g JOIN prompt.turns t ON t.conversation_id = g.conversation_id AND t.id = g.turn_id \
          JOIN prompt.conversations c ON c.id = t.conversation_id \
          LEFT JOIN prompt.models m ON m.name = g.request->>'model' \
@@ -38,17 +38,26 @@ fn claim_sql(filter: &str, lock: &str) -> String {
     )
 }
 
-const CLAIMED: [pgrx::pg_sys::Oid; 7] = [UUIDOID, UUIDOID, TEXTOID, UUIDOID, BOOLOID, TIMESTAMPTZOID, TEXTOID];
+/// The columns of [`claim_sql`], which [`OldSeal::read`] takes.
+const CLAIMED: [Column; 7] = [
+    ("conversation_id", UUIDOID),
+    ("id", UUIDOID),
+    ("request", TEXTOID),
+    ("answerer_id", UUIDOID),
+    ("had_prompt", BOOLOID),
+    ("sealed_at", TIMESTAMPTZOID),
+    ("model", TEXTOID),
+];
 
 /// The next batch of every conversation's 0.2 seals that no other session is converting
 /// ($1 is unused: one signature). Two `CALL`s at once take different batches.
 static CLAIM_ANY: LazyLock<Query> =
-    LazyLock::new(|| Query::new(claim_sql("", "FOR UPDATE OF p SKIP LOCKED"), &CLAIMED));
+    LazyLock::new(|| Query::new("a 0.2 seal", claim_sql("", "FOR UPDATE OF p SKIP LOCKED"), &CLAIMED));
 
 /// The next batch of one conversation's 0.2 seals: seals another session is converting
 /// are waited for (and then found gone), so a turn's own seal is never skipped.
 static CLAIM_ONE: LazyLock<Query> =
-    LazyLock::new(|| Query::new(claim_sql("WHERE p.conversation_id = $1", ""), &CLAIMED));
+    LazyLock::new(|| Query::new("a 0.2 seal", claim_sql("WHERE p.conversation_id = $1", ""), &CLAIMED));
 
 /// How many 0.2 seals `compile_turn` takes at a time: memory stays bounded by a batch (a
 /// 0.2 seal is the whole request, up to megabytes), not by the conversation.
@@ -143,15 +152,17 @@ struct OldSeal {
 }
 
 impl OldSeal {
-    fn read(c: &mut super::spi::Cols<'_>) -> OldSeal {
+    /// The row of a 0.2 seal (a NULL key, which the tables forbid, leaves it unconverted;
+    /// an unreadable request is refused when it is converted).
+    fn read(c: &super::spi::Cols<'_>) -> OldSeal {
         OldSeal {
-            conv: c.uuid(),
-            turn: c.uuid(),
-            request: c.text_or("{}"),
-            answerer: c.uuid(),
-            had_prompt: c.bool(),
-            sealed_at: c.next::<pgrx::datum::TimestampWithTimeZone>(),
-            model: c.text(),
+            conv: c.uuid("conversation_id"),
+            turn: c.uuid("id"),
+            request: c.text("request").unwrap_or_default(),
+            answerer: c.uuid("answerer_id"),
+            had_prompt: c.get::<bool>("had_prompt").unwrap_or(false),
+            sealed_at: c.get::<pgrx::datum::TimestampWithTimeZone>("sealed_at"),
+            model: c.text("model"),
         }
     }
 }
