@@ -4,6 +4,7 @@
 //! [`compile`], stores seals and maps [`Error`]s to SQLSTATEs.
 //!
 //! The stages, in the order data flows (docs/design.md; ARCHITECTURE.md is the map):
+//! - [`reads`]: which rows a compile reads, step by step (the extension runs the queries);
 //! - [`rows`]: the typed rows a compile reads, parsed once at the edge by [`fields`]
 //!   (a turn's JSON columns), [`rounds`] and [`template`];
 //! - [`blocks`], [`macros`], [`voice`], [`envelope`]: what each block renders;
@@ -28,6 +29,7 @@ pub mod kinds;
 pub mod macros;
 pub mod options;
 pub mod profile;
+pub mod reads;
 pub mod response;
 pub mod rounds;
 pub mod rows;

@@ -18,6 +18,7 @@ use pgprompt_core::context::{CaptureState, Captured, Context, HistoryTurn, Host}
 use pgprompt_core::error::{Code, Error, Result};
 use pgprompt_core::fields;
 use pgprompt_core::history::{EntryAt, HistorySource};
+use pgprompt_core::reads;
 use pgprompt_core::rounds::{self, Round};
 use pgprompt_core::rows::{
     CacheTtl, Conversation, Document, Mechanism, Memory, Mode, Model, Role, Skill, Turn, TurnKind, User, UserKind,
@@ -190,21 +191,10 @@ pub enum Loaded {
     Context(Box<Context>),
 }
 
-/// What a caller reads a turn for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Read {
-    /// A compile: a sealed turn without rounds is only its stored body.
-    Body,
-    /// An estimate or explanation: everything a compile reads.
-    Explain,
-    /// The turn's skills as they are now (`skills_for_turn`): its seal is not read, and
-    /// its skills are read whatever its mode.
-    Skills,
-}
+pub use pgprompt_core::reads::Read;
 
 /// Loads everything but history for turn `turn` of conversation `conv`.
 pub fn context(client: &SpiClient<'_>, conv: Uuid, turn: Uuid, read: Read) -> Result<Loaded> {
-    let stored_ok = read == Read::Body;
     let found = run(client, &CONTEXT, &[pg_uuid(conv).into(), pg_uuid(turn).into()], |c| {
         context_row(c, conv)
     })?;
@@ -218,48 +208,35 @@ pub fn context(client: &SpiClient<'_>, conv: Uuid, turn: Uuid, read: Read) -> Re
     let Some((t, sealed)) = t else {
         return Err(missing_turn(client, conv, turn));
     };
-    // Rounds belong to run turns (the write triggers see to it).
-    let rounds = if t.is_run() {
-        current_rounds(client, conv, turn)?
-    } else {
-        Vec::new()
+    let next = reads::after_turn(&t, sealed, read);
+    let rounds = match next.rounds {
+        true => current_rounds(client, conv, turn)?,
+        false => Vec::new(),
     };
-    if sealed && stored_ok && rounds.is_empty() {
+    if next.stored_body && rounds.is_empty() {
         if let Some(body) = seals::stored_body(client, conv, turn)? {
             return Ok(Loaded::Stored(body));
         }
     }
-    let seal = if sealed && read != Read::Skills {
-        Some(seals::load(client, conv, &t)?)
-    } else {
-        None
+    let seal = match next.seal {
+        true => Some(seals::load(client, conv, &t)?),
+        false => None,
     };
     // A Side's history (a sealed turn renders from its seal, not from history).
-    let captured = match (conversation.kind.as_str(), capture, &seal) {
-        ("side", (parent, Some(captured_turn), state), None) => {
-            side_captures(client, conv, parent, captured_turn, state)?
-        }
-        _ => Vec::new(),
+    let captured = match reads::captures(&conversation, capture, seal.is_some()) {
+        Some((parent, captured_turn, state)) => side_captures(client, conv, parent, captured_turn, state)?,
+        None => Vec::new(),
     };
     conversation.root_id = captured.last().map(|c| c.conversation_id);
-    let ids = user_ids(&conversation, &t, seal.as_ref(), &rounds, &captured);
+    let sealed_answerer = seal.as_ref().map(|s| s.frozen.answerer_id);
+    let ids = reads::users(&conversation, &t, sealed_answerer, &rounds, &captured);
     let users: HashMap<Uuid, User> = load_users(client, &ids)?.into_iter().map(|u| (u.id, u)).collect();
-    let a = t.answerer_id.or(conversation.answerer_id).and_then(|id| users.get(&id));
-    let mut model_names: Vec<String> = [t.model.clone(), a.and_then(|a| a.model.clone())]
-        .into_iter()
-        .flatten()
-        .collect();
-    model_names.dedup();
-    let models = if seal.is_some() {
-        HashMap::new()
-    } else {
-        load_models(client, &model_names)?
-    };
-    let (documents, memories, skills) = match (a, seal.is_some()) {
-        (Some(a), false) if a.prompt_mechanism != Mechanism::Raw || read == Read::Skills => {
-            answerer_rows(client, &t, a, &users, workspace.id, conv, read)?
-        }
-        _ => (Vec::new(), Vec::new(), Vec::new()),
+    let a = reads::answerer(&conversation, &t, &users);
+    let models = load_models(client, &reads::models(&t, a, seal.is_some()))?;
+    let wanted = a.and_then(|a| reads::answerer_rows(&t, a, &users, seal.is_some(), read));
+    let (documents, memories, skills) = match wanted {
+        Some(w) => answerer_rows(client, &t, &w, workspace.id, conv)?,
+        None => (Vec::new(), Vec::new(), Vec::new()),
     };
     Ok(Loaded::Context(Box::new(Context {
         conversation,
@@ -334,62 +311,21 @@ fn side_captures(
     captures(client, conv, (parent, captured_turn, state))
 }
 
-/// The users a compile names: the answerers, the poster, the creator, the selected
-/// Human, the sealed answerer, steer authors, and each captured parent's creator and
-/// stored answerer (its turns read with their own).
-fn user_ids(
-    conversation: &Conversation,
-    t: &Turn,
-    seal: Option<&pgprompt_core::seal::Sealed>,
-    rounds: &[Round],
-    captured: &[Captured],
-) -> Vec<Uuid> {
-    let mut ids: Vec<Uuid> = [
-        t.answerer_id,
-        conversation.answerer_id,
-        t.poster_id,
-        t.author_id,
-        conversation.creator_id,
-        t.memory_user_id,
-        seal.map(|s| s.frozen.answerer_id),
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
-    ids.extend(steer_authors(rounds));
-    ids.extend(
-        captured
-            .iter()
-            .flat_map(|c| [c.host.creator_id, c.host.answerer_id])
-            .flatten(),
-    );
-    ids.sort();
-    ids.dedup();
-    ids
-}
-
-/// The answerer's documents, memory and (for a run, or `skills_for_turn`) skills.
+/// The answerer's documents, memory and skills, as [`reads::answerer_rows`] named them.
 fn answerer_rows(
     client: &SpiClient<'_>,
     t: &Turn,
-    a: &User,
-    users: &HashMap<Uuid, User>,
+    w: &reads::AnswererRows,
     workspace: Uuid,
     conv: Uuid,
-    read: Read,
 ) -> Result<(Vec<Document>, Vec<Memory>, Vec<Skill>)> {
-    let human = t
-        .poster_id
-        .and_then(|p| users.get(&p))
-        .and_then(User::controlling_human);
-    let skills = if t.is_run() || read == Read::Skills {
-        load_skills(client, t, a, workspace, read == Read::Skills)?
-    } else {
-        Vec::new()
+    let skills = match w.skills {
+        Some(recall_only) => load_skills(client, t, w, workspace, recall_only)?,
+        None => Vec::new(),
     };
     Ok((
-        load_documents(client, a.id, workspace, human)?,
-        load_memories(client, a.id, workspace, conv, t.memory_user_id)?,
+        load_documents(client, w.answerer, workspace, w.human)?,
+        load_memories(client, w.answerer, workspace, conv, t.memory_user_id)?,
         skills,
     ))
 }
@@ -689,17 +625,23 @@ static SKILLS: LazyLock<Query> = LazyLock::new(|| {
 
 /// The skills a turn's callables can resolve to; recall-only ones too when `recall_only`
 /// (the catalog never lists them).
-fn load_skills(client: &SpiClient<'_>, t: &Turn, a: &User, workspace: Uuid, recall_only: bool) -> Result<Vec<Skill>> {
+fn load_skills(
+    client: &SpiClient<'_>,
+    t: &Turn,
+    w: &reads::AnswererRows,
+    workspace: Uuid,
+    recall_only: bool,
+) -> Result<Vec<Skill>> {
     if t.callables.is_empty() {
         return Ok(Vec::new());
     }
     let runners: Vec<String> = t.callables.iter().filter_map(|c| c.runner.clone()).collect();
-    let owners: Vec<pgrx::Uuid> = [Some(a.id), t.memory_user_id]
+    let owners: Vec<pgrx::Uuid> = [Some(w.answerer), t.memory_user_id]
         .into_iter()
         .flatten()
         .map(pg_uuid)
         .collect();
-    let application = nullable(a.application.clone());
+    let application = nullable(w.application.clone());
     run(
         client,
         &SKILLS,
@@ -779,11 +721,6 @@ fn current_rounds(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Result<Vec<
         &[pg_uuid(conv).into(), pg_uuid(turn).into()],
         |c| read_round(c, turn).map(Some),
     )
-}
-
-/// The authors a round's steers name (their envelopes need handles).
-fn steer_authors(rounds: &[Round]) -> impl Iterator<Item = Uuid> + '_ {
-    rounds.iter().flat_map(|r| r.steers.iter().filter_map(|s| s.author_id))
 }
 
 static SUMMARY_FLOOR: LazyLock<Query> = LazyLock::new(|| {
@@ -991,16 +928,7 @@ impl HistorySource for SpiHistory<'_, '_> {
             }
         }
 
-        // Users the batch names that the compile has not read yet.
-        let mut ids: Vec<Uuid> = turns
-            .iter()
-            .flat_map(|h| [h.turn.author_id, h.turn.answerer_id, h.turn.poster_id])
-            .flatten()
-            .chain(turns.iter().flat_map(|h| steer_authors(&h.rounds).collect::<Vec<_>>()))
-            .filter(|id| !self.known.contains(id))
-            .collect();
-        ids.sort();
-        ids.dedup();
+        let ids = reads::history_users(&turns, &self.known);
         let users = load_users(self.client, &ids)?;
         self.known.extend(ids);
         self.known.extend(users.iter().map(|u| u.id));

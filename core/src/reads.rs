@@ -1,0 +1,302 @@
+//! What the compile of a turn reads (docs/design.md, "Rows"): decided here, run by the
+//! extension. The loader reads in steps, each deciding the next from what the one before
+//! returned: the conversation row with the turn; then [`after_turn`] (the turn's rounds,
+//! its seal, or only its stored body; a Side's captures); then [`users`] (everyone those
+//! rows name); then [`models`] and [`answerer_rows`] (the answerer's documents, memory and
+//! skills); history is read in batches whose new authors [`history_users`] names. The
+//! extension runs the queries each step names and hands the rows back; it decides
+//! nothing itself.
+
+use std::collections::{HashMap, HashSet};
+
+use uuid::Uuid;
+
+use crate::context::{CaptureState, Captured, HistoryTurn};
+use crate::kinds::Mechanism;
+use crate::rounds::Round;
+use crate::rows::{Conversation, Turn, User};
+
+/// What a caller loads a turn for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Read {
+    /// A compile: a sealed turn without rounds is only its stored body.
+    Body,
+    /// An estimate or explanation: everything a compile reads.
+    Explain,
+    /// The turn's skills as they are now (`skills_for_turn`): its seal is not read, and
+    /// its skills are read whatever its mode.
+    Skills,
+}
+
+/// What to read once the conversation row and the turn are in.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AfterTurn {
+    /// The turn's rounds (a run's; the write triggers keep them to runs).
+    pub rounds: bool,
+    /// When the turn has no rounds: its stored body is all a compile returns.
+    pub stored_body: bool,
+    /// The turn's seal (what it froze, and its body).
+    pub seal: bool,
+}
+
+/// The reads after the turn: rounds for a run, the seal of a sealed turn (not for its
+/// skills, which are read as they are now), and for a compile of a sealed turn without
+/// rounds only the stored body.
+pub fn after_turn(turn: &Turn, sealed: bool, read: Read) -> AfterTurn {
+    AfterTurn {
+        rounds: turn.is_run(),
+        stored_body: sealed && read == Read::Body,
+        seal: sealed && read != Read::Skills,
+    }
+}
+
+/// A Side's captures to read (its parent conversation, the captured turn and how it
+/// stood), for a turn that renders from history (not from a seal): `None` otherwise.
+pub fn captures(
+    conversation: &Conversation,
+    capture: (Option<Uuid>, Option<Uuid>, CaptureState),
+    sealed: bool,
+) -> Option<(Option<Uuid>, Uuid, CaptureState)> {
+    match (conversation.kind.as_str(), capture, sealed) {
+        ("side", (parent, Some(captured_turn), state), false) => Some((parent, captured_turn, state)),
+        _ => None,
+    }
+}
+
+/// The users a compile names: the answerers, the poster, the author, the creator, the
+/// memory owner, the sealed answerer, steer authors, and each captured parent's creator
+/// and stored answerer (its turns read with their own); sorted, once each.
+pub fn users(
+    conversation: &Conversation,
+    t: &Turn,
+    sealed_answerer: Option<Uuid>,
+    rounds: &[Round],
+    captured: &[Captured],
+) -> Vec<Uuid> {
+    let mut ids: Vec<Uuid> = [
+        t.answerer_id,
+        conversation.answerer_id,
+        t.poster_id,
+        t.author_id,
+        conversation.creator_id,
+        t.memory_user_id,
+        sealed_answerer,
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    ids.extend(steer_authors(rounds));
+    ids.extend(
+        captured
+            .iter()
+            .flat_map(|c| [c.host.creator_id, c.host.answerer_id])
+            .flatten(),
+    );
+    ids.sort();
+    ids.dedup();
+    ids
+}
+
+/// The authors a round's steers name (their envelopes need handles).
+fn steer_authors(rounds: &[Round]) -> impl Iterator<Item = Uuid> + '_ {
+    rounds.iter().flat_map(|r| r.steers.iter().filter_map(|s| s.author_id))
+}
+
+/// The answerer of the turn among the users read: its own, else its conversation's.
+pub fn answerer<'u>(conversation: &Conversation, t: &Turn, users: &'u HashMap<Uuid, User>) -> Option<&'u User> {
+    t.answerer_id.or(conversation.answerer_id).and_then(|id| users.get(&id))
+}
+
+/// The model rows to read: the turn's model and its answerer's, once each; none for a
+/// sealed turn (its seal froze the model row it was compiled for).
+pub fn models(t: &Turn, answerer: Option<&User>, sealed: bool) -> Vec<String> {
+    if sealed {
+        return Vec::new();
+    }
+    let mut names: Vec<String> = [t.model.clone(), answerer.and_then(|a| a.model.clone())]
+        .into_iter()
+        .flatten()
+        .collect();
+    names.dedup();
+    names
+}
+
+/// Which of the answerer's rows to read, and for whom.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AnswererRows {
+    /// The answerer.
+    pub answerer: Uuid,
+    /// The answerer's application (skills may be bound to it).
+    pub application: Option<String>,
+    /// The poster's controlling Human (its persona document).
+    pub human: Option<Uuid>,
+    /// The turn's skills: `Some(recall_only)` for a run, or for `skills_for_turn` (with
+    /// the recall-only skills, which a catalog never lists); `None`: no skills.
+    pub skills: Option<bool>,
+}
+
+/// The answerer's documents, memory and skills to read: none for a sealed turn (it
+/// renders from its seal) nor under `raw` (the turn's own entries are the request),
+/// except that `skills_for_turn` reads the skills as they are now.
+pub fn answerer_rows(
+    t: &Turn,
+    a: &User,
+    users: &HashMap<Uuid, User>,
+    sealed: bool,
+    read: Read,
+) -> Option<AnswererRows> {
+    let wanted = !sealed && (a.prompt_mechanism != Mechanism::Raw || read == Read::Skills);
+    if !wanted {
+        return None;
+    }
+    let human = t
+        .poster_id
+        .and_then(|p| users.get(&p))
+        .and_then(User::controlling_human);
+    Some(AnswererRows {
+        answerer: a.id,
+        application: a.application.clone(),
+        human,
+        skills: (t.is_run() || read == Read::Skills).then_some(read == Read::Skills),
+    })
+}
+
+/// The users a batch of history names that the compile has not read yet: authors,
+/// answerers, posters and steer authors; sorted, once each.
+pub fn history_users(turns: &[HistoryTurn], known: &HashSet<Uuid>) -> Vec<Uuid> {
+    let mut ids: Vec<Uuid> = turns
+        .iter()
+        .flat_map(|h| [h.turn.author_id, h.turn.answerer_id, h.turn.poster_id])
+        .flatten()
+        .chain(turns.iter().flat_map(|h| steer_authors(&h.rounds)))
+        .filter(|id| !known.contains(id))
+        .collect();
+    ids.sort();
+    ids.dedup();
+    ids
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kinds::{Mode, TurnKind, UserKind};
+
+    fn id(n: u128) -> Uuid {
+        Uuid::from_u128(n)
+    }
+
+    fn conversation(kind: &str) -> Conversation {
+        Conversation {
+            id: id(1),
+            workspace_id: id(2),
+            kind: kind.into(),
+            answerer_id: Some(id(10)),
+            creator_id: Some(id(11)),
+            origin_channel: None,
+            root_id: None,
+        }
+    }
+
+    fn reply(mode: Mode) -> Turn {
+        let mut t = Turn::new(id(100), 5, TurnKind::Reply);
+        t.mode = mode;
+        t.poster_id = Some(id(12));
+        t.model = Some("claude".into());
+        t
+    }
+
+    #[test]
+    fn a_run_reads_its_rounds_and_a_sealed_turn_its_seal_or_only_its_body() {
+        let run = reply(Mode::Run);
+        let direct = reply(Mode::DirectReply);
+        assert_eq!(
+            after_turn(&run, false, Read::Body),
+            AfterTurn {
+                rounds: true,
+                stored_body: false,
+                seal: false
+            }
+        );
+        let sealed = after_turn(&direct, true, Read::Body);
+        assert!(!sealed.rounds && sealed.stored_body && sealed.seal);
+        let explained = after_turn(&direct, true, Read::Explain);
+        assert!(!explained.stored_body && explained.seal);
+        assert!(
+            !after_turn(&direct, true, Read::Skills).seal,
+            "skills are read as they are now"
+        );
+    }
+
+    #[test]
+    fn only_an_unsealed_side_reads_its_captures() {
+        let capture = (Some(id(7)), Some(id(8)), CaptureState::default());
+        assert_eq!(
+            captures(&conversation("side"), capture.clone(), false).map(|c| c.1),
+            Some(id(8))
+        );
+        assert_eq!(captures(&conversation("side"), capture.clone(), true), None);
+        assert_eq!(captures(&conversation("conversation"), capture, false), None);
+        assert_eq!(
+            captures(
+                &conversation("side"),
+                (Some(id(7)), None, CaptureState::default()),
+                false
+            ),
+            None
+        );
+    }
+
+    #[test]
+    fn the_users_models_and_answerer_rows_a_compile_names() {
+        let conv = conversation("conversation");
+        let mut t = reply(Mode::Run);
+        t.memory_user_id = Some(id(12));
+        assert_eq!(
+            users(&conv, &t, Some(id(13)), &[], &[]),
+            vec![id(10), id(11), id(12), id(13)]
+        );
+        let mut agent = User::new(id(10), "lark", UserKind::Agent);
+        agent.model = Some("claude".into());
+        let human = User::new(id(12), "ada", UserKind::Human);
+        let read: HashMap<Uuid, User> = [(id(10), agent.clone()), (id(12), human)].into_iter().collect();
+        let a = answerer(&conv, &t, &read).expect("the conversation's answerer");
+        assert_eq!(a.id, id(10));
+        assert_eq!(models(&t, Some(a), false), vec!["claude".to_string()], "once each");
+        assert!(models(&t, Some(a), true).is_empty(), "a seal froze its model");
+        assert_eq!(
+            answerer_rows(&t, a, &read, false, Read::Body),
+            Some(AnswererRows {
+                answerer: id(10),
+                application: None,
+                human: Some(id(12)),
+                skills: Some(false)
+            })
+        );
+        assert_eq!(answerer_rows(&t, a, &read, true, Read::Body), None);
+        let direct = reply(Mode::DirectReply);
+        assert_eq!(
+            answerer_rows(&direct, a, &read, false, Read::Body).and_then(|r| r.skills),
+            None
+        );
+        let mut raw = agent;
+        raw.prompt_mechanism = Mechanism::Raw;
+        assert_eq!(answerer_rows(&direct, &raw, &read, false, Read::Body), None);
+        assert_eq!(
+            answerer_rows(&direct, &raw, &read, false, Read::Skills).and_then(|r| r.skills),
+            Some(true)
+        );
+    }
+
+    #[test]
+    fn a_history_batch_names_only_users_not_read_yet() {
+        let mut t = reply(Mode::DirectReply);
+        t.author_id = Some(id(20));
+        let batch = [HistoryTurn {
+            turn: t,
+            rounds: Vec::new(),
+            host: None,
+        }];
+        let known: HashSet<Uuid> = [id(12)].into_iter().collect();
+        assert_eq!(history_users(&batch, &known), vec![id(20)]);
+    }
+}
