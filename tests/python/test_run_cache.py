@@ -16,7 +16,8 @@ import pytest
 import cache_rules
 from cache_rules import Provider
 from conftest import make_database
-from test_response_loop import CALL_IDS, TOOLS, fixture, sdk
+from test_cache_report import counter
+from test_response_loop import TOOLS, fixture, sdk
 from test_wire_types import ANTHROPIC, CHAT, RESPONSES, assert_valid
 
 WS, ADA, LARK = ("00000000-0000-4000-8000-00000000a001", "00000000-0000-4000-8000-000000000001",
@@ -111,16 +112,6 @@ def marks(message):
     content = message.get("content")
     return [i for i, b in enumerate(content) if isinstance(b, dict) and "cache_control" in b] \
         if isinstance(content, list) else []
-
-
-def counter(c):
-    memo = {}
-
-    def count(text):
-        if text not in memo:
-            memo[text] = c.execute("SELECT prompt.count_tokens(%s, 'cl100k_base')", (text,)).fetchone()[0]
-        return memo[text]
-    return count
 
 
 def test_a_round_of_twelve_parallel_calls_carries_the_breakpoint_the_lookback_needs(db):

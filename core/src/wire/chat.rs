@@ -62,15 +62,7 @@ fn user_side(req: &Request<'_>, m: &Message, mi: usize, texts: &mut Vec<String>,
             out.push_str(r#"{"role":"tool","tool_call_id":"#);
             json::string(&mut out, call_id);
             out.push_str(r#","content":"#);
-            if req.marked((mi, pi)) {
-                // A run's breakpoint on a result: the content as a list of one text part.
-                out.push_str(r#"[{"type":"text","text":"#);
-                json::string(&mut out, content);
-                out.push_str(super::shape::EXPLICIT_BREAKPOINT);
-                out.push_str("}]");
-            } else {
-                json::string(&mut out, content);
-            }
+            super::shape::tool_output(&mut out, "text", content, req.marked((mi, pi)));
             out.push('}');
             texts.push(out);
             layout.push(vec![(mi, pi)]);

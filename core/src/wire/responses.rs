@@ -40,15 +40,7 @@ fn user_side(req: &Request<'_>, m: &Message, mi: usize, texts: &mut Vec<String>,
             out.push_str(r#"{"type":"function_call_output","call_id":"#);
             json::string(&mut out, call_id);
             out.push_str(r#","output":"#);
-            if req.marked((mi, pi)) {
-                // A run's breakpoint on a result: the output as a list of one input_text.
-                out.push_str(r#"[{"type":"input_text","text":"#);
-                json::string(&mut out, content);
-                out.push_str(super::shape::EXPLICIT_BREAKPOINT);
-                out.push_str("}]");
-            } else {
-                json::string(&mut out, content);
-            }
+            super::shape::tool_output(&mut out, "input_text", content, req.marked((mi, pi)));
             out.push('}');
             texts.push(out);
             layout.push(vec![(mi, pi)]);

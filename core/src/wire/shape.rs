@@ -133,6 +133,21 @@ pub(crate) fn explicit(profile: Option<&crate::profile::Profile>) -> bool {
     profile.and_then(|p| p.cache_breakpoints) == Some(crate::kinds::Breakpoints::PromptCacheBreakpoint)
 }
 
+/// A tool result's text on the OpenAI wires: a string, or, carrying a run's breakpoint,
+/// a list of one `part` (`input_text` on responses, `text` on chat) marked with it.
+pub(super) fn tool_output(out: &mut String, part: &str, content: &str, marked: bool) {
+    if !marked {
+        json::string(out, content);
+        return;
+    }
+    out.push_str(r#"[{"type":""#);
+    out.push_str(part);
+    out.push_str(r#"","text":"#);
+    json::string(out, content);
+    out.push_str(EXPLICIT_BREAKPOINT);
+    out.push_str("}]");
+}
+
 /// OpenAI's explicit breakpoint on an input part; its TTL is the request's
 /// (`prompt_cache_options.ttl`).
 pub(super) const EXPLICIT_BREAKPOINT: &str = r#","prompt_cache_breakpoint":{"mode":"explicit"}"#;
