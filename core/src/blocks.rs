@@ -6,23 +6,23 @@ use uuid::Uuid;
 use crate::fields::Callable;
 use crate::rows::{Memory, Skill};
 
-pub const MEMORY_HEADER: &str = "Memory available now.";
-pub const SKILLS_HEADER: &str = "Skills available now.";
-pub const RUNTIME_HEADER: &str = "Runtime context.";
+pub(crate) const MEMORY_HEADER: &str = "Memory available now.";
+pub(crate) const SKILLS_HEADER: &str = "Skills available now.";
+pub(crate) const RUNTIME_HEADER: &str = "Runtime context.";
 /// The catalog's bound, header and omission line included.
-pub const SKILL_CATALOG_BOUND: usize = 16 * 1024;
+pub(crate) const SKILL_CATALOG_BOUND: usize = 16 * 1024;
 
 /// Whose memory and skills a turn may read.
 #[derive(Debug, Clone, Copy)]
-pub struct Bindings {
+pub(crate) struct Bindings {
     /// The answerer A.
-    pub agent: Uuid,
-    pub workspace: Uuid,
+    pub(crate) agent: Uuid,
+    pub(crate) workspace: Uuid,
     /// The poster P (the speaker of the (A, P) pair).
-    pub speaker: Option<Uuid>,
+    pub(crate) speaker: Option<Uuid>,
     /// A Human the turn explicitly selects for `user` memory and skills.
-    pub selected_human: Option<Uuid>,
-    pub conversation: Uuid,
+    pub(crate) selected_human: Option<Uuid>,
+    pub(crate) conversation: Uuid,
 }
 
 const SCOPES: [&str; 5] = ["agent", "workspace", "speaker", "user", "conversation"];
@@ -32,7 +32,7 @@ fn scope_rank(scope: &str) -> usize {
 }
 
 impl Bindings {
-    pub fn binds_memory(&self, m: &Memory) -> bool {
+    pub(crate) fn binds_memory(&self, m: &Memory) -> bool {
         match m.scope.as_str() {
             "agent" => m.user_id == Some(self.agent),
             "workspace" => m.workspace_id == Some(self.workspace),
@@ -45,7 +45,7 @@ impl Bindings {
 }
 
 /// The memory block's text, or `None` when no entry is bound.
-pub fn memory(memories: &[Memory], b: &Bindings) -> crate::error::Result<Option<(String, Vec<Uuid>)>> {
+pub(crate) fn memory(memories: &[Memory], b: &Bindings) -> crate::error::Result<Option<(String, Vec<Uuid>)>> {
     let mut bound: Vec<&Memory> = memories
         .iter()
         .filter(|m| b.binds_memory(m) && !m.path.starts_with("skills/"))
@@ -100,7 +100,7 @@ fn line(callable: &str, s: &Skill) -> String {
 /// speaker and user scopes) as catalog entries of their scope's source. The name is
 /// the path after `skills/` without a `.md` ending; the description is the body's first
 /// non-empty line. They carry no executor id (the seed lists them without a UUID).
-pub fn memory_skills(memories: &[Memory], b: &Bindings) -> Vec<Skill> {
+pub(crate) fn memory_skills(memories: &[Memory], b: &Bindings) -> Vec<Skill> {
     memories
         .iter()
         .filter(|m| matches!(m.scope.as_str(), "agent" | "workspace" | "speaker" | "user"))
@@ -122,7 +122,12 @@ pub fn memory_skills(memories: &[Memory], b: &Bindings) -> Vec<Skill> {
 type Pick<'a> = Box<dyn Fn(&Skill) -> bool + 'a>;
 
 /// The catalog's lines, before the bound.
-pub fn catalog_lines(skills: &[Skill], callables: &[Callable], b: &Bindings, application: Option<&str>) -> Vec<String> {
+pub(crate) fn catalog_lines(
+    skills: &[Skill],
+    callables: &[Callable],
+    b: &Bindings,
+    application: Option<&str>,
+) -> Vec<String> {
     resolve(skills, callables, b, application, false)
         .into_iter()
         .map(|(callable, s)| line(callable, s))
@@ -134,7 +139,7 @@ pub fn catalog_lines(skills: &[Skill], callables: &[Callable], b: &Bindings, app
 /// pair's and the selected Human's, by name within a source, the first source winning a
 /// name. With `recall_only`, the callable's recall-only skills follow (those whose
 /// name no listed skill of the callable took): the complete set a skill_view reads.
-pub fn resolve<'s>(
+pub(crate) fn resolve<'s>(
     skills: &'s [Skill],
     callables: &'s [Callable],
     b: &Bindings,
@@ -173,7 +178,7 @@ pub fn resolve<'s>(
 }
 
 /// The catalog text within its bound, or `None` when it lists nothing.
-pub fn catalog(lines: &[String]) -> Option<String> {
+pub(crate) fn catalog(lines: &[String]) -> Option<String> {
     if lines.is_empty() {
         return None;
     }
@@ -208,7 +213,7 @@ pub fn catalog(lines: &[String]) -> Option<String> {
 
 /// The runtime block: the origin channel, the workspace's paths (seed 003, when it has
 /// any), the workspace timezone, the turn's tools.
-pub fn runtime(origin_channel: Option<&str>, paths: &[String], timezone: &str, tools: &[String]) -> String {
+pub(crate) fn runtime(origin_channel: Option<&str>, paths: &[String], timezone: &str, tools: &[String]) -> String {
     let mut text = String::from(RUNTIME_HEADER);
     if let Some(c) = origin_channel.filter(|c| !c.is_empty()) {
         text.push_str("\nOrigin channel: ");

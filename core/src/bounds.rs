@@ -26,7 +26,7 @@ pub fn check(len: usize, what: &str) -> Result<()> {
 }
 
 /// The refusal of a text of `len` bytes (at least: a measure may stop once over).
-pub fn too_large(len: usize, what: &str) -> Error {
+pub(crate) fn too_large(len: usize, what: &str) -> Error {
     Error::new(
         Code::TextTooLarge,
         format!("{what} would be {len} bytes or more, over the bound of {MAX_TEXT} bytes"),
@@ -50,7 +50,7 @@ pub fn interrupt() {
 }
 
 /// Work done between two interrupt checks, in bytes of text handled.
-pub const INTERRUPT_EVERY: usize = 1 << 16;
+pub(crate) const INTERRUPT_EVERY: usize = 1 << 16;
 
 #[cfg(test)]
 mod tests {

@@ -6,18 +6,18 @@ use crate::template::{HistoryKnobs, Trim};
 
 /// The window a compile is funded against.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Window {
+pub(crate) struct Window {
     /// `None`: windowless (no model, or neither bound).
-    pub tokens: Option<u32>,
-    pub advisory: Option<u32>,
-    pub hard: Option<u32>,
-    pub reasoning_replay: bool,
-    pub token_margin: f32,
+    pub(crate) tokens: Option<u32>,
+    pub(crate) advisory: Option<u32>,
+    pub(crate) hard: Option<u32>,
+    pub(crate) reasoning_replay: bool,
+    pub(crate) token_margin: f32,
 }
 
 impl Window {
     /// The advisory bound, else the hard bound, less an eighth under reasoning replay.
-    pub fn of(model: Option<&Model>, reasoning_replay: bool) -> Window {
+    pub(crate) fn of(model: Option<&Model>, reasoning_replay: bool) -> Window {
         let pos = |v: Option<i32>| v.and_then(|n| u32::try_from(n).ok());
         let advisory = model.and_then(|m| pos(m.advisory_window));
         let hard = model.and_then(|m| pos(m.hard_window));
@@ -36,7 +36,7 @@ impl Window {
     }
 
     /// A count as the budget sees it: inflated by the model's token margin.
-    pub fn inflate(&self, tokens: u32) -> u32 {
+    pub(crate) fn inflate(&self, tokens: u32) -> u32 {
         if self.token_margin <= 0.0 {
             return tokens;
         }
@@ -52,14 +52,14 @@ impl Window {
     }
 
     /// Whether `tokens` (exact) fit the window.
-    pub fn fits(&self, tokens: u32) -> bool {
+    pub(crate) fn fits(&self, tokens: u32) -> bool {
         self.tokens.is_none_or(|w| self.inflate(tokens) <= w)
     }
 }
 
 /// Why history could not be funded at all.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Unavailable {
+pub(crate) enum Unavailable {
     /// A `share` on a windowless model.
     ShareWithoutWindow,
 }
@@ -67,20 +67,20 @@ pub enum Unavailable {
 /// How much history may take: `tokens` `None` is unbounded. `low_water` is set under
 /// cache-stable trimming: the share of the allowance history is cut down to.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Allowance {
-    pub tokens: Option<u32>,
-    pub max_entries: Option<u32>,
-    pub low_water: Option<f64>,
+pub(crate) struct Allowance {
+    pub(crate) tokens: Option<u32>,
+    pub(crate) max_entries: Option<u32>,
+    pub(crate) low_water: Option<f64>,
 }
 
 /// Stable trimming's default `low_water`.
-pub const DEFAULT_LOW_WATER: f64 = 0.7;
+pub(crate) const DEFAULT_LOW_WATER: f64 = 0.7;
 
 /// History is funded from what the floors leave (`floors`, already inflated), capped
 /// by `share × window`, `max_tokens` and `max_entries`; `min_tokens` lifts it only as
 /// far as room remains. A windowless model funds all of it: no cap applies (a `share`
 /// of no window is refused).
-pub fn allowance(window: &Window, floors: u32, knobs: &HistoryKnobs) -> Result<Allowance, Unavailable> {
+pub(crate) fn allowance(window: &Window, floors: u32, knobs: &HistoryKnobs) -> Result<Allowance, Unavailable> {
     let cap = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
     let tokens = match window.tokens {
         None => {
@@ -118,7 +118,7 @@ pub fn allowance(window: &Window, floors: u32, knobs: &HistoryKnobs) -> Result<A
 
 /// Why selection stopped before the oldest entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stop {
+pub(crate) enum Stop {
     BudgetExceeded,
     MaxEntries,
     /// Stable trimming kept the first entry of the answerer's previous sealed request.
@@ -128,7 +128,7 @@ pub enum Stop {
 }
 
 impl Stop {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Stop::BudgetExceeded => "budget_exceeded",
             Stop::MaxEntries => "max_entries",
@@ -141,15 +141,15 @@ impl Stop {
 /// Newest-first selection: an entry is taken while it fits what is left; the first
 /// that does not fit ends the selection (older entries never jump the queue).
 #[derive(Debug, Clone)]
-pub struct Selector {
+pub(crate) struct Selector {
     allowance: Allowance,
-    pub used: u32,
-    pub selected: u32,
-    pub stopped: Option<Stop>,
+    pub(crate) used: u32,
+    pub(crate) selected: u32,
+    pub(crate) stopped: Option<Stop>,
 }
 
 impl Selector {
-    pub fn new(allowance: Allowance) -> Self {
+    pub(crate) fn new(allowance: Allowance) -> Self {
         Selector {
             allowance,
             used: 0,
@@ -160,12 +160,12 @@ impl Selector {
 
     /// Offers the next (older) entry of inflated cost `cost`; true when it is taken.
     /// Ends the selection for a reason of its own.
-    pub fn stop(&mut self, why: Stop) {
+    pub(crate) fn stop(&mut self, why: Stop) {
         self.stopped.get_or_insert(why);
     }
 
     /// Cut down to the newest `keep` of the entries taken (their costs, newest first).
-    pub fn keep_newest(&mut self, costs: &[u32], keep: usize) {
+    pub(crate) fn keep_newest(&mut self, costs: &[u32], keep: usize) {
         self.selected = keep as u32;
         self.used = crate::tokens::sum(costs[..keep].iter().copied());
         self.stopped = Some(Stop::LowWater);
@@ -173,7 +173,7 @@ impl Selector {
 
     /// How many of the entries taken (costs newest first) stable trimming keeps once
     /// history stops fitting: down to `low_water` of whichever limit stopped it.
-    pub fn low_water_keep(&self, costs: &[u32], low_water: f64) -> usize {
+    pub(crate) fn low_water_keep(&self, costs: &[u32], low_water: f64) -> usize {
         match (self.stopped, self.allowance.tokens, self.allowance.max_entries) {
             (Some(Stop::MaxEntries), _, Some(m)) => ((m as f64 * low_water).floor() as usize).max(1).min(costs.len()),
             (_, Some(t), _) => {
@@ -191,7 +191,7 @@ impl Selector {
         }
     }
 
-    pub fn offer(&mut self, cost: u32) -> bool {
+    pub(crate) fn offer(&mut self, cost: u32) -> bool {
         if self.stopped.is_some() {
             return false;
         }

@@ -83,18 +83,18 @@ pub fn unescape(body: &str) -> String {
 
 /// Who a wrapped row is from.
 #[derive(Debug, Clone, Copy)]
-pub struct Speaker<'a> {
-    pub handle: &'a str,
-    pub kind: &'a str,
+pub(crate) struct Speaker<'a> {
+    pub(crate) handle: &'a str,
+    pub(crate) kind: &'a str,
     /// `None`: a row sent from another conversation with no author (no `user`).
-    pub user_id: Option<Uuid>,
+    pub(crate) user_id: Option<Uuid>,
     /// The sender stamp: the conversation the row was sent from.
-    pub conversation: Option<Uuid>,
+    pub(crate) conversation: Option<Uuid>,
 }
 
 /// `<message from="@HANDLE" kind=… user=… conversation=…>\nESCAPED\n</message>` (no
 /// `user` for a row without an author).
-pub fn wrap(speaker: &Speaker<'_>, body: &str) -> String {
+pub(crate) fn wrap(speaker: &Speaker<'_>, body: &str) -> String {
     let escaped = escape(body);
     let mut out = String::with_capacity(escaped.len() + 160);
     out.push_str("<message from=\"@");

@@ -27,7 +27,7 @@ pub struct HistoryEstimate {
 
 impl HistoryEstimate {
     /// No history: `reason` says why (or `None`).
-    pub fn none(reason: Option<&str>) -> HistoryEstimate {
+    pub(crate) fn none(reason: Option<&str>) -> HistoryEstimate {
         HistoryEstimate {
             selected: 0,
             available: 0,
@@ -40,15 +40,15 @@ impl HistoryEstimate {
 
 /// The window (its fields inline in the JSON) and the tokenizer that counted.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct WindowEstimate {
+pub(crate) struct WindowEstimate {
     #[serde(flatten)]
-    pub window: Window,
-    pub tokenizer: Tokenizer,
+    pub(crate) window: Window,
+    pub(crate) tokenizer: Tokenizer,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Estimate {
-    pub window: WindowEstimate,
+    pub(crate) window: WindowEstimate,
     pub blocks: Vec<BlockEstimate>,
     pub history: HistoryEstimate,
     pub total: u32,

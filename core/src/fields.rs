@@ -14,7 +14,7 @@ use crate::macros;
 use crate::template::{self, pointer_token, HistoryKnobs, Slot};
 
 /// Bound of a document body, a template and an inline entry.
-pub const MAX_TEXT_BYTES: usize = 64 * 1024;
+pub(crate) const MAX_TEXT_BYTES: usize = 64 * 1024;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Position {
@@ -23,7 +23,7 @@ pub enum Position {
 }
 
 impl Position {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Position::Lead => "lead",
             Position::Tail => "tail",
@@ -211,17 +211,17 @@ pub fn parse_history(text: &str) -> Result<HistoryKnobs> {
 /// A tool the turn declares: `{name, description, input_schema, deferred?}` as JSON text.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Tool {
-    pub name: String,
-    pub description: Option<String>,
-    pub input_schema: String,
+    pub(crate) name: String,
+    pub(crate) description: Option<String>,
+    pub(crate) input_schema: String,
     /// Loaded only when the provider's tool search finds it (`defer_loading` on
     /// `anthropic` and `responses`); left out of the request on `chat` and `gemini`.
-    pub deferred: bool,
+    pub(crate) deferred: bool,
 }
 
 impl Tool {
     /// `{name, description?, input_schema}`, as the turn declared it.
-    pub fn definition(&self) -> Value {
+    pub(crate) fn definition(&self) -> Value {
         let mut out = serde_json::Map::new();
         out.insert("name".into(), Value::String(self.name.clone()));
         if let Some(d) = &self.description {
@@ -233,7 +233,7 @@ impl Tool {
     }
 }
 
-pub fn is_tool_name(s: &str) -> bool {
+pub(crate) fn is_tool_name(s: &str) -> bool {
     (1..=64).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
@@ -331,11 +331,11 @@ fn flag(obj: &serde_json::Map<String, Value>, key: &str, base: &str) -> Result<b
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Callable {
-    pub name: String,
+    pub(crate) name: String,
     pub runner: Option<String>,
     /// Left out of the eager catalog; its lines are frozen with the seal for a tool
     /// search (`explain_turn` → `deferred`).
-    pub deferred: bool,
+    pub(crate) deferred: bool,
 }
 
 /// Parses `turns.callables`.
@@ -402,10 +402,10 @@ pub fn parse_callables(text: &str) -> Result<Vec<Callable>> {
 /// One raw input entry (`raw` mechanism): a role and its parts, sent verbatim.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RawEntry {
-    pub role: Role,
-    pub parts: Vec<PartKind>,
+    pub(crate) role: Role,
+    pub(crate) parts: Vec<PartKind>,
     /// The content was stored as a string: the wire keeps it a string.
-    pub plain: bool,
+    pub(crate) plain: bool,
 }
 
 /// Parses `turns.input`: `[{role, content}]`, content a string or a list of parts
@@ -638,7 +638,7 @@ pub fn check_turn(
 /// Strict standard base64 (RFC 4648 §4, padded, canonical trailing bits): `None` when it
 /// is not, so one image has one spelling. The `base64` crate's standard engine is
 /// exactly that strict by default.
-pub fn decode_base64(s: &str) -> Option<Vec<u8>> {
+pub(crate) fn decode_base64(s: &str) -> Option<Vec<u8>> {
     use base64::Engine;
     base64::engine::general_purpose::STANDARD.decode(s).ok()
 }

@@ -37,7 +37,7 @@ pub trait HistorySource {
 pub struct VecHistory {
     turns: Vec<HistoryTurn>,
     /// What [`HistorySource::previous_cut`] answers.
-    pub previous_cut: Option<EntryAt>,
+    pub(crate) previous_cut: Option<EntryAt>,
 }
 
 impl VecHistory {
@@ -76,7 +76,7 @@ impl HistorySource for VecHistory {
 }
 
 pub const SUMMARY_HEADER: &str = "[Summary of the earlier conversation]\n";
-pub const ROUNDS_SUMMARY_HEADER: &str = "[Summary of the earlier rounds]\n";
+pub(crate) const ROUNDS_SUMMARY_HEADER: &str = "[Summary of the earlier rounds]\n";
 
 /// One entry of a turn, oldest first within the turn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,7 +104,7 @@ fn nonempty(s: &Option<String>) -> bool {
 }
 
 /// Who answered a reply turn: its own answerer, else the conversation's.
-pub fn answerer_of(ht: &HistoryTurn, conv_answerer: Option<Uuid>) -> Option<Uuid> {
+pub(crate) fn answerer_of(ht: &HistoryTurn, conv_answerer: Option<Uuid>) -> Option<Uuid> {
     ht.turn.answerer_id.or(conv_answerer)
 }
 
@@ -146,7 +146,7 @@ pub fn own_plan(has_summary: bool, summary_round: Option<i32>, round_ns: &[i32],
 /// The entries of one history turn, read by answerer `a`: one for a message, a summary
 /// or another agent's reply; [`own_plan`] for a reply of `a`'s own. An entry may render
 /// nothing (a seed with neither preface nor words); it is still one unit.
-pub fn plan(ht: &HistoryTurn, a: Uuid, conv_answerer: Option<Uuid>) -> Vec<Plan> {
+pub(crate) fn plan(ht: &HistoryTurn, a: Uuid, conv_answerer: Option<Uuid>) -> Vec<Plan> {
     let t = &ht.turn;
     match t.kind {
         TurnKind::Message => vec![Plan::Message],
@@ -160,20 +160,20 @@ pub fn plan(ht: &HistoryTurn, a: Uuid, conv_answerer: Option<Uuid>) -> Vec<Plan>
 }
 
 /// Everything rendering an entry needs besides the turn.
-pub struct Reader<'a> {
+pub(crate) struct Reader<'a> {
     /// The assembling answerer A.
-    pub a: &'a User,
+    pub(crate) a: &'a User,
     /// The conversation's stored answerer (message turns are read for it).
-    pub conv_answerer: Option<&'a User>,
+    pub(crate) conv_answerer: Option<&'a User>,
     /// Its id, whether or not the compile can see the user.
-    pub conv_answerer_id: Option<Uuid>,
-    pub voices: Voices<'a>,
-    pub native_images: bool,
+    pub(crate) conv_answerer_id: Option<Uuid>,
+    pub(crate) voices: Voices<'a>,
+    pub(crate) native_images: bool,
     /// Whether this turn's rounds keep their thinking (the answerer's newest earlier
     /// run, under reasoning replay).
-    pub thinking: rounds::Thinking,
+    pub(crate) thinking: rounds::Thinking,
     /// The history block's index (estimate attribution).
-    pub block: usize,
+    pub(crate) block: usize,
 }
 
 impl Reader<'_> {
@@ -183,7 +183,7 @@ impl Reader<'_> {
 
     /// Renders one planned entry other than `Seed` (whose preface the compiler owns).
     /// Each text the entry renders is moved out of the turn (an entry renders it once).
-    pub fn render(&self, plan: Plan, ht: &mut HistoryTurn, counter: &mut Counter<'_>) -> Vec<Item> {
+    pub(crate) fn render(&self, plan: Plan, ht: &mut HistoryTurn, counter: &mut Counter<'_>) -> Vec<Item> {
         let block = self.block;
         let t = &ht.turn;
         match plan {
@@ -259,7 +259,12 @@ impl Reader<'_> {
     }
 
     /// A reply turn's opening words, read for the turn answered by `answerer`.
-    pub fn opening_words(&self, ht: &mut HistoryTurn, answerer: Option<&User>, counter: &mut Counter<'_>) -> Part {
+    pub(crate) fn opening_words(
+        &self,
+        ht: &mut HistoryTurn,
+        answerer: Option<&User>,
+        counter: &mut Counter<'_>,
+    ) -> Part {
         let prompt = ht.turn.prompt.take().unwrap_or_default();
         self.voices
             .words(Row::opening(&ht.turn, prompt.into()), answerer, counter)

@@ -12,7 +12,7 @@ use crate::kinds::{Role, Wire};
 use crate::tokens::{Counter, IMAGE_TOKENS, MESSAGE_OVERHEAD};
 
 #[derive(Debug, Clone, PartialEq)]
-pub enum PartKind {
+pub(crate) enum PartKind {
     Text(String),
     /// `input` is the call's arguments as JSON text (an object); `signature` is the
     /// thought signature Gemini attached to the call (replayed on Gemini only).
@@ -52,7 +52,7 @@ pub enum PartKind {
 
 impl PartKind {
     /// About how many bytes the part's texts take (a buffer's capacity).
-    pub fn size(&self) -> usize {
+    pub(crate) fn size(&self) -> usize {
         match self {
             PartKind::Text(t) => t.len(),
             PartKind::ToolCall { id, name, input, .. } => id.len() + name.len() + input.len(),
@@ -63,7 +63,7 @@ impl PartKind {
         }
     }
 
-    pub fn text(&self) -> Option<&str> {
+    pub(crate) fn text(&self) -> Option<&str> {
         match self {
             PartKind::Text(t) | PartKind::Said { text: t, .. } => Some(t),
             _ => None,
@@ -71,7 +71,7 @@ impl PartKind {
     }
 
     /// The part as `wire` reads it: a `Said` part becomes its text off its own wire.
-    pub fn on(&self, wire: Wire) -> std::borrow::Cow<'_, PartKind> {
+    pub(crate) fn on(&self, wire: Wire) -> std::borrow::Cow<'_, PartKind> {
         match self {
             PartKind::Said { text, wire: w, .. } if *w != wire => std::borrow::Cow::Owned(PartKind::Text(text.clone())),
             other => std::borrow::Cow::Borrowed(other),
@@ -81,9 +81,9 @@ impl PartKind {
 
 /// A part with its token count (for the model's tokenizer).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Part {
-    pub kind: PartKind,
-    pub tokens: u32,
+pub(crate) struct Part {
+    pub(crate) kind: PartKind,
+    pub(crate) tokens: u32,
 }
 
 impl Serialize for Part {
@@ -138,19 +138,19 @@ impl Serialize for Part {
 
 /// What a block or history entry renders.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Item {
-    pub role: Role,
-    pub parts: Vec<Part>,
+pub(crate) struct Item {
+    pub(crate) role: Role,
+    pub(crate) parts: Vec<Part>,
     /// A round's own user message: never merged with a neighbour.
-    pub separate: bool,
+    pub(crate) separate: bool,
     /// The first item of a round: never merged into what precedes it.
-    pub boundary: bool,
+    pub(crate) boundary: bool,
     /// The index of the block that rendered it (estimate attribution).
-    pub block: usize,
+    pub(crate) block: usize,
 }
 
 impl Item {
-    pub fn new(role: Role, parts: Vec<Part>, block: usize) -> Item {
+    pub(crate) fn new(role: Role, parts: Vec<Part>, block: usize) -> Item {
         Item {
             role,
             parts,
@@ -160,7 +160,7 @@ impl Item {
         }
     }
 
-    pub fn text(role: Role, text: String, tokens: u32, block: usize) -> Item {
+    pub(crate) fn text(role: Role, text: String, tokens: u32, block: usize) -> Item {
         Item::new(
             role,
             vec![Part {
@@ -170,23 +170,19 @@ impl Item {
             block,
         )
     }
-
-    pub fn parts_tokens(&self) -> u32 {
-        crate::tokens::sum(self.parts.iter().map(|p| p.tokens))
-    }
 }
 
 /// A compiled message.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Message {
-    pub role: Role,
-    pub parts: Vec<Part>,
+    pub(crate) role: Role,
+    pub(crate) parts: Vec<Part>,
     /// The block of each part (same length as `parts`).
-    pub blocks: Vec<usize>,
+    pub(crate) blocks: Vec<usize>,
     /// A raw entry whose content was stored as a string: the wire keeps it a string.
-    pub plain: bool,
+    pub(crate) plain: bool,
     /// Never merged into the message before it, on any wire (a round starts here).
-    pub boundary: bool,
+    pub(crate) boundary: bool,
 }
 
 impl Serialize for Message {
@@ -200,7 +196,7 @@ impl Serialize for Message {
 
 /// Merges items into messages: adjacent same-role items join, unless either is
 /// separate or the later one is a boundary.
-pub fn merge(items: impl IntoIterator<Item = Item>) -> Vec<Message> {
+pub(crate) fn merge(items: impl IntoIterator<Item = Item>) -> Vec<Message> {
     let mut out: Vec<Message> = Vec::new();
     let mut last_separate = true;
     for item in items {
@@ -232,7 +228,7 @@ pub fn merge(items: impl IntoIterator<Item = Item>) -> Vec<Message> {
 /// element costs [`MESSAGE_OVERHEAD`] beside its parts). `wire::tests` holds this model to
 /// the renderers' layouts on every wire.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Unit {
+pub(crate) enum Unit {
     /// Not sent on this wire: another provider's block, an image outside a user message
     /// on chat.
     Dropped,
@@ -246,12 +242,12 @@ pub enum Unit {
 
 impl PartKind {
     /// Whether `wire` sends the part at all: a provider's own block rides its wire only.
-    pub fn carried_on(&self, wire: Wire) -> bool {
+    pub(crate) fn carried_on(&self, wire: Wire) -> bool {
         !matches!(self, PartKind::Opaque { wire: w, .. } if *w != wire)
     }
 
     /// How `wire` sends this part of a message of `role`.
-    pub fn unit(&self, wire: Wire, role: Role) -> Unit {
+    pub(crate) fn unit(&self, wire: Wire, role: Role) -> Unit {
         if !self.carried_on(wire) {
             return Unit::Dropped;
         }
@@ -279,7 +275,7 @@ impl PartKind {
 /// sends costs its overhead, charged to the newest item in it (an item that joins the
 /// element after it adds only its parts). Exact when what precedes the items does not
 /// merge into them, and never less than what they add.
-pub fn marginal_cost(items: &[Item], following: Option<Follower>, wire: Wire) -> (u32, Option<Follower>) {
+pub(crate) fn marginal_cost(items: &[Item], following: Option<Follower>, wire: Wire) -> (u32, Option<Follower>) {
     let mut cost = 0;
     let mut next = following;
     for item in items.iter().rev() {
@@ -326,16 +322,16 @@ pub fn marginal_cost(items: &[Item], following: Option<Follower>, wire: Wire) ->
 
 /// What the cost of an item looks at in the item that follows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Follower {
-    pub role: Role,
+pub(crate) struct Follower {
+    pub(crate) role: Role,
     /// It may join the item before it into one message (neither separate nor a boundary).
-    pub joins_previous: bool,
+    pub(crate) joins_previous: bool,
     /// It starts a round: its message is never merged into the one before.
-    pub boundary: bool,
+    pub(crate) boundary: bool,
     /// The element it is in has a shared part already (its overhead is charged).
-    pub shared: bool,
+    pub(crate) shared: bool,
     /// A message that sends nothing comes between it and the item before.
-    pub gap: bool,
+    pub(crate) gap: bool,
 }
 
 impl Follower {
@@ -363,7 +359,7 @@ impl Follower {
 }
 
 /// About how many bytes the items' texts take.
-pub fn text_size(items: &[Item]) -> usize {
+pub(crate) fn text_size(items: &[Item]) -> usize {
     items
         .iter()
         .flat_map(|i| &i.parts)
@@ -372,7 +368,7 @@ pub fn text_size(items: &[Item]) -> usize {
 }
 
 /// A part with its count for `counter`'s tokenizer.
-pub fn counted(kind: PartKind, counter: &mut Counter<'_>) -> Part {
+pub(crate) fn counted(kind: PartKind, counter: &mut Counter<'_>) -> Part {
     let tokens = match &kind {
         PartKind::Text(t) | PartKind::Said { text: t, .. } => counter.count(t),
         PartKind::ToolCall { name, input, .. } => counter.count(name) + counter.count(input),
@@ -384,7 +380,7 @@ pub fn counted(kind: PartKind, counter: &mut Counter<'_>) -> Part {
 }
 
 /// A text part.
-pub fn text_part(text: impl Into<String>, tokens: u32) -> Part {
+pub(crate) fn text_part(text: impl Into<String>, tokens: u32) -> Part {
     Part {
         kind: PartKind::Text(text.into()),
         tokens,
@@ -398,7 +394,7 @@ mod tests {
 
     // Oracles: the whole list's cost, and per block, computed after merging.
     /// The exact cost of a message list: parts + 3 per message + 3 for the request.
-    pub fn total_cost(messages: &[Message]) -> u32 {
+    pub(crate) fn total_cost(messages: &[Message]) -> u32 {
         messages
             .iter()
             .map(|m| m.parts.iter().map(|p| p.tokens).sum::<u32>() + MESSAGE_OVERHEAD)
@@ -408,7 +404,7 @@ mod tests {
 
     /// Per-block costs of a message list: each part's tokens go to its block, each
     /// message's overhead to the block of its first part.
-    pub fn block_costs(messages: &[Message], blocks: usize) -> Vec<u32> {
+    pub(crate) fn block_costs(messages: &[Message], blocks: usize) -> Vec<u32> {
         let mut costs = vec![0u32; blocks];
         for m in messages {
             for (p, b) in m.parts.iter().zip(&m.blocks) {

@@ -79,7 +79,7 @@ spelled!(
 
 impl CacheTtl {
     /// Whether this is a provider's long TTL (1h, 12h) rather than its short one.
-    pub fn is_long(self) -> bool {
+    pub(crate) fn is_long(self) -> bool {
         matches!(self, CacheTtl::OneHour | CacheTtl::TwelveHours)
     }
 
@@ -116,8 +116,8 @@ spelled!(
 /// texts of its parts.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PrefaceItem {
-    pub role: Role,
-    pub texts: Vec<String>,
+    pub(crate) role: Role,
+    pub(crate) texts: Vec<String>,
 }
 
 /// An entry's place in the timeline a turn reads: how many captures up it sits (0 in

@@ -1,4 +1,5 @@
 #![forbid(unsafe_code)]
+#![deny(unreachable_pub)]
 //! The pgprompt compiler core: rows in, the exact request body out. No PostgreSQL, no
 //! `unsafe`; the extension (the crate at the repository's top) loads rows, calls
 //! [`compile`], stores seals and maps [`Error`]s to SQLSTATEs.
@@ -21,7 +22,7 @@ pub mod compile;
 pub mod context;
 pub mod envelope;
 pub mod error;
-pub mod estimate;
+pub(crate) mod estimate;
 pub mod fields;
 pub mod history;
 pub(crate) mod items;

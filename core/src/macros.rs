@@ -7,31 +7,31 @@
 use crate::error::{Code, Error, Result};
 
 /// The closed registry, in the order the HINT lists them.
-pub const MACROS: [&str; 5] = ["agent", "user", "workspace", "date", "conversation_kind"];
+pub(crate) const MACROS: [&str; 5] = ["agent", "user", "workspace", "date", "conversation_kind"];
 
 /// `{{history}}` is refused with its own hint: history is a block.
-pub const HISTORY_WORD: &str = "history";
+pub(crate) const HISTORY_WORD: &str = "history";
 
-pub fn is_macro(name: &str) -> bool {
+pub(crate) fn is_macro(name: &str) -> bool {
     MACROS.contains(&name)
 }
 
 /// The HINT that lists the registry.
-pub fn known_macros_hint() -> String {
+pub(crate) fn known_macros_hint() -> String {
     let list: Vec<String> = MACROS.iter().map(|m| format!("{{{{{m}}}}}")).collect();
     format!("Known macros: {}.", list.join(", "))
 }
 
-pub fn history_hint() -> &'static str {
+pub(crate) fn history_hint() -> &'static str {
     "History is a block, not a macro: place {\"type\": \"history\"} in the template's blocks."
 }
 
 /// One macro token found in a text: `text[start..end]` is `{{name}}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Token<'a> {
-    pub start: usize,
-    pub end: usize,
-    pub name: &'a str,
+pub(crate) struct Token<'a> {
+    pub(crate) start: usize,
+    pub(crate) end: usize,
+    pub(crate) name: &'a str,
 }
 
 fn is_ident_start(b: u8) -> bool {
@@ -43,7 +43,7 @@ fn is_ident_rest(b: u8) -> bool {
 }
 
 /// The macro tokens of `text`, left to right, never overlapping.
-pub fn tokens(text: &str) -> impl Iterator<Item = Token<'_>> {
+pub(crate) fn tokens(text: &str) -> impl Iterator<Item = Token<'_>> {
     let bytes = text.as_bytes();
     let mut i = 0usize;
     std::iter::from_fn(move || loop {
@@ -83,14 +83,14 @@ pub fn check(text: &str, is_variable: &dyn Fn(&str) -> bool, place: &str) -> Res
 }
 
 /// The first unknown word in `text`, if any.
-pub fn first_unknown<'a>(text: &'a str, is_variable: &dyn Fn(&str) -> bool) -> Option<&'a str> {
+pub(crate) fn first_unknown<'a>(text: &'a str, is_variable: &dyn Fn(&str) -> bool) -> Option<&'a str> {
     tokens(text)
         .find(|t| t.name == HISTORY_WORD || !(is_macro(t.name) || is_variable(t.name)))
         .map(|t| t.name)
 }
 
 /// The error for an unknown word, with the hint that fits it.
-pub fn unknown_error(word: &str, place: &str) -> Error {
+pub(crate) fn unknown_error(word: &str, place: &str) -> Error {
     let e = Error::new(Code::MacroUnknown, format!("unknown macro {{{{{word}}}}} in {place}"))
         .detail(format!("The word \"{word}\" is not in the macro registry."));
     if word == HISTORY_WORD {
@@ -103,11 +103,11 @@ pub fn unknown_error(word: &str, place: &str) -> Error {
 /// What each macro renders for one turn. `None` renders empty (a source that is absent).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Values {
-    pub agent: Option<String>,
-    pub user: Option<String>,
-    pub workspace: Option<String>,
-    pub date: Option<String>,
-    pub conversation_kind: Option<String>,
+    pub(crate) agent: Option<String>,
+    pub(crate) user: Option<String>,
+    pub(crate) workspace: Option<String>,
+    pub(crate) date: Option<String>,
+    pub(crate) conversation_kind: Option<String>,
 }
 
 impl Values {

@@ -84,7 +84,7 @@ const INCLUDABLE: [&str; 8] = [
 ];
 
 /// The include that replays reasoning when nothing is stored.
-pub const ENCRYPTED_REASONING: &str = "reasoning.encrypted_content";
+pub(crate) const ENCRYPTED_REASONING: &str = "reasoning.encrypted_content";
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum ToolChoice {
@@ -111,31 +111,31 @@ pub enum Format {
 /// the profile's default mode (without a profile, no mode is sent).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Thinking {
-    pub mode: Option<ThinkingMode>,
-    pub budget: Option<u64>,
-    pub effort: Option<Effort>,
-    pub display: Option<Display>,
-    pub include_thoughts: Option<bool>,
+    pub(crate) mode: Option<ThinkingMode>,
+    pub(crate) budget: Option<u64>,
+    pub(crate) effort: Option<Effort>,
+    pub(crate) display: Option<Display>,
+    pub(crate) include_thoughts: Option<bool>,
 }
 
 /// The options of one request, parsed.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Options {
-    pub tool_choice: Option<ToolChoice>,
-    pub parallel_tool_calls: Option<bool>,
-    pub temperature: Option<Number>,
-    pub top_p: Option<Number>,
-    pub stop: Option<Vec<String>>,
-    pub response_format: Option<Format>,
-    pub thinking: Option<Thinking>,
-    pub metadata: Option<Vec<(String, String)>>,
-    pub store: Option<bool>,
-    pub include: Option<Vec<String>>,
+    pub(crate) tool_choice: Option<ToolChoice>,
+    pub(crate) parallel_tool_calls: Option<bool>,
+    pub(crate) temperature: Option<Number>,
+    pub(crate) top_p: Option<Number>,
+    pub(crate) stop: Option<Vec<String>>,
+    pub(crate) response_format: Option<Format>,
+    pub(crate) thinking: Option<Thinking>,
+    pub(crate) metadata: Option<Vec<(String, String)>>,
+    pub(crate) store: Option<bool>,
+    pub(crate) include: Option<Vec<String>>,
     /// Stateful responses: a turn names the previous response of its answerer and sends
     /// only what is new since (never a field of the body itself).
-    pub stateful: bool,
+    pub(crate) stateful: bool,
     /// The thinking mode sent (the option's, or the profile's default for an effort).
-    pub mode: Option<ThinkingMode>,
+    pub(crate) mode: Option<ThinkingMode>,
 }
 
 fn invalid(key: &str, what: impl AsRef<str>) -> Error {
@@ -416,7 +416,7 @@ pub fn check(options: &RequestOptions) -> Result<()> {
 
 /// The options a request takes: the model's, then the agent's, then the turn's, each
 /// key taken from the last level that sets it; and which level that was, per key.
-pub fn merge<'a>(levels: [(&'a str, &RequestOptions); 3]) -> (Map<String, Value>, Vec<(String, &'a str)>) {
+pub(crate) fn merge<'a>(levels: [(&'a str, &RequestOptions); 3]) -> (Map<String, Value>, Vec<(String, &'a str)>) {
     let mut merged = Map::new();
     let mut origin: Vec<(String, &str)> = Vec::new();
     for (level, options) in levels {
@@ -430,11 +430,11 @@ pub fn merge<'a>(levels: [(&'a str, &RequestOptions); 3]) -> (Map<String, Value>
 }
 
 /// A refusal of a key (its path under `/request_options`) and why.
-pub type Refusal = (&'static str, String);
+pub(crate) type Refusal = (&'static str, String);
 
 /// Refuses what `wire` cannot say, whatever the model: the shape of each wire's fields.
 /// `max_tokens` bounds a thinking budget (Anthropic).
-pub fn check_shape(o: &Options, wire: Wire, max_tokens: i32) -> std::result::Result<(), Refusal> {
+pub(crate) fn check_shape(o: &Options, wire: Wire, max_tokens: i32) -> std::result::Result<(), Refusal> {
     let refuse = |key: &'static str, what: &str| Err((key, format!("the {} wire {what}", wire.as_str())));
     responses_options(o, wire)?;
     let t = o.thinking.clone().unwrap_or_default();
@@ -534,7 +534,7 @@ fn responses_options(o: &Options, wire: Wire) -> std::result::Result<(), Refusal
 
 /// Refuses what `wire` does not take from a model without a profile (0.3's rules):
 /// Anthropic's sampling options (its SDK's request type has none).
-pub fn check_wire(o: &Options, wire: Wire, max_tokens: i32) -> std::result::Result<(), Refusal> {
+pub(crate) fn check_wire(o: &Options, wire: Wire, max_tokens: i32) -> std::result::Result<(), Refusal> {
     check_shape(o, wire, max_tokens)?;
     if wire == Wire::Anthropic {
         let refuse = |key: &'static str| {
@@ -679,7 +679,7 @@ pub struct Rules<'a> {
 /// The shape of the wire, then the model's profile (or, without one, the wire's 0.3
 /// rules); the thinking mode sent is decided here. A refusal with an empty key is the
 /// model's own (its wire, its output limit).
-pub fn check_model(
+pub(crate) fn check_model(
     o: &mut Options,
     wire: Wire,
     max_tokens: i32,
@@ -773,7 +773,7 @@ pub fn resolve(
 /// `parallel_tool_calls` are left out (the APIs refuse them without tools, and an agent's
 /// options serve its turns without tools too); a `tool_choice` naming a tool the request
 /// does not load (absent, or deferred) is refused.
-pub fn fit_tools(o: &mut Options, loaded: &[&str], searching: bool) -> Result<()> {
+pub(crate) fn fit_tools(o: &mut Options, loaded: &[&str], searching: bool) -> Result<()> {
     if loaded.is_empty() && !searching {
         o.tool_choice = None;
         o.parallel_tool_calls = None;
@@ -841,7 +841,7 @@ fn metadata_text(m: &[(String, String)]) -> String {
 
 /// The top-level fields the options add to an Anthropic, chat or Responses body (after
 /// its tools), in the provider reference's order, as (key, JSON text).
-pub fn fields(o: &Options, wire: Wire) -> Vec<(&'static str, String)> {
+pub(crate) fn fields(o: &Options, wire: Wire) -> Vec<(&'static str, String)> {
     let mut out = Vec::new();
     // Anthropic says parallel_tool_calls only inside tool_choice: alone, it rides an
     // `auto` choice (the API's default).
@@ -924,7 +924,7 @@ impl Options {
 
     /// With `store: false`, reasoning is replayed from its encrypted content: `include`
     /// gains it (a model whose reasoning is replayed needs it, nothing being stored).
-    pub fn replaying_reasoning(&mut self) {
+    pub(crate) fn replaying_reasoning(&mut self) {
         if self.store == Some(false) {
             let include = self.include.get_or_insert_with(Vec::new);
             if !include.iter().any(|i| i == ENCRYPTED_REASONING) {
@@ -991,7 +991,7 @@ fn openai_format(f: &Format, nested: bool) -> String {
 
 /// Gemini: the `toolConfig` field, and what the options add to `generationConfig`
 /// (after `maxOutputTokens`), as JSON text fragments.
-pub fn gemini(o: &Options) -> (Option<String>, Vec<String>) {
+pub(crate) fn gemini(o: &Options) -> (Option<String>, Vec<String>) {
     let tool_config = o.tool_choice.as_ref().map(|c| {
         let (mode, names) = match c {
             ToolChoice::Auto => ("AUTO", None),

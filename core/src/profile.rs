@@ -16,56 +16,56 @@ use crate::tokens::Tokenizer;
 #[serde(deny_unknown_fields)]
 pub struct Profile {
     pub name: String,
-    pub provider: String,
+    pub(crate) provider: String,
     /// The wires that serve the model.
-    pub wires: Vec<Wire>,
-    pub advisory_window: Option<i32>,
-    pub hard_window: Option<i32>,
+    pub(crate) wires: Vec<Wire>,
+    pub(crate) advisory_window: Option<i32>,
+    pub(crate) hard_window: Option<i32>,
     /// The largest `max_output_tokens` the model takes.
-    pub max_output_tokens: Option<i32>,
+    pub(crate) max_output_tokens: Option<i32>,
     /// The tokenizer that counts closest (informational).
-    pub tokenizer: Option<Tokenizer>,
+    pub(crate) tokenizer: Option<Tokenizer>,
     /// The thinking modes it accepts (empty: the option's `mode` is not its to take).
-    pub thinking_modes: Vec<ThinkingMode>,
+    pub(crate) thinking_modes: Vec<ThinkingMode>,
     /// The mode an effort alone means.
-    pub thinking_default: Option<ThinkingMode>,
+    pub(crate) thinking_default: Option<ThinkingMode>,
     /// The efforts (levels) it takes.
-    pub efforts: Vec<Effort>,
+    pub(crate) efforts: Vec<Effort>,
     /// The thinking displays it takes.
-    pub thinking_display: Vec<Display>,
+    pub(crate) thinking_display: Vec<Display>,
     /// The range of a thinking budget (`budget_tokens`); none: budgets are refused.
-    pub budget_min: Option<i64>,
-    pub budget_max: Option<i64>,
+    pub(crate) budget_min: Option<i64>,
+    pub(crate) budget_max: Option<i64>,
     /// Whether it returns thoughts on request (`include_thoughts`).
-    pub include_thoughts: bool,
+    pub(crate) include_thoughts: bool,
     /// Whether it takes thinking beside a forced tool choice.
-    pub thinking_with_forced_tool: bool,
+    pub(crate) thinking_with_forced_tool: bool,
     /// The largest temperature it takes (from 0); none: temperature is refused.
-    pub temperature_max: Option<f64>,
+    pub(crate) temperature_max: Option<f64>,
     /// The largest top_p it takes; none: top_p is refused.
-    pub top_p_max: Option<f64>,
+    pub(crate) top_p_max: Option<f64>,
     /// Whether temperature and top_p may be set together.
-    pub sampling_together: bool,
+    pub(crate) sampling_together: bool,
     /// How it takes explicit cache breakpoints; none: caching is implicit.
-    pub cache_breakpoints: Option<Breakpoints>,
+    pub(crate) cache_breakpoints: Option<Breakpoints>,
     /// How many breakpoints a request may carry.
-    pub max_breakpoints: i32,
+    pub(crate) max_breakpoints: i32,
     /// The shortest prefix the provider caches (tokens).
-    pub min_cache_tokens: i32,
+    pub(crate) min_cache_tokens: i32,
     /// The TTLs it takes (the first is its default).
-    pub cache_ttls: Vec<CacheTtl>,
+    pub(crate) cache_ttls: Vec<CacheTtl>,
     /// How many blocks before a breakpoint the provider looks back for a cached prefix.
-    pub cache_lookback: Option<i32>,
+    pub(crate) cache_lookback: Option<i32>,
     /// Whether its thinking (reasoning) must be replayed with the rounds it came with.
-    pub replays_thinking: bool,
+    pub(crate) replays_thinking: bool,
     /// A row the extension ships (an update replaces it).
     #[serde(default)]
-    pub shipped: bool,
+    pub(crate) shipped: bool,
 }
 
 /// A refusal of an option by a profile: the option's path under `/request_options` and
 /// what the rule is.
-pub type Refusal = (&'static str, String);
+pub(crate) type Refusal = (&'static str, String);
 
 pub(crate) fn list<T: Copy>(values: &[T], name: fn(T) -> &'static str) -> String {
     if values.is_empty() {
@@ -90,7 +90,7 @@ impl Profile {
     }
 
     /// How a refusal names the model `model` of this profile.
-    pub fn who(&self, model: &str) -> String {
+    pub(crate) fn who(&self, model: &str) -> String {
         if model == self.name {
             format!("model {}", crate::error::quote(model))
         } else {
@@ -100,7 +100,7 @@ impl Profile {
 
     /// Refuses a model row this profile does not serve: on another wire, or with more
     /// output tokens than it writes. The refusal's key is empty: it is the model's.
-    pub fn check_model(&self, model: &str, wire: Wire, max_tokens: i32) -> Result<(), Refusal> {
+    pub(crate) fn check_model(&self, model: &str, wire: Wire, max_tokens: i32) -> Result<(), Refusal> {
         let who = self.who(model);
         if !self.wires.contains(&wire) {
             let wires: Vec<&str> = self.wires.iter().map(|w| w.as_str()).collect();
@@ -126,7 +126,7 @@ impl Profile {
 
     /// The TTL a model's `cache_ttl` means here: itself when the profile takes it, else
     /// the profile's nearest (short or long).
-    pub fn ttl(&self, wanted: CacheTtl) -> CacheTtl {
+    pub(crate) fn ttl(&self, wanted: CacheTtl) -> CacheTtl {
         if self.cache_ttls.is_empty() || self.cache_ttls.contains(&wanted) {
             return wanted;
         }

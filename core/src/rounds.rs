@@ -11,10 +11,10 @@ use crate::rows::User;
 use crate::tokens::{Counter, IMAGE_TOKENS};
 use crate::voice::{Row, Voices};
 
-pub const ABORT_MARKER: &str = "[run aborted]";
+pub(crate) const ABORT_MARKER: &str = "[run aborted]";
 
 /// Media types a provider accepts as an image part; others are indexed as lines.
-pub const NATIVE_IMAGE_TYPES: [&str; 4] = ["image/jpeg", "image/png", "image/gif", "image/webp"];
+pub(crate) const NATIVE_IMAGE_TYPES: [&str; 4] = ["image/jpeg", "image/png", "image/gif", "image/webp"];
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum AssistantPart {
@@ -45,26 +45,26 @@ pub enum AssistantPart {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Capture {
-    pub name: String,
-    pub media_type: String,
-    pub data: String,
-    pub eligible: bool,
-    pub bytes: Vec<u8>,
+    pub(crate) name: String,
+    pub(crate) media_type: String,
+    pub(crate) data: String,
+    pub(crate) eligible: bool,
+    pub(crate) bytes: Vec<u8>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolResult {
-    pub call_id: String,
-    pub content: String,
-    pub is_error: bool,
-    pub captures: Vec<Capture>,
+    pub(crate) call_id: String,
+    pub(crate) content: String,
+    pub(crate) is_error: bool,
+    pub(crate) captures: Vec<Capture>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Steer {
-    pub author_id: Option<Uuid>,
-    pub text: String,
-    pub sender_conversation_id: Option<Uuid>,
+    pub(crate) author_id: Option<Uuid>,
+    pub(crate) text: String,
+    pub(crate) sender_conversation_id: Option<Uuid>,
 }
 
 /// One stored round as its columns arrive (JSON as text), before [`parse`].
@@ -80,10 +80,10 @@ pub struct RoundRow {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Round {
     pub n: i32,
-    pub assistant: Vec<AssistantPart>,
-    pub results: Vec<ToolResult>,
-    pub steers: Vec<Steer>,
-    pub aborted: bool,
+    pub(crate) assistant: Vec<AssistantPart>,
+    pub(crate) results: Vec<ToolResult>,
+    pub(crate) steers: Vec<Steer>,
+    pub(crate) aborted: bool,
 }
 
 struct Ctx<'a> {
@@ -533,7 +533,7 @@ pub enum Thinking {
     Drop,
 }
 
-pub fn render(
+pub(crate) fn render(
     round: &Round,
     voices: &Voices<'_>,
     answerer: Option<&User>,

@@ -32,7 +32,7 @@ pub struct Model {
     pub request_options: RequestOptions,
     /// The rules the model enforces (`models.profile`, or the profile its name matches).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub profile: Option<crate::profile::Profile>,
+    pub(crate) profile: Option<crate::profile::Profile>,
 }
 
 impl Model {
@@ -103,7 +103,7 @@ impl User {
     }
 
     /// The user's controlling Human: itself for a human, its steward for an agent.
-    pub fn controlling_human(&self) -> Option<Uuid> {
+    pub(crate) fn controlling_human(&self) -> Option<Uuid> {
         match self.kind {
             UserKind::Human => Some(self.id),
             UserKind::Agent => self.steward_id,
@@ -261,7 +261,7 @@ impl Turn {
     }
 
     /// Who posted the opening words: `poster_id`, else the row's author.
-    pub fn words_author(&self) -> Option<Uuid> {
+    pub(crate) fn words_author(&self) -> Option<Uuid> {
         self.poster_id.or(self.author_id)
     }
 

@@ -28,12 +28,12 @@ pub struct Frozen {
     pub model: Option<Model>,
     /// The answerer the turn was compiled for (steers are read for it).
     pub answerer_id: Uuid,
-    pub cache_marker: usize,
-    pub cache_breakpoints: Vec<Breakpoint>,
-    pub preface: Vec<PrefaceItem>,
+    pub(crate) cache_marker: usize,
+    pub(crate) cache_breakpoints: Vec<Breakpoint>,
+    pub(crate) preface: Vec<PrefaceItem>,
     pub estimate: Estimate,
     /// Where an in-turn summary cuts the body.
-    pub seed_cut: SeedCut,
+    pub(crate) seed_cut: SeedCut,
     /// Where the body's history began: the answerer's next turn under stable trimming
     /// keeps it while it fits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -54,15 +54,15 @@ pub struct Frozen {
 pub struct Stateful {
     /// The response this turn continues (`None`: the full body, the chain starts here).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub previous_response_id: Option<String>,
+    pub(crate) previous_response_id: Option<String>,
     /// The first element of the full body's list sent after `previous_response_id`
     /// (what the provider does not hold yet); the leading system elements are never sent.
     #[serde(default)]
-    pub cut: usize,
+    pub(crate) cut: usize,
     /// What the provider holds, from the previous response's recorded usage (input and
     /// output tokens, less the previous instructions).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub held_tokens: Option<u32>,
+    pub(crate) held_tokens: Option<u32>,
 }
 
 /// The callables and tools a turn marked deferred, frozen with its seal: the catalog
@@ -80,7 +80,7 @@ pub struct Deferred {
 }
 
 impl Deferred {
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.catalog.is_empty() && self.tools.is_empty()
     }
 
@@ -113,15 +113,15 @@ impl Deferred {
 /// shared an element with the seed (`carry`, as raw entries) render again before the
 /// summary. `tokens` is what the elements from `keep` on cost in the sealed total.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct SeedCut {
-    pub keep: usize,
-    pub carry: serde_json::Value,
-    pub tokens: u32,
+pub(crate) struct SeedCut {
+    pub(crate) keep: usize,
+    pub(crate) carry: serde_json::Value,
+    pub(crate) tokens: u32,
 }
 
 impl SeedCut {
     /// The carried history parts, as raw entries (they were written by the seal).
-    pub fn carried(&self) -> Vec<RawEntry> {
+    pub(crate) fn carried(&self) -> Vec<RawEntry> {
         if self.carry.is_null() {
             return Vec::new();
         }
@@ -143,15 +143,15 @@ pub struct Sealed {
 /// keeps the few edits that mark its own.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Patch {
-    pub at: usize,
-    pub offset: usize,
-    pub cut: usize,
-    pub insert: String,
+    pub(crate) at: usize,
+    pub(crate) offset: usize,
+    pub(crate) cut: usize,
+    pub(crate) insert: String,
 }
 
 /// The edits that turn `plain` elements into `marked` ones (same count, a single
 /// region of difference per element).
-pub fn patches(plain: &[String], marked: &[String]) -> Vec<Patch> {
+pub(crate) fn patches(plain: &[String], marked: &[String]) -> Vec<Patch> {
     plain
         .iter()
         .zip(marked)

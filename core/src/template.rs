@@ -10,10 +10,10 @@ use serde_json::{Map, Value};
 use crate::kinds::Role;
 use crate::macros;
 
-pub const MAX_BYTES: usize = 64 * 1024;
-pub const MAX_BLOCKS: usize = 64;
-pub const MAX_VARIABLES: usize = 32;
-pub const MAX_HISTORY_ENTRIES: u64 = 200;
+pub(crate) const MAX_BYTES: usize = 64 * 1024;
+pub(crate) const MAX_BLOCKS: usize = 64;
+pub(crate) const MAX_VARIABLES: usize = 32;
+pub(crate) const MAX_HISTORY_ENTRIES: u64 = 200;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Slot {
@@ -34,7 +34,7 @@ impl Slot {
         }
     }
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Slot::SystemPrompt => "system_prompt",
             Slot::Character => "character",
@@ -55,17 +55,17 @@ pub enum Trim {
 /// The history block's knobs, and a turn's history intent (same fields).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct HistoryKnobs {
-    pub max_entries: Option<u32>,
-    pub share: Option<f64>,
-    pub min_tokens: Option<u64>,
-    pub max_tokens: Option<u64>,
-    pub trim: Option<Trim>,
-    pub low_water: Option<f64>,
+    pub(crate) max_entries: Option<u32>,
+    pub(crate) share: Option<f64>,
+    pub(crate) min_tokens: Option<u64>,
+    pub(crate) max_tokens: Option<u64>,
+    pub(crate) trim: Option<Trim>,
+    pub(crate) low_water: Option<f64>,
 }
 
 impl HistoryKnobs {
     /// `over`'s fields win where set.
-    pub fn overridden_by(self, over: HistoryKnobs) -> HistoryKnobs {
+    pub(crate) fn overridden_by(self, over: HistoryKnobs) -> HistoryKnobs {
         HistoryKnobs {
             max_entries: over.max_entries.or(self.max_entries),
             share: over.share.or(self.share),
@@ -119,13 +119,13 @@ impl Block {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Template {
-    pub blocks: Vec<Block>,
-    pub variables: BTreeMap<String, String>,
+    pub(crate) blocks: Vec<Block>,
+    pub(crate) variables: BTreeMap<String, String>,
 }
 
 impl Template {
     /// The fixed order of the `default` mechanism.
-    pub fn default_order() -> Template {
+    pub(crate) fn default_order() -> Template {
         Template {
             blocks: vec![
                 Block::Slot(Slot::SystemPrompt),
@@ -142,7 +142,7 @@ impl Template {
         }
     }
 
-    pub fn history_index(&self) -> usize {
+    pub(crate) fn history_index(&self) -> usize {
         self.blocks
             .iter()
             .position(|b| matches!(b, Block::History(_)))
@@ -150,11 +150,11 @@ impl Template {
     }
 
     /// The number of leading blocks that form the leading run.
-    pub fn leading_run_len(&self) -> usize {
+    pub(crate) fn leading_run_len(&self) -> usize {
         self.blocks.iter().take_while(|b| b.keeps_leading_run()).count()
     }
 
-    pub fn position_of(&self, want: &Block) -> Option<usize> {
+    pub(crate) fn position_of(&self, want: &Block) -> Option<usize> {
         self.blocks.iter().position(|b| b == want)
     }
 }
@@ -168,7 +168,7 @@ pub struct Problem {
 }
 
 /// Escapes one JSON-pointer reference token (RFC 6901).
-pub fn pointer_token(s: &str) -> String {
+pub(crate) fn pointer_token(s: &str) -> String {
     s.replace('~', "~0").replace('/', "~1")
 }
 
@@ -183,12 +183,12 @@ fn type_name(v: &Value) -> &'static str {
     }
 }
 
-pub fn is_variable_name(s: &str) -> bool {
+pub(crate) fn is_variable_name(s: &str) -> bool {
     let mut chars = s.chars();
     matches!(chars.next(), Some('a'..='z')) && chars.all(|c| matches!(c, 'a'..='z' | '0'..='9' | '_'))
 }
 
-pub fn is_document_name(s: &str) -> bool {
+pub(crate) fn is_document_name(s: &str) -> bool {
     let b = s.as_bytes();
     (1..=32).contains(&b.len())
         && b[0].is_ascii_uppercase()
@@ -690,7 +690,7 @@ pub fn parse_text(text: &str) -> (Option<Template>, Vec<Problem>) {
 }
 
 /// Checks a turn's history intent (`turns.history`): the history block's knobs.
-pub fn parse_history_intent(value: &Value) -> (Option<HistoryKnobs>, Vec<Problem>) {
+pub(crate) fn parse_history_intent(value: &Value) -> (Option<HistoryKnobs>, Vec<Problem>) {
     let mut c = Checker { problems: Vec::new() };
     let Some(obj) = value.as_object() else {
         c.add(

@@ -14,22 +14,22 @@ use crate::error::{quote, Code, Error, Result};
 
 /// What a message costs beyond its parts, and the request beyond its messages
 /// (the published chat-format overhead).
-pub const MESSAGE_OVERHEAD: u32 = 3;
-pub const REQUEST_OVERHEAD: u32 = 3;
+pub(crate) const MESSAGE_OVERHEAD: u32 = 3;
+pub(crate) const REQUEST_OVERHEAD: u32 = 3;
 /// Token counts add up without overflow: a sum past `u32::MAX` stays there (a window is
 /// far below it, so the gate refuses such a request).
-pub fn add(a: u32, b: u32) -> u32 {
+pub(crate) fn add(a: u32, b: u32) -> u32 {
     a.saturating_add(b)
 }
 
 /// The saturating sum of counts.
-pub fn sum(counts: impl IntoIterator<Item = u32>) -> u32 {
+pub(crate) fn sum(counts: impl IntoIterator<Item = u32>) -> u32 {
     counts.into_iter().fold(0, add)
 }
 
 /// An image part is estimated at a fixed cost (OpenAI's low-detail price); providers
 /// bill pictures by their pixels, which a compiler that does not decode them cannot see.
-pub const IMAGE_TOKENS: u32 = 85;
+pub(crate) const IMAGE_TOKENS: u32 = 85;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -60,7 +60,7 @@ impl Tokenizer {
     }
 
     /// The slot of this tokenizer in the `*_tokens int[]` cache columns.
-    pub fn index(self) -> usize {
+    pub(crate) fn index(self) -> usize {
         match self {
             Tokenizer::Cl100kBase => 0,
             Tokenizer::O200kBase => 1,
@@ -132,7 +132,7 @@ pub struct Memo {
 type Key = (u32, u64, usize);
 
 /// The default capacity, in entries across both generations and tokenizers.
-pub const MEMO_CAPACITY: usize = 200_000;
+pub(crate) const MEMO_CAPACITY: usize = 200_000;
 
 impl Default for Memo {
     fn default() -> Self {
@@ -145,7 +145,7 @@ impl Memo {
         Memo::default()
     }
 
-    pub fn with_capacity(capacity: usize) -> Self {
+    pub(crate) fn with_capacity(capacity: usize) -> Self {
         Memo {
             young: Default::default(),
             old: Default::default(),
@@ -236,22 +236,22 @@ impl Memo {
 }
 
 /// Counts for one compile: one tokenizer, the shared memo.
-pub struct Counter<'m> {
-    pub tokenizer: Tokenizer,
+pub(crate) struct Counter<'m> {
+    pub(crate) tokenizer: Tokenizer,
     memo: &'m mut Memo,
 }
 
 impl<'m> Counter<'m> {
-    pub fn new(tokenizer: Tokenizer, memo: &'m mut Memo) -> Self {
+    pub(crate) fn new(tokenizer: Tokenizer, memo: &'m mut Memo) -> Self {
         Counter { tokenizer, memo }
     }
 
-    pub fn count(&mut self, text: &str) -> u32 {
+    pub(crate) fn count(&mut self, text: &str) -> u32 {
         self.memo.count(self.tokenizer, text)
     }
 
     /// A stored count for this tokenizer, when the row carries one.
-    pub fn stored(&self, counts: &[Option<i32>]) -> Option<u32> {
+    pub(crate) fn stored(&self, counts: &[Option<i32>]) -> Option<u32> {
         counts
             .get(self.tokenizer.index())
             .copied()
@@ -260,7 +260,7 @@ impl<'m> Counter<'m> {
     }
 
     /// The stored count when present, else a count of `text`.
-    pub fn count_or_stored(&mut self, text: &str, counts: &[Option<i32>]) -> u32 {
+    pub(crate) fn count_or_stored(&mut self, text: &str, counts: &[Option<i32>]) -> u32 {
         match self.stored(counts) {
             Some(n) => n,
             None => self.count(text),

@@ -14,20 +14,20 @@ use crate::tokens::Counter;
 /// Who wrote a row, and how it was sent. The text is borrowed, or owned when the
 /// caller is done with it (history moves each turn's text into what it renders).
 #[derive(Debug, Clone)]
-pub struct Row<'a> {
-    pub text: Cow<'a, str>,
-    pub author: Option<Uuid>,
+pub(crate) struct Row<'a> {
+    pub(crate) text: Cow<'a, str>,
+    pub(crate) author: Option<Uuid>,
     /// The sender stamp.
-    pub sender_conversation: Option<Uuid>,
+    pub(crate) sender_conversation: Option<Uuid>,
     /// A kernel row (`origin` set): never wrapped.
-    pub kernel: bool,
+    pub(crate) kernel: bool,
     /// Stored counts of `text`, per tokenizer.
-    pub stored: &'a [Option<i32>],
+    pub(crate) stored: &'a [Option<i32>],
 }
 
 impl<'a> Row<'a> {
     /// A turn's opening words (`text`: its prompt), by whoever posted them.
-    pub fn opening(t: &'a Turn, text: Cow<'a, str>) -> Row<'a> {
+    pub(crate) fn opening(t: &'a Turn, text: Cow<'a, str>) -> Row<'a> {
         Row {
             text,
             author: t.words_author(),
@@ -38,7 +38,7 @@ impl<'a> Row<'a> {
     }
 
     /// A message turn's content (`text`), by its author.
-    pub fn message(t: &'a Turn, text: Cow<'a, str>) -> Row<'a> {
+    pub(crate) fn message(t: &'a Turn, text: Cow<'a, str>) -> Row<'a> {
         Row {
             text,
             author: t.author_id,
@@ -49,21 +49,21 @@ impl<'a> Row<'a> {
     }
 }
 
-pub struct Voices<'a> {
-    pub users: &'a HashMap<Uuid, User>,
-    pub creator: Option<Uuid>,
+pub(crate) struct Voices<'a> {
+    pub(crate) users: &'a HashMap<Uuid, User>,
+    pub(crate) creator: Option<Uuid>,
 }
 
 impl Voices<'_> {
     /// Whether `author` is one of the own voices of a turn answered by `answerer`:
     /// the conversation's creator, the answerer, the answerer's controlling Human.
-    pub fn is_own(&self, author: Uuid, answerer: Option<&User>) -> bool {
+    pub(crate) fn is_own(&self, author: Uuid, answerer: Option<&User>) -> bool {
         Some(author) == self.creator
             || answerer.is_some_and(|a| a.id == author || a.controlling_human() == Some(author))
     }
 
     /// The words of `row` as read for a turn answered by `answerer`.
-    pub fn words(&self, row: Row<'_>, answerer: Option<&User>, counter: &mut Counter<'_>) -> Part {
+    pub(crate) fn words(&self, row: Row<'_>, answerer: Option<&User>, counter: &mut Counter<'_>) -> Part {
         // Every row sent from another conversation is wrapped, an authorless one too.
         let foreign = match row.author {
             Some(author) => !self.is_own(author, answerer),
@@ -85,7 +85,7 @@ impl Voices<'_> {
 
     /// The envelope of `author` around `text`: the one renderer every reading site uses.
     /// A row without an author (sent from another conversation) names no user.
-    pub fn envelope(&self, author: Option<Uuid>, sender: Option<Uuid>, text: &str) -> String {
+    pub(crate) fn envelope(&self, author: Option<Uuid>, sender: Option<Uuid>, text: &str) -> String {
         let (handle, kind) = match author.and_then(|a| self.users.get(&a)) {
             Some(u) => (u.handle.as_str(), u.kind.as_str()),
             None => (UNKNOWN_HANDLE, "human"),
@@ -104,7 +104,13 @@ impl Voices<'_> {
     /// `text` in the envelope of `author`, whoever reads it. An author this compile
     /// cannot see (row-level security) is still a correspondent, never an own voice:
     /// the envelope names the id with the handle `unknown`.
-    pub fn wrapped(&self, author: Option<Uuid>, sender: Option<Uuid>, text: &str, counter: &mut Counter<'_>) -> Part {
+    pub(crate) fn wrapped(
+        &self,
+        author: Option<Uuid>,
+        sender: Option<Uuid>,
+        text: &str,
+        counter: &mut Counter<'_>,
+    ) -> Part {
         let text = self.envelope(author, sender, text);
         let tokens = counter.count(&text);
         Part {
@@ -115,7 +121,7 @@ impl Voices<'_> {
 }
 
 /// The handle an envelope gives an author the compile cannot see.
-pub const UNKNOWN_HANDLE: &str = "unknown";
+pub(crate) const UNKNOWN_HANDLE: &str = "unknown";
 
 #[cfg(test)]
 mod tests {

@@ -41,26 +41,26 @@ impl Purpose {
 /// How a body was made (`explain_turn`): everything but the body itself.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Explain {
-    pub version: u32,
+    pub(crate) version: u32,
     pub conversation_id: Uuid,
     pub turn_id: Uuid,
-    pub mechanism: Mechanism,
+    pub(crate) mechanism: Mechanism,
     pub model: Option<String>,
     pub wire: Wire,
     pub sealed: bool,
     /// The compiled, kernel-neutral list; `None` for a sealed turn (its body is what
     /// was sent, and the list it was rendered from is not kept).
-    pub messages: Option<Vec<Message>>,
-    pub cache_marker: usize,
-    pub cache_breakpoints: Vec<Breakpoint>,
-    pub preface: Vec<PrefaceItem>,
+    pub(crate) messages: Option<Vec<Message>>,
+    pub(crate) cache_marker: usize,
+    pub(crate) cache_breakpoints: Vec<Breakpoint>,
+    pub(crate) preface: Vec<PrefaceItem>,
     pub estimate: Estimate,
     /// The deferred callables' catalog lines and tool definitions (when any).
     #[serde(skip_serializing_if = "crate::seal::Deferred::is_empty")]
     pub deferred: crate::seal::Deferred,
     /// A stateful turn's chain (the body sent is the stored one's stateful form).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub stateful: Option<crate::seal::Stateful>,
+    pub(crate) stateful: Option<crate::seal::Stateful>,
     /// The model row the body was compiled for (its cache rules; not shown).
     #[serde(skip)]
     pub model_row: Option<Model>,

@@ -30,7 +30,7 @@ pub fn to_text<T: Serialize + ?Sized>(value: &T) -> String {
 /// control characters: `\b \f \n \r \t` short, the rest `\u00xx`). Eight bytes are
 /// checked at a time: text needs escaping rarely, and serde_json's byte-by-byte scan
 /// was a tenth of a compile (docs/design.md, "Performance").
-pub fn string(out: &mut String, s: &str) {
+pub(crate) fn string(out: &mut String, s: &str) {
     if s.len() > crate::bounds::INTERRUPT_EVERY {
         crate::bounds::interrupt();
     }
@@ -65,7 +65,7 @@ pub fn string(out: &mut String, s: &str) {
 }
 
 /// The length of `s` written as a JSON string by [`string`], quotes included.
-pub fn escaped_len(s: &str) -> usize {
+pub(crate) fn escaped_len(s: &str) -> usize {
     let extra: usize = s
         .bytes()
         .map(|c| match c {
@@ -107,18 +107,18 @@ fn escape(out: &mut String, c: u8) {
 
 /// Appends JSON text as it is: a call's arguments or a tool's schema, which the
 /// compiler wrote itself from a parsed value (so it is valid and compact).
-pub fn raw(out: &mut String, json: &str) {
+pub(crate) fn raw(out: &mut String, json: &str) {
     out.push_str(json);
 }
 
 /// An object written key by key, in the order given.
-pub struct Obj {
+pub(crate) struct Obj {
     out: String,
     first: bool,
 }
 
 impl Obj {
-    pub fn new() -> Obj {
+    pub(super) fn new() -> Obj {
         Obj {
             out: String::from("{"),
             first: true,
@@ -126,7 +126,7 @@ impl Obj {
     }
 
     /// Continues an object whose earlier keys were written elsewhere (a body's tail).
-    pub fn after(prefix: &str) -> Obj {
+    pub(crate) fn after(prefix: &str) -> Obj {
         Obj {
             out: prefix.to_string(),
             first: false,
@@ -142,28 +142,28 @@ impl Obj {
         self.out.push(':');
     }
 
-    pub fn field<T: Serialize + ?Sized>(&mut self, key: &str, value: &T) -> &mut Obj {
+    pub(crate) fn field<T: Serialize + ?Sized>(&mut self, key: &str, value: &T) -> &mut Obj {
         self.key(key);
         self.out.push_str(&to_text(value));
         self
     }
 
     /// A field whose value is JSON text already.
-    pub fn raw(&mut self, key: &str, json: &str) -> &mut Obj {
+    pub(crate) fn raw(&mut self, key: &str, json: &str) -> &mut Obj {
         self.key(key);
         self.out.push_str(json);
         self
     }
 
     /// Opens a list under `key` and returns the text so far: a body's head.
-    pub fn open_list(mut self, key: &str) -> String {
+    pub(crate) fn open_list(mut self, key: &str) -> String {
         self.key(key);
         self.out.push('[');
         self.out
     }
 
     /// Closes the object.
-    pub fn close(mut self) -> String {
+    pub(crate) fn close(mut self) -> String {
         self.out.push('}');
         self.out
     }

@@ -21,7 +21,7 @@ use crate::options::Options;
 use crate::rows::Model;
 
 pub use json::{pretty, to_text as json_text, Raw};
-pub(crate) use shape::explicit;
+pub use shape::explicit;
 use shape::{tool_list, ToolSpelling};
 pub use shape::{Body, Breakpoint, Layout, Pos, Rendered, Request, Stretch, DEFAULT_MAX_TOKENS};
 
@@ -75,7 +75,7 @@ fn escaped_size(kind: &crate::items::PartKind) -> usize {
 /// and `responses`, for a model whose profile takes OpenAI's explicit breakpoints, a
 /// text or image of a system, developer or user message (OpenAI marks input parts
 /// only); none otherwise.
-pub fn placed(
+pub(crate) fn placed(
     wire: Wire,
     profile: Option<&crate::profile::Profile>,
     messages: &[Message],
@@ -125,7 +125,7 @@ pub fn placed(
 }
 
 /// Renders a whole request for `wire`.
-pub fn render(wire: Wire, req: &Request<'_>) -> Rendered {
+pub(crate) fn render(wire: Wire, req: &Request<'_>) -> Rendered {
     match wire {
         Wire::Anthropic => anthropic::render(req),
         Wire::Chat => chat::render(req),
@@ -144,7 +144,7 @@ fn spelling(wire: Wire) -> &'static ToolSpelling {
 }
 
 /// Whether `wire` has a tool search (a deferred tool is sent, and found by it).
-pub fn searches(wire: Wire) -> bool {
+pub(crate) fn searches(wire: Wire) -> bool {
     spelling(wire).search.is_some()
 }
 
@@ -156,13 +156,13 @@ pub fn tools_text(wire: Wire, tools: &[Tool]) -> Option<String> {
 /// The text of the tool definitions `wire` loads into the model's context (what the
 /// estimate counts): a deferred tool is loaded only when the provider's tool search
 /// finds it, and the search tool itself is counted.
-pub fn loaded_tools_text(wire: Wire, tools: &[Tool]) -> Option<String> {
+pub(crate) fn loaded_tools_text(wire: Wire, tools: &[Tool]) -> Option<String> {
     tool_list(spelling(wire), tools, false)
 }
 
 /// The tail of a run's continuation on `wire`: on `anthropic`, with the request-level
 /// cache marker (`anthropic::automatic_cache`); elsewhere the sealed body's own.
-pub fn continuing_tail(wire: Wire, tail: &str, model: Option<&Model>) -> String {
+pub(crate) fn continuing_tail(wire: Wire, tail: &str, model: Option<&Model>) -> String {
     match wire {
         Wire::Anthropic => anthropic::automatic_cache(tail, model.map_or(CacheTtl::FiveMinutes, |m| m.cache_ttl)),
         _ => tail.to_string(),
@@ -171,7 +171,7 @@ pub fn continuing_tail(wire: Wire, tail: &str, model: Option<&Model>) -> String 
 
 /// Renders messages appended after a sealed body (a continuation): elements only, no
 /// system field lifted, with a run's breakpoints ([`run_breakpoints`]). Positions in the layout index `messages`.
-pub fn render_elements(
+pub(crate) fn render_elements(
     wire: Wire,
     messages: &[Message],
     model: Option<&Model>,
@@ -196,7 +196,7 @@ pub fn render_elements(
 /// Per-block costs and the total of a rendered request: each part's tokens to its block,
 /// each element's and the system field's 3 to the block of its first part, the tool
 /// definitions to the `tools_block`, and 3 for the request (in the total only).
-pub fn costs(
+pub(crate) fn costs(
     messages: &[Message],
     layout: &Layout,
     tools_tokens: u32,
@@ -225,7 +225,7 @@ pub fn costs(
 }
 
 /// The total of elements alone (a continuation's appended rounds): parts and 3 each.
-pub fn elements_cost(messages: &[Message], elements: &[Vec<Pos>]) -> u32 {
+pub(crate) fn elements_cost(messages: &[Message], elements: &[Vec<Pos>]) -> u32 {
     elements
         .iter()
         .filter(|g| !g.is_empty())

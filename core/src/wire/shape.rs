@@ -129,7 +129,7 @@ pub(super) fn merged(messages: &[Message], start: usize, wire: Wire) -> Vec<(cra
 }
 
 /// Whether a model's profile takes OpenAI's explicit breakpoints (`prompt_cache_breakpoint`).
-pub(crate) fn explicit(profile: Option<&crate::profile::Profile>) -> bool {
+pub fn explicit(profile: Option<&crate::profile::Profile>) -> bool {
     profile.and_then(|p| p.cache_breakpoints) == Some(crate::kinds::Breakpoints::PromptCacheBreakpoint)
 }
 
@@ -173,21 +173,21 @@ pub enum Stretch {
 /// A cache breakpoint: the last part of a stretch of the request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Breakpoint {
-    pub message: usize,
-    pub part: usize,
-    pub after: Stretch,
+    pub(crate) message: usize,
+    pub(crate) part: usize,
+    pub(crate) after: Stretch,
 }
 
 /// What a wire renders from.
 pub struct Request<'a> {
-    pub messages: &'a [Message],
-    pub model: Option<&'a Model>,
-    pub tools: &'a [Tool],
-    pub breakpoints: &'a [Breakpoint],
+    pub(crate) messages: &'a [Message],
+    pub(crate) model: Option<&'a Model>,
+    pub(crate) tools: &'a [Tool],
+    pub(crate) breakpoints: &'a [Breakpoint],
     /// The request's options, merged and checked against the wire.
-    pub options: &'a Options,
+    pub(crate) options: &'a Options,
     /// `prompt_cache_key` on the wires that take one: the conversation id.
-    pub cache_key: &'a str,
+    pub(crate) cache_key: &'a str,
 }
 
 impl Request<'_> {
@@ -243,15 +243,15 @@ impl Body {
 /// Which compiled parts each element, and the lifted system field, carries.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Layout {
-    pub system: Vec<Pos>,
-    pub elements: Vec<Vec<Pos>>,
+    pub(crate) system: Vec<Pos>,
+    pub(crate) elements: Vec<Vec<Pos>>,
 }
 
 /// A rendered request: its body and its layout.
 #[derive(Debug, Clone)]
 pub struct Rendered {
-    pub body: Body,
-    pub layout: Layout,
+    pub(crate) body: Body,
+    pub(crate) layout: Layout,
 }
 
 impl Rendered {
@@ -280,16 +280,16 @@ impl Rendered {
 /// How a wire spells its tool list: one renderer for the four wires.
 pub(super) struct ToolSpelling {
     /// What opens and closes the list.
-    pub list: (&'static str, &'static str),
+    pub(crate) list: (&'static str, &'static str),
     /// A tool, up to its name.
-    pub open: &'static str,
+    pub(crate) open: &'static str,
     /// The key of its input schema.
-    pub schema: &'static str,
+    pub(crate) schema: &'static str,
     /// What follows the schema, before a deferred tool's `defer_loading` and the close.
-    pub after_schema: &'static str,
+    pub(crate) after_schema: &'static str,
     /// The wire's tool search, sent when a tool is deferred; `None`: the wire has none,
     /// and a deferred tool is left out.
-    pub search: Option<&'static str>,
+    pub(crate) search: Option<&'static str>,
 }
 
 /// The tool list as `s` spells it (`None` when it lists nothing). A deferred tool is
