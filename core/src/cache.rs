@@ -42,11 +42,13 @@ use crate::tokens::{Counter, Memo};
 /// A request as it was sent.
 #[derive(Debug, Clone)]
 pub struct Sent {
+    /// The turn whose request it is.
     pub turn_id: Uuid,
     /// The rounds it carried (0: the turn's sealed first request).
     pub step: i32,
     /// When it was sent, in seconds since the epoch.
     pub at: f64,
+    /// The wire its seal froze, which says how to read its body into blocks.
     pub wire: Wire,
     /// The model its seal froze.
     pub model: Option<Model>,
@@ -59,15 +61,26 @@ pub struct Sent {
 /// A row of `prompt.cache_report`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Row {
+    /// The turn whose request it is ([`Sent::turn_id`]).
     pub turn_id: Uuid,
+    /// The rounds the request carried ([`Sent::step`]; 0: the turn's sealed first request).
     pub step: i32,
+    /// The request's tokens, counted per block with the model's tokenizer.
     pub input_tokens: u32,
+    /// The tokens of its leading blocks identical to the previous request's (0 for the first).
     pub shared_prefix_tokens: u32,
+    /// Where it first differs from the previous request and why (`block`, `in`, `message`,
+    /// `part`, `cause`); `None`: it extends the previous one, or is the first.
     pub first_difference: Option<Value>,
+    /// The tokens the provider should read from cache.
     pub predicted_cache_read: u32,
+    /// The tokens the provider should write to cache (0 on implicit caching).
     pub predicted_cache_write: u32,
+    /// The tokens neither read nor written: input less read less write.
     pub predicted_uncached: u32,
+    /// The cache reads the provider billed (`prompt.responses.cache_read_tokens`); `None`: none recorded.
     pub billed_cache_read: Option<i32>,
+    /// The cache writes the provider billed (`prompt.responses.cache_creation_tokens`); `None`: none recorded.
     pub billed_cache_write: Option<i32>,
 }
 
@@ -99,6 +112,7 @@ pub struct Simulator {
 }
 
 impl Simulator {
+    /// An empty cache, before any request is replayed.
     pub fn new() -> Self {
         Simulator::default()
     }

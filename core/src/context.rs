@@ -12,7 +12,9 @@ use crate::rows::{Conversation, Document, Memory, Model, Skill, Turn, User, Work
 /// A turn of history with its rounds.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HistoryTurn {
+    /// The turn's row (`prompt.turns`).
     pub turn: Turn,
+    /// The turn's rounds (`prompt.rounds`) in order of `n`; empty when it has none.
     pub rounds: Vec<Round>,
     /// For a Side, the parent conversation a turn of its captured history belongs to;
     /// `None` for the compiled turn's own conversation.
@@ -24,16 +26,22 @@ pub struct HistoryTurn {
 /// up from the Side.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Host {
+    /// How many captures up from the Side the conversation is: 1 for its parent.
     pub depth: u8,
+    /// The conversation's `creator_id`; `None` when it has none.
     pub creator_id: Option<Uuid>,
+    /// The conversation's stored `answerer_id`; `None` when it has none.
     pub answerer_id: Option<Uuid>,
 }
 
 /// Everything a compile reads besides history.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Context {
+    /// The turn's conversation (`prompt.conversations`).
     pub conversation: Conversation,
+    /// The conversation's workspace (`prompt.workspaces`).
     pub workspace: Workspace,
+    /// The turn being compiled (`prompt.turns`).
     pub turn: Turn,
     /// The current turn's rounds (a continuation).
     pub rounds: Vec<Round>,
@@ -69,6 +77,7 @@ pub struct Previous {
     /// The response's recorded usage: everything its prompt was billed for (input,
     /// cache reads and writes), and its output.
     pub input_tokens: Option<i32>,
+    /// The response's recorded output tokens (`output_tokens`); `None` when not recorded.
     pub output_tokens: Option<i32>,
     /// The previous request in its full form (the turn's seal plus the rounds before
     /// the response), as [`crate::compile::full_request`] renders it.
@@ -82,10 +91,13 @@ pub struct Previous {
 /// Where a Side was captured: a turn of its parent conversation, as it stood then.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Captured {
+    /// The parent conversation the Side was captured from (the Side's `parent_id`).
     pub conversation_id: Uuid,
     /// The captured turn's `seq` (history reads the parent's turns through it).
     pub seq: i64,
+    /// The parent conversation as its turns are read (depth, creator, answerer).
     pub host: Host,
+    /// The captured turn as it stood at the capture (the Side's `captured_*` columns).
     pub state: CaptureState,
 }
 
@@ -95,8 +107,11 @@ pub struct Captured {
 pub struct CaptureState {
     /// Its newest round then (`None`: it had none).
     pub round: Option<i32>,
+    /// Its `content` then (`captured_content`); `None`: it had none.
     pub content: Option<String>,
+    /// Its in-turn `summary` then (`captured_summary`); `None`: it had none.
     pub summary: Option<String>,
+    /// Its `summary_round` then (`captured_summary_round`); `None`: it had none.
     pub summary_round: Option<i32>,
 }
 

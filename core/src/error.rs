@@ -8,28 +8,59 @@ use std::fmt;
 /// One kind of refusal. `name()` starts every message; `sqlstate()` is its code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Code {
+    /// A document body, an inline entry or a variable value names a `{{word}}` outside the
+    /// macro registry (or `{{history}}`).
     MacroUnknown,
+    /// A `prompt_template` fails a rule (DETAIL: its JSON-pointer path), or an assembly
+    /// answerer has none.
     TemplateInvalid,
+    /// A document body, an inline entry or a `prompt_template` is over 64 KiB.
     DocumentTooLarge,
+    /// The gate: the compiled request, tools included, exceeds the model's window.
     EstimatedInputExceedsModelLimit,
+    /// A history budget asks for a `share` of the window, and the model has none.
     HistoryBudgetUnavailable,
+    /// A system inline entry would land after the leading run of system items.
     InlineSystemOutsideLeadingRun,
+    /// An inline entry's position names a lead or tail block the template does not have.
     InlinePositionUnavailable,
+    /// The conversation does not exist or row-level security hides it.
     ConversationNotFound,
+    /// The turn does not exist in the conversation, or is hidden (also a Side's captured turn).
     TurnNotFound,
+    /// The turn is not a reply, is of another conversation or has no answerer, or a row
+    /// holds a value this version does not know.
     TurnNotCompilable,
+    /// A change to a sealed turn, to what it was compiled from or its seal storage, or to a
+    /// sent round.
     SealedTurnImmutable,
+    /// A turn's `inline` is not a list of valid entries (path in the message).
     InlineEntryInvalid,
+    /// Malformed `variables`, `history`, `tools` or `callables`, an undeclared variable,
+    /// or a `memory_user_id` that is not a Human.
     TurnFieldInvalid,
+    /// Malformed raw `input` entries, or a raw turn without them.
     RawInputInvalid,
+    /// A round whose JSON is not a valid round, of a turn that is not a run, or after a gap.
     RoundInvalid,
+    /// A tokenizer other than cl100k_base and o200k_base.
     TokenizerUnknown,
+    /// A workspace timezone PostgreSQL does not know.
     TimezoneInvalid,
+    /// A seal must be written (a first `compile_turn`, converting 0.2 seals) and the session
+    /// cannot write: a hot standby or a READ ONLY transaction.
     SealReadOnly,
+    /// `compile_turn` of a sealed turn whose body `prune_seals` dropped.
     SealedRequestPruned,
+    /// `record_response` of a body of no known shape, or one that does not fit the turn.
     ResponseInvalid,
+    /// A reply without `poster_id`, a message without `role`, or a turn with rounds leaving `run`.
     TurnInvalid,
+    /// `request_options` that are not a valid options object, or that the wire or the model's
+    /// profile refuses (path in the message); also an unreadable profile row.
     RequestOptionsInvalid,
+    /// A turn sealed by 0.2 whose seal `convert_seals_02` has not converted yet, met by a
+    /// read-only function or in a session that cannot write.
     SealConversionPending,
     /// A sealed body does not match its digest, or its storage rows do not fit together.
     DataCorrupted,
@@ -42,6 +73,7 @@ pub enum Code {
 }
 
 impl Code {
+    /// The error's name: the text every message starts with (README, "Errors").
     pub fn name(self) -> &'static str {
         match self {
             Code::MacroUnknown => "prompt_document_macro_unknown",
@@ -144,9 +176,13 @@ impl Code {
 /// A refusal: `message` already starts with `code.name()`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Error {
+    /// The kind of refusal, which gives the SQLSTATE.
     pub code: Code,
+    /// The name, then the offending value: the ereport's message.
     pub message: String,
+    /// What helps understand it: the ereport's DETAIL.
     pub detail: Option<String>,
+    /// What to do about it: the ereport's HINT.
     pub hint: Option<String>,
 }
 
@@ -162,11 +198,13 @@ impl Error {
         }
     }
 
+    /// Sets the DETAIL.
     pub fn detail(mut self, detail: impl Into<String>) -> Self {
         self.detail = Some(detail.into());
         self
     }
 
+    /// Sets the HINT.
     pub fn hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(hint.into());
         self
@@ -188,6 +226,7 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+/// A result whose error is a refusal.
 pub type Result<T> = std::result::Result<T, Error>;
 
 /// Shortens a value for quoting in a message.

@@ -16,9 +16,12 @@ use crate::template::{self, pointer_token, HistoryKnobs, Slot};
 /// Bound of a document body, a template and an inline entry.
 pub(crate) const MAX_TEXT_BYTES: usize = 64 * 1024;
 
+/// Which per-turn block a slot-less inline entry lands in (its `"position"`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Position {
+    /// The `lead` block (the default).
     Lead,
+    /// The `tail` block.
     Tail,
 }
 
@@ -31,18 +34,25 @@ impl Position {
     }
 }
 
+/// One entry of `turns.inline`: a slot override or a text placed in the lead or tail block.
 #[derive(Debug, Clone, PartialEq)]
 pub enum InlineEntry {
     /// Replaces a slot's document for this turn alone.
     Slot {
+        /// The slot replaced (`"slot"`: `system_prompt`, `character` or `persona`).
         slot: Slot,
+        /// The text rendered in its place (`"text"`).
         text: String,
+        /// Its role (`"role"`; `None`: the slot document's role, else `system`).
         role: Option<Role>,
     },
     /// Lands in the lead or tail block.
     Placed {
+        /// The text rendered (`"text"`).
         text: String,
+        /// Its role (`"role"`, `user` when absent).
         role: Role,
+        /// The block it lands in (`"position"`, `lead` when absent).
         position: Position,
     },
 }
@@ -329,9 +339,13 @@ fn flag(obj: &serde_json::Map<String, Value>, key: &str, base: &str) -> Result<b
     }
 }
 
+/// One entry of `turns.callables` (`{name, runner?, deferred?}`): a callable whose skills
+/// the catalog lists.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Callable {
     pub(crate) name: String,
+    /// The runner whose skills alone it lists (`"runner"`; `None`: the application's, the
+    /// agent's, the workspace's, the speaker pair's and the selected Human's).
     pub runner: Option<String>,
     /// Left out of the eager catalog; its lines are frozen with the seal for a tool
     /// search (`explain_turn` → `deferred`).

@@ -41,6 +41,8 @@ pub struct VecHistory {
 }
 
 impl VecHistory {
+    /// A source over `oldest_first` (the turns before the compiled one), from the newest
+    /// summary turn on; no previous cut.
     pub fn new(mut oldest_first: Vec<HistoryTurn>) -> Self {
         oldest_first.reverse();
         // History starts at the newest summary turn.
@@ -75,6 +77,7 @@ impl HistorySource for VecHistory {
     }
 }
 
+/// The line that opens a summary turn's history item, before its content (SPEC §4).
 pub const SUMMARY_HEADER: &str = "[Summary of the earlier conversation]\n";
 pub(crate) const ROUNDS_SUMMARY_HEADER: &str = "[Summary of the earlier rounds]\n";
 

@@ -21,16 +21,18 @@ pub fn unknown_value(column: &str, value: &str) -> Error {
 /// Declares a string-valued enum: its spellings, `parse` (None for an unknown one),
 /// `from_column` (an error naming the column) and `as_str`.
 macro_rules! spelled {
-    ($(#[$meta:meta])* $name:ident { $($variant:ident = $text:literal),+ $(,)? }) => {
+    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident = $text:literal),+ $(,)? }) => {
         $(#[$meta])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
         pub enum $name {
-            $(#[serde(rename = $text)] $variant),+
+            $($(#[$vmeta])* #[serde(rename = $text)] $variant),+
         }
 
         impl $name {
+            /// Every value, in the order the enum declares them.
             pub const ALL: &'static [$name] = &[$($name::$variant),+];
 
+            /// The value spelled exactly `s` (case-sensitive); None for an unknown spelling.
             pub fn parse(s: &str) -> Option<$name> {
                 match s {
                     $($text => Some($name::$variant),)+
@@ -43,6 +45,7 @@ macro_rules! spelled {
                 $name::parse(s).ok_or_else(|| unknown_value(column, s))
             }
 
+            /// Its spelling: the text stored in a column and serialized on the wire.
             pub fn as_str(self) -> &'static str {
                 match self {
                     $($name::$variant => $text),+
@@ -54,27 +57,87 @@ macro_rules! spelled {
 
 spelled!(
     /// A message role.
-    Role { System = "system", Developer = "developer", User = "user", Assistant = "assistant" }
+    Role {
+        /// `system`: instructions; a leading run of them is lifted into `system` (anthropic)
+        /// or `systemInstruction` (gemini).
+        System = "system",
+        /// `developer`: instructions in OpenAI's developer role; spoken on the user side on
+        /// anthropic and gemini.
+        Developer = "developer",
+        /// `user`: the user side: people's words, tool results.
+        User = "user",
+        /// `assistant`: the model's own words and tool calls (`model` on gemini).
+        Assistant = "assistant"
+    }
 );
 spelled!(
     /// The provider API a model speaks.
-    Wire { Anthropic = "anthropic", Chat = "chat", Responses = "responses", Gemini = "gemini" }
+    Wire {
+        /// `anthropic`: Anthropic's Messages API.
+        Anthropic = "anthropic",
+        /// `chat`: OpenAI's Chat Completions API.
+        Chat = "chat",
+        /// `responses`: OpenAI's Responses API.
+        Responses = "responses",
+        /// `gemini`: Google's Gemini `generateContent`.
+        Gemini = "gemini"
+    }
 );
 spelled!(
     /// How a profile's turns are compiled.
-    Mechanism { Default = "default", Assembly = "assembly", Raw = "raw" }
+    Mechanism {
+        /// `default`: the fixed block order, from `system_prompt` to the turn's input.
+        Default = "default",
+        /// `assembly`: the block order of the answerer's `prompt_template`.
+        Assembly = "assembly",
+        /// `raw`: the turn's `input` entries verbatim: no slots, no history, no catalog.
+        Raw = "raw"
+    }
 );
-spelled!(UserKind { Human = "human", Agent = "agent" });
-spelled!(TurnKind { Message = "message", Reply = "reply", Summary = "summary" });
+spelled!(
+    /// What a user row is (`users.kind`): a person or an agent.
+    UserKind {
+        /// `human`: a person; their own controlling Human.
+        Human = "human",
+        /// `agent`: an agent, controlled by the Human its `steward_id` names.
+        Agent = "agent"
+    }
+);
+spelled!(
+    /// What a turn is (`turns.kind`).
+    TurnKind {
+        /// `message`: a message spoken in its `role`, its text in `content`.
+        Message = "message",
+        /// `reply`: an answerer's reply to its poster's words (`prompt`); what `compile_turn`
+        /// compiles.
+        Reply = "reply",
+        /// `summary`: a summary of the conversation before it; history starts at the newest one.
+        Summary = "summary"
+    }
+);
 spelled!(
     /// A reply turn answered in one call, or run-backed with rounds.
-    Mode { DirectReply = "direct_reply", Run = "run" }
+    Mode {
+        /// `direct_reply`: one model call, whose text is the reply.
+        DirectReply = "direct_reply",
+        /// `run`: run-backed: its model calls, with their tool results, are its rounds.
+        Run = "run"
+    }
 );
 spelled!(
     /// How long a provider keeps a cached prefix: Anthropic's `cache_control.ttl` (5m, 1h)
     /// or OpenAI's `prompt_cache_options.ttl` (30m, 12h). On the other provider a TTL is
     /// its nearest: the short one (5m, 30m) or the long one (1h, 12h).
-    CacheTtl { FiveMinutes = "5m", OneHour = "1h", ThirtyMinutes = "30m", TwelveHours = "12h" }
+    CacheTtl {
+        /// `5m`: Anthropic's short TTL (the default).
+        FiveMinutes = "5m",
+        /// `1h`: Anthropic's long TTL.
+        OneHour = "1h",
+        /// `30m`: OpenAI's short TTL.
+        ThirtyMinutes = "30m",
+        /// `12h`: OpenAI's long TTL.
+        TwelveHours = "12h"
+    }
 );
 
 impl CacheTtl {
@@ -95,21 +158,54 @@ impl CacheTtl {
 }
 spelled!(
     /// A thinking mode of the neutral vocabulary (`request_options.thinking.mode`).
-    ThinkingMode { Adaptive = "adaptive", Enabled = "enabled", Disabled = "disabled" }
+    ThinkingMode {
+        /// `adaptive`: the model decides how much to think; takes no budget (not on chat or
+        /// responses).
+        Adaptive = "adaptive",
+        /// `enabled`: thinking with a `budget_tokens`, which it needs.
+        Enabled = "enabled",
+        /// `disabled`: no thinking (sent as effort `none` on chat and responses).
+        Disabled = "disabled"
+    }
 );
 spelled!(
     /// A reasoning effort of the neutral vocabulary (`request_options.thinking.effort`):
     /// Anthropic's `output_config.effort`, OpenAI's reasoning effort, Gemini's thinking level.
-    Effort { None = "none", Minimal = "minimal", Low = "low", Medium = "medium", High = "high", XHigh = "xhigh", Max = "max" }
+    Effort {
+        /// `none`: no reasoning; what `disabled` thinking sends on chat and responses.
+        None = "none",
+        /// `minimal`: one step above none (not on anthropic).
+        Minimal = "minimal",
+        /// `low`.
+        Low = "low",
+        /// `medium`.
+        Medium = "medium",
+        /// `high`.
+        High = "high",
+        /// `xhigh`: above high.
+        XHigh = "xhigh",
+        /// `max`: the most effort (not on gemini).
+        Max = "max"
+    }
 );
 spelled!(
     /// Whether thinking comes back summarized or omitted (`request_options.thinking.display`).
-    Display { Summarized = "summarized", Omitted = "omitted" }
+    Display {
+        /// `summarized`: thinking comes back as a summary.
+        Summarized = "summarized",
+        /// `omitted`: thinking's text is omitted from the response.
+        Omitted = "omitted"
+    }
 );
 spelled!(
     /// How a provider takes explicit cache breakpoints: Anthropic's `cache_control` on a
     /// block, OpenAI's `prompt_cache_breakpoint` on an input part.
-    Breakpoints { CacheControl = "cache_control", PromptCacheBreakpoint = "prompt_cache_breakpoint" }
+    Breakpoints {
+        /// `cache_control`: Anthropic's marker on a block.
+        CacheControl = "cache_control",
+        /// `prompt_cache_breakpoint`: OpenAI's marker on an input part, with `prompt_cache_options`.
+        PromptCacheBreakpoint = "prompt_cache_breakpoint"
+    }
 );
 
 /// One item of a sealed preface, as stored (`turns.sealed_preface`): its role and the
@@ -129,7 +225,9 @@ pub struct EntryAt {
     /// Omitted when 0, so seals of a conversation's own history keep their bytes.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub depth: u8,
+    /// The `seq` of the entry's turn in the conversation at `depth`.
     pub seq: i64,
+    /// The entry's index among its turn's entries, from 0.
     pub entry: u32,
 }
 

@@ -1,5 +1,6 @@
 #![forbid(unsafe_code)]
 #![deny(unreachable_pub)]
+#![deny(missing_docs)]
 //! The pgprompt compiler core: rows in, the exact request body out. No PostgreSQL, no
 //! `unsafe`; the extension (the crate at the repository's top) loads rows, calls
 //! [`compile`], stores seals and maps [`Error`]s to SQLSTATEs.

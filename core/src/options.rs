@@ -36,6 +36,7 @@ use crate::profile::{list, Profile};
 pub struct RequestOptions(pub Map<String, Value>);
 
 impl RequestOptions {
+    /// Whether it sets no option (`{}`).
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
@@ -86,22 +87,33 @@ const INCLUDABLE: [&str; 8] = [
 /// The include that replays reasoning when nothing is stored.
 pub(crate) const ENCRYPTED_REASONING: &str = "reasoning.encrypted_content";
 
+/// The `tool_choice` option: whether and which tool the model must call.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ToolChoice {
+    /// `"auto"`: the model decides.
     Auto,
+    /// `"none"`: the model calls no tool.
     None,
+    /// `"required"`: the model calls some tool.
     Required,
+    /// `{"name": TOOL}`: the model calls this tool, which the request must load.
     Named(String),
 }
 
+/// The `response_format` option: the form of the model's output.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Format {
+    /// `{"type": "text"}`: plain text.
     Text,
+    /// `{"type": "json_object"}`: any JSON object (refused on `anthropic`).
     JsonObject,
+    /// `{"type": "json_schema", "name", "schema", "strict"?}`: JSON following a schema.
     JsonSchema {
+        /// The schema's name: 1 to 64 letters, digits, `_` or `-`.
         name: String,
         /// The schema as JSON text.
         schema: String,
+        /// Whether the provider enforces the schema strictly (`None`: not sent).
         strict: Option<bool>,
     },
 }
@@ -672,7 +684,9 @@ fn forced(o: &Options) -> bool {
 /// The model a request goes to and the profile whose rules it follows.
 #[derive(Debug, Clone, Copy)]
 pub struct Rules<'a> {
+    /// The model's name, as refusals name it.
     pub model: &'a str,
+    /// The profile of the model (`prompt.model_profiles`): the rules its options are checked against.
     pub profile: &'a Profile,
 }
 

@@ -15,6 +15,7 @@ use crate::tokens::Tokenizer;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Profile {
+    /// The profile's name (`model_profiles.name`): a model name, or a prefix of the names it serves.
     pub name: String,
     pub(crate) provider: String,
     /// The wires that serve the model.

@@ -16,10 +16,15 @@ use crate::kinds::Wire;
 /// cache reads), which the calibration compares with the estimate.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Usage {
+    /// The input tokens neither read from nor written to cache.
     pub input_tokens: i64,
+    /// The input tokens written to cache (0 on Gemini, which bills no writes).
     pub cache_creation_tokens: i64,
+    /// The input tokens read from cache.
     pub cache_read_tokens: i64,
+    /// The output tokens (on Gemini, candidates plus thoughts).
     pub output_tokens: i64,
+    /// Everything the prompt was billed for: input, cache writes and cache reads.
     pub billed_input_tokens: i64,
     /// Cache writes by TTL, as the provider split them (`{"5m": N, "1h": M}` on
     /// Anthropic, `{"30m": N, "12h": M}` on Responses); empty when it did not.
@@ -30,9 +35,11 @@ pub struct Usage {
 /// A response, read.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Response {
+    /// The wire whose response shape it was read as.
     pub shape: Wire,
     /// The provider's id of the response (idempotency).
     pub id: Option<String>,
+    /// The model the provider names (`model`; Gemini's `modelVersion`); `None` when absent.
     pub model: Option<String>,
     /// The assistant's parts in the round format (`rounds.assistant`).
     pub assistant: Vec<Value>,
@@ -40,7 +47,10 @@ pub struct Response {
     pub text: String,
     /// The pointer of the first tool call, if any.
     pub first_call: Option<String>,
+    /// Why the output stopped, as the provider spells it (`stop_reason`, `finish_reason`,
+    /// `incomplete_details.reason` else `status`, `finishReason`); `None` when absent.
     pub stop_reason: Option<String>,
+    /// The usage as billed; `None` when the response carries no usage object.
     pub usage: Option<Usage>,
 }
 

@@ -16,20 +16,30 @@ pub(crate) const ABORT_MARKER: &str = "[run aborted]";
 /// Media types a provider accepts as an image part; others are indexed as lines.
 pub(crate) const NATIVE_IMAGE_TYPES: [&str; 4] = ["image/jpeg", "image/png", "image/gif", "image/webp"];
 
+/// One part of a round's `assistant` column, as parsed and checked.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AssistantPart {
+    /// Plain text the model said (a `text` part with no wire ids).
     Text(String),
     /// Text as its own wire recorded it (a Responses message with its id, a Gemini text
     /// part with its thought signature): `json` replays it there, `text` elsewhere.
     Said {
+        /// The text itself, as every other wire reads it.
         text: String,
+        /// The wire that recorded it (Responses or Gemini).
         wire: Wire,
+        /// The part as that wire spells it (the message item or text part), replayed verbatim.
         json: String,
     },
+    /// A `tool_call` part: a call the model made to a tool.
     ToolCall {
+        /// The call's id (never empty, unique in the round); results name it as `call_id`.
         id: String,
+        /// The called tool's name (never empty).
         name: String,
+        /// The call's arguments as JSON text (an object; `{}` when the part has none).
         input: String,
+        /// The thought signature Gemini attached to the call; `None` when it has none.
         signature: Option<String>,
         /// The call's Responses item id (`fc_…`).
         item_id: Option<String>,
@@ -37,12 +47,17 @@ pub enum AssistantPart {
     /// Thinking or reasoning, kept verbatim for its provider's wire: `json` is the block
     /// as that wire spells it, `text` what it costs (its readable or encrypted text).
     Opaque {
+        /// The provider's wire, the only one the block is replayed on.
         wire: Wire,
+        /// The block as that wire spells it, replayed verbatim.
         json: String,
+        /// The text the block is counted by (readable or encrypted; a provider block's JSON).
         text: String,
     },
 }
 
+/// An image a tool result captured (an entry of its `captures`): name, media type and
+/// base64 data, rendered after the round when eligible.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Capture {
     pub(crate) name: String,
@@ -52,6 +67,8 @@ pub struct Capture {
     pub(crate) bytes: Vec<u8>,
 }
 
+/// A tool call's result, an entry of a round's `results` column: the call it answers,
+/// its content, whether it is an error, and its captures.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolResult {
     pub(crate) call_id: String,
@@ -60,6 +77,8 @@ pub struct ToolResult {
     pub(crate) captures: Vec<Capture>,
 }
 
+/// A row read mid-round, an entry of a round's `steers` column: its author, text and
+/// sending conversation (when it came from another one).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Steer {
     pub(crate) author_id: Option<Uuid>,
@@ -70,15 +89,22 @@ pub struct Steer {
 /// One stored round as its columns arrive (JSON as text), before [`parse`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct RoundRow {
+    /// The round's number in its turn, from 1 (`n`).
     pub n: i32,
+    /// The `assistant` column: the model's parts, a JSON list.
     pub assistant: String,
+    /// The `results` column: one result per tool call, a JSON list.
     pub results: String,
+    /// The `steers` column: the rows read mid-round, a JSON list.
     pub steers: String,
+    /// The `aborted` column: whether the run was aborted in this round.
     pub aborted: bool,
 }
 
+/// One round of a run-backed turn (`prompt.rounds`), parsed and checked.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Round {
+    /// The round's number in its turn, from 1 (`n`).
     pub n: i32,
     pub(crate) assistant: Vec<AssistantPart>,
     pub(crate) results: Vec<ToolResult>,
@@ -529,7 +555,9 @@ fn assistant_parts(round: &Round, thinking: Thinking, counter: &mut Counter<'_>)
 /// earlier run under reasoning replay) or dropped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Thinking {
+    /// The round's opaque thinking and reasoning blocks are rendered.
     Keep,
+    /// The round's opaque blocks are left out.
     Drop,
 }
 

@@ -18,14 +18,27 @@ pub use crate::kinds::{unknown_value, CacheTtl, Mechanism, Mode, PrefaceItem, Ro
 /// A model a request is compiled for (`prompt.models`). Frozen into a seal whole.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Model {
+    /// The provider's model id (`models.name`), sent as the request's `model`.
     pub name: String,
+    /// The wire the request body is rendered for (`models.wire`).
     pub wire: Wire,
+    /// The tokenizer estimates are counted with (`models.tokenizer`, default `cl100k_base`).
     pub tokenizer: Tokenizer,
+    /// The advisory window in tokens (`models.advisory_window`), else the profile's when the row
+    /// sets neither window; `None` when unset.
     pub advisory_window: Option<i32>,
+    /// The hard window in tokens (`models.hard_window`), else the profile's when the row sets
+    /// neither window; `None` when unset.
     pub hard_window: Option<i32>,
+    /// Whether captured images are sent as image parts (`models.native_images`); otherwise each is
+    /// one text line.
     pub native_images: bool,
+    /// The fraction every count is inflated by before it meets the window (`models.token_margin`,
+    /// 0 to 10); with `token_margin_auto`, at least the calibration's.
     pub token_margin: f32,
+    /// The request's output token limit (`models.max_output_tokens`, default 4096).
     pub max_output_tokens: i32,
+    /// The TTL of the request's cache breakpoints (`models.cache_ttl`, default `5m`).
     pub cache_ttl: CacheTtl,
     /// The request options the model sets (`models.request_options`).
     #[serde(default)]
@@ -66,19 +79,30 @@ impl Model {
     }
 }
 
+/// A person or an agent (`prompt.users`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct User {
+    /// The user's id.
     pub id: Uuid,
+    /// The user's handle (`users.handle`), named as `@HANDLE` in the speaker envelope.
     pub handle: String,
+    /// The user's display name, the `{{agent}}` or `{{user}}` macro's value; `None` renders empty.
     pub display_name: Option<String>,
+    /// Whether the user is a human or an agent (`users.kind`).
     pub kind: UserKind,
+    /// An agent's controlling Human (`users.steward_id`); `None` for a human, or an agent without one.
     pub steward_id: Option<Uuid>,
+    /// How the user compiles as an answerer (`users.prompt_mechanism`: default, assembly or raw).
     pub prompt_mechanism: Mechanism,
     /// `prompt_template` as JSON text, parsed once by the compile that needs it (the
     /// answerer's) and checked on every write.
     pub prompt_template: Option<String>,
+    /// The model the user answers with when the turn names none (`users.model`); `None`: no model.
     pub model: Option<String>,
+    /// Whether the user replays its newest earlier run's reasoning in history (`users.reasoning_replay`);
+    /// the window loses an eighth when set.
     pub reasoning_replay: bool,
+    /// An agent's application, whose skills it inherits (`users.application`); `None`: none.
     pub application: Option<String>,
     /// The request options the agent sets (`users.request_options`).
     pub request_options: RequestOptions,
@@ -111,64 +135,112 @@ impl User {
     }
 }
 
+/// The room a conversation lives in (`prompt.workspaces`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Workspace {
+    /// The workspace's id.
     pub id: Uuid,
+    /// The workspace's name, the `{{workspace}}` macro's value; `None` renders empty.
     pub name: Option<String>,
+    /// The workspace's time zone (`workspaces.timezone`, default `UTC`): it dates turns and is
+    /// listed in the runtime block.
     pub timezone: String,
     /// `prompt.workspaces.paths`: rendered in the runtime block when set.
     pub paths: Vec<String>,
 }
 
+/// One timeline (`prompt.conversations`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Conversation {
+    /// The conversation's id.
     pub id: Uuid,
+    /// The workspace the conversation lives in.
     pub workspace_id: Uuid,
+    /// The conversation's kind (`conversations.kind`: standalone, conversation, child, scheduled
+    /// or side), the `{{conversation_kind}}` macro's value.
     pub kind: String,
+    /// The stored answering profile (`conversations.answerer_id`), for turns that name no answerer.
     pub answerer_id: Option<Uuid>,
+    /// The user who created the conversation (`conversations.creator_id`), whose rows read bare.
     pub creator_id: Option<Uuid>,
+    /// The channel the conversation came from (`conversations.origin_channel`), listed in the
+    /// runtime block; `None` lists none.
     pub origin_channel: Option<String>,
     /// A Side's captured parent, and its parent's, up to the first that is not a Side:
     /// the conversation whose prompt cache a Side shares (its `prompt_cache_key`).
     pub root_id: Option<Uuid>,
 }
 
+/// A prompt document (`prompt.documents`): a slot row or a named durable document.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Document {
+    /// The document's id.
     pub id: Uuid,
+    /// The user that owns the document; `None` when a workspace does.
     pub user_id: Option<Uuid>,
+    /// The workspace that owns the document (its `character`); `None` when a user does.
     pub workspace_id: Option<Uuid>,
+    /// The document's name: `system_prompt`, `character`, `persona` or a durable name (`SOUL`, ...).
     pub name: String,
+    /// The role the document renders in (`documents.role`, default `system`).
     pub role: Role,
+    /// The document's text, macros not yet substituted.
     pub body: String,
+    /// The document's version (`documents.version`), recorded with the seal's input versions.
     pub version: i32,
 }
 
+/// A memory entry (`prompt.memories`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Memory {
+    /// The entry's id.
     pub id: Uuid,
+    /// The entry's scope (`memories.scope`: agent, workspace, speaker, user or conversation).
     pub scope: String,
+    /// The agent for `agent` and `speaker` entries, the Human for `user` entries; else `None`.
     pub user_id: Option<Uuid>,
+    /// The person the agent speaks with, for `speaker` entries; else `None`.
     pub speaker_id: Option<Uuid>,
+    /// The workspace, for `workspace` entries; else `None`.
     pub workspace_id: Option<Uuid>,
+    /// The conversation, for `conversation` entries; else `None`.
     pub conversation_id: Option<Uuid>,
+    /// The entry's path, rendered as `### SCOPE/PATH`; an entry under `skills/` never renders as memory.
     pub path: String,
+    /// The entry's text.
     pub body: String,
+    /// `memories.updated_at` as PostgreSQL spells it as text, recorded as the entry's version
+    /// with the seal's input versions.
     pub updated_at: String,
 }
 
+/// A skill document for the catalog (`prompt.skills`), or a kernel memory skill built from a
+/// memory row under `skills/`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Skill {
+    /// The skill's id (a kernel memory skill's: its memory row's).
     pub id: Uuid,
+    /// Where the skill comes from (`skills.source`: runner, application, agent, workspace, speaker
+    /// or user; a kernel memory skill's: its memory scope).
     pub source: String,
+    /// The agent for `agent` and `speaker` skills, the Human for `user` skills; else `None`.
     pub user_id: Option<Uuid>,
+    /// The person the agent speaks with, for `speaker` skills; else `None`.
     pub speaker_id: Option<Uuid>,
+    /// The workspace, for `workspace` skills; else `None`.
     pub workspace_id: Option<Uuid>,
+    /// The runner whose callables list the skill, for `runner` skills; else `None`.
     pub runner: Option<String>,
+    /// The application whose agents inherit the skill, for `application` skills; else `None`.
     pub application: Option<String>,
+    /// The skill's name, listed in the catalog line.
     pub name: String,
+    /// The skill's description, listed in the catalog line with its line breaks as spaces.
     pub description: String,
+    /// The executor's id, listed in brackets after the name; `None` lists no bracket.
     pub executor_id: Option<Uuid>,
+    /// Whether the catalog never lists the skill (`skills.recall_only`); `skills_for_turn` still
+    /// returns it.
     pub recall_only: bool,
 }
 
@@ -191,29 +263,56 @@ impl Skill {
     }
 }
 
+/// A turn of the timeline (`prompt.turns`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Turn {
+    /// The turn's id.
     pub id: Uuid,
+    /// The turn's place in the timeline (`turns.seq`, unique per conversation).
     pub seq: i64,
+    /// The turn's kind (`turns.kind`: message, reply or summary).
     pub kind: TurnKind,
+    /// A message turn's role (`turns.role`); `None` for other kinds.
     pub role: Option<Role>,
+    /// Who posted the row (`turns.author_id`).
     pub author_id: Option<Uuid>,
+    /// A reply turn's answerer (`turns.answerer_id`); `None`: the conversation's.
     pub answerer_id: Option<Uuid>,
+    /// Who posted the words that opened a reply turn (`turns.poster_id`).
     pub poster_id: Option<Uuid>,
+    /// A message's text, a reply's final text, or a summary (`turns.content`).
     pub content: Option<String>,
+    /// A reply turn's opening words (`turns.prompt`): the compiled turn's input, a seed in history.
     pub prompt: Option<String>,
+    /// Set on kernel rows (`turns.origin`: `task_result` or `child`), which are never wrapped.
     pub origin: Option<String>,
+    /// The sender stamp (`turns.sender_conversation_id`): the conversation the row was sent from;
+    /// a stamped row is always wrapped.
     pub sender_conversation_id: Option<Uuid>,
+    /// Whether the turn is a direct reply or run-backed (`turns.mode`, default `direct_reply`).
     pub mode: Mode,
+    /// The turn's inline entries (`turns.inline`): lead and tail text, or slot replacements.
     pub inline: Vec<InlineEntry>,
+    /// The turn's variables (`turns.variables`), over the template's defaults.
     pub variables: BTreeMap<String, String>,
+    /// The raw entries the `raw` mechanism sends verbatim (`turns.input`); `None` when NULL.
     pub input: Option<Vec<RawEntry>>,
+    /// The tools the turn declares (`turns.tools`); `None` when NULL (no tools).
     pub tools: Option<Vec<Tool>>,
+    /// The skill callables the turn declares (`turns.callables`); a run turn lists their catalog.
     pub callables: Vec<Callable>,
+    /// The turn's model (`turns.model`), over the answerer's; `None`: the answerer's.
     pub model: Option<String>,
+    /// The turn's history intent (`turns.history`), whose knobs override the template's history
+    /// block; `None`: the template's.
     pub history: Option<HistoryKnobs>,
+    /// A Human the turn selects for `user` memory and skills (`turns.memory_user_id`); `None`: none.
     pub memory_user_id: Option<Uuid>,
+    /// The in-turn summary (`turns.summary`): when non-empty, it renders in place of the seed and
+    /// the rounds before `summary_round`.
     pub summary: Option<String>,
+    /// The first round the in-turn summary leaves (`turns.summary_round`, from 1); `None` keeps
+    /// every round.
     pub summary_round: Option<i32>,
     /// The turn's request options (`turns.request_options`).
     pub request_options: RequestOptions,
@@ -221,6 +320,7 @@ pub struct Turn {
     pub date: String,
     /// Stored counts, one slot per tokenizer ([`Tokenizer::index`]).
     pub content_tokens: Vec<Option<i32>>,
+    /// Stored counts of `prompt` as rendered bare, one slot per tokenizer ([`Tokenizer::index`]).
     pub prompt_tokens: Vec<Option<i32>>,
     /// The preface the turn's seal froze, when it is sealed; later turns replay it.
     pub sealed_preface: Option<Vec<PrefaceItem>>,
@@ -265,6 +365,7 @@ impl Turn {
         self.poster_id.or(self.author_id)
     }
 
+    /// Whether the turn is run-backed (`mode = 'run'`).
     pub fn is_run(&self) -> bool {
         self.mode == Mode::Run
     }

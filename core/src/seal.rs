@@ -23,14 +23,19 @@ use crate::wire::{Body, Breakpoint};
 /// have changed since).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Frozen {
+    /// The answerer's mechanism the turn was compiled by (`default`, `assembly` or `raw`).
     pub mechanism: Mechanism,
+    /// The wire the body was rendered on: the model's (`anthropic` without a model).
     pub wire: Wire,
+    /// The model row compiled for, as it was then (`None`: neither the turn nor its
+    /// answerer names a model).
     pub model: Option<Model>,
     /// The answerer the turn was compiled for (steers are read for it).
     pub answerer_id: Uuid,
     pub(crate) cache_marker: usize,
     pub(crate) cache_breakpoints: Vec<Breakpoint>,
     pub(crate) preface: Vec<PrefaceItem>,
+    /// The sealed body's token estimate (a continuation adds its rounds to its total).
     pub estimate: Estimate,
     /// Where an in-turn summary cuts the body.
     pub(crate) seed_cut: SeedCut,
@@ -133,7 +138,9 @@ impl SeedCut {
 /// `prune_seals` dropped it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Sealed {
+    /// What the seal froze besides the body.
     pub frozen: Frozen,
+    /// The sealed body (`None`: `prune_seals` dropped it).
     pub body: Option<Body>,
 }
 
@@ -257,6 +264,7 @@ pub struct ChainPlan {
     pub lead: usize,
     /// `elements[lead..lead + len]` are the previous chain's `prev[at..at + len]`.
     pub at: usize,
+    /// How many elements are shared with the previous chain (0: none, every element is new).
     pub len: usize,
 }
 

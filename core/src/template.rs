@@ -15,16 +15,23 @@ pub(crate) const MAX_BLOCKS: usize = 64;
 pub(crate) const MAX_VARIABLES: usize = 32;
 pub(crate) const MAX_HISTORY_ENTRIES: u64 = 200;
 
+/// A slot document (`documents.name` `system_prompt`, `character` or `persona`), which a
+/// turn's inline entry may replace for that turn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Slot {
+    /// `system_prompt`: the answering agent's `system_prompt` document.
     SystemPrompt,
+    /// `character`: the conversation's workspace's `character` document.
     Character,
+    /// `persona`: the `persona` document of P's controlling Human.
     Persona,
 }
 
 impl Slot {
+    /// Every slot, in the default order.
     pub const ALL: [Slot; 3] = [Slot::SystemPrompt, Slot::Character, Slot::Persona];
 
+    /// The slot a name spells (`system_prompt`, `character`, `persona`); `None` for any other.
     pub fn parse(s: &str) -> Option<Slot> {
         match s {
             "system_prompt" => Some(Slot::SystemPrompt),
@@ -77,17 +84,34 @@ impl HistoryKnobs {
     }
 }
 
+/// One block of a template's `blocks`, in the order the compile renders them.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Block {
+    /// A `slot` block: that slot's document.
     Slot(Slot),
+    /// A `document` block: the durable document of that name (`^[A-Z][A-Z0-9_]{0,31}$`).
     Document(String),
-    Inline { role: Role, text: String },
+    /// An `inline` block: the template's own text in its role.
+    Inline {
+        /// The item's role (`system`, `developer`, `user`, `assistant`).
+        role: Role,
+        /// The text as written; its `{{name}}`s are macros or declared variables.
+        text: String,
+    },
+    /// The `memory` block: the memory entries of the turn's bindings.
     Memory,
+    /// The `skills` block: the skills catalog.
     Skills,
+    /// The `runtime` block: one system item with the origin channel, the workspace's paths
+    /// and timezone, and the names of the tools the request loads.
     Runtime,
+    /// The `lead` block: the turn's slot-less inline entries at position `lead`.
     Lead,
+    /// The `tail` block: the turn's slot-less inline entries at position `tail`.
     Tail,
+    /// The `history` block, with its knobs (`max_entries`, `budget`).
     History(HistoryKnobs),
+    /// The `input` block, always last: the turn's opening words (`turns.prompt`).
     Input,
 }
 
@@ -117,6 +141,7 @@ impl Block {
     }
 }
 
+/// A valid assembly template (`users.prompt_template`): its blocks and its variables' defaults.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Template {
     pub(crate) blocks: Vec<Block>,
@@ -162,8 +187,11 @@ impl Template {
 /// One problem: where, which rule, what.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Problem {
+    /// The JSON-pointer path of the offending value (`/blocks/2/role`); empty for the whole.
     pub path: String,
+    /// The rule it breaks (`unknown_key`, `slot_invalid`, ...).
     pub code: &'static str,
+    /// What is wrong, in words.
     pub message: String,
 }
 

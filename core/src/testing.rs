@@ -19,25 +19,37 @@ use crate::seal::Sealed;
 use crate::template::HistoryKnobs;
 use crate::tokens::Memo;
 
+/// The scenario's uuid numbered `n` (`ADA`, `LARK`, `WS`, ...).
 pub fn id(n: u128) -> Uuid {
     Uuid::from_u128(n)
 }
 
+/// Ada's number for [`id`].
 pub const ADA: u128 = 0x1; // the creator, a human
+/// Lark's number for [`id`].
 pub const LARK: u128 = 0x2; // the answering agent
+/// Omar's number for [`id`].
 pub const OMAR: u128 = 0x3; // Lark's steward
+/// Grace's number for [`id`].
 pub const GRACE: u128 = 0x4; // a guest human, Wren's steward
+/// Wren's number for [`id`].
 pub const WREN: u128 = 0x5; // a second agent
+/// The workspace's (Acme's) number for [`id`].
 pub const WS: u128 = 0xa1;
+/// The conversation's number for [`id`].
 pub const CONV: u128 = 0xc1;
+/// The current turn's number for [`id`].
 pub const TURN: u128 = 0xd0;
 
+/// A user numbered `n` with its `handle`, `display_name` and `kind`, the rest defaults.
 pub fn user(n: u128, handle: &str, name: &str, kind: UserKind) -> User {
     let mut u = User::new(id(n), handle, kind);
     u.display_name = Some(name.into());
     u
 }
 
+/// A model on `wire` with `advisory_window` `advisory` and `max_output_tokens` 1024, the
+/// rest defaults.
 pub fn model(name: &str, wire: &str, advisory: Option<i32>) -> Model {
     let mut m = Model::new(name, Wire::parse(wire).expect("a wire"));
     m.advisory_window = advisory;
@@ -49,9 +61,11 @@ pub fn model(name: &str, wire: &str, advisory: Option<i32>) -> Model {
 pub fn inline(json: &str) -> Vec<InlineEntry> {
     fields::parse_inline(json).expect("inline entries")
 }
+/// `turns.variables`, parsed.
 pub fn variables(json: &str) -> std::collections::BTreeMap<String, String> {
     fields::parse_variables(json).expect("variables")
 }
+/// `turns.tools`, parsed.
 pub fn tools(json: &str) -> Vec<Tool> {
     fields::parse_tools(json).expect("tools")
 }
@@ -60,18 +74,24 @@ pub fn request_options(json: &str) -> crate::options::RequestOptions {
     crate::options::parse_request_options(json).expect("valid request options")
 }
 
+/// `turns.callables`, parsed as the loader parses them.
 pub fn callables(json: &str) -> Vec<Callable> {
     fields::parse_callables(json).expect("callables")
 }
+/// `turns.history`, the turn's history intent, parsed.
 pub fn history_intent(json: &str) -> HistoryKnobs {
     fields::parse_history(json).expect("a history intent")
 }
+/// `turns.input`, the raw mechanism's entries, parsed.
 pub fn raw_input(json: &str) -> Vec<fields::RawEntry> {
     fields::parse_raw_input(json).expect("raw entries")
 }
 
+/// The rows of one compile, built up by its methods: the context and the turns of history.
 pub struct Scenario {
+    /// What the compile reads besides history (the conversation, the current turn, ...).
     pub ctx: Context,
+    /// The turns of history, oldest first.
     pub history: Vec<HistoryTurn>,
 }
 
@@ -135,10 +155,12 @@ impl Scenario {
         }
     }
 
+    /// The scenario's user numbered `n`, to change; panics when there is none.
     pub fn user_mut(&mut self, n: u128) -> &mut User {
         self.ctx.users.get_mut(&id(n)).expect("a scenario user")
     }
 
+    /// The scenario's model named `name`, to change; panics when there is none.
     pub fn model_mut(&mut self, name: &str) -> &mut Model {
         self.ctx.models.get_mut(name).expect("a scenario model")
     }
@@ -163,6 +185,8 @@ impl Scenario {
         self
     }
 
+    /// A memory entry of `scope` at `path`, owned as that scope reads it (Lark, Acme,
+    /// Lark about Ada, Ada, or the conversation).
     pub fn memory(mut self, scope: &str, path: &str, body: &str) -> Self {
         let n = self.ctx.memories.len() as u128;
         let (user_id, speaker_id, workspace_id, conversation_id) = match scope {
@@ -186,6 +210,7 @@ impl Scenario {
         self
     }
 
+    /// A skill from `source` (owned by Lark for `agent`, by Acme for `workspace`), shaped by `f`.
     pub fn skill(mut self, source: &str, name: &str, description: &str, f: impl FnOnce(&mut Skill)) -> Self {
         let n = self.ctx.skills.len() as u128;
         let mut s = Skill::new(id(0x5c00 + n), source, name, description);
@@ -230,11 +255,13 @@ impl Scenario {
         self
     }
 
+    /// The current turn, shaped by `f`.
     pub fn turn(mut self, f: impl FnOnce(&mut Turn)) -> Self {
         f(&mut self.ctx.turn);
         self
     }
 
+    /// Compiles the scenario for `purpose`, with no previous cut.
     pub fn run(&self, purpose: Purpose) -> Result<Output> {
         self.run_after(purpose, None)
     }
@@ -287,6 +314,7 @@ impl Rng {
         self.0 % m.max(1)
     }
 
+    /// One of `xs`, picked at random.
     pub fn pick<'a>(&mut self, xs: &'a [&'a str]) -> &'a str {
         xs[self.below(xs.len() as u64) as usize]
     }

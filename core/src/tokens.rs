@@ -31,16 +31,22 @@ pub(crate) fn sum(counts: impl IntoIterator<Item = u32>) -> u32 {
 /// bill pictures by their pixels, which a compiler that does not decode them cannot see.
 pub(crate) const IMAGE_TOKENS: u32 = 85;
 
+/// A BPE encoding tokens are counted with (`models.tokenizer`, `count_tokens`' argument).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Tokenizer {
+    /// `cl100k_base` (the default).
     Cl100kBase,
+    /// `o200k_base`.
     O200kBase,
 }
 
 impl Tokenizer {
+    /// Every tokenizer, in the order of their slots in the `*_tokens int[]` cache columns.
     pub const ALL: [Tokenizer; 2] = [Tokenizer::Cl100kBase, Tokenizer::O200kBase];
 
+    /// The tokenizer named `name` (`cl100k_base`, `o200k_base`); any other is refused as
+    /// `tokenizer_unknown`.
     pub fn parse(name: &str) -> Result<Tokenizer> {
         match name {
             "cl100k_base" => Ok(Tokenizer::Cl100kBase),
@@ -52,6 +58,7 @@ impl Tokenizer {
         }
     }
 
+    /// Its name as columns and `count_tokens` spell it.
     pub fn name(self) -> &'static str {
         match self {
             Tokenizer::Cl100kBase => "cl100k_base",
@@ -141,6 +148,7 @@ impl Default for Memo {
 }
 
 impl Memo {
+    /// An empty memo of the default capacity (200 000 entries), in scope 0.
     pub fn new() -> Self {
         Memo::default()
     }
@@ -174,6 +182,8 @@ impl Memo {
         }
     }
 
+    /// The count of `text` with `tokenizer`: the current scope's memoized count, else
+    /// counted now and remembered (0 for an empty text, never memoized).
     pub fn count(&mut self, tokenizer: Tokenizer, text: &str) -> u32 {
         if text.is_empty() {
             return 0;
@@ -212,6 +222,7 @@ impl Memo {
         self.young.iter().chain(&self.old).map(HashMap::len).sum()
     }
 
+    /// Whether it holds no entry, for any scope.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -225,6 +236,7 @@ impl Memo {
             .sum()
     }
 
+    /// The capacity, in entries across both generations and tokenizers.
     pub fn capacity(&self) -> usize {
         self.capacity
     }

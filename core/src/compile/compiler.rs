@@ -42,11 +42,18 @@ impl Purpose {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Explain {
     pub(crate) version: u32,
+    /// The conversation of the turn compiled.
     pub conversation_id: Uuid,
+    /// The turn compiled.
     pub turn_id: Uuid,
     pub(crate) mechanism: Mechanism,
+    /// The name of the model the body was compiled for (`None`: neither the turn nor its
+    /// answerer names one).
     pub model: Option<String>,
+    /// The wire the body is rendered on: the model's (`anthropic` when there is none).
     pub wire: Wire,
+    /// Whether the body continues a seal (the turn's, or the one this compile drafts when
+    /// rounds were already stored); `messages` is then `None`.
     pub sealed: bool,
     /// The compiled, kernel-neutral list; `None` for a sealed turn (its body is what
     /// was sent, and the list it was rendered from is not kept).
@@ -54,6 +61,8 @@ pub struct Explain {
     pub(crate) cache_marker: usize,
     pub(crate) cache_breakpoints: Vec<Breakpoint>,
     pub(crate) preface: Vec<PrefaceItem>,
+    /// The token estimate of the body: per block, history, the window and the total (a
+    /// continuation adds a `rounds` block).
     pub estimate: Estimate,
     /// The deferred callables' catalog lines and tool definitions (when any).
     #[serde(skip_serializing_if = "crate::seal::Deferred::is_empty")]
@@ -74,9 +83,16 @@ pub struct SealDraft {
     /// The body's elements without cache breakpoints (what storage shares between
     /// seals), and the edits that mark them.
     pub plain_elements: Vec<String>,
+    /// The edits that turn `plain_elements` into the body's elements (empty when they are
+    /// the same).
     pub patches: Vec<crate::seal::Patch>,
+    /// What the seal freezes besides the body (mechanism, wire, model, estimate, ...).
     pub frozen: Frozen,
+    /// The turn's preface (what it laid between history and its input), stored as the
+    /// turn's `sealed_preface`.
     pub preface: Vec<PrefaceItem>,
+    /// The skills catalog text, stored as the turn's `sealed_catalog` (`None`: the turn
+    /// lists no skills).
     pub catalog: Option<String>,
     /// The row versions the compile read (JSON text).
     pub versions: String,
@@ -88,6 +104,7 @@ pub struct Output {
     /// The request body for the turn's next model call: the sealed body, plus the
     /// rounds written since for a continuation.
     pub body: Body,
+    /// How the body was made (what `explain_turn` shows).
     pub explain: Explain,
     /// Present when this was a fresh compile (the turn had no seal).
     pub seal: Option<SealDraft>,
@@ -97,6 +114,7 @@ pub struct Output {
 }
 
 impl Output {
+    /// The body's token estimate (`explain.estimate`).
     pub fn estimate(&self) -> &Estimate {
         &self.explain.estimate
     }

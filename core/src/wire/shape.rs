@@ -207,8 +207,11 @@ impl Request<'_> {
 /// A request body: `head` ends where the list opens (`[`), `tail` starts where it closes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Body {
+    /// The bytes up to and including the list's `[` (`messages`, `input` or `contents`).
     pub head: String,
+    /// The list's elements, each its JSON text, without the commas between them.
     pub elements: Vec<String>,
+    /// The bytes from the list's closing `]` on.
     pub tail: String,
 }
 
@@ -235,6 +238,7 @@ impl Body {
             + self.elements.len().saturating_sub(1)
     }
 
+    /// Whether the body has no bytes at all.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
