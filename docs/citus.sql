@@ -32,6 +32,11 @@ SET citus.propagate_set_commands = 'local';
 DO $do$
 DECLARE
     drop_keys constant text := $keys$
+ALTER TABLE prompt.models DROP CONSTRAINT models_profile_fkey;
+ALTER TABLE prompt.tenants DROP CONSTRAINT tenants_workspace_id_fkey;
+ALTER TABLE prompt.workspace_members
+    DROP CONSTRAINT workspace_members_workspace_id_fkey,
+    DROP CONSTRAINT workspace_members_user_id_fkey;
 ALTER TABLE prompt.users
     DROP CONSTRAINT users_model_fkey,
     DROP CONSTRAINT users_steward_id_fkey;
@@ -64,6 +69,25 @@ ALTER TABLE prompt.seal_nodes DROP CONSTRAINT seal_nodes_conversation_id_fkey;
 ALTER TABLE prompt.seals DROP CONSTRAINT seals_conversation_id_turn_id_fkey;
 ALTER TABLE prompt.seals_02 DROP CONSTRAINT seals_02_conversation_id_turn_id_fkey;
 ALTER TABLE prompt.responses DROP CONSTRAINT responses_conversation_id_turn_id_fkey;
+-- The tenants' restrictive policies (README, "Tenants") look their workspaces up in
+-- subqueries, which Citus refuses in a distributed or reference table's policy ("Subqueries
+-- are not supported in policies on distributed tables"): on Citus, row-level tenancy is
+-- not available; keep tenants apart by database or in the application.
+DROP POLICY pgprompt_tenant_reads ON prompt.workspace_members; DROP POLICY pgprompt_tenant_inserts ON prompt.workspace_members; DROP POLICY pgprompt_tenant_updates ON prompt.workspace_members; DROP POLICY pgprompt_tenant_deletes ON prompt.workspace_members;
+DROP POLICY pgprompt_tenant_reads ON prompt.workspaces; DROP POLICY pgprompt_tenant_inserts ON prompt.workspaces; DROP POLICY pgprompt_tenant_updates ON prompt.workspaces; DROP POLICY pgprompt_tenant_deletes ON prompt.workspaces;
+DROP POLICY pgprompt_tenant_reads ON prompt.users; DROP POLICY pgprompt_tenant_inserts ON prompt.users; DROP POLICY pgprompt_tenant_updates ON prompt.users; DROP POLICY pgprompt_tenant_deletes ON prompt.users;
+DROP POLICY pgprompt_tenant_reads ON prompt.models; DROP POLICY pgprompt_tenant_inserts ON prompt.models; DROP POLICY pgprompt_tenant_updates ON prompt.models; DROP POLICY pgprompt_tenant_deletes ON prompt.models;
+DROP POLICY pgprompt_tenant_reads ON prompt.model_profiles; DROP POLICY pgprompt_tenant_inserts ON prompt.model_profiles; DROP POLICY pgprompt_tenant_updates ON prompt.model_profiles; DROP POLICY pgprompt_tenant_deletes ON prompt.model_profiles;
+DROP POLICY pgprompt_tenant_reads ON prompt.documents; DROP POLICY pgprompt_tenant_inserts ON prompt.documents; DROP POLICY pgprompt_tenant_updates ON prompt.documents; DROP POLICY pgprompt_tenant_deletes ON prompt.documents;
+DROP POLICY pgprompt_tenant_reads ON prompt.memories; DROP POLICY pgprompt_tenant_inserts ON prompt.memories; DROP POLICY pgprompt_tenant_updates ON prompt.memories; DROP POLICY pgprompt_tenant_deletes ON prompt.memories;
+DROP POLICY pgprompt_tenant_reads ON prompt.skills; DROP POLICY pgprompt_tenant_inserts ON prompt.skills; DROP POLICY pgprompt_tenant_updates ON prompt.skills; DROP POLICY pgprompt_tenant_deletes ON prompt.skills;
+DROP POLICY pgprompt_tenant_reads ON prompt.conversations; DROP POLICY pgprompt_tenant_inserts ON prompt.conversations; DROP POLICY pgprompt_tenant_updates ON prompt.conversations; DROP POLICY pgprompt_tenant_deletes ON prompt.conversations;
+DROP POLICY pgprompt_tenant_reads ON prompt.turns; DROP POLICY pgprompt_tenant_inserts ON prompt.turns; DROP POLICY pgprompt_tenant_updates ON prompt.turns; DROP POLICY pgprompt_tenant_deletes ON prompt.turns;
+DROP POLICY pgprompt_tenant_reads ON prompt.rounds; DROP POLICY pgprompt_tenant_inserts ON prompt.rounds; DROP POLICY pgprompt_tenant_updates ON prompt.rounds; DROP POLICY pgprompt_tenant_deletes ON prompt.rounds;
+DROP POLICY pgprompt_tenant_reads ON prompt.seals; DROP POLICY pgprompt_tenant_inserts ON prompt.seals; DROP POLICY pgprompt_tenant_updates ON prompt.seals; DROP POLICY pgprompt_tenant_deletes ON prompt.seals;
+DROP POLICY pgprompt_tenant_reads ON prompt.seal_nodes; DROP POLICY pgprompt_tenant_inserts ON prompt.seal_nodes; DROP POLICY pgprompt_tenant_updates ON prompt.seal_nodes; DROP POLICY pgprompt_tenant_deletes ON prompt.seal_nodes;
+DROP POLICY pgprompt_tenant_reads ON prompt.seals_02; DROP POLICY pgprompt_tenant_inserts ON prompt.seals_02; DROP POLICY pgprompt_tenant_updates ON prompt.seals_02; DROP POLICY pgprompt_tenant_deletes ON prompt.seals_02;
+DROP POLICY pgprompt_tenant_reads ON prompt.responses; DROP POLICY pgprompt_tenant_inserts ON prompt.responses; DROP POLICY pgprompt_tenant_updates ON prompt.responses; DROP POLICY pgprompt_tenant_deletes ON prompt.responses;
 $keys$;
     failed text;
 BEGIN
@@ -77,12 +101,15 @@ END
 $do$;
 
 -- 2. Shared tables on every node; one conversation's rows on one shard.
+SELECT create_reference_table('prompt.model_profiles');
 SELECT create_reference_table('prompt.models');
 SELECT create_reference_table('prompt.workspaces');
 SELECT create_reference_table('prompt.users');
 SELECT create_reference_table('prompt.documents');
 SELECT create_reference_table('prompt.skills');
 SELECT create_reference_table('prompt.memories');
+SELECT create_reference_table('prompt.tenants');
+SELECT create_reference_table('prompt.workspace_members');
 SELECT create_distributed_table('prompt.conversations', 'id');
 SELECT create_distributed_table('prompt.turns', 'conversation_id', colocate_with := 'prompt.conversations');
 SELECT create_distributed_table('prompt.rounds', 'conversation_id', colocate_with := 'prompt.conversations');
@@ -108,6 +135,10 @@ ALTER TABLE prompt.conversations DISABLE TRIGGER conversations_capture;
 --    distributed one (memories.conversation_id). Deleting a conversation then leaves its
 --    conversation-scoped memory rows and its Sides' parent_id to the application.
 -- (Citus takes one ADD CONSTRAINT per statement on a distributed table.)
+ALTER TABLE prompt.models ADD CONSTRAINT models_profile_fkey FOREIGN KEY (profile) REFERENCES prompt.model_profiles(name) ON UPDATE CASCADE ON DELETE SET NULL;
+ALTER TABLE prompt.tenants ADD CONSTRAINT tenants_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES prompt.workspaces(id) ON DELETE CASCADE;
+ALTER TABLE prompt.workspace_members ADD CONSTRAINT workspace_members_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES prompt.workspaces(id) ON DELETE CASCADE;
+ALTER TABLE prompt.workspace_members ADD CONSTRAINT workspace_members_user_id_fkey FOREIGN KEY (user_id) REFERENCES prompt.users(id) ON DELETE CASCADE;
 ALTER TABLE prompt.users ADD CONSTRAINT users_model_fkey FOREIGN KEY (model) REFERENCES prompt.models(name) ON UPDATE CASCADE ON DELETE SET NULL;
 ALTER TABLE prompt.users ADD CONSTRAINT users_steward_id_fkey FOREIGN KEY (steward_id) REFERENCES prompt.users(id) ON DELETE SET NULL;
 ALTER TABLE prompt.documents ADD CONSTRAINT documents_user_id_fkey FOREIGN KEY (user_id) REFERENCES prompt.users(id) ON DELETE CASCADE;
