@@ -124,9 +124,10 @@ SELECT create_distributed_table('prompt.responses', 'conversation_id', colocate_
 -- read prompt.status.turns_missing_counts after adding a model instead.
 ALTER TABLE prompt.models DISABLE TRIGGER models_tokenizer;
 
--- Likewise a Side's capture check reads its parent's turns, which may live on another
--- node: it is turned off, and a Side's row names its answerer itself (the captured turn's
--- answerer_id, else the parent conversation's), as docs/scale-out.md says.
+-- Likewise a Side's capture (the check, and the copy of what the Side reads of its
+-- captured turn) reads its parent's turns, which may live on another node: it is turned
+-- off, and a Side's row is written with its answerer and captured columns copied from
+-- the parent's turn in one INSERT … SELECT, as docs/scale-out.md shows.
 ALTER TABLE prompt.conversations DISABLE TRIGGER conversations_capture;
 
 -- 3. The keys back, as the extension declares them. Two cannot be kept: Citus has no key

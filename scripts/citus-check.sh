@@ -1,69 +1,137 @@
 #!/usr/bin/env bash
-# A check by hand, not part of scripts/test.sh: docs/citus.sql on a real Citus cluster.
-# Needs Citus built and installed into the local PostgreSQL 15 (it is not packaged for
-# Debian here; docs/scale-out.md says how it was built) and pgprompt installed there.
+# A check by hand, not part of scripts/test.sh (Citus is not packaged here): the steps of
+# docs/scale-out.md, extracted from that file and run as written, then pgprompt on Citus
+# against a single node.
 #
-# Starts a coordinator and two workers (ports 9700-9702, data in $CITUS_DATA), runs
-# docs/citus.sql, loads demo/example.sql and tests/citus/*.sql through the coordinator and
-# into a single-node database of the test cluster, compiles every reply turn on both (a
-# bare SELECT, so Citus sends the call to the worker) and fails unless every body is
-# byte-identical. Then checks that a sealed turn is refused through the coordinator and
-# that SET LOCAL pgprompt.allow_history_rewrite reaches the workers.
+# Runs as root. Needs Citus built and installed into the local PostgreSQL 15 (the
+# "Building Citus" block of the docs; it is not run here). Everything else comes from the
+# docs' blocks: `sh citus-install` as root, then `sh citus-env` + `sh citus-setup` as
+# postgres (a coordinator and two workers from empty data directories, the database and
+# citus on each, the workers added, pgprompt and docs/citus.sql, the demo loaded, a
+# compile), later `sh citus-env` + `sh citus-grow` (a third worker and a rebalance).
+# Ports are free ones picked now, directories a fresh mktemp; every server this script
+# started is stopped on exit, and the directory removed when the check passed.
+#
+# Checked against a single node of its own (same rows, same calls): compile_turn,
+# preview_turn, explain_turn, estimate_turn, sealed_body and transcript of every reply
+# turn, byte-identical before and after sealing, after rounds, a Side and deferred tools,
+# and after the rebalance; search_deferred and prune_seals through the coordinator; a
+# sealed turn refused; SET LOCAL pgprompt.allow_history_rewrite reaching the workers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+[ "$(id -u)" = 0 ] || { echo "citus-check.sh runs as root (the servers run as postgres)" >&2; exit 2; }
 export PG_MAJOR=15
 . scripts/pg.sh
-CITUS_DATA=${CITUS_DATA:-/tmp/pgprompt-citus}
-BIN=$("$PG_CONFIG" --bindir)
-[ -f "$("$PG_CONFIG" --pkglibdir)/citus.so" ] || { echo "citus.so is not installed for $PG_CONFIG" >&2; exit 2; }
+[ -f "$("$PG_CONFIG" --pkglibdir)/citus.so" ] ||
+    { echo "citus.so is not installed for $PG_CONFIG: build it as docs/scale-out.md says ('Building Citus')" >&2; exit 2; }
 
-mkdir -p "$CITUS_DATA" && chmod 777 "$CITUS_DATA"
-for port in 9700 9701 9702; do
-    dir=$CITUS_DATA/$port
-    if [ ! -d "$dir" ]; then
-        mkdir -p "$dir" && chown postgres "$dir"
-        runuser -u postgres -- "$BIN/initdb" -D "$dir" -A trust >/dev/null
-        printf "shared_preload_libraries = 'citus'\nport = %s\nunix_socket_directories = '/tmp'\n" "$port" >>"$dir/postgresql.conf"
-    fi
-    runuser -u postgres -- "$BIN/pg_ctl" -D "$dir" -l "$CITUS_DATA/$port.log" -w status >/dev/null 2>&1 ||
-        runuser -u postgres -- "$BIN/pg_ctl" -D "$dir" -l "$CITUS_DATA/$port.log" -w start >/dev/null
+blocks() { # the docs' code blocks tagged `sh $1`, in order
+    awk -v tag="$1" '$0 == "```sh " tag { on = 1; next } on && /^```$/ { on = 0; print ""; next } on' docs/scale-out.md
+}
+for tag in citus-install citus-env citus-setup citus-grow; do
+    [ -n "$(blocks $tag)" ] || { echo "docs/scale-out.md has no 'sh $tag' block" >&2; exit 1; }
 done
-on_node() { psql -h /tmp -U postgres -X -q -v ON_ERROR_STOP=1 -p "$@"; }
-for port in 9700 9701 9702; do
-    on_node "$port" -d postgres -c "DROP DATABASE IF EXISTS app WITH (FORCE)" -c "CREATE DATABASE app"
-    on_node "$port" -d app -c "CREATE EXTENSION citus"
-done
-on_node 9700 -d app -c "SELECT citus_set_coordinator_host('localhost', 9700)" \
-    -c "SELECT citus_add_node('localhost', 9701)" -c "SELECT citus_add_node('localhost', 9702)" >/dev/null
-on_node 9700 -d app -c "CREATE EXTENSION pgprompt"
-on_node 9700 -d app -f docs/citus.sql >/dev/null
 
-scripts/cluster.sh start >/dev/null
-eval "$(scripts/cluster.sh env)"
-psql -X -q -d postgres -c "DROP DATABASE IF EXISTS citus_single" -c "CREATE DATABASE citus_single"
-psql -X -q -v ON_ERROR_STOP=1 -d citus_single -c "CREATE EXTENSION pgprompt"
+WORK=$(mktemp -d /tmp/pgprompt-citus.XXXXXX)
+chmod 755 "$WORK" && chown postgres "$WORK"
+read -r COORDINATOR W1 W2 W3 SINGLE < <(python3 -c '
+import socket
+s = [socket.socket() for _ in range(5)]
+for x in s: x.bind(("127.0.0.1", 0))
+print(*(x.getsockname()[1] for x in s))')
+stop_all() {
+    local pid
+    for pid in "$WORK"/nodes/*/postmaster.pid "$WORK"/single/postmaster.pid; do
+        [ -f "$pid" ] && runuser -u postgres -- "$PGBIN/pg_ctl" -D "$(dirname "$pid")" -m fast -w stop >/dev/null 2>&1
+    done
+    return 0
+}
+finish() {
+    local rc=$?
+    stop_all
+    if [ "$rc" = 0 ]; then rm -rf "$WORK"; else echo "citus-check failed; logs and data in $WORK" >&2; fi
+}
+trap finish EXIT
 
-single() { psql -X -q -v ON_ERROR_STOP=1 -d citus_single "$@"; }
-citus() { on_node 9700 -d app "$@"; }
-bodies() { # every reply turn's compile_turn, in one order, as "turn md5"
-    local db=$1 t
+as_postgres() { # a script of the docs' blocks, as postgres, from the checkout, on this run's ports
+    runuser -u postgres -- env PATH="$PGBIN:$PATH" PGBIN="$PGBIN" CITUS_DIR="$WORK/nodes" \
+        COORDINATOR_PORT="$COORDINATOR" WORKER_PORTS="$W1 $W2" NEW_PORT="$W3" \
+        bash -euo pipefail -c "$1" >"$WORK/$2.out" 2>&1 || { cat "$WORK/$2.out" >&2; exit 1; }
+}
+export PATH="$HOME/.cargo/bin:$PATH"
+echo "step 1 (install, as root)"
+bash -euo pipefail -c "$(blocks citus-install)" >"$WORK/install.out" 2>&1 || { cat "$WORK/install.out" >&2; exit 1; }
+echo "steps 2-7 (ports $COORDINATOR, $W1, $W2; $WORK/nodes)"
+as_postgres "$(blocks citus-env)"$'\n'"$(blocks citus-setup)" setup
+grep -q '"messages"' "$WORK/setup.out" || { echo "step 7 printed no body" >&2; exit 1; }
+
+mkdir "$WORK/single" && chown postgres "$WORK/single"
+runuser -u postgres -- "$PGBIN/initdb" -D "$WORK/single" -A trust -U postgres >/dev/null
+printf "port = %s\nunix_socket_directories = '%s'\n" "$SINGLE" "$WORK/single" >>"$WORK/single/postgresql.conf"
+runuser -u postgres -- "$PGBIN/pg_ctl" -D "$WORK/single" -l "$WORK/single.log" -w start >/dev/null
+node() { psql -X -q -h localhost -U postgres -v ON_ERROR_STOP=1 -p "$@"; }
+single() { node "$SINGLE" -d app "$@"; }
+citus() { node "$COORDINATOR" -d app "$@"; }
+node "$SINGLE" -d postgres -c "CREATE DATABASE app"
+single -c "CREATE EXTENSION pgprompt"
+single -f demo/example.sql >/dev/null
+single -c "SELECT prompt.compile_turn('00000000-0000-4000-8000-00000000c001', '00000000-0000-4000-8000-0000000d0002')" >/dev/null
+
+UNSEALED="preview_turn explain_turn estimate_turn transcript"
+SEALED="compile_turn preview_turn explain_turn estimate_turn sealed_body transcript"
+results() { # each reply turn's result of each function, as "function turn md5", in one order
+    local db=$1 fns=$2 t fn
     for t in $($db -At -c "SELECT conversation_id || ':' || id FROM prompt.turns WHERE kind = 'reply' ORDER BY conversation_id, seq"); do
-        echo "${t##*:} $($db -At -c "SELECT prompt.compile_turn('${t%%:*}', '${t##*:}')" | md5sum | cut -c1-32)"
+        for fn in $fns; do
+            local call="SELECT prompt.$fn('${t%%:*}', '${t##*:}')"
+            [ "$fn" = estimate_turn ] && call="SELECT * FROM prompt.$fn('${t%%:*}', '${t##*:}')"
+            echo "$fn ${t##*:} $($db -At -c "$call" 2>&1 | md5sum | cut -c1-32)"
+        done
     done
 }
-same() {
-    bodies single >"$CITUS_DATA/single.txt"
-    bodies citus >"$CITUS_DATA/citus.txt"
-    diff "$CITUS_DATA/single.txt" "$CITUS_DATA/citus.txt"
-    echo "$1: $(wc -l <"$CITUS_DATA/single.txt") compile_turn bodies, byte-identical on Citus and a single node"
+same() { # $1: what was loaded; the functions of the unsealed turns, a compile of each, then the sealed ones
+    local phase fns
+    for phase in unsealed sealed; do
+        if [ $phase = unsealed ]; then fns=$UNSEALED; else fns=$SEALED; fi
+        results single "$fns" >"$WORK/single.$phase"
+        results citus "$fns" >"$WORK/citus.$phase"
+        diff "$WORK/single.$phase" "$WORK/citus.$phase" >&2 || { echo "$1, $phase: Citus and the single node differ" >&2; exit 1; }
+        [ $phase = unsealed ] && results single compile_turn >/dev/null && results citus compile_turn >/dev/null
+    done
+    echo "$1: $(wc -l <"$WORK/single.unsealed") results before the compiles and $(wc -l <"$WORK/single.sealed") after, byte-identical on Citus and a single node"
 }
-for f in demo/example.sql tests/citus/workload.sql; do single -f "$f" >/dev/null; citus -f "$f" >/dev/null; done
-same "sealed"
-single -f tests/citus/rounds_and_side.sql; citus -f tests/citus/rounds_and_side.sql
-same "rounds and a Side"
+for f in tests/citus/workload.sql; do single -f "$f" >/dev/null; citus -f "$f" >/dev/null; done
+same "the demo and 16 conversations"
+single -f tests/citus/rounds_and_side.sql >/dev/null; citus -f tests/citus/rounds_and_side.sql >/dev/null
+same "rounds, a Side and deferred tools"
 
 refused=$(citus -c "UPDATE prompt.turns SET prompt = 'edited' WHERE id = md5('r12')::uuid" 2>&1 || true)
 grep -q "sealed_turn_immutable" <<<"$refused" || { echo "a sealed turn was not refused: $refused" >&2; exit 1; }
 citus -c "BEGIN" -c "SET LOCAL pgprompt.allow_history_rewrite = on" \
     -c "DELETE FROM prompt.turns WHERE conversation_id = md5('conv2')::uuid AND id = md5('m12')::uuid" -c "ROLLBACK"
-echo "sealed turns refused through the coordinator; allow_history_rewrite reaches the workers"
+echo "a sealed turn refused through the coordinator; allow_history_rewrite reaches the workers"
+
+echo "step 8 (a third worker on port $W3, rebalanced)"
+as_postgres "$(blocks citus-env)"$'\n'"$(blocks citus-grow)" grow
+moved=$(citus -At -c "SELECT count(*) FROM pg_dist_placement JOIN pg_dist_node USING (groupid) JOIN pg_dist_shard USING (shardid)
+                         JOIN pg_dist_partition USING (logicalrelid) WHERE nodeport = $W3 AND partmethod = 'h'")
+[ "$moved" -gt 0 ] || { echo "the rebalance moved no shard to the new worker" >&2; exit 1; }
+results single "$SEALED" >"$WORK/single.grown"
+results citus "$SEALED" >"$WORK/citus.grown"
+diff "$WORK/single.grown" "$WORK/citus.grown" >&2 || { echo "after the rebalance: Citus and the single node differ" >&2; exit 1; }
+echo "after the rebalance ($moved shards on the new worker): $(wc -l <"$WORK/single.grown") results byte-identical"
+
+found() { $1 -At -c "SELECT prompt.search_deferred(md5('conv$2')::uuid, md5('r3$2')::uuid, 'refund duplicate')"; }
+for n in 1 7 16; do
+    [ "$(found single $n)" = "$(found citus $n)" ] || { echo "search_deferred differs for conv$n" >&2; exit 1; }
+    grep -q issue_refund <<<"$(found citus $n)" || { echo "search_deferred found no deferred tool for conv$n" >&2; exit 1; }
+done
+prune() { $1 -At -c "SELECT prompt.prune_seals(md5('conv$2')::uuid, now() + interval '1 day')"; }
+for n in 3 11; do
+    pruned=$(prune citus $n)
+    [ "$pruned" = "$(prune single $n)" ] && [ "$pruned" -gt 0 ] || { echo "prune_seals differs for conv$n" >&2; exit 1; }
+    gone=$(citus -c "SELECT prompt.compile_turn(md5('conv$n')::uuid, md5('r1$n')::uuid)" 2>&1 || true)
+    grep -q sealed_request_pruned <<<"$gone" || { echo "a pruned turn compiled through the coordinator: $gone" >&2; exit 1; }
+done
+echo "search_deferred and prune_seals through the coordinator agree with the single node"
+echo "citus-check: passed"
