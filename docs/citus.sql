@@ -177,3 +177,37 @@ SELECT create_distributed_function('prompt.estimate_turn(uuid,uuid)', 'conversat
 SELECT create_distributed_function('prompt.search_deferred(uuid,uuid,text)', 'conversation_id', colocate_with := 'prompt.conversations');
 SELECT create_distributed_function('prompt.transcript(uuid,uuid)', 'conversation_id', colocate_with := 'prompt.conversations');
 SELECT create_distributed_function('prompt.prune_seals(uuid,timestamptz)', 'conversation_id', colocate_with := 'prompt.conversations');
+
+-- 5. Inside BEGIN … COMMIT (a driver's default mode) Citus delegates only a function
+--    distributed with force_delegation, and then every query the call runs must name
+--    its conversation's key (docs/scale-out.md, "In a transaction"). prompt_tx holds the
+--    compile functions in that form: the same calls, the same bytes. A Side's unsealed
+--    turns (they read the parent, which may live elsewhere), a model with
+--    token_margin_auto on, and a turn id of another conversation are refused there by
+--    Citus: call those through prompt.* in autocommit.
+CREATE SCHEMA prompt_tx;
+COMMENT ON SCHEMA prompt_tx IS 'pgprompt''s compile functions in the form Citus delegates inside a transaction block (docs/scale-out.md).';
+CREATE FUNCTION prompt_tx.compile_turn(conversation_id uuid, turn_id uuid) RETURNS json
+    LANGUAGE plpgsql STRICT SET search_path = pg_catalog, pg_temp
+    AS $$ BEGIN RETURN prompt.compile_turn(conversation_id, turn_id); END $$;
+CREATE FUNCTION prompt_tx.preview_turn(conversation_id uuid, turn_id uuid) RETURNS json
+    LANGUAGE plpgsql STRICT STABLE SET search_path = pg_catalog, pg_temp
+    AS $$ BEGIN RETURN prompt.preview_turn(conversation_id, turn_id); END $$;
+CREATE FUNCTION prompt_tx.explain_turn(conversation_id uuid, turn_id uuid) RETURNS jsonb
+    LANGUAGE plpgsql STRICT STABLE SET search_path = pg_catalog, pg_temp
+    AS $$ BEGIN RETURN prompt.explain_turn(conversation_id, turn_id); END $$;
+CREATE FUNCTION prompt_tx.sealed_body(conversation_id uuid, turn_id uuid) RETURNS json
+    LANGUAGE plpgsql STRICT STABLE SET search_path = pg_catalog, pg_temp
+    AS $$ BEGIN RETURN prompt.sealed_body(conversation_id, turn_id); END $$;
+CREATE FUNCTION prompt_tx.estimate_turn(conversation_id uuid, turn_id uuid)
+    RETURNS TABLE (block text, role text, tokens int, floor_unmet bool, selected int, available int, skipped_reason text)
+    LANGUAGE plpgsql STRICT STABLE SET search_path = pg_catalog, pg_temp
+    AS $$ BEGIN RETURN QUERY SELECT * FROM prompt.estimate_turn(conversation_id, turn_id); END $$;
+DO $$ DECLARE f text; BEGIN
+    FOREACH f IN ARRAY ARRAY['compile_turn', 'preview_turn', 'explain_turn', 'sealed_body', 'estimate_turn'] LOOP
+        EXECUTE format('COMMENT ON FUNCTION prompt_tx.%I(uuid, uuid) IS %L', f,
+                       format('prompt.%s in the form Citus delegates inside a transaction block (force_delegation).', f));
+        PERFORM create_distributed_function(format('prompt_tx.%I(uuid,uuid)', f)::regprocedure, 'conversation_id'::text,
+                                            colocate_with := 'prompt.conversations', force_delegation := true);
+    END LOOP;
+END $$;

@@ -79,26 +79,50 @@ single -c "SELECT prompt.compile_turn('00000000-0000-4000-8000-00000000c001', '0
 
 UNSEALED="preview_turn explain_turn estimate_turn transcript"
 SEALED="compile_turn preview_turn explain_turn estimate_turn sealed_body transcript"
-results() { # each reply turn's result of each function, as "function turn md5", in one order
-    local db=$1 fns=$2 t fn
-    for t in $($db -At -c "SELECT conversation_id || ':' || id FROM prompt.turns WHERE kind = 'reply' ORDER BY conversation_id, seq"); do
+TX="preview_turn explain_turn estimate_turn compile_turn sealed_body"
+NOT_SIDES="c.kind <> 'side'"
+without_now() { # explain_turn's `cache` says what the provider's cache does with the body
+    # sent now (TTLs from the times the seal and rounds were sent): compared without it
+    if [ "$1" = explain_turn ]; then
+        python3 -c 'import json, sys
+t = sys.stdin.read()
+try:
+    d = json.loads(t); d.pop("cache", None); print(json.dumps(d))
+except ValueError:
+    print(t)'
+    else cat; fi
+}
+results() { # each reply turn's result of each function, as "function turn md5", in one order;
+    # $3: the schema (prompt_tx: each call in its own BEGIN … COMMIT), $4: which conversations
+    local db=$1 fns=$2 schema=${3:-prompt} only=${4:-true} t fn call
+    for t in $($db -At -c "SELECT t.conversation_id || ':' || t.id FROM prompt.turns t JOIN prompt.conversations c
+                           ON c.id = t.conversation_id WHERE t.kind = 'reply' AND $only ORDER BY t.conversation_id, t.seq"); do
         for fn in $fns; do
-            local call="SELECT prompt.$fn('${t%%:*}', '${t##*:}')"
+            [ "$schema" = prompt_tx ] && [ "$fn" = transcript ] && continue
+            call="SELECT prompt.$fn('${t%%:*}', '${t##*:}')"
             [ "$fn" = estimate_turn ] && call="SELECT * FROM prompt.$fn('${t%%:*}', '${t##*:}')"
-            echo "$fn ${t##*:} $($db -At -c "$call" 2>&1 | md5sum | cut -c1-32)"
+            [ "$schema" = prompt_tx ] && call="${call/prompt./prompt_tx.}"
+            if [ "$schema" = prompt_tx ]; then set -- -c BEGIN -c "$call" -c COMMIT; else set -- -c "$call"; fi
+            echo "$fn ${t##*:} $($db -At "$@" 2>&1 | without_now "$fn" | md5sum | cut -c1-32)"
         done
     done
 }
-same() { # $1: what was loaded; the functions of the unsealed turns, a compile of each, then the sealed ones
-    local phase fns
-    for phase in unsealed sealed; do
-        if [ $phase = unsealed ]; then fns=$UNSEALED; else fns=$SEALED; fi
-        results single "$fns" >"$WORK/single.$phase"
-        results citus "$fns" >"$WORK/citus.$phase"
-        diff "$WORK/single.$phase" "$WORK/citus.$phase" >&2 || { echo "$1, $phase: Citus and the single node differ" >&2; exit 1; }
-        [ $phase = unsealed ] && results single compile_turn >/dev/null && results citus compile_turn >/dev/null
-    done
-    echo "$1: $(wc -l <"$WORK/single.unsealed") results before the compiles and $(wc -l <"$WORK/single.sealed") after, byte-identical on Citus and a single node"
+compare() { # $1: what, $2: the functions, $3: Citus's schema for them, $4: which conversations
+    local what=$1 fns=$2 schema=${3:-prompt} only=${4:-true}
+    results single "$fns" prompt "$only" >"$WORK/single.out"
+    results citus "$fns" "$schema" "$only" >"$WORK/citus.out"
+    diff "$WORK/single.out" "$WORK/citus.out" >&2 || { echo "$what: Citus and the single node differ" >&2; exit 1; }
+    echo "$what: $(wc -l <"$WORK/single.out") results byte-identical on Citus and a single node"
+}
+same() { # $1: what was loaded. Before the compiles, the compiles (in a transaction through
+    # prompt_tx where the form allows), after them; bare in autocommit and through prompt_tx
+    compare "$1, before the compiles" "$UNSEALED"
+    compare "$1, before the compiles, prompt_tx in a transaction" "$TX" prompt_tx "$NOT_SIDES"
+    results single compile_turn >/dev/null
+    results citus compile_turn prompt_tx "$NOT_SIDES" >/dev/null
+    results citus compile_turn prompt "c.kind = 'side'" >/dev/null
+    compare "$1, after the compiles" "$SEALED"
+    compare "$1, after the compiles, prompt_tx in a transaction" "$TX" prompt_tx "$NOT_SIDES"
 }
 for f in tests/citus/workload.sql; do single -f "$f" >/dev/null; citus -f "$f" >/dev/null; done
 same "the demo and 16 conversations"
@@ -116,10 +140,8 @@ as_postgres "$(blocks citus-env)"$'\n'"$(blocks citus-grow)" grow
 moved=$(citus -At -c "SELECT count(*) FROM pg_dist_placement JOIN pg_dist_node USING (groupid) JOIN pg_dist_shard USING (shardid)
                          JOIN pg_dist_partition USING (logicalrelid) WHERE nodeport = $W3 AND partmethod = 'h'")
 [ "$moved" -gt 0 ] || { echo "the rebalance moved no shard to the new worker" >&2; exit 1; }
-results single "$SEALED" >"$WORK/single.grown"
-results citus "$SEALED" >"$WORK/citus.grown"
-diff "$WORK/single.grown" "$WORK/citus.grown" >&2 || { echo "after the rebalance: Citus and the single node differ" >&2; exit 1; }
-echo "after the rebalance ($moved shards on the new worker): $(wc -l <"$WORK/single.grown") results byte-identical"
+compare "after the rebalance ($moved shards on the new worker)" "$SEALED"
+compare "after the rebalance, prompt_tx in a transaction" "$TX" prompt_tx "$NOT_SIDES"
 
 found() { $1 -At -c "SELECT prompt.search_deferred(md5('conv$2')::uuid, md5('r3$2')::uuid, 'refund duplicate')"; }
 for n in 1 7 16; do
@@ -134,4 +156,9 @@ for n in 3 11; do
     grep -q sealed_request_pruned <<<"$gone" || { echo "a pruned turn compiled through the coordinator: $gone" >&2; exit 1; }
 done
 echo "search_deferred and prune_seals through the coordinator agree with the single node"
+
+remote() { citus -c "SET citus.log_remote_commands = on" -c "SET client_min_messages = log" "$@" 2>&1 | grep -c issuing; }
+n=$(remote -c BEGIN -c "SELECT prompt_tx.compile_turn(md5('conv5')::uuid, md5('r25')::uuid)" -c COMMIT)
+[ "$n" = 3 ] || { echo "a sealed prompt_tx.compile_turn in a transaction issued $n remote commands, not 3" >&2; exit 1; }
+echo "in a transaction, prompt_tx.compile_turn is delegated: $n remote commands (BEGIN, the call, COMMIT)"
 echo "citus-check: passed"

@@ -1,7 +1,8 @@
 //! What the compile of a turn reads (docs/design.md, "Rows"): decided here, run by the
 //! extension. The loader reads in steps, each deciding the next from what the one before
-//! returned: the conversation row with the turn; then [`after_turn`] (the turn's rounds,
-//! its seal, or only its stored body; a Side's captures); then [`users`] (everyone those
+//! returned: the conversation row, its workspace and the turn (three queries, each one
+//! table by its key); then [`after_turn`] (the turn's rounds, its seal, or only its
+//! stored body; a Side's captures); then [`users`] (everyone those
 //! rows name); then [`models`] and [`answerer_rows`] (the answerer's documents, memory and
 //! skills); history is read in batches whose new authors [`history_users`] names. The
 //! extension runs the queries each step names and hands the rows back; it decides

@@ -28,10 +28,10 @@ static SENT: LazyLock<Query> = LazyLock::new(|| {
                 coalesce(array_agg(g.n ORDER BY g.n) FILTER (WHERE g.n IS NOT NULL), '{}') AS rounds, \
                 coalesce(array_agg(g.at ORDER BY g.n) FILTER (WHERE g.n IS NOT NULL), '{}') AS sent_at \
          FROM prompt.turns t \
-         JOIN prompt.seals s ON s.conversation_id = t.conversation_id AND s.turn_id = t.id \
+         JOIN prompt.seals s ON s.conversation_id = $1 AND s.turn_id = t.id \
          LEFT JOIN LATERAL (SELECT max(r.n) AS n, extract(epoch FROM r.sent_at)::float8 AS at \
                             FROM prompt.rounds r \
-                            WHERE r.conversation_id = t.conversation_id AND r.turn_id = t.id \
+                            WHERE r.conversation_id = $1 AND r.turn_id = t.id \
                               AND r.sent_at IS NOT NULL GROUP BY r.sent_at) g ON true \
          WHERE t.conversation_id = $1 AND s.pruned_at IS NULL \
          GROUP BY t.id, t.seq, s.sealed_at ORDER BY t.seq",

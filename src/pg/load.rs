@@ -150,37 +150,56 @@ pub(super) fn load_users(client: &SpiClient<'_>, ids: &[Uuid]) -> Result<Vec<Use
     })
 }
 
-/// The conversation, its workspace and capture, and the turn (left joined: a missing
-/// turn is a row without one).
-static CONTEXT: LazyLock<Query> = LazyLock::new(|| {
-    let mut columns = vec![
-        ("workspace_id", UUIDOID),
-        ("conversation_kind", TEXTOID),
-        ("conversation_answerer_id", UUIDOID),
-        ("creator_id", UUIDOID),
-        ("origin_channel", TEXTOID),
-        ("parent_id", UUIDOID),
-        ("captured_turn_id", UUIDOID),
-        ("captured_round", INT4OID),
-        ("captured_content", TEXTOID),
-        ("captured_summary", TEXTOID),
-        ("captured_summary_round", INT4OID),
-        ("workspace_name", TEXTOID),
-        ("timezone", TEXTOID),
-        ("paths", TEXTARRAYOID),
-    ];
-    columns.extend(TURN);
+/// The conversation and its capture. The conversation, its workspace and the turn are
+/// three queries, not one join: each is one table by its key (a fast-path query to
+/// Citus), the form a call Citus delegates with `force_delegation` may run
+/// (docs/scale-out.md, "In a transaction"); a join of a distributed table with a
+/// reference table is refused there.
+static CONVERSATION: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
         "the conversation row",
+        "SELECT workspace_id, kind AS conversation_kind, answerer_id AS conversation_answerer_id, creator_id, \
+         origin_channel, parent_id, captured_turn_id, captured_round, captured_content, captured_summary, \
+         captured_summary_round FROM prompt.conversations WHERE id = $1",
+        &[
+            ("workspace_id", UUIDOID),
+            ("conversation_kind", TEXTOID),
+            ("conversation_answerer_id", UUIDOID),
+            ("creator_id", UUIDOID),
+            ("origin_channel", TEXTOID),
+            ("parent_id", UUIDOID),
+            ("captured_turn_id", UUIDOID),
+            ("captured_round", INT4OID),
+            ("captured_content", TEXTOID),
+            ("captured_summary", TEXTOID),
+            ("captured_summary_round", INT4OID),
+        ],
+    )
+});
+
+/// The conversation's workspace.
+static WORKSPACE: LazyLock<Query> = LazyLock::new(|| {
+    Query::new(
+        "the conversation's workspace row",
+        "SELECT id, name, timezone, paths FROM prompt.workspaces WHERE id = $1",
+        &[
+            ("id", UUIDOID),
+            ("name", TEXTOID),
+            ("timezone", TEXTOID),
+            ("paths", TEXTARRAYOID),
+        ],
+    )
+});
+
+/// The turn compiled (its creation day in the workspace's time zone, `$3`).
+static THE_TURN: LazyLock<Query> = LazyLock::new(|| {
+    Query::new(
+        "the turn row",
         format!(
-            "SELECT c.workspace_id, c.kind AS conversation_kind, c.answerer_id AS conversation_answerer_id, \
-             c.creator_id, c.origin_channel, c.parent_id, c.captured_turn_id, c.captured_round, c.captured_content, \
-             c.captured_summary, c.captured_summary_round, w.name AS workspace_name, w.timezone, w.paths, {} \
-             FROM prompt.conversations c JOIN prompt.workspaces w ON w.id = c.workspace_id \
-             LEFT JOIN prompt.turns t ON t.conversation_id = c.id AND t.id = $2 WHERE c.id = $1",
-            turn_columns("w.timezone")
+            "SELECT {} FROM prompt.turns t WHERE t.conversation_id = $1 AND t.id = $2",
+            turn_columns("$3")
         ),
-        &columns,
+        &TURN,
     )
 });
 
@@ -195,17 +214,27 @@ pub use pgprompt_core::reads::Read;
 
 /// Loads everything but history for turn `turn` of conversation `conv`.
 pub fn context(client: &SpiClient<'_>, conv: Uuid, turn: Uuid, read: Read) -> Result<Loaded> {
-    let found = run(client, &CONTEXT, &[pg_uuid(conv).into(), pg_uuid(turn).into()], |c| {
-        context_row(c, conv)
+    let conversation = run(client, &CONVERSATION, &[pg_uuid(conv).into()], |c| {
+        conversation_row(c, conv)
     })?;
-    let Some((mut conversation, workspace, capture, t)) = found.into_iter().next() else {
-        return Err(Error::new(
-            Code::ConversationNotFound,
-            format!("conversation {conv} does not exist"),
-        )
-        .hint("The id may be wrong, or row-level security may hide the conversation from this role."));
+    let Some((mut conversation, capture)) = conversation.into_iter().next() else {
+        return Err(conversation_not_found(conv));
     };
-    let Some((t, sealed)) = t else {
+    let workspace = run(
+        client,
+        &WORKSPACE,
+        &[pg_uuid(conversation.workspace_id).into()],
+        workspace_row,
+    )?;
+    let Some(workspace) = workspace.into_iter().next() else {
+        return Err(conversation_not_found(conv));
+    };
+    let args = [
+        pg_uuid(conv).into(),
+        pg_uuid(turn).into(),
+        workspace.timezone.clone().into(),
+    ];
+    let Some((t, sealed)) = run(client, &THE_TURN, &args, read_turn)?.into_iter().next() else {
         return Err(missing_turn(client, conv, turn));
     };
     let next = reads::after_turn(&t, sealed, read);
@@ -254,34 +283,40 @@ pub fn context(client: &SpiClient<'_>, conv: Uuid, turn: Uuid, read: Read) -> Re
     })))
 }
 
-/// The conversation, its workspace, its capture and the turn (`None`: no such turn
-/// there), from one row of `CONTEXT`.
-#[allow(clippy::type_complexity)]
-fn context_row(
-    c: &Cols<'_>,
-    conv: Uuid,
-) -> Result<
-    Option<(
-        Conversation,
-        Workspace,
-        (Option<Uuid>, Option<Uuid>, CaptureState),
-        Option<(Turn, bool)>,
-    )>,
-> {
-    let workspace_id = c.need_uuid("workspace_id")?;
+/// No such conversation, or one whose row or workspace row-level security hides.
+fn conversation_not_found(conv: Uuid) -> Error {
+    Error::new(
+        Code::ConversationNotFound,
+        format!("conversation {conv} does not exist"),
+    )
+    .hint("The id may be wrong, or row-level security may hide the conversation from this role.")
+}
+
+/// A Side's capture as its row names it: the parent, the captured turn, what it read of it.
+type Capture = (Option<Uuid>, Option<Uuid>, CaptureState);
+
+/// The conversation and its capture, from the row of `CONVERSATION`.
+fn conversation_row(c: &Cols<'_>, conv: Uuid) -> Result<Option<(Conversation, Capture)>> {
     let conversation = Conversation {
         id: conv,
-        workspace_id,
+        workspace_id: c.need_uuid("workspace_id")?,
         kind: c.need_text("conversation_kind")?,
         answerer_id: c.uuid("conversation_answerer_id"),
         creator_id: c.uuid("creator_id"),
         origin_channel: c.text("origin_channel"),
         root_id: None,
     };
-    let capture = (c.uuid("parent_id"), c.uuid("captured_turn_id"), capture_state(c));
-    let workspace = Workspace {
-        id: workspace_id,
-        name: c.text("workspace_name"),
+    Ok(Some((
+        conversation,
+        (c.uuid("parent_id"), c.uuid("captured_turn_id"), capture_state(c)),
+    )))
+}
+
+/// The workspace, from the row of `WORKSPACE`.
+fn workspace_row(c: &Cols<'_>) -> Result<Option<Workspace>> {
+    Ok(Some(Workspace {
+        id: c.need_uuid("id")?,
+        name: c.text("name"),
         timezone: c.need_text("timezone")?,
         paths: c
             .get::<Vec<Option<String>>>("paths")
@@ -289,8 +324,7 @@ fn context_row(
             .into_iter()
             .flatten()
             .collect(),
-    };
-    Ok(Some((conversation, workspace, capture, read_turn(c)?)))
+    }))
 }
 
 /// A Side's captures, nearest first (its parent must still exist).
@@ -991,7 +1025,7 @@ static PREVIOUS: LazyLock<Query> = LazyLock::new(|| {
          FROM prompt.turns t JOIN prompt.conversations c ON c.id = t.conversation_id \
          LEFT JOIN LATERAL (SELECT step, response_id, compiled_model, billed_input_tokens, output_tokens \
                             FROM prompt.responses x \
-                            WHERE x.conversation_id = t.conversation_id AND x.turn_id = t.id \
+                            WHERE x.conversation_id = $1 AND x.turn_id = t.id \
                             ORDER BY x.step DESC LIMIT 1) r ON true \
          WHERE t.conversation_id = $1 AND t.seq < $2 AND t.kind = 'reply' AND t.sealed_at IS NOT NULL \
            AND coalesce(t.answerer_id, c.answerer_id) = $3 \

@@ -483,8 +483,8 @@ static STORED_NO_ROUNDS: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
         "a seal row",
         format!(
-            "{} AND NOT EXISTS (SELECT 1 FROM prompt.rounds r WHERE r.conversation_id = s.conversation_id \
-             AND r.turn_id = s.turn_id) AND NOT s.frozen ? 'stateful'",
+            "{} AND NOT EXISTS (SELECT 1 FROM prompt.rounds r WHERE r.conversation_id = $1 \
+             AND r.turn_id = $2) AND NOT s.frozen ? 'stateful'",
             STORED.sql
         ),
         &POINTER_COLUMNS,
@@ -663,7 +663,7 @@ pub fn verify(client: &SpiClient<'_>, conv: Option<Uuid>) -> Result<Vec<(Uuid, U
 static PENDING_TURN: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
         "a 0.2 seal",
-        "SELECT EXISTS (SELECT 1 FROM prompt.seals_02 WHERE conversation_id = $1 AND turn_id = $2) AS pending",
+        "SELECT count(*) > 0 AS pending FROM prompt.seals_02 WHERE conversation_id = $1 AND turn_id = $2",
         &[("pending", BOOLOID)],
     )
 });

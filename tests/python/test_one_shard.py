@@ -2,7 +2,10 @@
 compile path runs — the loader's, the seals', the response loop's and the triggers' —
 reads a conversation-scoped table (the distributed ones of docs/citus.sql) only through
 its distribution key, so each runs on one shard. Checked on a single node by reading
-every plan the functions run (auto_explain, nested statements, at NOTICE level).
+every plan the functions run (auto_explain, nested statements, at NOTICE level). And the
+form force delegation needs (prompt_tx, docs/scale-out.md "In a transaction"): no compile
+query of a conversation that is not a Side reads a distributed and a reference table in
+one statement.
 
 The one exception is documented: a model with token_margin_auto reads its calibration,
 an aggregate over prompt.responses of every conversation (a distributed subplan on
@@ -55,6 +58,25 @@ def keyless(notices):
     return out
 
 
+# Reference tables (docs/citus.sql): every node holds them whole.
+REFERENCE = {"users", "models", "model_profiles", "workspaces", "workspace_members", "tenants",
+             "documents", "skills", "memories"}
+
+
+def mixed(notices):
+    """The queries that read a distributed table and a reference table in one statement:
+    Citus refuses those in a call delegated with force_delegation (prompt_tx)."""
+    out = []
+    for text in notices:
+        if "plan:" not in text:
+            continue
+        doc = json.loads(text.split("plan:", 1)[1])
+        tables = {t for t, _ in scans(doc["Plan"])}
+        if tables & KEYS.keys() and tables & REFERENCE:
+            out.append((doc["Query Text"][:160], ", ".join(sorted(tables))))
+    return out
+
+
 def traced(c, sql, args=()):
     """Runs `sql`, returning what auto_explain said of every statement it ran."""
     notices = []
@@ -88,9 +110,10 @@ def test_every_compile_path_reads_one_conversation_by_its_key(odb):
     first = str(c.execute("INSERT INTO prompt.turns (conversation_id, kind, poster_id, prompt, model, request_options) "
                           "VALUES (%s, 'reply', %s, 'Hi there.', 'gpt-5.6-sol', '{\"stateful\": true}') RETURNING id",
                           (conv, ADA)).fetchone()[0])
-    seen = []
+    seen, compiled = [], []  # compiled: the calls prompt_tx forwards (docs/scale-out.md, "In a transaction")
     for fn in ("preview_turn", "estimate_turn", "explain_turn", "compile_turn", "compile_turn"):
-        seen += call(c, fn, conv, first)
+        compiled += call(c, fn, conv, first)
+    seen += compiled
     answer = final_response("responses")
     answer["id"] = "resp_one_shard_1"
     seen += call(c, "record_response", conv, first, json.dumps(answer))
@@ -98,12 +121,14 @@ def test_every_compile_path_reads_one_conversation_by_its_key(odb):
     run = str(c.execute("INSERT INTO prompt.turns (conversation_id, kind, poster_id, prompt, mode, model, tools, "
                         "request_options) VALUES (%s, 'reply', %s, 'Weather in Lyon?', 'run', 'gpt-5.6-sol', %s, "
                         "'{\"stateful\": true}') RETURNING id", (conv, ADA, TOOLS)).fetchone()[0])
-    seen += call(c, "compile_turn", conv, run)
+    step = call(c, "compile_turn", conv, run)
+    seen, compiled = seen + step, compiled + step
     seen += call(c, "record_response", conv, run, json.dumps(sdk("responses", fixture("responses"))))
     results = json.dumps([{"call_id": CALL_IDS["responses"], "content": "15 C"}])
     seen += call(c, "record_tool_results", conv, run, results)
-    for fn in ("preview_turn", "explain_turn", "compile_turn"):
-        seen += call(c, fn, conv, run)
+    for fn in ("preview_turn", "explain_turn", "compile_turn", "sealed_body"):
+        step = call(c, fn, conv, run)
+        seen, compiled = seen + step, compiled + step
     # A Side across conversations: its parent is read by the parent's key.
     side = str(c.execute("INSERT INTO prompt.conversations (workspace_id, answerer_id, creator_id, kind, parent_id, "
                          "captured_turn_id) VALUES (%s, %s, %s, 'side', %s, %s) RETURNING id",
@@ -117,6 +142,10 @@ def test_every_compile_path_reads_one_conversation_by_its_key(odb):
     assert any("prompt.responses" in p for p in plans) and any("prompt.seal_nodes" in p for p in plans)
     bad = keyless(seen)
     assert bad == [], "\n".join(f"{t}: {q}" for q, t in sorted(set(bad)))
+    # What a compile of a conversation that is not a Side runs, force delegation runs too.
+    assert any("prompt.workspaces" in p for p in compiled), "the compiles read reference tables"
+    both = mixed(compiled)
+    assert both == [], "\n".join(f"{t}: {q}" for q, t in sorted(set(both)))
 
     # token_margin_auto: the calibration (over every conversation) is read, for that model only.
     c.execute("UPDATE prompt.models SET token_margin_auto = true WHERE name = 'claude-sonnet-5'")
