@@ -156,24 +156,22 @@ pub(super) fn load_users(client: &SpiClient<'_>, ids: &[Uuid]) -> Result<Vec<Use
 /// (docs/scale-out.md, "In a transaction"); a join of a distributed table with a
 /// reference table is refused there.
 static CONVERSATION: LazyLock<Query> = LazyLock::new(|| {
+    let mut columns = vec![
+        ("workspace_id", UUIDOID),
+        ("conversation_kind", TEXTOID),
+        ("conversation_answerer_id", UUIDOID),
+        ("creator_id", UUIDOID),
+        ("origin_channel", TEXTOID),
+    ];
+    columns.extend(CAPTURE_COLUMNS);
     Query::new(
         "the conversation row",
-        "SELECT workspace_id, kind AS conversation_kind, answerer_id AS conversation_answerer_id, creator_id, \
-         origin_channel, parent_id, captured_turn_id, captured_round, captured_content, captured_summary, \
-         captured_summary_round FROM prompt.conversations WHERE id = $1",
-        &[
-            ("workspace_id", UUIDOID),
-            ("conversation_kind", TEXTOID),
-            ("conversation_answerer_id", UUIDOID),
-            ("creator_id", UUIDOID),
-            ("origin_channel", TEXTOID),
-            ("parent_id", UUIDOID),
-            ("captured_turn_id", UUIDOID),
-            ("captured_round", INT4OID),
-            ("captured_content", TEXTOID),
-            ("captured_summary", TEXTOID),
-            ("captured_summary_round", INT4OID),
-        ],
+        format!(
+            "SELECT workspace_id, kind AS conversation_kind, answerer_id AS conversation_answerer_id, creator_id, \
+             origin_channel, {} FROM prompt.conversations WHERE id = $1",
+            capture_columns("")
+        ),
+        &columns,
     )
 });
 
@@ -365,26 +363,44 @@ fn answerer_rows(
 }
 
 static CAPTURE: LazyLock<Query> = LazyLock::new(|| {
+    let mut columns = vec![
+        ("seq", INT8OID),
+        ("creator_id", UUIDOID),
+        ("answerer_id", UUIDOID),
+        ("kind", TEXTOID),
+    ];
+    columns.extend(CAPTURE_COLUMNS);
     Query::new(
         "a captured turn's row",
-        "SELECT t.seq, p.creator_id, p.answerer_id, p.kind, p.parent_id, p.captured_turn_id, \
-                p.captured_round, p.captured_content, p.captured_summary, p.captured_summary_round \
-         FROM prompt.turns t JOIN prompt.conversations p ON p.id = t.conversation_id \
-         WHERE t.conversation_id = $1 AND t.id = $2",
-        &[
-            ("seq", INT8OID),
-            ("creator_id", UUIDOID),
-            ("answerer_id", UUIDOID),
-            ("kind", TEXTOID),
-            ("parent_id", UUIDOID),
-            ("captured_turn_id", UUIDOID),
-            ("captured_round", INT4OID),
-            ("captured_content", TEXTOID),
-            ("captured_summary", TEXTOID),
-            ("captured_summary_round", INT4OID),
-        ],
+        format!(
+            "SELECT t.seq, p.creator_id, p.answerer_id, p.kind, {} \
+             FROM prompt.turns t JOIN prompt.conversations p ON p.id = t.conversation_id \
+             WHERE t.conversation_id = $1 AND t.id = $2",
+            capture_columns("p.")
+        ),
+        &columns,
     )
 });
+
+/// A conversation row's capture columns (`prefix`: the row's alias and a dot, or
+/// nothing), read by [`capture_state`] and the `parent_id`, `captured_turn_id` beside it.
+fn capture_columns(prefix: &str) -> String {
+    CAPTURE_COLUMNS
+        .iter()
+        .map(|(name, _)| format!("{prefix}{name}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The columns of [`capture_columns`], declared by name beside their reader.
+const CAPTURE_COLUMNS: [Column; 6] = [
+    ("parent_id", UUIDOID),
+    ("captured_turn_id", UUIDOID),
+    ("captured_round", INT4OID),
+    ("captured_content", TEXTOID),
+    ("captured_summary", TEXTOID),
+    ("captured_summary_round", INT4OID),
+];
 
 /// A Side row's `captured_round, captured_content, captured_summary,
 /// captured_summary_round` (NULL where the conversation is not a Side): its captured
