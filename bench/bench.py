@@ -29,6 +29,9 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests/python"))
 from tiktoken_offline import encoding  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "bench"))
+from results import saved_section  # noqa: E402
+
 DB = "pgprompt_bench"
 DB_LZ4 = "pgprompt_bench_lz4"
 OUT = ROOT / "bench/out"
@@ -100,44 +103,9 @@ def build(db=DB, compression=None):
     rng = random.Random(42)
     with connect(db) as c:
         c.execute("CREATE EXTENSION pgprompt")
-        c.execute(
-            "INSERT INTO prompt.models (name, wire, tokenizer, advisory_window, max_output_tokens) VALUES "
-            "('bench', 'anthropic', 'cl100k_base', %s, 4096), ('bench-o200k', 'anthropic', 'o200k_base', %s, 4096)",
-            (WINDOW, WINDOW),
-        )
-        c.execute("INSERT INTO prompt.workspaces (id, name, timezone) VALUES (%s, 'Bench', 'UTC')", (WS,))
-        c.execute("INSERT INTO prompt.users (id, handle, display_name, kind) VALUES (%s, 'ada', 'Ada', 'human')", (ADA,))
-        c.execute(
-            "INSERT INTO prompt.users (id, handle, display_name, kind, model, application) "
-            "VALUES (%s, 'lark', 'Lark', 'agent', 'bench', 'helpdesk')",
-            (LARK,),
-        )
-        c.execute(
-            "INSERT INTO prompt.documents (user_id, workspace_id, name, body) VALUES "
-            "(%s, NULL, 'system_prompt', %s), (NULL, %s, 'character', %s), (%s, NULL, 'persona', %s)",
-            (LARK, "You are {{agent}}, helping {{user}} on {{date}}. " + text(rng, 1000), WS, text(rng, 600), ADA, text(rng, 400)),
-        )
-        for i in range(10):
-            c.execute(
-                "INSERT INTO prompt.memories (scope, user_id, path, body) VALUES ('agent', %s, %s, %s)",
-                (LARK, f"notes/{i:02}.md", text(rng, 300)),
-            )
-        for i in range(40):
-            c.execute(
-                "INSERT INTO prompt.skills (source, user_id, name, description) VALUES ('agent', %s, %s, %s)",
-                (LARK, f"skill-{i:02}", text(rng, 120)),
-            )
+        agent(c, rng)
         for conv, turn, n in [(C_SMALL, T_SMALL, 6), (C200, T200, 200), (C10K, T10K, 10_000)]:
-            c.execute(
-                "INSERT INTO prompt.conversations (id, workspace_id, answerer_id, creator_id) VALUES (%s, %s, %s, %s)",
-                (conv, WS, LARK, ADA),
-            )
-            with c.cursor().copy(
-                "COPY prompt.turns (conversation_id, seq, kind, role, author_id, content) FROM STDIN"
-            ) as copy:
-                for i in range(n):
-                    role, who = ("user", ADA) if i % 2 == 0 else ("assistant", LARK)
-                    copy.write_row((conv, i + 1, "message", role, who, text(rng)))
+            conversation(c, rng, conv, n)
             c.execute(
                 "INSERT INTO prompt.turns (conversation_id, id, seq, kind, poster_id, prompt, mode, callables) "
                 "VALUES (%s, %s, %s, 'reply', %s, %s, 'run', '[{\"name\": \"skill\"}]')",
@@ -149,15 +117,53 @@ def build(db=DB, compression=None):
             (C200, T200_O200K, ADA),
         )
         build_tools(c, rng)
-        c.execute(
-            "INSERT INTO prompt.conversations (id, workspace_id, answerer_id, creator_id) VALUES (%s, %s, %s, %s)",
-            (C_SEAL, WS, LARK, ADA),
-        )
-        with c.cursor().copy("COPY prompt.turns (conversation_id, seq, kind, role, author_id, content) FROM STDIN") as copy:
-            for i in range(200):
-                role, who = ("user", ADA) if i % 2 == 0 else ("assistant", LARK)
-                copy.write_row((C_SEAL, i + 1, "message", role, who, text(rng)))
+        conversation(c, rng, C_SEAL, 200)
         c.execute("VACUUM ANALYZE")
+
+
+def agent(c, rng, handles=("ada", "lark")):
+    """The models, the workspace, Ada and her agent Lark (`handles`: theirs, beside other
+    rows): a ~1 KB system prompt, character and persona, 10 memory entries, a 40-skill
+    catalog."""
+    c.execute(
+        "INSERT INTO prompt.models (name, wire, tokenizer, advisory_window, max_output_tokens) VALUES "
+        "('bench', 'anthropic', 'cl100k_base', %s, 4096), ('bench-o200k', 'anthropic', 'o200k_base', %s, 4096)",
+        (WINDOW, WINDOW),
+    )
+    c.execute("INSERT INTO prompt.workspaces (id, name, timezone) VALUES (%s, 'Bench', 'UTC')", (WS,))
+    c.execute("INSERT INTO prompt.users (id, handle, display_name, kind) VALUES (%s, %s, 'Ada', 'human')", (ADA, handles[0]))
+    c.execute(
+        "INSERT INTO prompt.users (id, handle, display_name, kind, model, application) "
+        "VALUES (%s, %s, 'Lark', 'agent', 'bench', 'helpdesk')",
+        (LARK, handles[1]),
+    )
+    c.execute(
+        "INSERT INTO prompt.documents (user_id, workspace_id, name, body) VALUES "
+        "(%s, NULL, 'system_prompt', %s), (NULL, %s, 'character', %s), (%s, NULL, 'persona', %s)",
+        (LARK, "You are {{agent}}, helping {{user}} on {{date}}. " + text(rng, 1000), WS, text(rng, 600), ADA, text(rng, 400)),
+    )
+    for i in range(10):
+        c.execute(
+            "INSERT INTO prompt.memories (scope, user_id, path, body) VALUES ('agent', %s, %s, %s)",
+            (LARK, f"notes/{i:02}.md", text(rng, 300)),
+        )
+    for i in range(40):
+        c.execute(
+            "INSERT INTO prompt.skills (source, user_id, name, description) VALUES ('agent', %s, %s, %s)",
+            (LARK, f"skill-{i:02}", text(rng, 120)),
+        )
+
+
+def conversation(c, rng, conv, n):
+    """A conversation of Ada and Lark: `n` message turns of ~2 KB, alternating."""
+    c.execute(
+        "INSERT INTO prompt.conversations (id, workspace_id, answerer_id, creator_id) VALUES (%s, %s, %s, %s)",
+        (conv, WS, LARK, ADA),
+    )
+    with c.cursor().copy("COPY prompt.turns (conversation_id, seq, kind, role, author_id, content) FROM STDIN") as copy:
+        for i in range(n):
+            role, who = ("user", ADA) if i % 2 == 0 else ("assistant", LARK)
+            copy.write_row((conv, i + 1, "message", role, who, text(rng)))
 
 
 def build_tools(c, rng):
@@ -509,12 +515,9 @@ def cache_lines() -> list:
     return lines
 
 
-def runs_lines() -> list:
-    """The agent-run cache benchmark's section (bench/cache_runs.py), when it has run."""
-    path = OUT / "cache_runs.md"
-    if not path.exists():
-        return []
-    return [""] + path.read_text().rstrip("\n").split("\n")
+def later_sections() -> list:
+    """The sections other benchmarks write (bench/cache_runs.py, bench/scale_out.py)."""
+    return saved_section("cache_runs", "## Prompt cache over agent runs") + saved_section("scale_out", "## Scale-out")
 
 
 def ok(v, target):
@@ -528,7 +531,7 @@ def ok(v, target):
 def report():
     if not (OUT / "measure.json").exists():
         text = "\n".join(["# pgprompt benchmark results", "", f"Machine: {machine()}. Date: {time.strftime('%Y-%m-%d')}.",
-                          "The compile benchmark has not run here (`bench/run.sh`)."] + cache_lines() + runs_lines()) + "\n"
+                          "The compile benchmark has not run here (`bench/run.sh`)."] + cache_lines() + later_sections()) + "\n"
         print(text)
         (ROOT / "bench/RESULTS.md").write_text(text)
         return
@@ -633,10 +636,10 @@ def report():
         f"{r['memory_both_preload']['rss_kb']} / {r['memory_both_preload']['private_kb']} with "
         "`shared_preload_libraries`, where the encoders are built once in the postmaster and shared.",
     ]
-    lines += cache_lines() + runs_lines()
     notes = ROOT / "bench/NOTES.md"
     if notes.exists():
         lines += ["", notes.read_text().rstrip()]
+    lines += cache_lines() + later_sections()
     text = "\n".join(lines) + "\n"
     print(text)
     if os.environ.get("BENCH_WRITE", "1") == "1":

@@ -25,10 +25,12 @@ import sys
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+HEAD = "## Prompt cache over agent runs"
 sys.path.insert(0, str(ROOT / "tests/python"))
 sys.path.insert(0, str(ROOT / "bench"))
 from bench import WORDS, connect  # noqa: E402
 from cache_rules import Blocks, Provider  # noqa: E402
+from results import write_section  # noqa: E402
 from tiktoken_offline import encoding  # noqa: E402
 
 DB = "pgprompt_cache_runs"
@@ -219,7 +221,7 @@ def plot(rows, path):
 def lines(out):
     p, lc = out["pgprompt"], out["langchain"]
     text = [
-        "## Prompt cache over agent runs",
+        HEAD,
         "",
         f"`bench/cache_runs.py`: {out['turns']} turns on the anthropic wire, each a run of {out['rounds']} rounds "
         "(a tool call and a ~1 KB result) and a final answer, through compile_turn, record_response and "
@@ -250,19 +252,6 @@ def lines(out):
     return text
 
 
-def write_section(section):
-    path = ROOT / "bench/RESULTS.md"
-    text = path.read_text() if path.exists() else "# pgprompt benchmark results\n"
-    head = "## Prompt cache over agent runs"
-    if head in text:
-        before, rest = text.split(head, 1)
-        after = rest[rest.index("\n## "):] if "\n## " in rest else ""
-        text = before + "\n".join(section) + "\n" + after
-    else:
-        text = text.rstrip("\n") + "\n\n" + "\n".join(section) + "\n"
-    path.write_text(text)
-
-
 def main():
     rows, report, took = simulate()
     predicted = [r[0] for r in report]
@@ -274,11 +263,7 @@ def main():
     (ROOT / "bench/out").mkdir(exist_ok=True)
     (ROOT / "bench/out/cache_runs.json").write_text(json.dumps(out, indent=1))
     plot(rows, ROOT / "bench/cache_runs.png")
-    section = lines(out)
-    # What bench.py's report includes when it rewrites RESULTS.md (it reads this file and
-    # imports nothing of this one).
-    (ROOT / "bench/out/cache_runs.md").write_text("\n".join(section) + "\n")
-    write_section(section)
+    write_section("cache_runs", HEAD, lines(out))
     print(json.dumps(out, indent=1))
 
 

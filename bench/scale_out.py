@@ -1,0 +1,254 @@
+"""pgprompt through Citus's coordinator against a single node, side by side in one run.
+
+    bench/scale-out.sh      # one command, as root: the nodes from docs/scale-out.md, this
+
+Phases (bench/scale-out.sh runs them):
+    python3 bench/scale_out.py load PORT                  # the bench's rows into `app` on PORT
+    python3 bench/scale_out.py measure SINGLE COORDINATOR # measures, writes RESULTS.md's section
+
+Each figure is the median of RUNS calls (after 3 warm-up calls), the single node's and
+the coordinator's alternating call by call, over TCP to localhost, the body fetched as
+text. Measured: the demo's turn and a 200-turn x 2 KB conversation, sealed `compile_turn`
+(read from storage) and unsealed `preview_turn`; the first `compile_turn` of a new turn
+(it writes the seal), after 6 and after 200 turns; each in autocommit (`prompt.*`) and in
+a transaction (`BEGIN`, the call, `COMMIT`: `prompt_tx.*` on Citus, `prompt.*` on the
+single node). The hop is the coordinator's time for a delegated `sealed_body` of the
+demo's sealed turn less the single node's; figures "net of the hop" subtract it. The
+same calls made directly on the worker that holds the conversation's shard say how much
+of the difference is the hop and how much the worker's own execution.
+"""
+import json
+import os
+import random
+import statistics
+import sys
+import time
+
+import psycopg
+from psycopg.types.string import TextLoader
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench import ADA, agent, conversation, machine  # noqa: E402
+from results import write_section  # noqa: E402
+
+HEAD = "## Scale-out"
+RUNS = int(os.environ.get("BENCH_RUNS", "30"))
+DEMO_C = "00000000-0000-4000-8000-00000000c001"
+DEMO_SEALED = "00000000-0000-4000-8000-0000000d0002"
+DEMO_OPEN = "00000000-0000-4000-8000-0000000d0004"
+C200 = "00000000-0000-4000-8000-0000005c0001"  # its reply turn sealed
+C200_OPEN = "00000000-0000-4000-8000-0000005c0002"  # its reply turn never compiled
+C_SEAL = "00000000-0000-4000-8000-0000005c0003"  # 200 turns; each run seals a new turn
+C_SEAL_SMALL = "00000000-0000-4000-8000-0000005c0004"  # 6 turns; the same
+T200 = "00000000-0000-4000-8000-0000005d0001"
+T200_OPEN = "00000000-0000-4000-8000-0000005d0002"
+
+
+def connect(port, autocommit=True):
+    c = psycopg.connect(host="localhost", port=port, user="postgres", dbname="app", autocommit=autocommit)
+    for name in ("json", "jsonb"):  # the body as text, as a driver that forwards it would take it
+        c.adapters.register_loader(name, TextLoader)
+    return c
+
+
+def load(port):
+    rng = random.Random(42)
+    with connect(port) as c:
+        agent(c, rng, handles=("bench_ada", "bench_lark"))  # beside the demo's Ada and Lark
+        for conv, n in [(C200, 200), (C200_OPEN, 200), (C_SEAL, 200), (C_SEAL_SMALL, 6)]:
+            conversation(c, rng, conv, n)
+        for conv, turn in [(C200, T200), (C200_OPEN, T200_OPEN)]:
+            c.execute(
+                "INSERT INTO prompt.turns (conversation_id, id, seq, kind, poster_id, prompt) VALUES (%s, %s, 201, 'reply', %s, %s)",
+                (conv, turn, ADA, "What should we do next?"),
+            )
+        c.execute("SELECT prompt.compile_turn(%s, %s)", (C200, T200))
+        c.execute("VACUUM ANALYZE")
+
+
+class Side:
+    """One server's connections: autocommit, and a transaction-mode one whose compile
+    functions live in `schema`."""
+
+    def __init__(self, port, schema):
+        self.auto, self.tx, self.schema = connect(port), connect(port, autocommit=False), schema
+
+    def call(self, fn, conv, turn, tx):
+        if tx:
+            self.tx.execute(f"SELECT {self.schema}.{fn}(%s, %s)", (conv, turn)).fetchone()
+            self.tx.commit()
+        else:
+            self.auto.execute(f"SELECT prompt.{fn}(%s, %s)", (conv, turn)).fetchone()
+
+
+def alternating(sides, fn, conv, turn, tx, runs=RUNS):
+    """Each side's times (s) for the same call, alternating call by call."""
+    times = {name: [] for name in sides}
+    for i in range(runs + 3):
+        for name, side in sides.items():
+            t0 = time.perf_counter()
+            side.call(fn, conv, turn, tx)
+            if i >= 3:
+                times[name].append(time.perf_counter() - t0)
+    return times
+
+
+def sealing(sides, conv, tx, seq, runs=RUNS):
+    """The first compile_turn of a new reply turn, alternating: each side posts its own
+    new turn (not timed), compiles it (timed) and answers it (not timed)."""
+    times = {name: [] for name in sides}
+    for i in range(runs + 3):
+        seq[conv] = seq.get(conv, 1000) + 1
+        turn = f"00000000-0000-4000-8000-{0x5ea1000 + seq[conv]:012x}"
+        for name, side in sides.items():
+            side.auto.execute(
+                "INSERT INTO prompt.turns (conversation_id, id, seq, kind, poster_id, prompt) VALUES (%s, %s, %s, 'reply', %s, 'And now?')",
+                (conv, turn, seq[conv], ADA),
+            )
+            t0 = time.perf_counter()
+            side.call("compile_turn", conv, turn, tx)
+            if i >= 3:
+                times[name].append(time.perf_counter() - t0)
+            side.auto.execute("UPDATE prompt.turns SET content = 'ok' WHERE conversation_id = %s AND id = %s", (conv, turn))
+    return times
+
+
+def worker_of(coordinator, conv):
+    with connect(coordinator) as c:
+        return c.execute(
+            "SELECT nodeport FROM pg_dist_shard_placement WHERE shardid = get_shard_id_for_distribution_column('prompt.conversations', %s::uuid)",
+            (conv,),
+        ).fetchone()[0]
+
+
+def ssl_between_nodes(coordinator, conv):
+    """Whether the coordinator's connections to the worker use SSL (Citus's default
+    citus.node_conninfo is sslmode=require)."""
+    with connect(worker_of(coordinator, conv)) as w:
+        rows = w.execute(
+            "SELECT DISTINCT s.ssl FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid) "
+            "WHERE a.application_name LIKE 'citus_internal%%' AND a.pid <> pg_backend_pid()"
+        ).fetchall()
+    with connect(coordinator) as c:
+        conninfo = c.execute("SHOW citus.node_conninfo").fetchone()[0]
+    return conninfo, sorted({r[0] for r in rows})
+
+
+MEASURES = [
+    # key, label, function, conversation, turn, on the worker too
+    ("hop", "demo: `sealed_body` of its sealed turn (the hop)", "sealed_body", DEMO_C, DEMO_SEALED),
+    ("demo_sealed", "demo: sealed `compile_turn`", "compile_turn", DEMO_C, DEMO_SEALED),
+    ("demo_open", "demo: unsealed `preview_turn`", "preview_turn", DEMO_C, DEMO_OPEN),
+    ("c200_sealed", "200 turns x 2 KB: sealed `compile_turn`", "compile_turn", C200, T200),
+    ("c200_open", "200 turns x 2 KB: unsealed `preview_turn`", "preview_turn", C200_OPEN, T200_OPEN),
+]
+SEALING = [
+    ("seal_small", "the first `compile_turn` of a new turn after 6 turns (writes the seal)", C_SEAL_SMALL),
+    ("seal_200", "the first `compile_turn` of a new turn after 200 turns (writes the seal)", C_SEAL),
+]
+
+
+def med(xs):
+    return statistics.median(xs) * 1e3
+
+
+def measure(single_port, coordinator_port):
+    out = {"runs": RUNS, "machine": machine(), "date": time.strftime("%Y-%m-%d")}
+    sides = {"single": Side(single_port, "prompt"), "citus": Side(coordinator_port, "prompt_tx")}
+    workers = {conv: Side(worker_of(coordinator_port, conv), "prompt") for _, _, _, conv, _ in MEASURES}
+    seq = {}
+    for tx in (False, True):
+        form = "tx" if tx else "auto"
+        for key, _, fn, conv, turn in MEASURES:
+            t = alternating(sides, fn, conv, turn, tx)
+            out[f"{form}_{key}"] = {name: med(xs) for name, xs in t.items()}
+        for key, _, conv in SEALING:
+            t = sealing(sides, conv, tx, seq)
+            out[f"{form}_{key}"] = {name: med(xs) for name, xs in t.items()}
+    # The same autocommit calls on the worker holding each conversation's shard, against
+    # the single node: the worker's own execution (Citus's planner on every query the
+    # compile runs, local shard execution).
+    for key, _, fn, conv, turn in MEASURES:
+        worker = {"single": sides["single"], "worker": workers[conv]}
+        t = alternating(worker, fn, conv, turn, False)
+        out[f"auto_{key}"]["worker"] = med(t["worker"])
+        out[f"auto_{key}"]["single_w"] = med(t["single"])
+    out["node_conninfo"], out["node_ssl"] = ssl_between_nodes(coordinator_port, DEMO_C)
+    out["c200_body_bytes"] = len(sides["single"].auto.execute("SELECT prompt.compile_turn(%s, %s)", (C200, T200)).fetchone()[0])
+    os.makedirs(os.path.join(os.path.dirname(__file__), "out"), exist_ok=True)
+    with open(os.path.join(os.path.dirname(__file__), "out", "scale_out.json"), "w") as f:
+        json.dump(out, f, indent=1)
+    section = lines(out)
+    print("\n".join(section))
+    write_section("scale_out", HEAD, section)
+
+
+TARGETS = {  # key: (the ratio compared, target)
+    "demo_sealed": ("net", 1.3),
+    "demo_open": ("net", 1.3),
+    "c200_sealed": ("raw", 1.3),
+    "c200_open": ("raw", 1.3),
+    "seal_small": ("net", 1.5),
+    "seal_200": ("net", 1.5),
+}
+
+
+def lines(out):
+    text = [
+        HEAD,
+        "",
+        f"`bench/scale-out.sh` (as root): a Citus 13.2.2 coordinator and two workers set up by the blocks of "
+        f"docs/scale-out.md, against a single node, all four PostgreSQL 15 servers on this machine with their "
+        f"default settings; the demo's rows and the bench's agent (bench.py's) on both. Machine: {out['machine']}. "
+        f"Date: {out['date']}. Medians of {out['runs']} calls after 3 warm-up calls, the two servers alternating "
+        "call by call, from psycopg over TCP to localhost, parameters bound, bodies fetched as text. "
+        "In a transaction: `BEGIN`, the call, `COMMIT` (`prompt_tx.*` on Citus, `prompt.*` on the single node). "
+        "The hop: the coordinator's time for a delegated `sealed_body` less the single node's, in the same form.",
+        "",
+        "| call | form | single ms | coordinator ms | ratio | net of the hop | target | |",
+        "|---|---|---:|---:|---:|---:|---|---|",
+    ]
+    labels = {k: label for k, label, *_ in MEASURES} | {k: label for k, label, _ in SEALING}
+    for form, name in (("auto", "autocommit"), ("tx", "transaction")):
+        hop = out[f"{form}_hop"]["citus"] - out[f"{form}_hop"]["single"]
+        out[f"{form}_hop_ms"] = hop
+        for key in [k for k, *_ in MEASURES] + [k for k, *_ in SEALING]:
+            m = out[f"{form}_{key}"]
+            raw, net = m["citus"] / m["single"], (m["citus"] - hop) / m["single"]
+            if key in TARGETS:
+                which, target = TARGETS[key]
+                v = raw if which == "raw" else net
+                verdict = f"<= {target} ({which})", "met" if v <= target else "MISSED"
+            else:
+                verdict = "", ""
+            text.append(f"| {labels[key]} | {name} | {m['single']:.2f} | {m['citus']:.2f} | {raw:.2f} | "
+                        f"{net:.2f} | {verdict[0]} | {verdict[1]} |")
+    text += [
+        "",
+        f"The hop: {out['auto_hop_ms']:.2f} ms in autocommit, {out['tx_hop_ms']:.2f} ms in a transaction. "
+        f"The coordinator's connections to the workers: `citus.node_conninfo = '{out['node_conninfo']}'`, "
+        f"SSL in use: {', '.join(str(s) for s in out['node_ssl']) or 'no connection seen'}. "
+        f"The 200-turn body is {out['c200_body_bytes'] / 1e3:.0f} KB.",
+        "",
+        "The same autocommit calls made directly on the worker that holds the conversation's shard "
+        "(no coordinator, Citus's planner on every query the compile runs), alternating with the single node:",
+        "",
+        "| call | single ms | worker ms | coordinator ms | worker / single |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for key, label, *_ in MEASURES:
+        m = out[f"auto_{key}"]
+        text.append(f"| {label} | {m['single_w']:.2f} | {m['worker']:.2f} | {m['citus']:.2f} | {m['worker'] / m['single_w']:.2f} |")
+    return text
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "load":
+        load(int(sys.argv[2]))
+    elif sys.argv[1] == "measure":
+        measure(int(sys.argv[2]), int(sys.argv[3]))
+    elif sys.argv[1] == "report":
+        with open(os.path.join(os.path.dirname(__file__), "out", "scale_out.json")) as f:
+            sec = lines(json.load(f))
+        print("\n".join(sec))
+        write_section("scale_out", HEAD, sec)
