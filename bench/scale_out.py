@@ -239,6 +239,10 @@ def lines(out):
     for key, label, *_ in MEASURES:
         m = out[f"auto_{key}"]
         text.append(f"| {label} | {m['single_w']:.2f} | {m['worker']:.2f} | {m['citus']:.2f} | {m['worker'] / m['single_w']:.2f} |")
+    notes = os.path.join(os.path.dirname(os.path.abspath(__file__)), "NOTES-scale-out.md")
+    if os.path.exists(notes):
+        with open(notes) as f:
+            text += [""] + f.read().rstrip("\n").split("\n")
     return text
 
 
