@@ -1,14 +1,18 @@
 //! A turn's JSON columns (docs/design.md, "Rows"): inline entries, variables, history
 //! intent, raw input entries, tools, callables, request options and a sealed preface.
 //! The write trigger and the loader parse them through these functions into typed
-//! values, so what was accepted on write compiles, and nothing is parsed twice.
+//! values, so what was accepted on write compiles, and nothing is parsed twice: the
+//! loader hands them the values it read from jsonb's binary form ([`JsonInput`]); JSON
+//! text is parsed only where a caller holds text (a write-time check, a test).
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
 use crate::error::{quote, Code, Error, Result};
 use crate::items::PartKind;
+pub use crate::json_input::JsonInput;
 use crate::kinds::{PrefaceItem, Role};
 use crate::macros;
 use crate::template::{self, pointer_token, HistoryKnobs, Slot};
@@ -57,8 +61,8 @@ pub enum InlineEntry {
     },
 }
 
-fn parse_json(text: &str, code: Code, column: &str) -> Result<Value> {
-    serde_json::from_str(text).map_err(|e| Error::new(code, format!("{column} is not JSON ({e})")))
+fn parse_json<'a>(input: impl JsonInput<'a>, code: Code, column: &str) -> Result<Cow<'a, Value>> {
+    input.value(|e| Error::new(code, format!("{column} is not JSON ({e})")))
 }
 
 fn field_error(code: Code, path: &str, what: impl AsRef<str>) -> Error {
@@ -78,14 +82,10 @@ pub fn check_size(text: &str, what: &str) -> Result<()> {
 }
 
 /// Parses `turns.inline`.
-pub fn parse_inline(text: &str) -> Result<Vec<InlineEntry>> {
-    if text == "[]" {
-        // The column's default, as jsonb spells it: most rows (no parse needed).
-        return Ok(Vec::new());
-    }
+pub fn parse_inline<'a>(input: impl JsonInput<'a>) -> Result<Vec<InlineEntry>> {
     const C: Code = Code::InlineEntryInvalid;
-    let v = parse_json(text, C, "inline")?;
-    let Value::Array(list) = v else {
+    let v = parse_json(input, C, "inline")?;
+    let Value::Array(list) = v.as_ref() else {
         return Err(field_error(C, "/inline", "inline must be a list of entries"));
     };
     list.iter()
@@ -168,17 +168,13 @@ fn inline_entry(e: &Value, base: &str) -> Result<InlineEntry> {
 }
 
 /// Parses `turns.variables`: string values, named like template variables.
-pub fn parse_variables(text: &str) -> Result<BTreeMap<String, String>> {
-    if text == "{}" {
-        // The column's default, as jsonb spells it: most rows (no parse needed).
-        return Ok(BTreeMap::new());
-    }
+pub fn parse_variables<'a>(input: impl JsonInput<'a>) -> Result<BTreeMap<String, String>> {
     const C: Code = Code::TurnFieldInvalid;
-    let v = parse_json(text, C, "variables")?;
-    let Value::Object(map) = v else {
+    let v = parse_json(input, C, "variables")?;
+    let Value::Object(map) = v.as_ref() else {
         return Err(field_error(C, "/variables", "variables must be an object of strings"));
     };
-    for (name, value) in &map {
+    for (name, value) in map {
         let path = format!("/variables/{}", pointer_token(name));
         if !template::is_variable_name(name) || macros::is_macro(name) || name == macros::HISTORY_WORD {
             return Err(field_error(
@@ -198,18 +194,18 @@ pub fn parse_variables(text: &str) -> Result<BTreeMap<String, String>> {
         macros::check(text, &|_| false, &format!("variable {path}"))?;
     }
     Ok(map
-        .into_iter()
+        .iter()
         .map(|(k, v)| match v {
-            Value::String(s) => (k, s),
-            other => (k, other.to_string()),
+            Value::String(s) => (k.clone(), s.clone()),
+            other => (k.clone(), other.to_string()),
         })
         .collect())
 }
 
 /// Parses `turns.history`, the turn's history intent.
-pub fn parse_history(text: &str) -> Result<HistoryKnobs> {
+pub fn parse_history<'a>(input: impl JsonInput<'a>) -> Result<HistoryKnobs> {
     const C: Code = Code::TurnFieldInvalid;
-    let v = parse_json(text, C, "history")?;
+    let v = parse_json(input, C, "history")?;
     let (knobs, problems) = template::parse_history_intent(&v);
     match (knobs, problems.into_iter().next()) {
         (Some(k), None) => Ok(k),
@@ -223,7 +219,10 @@ pub fn parse_history(text: &str) -> Result<HistoryKnobs> {
 pub struct Tool {
     pub(crate) name: String,
     pub(crate) description: Option<String>,
+    /// `input_schema` as compact JSON text, as the wire renderers embed it.
     pub(crate) input_schema: String,
+    /// `input_schema` as read, for the tool's definition in a seal.
+    pub(crate) schema: Value,
     /// Loaded only when the provider's tool search finds it (`defer_loading` on
     /// `anthropic` and `responses`); left out of the request on `chat` and `gemini`.
     pub(crate) deferred: bool,
@@ -237,8 +236,7 @@ impl Tool {
         if let Some(d) = &self.description {
             out.insert("description".into(), Value::String(d.clone()));
         }
-        let schema = serde_json::from_str(&self.input_schema).unwrap_or(Value::Null);
-        out.insert("input_schema".into(), schema);
+        out.insert("input_schema".into(), self.schema.clone());
         Value::Object(out)
     }
 }
@@ -248,10 +246,10 @@ pub(crate) fn is_tool_name(s: &str) -> bool {
 }
 
 /// Parses `turns.tools`.
-pub fn parse_tools(text: &str) -> Result<Vec<Tool>> {
+pub fn parse_tools<'a>(input: impl JsonInput<'a>) -> Result<Vec<Tool>> {
     const C: Code = Code::TurnFieldInvalid;
-    let v = parse_json(text, C, "tools")?;
-    let Value::Array(list) = v else {
+    let v = parse_json(input, C, "tools")?;
+    let Value::Array(list) = v.as_ref() else {
         return Err(field_error(
             C,
             "/tools",
@@ -305,8 +303,8 @@ pub fn parse_tools(text: &str) -> Result<Vec<Tool>> {
                 ))
             }
         };
-        let input_schema = match obj.get("input_schema") {
-            Some(s @ Value::Object(_)) => s.to_string(),
+        let (input_schema, schema) = match obj.get("input_schema") {
+            Some(s @ Value::Object(_)) => (s.to_string(), s.clone()),
             _ => {
                 return Err(field_error(
                     C,
@@ -320,6 +318,7 @@ pub fn parse_tools(text: &str) -> Result<Vec<Tool>> {
             name,
             description,
             input_schema,
+            schema,
             deferred,
         });
     }
@@ -353,14 +352,10 @@ pub struct Callable {
 }
 
 /// Parses `turns.callables`.
-pub fn parse_callables(text: &str) -> Result<Vec<Callable>> {
-    if text == "[]" {
-        // The column's default, as jsonb spells it: most rows (no parse needed).
-        return Ok(Vec::new());
-    }
+pub fn parse_callables<'a>(input: impl JsonInput<'a>) -> Result<Vec<Callable>> {
     const C: Code = Code::TurnFieldInvalid;
-    let v = parse_json(text, C, "callables")?;
-    let Value::Array(list) = v else {
+    let v = parse_json(input, C, "callables")?;
+    let Value::Array(list) = v.as_ref() else {
         return Err(field_error(
             C,
             "/callables",
@@ -424,10 +419,10 @@ pub struct RawEntry {
 
 /// Parses `turns.input`: `[{role, content}]`, content a string or a list of parts
 /// (`text`, `image`, `tool_call`, `tool_result`, as in compiled messages).
-pub fn parse_raw_input(text: &str) -> Result<Vec<RawEntry>> {
+pub fn parse_raw_input<'a>(input: impl JsonInput<'a>) -> Result<Vec<RawEntry>> {
     const C: Code = Code::RawInputInvalid;
-    let v = parse_json(text, C, "input")?;
-    let Value::Array(list) = v else {
+    let v = parse_json(input, C, "input")?;
+    let Value::Array(list) = v.as_ref() else {
         return Err(field_error(C, "/input", "input must be a list of {role, content}"));
     };
     let mut out = Vec::with_capacity(list.len());
@@ -531,14 +526,10 @@ fn raw_part(p: &Value, path: &str) -> Result<PartKind> {
 
 /// Parses a sealed preface (`turns.sealed_preface`): `[{role, parts: [{type: text, text}]}]`,
 /// as a seal wrote it.
-pub fn parse_preface(text: &str) -> Result<Vec<PrefaceItem>> {
-    if text == "[]" {
-        // The column's default, as jsonb spells it: most rows (no parse needed).
-        return Ok(Vec::new());
-    }
+pub fn parse_preface<'a>(input: impl JsonInput<'a>) -> Result<Vec<PrefaceItem>> {
     const C: Code = Code::TurnFieldInvalid;
-    let v = parse_json(text, C, "sealed_preface")?;
-    let Value::Array(list) = v else {
+    let v = parse_json(input, C, "sealed_preface")?;
+    let Value::Array(list) = v.as_ref() else {
         return Err(field_error(C, "/sealed_preface", "a sealed preface is a list of items"));
     };
     let mut out = Vec::with_capacity(list.len());

@@ -20,11 +20,14 @@
 //! efforts, displays, budgets, sampling and its ranges, thinking beside a forced tool);
 //! a model without one keeps its wire's rules (`check_wire`).
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Number, Value};
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Code, Error, Result};
+use crate::json_input::JsonInput;
 use crate::kinds::{Display, Effort, ThinkingMode, Wire};
 use crate::profile::{list, Profile};
 
@@ -43,19 +46,19 @@ impl RequestOptions {
 }
 
 /// Parses `request_options` (of a model, an agent or a turn): an object of options.
-pub fn parse_request_options(text: &str) -> Result<RequestOptions> {
-    if text == "{}" {
-        return Ok(RequestOptions::default());
+pub fn parse_request_options<'a>(input: impl JsonInput<'a>) -> Result<RequestOptions> {
+    match input.value(|e| invalid("", format!("request_options is not JSON ({e})")))? {
+        Cow::Borrowed(Value::Object(map)) if map.is_empty() => Ok(RequestOptions::default()),
+        Cow::Owned(Value::Object(map)) => checked(map),
+        Cow::Borrowed(Value::Object(map)) => checked(map.clone()),
+        _ => Err(invalid("", "request_options must be an object")),
     }
-    match serde_json::from_str::<Value>(text) {
-        Ok(Value::Object(map)) => {
-            let options = RequestOptions(map);
-            check(&options)?;
-            Ok(options)
-        }
-        Ok(_) => Err(invalid("", "request_options must be an object")),
-        Err(e) => Err(invalid("", format!("request_options is not JSON ({e})"))),
-    }
+}
+
+fn checked(map: Map<String, Value>) -> Result<RequestOptions> {
+    let options = RequestOptions(map);
+    check(&options)?;
+    Ok(options)
 }
 
 const KEYS: [&str; 11] = [

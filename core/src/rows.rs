@@ -94,9 +94,9 @@ pub struct User {
     pub steward_id: Option<Uuid>,
     /// How the user compiles as an answerer (`users.prompt_mechanism`: default, assembly or raw).
     pub prompt_mechanism: Mechanism,
-    /// `prompt_template` as JSON text, parsed once by the compile that needs it (the
-    /// answerer's) and checked on every write.
-    pub prompt_template: Option<String>,
+    /// `prompt_template`, as the loader read it from jsonb: read as a template by the
+    /// compile that needs it (the answerer's), and checked on every write.
+    pub prompt_template: Option<serde_json::Value>,
     /// The model the user answers with when the turn names none (`users.model`); `None`: no model.
     pub model: Option<String>,
     /// Whether the user replays its newest earlier run's reasoning in history (`users.reasoning_replay`);

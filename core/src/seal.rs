@@ -130,7 +130,7 @@ impl SeedCut {
         if self.carry.is_null() {
             return Vec::new();
         }
-        crate::fields::parse_raw_input(&self.carry.to_string()).unwrap_or_default()
+        crate::fields::parse_raw_input(&self.carry).unwrap_or_default()
     }
 }
 
@@ -426,7 +426,7 @@ fn messages_02(
                 .collect()
         })
         .unwrap_or_default();
-    let entries = crate::fields::parse_raw_input(&serde_json::Value::Array(entries).to_string())?;
+    let entries = crate::fields::parse_raw_input(&serde_json::Value::Array(entries))?;
     Ok(entries
         .into_iter()
         .map(|e| {
@@ -507,7 +507,7 @@ pub fn convert_02(
     let estimate: Estimate = serde_json::from_value(old.get("estimate").cloned().unwrap_or_default())
         .map_err(|e| bad(&format!("its estimate cannot be read ({e})")))?;
     let preface: Vec<PrefaceItem> =
-        crate::fields::parse_preface(&old.get("preface").cloned().unwrap_or_default().to_string()).unwrap_or_default();
+        crate::fields::parse_preface(old.get("preface").unwrap_or(&serde_json::Value::Null)).unwrap_or_default();
     let cache_marker = old.get("cache_marker").and_then(|c| c.as_u64()).unwrap_or(0) as usize;
     let mut counter = crate::tokens::Counter::new(estimate.window.tokenizer, memo);
     let neutral = messages_02(old, &mut counter).map_err(|e| bad(&e.message))?;

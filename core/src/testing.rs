@@ -61,6 +61,10 @@ pub fn model(name: &str, wire: &str, advisory: Option<i32>) -> Model {
 pub fn inline(json: &str) -> Vec<InlineEntry> {
     fields::parse_inline(json).expect("inline entries")
 }
+/// A `users.prompt_template`, as the loader reads it (the test's own JSON).
+pub fn template(json: &str) -> serde_json::Value {
+    serde_json::from_str(json).expect("a template is JSON")
+}
 /// `turns.variables`, parsed.
 pub fn variables(json: &str) -> std::collections::BTreeMap<String, String> {
     fields::parse_variables(json).expect("variables")

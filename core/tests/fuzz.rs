@@ -259,7 +259,7 @@ fn fuzz_whole_compiles() {
         if r.below(3) == 0 {
             let lark = s.user_mut(LARK);
             lark.prompt_mechanism = [Mechanism::Assembly, Mechanism::Raw, Mechanism::Default][r.below(3) as usize];
-            lark.prompt_template = Some(template_value(&mut r).to_string());
+            lark.prompt_template = Some(template_value(&mut r));
         }
         let field = |r: &mut Rng| json(r, 3, HINTS).to_string();
         // Each field is junk now and then, well formed otherwise.

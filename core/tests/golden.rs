@@ -213,7 +213,9 @@ fn inline_entries_without_a_place_are_refused() {
     let mut s = support_desk().turn(|t| t.inline = inline(r#"[{"text": "x", "position": "tail"}]"#));
     let lark = s.user_mut(LARK);
     lark.prompt_mechanism = Mechanism::Assembly;
-    lark.prompt_template = Some(r#"{"blocks": [{"type": "lead"}, {"type": "history"}, {"type": "input"}]}"#.into());
+    lark.prompt_template = Some(template(
+        r#"{"blocks": [{"type": "lead"}, {"type": "history"}, {"type": "input"}]}"#,
+    ));
     let e = s.run(Purpose::Preview).unwrap_err();
     assert_eq!(e.code, Code::InlinePositionUnavailable);
     assert!(e.message.contains("\"tail\""), "{}", e.message);

@@ -29,7 +29,7 @@ fn assembled(template: Value) -> Scenario {
         });
     let lark = s.user_mut(LARK);
     lark.prompt_mechanism = Mechanism::Assembly;
-    lark.prompt_template = Some(template.to_string());
+    lark.prompt_template = Some(template);
     s
 }
 

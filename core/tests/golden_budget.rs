@@ -102,8 +102,9 @@ fn knobs_of_the_template_and_of_the_turn() {
     let mut s = base().turn(|t| t.history = Some(history_intent(r#"{"max_entries": 5}"#)));
     let lark = s.user_mut(LARK);
     lark.prompt_mechanism = Mechanism::Assembly;
-    lark.prompt_template =
-        Some(r#"{"blocks": [{"type": "slot", "slot": "system_prompt"}, {"type": "history", "max_entries": 2, "budget": {"max_tokens": 1000}}, {"type": "input"}]}"#.into());
+    lark.prompt_template = Some(template(
+        r#"{"blocks": [{"type": "slot", "slot": "system_prompt"}, {"type": "history", "max_entries": 2, "budget": {"max_tokens": 1000}}, {"type": "input"}]}"#,
+    ));
     let h = selected(s);
     assert_eq!((h["selected"].as_u64(), h["budget"].as_u64()), (Some(5), Some(1000)));
 }
@@ -292,9 +293,9 @@ fn a_windowless_model_funds_all_history_whatever_the_caps() {
     s.model_mut("claude").advisory_window = None;
     let lark = s.user_mut(LARK);
     lark.prompt_mechanism = Mechanism::Assembly;
-    lark.prompt_template = Some(
-        r#"{"blocks": [{"type": "slot", "slot": "system_prompt"}, {"type": "history", "max_entries": 1, "budget": {"max_tokens": 5}}, {"type": "input"}]}"#.into(),
-    );
+    lark.prompt_template = Some(template(
+        r#"{"blocks": [{"type": "slot", "slot": "system_prompt"}, {"type": "history", "max_entries": 1, "budget": {"max_tokens": 5}}, {"type": "input"}]}"#,
+    ));
     let h = s.run(Purpose::Preview).unwrap().estimate().history.clone();
     assert_eq!(
         (h.selected, h.available, h.budget, h.skipped_reason),

@@ -214,8 +214,9 @@ fn desk() -> Scenario {
 fn rule_default_ignores_a_stored_template() {
     let plain = compiled(&desk());
     let mut s = desk();
-    s.user_mut(LARK).prompt_template =
-        Some(r#"{"blocks": [{"type": "inline", "role": "system", "text": "TEMPLATE"}, {"type": "history"}, {"type": "input"}]}"#.into());
+    s.user_mut(LARK).prompt_template = Some(template(
+        r#"{"blocks": [{"type": "inline", "role": "system", "text": "TEMPLATE"}, {"type": "history"}, {"type": "input"}]}"#,
+    ));
     assert_eq!(
         s.ctx.users[&id(LARK)].prompt_mechanism,
         pgprompt_core::rows::Mechanism::Default
@@ -415,7 +416,7 @@ fn rule_a_template_without_skills_has_no_catalog() {
         });
     assert!(compiled(&s).join("\n").contains("Skills available now."));
     s.user_mut(LARK).prompt_mechanism = pgprompt_core::rows::Mechanism::Assembly;
-    s.user_mut(LARK).prompt_template = Some(r#"{"blocks": [{"type": "history"}, {"type": "input"}]}"#.into());
+    s.user_mut(LARK).prompt_template = Some(template(r#"{"blocks": [{"type": "history"}, {"type": "input"}]}"#));
     assert!(!compiled(&s).join("\n").contains("Skills available now."));
 }
 

@@ -43,14 +43,11 @@ fn turn(i: usize, trim: &str, exchanges: &[(String, String)]) -> Scenario {
     }
     let lark = s.user_mut(LARK);
     lark.prompt_mechanism = Mechanism::Assembly;
-    lark.prompt_template = Some(
-        json!({"blocks": [
-            {"type": "slot", "slot": "system_prompt"},
-            {"type": "history", "budget": {"trim": trim}},
-            {"type": "input"}
-        ]})
-        .to_string(),
-    );
+    lark.prompt_template = Some(json!({"blocks": [
+        {"type": "slot", "slot": "system_prompt"},
+        {"type": "history", "budget": {"trim": trim}},
+        {"type": "input"}
+    ]}));
     s.model_mut("claude").advisory_window = Some(WINDOW);
     s
 }

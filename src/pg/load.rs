@@ -30,10 +30,10 @@ use pgprompt_core::tokens::Tokenizer;
 pub(crate) fn turn_columns(tz: &str) -> String {
     format!(
         "t.id, t.seq, t.kind, t.role, t.author_id, t.answerer_id, t.poster_id, t.content, t.prompt, t.origin, \
-         t.sender_conversation_id, t.mode, t.inline::text, t.variables::text, t.input::text, t.tools::text, \
-         t.callables::text, t.model, t.history::text, t.memory_user_id, t.summary, t.summary_round, \
-         t.request_options::text, (t.created_at AT TIME ZONE {tz})::date AS created_on, t.content_tokens, \
-         t.prompt_tokens, t.sealed_preface::text, t.sealed_at IS NOT NULL AS sealed"
+         t.sender_conversation_id, t.mode, t.inline, t.variables, t.input, t.tools, \
+         t.callables, t.model, t.history, t.memory_user_id, t.summary, t.summary_round, \
+         t.request_options, (t.created_at AT TIME ZONE {tz})::date AS created_on, t.content_tokens, \
+         t.prompt_tokens, t.sealed_preface, t.sealed_at IS NOT NULL AS sealed"
     )
 }
 
@@ -51,21 +51,21 @@ pub(crate) const TURN: [Column; 28] = [
     ("origin", TEXTOID),
     ("sender_conversation_id", UUIDOID),
     ("mode", TEXTOID),
-    ("inline", TEXTOID),
-    ("variables", TEXTOID),
-    ("input", TEXTOID),
-    ("tools", TEXTOID),
-    ("callables", TEXTOID),
+    ("inline", JSONBOID),
+    ("variables", JSONBOID),
+    ("input", JSONBOID),
+    ("tools", JSONBOID),
+    ("callables", JSONBOID),
     ("model", TEXTOID),
-    ("history", TEXTOID),
+    ("history", JSONBOID),
     ("memory_user_id", UUIDOID),
     ("summary", TEXTOID),
     ("summary_round", INT4OID),
-    ("request_options", TEXTOID),
+    ("request_options", JSONBOID),
     ("created_on", DATEOID),
     ("content_tokens", INT4ARRAYOID),
     ("prompt_tokens", INT4ARRAYOID),
-    ("sealed_preface", TEXTOID),
+    ("sealed_preface", JSONBOID),
     ("sealed", BOOLOID),
 ];
 
@@ -87,22 +87,22 @@ pub(crate) fn read_turn(c: &Cols<'_>) -> Result<Option<(Turn, bool)>> {
     t.origin = c.text("origin");
     t.sender_conversation_id = c.uuid("sender_conversation_id");
     t.mode = Mode::from_column("turns.mode", &c.need_text("mode")?)?;
-    t.inline = fields::parse_inline(&c.need_text("inline")?)?;
-    t.variables = fields::parse_variables(&c.need_text("variables")?)?;
-    t.input = c.text("input").map(|i| fields::parse_raw_input(&i)).transpose()?;
-    t.tools = c.text("tools").map(|i| fields::parse_tools(&i)).transpose()?;
-    t.callables = fields::parse_callables(&c.need_text("callables")?)?;
+    t.inline = fields::parse_inline(&c.need_json("inline")?)?;
+    t.variables = fields::parse_variables(&c.need_json("variables")?)?;
+    t.input = c.json("input")?.map(|i| fields::parse_raw_input(&i)).transpose()?;
+    t.tools = c.json("tools")?.map(|i| fields::parse_tools(&i)).transpose()?;
+    t.callables = fields::parse_callables(&c.need_json("callables")?)?;
     t.model = c.text("model");
-    t.history = c.text("history").map(|h| fields::parse_history(&h)).transpose()?;
+    t.history = c.json("history")?.map(|h| fields::parse_history(&h)).transpose()?;
     t.memory_user_id = c.uuid("memory_user_id");
     t.summary = c.text("summary");
     t.summary_round = c.get::<i32>("summary_round");
-    t.request_options = fields::parse_request_options(&c.need_text("request_options")?)?;
+    t.request_options = fields::parse_request_options(&c.need_json("request_options")?)?;
     t.date = c.date("created_on")?;
     t.content_tokens = c.ints("content_tokens");
     t.prompt_tokens = c.ints("prompt_tokens");
     t.sealed_preface = c
-        .text("sealed_preface")
+        .json("sealed_preface")?
         .map(|p| fields::parse_preface(&p))
         .transpose()?;
     Ok(Some((t, c.need::<bool>("sealed")?)))
@@ -111,8 +111,8 @@ pub(crate) fn read_turn(c: &Cols<'_>) -> Result<Option<(Turn, bool)>> {
 static USERS: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
         "a user row",
-        "SELECT id, handle, display_name, kind, steward_id, prompt_mechanism, prompt_template::text, \
-         model, reasoning_replay, application, request_options::text FROM prompt.users \
+        "SELECT id, handle, display_name, kind, steward_id, prompt_mechanism, prompt_template, \
+         model, reasoning_replay, application, request_options FROM prompt.users \
          WHERE id = ANY($1) OR id IN (SELECT steward_id FROM prompt.users WHERE id = ANY($1))",
         &[
             ("id", UUIDOID),
@@ -121,11 +121,11 @@ static USERS: LazyLock<Query> = LazyLock::new(|| {
             ("kind", TEXTOID),
             ("steward_id", UUIDOID),
             ("prompt_mechanism", TEXTOID),
-            ("prompt_template", TEXTOID),
+            ("prompt_template", JSONBOID),
             ("model", TEXTOID),
             ("reasoning_replay", BOOLOID),
             ("application", TEXTOID),
-            ("request_options", TEXTOID),
+            ("request_options", JSONBOID),
         ],
     )
 });
@@ -141,11 +141,11 @@ pub(super) fn load_users(client: &SpiClient<'_>, ids: &[Uuid]) -> Result<Vec<Use
         u.display_name = c.text("display_name");
         u.steward_id = c.uuid("steward_id");
         u.prompt_mechanism = Mechanism::from_column("users.prompt_mechanism", &c.need_text("prompt_mechanism")?)?;
-        u.prompt_template = c.text("prompt_template");
+        u.prompt_template = c.json("prompt_template")?;
         u.model = c.text("model");
         u.reasoning_replay = c.need::<bool>("reasoning_replay")?;
         u.application = c.text("application");
-        u.request_options = fields::parse_request_options(&c.need_text("request_options")?)?;
+        u.request_options = fields::parse_request_options(&c.need_json("request_options")?)?;
         Ok(Some(u))
     })
 }
@@ -499,7 +499,7 @@ static MODELS: LazyLock<Query> = LazyLock::new(|| {
         // Citus is a distributed subplan, planned even where a CASE would skip it.
         "SELECT m.name, m.wire, m.tokenizer, m.advisory_window, m.hard_window, m.native_images, \
          m.token_margin, m.token_margin_auto, \
-         m.max_output_tokens, m.cache_ttl, m.request_options::text, \
+         m.max_output_tokens, m.cache_ttl, m.request_options, \
          prompt._model_profile(m.name, m.profile) AS profile \
          FROM prompt.models m WHERE m.name = ANY($1)",
         &[
@@ -513,7 +513,7 @@ static MODELS: LazyLock<Query> = LazyLock::new(|| {
             ("token_margin_auto", BOOLOID),
             ("max_output_tokens", INT4OID),
             ("cache_ttl", TEXTOID),
-            ("request_options", TEXTOID),
+            ("request_options", JSONBOID),
             ("profile", TEXTOID),
         ],
     )
@@ -534,7 +534,7 @@ fn load_models(client: &SpiClient<'_>, names: &[String]) -> Result<HashMap<Strin
         let auto = c.need::<bool>("token_margin_auto")?;
         m.max_output_tokens = c.need::<i32>("max_output_tokens")?;
         m.cache_ttl = CacheTtl::from_column("models.cache_ttl", &c.need_text("cache_ttl")?)?;
-        m.request_options = fields::parse_request_options(&c.need_text("request_options")?)?;
+        m.request_options = fields::parse_request_options(&c.need_json("request_options")?)?;
         // No profile: the model row names none and no shipped profile has its name.
         let profile = pgprompt_core::profile::Profile::from_json(&c.text("profile").unwrap_or_default())?;
         Ok(Some((name, m.with_profile(profile), auto)))

@@ -274,6 +274,21 @@ impl Cols<'_> {
         // SAFETY: a non-NULL datum of the current row whose type is jsonb (checked).
         unsafe { super::jsonb::jsonb_value(value) }.map(Some).ok_or(())
     }
+    /// A `jsonb` column's value, read from its binary form (`None`: NULL); one nested
+    /// deeper than serde_json reads (refused on write) is `data_corrupted` naming it.
+    pub(crate) fn json(&self, name: &str) -> Result<Option<serde_json::Value>, Error> {
+        self.jsonb(name).map_err(|()| {
+            Error::new(
+                Code::DataCorrupted,
+                format!("column \"{name}\" of {} nests deeper than 128 levels", self.query.what),
+            )
+            .hint("The write checks refuse such a value: a row was written around the extension's constraints.")
+        })
+    }
+    /// A `jsonb` column's value where the compile needs one (NULL: `data_corrupted`).
+    pub(crate) fn need_json(&self, name: &str) -> Result<serde_json::Value, Error> {
+        self.json(name)?.ok_or_else(|| self.null(name))
+    }
     /// An `int4[]` column (NULL: none).
     pub(crate) fn ints(&self, name: &str) -> Vec<Option<i32>> {
         self.get::<Vec<Option<i32>>>(name).unwrap_or_default()

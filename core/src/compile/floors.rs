@@ -51,10 +51,10 @@ pub(super) struct Floors {
 }
 
 impl Compiler<'_, '_> {
-    /// The answerer's template, parsed once (it was checked on write).
+    /// The answerer's template, read from its value (it was checked on write).
     pub(super) fn answerer_template(&self) -> Result<Template> {
         let a = self.a;
-        let Some(text) = a.prompt_template.as_deref() else {
+        let Some(value) = a.prompt_template.as_ref() else {
             return Err(Error::new(
                 Code::TemplateInvalid,
                 format!(
@@ -65,7 +65,7 @@ impl Compiler<'_, '_> {
             .detail("path: ")
             .hint("Store a template in users.prompt_template, or set prompt_mechanism to 'default'."));
         };
-        match template::parse_text(text) {
+        match template::parse(value) {
             (Some(t), _) => Ok(t),
             (None, problems) => Err(super::finish::template_error(
                 &problems,
