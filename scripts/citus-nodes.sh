@@ -34,7 +34,7 @@ stop_all() {
 finish() {
     local rc=$?
     stop_all
-    if [ "$rc" = 0 ]; then rm -rf "$WORK"; else echo "citus-check failed; logs and data in $WORK" >&2; fi
+    if [ "$rc" = 0 ]; then rm -rf "$WORK"; else echo "$(basename "$0") failed; logs and data in $WORK" >&2; fi
 }
 trap finish EXIT
 
