@@ -5,6 +5,7 @@
 Phases (bench/scale-out.sh runs them):
     python3 bench/scale_out.py load PORT                  # the bench's rows into `app` on PORT
     python3 bench/scale_out.py measure SINGLE COORDINATOR # measures, writes RESULTS.md's section
+    python3 bench/scale_out.py report                     # the section again from bench/out/scale_out.json
 
 Each figure is the median of RUNS calls (after 3 warm-up calls), the single node's and
 the coordinator's alternating call by call, over TCP to localhost, the body fetched as
@@ -32,6 +33,7 @@ from bench import ADA, agent, conversation, machine  # noqa: E402
 from results import write_section  # noqa: E402
 
 HEAD = "## Scale-out"
+SAVED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "out", "scale_out.json")
 RUNS = int(os.environ.get("BENCH_RUNS", "30"))
 DEMO_C = "00000000-0000-4000-8000-00000000c001"
 DEMO_SEALED = "00000000-0000-4000-8000-0000000d0002"
@@ -135,7 +137,7 @@ def ssl_between_nodes(coordinator, conv):
 
 
 MEASURES = [
-    # key, label, function, conversation, turn, on the worker too
+    # key, label, function, conversation, turn (each also called on the worker holding it)
     ("hop", "demo: `sealed_body` of its sealed turn (the hop)", "sealed_body", DEMO_C, DEMO_SEALED),
     ("demo_sealed", "demo: sealed `compile_turn`", "compile_turn", DEMO_C, DEMO_SEALED),
     ("demo_open", "demo: unsealed `preview_turn`", "preview_turn", DEMO_C, DEMO_OPEN),
@@ -175,9 +177,13 @@ def measure(single_port, coordinator_port):
         out[f"auto_{key}"]["single_w"] = med(t["single"])
     out["node_conninfo"], out["node_ssl"] = ssl_between_nodes(coordinator_port, DEMO_C)
     out["c200_body_bytes"] = len(sides["single"].auto.execute("SELECT prompt.compile_turn(%s, %s)", (C200, T200)).fetchone()[0])
-    os.makedirs(os.path.join(os.path.dirname(__file__), "out"), exist_ok=True)
-    with open(os.path.join(os.path.dirname(__file__), "out", "scale_out.json"), "w") as f:
+    os.makedirs(os.path.dirname(SAVED), exist_ok=True)
+    with open(SAVED, "w") as f:
         json.dump(out, f, indent=1)
+    publish(out)
+
+
+def publish(out):
     section = lines(out)
     print("\n".join(section))
     write_section("scale_out", HEAD, section)
@@ -209,9 +215,9 @@ def lines(out):
         "|---|---|---:|---:|---:|---:|---|---|",
     ]
     labels = {k: label for k, label, *_ in MEASURES} | {k: label for k, label, _ in SEALING}
+    hops = {form: out[f"{form}_hop"]["citus"] - out[f"{form}_hop"]["single"] for form in ("auto", "tx")}
     for form, name in (("auto", "autocommit"), ("tx", "transaction")):
-        hop = out[f"{form}_hop"]["citus"] - out[f"{form}_hop"]["single"]
-        out[f"{form}_hop_ms"] = hop
+        hop = hops[form]
         for key in [k for k, *_ in MEASURES] + [k for k, *_ in SEALING]:
             m = out[f"{form}_{key}"]
             raw, net = m["citus"] / m["single"], (m["citus"] - hop) / m["single"]
@@ -225,7 +231,7 @@ def lines(out):
                         f"{net:.2f} | {verdict[0]} | {verdict[1]} |")
     text += [
         "",
-        f"The hop: {out['auto_hop_ms']:.2f} ms in autocommit, {out['tx_hop_ms']:.2f} ms in a transaction. "
+        f"The hop: {hops['auto']:.2f} ms in autocommit, {hops['tx']:.2f} ms in a transaction. "
         f"The coordinator's connections to the workers: `citus.node_conninfo = '{out['node_conninfo']}'`, "
         f"SSL in use: {', '.join(str(s) for s in out['node_ssl']) or 'no connection seen'}. "
         f"The 200-turn body is {out['c200_body_bytes'] / 1e3:.0f} KB.",
@@ -251,8 +257,6 @@ if __name__ == "__main__":
         load(int(sys.argv[2]))
     elif sys.argv[1] == "measure":
         measure(int(sys.argv[2]), int(sys.argv[3]))
-    elif sys.argv[1] == "report":
-        with open(os.path.join(os.path.dirname(__file__), "out", "scale_out.json")) as f:
-            sec = lines(json.load(f))
-        print("\n".join(sec))
-        write_section("scale_out", HEAD, sec)
+    elif sys.argv[1] == "report":  # the section again from the last measurement's figures
+        with open(SAVED) as f:
+            publish(json.load(f))

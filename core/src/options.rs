@@ -20,8 +20,6 @@
 //! efforts, displays, budgets, sampling and its ranges, thinking beside a forced tool);
 //! a model without one keeps its wire's rules (`check_wire`).
 
-use std::borrow::Cow;
-
 use serde_json::{Map, Number, Value};
 
 use serde::{Deserialize, Serialize};
@@ -47,15 +45,10 @@ impl RequestOptions {
 
 /// Parses `request_options` (of a model, an agent or a turn): an object of options.
 pub fn parse_request_options<'a>(input: impl JsonInput<'a>) -> Result<RequestOptions> {
-    match input.value(|e| invalid("", format!("request_options is not JSON ({e})")))? {
-        Cow::Borrowed(Value::Object(map)) if map.is_empty() => Ok(RequestOptions::default()),
-        Cow::Owned(Value::Object(map)) => checked(map),
-        Cow::Borrowed(Value::Object(map)) => checked(map.clone()),
-        _ => Err(invalid("", "request_options must be an object")),
-    }
-}
-
-fn checked(map: Map<String, Value>) -> Result<RequestOptions> {
+    let value = input.value(|e| invalid("", format!("request_options is not JSON ({e})")))?;
+    let Value::Object(map) = value.into_owned() else {
+        return Err(invalid("", "request_options must be an object"));
+    };
     let options = RequestOptions(map);
     check(&options)?;
     Ok(options)
