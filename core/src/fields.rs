@@ -8,14 +8,15 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::error::{quote, Code, Error, Result};
 use crate::items::PartKind;
+use crate::json_at::{At, Obj, OrCode, Refusal};
 pub use crate::json_input::JsonInput;
 use crate::kinds::{PrefaceItem, Role};
 use crate::macros;
-use crate::template::{self, pointer_token, HistoryKnobs, Slot};
+use crate::template::{self, HistoryKnobs, Slot};
 
 /// Bound of a document body, a template and an inline entry.
 pub(crate) const MAX_TEXT_BYTES: usize = 64 * 1024;
@@ -65,10 +66,6 @@ fn parse_json<'a>(input: impl JsonInput<'a>, code: Code, column: &str) -> Result
     input.value(|e| Error::new(code, format!("{column} is not JSON ({e})")))
 }
 
-fn field_error(code: Code, path: &str, what: impl AsRef<str>) -> Error {
-    Error::new(code, format!("{} at {path}", what.as_ref())).detail(format!("The value at {path} is not valid."))
-}
-
 /// Refuses a text over the 64 KiB bound.
 pub fn check_size(text: &str, what: &str) -> Result<()> {
     if text.len() > MAX_TEXT_BYTES {
@@ -85,85 +82,66 @@ pub fn check_size(text: &str, what: &str) -> Result<()> {
 pub fn parse_inline<'a>(input: impl JsonInput<'a>) -> Result<Vec<InlineEntry>> {
     const C: Code = Code::InlineEntryInvalid;
     let v = parse_json(input, C, "inline")?;
-    let Value::Array(list) = v.as_ref() else {
-        return Err(field_error(C, "/inline", "inline must be a list of entries"));
-    };
-    list.iter()
-        .enumerate()
-        .map(|(i, e)| inline_entry(e, &format!("/inline/{i}")))
+    At::root(&v, "/inline")
+        .list("inline must be a list of entries")
+        .or_code(C)?
+        .map(inline_entry)
         .collect()
 }
 
 /// Refuses a key of an inline entry outside `allowed`.
-fn known_keys(obj: &Map<String, Value>, allowed: &[&str], base: &str, what: &str) -> Result<()> {
-    match obj.keys().find(|k| !allowed.contains(&k.as_str())) {
-        Some(key) => Err(field_error(
-            Code::InlineEntryInvalid,
-            &format!("{base}/{}", pointer_token(key)),
-            format!("unknown key \"{key}\" in {what}"),
-        )),
-        None => Ok(()),
-    }
+fn known_keys(obj: &Obj<'_>, allowed: &[&str], what: &str) -> Result<()> {
+    obj.only(allowed, |key| format!("unknown key \"{key}\" in {what}"))
+        .or_code(Code::InlineEntryInvalid)
 }
 
-/// One inline entry, at JSON pointer `base`.
-fn inline_entry(e: &Value, base: &str) -> Result<InlineEntry> {
+/// One inline entry.
+fn inline_entry(e: At<'_>) -> Result<InlineEntry> {
     const C: Code = Code::InlineEntryInvalid;
-    let Some(obj) = e.as_object() else {
-        return Err(field_error(
-            C,
-            base,
-            "an inline entry is an object {\"text\", \"role\"?, \"position\"?} or {\"slot\", \"text\"}",
-        ));
-    };
-    let Some(Value::String(text)) = obj.get("text") else {
-        return Err(field_error(
-            C,
-            &format!("{base}/text"),
-            "an inline entry needs a string \"text\"",
-        ));
-    };
-    let text = text.clone();
-    check_size(&text, &format!("inline entry {base}"))?;
-    macros::check(&text, &|_| false, &format!("inline entry {base}"))?;
-    let role = match obj.get("role") {
-        None | Some(Value::Null) => None,
-        Some(r) => Some(r.as_str().and_then(Role::parse).ok_or_else(|| {
-            field_error(
-                C,
-                &format!("{base}/role"),
-                format!("role must be system, developer, user or assistant, not {r}"),
-            )
-        })?),
-    };
+    let obj = e
+        .object("an inline entry is an object {\"text\", \"role\"?, \"position\"?} or {\"slot\", \"text\"}")
+        .or_code(C)?;
+    let text = obj
+        .at("text")
+        .str("an inline entry needs a string \"text\"")
+        .or_code(C)?
+        .to_string();
+    let what = format!("inline entry {}", e.path());
+    check_size(&text, &what)?;
+    macros::check(&text, &|_| false, &what)?;
+    let r = obj.at("role");
+    let role = r
+        .optional(
+            |v| v.as_str().and_then(Role::parse),
+            format_args!("role must be system, developer, user or assistant, not {}", r.value),
+        )
+        .or_code(C)?;
     if let Some(slot) = obj.get("slot") {
-        known_keys(obj, &["slot", "text", "role"], base, "a slot override")?;
-        let Some(slot) = slot.as_str().and_then(Slot::parse) else {
-            return Err(field_error(
-                C,
-                &format!("{base}/slot"),
-                format!("slot must be system_prompt, character or persona, not {slot}"),
-            ));
-        };
+        known_keys(&obj, &["slot", "text", "role"], "a slot override")?;
+        let slot = slot
+            .read(
+                |v| v.as_str().and_then(Slot::parse),
+                format_args!("slot must be system_prompt, character or persona, not {}", slot.value),
+            )
+            .or_code(C)?;
         return Ok(InlineEntry::Slot { slot, text, role });
     }
-    known_keys(obj, &["text", "role", "position"], base, "an inline entry")?;
-    let position = match obj.get("position") {
-        None | Some(Value::Null) => Position::Lead,
-        Some(Value::String(s)) if s == "lead" => Position::Lead,
-        Some(Value::String(s)) if s == "tail" => Position::Tail,
-        Some(p) => {
-            return Err(field_error(
-                C,
-                &format!("{base}/position"),
-                format!("position must be lead or tail, not {p}"),
-            ))
-        }
-    };
+    known_keys(&obj, &["text", "role", "position"], "an inline entry")?;
+    let p = obj.at("position");
+    let position = p
+        .optional(
+            |v| match v.as_str() {
+                Some("lead") => Some(Position::Lead),
+                Some("tail") => Some(Position::Tail),
+                _ => None,
+            },
+            format_args!("position must be lead or tail, not {}", p.value),
+        )
+        .or_code(C)?;
     Ok(InlineEntry::Placed {
         text,
         role: role.unwrap_or(Role::User),
-        position,
+        position: position.unwrap_or(Position::Lead),
     })
 }
 
@@ -171,35 +149,27 @@ fn inline_entry(e: &Value, base: &str) -> Result<InlineEntry> {
 pub fn parse_variables<'a>(input: impl JsonInput<'a>) -> Result<BTreeMap<String, String>> {
     const C: Code = Code::TurnFieldInvalid;
     let v = parse_json(input, C, "variables")?;
-    let Value::Object(map) = v.as_ref() else {
-        return Err(field_error(C, "/variables", "variables must be an object of strings"));
-    };
-    for (name, value) in map {
-        let path = format!("/variables/{}", pointer_token(name));
+    let obj = At::root(&v, "/variables")
+        .object("variables must be an object of strings")
+        .or_code(C)?;
+    let mut out = BTreeMap::new();
+    for (name, value) in obj.entries() {
         if !template::is_variable_name(name) || macros::is_macro(name) || name == macros::HISTORY_WORD {
-            return Err(field_error(
-                C,
-                &path,
-                format!(
+            return Err(value
+                .refuse(format_args!(
                     "variable name {} must match [a-z][a-z0-9_]* and not be a macro",
                     quote(name)
-                ),
-            ));
+                ))
+                .error(C));
         }
-        let Some(text) = value.as_str() else {
-            return Err(field_error(C, &path, "a variable's value must be a string"));
-        };
+        let text = value.str("a variable's value must be a string").or_code(C)?;
         // A value is checked like a document: its macros render, a typo is refused.
-        check_size(text, &format!("variable {path}"))?;
-        macros::check(text, &|_| false, &format!("variable {path}"))?;
+        let what = format!("variable {}", value.path());
+        check_size(text, &what)?;
+        macros::check(text, &|_| false, &what)?;
+        out.insert(name.to_string(), text.to_string());
     }
-    Ok(map
-        .iter()
-        .map(|(k, v)| match v {
-            Value::String(s) => (k.clone(), s.clone()),
-            other => (k.clone(), other.to_string()),
-        })
-        .collect())
+    Ok(out)
 }
 
 /// Parses `turns.history`, the turn's history intent.
@@ -207,10 +177,11 @@ pub fn parse_history<'a>(input: impl JsonInput<'a>) -> Result<HistoryKnobs> {
     const C: Code = Code::TurnFieldInvalid;
     let v = parse_json(input, C, "history")?;
     let (knobs, problems) = template::parse_history_intent(&v);
+    let refuse = |path: String, message: String| Refusal { path, message }.error(C);
     match (knobs, problems.into_iter().next()) {
         (Some(k), None) => Ok(k),
-        (_, Some(p)) => Err(field_error(C, &format!("/history{}", p.path), p.message)),
-        (None, None) => Err(field_error(C, "/history", "invalid history intent")),
+        (_, Some(p)) => Err(refuse(format!("/history{}", p.path), p.message)),
+        (None, None) => Err(refuse("/history".into(), "invalid history intent".into())),
     }
 }
 
@@ -249,76 +220,44 @@ pub(crate) fn is_tool_name(s: &str) -> bool {
 pub fn parse_tools<'a>(input: impl JsonInput<'a>) -> Result<Vec<Tool>> {
     const C: Code = Code::TurnFieldInvalid;
     let v = parse_json(input, C, "tools")?;
-    let Value::Array(list) = v.as_ref() else {
-        return Err(field_error(
-            C,
-            "/tools",
-            "tools must be a list of {name, description, input_schema}",
-        ));
-    };
+    let list = At::root(&v, "/tools")
+        .list("tools must be a list of {name, description, input_schema}")
+        .or_code(C)?;
     let mut out: Vec<Tool> = Vec::with_capacity(list.len());
-    for (i, t) in list.iter().enumerate() {
-        let base = format!("/tools/{i}");
-        let Some(obj) = t.as_object() else {
-            return Err(field_error(
-                C,
-                &base,
-                "a tool is an object {name, description, input_schema}",
-            ));
-        };
-        for key in obj.keys() {
-            if !["name", "description", "input_schema", "deferred"].contains(&key.as_str()) {
-                return Err(field_error(
-                    C,
-                    &format!("{base}/{}", pointer_token(key)),
-                    format!("unknown key \"{key}\" in a tool"),
-                ));
-            }
-        }
-        let name = match obj.get("name").and_then(Value::as_str) {
-            Some(n) if is_tool_name(n) => n.to_string(),
-            _ => {
-                return Err(field_error(
-                    C,
-                    &format!("{base}/name"),
-                    "a tool name matches ^[a-zA-Z0-9_-]{1,64}$",
-                ))
-            }
-        };
+    for t in list {
+        let obj = t
+            .object("a tool is an object {name, description, input_schema}")
+            .or_code(C)?;
+        obj.only(&["name", "description", "input_schema", "deferred"], |key| {
+            format!("unknown key \"{key}\" in a tool")
+        })
+        .or_code(C)?;
+        let n = obj.at("name");
+        let name = n
+            .read(
+                |v| v.as_str().filter(|n| is_tool_name(n)),
+                "a tool name matches ^[a-zA-Z0-9_-]{1,64}$",
+            )
+            .or_code(C)?
+            .to_string();
         if out.iter().any(|o| o.name == name) {
-            return Err(field_error(
-                C,
-                &format!("{base}/name"),
-                format!("tool name \"{name}\" repeated"),
-            ));
+            return Err(n.refuse(format_args!("tool name \"{name}\" repeated")).error(C));
         }
-        let description = match obj.get("description") {
-            None | Some(Value::Null) => None,
-            Some(Value::String(s)) => Some(s.clone()),
-            Some(_) => {
-                return Err(field_error(
-                    C,
-                    &format!("{base}/description"),
-                    "a tool description is a string",
-                ))
-            }
-        };
-        let (input_schema, schema) = match obj.get("input_schema") {
-            Some(s @ Value::Object(_)) => (s.to_string(), s.clone()),
-            _ => {
-                return Err(field_error(
-                    C,
-                    &format!("{base}/input_schema"),
-                    "a tool needs an input_schema object",
-                ))
-            }
-        };
-        let deferred = flag(obj, "deferred", &base)?;
+        let description = obj
+            .at("description")
+            .optional(Value::as_str, "a tool description is a string")
+            .or_code(C)?
+            .map(str::to_string);
+        let schema = obj
+            .at("input_schema")
+            .read(|v| v.is_object().then_some(v), "a tool needs an input_schema object")
+            .or_code(C)?;
+        let deferred = flag(&obj, "deferred")?;
         out.push(Tool {
             name,
             description,
-            input_schema,
-            schema,
+            input_schema: schema.to_string(),
+            schema: schema.clone(),
             deferred,
         });
     }
@@ -326,16 +265,10 @@ pub fn parse_tools<'a>(input: impl JsonInput<'a>) -> Result<Vec<Tool>> {
 }
 
 /// An optional boolean key of a tool or a callable (`false` when absent).
-fn flag(obj: &serde_json::Map<String, Value>, key: &str, base: &str) -> Result<bool> {
-    match obj.get(key) {
-        None | Some(Value::Null) => Ok(false),
-        Some(Value::Bool(b)) => Ok(*b),
-        Some(_) => Err(field_error(
-            Code::TurnFieldInvalid,
-            &format!("{base}/{key}"),
-            format!("{key} is a boolean"),
-        )),
-    }
+fn flag(obj: &Obj<'_>, key: &str) -> Result<bool> {
+    obj.at(key)
+        .flag(false, format_args!("{key} is a boolean"))
+        .or_code(Code::TurnFieldInvalid)
 }
 
 /// One entry of `turns.callables` (`{name, runner?, deferred?}`): a callable whose skills
@@ -355,54 +288,35 @@ pub struct Callable {
 pub fn parse_callables<'a>(input: impl JsonInput<'a>) -> Result<Vec<Callable>> {
     const C: Code = Code::TurnFieldInvalid;
     let v = parse_json(input, C, "callables")?;
-    let Value::Array(list) = v.as_ref() else {
-        return Err(field_error(
-            C,
-            "/callables",
-            "callables must be a list of {name, runner?, deferred?}",
-        ));
-    };
+    let list = At::root(&v, "/callables")
+        .list("callables must be a list of {name, runner?, deferred?}")
+        .or_code(C)?;
     let mut out = Vec::with_capacity(list.len());
-    for (i, c) in list.iter().enumerate() {
-        let base = format!("/callables/{i}");
-        let Some(obj) = c.as_object() else {
-            return Err(field_error(
-                C,
-                &base,
-                "a callable is an object {name, runner?, deferred?}",
-            ));
-        };
-        for key in obj.keys() {
-            if !["name", "runner", "deferred"].contains(&key.as_str()) {
-                return Err(field_error(
-                    C,
-                    &format!("{base}/{}", pointer_token(key)),
-                    format!("unknown key \"{key}\" in a callable"),
-                ));
-            }
-        }
-        let name = match obj.get("name").and_then(Value::as_str) {
-            Some(n) if !n.is_empty() => n.to_string(),
-            _ => {
-                return Err(field_error(
-                    C,
-                    &format!("{base}/name"),
-                    "a callable needs a non-empty string name",
-                ))
-            }
-        };
-        let runner = match obj.get("runner") {
-            None | Some(Value::Null) => None,
-            Some(Value::String(r)) if !r.is_empty() => Some(r.clone()),
-            Some(_) => {
-                return Err(field_error(
-                    C,
-                    &format!("{base}/runner"),
-                    "a callable's runner is a non-empty string",
-                ))
-            }
-        };
-        let deferred = flag(obj, "deferred", &base)?;
+    for c in list {
+        let obj = c
+            .object("a callable is an object {name, runner?, deferred?}")
+            .or_code(C)?;
+        obj.only(&["name", "runner", "deferred"], |key| {
+            format!("unknown key \"{key}\" in a callable")
+        })
+        .or_code(C)?;
+        let name = obj
+            .at("name")
+            .read(
+                |v| v.as_str().filter(|n| !n.is_empty()),
+                "a callable needs a non-empty string name",
+            )
+            .or_code(C)?
+            .to_string();
+        let runner = obj
+            .at("runner")
+            .optional(
+                |v| v.as_str().filter(|r| !r.is_empty()),
+                "a callable's runner is a non-empty string",
+            )
+            .or_code(C)?
+            .map(str::to_string);
+        let deferred = flag(&obj, "deferred")?;
         out.push(Callable { name, runner, deferred });
     }
     Ok(out)
@@ -422,86 +336,65 @@ pub struct RawEntry {
 pub fn parse_raw_input<'a>(input: impl JsonInput<'a>) -> Result<Vec<RawEntry>> {
     const C: Code = Code::RawInputInvalid;
     let v = parse_json(input, C, "input")?;
-    let Value::Array(list) = v.as_ref() else {
-        return Err(field_error(C, "/input", "input must be a list of {role, content}"));
-    };
+    let list = At::root(&v, "/input")
+        .list("input must be a list of {role, content}")
+        .or_code(C)?;
     let mut out = Vec::with_capacity(list.len());
-    for (i, e) in list.iter().enumerate() {
-        let base = format!("/input/{i}");
-        let Some(obj) = e.as_object() else {
-            return Err(field_error(C, &base, "an input entry is an object {role, content}"));
-        };
-        for key in obj.keys() {
-            if !["role", "content"].contains(&key.as_str()) {
-                return Err(field_error(
-                    C,
-                    &format!("{base}/{}", pointer_token(key)),
-                    format!("unknown key \"{key}\" in an input entry"),
-                ));
-            }
-        }
-        let Some(role) = obj.get("role").and_then(Value::as_str).and_then(Role::parse) else {
-            return Err(field_error(
-                C,
-                &format!("{base}/role"),
+    for e in list {
+        let obj = e.object("an input entry is an object {role, content}").or_code(C)?;
+        obj.only(&["role", "content"], |key| {
+            format!("unknown key \"{key}\" in an input entry")
+        })
+        .or_code(C)?;
+        let role = obj
+            .at("role")
+            .read(
+                |v| v.as_str().and_then(Role::parse),
                 "role must be system, developer, user or assistant",
-            ));
-        };
-        let (parts, plain) = match obj.get("content") {
-            Some(Value::String(s)) => (vec![PartKind::Text(s.clone())], true),
-            Some(Value::Array(ps)) => {
-                let mut parts = Vec::with_capacity(ps.len());
-                for (j, p) in ps.iter().enumerate() {
-                    parts.push(raw_part(p, &format!("{base}/content/{j}"))?);
-                }
+            )
+            .or_code(C)?;
+        let content = obj.at("content");
+        let (parts, plain) = match content.value {
+            Value::String(s) => (vec![PartKind::Text(s.clone())], true),
+            Value::Array(_) => {
+                let parts = content.list("").or_code(C)?.map(raw_part).collect::<Result<Vec<_>>>()?;
                 (parts, false)
             }
-            _ => {
-                return Err(field_error(
-                    C,
-                    &format!("{base}/content"),
-                    "content must be a string or a list of parts",
-                ))
-            }
+            _ => return Err(content.refuse("content must be a string or a list of parts").error(C)),
         };
         out.push(RawEntry { role, parts, plain });
     }
     Ok(out)
 }
 
-fn raw_part(p: &Value, path: &str) -> Result<PartKind> {
+fn raw_part(p: At<'_>) -> Result<PartKind> {
     const C: Code = Code::RawInputInvalid;
-    let Some(obj) = p.as_object() else {
-        return Err(field_error(C, path, "a part is an object with a \"type\""));
-    };
+    let obj = p.object("a part is an object with a \"type\"").or_code(C)?;
     let s = |key: &str| -> Result<String> {
-        match obj.get(key) {
-            Some(Value::String(v)) => Ok(v.clone()),
-            _ => Err(field_error(
-                C,
-                &format!("{path}/{key}"),
-                format!("\"{key}\" must be a string"),
-            )),
-        }
+        obj.at(key)
+            .str(format_args!("\"{key}\" must be a string"))
+            .or_code(C)
+            .map(str::to_string)
     };
-    match obj.get("type").and_then(Value::as_str) {
+    let ty = obj.at("type");
+    match ty.value.as_str() {
         Some("text") => Ok(PartKind::Text(s("text")?)),
         Some("image") => {
             let media_type = s("media_type")?;
             let data = s("data")?;
             if decode_base64(&data).is_none() {
-                return Err(field_error(C, &format!("{path}/data"), "not valid base64"));
+                return Err(obj.at("data").refuse("not valid base64").error(C));
             }
             Ok(PartKind::Image { media_type, data })
         }
         Some("tool_call") => {
             let id = s("id")?;
             let name = s("name")?;
-            let input = match obj.get("input") {
-                Some(v @ Value::Object(_)) => v.to_string(),
-                None | Some(Value::Null) => "{}".into(),
-                Some(_) => return Err(field_error(C, &format!("{path}/input"), "input must be an object")),
-            };
+            let input = obj
+                .at("input")
+                .optional(|v| v.is_object().then(|| v.to_string()), "input must be an object")
+                .or_code(C)?
+                .unwrap_or_else(|| "{}".into());
             Ok(PartKind::ToolCall {
                 id,
                 name,
@@ -513,14 +406,10 @@ fn raw_part(p: &Value, path: &str) -> Result<PartKind> {
         Some("tool_result") => Ok(PartKind::ToolResult {
             call_id: s("call_id")?,
             content: s("content")?,
-            is_error: obj.get("is_error").and_then(Value::as_bool).unwrap_or(false),
+            is_error: obj.at("is_error").value.as_bool().unwrap_or(false),
         }),
-        Some(other) => Err(field_error(
-            C,
-            &format!("{path}/type"),
-            format!("unknown part type \"{other}\""),
-        )),
-        None => Err(field_error(C, &format!("{path}/type"), "a part needs a \"type\"")),
+        Some(other) => Err(ty.refuse(format_args!("unknown part type \"{other}\"")).error(C)),
+        None => Err(ty.refuse("a part needs a \"type\"").error(C)),
     }
 }
 
@@ -529,28 +418,24 @@ fn raw_part(p: &Value, path: &str) -> Result<PartKind> {
 pub fn parse_preface<'a>(input: impl JsonInput<'a>) -> Result<Vec<PrefaceItem>> {
     const C: Code = Code::TurnFieldInvalid;
     let v = parse_json(input, C, "sealed_preface")?;
-    let Value::Array(list) = v.as_ref() else {
-        return Err(field_error(C, "/sealed_preface", "a sealed preface is a list of items"));
-    };
+    let list = At::root(&v, "/sealed_preface")
+        .list("a sealed preface is a list of items")
+        .or_code(C)?;
     let mut out = Vec::with_capacity(list.len());
-    for (i, item) in list.iter().enumerate() {
-        let base = format!("/sealed_preface/{i}");
-        let role = item
-            .get("role")
-            .and_then(Value::as_str)
-            .and_then(Role::parse)
-            .ok_or_else(|| field_error(C, &format!("{base}/role"), "a preface item needs a role"))?;
-        let parts = item
-            .get("parts")
-            .and_then(Value::as_array)
-            .ok_or_else(|| field_error(C, &format!("{base}/parts"), "a preface item needs parts"))?;
-        let mut texts = Vec::with_capacity(parts.len());
-        for (j, p) in parts.iter().enumerate() {
-            match p.get("text").and_then(Value::as_str) {
-                Some(t) => texts.push(t.to_string()),
-                None => return Err(field_error(C, &format!("{base}/parts/{j}"), "a preface part is text")),
-            }
-        }
+    for item in list {
+        let field = |key: &str| item.child(item.value.get(key).unwrap_or(&Value::Null), key);
+        let role = field("role")
+            .read(|v| v.as_str().and_then(Role::parse), "a preface item needs a role")
+            .or_code(C)?;
+        let texts = field("parts")
+            .list("a preface item needs parts")
+            .or_code(C)?
+            .map(|p| {
+                p.read(|v| v.get("text").and_then(Value::as_str), "a preface part is text")
+                    .or_code(C)
+                    .map(str::to_string)
+            })
+            .collect::<Result<Vec<_>>>()?;
         out.push(PrefaceItem { role, texts });
     }
     Ok(out)

@@ -27,6 +27,7 @@ pub(crate) mod estimate;
 pub mod fields;
 pub mod history;
 pub(crate) mod items;
+pub(crate) mod json_at;
 pub(crate) mod json_input;
 pub mod kinds;
 pub mod macros;

@@ -25,6 +25,7 @@ use serde_json::{Map, Number, Value};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Code, Error, Result};
+use crate::json_at::{self, At, Checked, Obj};
 use crate::json_input::JsonInput;
 use crate::kinds::{Display, Effort, ThinkingMode, Wire};
 use crate::profile::{list, Profile};
@@ -146,136 +147,141 @@ pub struct Options {
     pub(crate) mode: Option<ThinkingMode>,
 }
 
-fn invalid(key: &str, what: impl AsRef<str>) -> Error {
-    let path = if key.is_empty() {
-        "/request_options".to_string()
-    } else {
-        format!("/request_options/{key}")
-    };
-    Error::new(Code::RequestOptionsInvalid, format!("{} at {path}", what.as_ref()))
-        .detail(format!("The value at {path} is not valid."))
-        .hint("request_options takes tool_choice, parallel_tool_calls, temperature, top_p, stop, response_format, thinking, metadata, store, include and stateful (README, \"Request options\").")
+const HINT: &str = "request_options takes tool_choice, parallel_tool_calls, temperature, top_p, stop, response_format, thinking, metadata, store, include and stateful (README, \"Request options\").";
+
+/// A refusal of the options reader as `request_options_invalid`.
+fn refused(r: json_at::Refusal) -> Error {
+    r.error(Code::RequestOptionsInvalid).hint(HINT)
 }
 
-fn number(v: &Value, key: &str, ok: impl Fn(f64) -> bool, range: &str) -> Result<Number> {
-    match v {
-        Value::Number(n) if n.as_f64().is_some_and(&ok) => Ok(n.clone()),
-        _ => Err(invalid(key, format!("{key} must be a number in {range}, not {v}"))),
-    }
+/// A rule's refusal of the option at `key` (`""`: the whole, `thinking/effort`: a part).
+fn invalid(key: &str, what: impl AsRef<str>) -> Error {
+    let path = if key.is_empty() {
+        ROOT.to_string()
+    } else {
+        format!("{ROOT}/{key}")
+    };
+    refused(json_at::Refusal {
+        path,
+        message: what.as_ref().to_string(),
+    })
+}
+
+/// The pointer of the options.
+const ROOT: &str = "/request_options";
+
+fn number(v: &At<'_>, key: &str, ok: impl Fn(f64) -> bool, range: &str) -> Checked<Number> {
+    v.read(
+        |x| match x {
+            Value::Number(n) if n.as_f64().is_some_and(&ok) => Some(n.clone()),
+            _ => None,
+        },
+        format_args!("{key} must be a number in {range}, not {}", v.value),
+    )
 }
 
 /// Parses an options object (one level's, or the merged one).
 pub fn parse(map: &Map<String, Value>) -> Result<Options> {
+    read(&Obj::root(map, ROOT)).map_err(refused)
+}
+
+fn boolean(v: &At<'_>, key: &str) -> Checked<bool> {
+    v.read(
+        Value::as_bool,
+        format_args!("{key} must be true or false, not {}", v.value),
+    )
+}
+
+fn read(map: &Obj<'_>) -> Checked<Options> {
     let mut o = Options::default();
-    for (key, v) in map {
-        match key.as_str() {
-            "tool_choice" => o.tool_choice = Some(tool_choice(v)?),
-            "parallel_tool_calls" => {
-                o.parallel_tool_calls = Some(
-                    v.as_bool()
-                        .ok_or_else(|| invalid(key, format!("parallel_tool_calls must be true or false, not {v}")))?,
-                )
-            }
-            "temperature" => o.temperature = Some(number(v, key, |x| (0.0..=2.0).contains(&x), "[0, 2]")?),
-            "top_p" => o.top_p = Some(number(v, key, |x| x > 0.0 && x <= 1.0, "(0, 1]")?),
-            "stop" => o.stop = Some(stop(v)?),
-            "response_format" => o.response_format = Some(format(v)?),
-            "thinking" => o.thinking = Some(thinking(v)?),
-            "metadata" => o.metadata = Some(metadata(v)?),
-            "store" => {
-                o.store = Some(
-                    v.as_bool()
-                        .ok_or_else(|| invalid(key, format!("store must be true or false, not {v}")))?,
-                )
-            }
-            "include" => o.include = Some(include(v)?),
-            "stateful" => {
-                o.stateful = v
-                    .as_bool()
-                    .ok_or_else(|| invalid(key, format!("stateful must be true or false, not {v}")))?
-            }
-            other => {
-                return Err(invalid(
-                    other,
-                    format!("unknown option \"{other}\"; known: {}", KEYS.join(", ")),
-                ))
-            }
+    for (key, v) in map.entries() {
+        match key {
+            "tool_choice" => o.tool_choice = Some(tool_choice(&v)?),
+            "parallel_tool_calls" => o.parallel_tool_calls = Some(boolean(&v, key)?),
+            "temperature" => o.temperature = Some(number(&v, key, |x| (0.0..=2.0).contains(&x), "[0, 2]")?),
+            "top_p" => o.top_p = Some(number(&v, key, |x| x > 0.0 && x <= 1.0, "(0, 1]")?),
+            "stop" => o.stop = Some(stop(&v)?),
+            "response_format" => o.response_format = Some(format(&v)?),
+            "thinking" => o.thinking = Some(thinking(&v)?),
+            "metadata" => o.metadata = Some(metadata(&v)?),
+            "store" => o.store = Some(boolean(&v, key)?),
+            "include" => o.include = Some(include(&v)?),
+            "stateful" => o.stateful = boolean(&v, key)?,
+            other => return Err(v.refuse(format_args!("unknown option \"{other}\"; known: {}", KEYS.join(", ")))),
         }
     }
     Ok(o)
 }
 
-fn tool_choice(v: &Value) -> Result<ToolChoice> {
-    match v {
-        Value::String(s) if s == "auto" => Ok(ToolChoice::Auto),
-        Value::String(s) if s == "none" => Ok(ToolChoice::None),
-        Value::String(s) if s == "required" => Ok(ToolChoice::Required),
-        Value::Object(m)
-            if m.len() == 1 && m.get("name").is_some_and(|n| n.as_str().is_some_and(|n| !n.is_empty())) =>
-        {
-            Ok(ToolChoice::Named(m["name"].as_str().unwrap_or_default().to_string()))
-        }
-        _ => Err(invalid(
-            "tool_choice",
-            format!("tool_choice must be \"auto\", \"none\", \"required\" or {{\"name\": TOOL}}, not {v}"),
-        )),
-    }
+fn tool_choice(v: &At<'_>) -> Checked<ToolChoice> {
+    v.read(
+        |x| match x {
+            Value::String(s) if s == "auto" => Some(ToolChoice::Auto),
+            Value::String(s) if s == "none" => Some(ToolChoice::None),
+            Value::String(s) if s == "required" => Some(ToolChoice::Required),
+            Value::Object(m) if m.len() == 1 => m
+                .get("name")
+                .and_then(Value::as_str)
+                .filter(|n| !n.is_empty())
+                .map(|n| ToolChoice::Named(n.to_string())),
+            _ => None,
+        },
+        format_args!(
+            "tool_choice must be \"auto\", \"none\", \"required\" or {{\"name\": TOOL}}, not {}",
+            v.value
+        ),
+    )
 }
 
-fn stop(v: &Value) -> Result<Vec<String>> {
-    let list: Vec<String> = match v {
+fn stop(v: &At<'_>) -> Checked<Vec<String>> {
+    let list: Vec<String> = match v.value {
         Value::String(s) => vec![s.clone()],
         Value::Array(a) => a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect(),
         _ => Vec::new(),
     };
-    let count = if let Value::Array(a) = v { a.len() } else { 1 };
+    let count = if let Value::Array(a) = v.value { a.len() } else { 1 };
     if list.is_empty() || list.len() != count || list.len() > 4 || list.iter().any(String::is_empty) {
-        return Err(invalid(
-            "stop",
-            format!("stop must be a string or a list of 1 to 4 strings, not {v}"),
-        ));
+        return Err(v.refuse(format_args!(
+            "stop must be a string or a list of 1 to 4 strings, not {}",
+            v.value
+        )));
     }
     Ok(list)
 }
 
-fn format(v: &Value) -> Result<Format> {
+fn format(v: &At<'_>) -> Checked<Format> {
     let bad = || {
-        invalid("response_format", format!("response_format must be {{\"type\": \"text\"}}, {{\"type\": \"json_object\"}} or {{\"type\": \"json_schema\", \"name\", \"schema\", \"strict\"?}}, not {v}"))
+        v.refuse(format_args!("response_format must be {{\"type\": \"text\"}}, {{\"type\": \"json_object\"}} or {{\"type\": \"json_schema\", \"name\", \"schema\", \"strict\"?}}, not {}", v.value))
     };
-    let m = v.as_object().ok_or_else(bad)?;
-    match m.get("type").and_then(Value::as_str) {
-        Some("text") if m.len() == 1 => Ok(Format::Text),
-        Some("json_object") if m.len() == 1 => Ok(Format::JsonObject),
+    let m = v.object("").map_err(|_| bad())?;
+    match m.at("type").value.as_str() {
+        Some("text") if m.map.len() == 1 => Ok(Format::Text),
+        Some("json_object") if m.map.len() == 1 => Ok(Format::JsonObject),
         Some("json_schema") => {
-            if m.keys()
-                .any(|k| !["type", "name", "schema", "strict"].contains(&k.as_str()))
-            {
-                return Err(bad());
-            }
-            let name = m.get("name").and_then(Value::as_str).unwrap_or_default();
-            if name.is_empty()
-                || name.len() > 64
-                || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-            {
-                return Err(invalid(
-                    "response_format/name",
-                    format!(
-                        "a json_schema format needs a name of 1 to 64 letters, digits, _ or -, not {:?}",
-                        name
-                    ),
-                ));
-            }
-            let Some(schema @ Value::Object(_)) = m.get("schema") else {
-                return Err(invalid(
-                    "response_format/schema",
-                    "a json_schema format needs a schema object",
-                ));
-            };
-            let strict = match m.get("strict") {
-                None => None,
-                Some(Value::Bool(b)) => Some(*b),
-                Some(_) => return Err(invalid("response_format/strict", "strict must be true or false")),
-            };
+            m.only(&["type", "name", "schema", "strict"], |_| String::new())
+                .map_err(|_| bad())?;
+            let name = m.at("name");
+            let name = name.read(
+                |x| {
+                    let n = x.as_str().unwrap_or_default();
+                    let ok = !n.is_empty()
+                        && n.len() <= 64
+                        && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+                    ok.then_some(n)
+                },
+                format_args!(
+                    "a json_schema format needs a name of 1 to 64 letters, digits, _ or -, not {:?}",
+                    name.value.as_str().unwrap_or_default()
+                ),
+            )?;
+            let schema = m.at("schema").read(
+                |x| x.is_object().then_some(x),
+                "a json_schema format needs a schema object",
+            )?;
+            let strict = m
+                .get("strict")
+                .map(|s| s.read(Value::as_bool, "strict must be true or false"))
+                .transpose()?;
             Ok(Format::JsonSchema {
                 name: name.to_string(),
                 schema: schema.to_string(),
@@ -286,78 +292,67 @@ fn format(v: &Value) -> Result<Format> {
     }
 }
 
-fn thinking(v: &Value) -> Result<Thinking> {
-    let bad = || {
-        invalid(
-            "thinking",
-            format!("thinking must be an object of mode, budget_tokens, effort, display and include_thoughts, not {v}"),
-        )
+fn thinking(v: &At<'_>) -> Checked<Thinking> {
+    let m = match v.object("") {
+        Ok(m) if !m.map.is_empty() => m,
+        _ => {
+            return Err(v.refuse(format_args!(
+                "thinking must be an object of mode, budget_tokens, effort, display and include_thoughts, not {}",
+                v.value
+            )))
+        }
     };
-    let m = v.as_object().filter(|m| !m.is_empty()).ok_or_else(bad)?;
     let mut t = Thinking::default();
-    for (key, value) in m {
-        let path = |k: &str| format!("thinking/{k}");
-        let text = || value.as_str().unwrap_or("\u{0}");
-        match key.as_str() {
+    for (key, value) in m.entries() {
+        let text = || value.value.as_str().unwrap_or("\u{0}");
+        let v = value.value;
+        match key {
             "mode" => {
-                t.mode = Some(ThinkingMode::parse(text()).ok_or_else(|| {
-                    invalid(
-                        &path(key),
-                        format!("thinking.mode must be \"adaptive\", \"enabled\" or \"disabled\", not {value}"),
-                    )
-                })?)
+                t.mode = Some(value.read(
+                    |_| ThinkingMode::parse(text()),
+                    format_args!("thinking.mode must be \"adaptive\", \"enabled\" or \"disabled\", not {v}"),
+                )?)
             }
             "budget_tokens" => {
-                t.budget = Some(value.as_u64().ok_or_else(|| {
-                    invalid(
-                        &path(key),
-                        format!("thinking.budget_tokens must be a whole number of tokens, not {value}"),
-                    )
-                })?)
+                t.budget = Some(value.read(
+                    Value::as_u64,
+                    format_args!("thinking.budget_tokens must be a whole number of tokens, not {v}"),
+                )?)
             }
             "effort" => {
-                t.effort = Some(Effort::parse(text()).ok_or_else(|| {
-                    invalid(
-                        &path(key),
-                        format!(
-                            "thinking.effort must be one of none, minimal, low, medium, high, xhigh, max, not {value}"
-                        ),
-                    )
-                })?)
+                t.effort = Some(value.read(
+                    |_| Effort::parse(text()),
+                    format_args!(
+                        "thinking.effort must be one of none, minimal, low, medium, high, xhigh, max, not {v}"
+                    ),
+                )?)
             }
             "display" => {
-                t.display = Some(Display::parse(text()).ok_or_else(|| {
-                    invalid(
-                        &path(key),
-                        format!("thinking.display must be \"summarized\" or \"omitted\", not {value}"),
-                    )
-                })?)
+                t.display = Some(value.read(
+                    |_| Display::parse(text()),
+                    format_args!("thinking.display must be \"summarized\" or \"omitted\", not {v}"),
+                )?)
             }
             "include_thoughts" => {
-                t.include_thoughts = Some(value.as_bool().ok_or_else(|| {
-                    invalid(
-                        &path(key),
-                        format!("thinking.include_thoughts must be true or false, not {value}"),
-                    )
-                })?)
+                t.include_thoughts = Some(value.read(
+                    Value::as_bool,
+                    format_args!("thinking.include_thoughts must be true or false, not {v}"),
+                )?)
             }
             other => {
-                return Err(invalid(
-                    &path(other),
-                    format!(
+                return Err(value.refuse(format_args!(
                     "unknown thinking key \"{other}\"; known: mode, budget_tokens, effort, display, include_thoughts"
-                ),
-                ))
+                )))
             }
         }
     }
-    consistent(t)
+    consistent(t, &m)
 }
 
 /// A thinking option's keys agree: a budget with `enabled` only, `enabled` with a budget,
 /// nothing to display when disabled.
-fn consistent(t: Thinking) -> Result<Thinking> {
-    let refuse = |k: &str, what: &str| Err(invalid(&format!("thinking/{k}"), what));
+fn consistent(t: Thinking, m: &Obj<'_>) -> Checked<Thinking> {
+    let refuse = |k: &str, what: &str| Err(m.at(k).refuse(what));
     match (t.mode, t.budget) {
         (Some(ThinkingMode::Enabled), None) => {
             return refuse(
@@ -379,39 +374,29 @@ fn consistent(t: Thinking) -> Result<Thinking> {
     Ok(t)
 }
 
-fn include(v: &Value) -> Result<Vec<String>> {
-    let list = v
-        .as_array()
-        .ok_or_else(|| invalid("include", format!("include must be a list of strings, not {v}")))?;
+fn include(v: &At<'_>) -> Checked<Vec<String>> {
+    let list = v.list(format_args!("include must be a list of strings, not {}", v.value))?;
     let mut out = Vec::new();
-    for (i, x) in list.iter().enumerate() {
-        match x.as_str() {
-            Some(s) if INCLUDABLE.contains(&s) => {
-                if !out.iter().any(|o: &String| o == s) {
-                    out.push(s.to_string());
-                }
-            }
-            _ => {
-                return Err(invalid(
-                    &format!("include/{i}"),
-                    format!("include takes {}, not {x}", INCLUDABLE.join(", ")),
-                ))
-            }
+    for x in list {
+        let s = x.read(
+            |s| s.as_str().filter(|s| INCLUDABLE.contains(s)),
+            format_args!("include takes {}, not {}", INCLUDABLE.join(", "), x.value),
+        )?;
+        if !out.iter().any(|o: &String| o == s) {
+            out.push(s.to_string());
         }
     }
     Ok(out)
 }
 
-fn metadata(v: &Value) -> Result<Vec<(String, String)>> {
-    let m = v
-        .as_object()
-        .filter(|m| m.len() <= 16 && m.values().all(Value::is_string))
-        .ok_or_else(|| {
-            invalid(
-                "metadata",
-                format!("metadata must be an object of at most 16 strings, not {v}"),
-            )
-        })?;
+fn metadata(v: &At<'_>) -> Checked<Vec<(String, String)>> {
+    let m = v.read(
+        |x| {
+            x.as_object()
+                .filter(|m| m.len() <= 16 && m.values().all(Value::is_string))
+        },
+        format_args!("metadata must be an object of at most 16 strings, not {}", v.value),
+    )?;
     Ok(m.iter()
         .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
         .collect())
@@ -736,15 +721,20 @@ pub fn resolve(
             .copied()
             .unwrap_or("")
     };
-    let mut o = parse(&merged).map_err(|e| {
+    let mut o = read(&Obj::root(&merged, ROOT)).map_err(|r| {
+        // The level that set the refused option: the pointer's first token, when an option.
+        let token = r.path.strip_prefix(ROOT).unwrap_or_default();
         let key = KEYS
             .iter()
-            .find(|k| e.message.contains(&format!("/request_options/{k}")))
+            .find(|k| {
+                token
+                    .strip_prefix('/')
+                    .and_then(|t| t.strip_prefix(**k))
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+            })
             .copied()
             .unwrap_or("");
-        let mut e = e;
-        e.detail = Some(format!("Set by the {}'s request_options.", level(key)));
-        e
+        refused(r).detail(format!("Set by the {}'s request_options.", level(key)))
     })?;
     check_model(&mut o, wire, max_tokens, rules).map_err(|(key, what)| {
         let Some(r) = rules else {

@@ -9,6 +9,7 @@ use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use crate::error::{Code, Error, Result};
+use crate::json_at::{At, Items, Obj, Refusal};
 use crate::kinds::Wire;
 
 /// Input and output tokens as the provider billed them. `input` is the uncached
@@ -63,24 +64,27 @@ fn invalid(path: &str, what: impl AsRef<str>) -> Error {
     .hint("record_response takes a response body as the provider's API returned it: an Anthropic Message, an OpenAI ChatCompletion or Response, or a Gemini GenerateContentResponse.")
 }
 
-fn obj<'a>(v: &'a Value, path: &str) -> Result<&'a Map<String, Value>> {
-    v.as_object().ok_or_else(|| invalid(path, "is not an object"))
+fn refused(r: Refusal) -> Error {
+    invalid(&r.path, r.message)
 }
 
-fn list<'a>(v: Option<&'a Value>, path: &str) -> Result<&'a Vec<Value>> {
-    match v {
-        Some(Value::Array(a)) => Ok(a),
-        Some(_) => Err(invalid(path, "is not a list")),
-        None => Err(invalid(path, "is missing")),
-    }
+fn obj<'v>(at: &At<'v>) -> Result<Obj<'v>> {
+    at.object("is not an object").map_err(refused)
 }
 
-fn string(o: &Map<String, Value>, key: &str, path: &str) -> Result<String> {
-    match o.get(key) {
-        Some(Value::String(s)) => Ok(s.clone()),
-        Some(_) => Err(invalid(&format!("{path}/{key}"), "is not a string")),
-        None => Err(invalid(&format!("{path}/{key}"), "is missing")),
+fn list<'v>(at: &At<'v>) -> Result<Items<'v>> {
+    if at.is_absent() {
+        return Err(refused(at.refuse("is missing")));
     }
+    at.list("is not a list").map_err(refused)
+}
+
+fn string(o: &Obj<'_>, key: &str) -> Result<String> {
+    let at = o.at(key);
+    if at.is_absent() {
+        return Err(refused(at.refuse("is missing")));
+    }
+    at.str("is not a string").map(str::to_string).map_err(refused)
 }
 
 fn opt_string(o: &Map<String, Value>, key: &str) -> Option<String> {
@@ -92,29 +96,30 @@ fn int(o: Option<&Value>, key: &str) -> i64 {
 }
 
 /// A tool call's arguments: an object (JSON text on the OpenAI wires).
-fn arguments(v: Option<&Value>, path: &str) -> Result<Value> {
-    match v {
-        None | Some(Value::Null) => Ok(json!({})),
-        Some(Value::Object(_)) => Ok(v.cloned().unwrap_or_default()),
-        Some(Value::String(s)) => match serde_json::from_str::<Value>(s) {
+fn arguments(at: &At<'_>) -> Result<Value> {
+    match at.value {
+        Value::Null => Ok(json!({})),
+        Value::Object(_) => Ok(at.value.clone()),
+        Value::String(s) => match serde_json::from_str::<Value>(s) {
             Ok(parsed @ Value::Object(_)) => Ok(parsed),
-            _ => Err(invalid(path, "is not a JSON object")),
+            _ => Err(refused(at.refuse("is not a JSON object"))),
         },
-        Some(_) => Err(invalid(path, "is not an object")),
+        _ => Err(refused(at.refuse("is not an object"))),
     }
 }
 
 /// Reads a response body of any of the four shapes.
 pub fn parse(v: &Value) -> Result<Response> {
-    let o = obj(v, "")?;
-    if o.get("type").and_then(Value::as_str) == Some("message") && o.contains_key("content") {
-        anthropic(o)
-    } else if o.get("object").and_then(Value::as_str) == Some("chat.completion") {
-        chat(o)
-    } else if o.get("object").and_then(Value::as_str) == Some("response") {
-        responses(o)
-    } else if o.contains_key("candidates") {
-        gemini(o)
+    let o = obj(&At::root(v, ""))?;
+    let tag = |key: &str| o.map.get(key).and_then(Value::as_str);
+    if tag("type") == Some("message") && o.map.contains_key("content") {
+        anthropic(&o)
+    } else if tag("object") == Some("chat.completion") {
+        chat(&o)
+    } else if tag("object") == Some("response") {
+        responses(&o)
+    } else if o.map.contains_key("candidates") {
+        gemini(&o)
     } else {
         Err(invalid("", "is of no known shape"))
     }
@@ -177,34 +182,29 @@ impl Parts {
     }
 }
 
-fn anthropic(o: &Map<String, Value>) -> Result<Response> {
+fn anthropic(o: &Obj<'_>) -> Result<Response> {
     let mut parts = Parts::default();
-    for (i, b) in list(o.get("content"), "/content")?.iter().enumerate() {
-        let path = format!("/content/{i}");
-        let b = obj(b, &path)?;
-        match b.get("type").and_then(Value::as_str) {
-            Some("text") => parts.text(string(b, "text", &path)?),
+    for b in list(&o.at("content"))? {
+        let path = b.path().to_string();
+        let b = obj(&b)?;
+        match b.at("type").value.as_str() {
+            Some("text") => parts.text(string(&b, "text")?),
             Some("tool_use") => {
-                let input = arguments(b.get("input"), &format!("{path}/input"))?;
-                parts.call(
-                    path.clone(),
-                    string(b, "id", &path)?,
-                    string(b, "name", &path)?,
-                    input,
-                    &[],
-                );
+                let input = arguments(&b.at("input"))?;
+                parts.call(path, string(&b, "id")?, string(&b, "name")?, input, &[]);
             }
             Some("thinking") => parts.assistant.push(json!({"type": "thinking",
-                "thinking": string(b, "thinking", &path)?, "signature": string(b, "signature", &path)?})),
+                "thinking": string(&b, "thinking")?, "signature": string(&b, "signature")?})),
             Some("redacted_thinking") => parts
                 .assistant
-                .push(json!({"type": "redacted_thinking", "data": string(b, "data", &path)?})),
+                .push(json!({"type": "redacted_thinking", "data": string(&b, "data")?})),
             // Server tools' calls and results (tool search, web search, code execution,
             // ...): replayed as they came, in place.
-            Some(_) => parts.provider(Wire::Anthropic, b),
-            None => return Err(invalid(&format!("{path}/type"), "is missing")),
+            Some(_) => parts.provider(Wire::Anthropic, b.map),
+            None => return Err(refused(b.at("type").refuse("is missing"))),
         }
     }
+    let o = o.map;
     let usage = o.get("usage").map(|u| {
         let (input, creation, read) = (
             int(Some(u), "input_tokens"),
@@ -243,34 +243,30 @@ fn by_ttl(split: Option<&Value>, keys: &[(&str, &str)]) -> std::collections::BTr
         .collect()
 }
 
-fn chat(o: &Map<String, Value>) -> Result<Response> {
-    let choices = list(o.get("choices"), "/choices")?;
-    let choice = obj(
-        choices.first().ok_or_else(|| invalid("/choices", "is empty"))?,
-        "/choices/0",
-    )?;
-    let message = obj(choice.get("message").unwrap_or(&Value::Null), "/choices/0/message")?;
+fn chat(o: &Obj<'_>) -> Result<Response> {
+    let choices = o.at("choices");
+    let first = list(&choices)?
+        .next()
+        .ok_or_else(|| refused(choices.refuse("is empty")))?;
+    let choice = obj(&first)?;
+    let message = obj(&choice.at("message"))?;
     let mut parts = Parts::default();
-    if let Some(Value::String(t)) = message.get("content") {
+    if let Some(Value::String(t)) = message.map.get("content") {
         if !t.is_empty() {
             parts.text(t.clone());
         }
     }
-    if let Some(calls) = message.get("tool_calls").filter(|c| !c.is_null()) {
-        for (i, c) in list(Some(calls), "/choices/0/message/tool_calls")?.iter().enumerate() {
-            let path = format!("/choices/0/message/tool_calls/{i}");
-            let c = obj(c, &path)?;
-            let f = obj(c.get("function").unwrap_or(&Value::Null), &format!("{path}/function"))?;
-            let input = arguments(f.get("arguments"), &format!("{path}/function/arguments"))?;
-            parts.call(
-                path.clone(),
-                string(c, "id", &path)?,
-                string(f, "name", &format!("{path}/function"))?,
-                input,
-                &[],
-            );
+    let calls = message.at("tool_calls");
+    if !calls.is_null() {
+        for c in list(&calls)? {
+            let path = c.path().to_string();
+            let c = obj(&c)?;
+            let f = obj(&c.at("function"))?;
+            let input = arguments(&f.at("arguments"))?;
+            parts.call(path, string(&c, "id")?, string(&f, "name")?, input, &[]);
         }
     }
+    let (o, choice) = (o.map, choice.map);
     let usage = o.get("usage").filter(|u| u.is_object()).map(|u| {
         let prompt = int(Some(u), "prompt_tokens");
         let cached = int(u.get("prompt_tokens_details"), "cached_tokens");
@@ -288,21 +284,16 @@ fn chat(o: &Map<String, Value>) -> Result<Response> {
 }
 
 /// The texts and refusals of a Responses `message` item, joined.
-fn message_text(item: &Map<String, Value>, path: &str) -> Result<String> {
+fn message_text(item: &Obj<'_>) -> Result<String> {
     let mut text = String::new();
-    for (j, c) in list(item.get("content"), &format!("{path}/content"))?
-        .iter()
-        .enumerate()
-    {
-        let cpath = format!("{path}/content/{j}");
-        let c = obj(c, &cpath)?;
-        match c.get("type").and_then(Value::as_str) {
-            Some("output_text") => text.push_str(&string(c, "text", &cpath)?),
-            Some("refusal") => text.push_str(&string(c, "refusal", &cpath)?),
+    for c in list(&item.at("content"))? {
+        let c = obj(&c)?;
+        match c.at("type").value.as_str() {
+            Some("output_text") => text.push_str(&string(&c, "text")?),
+            Some("refusal") => text.push_str(&string(&c, "refusal")?),
             _ => {
-                return Err(invalid(
-                    &format!("{cpath}/type"),
-                    "is a content part pgprompt does not record",
+                return Err(refused(
+                    c.at("type").refuse("is a content part pgprompt does not record"),
                 ))
             }
         }
@@ -310,48 +301,47 @@ fn message_text(item: &Map<String, Value>, path: &str) -> Result<String> {
     Ok(text)
 }
 
-fn responses(o: &Map<String, Value>) -> Result<Response> {
+fn responses(o: &Obj<'_>) -> Result<Response> {
     let mut parts = Parts::default();
-    for (i, item) in list(o.get("output"), "/output")?.iter().enumerate() {
-        let path = format!("/output/{i}");
-        let item = obj(item, &path)?;
-        match item.get("type").and_then(Value::as_str) {
+    for item in list(&o.at("output"))? {
+        let path = item.path().to_string();
+        let item = obj(&item)?;
+        let m = item.map;
+        match item.at("type").value.as_str() {
             Some("message") => {
                 // One text per message (its texts and refusals joined), with the item's
                 // id and phase: the message is replayed as the item it was.
-                let text = message_text(item, &path)?;
+                let text = message_text(&item)?;
                 parts.said(
                     text,
-                    &[
-                        ("item_id", opt_string(item, "id")),
-                        ("phase", opt_string(item, "phase")),
-                    ],
+                    &[("item_id", opt_string(m, "id")), ("phase", opt_string(m, "phase"))],
                 );
             }
             Some("function_call") => {
-                let input = arguments(item.get("arguments"), &format!("{path}/arguments"))?;
+                let input = arguments(&item.at("arguments"))?;
                 parts.call(
-                    path.clone(),
-                    string(item, "call_id", &path)?,
-                    string(item, "name", &path)?,
+                    path,
+                    string(&item, "call_id")?,
+                    string(&item, "name")?,
                     input,
-                    &[("item_id", opt_string(item, "id"))],
+                    &[("item_id", opt_string(m, "id"))],
                 );
             }
             Some("reasoning") => {
-                let mut r = json!({"type": "reasoning", "id": string(item, "id", &path)?,
-                    "summary": item.get("summary").cloned().unwrap_or(json!([]))});
-                if let Some(e) = item.get("encrypted_content").filter(|e| e.is_string()) {
+                let mut r = json!({"type": "reasoning", "id": string(&item, "id")?,
+                    "summary": m.get("summary").cloned().unwrap_or(json!([]))});
+                if let Some(e) = m.get("encrypted_content").filter(|e| e.is_string()) {
                     r["encrypted_content"] = e.clone();
                 }
                 parts.assistant.push(r);
             }
             // Tool search calls and outputs, hosted tools' calls, compaction items, ...:
             // replayed as they came, in place.
-            Some(_) => parts.provider(Wire::Responses, item),
-            None => return Err(invalid(&format!("{path}/type"), "is missing")),
+            Some(_) => parts.provider(Wire::Responses, m),
+            None => return Err(refused(item.at("type").refuse("is missing"))),
         }
     }
+    let o = o.map;
     let usage = o.get("usage").filter(|u| u.is_object()).map(|u| {
         let input = int(Some(u), "input_tokens");
         let details = u.get("input_tokens_details");
@@ -378,50 +368,45 @@ fn responses(o: &Map<String, Value>) -> Result<Response> {
     Ok(parts.done(Wire::Responses, o, stop, usage))
 }
 
-fn gemini(o: &Map<String, Value>) -> Result<Response> {
-    let candidates = list(o.get("candidates"), "/candidates")?;
-    let first = obj(
-        candidates.first().ok_or_else(|| invalid("/candidates", "is empty"))?,
-        "/candidates/0",
-    )?;
-    let content = obj(first.get("content").unwrap_or(&Value::Null), "/candidates/0/content")?;
+fn gemini(o: &Obj<'_>) -> Result<Response> {
+    let candidates = o.at("candidates");
+    let first = list(&candidates)?
+        .next()
+        .ok_or_else(|| refused(candidates.refuse("is empty")))?;
+    let first = obj(&first)?;
+    let content = obj(&first.at("content"))?;
     let mut parts = Parts::default();
-    let empty = Vec::new();
-    let list_of_parts = match content.get("parts") {
-        None => &empty,
-        v => list(v, "/candidates/0/content/parts")?,
+    let listed = content.at("parts");
+    let listed: Vec<At<'_>> = if listed.is_absent() {
+        Vec::new()
+    } else {
+        list(&listed)?.collect()
     };
-    for (i, p) in list_of_parts.iter().enumerate() {
-        let path = format!("/candidates/0/content/parts/{i}");
-        let p = obj(p, &path)?;
-        let signature = opt_string(p, "thoughtSignature");
+    for (i, p) in listed.iter().enumerate() {
+        let path = p.path().to_string();
+        let p = obj(p)?;
+        let signature = opt_string(p.map, "thoughtSignature");
         if let Some(call) = p.get("functionCall") {
-            let cpath = format!("{path}/functionCall");
-            let c = obj(call, &cpath)?;
-            let input = arguments(c.get("args"), &format!("{cpath}/args"))?;
+            let c = obj(&call)?;
+            let input = arguments(&c.at("args"))?;
             // Older models give no call id: one is made from the part's place.
-            let id = opt_string(c, "id").unwrap_or_else(|| format!("call_{i}"));
-            parts.call(
-                path.clone(),
-                id,
-                string(c, "name", &cpath)?,
-                input,
-                &[("signature", signature)],
-            );
-        } else if p.get("thought").and_then(Value::as_bool) == Some(true) {
-            let mut t = json!({"type": "thought", "text": string(p, "text", &path)?});
+            let id = opt_string(c.map, "id").unwrap_or_else(|| format!("call_{i}"));
+            parts.call(path, id, string(&c, "name")?, input, &[("signature", signature)]);
+        } else if p.at("thought").value.as_bool() == Some(true) {
+            let mut t = json!({"type": "thought", "text": string(&p, "text")?});
             if let Some(sig) = signature {
                 t["signature"] = Value::String(sig);
             }
             parts.assistant.push(t);
-        } else if p.contains_key("text") {
+        } else if p.map.contains_key("text") {
             // Gemini 3 signs text parts too: the signature rides back with the text.
-            parts.said(string(p, "text", &path)?, &[("signature", signature)]);
+            parts.said(string(&p, "text")?, &[("signature", signature)]);
         } else {
             // Code execution, a server-side tool call or response, ...: kept verbatim.
-            parts.provider(Wire::Gemini, p);
+            parts.provider(Wire::Gemini, p.map);
         }
     }
+    let (o, first) = (o.map, first.map);
     let usage = o.get("usageMetadata").filter(|u| u.is_object()).map(|u| {
         let prompt = int(Some(u), "promptTokenCount");
         let cached = int(Some(u), "cachedContentTokenCount");

@@ -6,6 +6,7 @@ use uuid::Uuid;
 
 use crate::error::{Code, Error, Result};
 use crate::items::{Item, Part, PartKind};
+use crate::json_at::{At, Checked, Obj, Refusal};
 use crate::kinds::{Role, Wire};
 use crate::rows::User;
 use crate::tokens::{Counter, IMAGE_TOKENS};
@@ -126,61 +127,54 @@ impl Ctx<'_> {
             .detail(format!("The path {full} of round {} is not valid.", self.n))
             .hint("A round holds assistant [{type: text|tool_call}], results [{call_id, content, is_error, captures}] and steers [{author_id, text}].")
     }
+
+    /// A value refused, as this round's error.
+    fn refused(&self, r: Refusal) -> Error {
+        self.err(&r.path, r.message)
+    }
+
+    /// What a reader took, or its refusal as this round's error.
+    fn or<T>(&self, checked: Checked<T>) -> Result<T> {
+        checked.map_err(|r| self.refused(r))
+    }
 }
 
 fn parse_json(text: &str, ctx: &Ctx<'_>) -> Result<Value> {
     serde_json::from_str(text).map_err(|e| ctx.err("", format!("not JSON ({e})")))
 }
 
-fn as_list<'v>(v: &'v Value, ctx: &Ctx<'_>) -> Result<&'v [Value]> {
-    match v {
-        Value::Null => Ok(&[]),
-        Value::Array(a) => Ok(a),
-        _ => Err(ctx.err("", "not a list")),
+/// A column's list of entries (`null`: none).
+fn as_list<'v>(at: &At<'v>, ctx: &Ctx<'_>) -> Result<impl Iterator<Item = At<'v>>> {
+    let items = if at.is_null() {
+        None
+    } else {
+        Some(ctx.or(at.list("not a list"))?)
+    };
+    Ok(items.into_iter().flatten())
+}
+
+fn string_field(obj: &Obj<'_>, key: &str, ctx: &Ctx<'_>, required: bool) -> Result<String> {
+    let at = obj.at(key);
+    match at.value {
+        Value::String(s) => Ok(s.clone()),
+        Value::Null if !required => Ok(String::new()),
+        _ if at.is_absent() => Err(ctx.refused(at.refuse("missing"))),
+        _ => Err(ctx.refused(at.refuse("not a string"))),
     }
 }
 
-fn string_field(
-    obj: &serde_json::Map<String, Value>,
-    key: &str,
-    path: &str,
-    ctx: &Ctx<'_>,
-    required: bool,
-) -> Result<String> {
-    match obj.get(key) {
-        Some(Value::String(s)) => Ok(s.clone()),
-        None | Some(Value::Null) if !required => Ok(String::new()),
-        None => Err(ctx.err(&format!("{path}/{key}"), "missing")),
-        Some(_) => Err(ctx.err(&format!("{path}/{key}"), "not a string")),
-    }
+fn uuid_field(obj: &Obj<'_>, key: &str, ctx: &Ctx<'_>) -> Result<Option<Uuid>> {
+    ctx.or(obj
+        .at(key)
+        .optional(|v| v.as_str().and_then(|s| Uuid::parse_str(s).ok()), "not a uuid"))
 }
 
-fn uuid_field(obj: &serde_json::Map<String, Value>, key: &str, path: &str, ctx: &Ctx<'_>) -> Result<Option<Uuid>> {
-    match obj.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Uuid::parse_str(s)
-            .map(Some)
-            .map_err(|_| ctx.err(&format!("{path}/{key}"), "not a uuid")),
-        Some(_) => Err(ctx.err(&format!("{path}/{key}"), "not a uuid")),
-    }
+fn bool_field(obj: &Obj<'_>, key: &str, ctx: &Ctx<'_>, default: bool) -> Result<bool> {
+    ctx.or(obj.at(key).flag(default, "not a boolean"))
 }
 
-fn bool_field(
-    obj: &serde_json::Map<String, Value>,
-    key: &str,
-    path: &str,
-    ctx: &Ctx<'_>,
-    default: bool,
-) -> Result<bool> {
-    match obj.get(key) {
-        None | Some(Value::Null) => Ok(default),
-        Some(Value::Bool(b)) => Ok(*b),
-        Some(_) => Err(ctx.err(&format!("{path}/{key}"), "not a boolean")),
-    }
-}
-
-fn object<'v>(v: &'v Value, path: &str, ctx: &Ctx<'_>) -> Result<&'v serde_json::Map<String, Value>> {
-    v.as_object().ok_or_else(|| ctx.err(path, "not an object"))
+fn object<'v>(at: &At<'v>, ctx: &Ctx<'_>) -> Result<Obj<'v>> {
+    ctx.or(at.object("not an object"))
 }
 
 /// Parses and checks one stored round, its columns as JSON text. `turn` names it in
@@ -198,9 +192,9 @@ pub fn parse(row: &RoundRow, turn: Option<Uuid>) -> Result<Round> {
 pub fn parse_values(n: i32, columns: [&Value; 3], aborted: bool, turn: Option<Uuid>) -> Result<Round> {
     let [assistant, results, steers] = columns;
     let ctx = |column| Ctx { turn, n, column };
-    let assistant = parse_assistant(assistant, &ctx("assistant"))?;
-    let results = parse_results(results, &assistant, &ctx("results"))?;
-    let steers = parse_steers(steers, &ctx("steers"))?;
+    let assistant = parse_assistant(&At::root(assistant, ""), &ctx("assistant"))?;
+    let results = parse_results(&At::root(results, ""), &assistant, &ctx("results"))?;
+    let steers = parse_steers(&At::root(steers, ""), &ctx("steers"))?;
     Ok(Round {
         n,
         assistant,
@@ -210,78 +204,71 @@ pub fn parse_values(n: i32, columns: [&Value; 3], aborted: bool, turn: Option<Uu
     })
 }
 
-fn parse_assistant(v: &Value, ctx: &Ctx<'_>) -> Result<Vec<AssistantPart>> {
+fn parse_assistant(v: &At<'_>, ctx: &Ctx<'_>) -> Result<Vec<AssistantPart>> {
     let mut assistant = Vec::new();
-    for (i, p) in as_list(v, ctx)?.iter().enumerate() {
-        let path = format!("/{i}");
-        let obj = object(p, &path, ctx)?;
-        match obj.get("type").and_then(Value::as_str) {
-            Some("text") => assistant.push(text(obj, &path, ctx)?),
+    for p in as_list(v, ctx)? {
+        let obj = object(&p, ctx)?;
+        let ty = obj.at("type");
+        match ty.value.as_str() {
+            Some("text") => assistant.push(text(&obj, ctx)?),
             Some("tool_call") => {
-                let call = tool_call(obj, &path, ctx)?;
+                let call = tool_call(&obj, ctx)?;
                 let dup = assistant
                     .iter()
                     .any(|a| matches!((a, &call), (AssistantPart::ToolCall { id, .. }, AssistantPart::ToolCall { id: new, .. }) if id == new));
                 if let (true, AssistantPart::ToolCall { id, .. }) = (dup, &call) {
-                    return Err(ctx.err(&format!("{path}/id"), format!("tool_call id \"{id}\" repeated")));
+                    return Err(ctx.refused(obj.at("id").refuse(format_args!("tool_call id \"{id}\" repeated"))));
                 }
                 assistant.push(call);
             }
             Some(kind @ ("thinking" | "redacted_thinking" | "reasoning" | "thought")) => {
-                assistant.push(opaque(kind, obj, &path, ctx)?);
+                assistant.push(opaque(kind, &obj, ctx)?);
             }
-            Some("provider") => assistant.push(provider(obj, &path, ctx)?),
-            Some(other) => return Err(ctx.err(&format!("{path}/type"), format!("unknown part type \"{other}\""))),
-            None => return Err(ctx.err(&format!("{path}/type"), "missing part type")),
+            Some("provider") => assistant.push(provider(&obj, ctx)?),
+            Some(other) => return Err(ctx.refused(ty.refuse(format_args!("unknown part type \"{other}\"")))),
+            None => return Err(ctx.refused(ty.refuse("missing part type"))),
         }
     }
     Ok(assistant)
 }
 
-fn tool_call(obj: &serde_json::Map<String, Value>, path: &str, ctx: &Ctx<'_>) -> Result<AssistantPart> {
-    let id = string_field(obj, "id", path, ctx, true)?;
-    let name = string_field(obj, "name", path, ctx, true)?;
+fn tool_call(obj: &Obj<'_>, ctx: &Ctx<'_>) -> Result<AssistantPart> {
+    let id = string_field(obj, "id", ctx, true)?;
+    let name = string_field(obj, "name", ctx, true)?;
     if id.is_empty() {
-        return Err(ctx.err(&format!("{path}/id"), "empty tool_call id"));
+        return Err(ctx.refused(obj.at("id").refuse("empty tool_call id")));
     }
     if name.is_empty() {
-        return Err(ctx.err(&format!("{path}/name"), "empty tool_call name"));
+        return Err(ctx.refused(obj.at("name").refuse("empty tool_call name")));
     }
-    let input = match obj.get("input") {
-        None | Some(Value::Null) => "{}".to_string(),
-        Some(v @ Value::Object(_)) => v.to_string(),
-        Some(_) => return Err(ctx.err(&format!("{path}/input"), "not an object")),
-    };
+    let input = ctx
+        .or(obj
+            .at("input")
+            .optional(|v| v.is_object().then(|| v.to_string()), "not an object"))?
+        .unwrap_or_else(|| "{}".to_string());
     Ok(AssistantPart::ToolCall {
         id,
         name,
         input,
-        signature: optional_string(obj, "signature", path, ctx)?,
-        item_id: optional_string(obj, "item_id", path, ctx)?,
+        signature: optional_string(obj, "signature", ctx)?,
+        item_id: optional_string(obj, "item_id", ctx)?,
     })
 }
 
-fn optional_string(
-    obj: &serde_json::Map<String, Value>,
-    key: &str,
-    path: &str,
-    ctx: &Ctx<'_>,
-) -> Result<Option<String>> {
-    match obj.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(_) => Err(ctx.err(&format!("{path}/{key}"), "not a string")),
-    }
+fn optional_string(obj: &Obj<'_>, key: &str, ctx: &Ctx<'_>) -> Result<Option<String>> {
+    Ok(ctx
+        .or(obj.at(key).optional(Value::as_str, "not a string"))?
+        .map(str::to_string))
 }
 
 /// A text part: plain, or as its wire recorded it — `item_id` (and `phase`) of a
 /// Responses message, or `signature`, a Gemini thought signature.
-fn text(obj: &serde_json::Map<String, Value>, path: &str, ctx: &Ctx<'_>) -> Result<AssistantPart> {
-    let text = string_field(obj, "text", path, ctx, true)?;
+fn text(obj: &Obj<'_>, ctx: &Ctx<'_>) -> Result<AssistantPart> {
+    let text = string_field(obj, "text", ctx, true)?;
     let q = |v: &str| Value::String(v.to_string()).to_string();
-    let item_id = optional_string(obj, "item_id", path, ctx)?;
-    let phase = optional_string(obj, "phase", path, ctx)?;
-    let signature = optional_string(obj, "signature", path, ctx)?;
+    let item_id = optional_string(obj, "item_id", ctx)?;
+    let phase = optional_string(obj, "phase", ctx)?;
+    let signature = optional_string(obj, "signature", ctx)?;
     match (item_id, signature) {
         (None, None) if phase.is_none() => Ok(AssistantPart::Text(text)),
         (Some(id), None) => {
@@ -305,24 +292,22 @@ fn text(obj: &serde_json::Map<String, Value>, path: &str, ctx: &Ctx<'_>) -> Resu
                 json,
             })
         }
-        _ => Err(ctx.err(
-            path,
-            "a text part carries a Responses item_id (and phase) or a Gemini signature, not both",
+        _ => Err(ctx.refused(
+            obj.refuse("a text part carries a Responses item_id (and phase) or a Gemini signature, not both"),
         )),
     }
 }
 
 /// A provider's block pgprompt does not interpret (a server tool's call and result, a
 /// tool search, a compaction item, ...), kept verbatim for its wire.
-fn provider(obj: &serde_json::Map<String, Value>, path: &str, ctx: &Ctx<'_>) -> Result<AssistantPart> {
-    let wire = match obj.get("wire").and_then(Value::as_str).map(Wire::parse) {
-        Some(Some(w)) => w,
-        _ => return Err(ctx.err(&format!("{path}/wire"), "not one of anthropic, chat, responses, gemini")),
-    };
-    let block = match obj.get("block") {
-        Some(b @ Value::Object(_)) => b.to_string(),
-        _ => return Err(ctx.err(&format!("{path}/block"), "not an object")),
-    };
+fn provider(obj: &Obj<'_>, ctx: &Ctx<'_>) -> Result<AssistantPart> {
+    let wire = ctx.or(obj.at("wire").read(
+        |v| v.as_str().and_then(Wire::parse),
+        "not one of anthropic, chat, responses, gemini",
+    ))?;
+    let block = ctx.or(obj
+        .at("block")
+        .read(|v| v.is_object().then(|| v.to_string()), "not an object"))?;
     Ok(AssistantPart::Opaque {
         wire,
         text: block.clone(),
@@ -334,8 +319,8 @@ fn provider(obj: &serde_json::Map<String, Value>, path: &str, ctx: &Ctx<'_>) -> 
 /// provider's wire replays: Anthropic `thinking` {thinking, signature} and
 /// `redacted_thinking` {data}; a Responses `reasoning` item {id, summary, encrypted_content?};
 /// a Gemini `thought` {text, signature?}.
-fn opaque(kind: &str, obj: &serde_json::Map<String, Value>, path: &str, ctx: &Ctx<'_>) -> Result<AssistantPart> {
-    let s = |key: &str, required: bool| string_field(obj, key, path, ctx, required);
+fn opaque(kind: &str, obj: &Obj<'_>, ctx: &Ctx<'_>) -> Result<AssistantPart> {
+    let s = |key: &str, required: bool| string_field(obj, key, ctx, required);
     // Each block in its provider's documented key order (written by hand: serde_json's
     // maps sort their keys).
     let q = |v: &str| Value::String(v.to_string()).to_string();
@@ -359,11 +344,10 @@ fn opaque(kind: &str, obj: &serde_json::Map<String, Value>, path: &str, ctx: &Ct
         }
         "reasoning" => {
             let id = s("id", true)?;
-            let summary = match obj.get("summary") {
-                None | Some(Value::Null) => Vec::new(),
-                Some(Value::Array(list)) => list.clone(),
-                Some(_) => return Err(ctx.err(&format!("{path}/summary"), "not a list")),
-            };
+            let summary = ctx
+                .or(obj.at("summary").optional(Value::as_array, "not a list"))?
+                .cloned()
+                .unwrap_or_default();
             let mut text: String = summary
                 .iter()
                 .filter_map(|x| x.get("text").and_then(Value::as_str))
@@ -374,7 +358,7 @@ fn opaque(kind: &str, obj: &serde_json::Map<String, Value>, path: &str, ctx: &Ct
                 q(&id),
                 Value::Array(summary)
             );
-            if let Some(Value::String(e)) = obj.get("encrypted_content") {
+            if let Some(Value::String(e)) = obj.map.get("encrypted_content") {
                 text.push_str(e);
                 block.push_str(&format!(r#","encrypted_content":{}"#, q(e)));
             }
@@ -384,7 +368,7 @@ fn opaque(kind: &str, obj: &serde_json::Map<String, Value>, path: &str, ctx: &Ct
         _ => {
             let text = s("text", true)?;
             let mut block = format!(r#"{{"text":{},"thought":true"#, q(&text));
-            if let Some(Value::String(sig)) = obj.get("signature") {
+            if let Some(Value::String(sig)) = obj.map.get("signature") {
                 block.push_str(&format!(r#","thoughtSignature":{}"#, q(sig)));
             }
             block.push('}');
@@ -398,63 +382,55 @@ fn opaque(kind: &str, obj: &serde_json::Map<String, Value>, path: &str, ctx: &Ct
     })
 }
 
-fn parse_results(v: &Value, assistant: &[AssistantPart], ctx: &Ctx<'_>) -> Result<Vec<ToolResult>> {
+fn parse_results(v: &At<'_>, assistant: &[AssistantPart], ctx: &Ctx<'_>) -> Result<Vec<ToolResult>> {
     let mut results = Vec::new();
-    for (i, r) in as_list(v, ctx)?.iter().enumerate() {
-        let path = format!("/{i}");
-        let obj = object(r, &path, ctx)?;
-        let call_id = string_field(obj, "call_id", &path, ctx, true)?;
+    for r in as_list(v, ctx)? {
+        let obj = object(&r, ctx)?;
+        let call_id = string_field(&obj, "call_id", ctx, true)?;
         let matched = assistant
             .iter()
             .any(|a| matches!(a, AssistantPart::ToolCall { id, .. } if *id == call_id));
         if !matched {
-            return Err(ctx.err(
-                &format!("{path}/call_id"),
-                format!("result for call \"{call_id}\" has no matching tool_call"),
+            return Err(ctx.refused(
+                obj.at("call_id")
+                    .refuse(format_args!("result for call \"{call_id}\" has no matching tool_call")),
             ));
         }
-        let captures = match obj.get("captures").unwrap_or(&Value::Null) {
-            Value::Null => Vec::new(),
-            Value::Array(list) => list
-                .iter()
-                .enumerate()
-                .map(|(j, c)| capture(c, &format!("{path}/captures/{j}"), ctx))
-                .collect::<Result<_>>()?,
-            _ => return Err(ctx.err(&format!("{path}/captures"), "not a list")),
-        };
+        let captures = as_list(&obj.at("captures"), ctx)?
+            .map(|c| capture(&c, ctx))
+            .collect::<Result<_>>()?;
         results.push(ToolResult {
             call_id,
-            content: string_field(obj, "content", &path, ctx, false)?,
-            is_error: bool_field(obj, "is_error", &path, ctx, false)?,
+            content: string_field(&obj, "content", ctx, false)?,
+            is_error: bool_field(&obj, "is_error", ctx, false)?,
             captures,
         });
     }
     Ok(results)
 }
 
-fn capture(c: &Value, path: &str, ctx: &Ctx<'_>) -> Result<Capture> {
-    let obj = object(c, path, ctx)?;
-    let data = string_field(obj, "data", path, ctx, true)?;
+fn capture(c: &At<'_>, ctx: &Ctx<'_>) -> Result<Capture> {
+    let obj = object(c, ctx)?;
+    let data = string_field(&obj, "data", ctx, true)?;
     let bytes =
-        crate::fields::decode_base64(&data).ok_or_else(|| ctx.err(&format!("{path}/data"), "not valid base64"))?;
+        crate::fields::decode_base64(&data).ok_or_else(|| ctx.refused(obj.at("data").refuse("not valid base64")))?;
     Ok(Capture {
-        name: string_field(obj, "name", path, ctx, true)?,
-        media_type: string_field(obj, "media_type", path, ctx, true)?,
+        name: string_field(&obj, "name", ctx, true)?,
+        media_type: string_field(&obj, "media_type", ctx, true)?,
         data,
-        eligible: bool_field(obj, "eligible", path, ctx, true)?,
+        eligible: bool_field(&obj, "eligible", ctx, true)?,
         bytes,
     })
 }
 
-fn parse_steers(v: &Value, ctx: &Ctx<'_>) -> Result<Vec<Steer>> {
+fn parse_steers(v: &At<'_>, ctx: &Ctx<'_>) -> Result<Vec<Steer>> {
     let mut steers = Vec::new();
-    for (i, s) in as_list(v, ctx)?.iter().enumerate() {
-        let path = format!("/{i}");
-        let obj = object(s, &path, ctx)?;
+    for s in as_list(v, ctx)? {
+        let obj = object(&s, ctx)?;
         steers.push(Steer {
-            author_id: uuid_field(obj, "author_id", &path, ctx)?,
-            text: string_field(obj, "text", &path, ctx, true)?,
-            sender_conversation_id: uuid_field(obj, "sender_conversation_id", &path, ctx)?,
+            author_id: uuid_field(&obj, "author_id", ctx)?,
+            text: string_field(&obj, "text", ctx, true)?,
+            sender_conversation_id: uuid_field(&obj, "sender_conversation_id", ctx)?,
         });
     }
     Ok(steers)

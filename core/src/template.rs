@@ -5,8 +5,9 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
+use crate::json_at::{At, Checked, Items, Obj};
 use crate::kinds::Role;
 use crate::macros;
 
@@ -195,11 +196,6 @@ pub struct Problem {
     pub message: String,
 }
 
-/// Escapes one JSON-pointer reference token (RFC 6901).
-pub(crate) fn pointer_token(s: &str) -> String {
-    s.replace('~', "~0").replace('/', "~1")
-}
-
 fn type_name(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
@@ -238,97 +234,97 @@ impl Checker {
         });
     }
 
-    fn unknown_keys(&mut self, obj: &Map<String, Value>, allowed: &[&str], base: &str, what: &str) {
-        for key in obj.keys() {
-            if !allowed.contains(&key.as_str()) {
-                self.add(
-                    format!("{base}/{}", pointer_token(key)),
-                    "unknown_key",
-                    format!("unknown key \"{key}\" in {what}; allowed: {}", allowed.join(", ")),
-                );
+    /// What a reader took, or `None` with its refusal kept as a problem of `code`.
+    fn keep<T>(&mut self, code: &'static str, checked: Checked<T>) -> Option<T> {
+        match checked {
+            Ok(v) => Some(v),
+            Err(r) => {
+                self.add(r.path, code, r.message);
+                None
             }
+        }
+    }
+
+    fn unknown_keys(&mut self, obj: &Obj<'_>, allowed: &[&str], what: &str) {
+        for (key, at) in obj.unknown(allowed) {
+            self.add(
+                at.path(),
+                "unknown_key",
+                format!("unknown key \"{key}\" in {what}; allowed: {}", allowed.join(", ")),
+            );
         }
     }
 
     /// A budget's `trim` (newest, stable) and `low_water` (a share in (0, 1)).
-    fn trim(&mut self, b: &Map<String, Value>, bbase: &str, k: &mut HistoryKnobs) {
-        match b.get("trim") {
-            None => {}
-            Some(Value::String(t)) if t == "newest" => k.trim = Some(Trim::Newest),
-            Some(Value::String(t)) if t == "stable" => k.trim = Some(Trim::Stable),
-            Some(v) => self.add(
-                format!("{bbase}/trim"),
-                "trim_invalid",
-                format!("trim must be \"newest\" or \"stable\", not {v}"),
-            ),
+    fn trim(&mut self, b: &Obj<'_>, k: &mut HistoryKnobs) {
+        if let Some(t) = b.get("trim") {
+            let trim = t.read(
+                |v| match v.as_str() {
+                    Some("newest") => Some(Trim::Newest),
+                    Some("stable") => Some(Trim::Stable),
+                    _ => None,
+                },
+                format_args!("trim must be \"newest\" or \"stable\", not {}", t.value),
+            );
+            k.trim = self.keep("trim_invalid", trim);
         }
         if let Some(v) = b.get("low_water") {
-            match v.as_f64().filter(|x| *x > 0.0 && *x < 1.0) {
-                Some(x) => k.low_water = Some(x),
-                None => self.add(
-                    format!("{bbase}/low_water"),
-                    "low_water_invalid",
-                    format!("low_water must be a number in (0, 1), not {v}"),
-                ),
-            }
+            let low = v.read(
+                |x| x.as_f64().filter(|x| *x > 0.0 && *x < 1.0),
+                format_args!("low_water must be a number in (0, 1), not {}", v.value),
+            );
+            k.low_water = self.keep("low_water_invalid", low);
         }
     }
 
-    fn knobs(&mut self, obj: &Map<String, Value>, base: &str) -> HistoryKnobs {
+    fn knobs(&mut self, obj: &Obj<'_>) -> HistoryKnobs {
         let mut k = HistoryKnobs::default();
         if let Some(v) = obj.get("max_entries") {
-            match v.as_u64().filter(|n| (1..=MAX_HISTORY_ENTRIES).contains(n)) {
-                Some(n) => k.max_entries = Some(n as u32),
-                None => self.add(
-                    format!("{base}/max_entries"),
-                    "max_entries_invalid",
-                    format!("max_entries must be an integer from 1 to {MAX_HISTORY_ENTRIES}, not {v}"),
+            let n = v.read(
+                |x| x.as_u64().filter(|n| (1..=MAX_HISTORY_ENTRIES).contains(n)),
+                format_args!(
+                    "max_entries must be an integer from 1 to {MAX_HISTORY_ENTRIES}, not {}",
+                    v.value
                 ),
-            }
+            );
+            k.max_entries = self.keep("max_entries_invalid", n).map(|n| n as u32);
         }
-        match obj.get("budget") {
-            None => {}
-            Some(Value::Object(b)) => {
-                let bbase = format!("{base}/budget");
-                self.unknown_keys(
-                    b,
-                    &["share", "min_tokens", "max_tokens", "trim", "low_water"],
-                    &bbase,
-                    "budget",
+        let Some(b) = obj.get("budget") else {
+            return k;
+        };
+        let b = b.object(format_args!("budget must be an object, not {}", type_name(b.value)));
+        let Some(b) = self.keep("budget_invalid", b) else {
+            return k;
+        };
+        self.unknown_keys(
+            &b,
+            &["share", "min_tokens", "max_tokens", "trim", "low_water"],
+            "budget",
+        );
+        self.trim(&b, &mut k);
+        if let Some(v) = b.get("share") {
+            let share = v.read(
+                |x| x.as_f64().filter(|x| *x > 0.0 && *x <= 1.0),
+                format_args!("share must be a number in (0, 1], not {}", v.value),
+            );
+            k.share = self.keep("share_invalid", share);
+        }
+        for (key, code) in [
+            ("min_tokens", "min_tokens_invalid"),
+            ("max_tokens", "max_tokens_invalid"),
+        ] {
+            if let Some(v) = b.get(key) {
+                let n = v.read(
+                    |x| x.as_u64().filter(|n| *n <= i32::MAX as u64),
+                    format_args!("{key} must be an integer ≥ 0, not {}", v.value),
                 );
-                self.trim(b, &bbase, &mut k);
-                if let Some(v) = b.get("share") {
-                    match v.as_f64().filter(|x| *x > 0.0 && *x <= 1.0) {
-                        Some(x) => k.share = Some(x),
-                        None => self.add(
-                            format!("{bbase}/share"),
-                            "share_invalid",
-                            format!("share must be a number in (0, 1], not {v}"),
-                        ),
-                    }
-                }
-                for (key, slot) in [("min_tokens", &mut k.min_tokens), ("max_tokens", &mut k.max_tokens)] {
-                    if let Some(v) = b.get(key) {
-                        match v.as_u64().filter(|n| *n <= i32::MAX as u64) {
-                            Some(n) => *slot = Some(n),
-                            None => self.problems.push(Problem {
-                                path: format!("{bbase}/{key}"),
-                                code: if key == "min_tokens" {
-                                    "min_tokens_invalid"
-                                } else {
-                                    "max_tokens_invalid"
-                                },
-                                message: format!("{key} must be an integer ≥ 0, not {v}"),
-                            }),
-                        }
-                    }
+                let n = self.keep(code, n);
+                if key == "min_tokens" {
+                    k.min_tokens = n;
+                } else {
+                    k.max_tokens = n;
                 }
             }
-            Some(v) => self.add(
-                format!("{base}/budget"),
-                "budget_invalid",
-                format!("budget must be an object, not {}", type_name(v)),
-            ),
         }
         k
     }
@@ -337,15 +333,12 @@ impl Checker {
 /// Every problem of `value` as a template, and the template when there is none.
 pub fn parse(value: &Value) -> (Option<Template>, Vec<Problem>) {
     let mut c = Checker { problems: Vec::new() };
-    let Some(root) = value.as_object() else {
-        c.add(
-            "",
-            "template_not_object",
-            format!(
-                "a template is an object {{\"blocks\": [...], \"variables\": {{...}}}}, not {}",
-                type_name(value)
-            ),
-        );
+    let root = At::root(value, "");
+    let root = root.object(format_args!(
+        "a template is an object {{\"blocks\": [...], \"variables\": {{...}}}}, not {}",
+        type_name(value)
+    ));
+    let Some(root) = c.keep("template_not_object", root) else {
         return (None, c.problems);
     };
     let size = value.to_string().len();
@@ -356,29 +349,27 @@ pub fn parse(value: &Value) -> (Option<Template>, Vec<Problem>) {
             format!("the template is {size} bytes; the limit is {MAX_BYTES}"),
         );
     }
-    c.unknown_keys(root, &["blocks", "variables"], "", "the template");
+    c.unknown_keys(&root, &["blocks", "variables"], "the template");
 
     // Variables first: inline texts are checked against them.
-    let variables = template_variables(&mut c, root);
+    let variables = template_variables(&mut c, &root);
 
     let mut blocks = Vec::new();
-    match root.get("blocks") {
-        None => c.add("/blocks", "blocks_missing", "a template needs \"blocks\""),
-        Some(Value::Array(list)) => {
-            if list.is_empty() || list.len() > MAX_BLOCKS {
+    let list = root.at("blocks");
+    if list.is_absent() {
+        c.add(list.path(), "blocks_missing", "a template needs \"blocks\"");
+    } else {
+        let items = list.list(format_args!("blocks must be an array, not {}", type_name(list.value)));
+        if let Some(items) = c.keep("blocks_not_array", items) {
+            if items.len() == 0 || items.len() > MAX_BLOCKS {
                 c.add(
-                    "/blocks",
+                    list.path(),
                     "blocks_count",
-                    format!("{} blocks; a template holds 1 to {MAX_BLOCKS}", list.len()),
+                    format!("{} blocks; a template holds 1 to {MAX_BLOCKS}", items.len()),
                 );
             }
-            check_blocks(&mut c, list, &variables, &mut blocks);
+            check_blocks(&mut c, items, &variables, &mut blocks);
         }
-        Some(v) => c.add(
-            "/blocks",
-            "blocks_not_array",
-            format!("blocks must be an array, not {}", type_name(v)),
-        ),
     }
 
     if c.problems.is_empty() {
@@ -390,57 +381,58 @@ pub fn parse(value: &Value) -> (Option<Template>, Vec<Problem>) {
 
 /// The template's `variables`, each checked (name, no macro shadowed, a string whose
 /// `{{words}}` are macros).
-fn template_variables(c: &mut Checker, root: &Map<String, Value>) -> BTreeMap<String, String> {
+fn template_variables(c: &mut Checker, root: &Obj<'_>) -> BTreeMap<String, String> {
     let mut variables = BTreeMap::new();
-    match root.get("variables") {
-        None => {}
-        Some(Value::Object(vars)) => {
-            if vars.len() > MAX_VARIABLES {
+    let Some(vars) = root.get("variables") else {
+        return variables;
+    };
+    let at = vars.path().to_string();
+    let vars = vars.object(format_args!(
+        "variables must be an object, not {}",
+        type_name(vars.value)
+    ));
+    let Some(vars) = c.keep("variables_not_object", vars) else {
+        return variables;
+    };
+    if vars.map.len() > MAX_VARIABLES {
+        c.add(
+            at,
+            "variables_count",
+            format!("{} variables; at most {MAX_VARIABLES}", vars.map.len()),
+        );
+    }
+    for (name, v) in vars.entries() {
+        let path = v.path();
+        if !is_variable_name(name) {
+            c.add(
+                path,
+                "variable_name_invalid",
+                format!("variable name \"{name}\" must match [a-z][a-z0-9_]*"),
+            );
+        } else if macros::is_macro(name) || name == macros::HISTORY_WORD {
+            c.add(
+                path,
+                "variable_shadows_macro",
+                format!("variable \"{name}\" has the name of a built-in macro"),
+            );
+        } else if let Value::String(s) = v.value {
+            // A value is checked like a document: macros render in it, and
+            // nothing else may stand in braces.
+            if let Some(word) = macros::first_unknown(s, &|_| false) {
                 c.add(
-                    "/variables",
-                    "variables_count",
-                    format!("{} variables; at most {MAX_VARIABLES}", vars.len()),
+                    path,
+                    "macro_unknown",
+                    format!("{{{{{word}}}}} in variable \"{name}\" is not a macro"),
                 );
             }
-            for (name, v) in vars {
-                let path = format!("/variables/{}", pointer_token(name));
-                if !is_variable_name(name) {
-                    c.add(
-                        path,
-                        "variable_name_invalid",
-                        format!("variable name \"{name}\" must match [a-z][a-z0-9_]*"),
-                    );
-                } else if macros::is_macro(name) || name == macros::HISTORY_WORD {
-                    c.add(
-                        path,
-                        "variable_shadows_macro",
-                        format!("variable \"{name}\" has the name of a built-in macro"),
-                    );
-                } else if let Value::String(s) = v {
-                    // A value is checked like a document: macros render in it, and
-                    // nothing else may stand in braces.
-                    if let Some(word) = macros::first_unknown(s, &|_| false) {
-                        c.add(
-                            path.clone(),
-                            "macro_unknown",
-                            format!("{{{{{word}}}}} in variable \"{name}\" is not a macro"),
-                        );
-                    }
-                    variables.insert(name.clone(), s.clone());
-                } else {
-                    c.add(
-                        path,
-                        "variable_not_string",
-                        format!("variable \"{name}\" must be a string, not {}", type_name(v)),
-                    );
-                }
-            }
+            variables.insert(name.to_string(), s.clone());
+        } else {
+            c.add(
+                path,
+                "variable_not_string",
+                format!("variable \"{name}\" must be a string, not {}", type_name(v.value)),
+            );
         }
-        Some(v) => c.add(
-            "/variables",
-            "variables_not_object",
-            format!("variables must be an object, not {}", type_name(v)),
-        ),
     }
     variables
 }
@@ -496,10 +488,11 @@ impl Order {
     }
 
     /// A system inline block outside the leading run (whether or not its text is valid).
-    fn system_inline(&self, c: &mut Checker, obj: &Map<String, Value>, base: &str) {
-        if !self.leading && obj.get("role").and_then(Value::as_str) == Some("system") {
+    fn system_inline(&self, c: &mut Checker, obj: &Obj<'_>) {
+        let role = obj.at("role");
+        if !self.leading && role.value.as_str() == Some("system") {
             c.add(
-                format!("{base}/role"),
+                role.path(),
                 "inline_system_outside_leading_run",
                 "a system inline block must be in the leading run (before the first block that is neither a slot, a document nor a system inline)",
             );
@@ -573,91 +566,76 @@ fn describe(ty: &str) -> String {
     }
 }
 
-fn check_blocks(c: &mut Checker, list: &[Value], variables: &BTreeMap<String, String>, out: &mut Vec<Block>) {
+fn check_blocks(c: &mut Checker, items: Items<'_>, variables: &BTreeMap<String, String>, out: &mut Vec<Block>) {
     let mut order = Order::new();
-    for (i, v) in list.iter().enumerate() {
-        let base = format!("/blocks/{i}");
-        let block = parse_block(c, &mut order, v, &base, variables);
-        order.place(c, block, &base, out);
+    for v in items {
+        let block = parse_block(c, &mut order, &v, variables);
+        order.place(c, block, v.path(), out);
     }
     order.finish(c);
 }
 
 /// One block: its shape, with the ordering rules checked where they always were.
-fn parse_block(
-    c: &mut Checker,
-    order: &mut Order,
-    v: &Value,
-    base: &str,
-    variables: &BTreeMap<String, String>,
-) -> Option<Block> {
-    let Some(obj) = v.as_object() else {
-        c.add(
-            base,
-            "block_not_object",
-            format!("a block is an object with a \"type\", not {}", type_name(v)),
-        );
-        return None;
-    };
+fn parse_block(c: &mut Checker, order: &mut Order, v: &At<'_>, variables: &BTreeMap<String, String>) -> Option<Block> {
+    let obj = v.object(format_args!(
+        "a block is an object with a \"type\", not {}",
+        type_name(v.value)
+    ));
+    let obj = c.keep("block_not_object", obj)?;
+    let base = v.path();
     order.after_input(c, base);
-    let ty = match obj.get("type") {
-        Some(Value::String(s)) => s.as_str(),
-        Some(other) => {
-            let msg = format!("type must be a string, not {}", type_name(other));
-            c.add(format!("{base}/type"), "block_type_unknown", msg);
+    let t = obj.at("type");
+    let ty = match t.value {
+        Value::String(s) => s.as_str(),
+        _ if t.is_absent() => {
+            c.add(t.path(), "block_type_missing", "a block needs a \"type\"");
             return None;
         }
-        None => {
-            c.add(format!("{base}/type"), "block_type_missing", "a block needs a \"type\"");
+        other => {
+            let msg = format!("type must be a string, not {}", type_name(other));
+            c.add(t.path(), "block_type_unknown", msg);
             return None;
         }
     };
     let Some(keys) = block_keys(ty) else {
         let msg = format!("unknown block type \"{ty}\"; known: {BLOCK_TYPES}");
-        c.add(format!("{base}/type"), "block_type_unknown", msg);
+        c.add(t.path(), "block_type_unknown", msg);
         return None;
     };
-    c.unknown_keys(obj, keys, base, &describe(ty));
+    c.unknown_keys(&obj, keys, &describe(ty));
     order.before(c, ty, base);
-    let block = block_fields(c, ty, obj, base, variables);
+    let block = block_fields(c, ty, &obj, variables);
     if ty == "inline" {
-        order.system_inline(c, obj, base);
+        order.system_inline(c, &obj);
     }
     block
 }
 
 /// A block's own fields, by type (`ty` is a known type).
-fn block_fields(
-    c: &mut Checker,
-    ty: &str,
-    obj: &Map<String, Value>,
-    base: &str,
-    variables: &BTreeMap<String, String>,
-) -> Option<Block> {
+fn block_fields(c: &mut Checker, ty: &str, obj: &Obj<'_>, variables: &BTreeMap<String, String>) -> Option<Block> {
     match ty {
         "slot" => {
-            let slot = obj.get("slot").and_then(Value::as_str).and_then(Slot::parse);
-            if slot.is_none() {
-                let msg = "slot must be one of system_prompt, character, persona";
-                c.add(format!("{base}/slot"), "slot_invalid", msg);
-            }
-            slot.map(Block::Slot)
+            let slot = obj.at("slot").read(
+                |v| v.as_str().and_then(Slot::parse),
+                "slot must be one of system_prompt, character, persona",
+            );
+            c.keep("slot_invalid", slot).map(Block::Slot)
         }
-        "document" => match obj.get("name").and_then(Value::as_str) {
-            Some(n) if is_document_name(n) => Some(Block::Document(n.to_string())),
-            _ => {
-                let msg = "name must be a durable document name matching ^[A-Z][A-Z0-9_]{0,31}$";
-                c.add(format!("{base}/name"), "document_name_invalid", msg);
-                None
-            }
-        },
+        "document" => {
+            let name = obj.at("name").read(
+                |v| v.as_str().filter(|n| is_document_name(n)),
+                "name must be a durable document name matching ^[A-Z][A-Z0-9_]{0,31}$",
+            );
+            c.keep("document_name_invalid", name)
+                .map(|n| Block::Document(n.to_string()))
+        }
         "inline" => {
-            let role = obj.get("role").and_then(Value::as_str).and_then(Role::parse);
-            if role.is_none() {
-                let msg = "role must be one of system, developer, user, assistant";
-                c.add(format!("{base}/role"), "role_invalid", msg);
-            }
-            let text = inline_text(c, obj, base, variables);
+            let role = obj.at("role").read(
+                |v| v.as_str().and_then(Role::parse),
+                "role must be one of system, developer, user, assistant",
+            );
+            let role = c.keep("role_invalid", role);
+            let text = inline_text(c, obj, variables);
             Some(Block::Inline {
                 role: role?,
                 text: text?,
@@ -668,22 +646,15 @@ fn block_fields(
         "runtime" => Some(Block::Runtime),
         "lead" => Some(Block::Lead),
         "tail" => Some(Block::Tail),
-        "history" => Some(Block::History(c.knobs(obj, base))),
+        "history" => Some(Block::History(c.knobs(obj))),
         _ => Some(Block::Input),
     }
 }
 
 /// An inline block's text; every `{{word}}` in it must be a macro or a declared variable.
-fn inline_text(
-    c: &mut Checker,
-    obj: &Map<String, Value>,
-    base: &str,
-    variables: &BTreeMap<String, String>,
-) -> Option<String> {
-    let Some(Value::String(t)) = obj.get("text") else {
-        c.add(format!("{base}/text"), "text_invalid", "text must be a string");
-        return None;
-    };
+fn inline_text(c: &mut Checker, obj: &Obj<'_>, variables: &BTreeMap<String, String>) -> Option<String> {
+    let at = obj.at("text");
+    let t = c.keep("text_invalid", at.str("text must be a string"))?;
     let mut reported: Vec<&str> = Vec::new();
     for tok in macros::tokens(t) {
         let word = tok.name;
@@ -697,9 +668,9 @@ fn inline_text(
         } else {
             format!("{{{{{word}}}}} is neither a macro nor a declared variable")
         };
-        c.add(format!("{base}/text"), "macro_unknown", msg);
+        c.add(at.path(), "macro_unknown", msg);
     }
-    Some(t.clone())
+    Some(t.to_string())
 }
 
 /// Every problem of a template given as JSON text (what the SQL layer receives).
@@ -720,16 +691,13 @@ pub fn parse_text(text: &str) -> (Option<Template>, Vec<Problem>) {
 /// Checks a turn's history intent (`turns.history`): the history block's knobs.
 pub(crate) fn parse_history_intent(value: &Value) -> (Option<HistoryKnobs>, Vec<Problem>) {
     let mut c = Checker { problems: Vec::new() };
-    let Some(obj) = value.as_object() else {
-        c.add(
-            "",
-            "history_intent_not_object",
-            format!("a history intent is an object, not {}", type_name(value)),
-        );
+    let root = At::root(value, "");
+    let obj = root.object(format_args!("a history intent is an object, not {}", type_name(value)));
+    let Some(obj) = c.keep("history_intent_not_object", obj) else {
         return (None, c.problems);
     };
-    c.unknown_keys(obj, &["max_entries", "budget"], "", "a history intent");
-    let k = c.knobs(obj, "");
+    c.unknown_keys(&obj, &["max_entries", "budget"], "a history intent");
+    let k = c.knobs(&obj);
     if c.problems.is_empty() {
         (Some(k), c.problems)
     } else {
@@ -1079,7 +1047,7 @@ mod tests {
             ("/variables/scene".into(), "macro_unknown")
         );
         assert!(problems(json!({"blocks": minimal(), "variables": {"scene": "{{agent}}'s day"}})).is_empty());
-        let many: Map<String, Value> = (0..33).map(|i| (format!("v{i}"), json!("x"))).collect();
+        let many: serde_json::Map<String, Value> = (0..33).map(|i| (format!("v{i}"), json!("x"))).collect();
         assert_eq!(
             one(json!({"blocks": minimal(), "variables": many})),
             ("/variables".into(), "variables_count")

@@ -137,7 +137,7 @@ fn check_variables(template: &Template, t: &crate::rows::Turn, mechanism: Mechan
         return Ok(());
     };
     let declared: Vec<&str> = template.variables.keys().map(String::as_str).collect();
-    let path = format!("/variables/{}", crate::template::pointer_token(name));
+    let path = format!("/variables/{}", crate::json_at::pointer_token(name));
     Err(Error::new(
         Code::TurnFieldInvalid,
         format!(
