@@ -125,12 +125,23 @@ pub(crate) struct SeedCut {
 }
 
 impl SeedCut {
-    /// The carried history parts, as raw entries (they were written by the seal).
-    pub(crate) fn carried(&self) -> Vec<RawEntry> {
+    /// The carried history parts, as raw entries (they were written by the seal). Parts
+    /// that do not read back are `data_corrupted`, never none: an empty carry would
+    /// return other bytes than the seal froze.
+    pub(crate) fn carried(&self) -> crate::error::Result<Vec<RawEntry>> {
         if self.carry.is_null() {
-            return Vec::new();
+            return Ok(Vec::new());
         }
-        crate::fields::parse_raw_input(&self.carry).unwrap_or_default()
+        crate::fields::parse_raw_input(&self.carry).map_err(|e| {
+            crate::error::Error::new(
+                crate::error::Code::DataCorrupted,
+                format!(
+                    "the seal's carried parts (seed_cut.carry) do not read back: {}",
+                    e.message
+                ),
+            )
+            .hint("The seal was altered outside pgprompt; restore prompt.seals from a backup.")
+        })
     }
 }
 
@@ -589,6 +600,26 @@ pub(crate) fn seed_cut(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn carried_parts_that_do_not_read_back_are_data_corrupted_not_none() {
+        let cut = |carry| SeedCut {
+            keep: 1,
+            carry,
+            tokens: 0,
+        };
+        assert_eq!(cut(serde_json::Value::Null).carried().unwrap(), Vec::new());
+        let ok = cut(serde_json::json!([{"role": "user", "content": [{"type": "text", "text": "a"}]}]));
+        assert_eq!(ok.carried().unwrap().len(), 1);
+        let e = cut(serde_json::json!([{"role": "user", "content": [{"type": "audio"}]}]))
+            .carried()
+            .unwrap_err();
+        assert_eq!(
+            (e.code, e.code.sqlstate()),
+            (crate::error::Code::DataCorrupted, "XX001")
+        );
+        assert!(e.message.contains("seed_cut.carry"), "{}", e.message);
+    }
 
     #[test]
     fn a_chain_reads_back_oldest_first_and_a_lost_node_or_a_short_chain_is_none() {

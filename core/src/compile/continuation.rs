@@ -37,18 +37,18 @@ fn pruned(ctx: &Context) -> Error {
 
 /// The items the summary case starts with: the history parts that shared an element
 /// with the seed, then the summary itself.
-fn summary_items(sealed: &Sealed, summary: &str, counter: &mut Counter<'_>) -> Vec<Item> {
+fn summary_items(sealed: &Sealed, summary: &str, counter: &mut Counter<'_>) -> Result<Vec<Item>> {
     let mut items: Vec<Item> = sealed
         .frozen
         .seed_cut
-        .carried()
+        .carried()?
         .into_iter()
         .map(|e| Item::new(e.role, e.parts.into_iter().map(|k| counted(k, counter)).collect(), 0))
         .collect();
     let text = format!("{ROUNDS_SUMMARY_HEADER}{summary}");
     let tokens = counter.count(&text);
     items.push(Item::text(Role::User, text, tokens, 0));
-    items
+    Ok(items)
 }
 
 /// The sealed body of `sealed`, extended by the turn's rounds.
@@ -87,7 +87,7 @@ pub(super) fn extend(ctx: &Context, sealed: &Sealed, counter: &mut Counter<'_>, 
             (
                 &body.elements[..keep],
                 base,
-                summary_items(sealed, s, counter),
+                summary_items(sealed, s, counter)?,
                 t.summary_round.unwrap_or(i32::MIN),
             )
         }
