@@ -3,7 +3,8 @@
 //! A reader declares what it takes — which keys an object may hold, what each value
 //! must be and the message when it is not — and this module walks the value, builds
 //! the pointers and makes the refusal ([`Refusal`]: a pointer and a message, which each
-//! caller turns into its own error code). No reader builds a pointer of its own.
+//! caller turns into its own error code). No reader walks a value building pointers of its
+//! own (the rule refusals of `options` name an option's pointer from its key).
 //!
 //! Why not `serde` derive with `deny_unknown_fields` under `serde_path_to_error` (the
 //! issue's suggestion, measured 2026-12-02 on the tool list of `fields::parse_tools`):

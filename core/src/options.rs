@@ -722,19 +722,19 @@ pub fn resolve(
             .unwrap_or("")
     };
     let mut o = read(&Obj::root(&merged, ROOT)).map_err(|r| {
-        // The level that set the refused option: the pointer's first token, when an option.
-        let token = r.path.strip_prefix(ROOT).unwrap_or_default();
-        let key = KEYS
-            .iter()
-            .find(|k| {
-                token
-                    .strip_prefix('/')
-                    .and_then(|t| t.strip_prefix(**k))
-                    .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
-            })
-            .copied()
-            .unwrap_or("");
-        refused(r).detail(format!("Set by the {}'s request_options.", level(key)))
+        // The level that set the refused option: the pointer's first token, unescaped.
+        let token = r
+            .path
+            .strip_prefix(ROOT)
+            .and_then(|t| t.strip_prefix('/'))
+            .unwrap_or_default();
+        let key = token
+            .split('/')
+            .next()
+            .unwrap_or_default()
+            .replace("~1", "/")
+            .replace("~0", "~");
+        refused(r).detail(format!("Set by the {}'s request_options.", level(&key)))
     })?;
     check_model(&mut o, wire, max_tokens, rules).map_err(|(key, what)| {
         let Some(r) = rules else {
@@ -1090,6 +1090,27 @@ mod tests {
             e.detail.as_deref(),
             Some("Set by the agent's request_options; the request goes on the anthropic wire.")
         );
+        // A refusal names the level that set the refused key, read from its pointer: an
+        // unknown key sharing a known one's prefix, or a value spelling another option's
+        // pointer, names its own level.
+        for turn in [json!({"stop_x": 1}), json!({"temperature": "/request_options/stop"})] {
+            let e = resolve(
+                [
+                    ("model", &RequestOptions::default()),
+                    ("agent", &opts(json!({"stop": "x"}))),
+                    ("turn", &RequestOptions(turn.as_object().cloned().unwrap_or_default())),
+                ],
+                Wire::Chat,
+                1024,
+                None,
+            )
+            .unwrap_err();
+            assert_eq!(
+                e.detail.as_deref(),
+                Some("Set by the turn's request_options."),
+                "{turn}"
+            );
+        }
         let e = check(&opts(json!({"temprature": 1}))).unwrap_err();
         assert!(e.message.contains("unknown option \"temprature\""), "{}", e.message);
         let e = check(&opts(

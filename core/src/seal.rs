@@ -135,11 +135,9 @@ impl SeedCut {
         crate::fields::parse_raw_input(&self.carry).map_err(|e| {
             crate::error::Error::new(
                 crate::error::Code::DataCorrupted,
-                format!(
-                    "the seal's carried parts (seed_cut.carry) do not read back: {}",
-                    e.message
-                ),
+                "the seal's carried parts (seed_cut.carry) do not read back",
             )
+            .detail(format!("Read as raw entries: {}", e.message))
             .hint("The seal was altered outside pgprompt; restore prompt.seals from a backup.")
         })
     }
@@ -619,6 +617,7 @@ mod tests {
             (crate::error::Code::DataCorrupted, "XX001")
         );
         assert!(e.message.contains("seed_cut.carry"), "{}", e.message);
+        assert!(e.detail.unwrap_or_default().contains("unknown part type"));
     }
 
     #[test]

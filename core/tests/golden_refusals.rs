@@ -9,8 +9,8 @@
 //!     GOLDEN_UPDATE=1 cargo test -p pgprompt-core --test golden_refusals   # rewrite
 //!     REFUSALS_DUMP=/tmp/a.txt cargo test -p pgprompt-core --test golden_refusals   # every case, to diff two checkouts
 //!
-//! The JSON readers moved onto one mechanism (`json_at`) with this corpus (4,000 cases a
-//! reader then) identical before and after, but for the options reader's pointers of keys
+//! The JSON readers moved onto one mechanism (`json_at`) with a corpus built the same way
+//! (4,000 cases a reader, in two checkouts) identical before and after, but for the options reader's pointers of keys
 //! holding `/` or `~`, now escaped as RFC 6901 says (as the other readers did).
 use pgprompt_core::testing::Rng;
 use pgprompt_core::{fields, options, response, rounds, template};
