@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use serde_json::Value;
+use serde_json::{json, Value};
 use uuid::Uuid;
 
 use crate::compile::{compile, Output, Purpose};
@@ -321,6 +321,70 @@ impl Rng {
     /// One of `xs`, picked at random.
     pub fn pick<'a>(&mut self, xs: &'a [&'a str]) -> &'a str {
         xs[self.below(xs.len() as u64) as usize]
+    }
+}
+
+/// Pieces of text the fuzzers join: macro braces, envelope tags and escapes, odd characters.
+pub const PIECES: &[&str] = &[
+    "{{",
+    "}}",
+    "{",
+    "}",
+    "agent",
+    "user",
+    "date",
+    "history",
+    "scene",
+    "{{agent}}",
+    "{{nope}}",
+    "{{ }}",
+    "<message",
+    "</message>",
+    "<task_result>",
+    "&lt;",
+    "&amp;",
+    "&",
+    "<",
+    " ",
+    "\n",
+    "é",
+    "🎉",
+    "\\",
+    "\"",
+    "a",
+    "0",
+    "[",
+    "]",
+];
+
+/// A random text of up to 23 [`PIECES`].
+pub fn text(r: &mut Rng) -> String {
+    (0..r.below(24)).map(|_| r.pick(PIECES)).collect()
+}
+
+/// Any JSON up to `depth` levels deep, its keys and a third of its strings drawn from
+/// `hints` (the words of the thing under test), so it often gets past the first check.
+pub fn random_json(r: &mut Rng, depth: u32, hints: &[&str]) -> Value {
+    let choice = if depth == 0 { r.below(5) } else { r.below(9) };
+    match choice {
+        0 => Value::Null,
+        1 => json!(r.below(2) == 0),
+        2 => json!(r.below(400) as i64 - 100),
+        3 => json!(r.below(1000) as f64 / 7.0),
+        4 => json!(if r.below(3) == 0 {
+            r.pick(hints).to_string()
+        } else {
+            text(r)
+        }),
+        5 | 6 => Value::Array((0..r.below(5)).map(|_| random_json(r, depth - 1, hints)).collect()),
+        _ => {
+            let mut m = serde_json::Map::new();
+            for _ in 0..r.below(5) {
+                let k = r.pick(hints).to_string();
+                m.insert(k, random_json(r, depth - 1, hints));
+            }
+            Value::Object(m)
+        }
     }
 }
 

@@ -22,67 +22,6 @@ fn iterations() -> usize {
         .unwrap_or(1500)
 }
 
-const PIECES: &[&str] = &[
-    "{{",
-    "}}",
-    "{",
-    "}",
-    "agent",
-    "user",
-    "date",
-    "history",
-    "scene",
-    "{{agent}}",
-    "{{nope}}",
-    "{{ }}",
-    "<message",
-    "</message>",
-    "<task_result>",
-    "&lt;",
-    "&amp;",
-    "&",
-    "<",
-    " ",
-    "\n",
-    "é",
-    "🎉",
-    "\\",
-    "\"",
-    "a",
-    "0",
-    "[",
-    "]",
-];
-
-fn text(r: &mut Rng) -> String {
-    (0..r.below(24)).map(|_| r.pick(PIECES)).collect()
-}
-
-/// Any JSON, shaped often enough like the thing under test to get past its first check.
-fn json(r: &mut Rng, depth: u32, hints: &[&str]) -> Value {
-    let choice = if depth == 0 { r.below(5) } else { r.below(9) };
-    match choice {
-        0 => Value::Null,
-        1 => json!(r.below(2) == 0),
-        2 => json!(r.below(400) as i64 - 100),
-        3 => json!(r.below(1000) as f64 / 7.0),
-        4 => json!(if r.below(3) == 0 {
-            r.pick(hints).to_string()
-        } else {
-            text(r)
-        }),
-        5 | 6 => Value::Array((0..r.below(5)).map(|_| json(r, depth - 1, hints)).collect()),
-        _ => {
-            let mut m = serde_json::Map::new();
-            for _ in 0..r.below(5) {
-                let k = r.pick(hints).to_string();
-                m.insert(k, json(r, depth - 1, hints));
-            }
-            Value::Object(m)
-        }
-    }
-}
-
 const HINTS: &[&str] = &[
     "type",
     "blocks",
@@ -152,14 +91,14 @@ fn block(r: &mut Rng) -> Value {
         _ => {}
     }
     if r.below(8) == 0 {
-        b[r.pick(HINTS)] = json(r, 2, HINTS);
+        b[r.pick(HINTS)] = random_json(r, 2, HINTS);
     }
     b
 }
 
 fn template_value(r: &mut Rng) -> Value {
     if r.below(4) == 0 {
-        return json(r, 4, HINTS);
+        return random_json(r, 4, HINTS);
     }
     let n = r.below(10);
     let blocks: Vec<Value> = (0..n).map(|_| block(r)).collect();
@@ -168,18 +107,18 @@ fn template_value(r: &mut Rng) -> Value {
 
 fn round_json(r: &mut Rng) -> (String, String, String) {
     let assistant = if r.below(3) == 0 {
-        json(r, 3, HINTS)
+        random_json(r, 3, HINTS)
     } else {
         json!([{"type": "text", "text": text(r)}, {"type": "tool_call", "id": "c1", "name": "x", "input": {}}])
     };
     let results = if r.below(3) == 0 {
-        json(r, 3, HINTS)
+        random_json(r, 3, HINTS)
     } else {
         json!([{"call_id": r.pick(&["c1", "c2"]), "content": text(r),
                 "captures": [{"name": "a", "media_type": r.pick(&["image/png", "text/plain"]), "data": r.pick(&["aGk=", "!!", ""])}]}])
     };
     let steers = if r.below(3) == 0 {
-        json(r, 2, HINTS)
+        random_json(r, 2, HINTS)
     } else {
         json!([{"text": text(r)}])
     };
@@ -202,7 +141,7 @@ fn fuzz_the_grammar_and_the_texts() {
         let values = macros::Values::default();
         let _ = macros::substitute(&s, &values, &|_| Some(value.as_str()), 1 << 16, "fuzz");
         assert_eq!(envelope::unescape(&envelope::escape(&s)), s);
-        let field = json(&mut r, 3, HINTS).to_string();
+        let field = random_json(&mut r, 3, HINTS).to_string();
         let _ = fields::check_turn(&field, &field, Some(&field), Some(&field), Some(&field), &field, &field);
         let _ = fields::parse_inline(&field);
         let (a, b, c) = round_json(&mut r);
@@ -261,7 +200,7 @@ fn fuzz_whole_compiles() {
             lark.prompt_mechanism = [Mechanism::Assembly, Mechanism::Raw, Mechanism::Default][r.below(3) as usize];
             lark.prompt_template = Some(template_value(&mut r));
         }
-        let field = |r: &mut Rng| json(r, 3, HINTS).to_string();
+        let field = |r: &mut Rng| random_json(r, 3, HINTS).to_string();
         // Each field is junk now and then, well formed otherwise.
         let columns = Columns {
             inline: if r.below(8) == 0 {

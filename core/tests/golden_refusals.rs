@@ -9,10 +9,11 @@
 //!     GOLDEN_UPDATE=1 cargo test -p pgprompt-core --test golden_refusals   # rewrite
 //!     REFUSALS_DUMP=/tmp/a.txt cargo test -p pgprompt-core --test golden_refusals   # every case, to diff two checkouts
 //!
-//! The JSON readers moved onto one mechanism (`json_at`) with a corpus built the same way
-//! (4,000 cases a reader, in two checkouts) identical before and after, but for the options reader's pointers of keys
-//! holding `/` or `~`, now escaped as RFC 6901 says (as the other readers did).
-use pgprompt_core::testing::Rng;
+//! The JSON readers moved onto one mechanism (`json_at`) with this corpus, and one of
+//! 4,000 cases a reader, identical before and after (run in two checkouts), but for the
+//! options reader's pointers of keys holding `/` or `~`, now escaped as RFC 6901 says (as
+//! the other readers did). Its random values are `testing::random_json`, the fuzzer's.
+use pgprompt_core::testing::{random_json, Rng};
 use pgprompt_core::{fields, options, response, rounds, template};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
@@ -126,25 +127,6 @@ const HINTS: &[&str] = &[
     "ephemeral",
 ];
 
-fn rnd(r: &mut Rng, depth: u32) -> Value {
-    let c = if depth == 0 { r.below(6) } else { r.below(9) };
-    match c {
-        0 => Value::Null,
-        1 => json!(r.below(2) == 0),
-        2 => json!(r.below(400) as i64 - 100),
-        3 => json!(r.below(1000) as f64 / 7.0),
-        4 | 5 => json!(r.pick(HINTS)),
-        6 => Value::Array((0..r.below(4)).map(|_| rnd(r, depth - 1)).collect()),
-        _ => {
-            let mut m = serde_json::Map::new();
-            for _ in 0..r.below(4) {
-                m.insert(r.pick(HINTS).into(), rnd(r, depth - 1));
-            }
-            Value::Object(m)
-        }
-    }
-}
-
 fn mutate(v: &mut Value, r: &mut Rng) {
     // walk down randomly
     let go_deeper = r.below(3) != 0;
@@ -157,7 +139,7 @@ fn mutate(v: &mut Value, r: &mut Rng) {
                 return;
             }
             if r.below(6) == 0 {
-                m.insert(r.pick(HINTS).into(), rnd(r, 2));
+                m.insert(r.pick(HINTS).into(), random_json(r, 2, HINTS));
                 return;
             }
             mutate(m.get_mut(k).unwrap(), r);
@@ -175,7 +157,7 @@ fn mutate(v: &mut Value, r: &mut Rng) {
             }
             mutate(&mut a[i], r);
         }
-        _ => *v = rnd(r, 2),
+        _ => *v = random_json(r, 2, HINTS),
     }
 }
 
