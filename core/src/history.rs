@@ -154,12 +154,50 @@ pub(crate) fn plan(ht: &HistoryTurn, a: Uuid, conv_answerer: Option<Uuid>) -> Ve
     match t.kind {
         TurnKind::Message => vec![Plan::Message],
         TurnKind::Summary => vec![Plan::Summary],
-        TurnKind::Reply if answerer_of(ht, conv_answerer) != Some(a) => vec![Plan::Correspondent],
+        TurnKind::Reply if !read_as_own(t.kind, answerer_of(ht, conv_answerer), a) => vec![Plan::Correspondent],
         TurnKind::Reply => {
             let ns: Vec<i32> = ht.rounds.iter().map(|r| r.n).collect();
             own_plan(nonempty(&t.summary), t.summary_round, &ns, nonempty(&t.content))
         }
     }
+}
+
+/// Whether `a` reads a turn of `kind` answered by `answerer` as its own reply (its
+/// `own_plan`); every other turn is one entry.
+fn read_as_own(kind: TurnKind, answerer: Option<Uuid>, a: Uuid) -> bool {
+    kind == TurnKind::Reply && answerer == Some(a)
+}
+
+/// One group of a stretch's turns as the database sums them (an index-only scan, no
+/// turn text read): the turns of one kind and stored answerer, and the sum of the
+/// `own_entries` the write triggers stored for them ([`own_plan`]'s length).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StoredCount {
+    /// The turns' kind.
+    pub kind: TurnKind,
+    /// Their stored answerer (`None`: the conversation's).
+    pub answerer_id: Option<Uuid>,
+    /// How many turns the group holds.
+    pub turns: i64,
+    /// The sum of their `own_entries`.
+    pub own_entries: i64,
+}
+
+/// The entries of a stretch's turns read by answerer `a`, from their stored counts
+/// ([`StoredCount`]) in a conversation whose stored answerer is `conv_answerer`: the
+/// same number [`plan`] gives turn by turn.
+pub fn stored_entries(groups: &[StoredCount], a: Uuid, conv_answerer: Option<Uuid>) -> u32 {
+    let n: i64 = groups
+        .iter()
+        .map(|g| {
+            if read_as_own(g.kind, g.answerer_id.or(conv_answerer), a) {
+                g.own_entries
+            } else {
+                g.turns
+            }
+        })
+        .fold(0i64, i64::saturating_add);
+    u32::try_from(n.max(0)).unwrap_or(u32::MAX)
 }
 
 /// Everything rendering an entry needs besides the turn.
@@ -356,6 +394,67 @@ mod tests {
             vec![Plan::Correspondent],
             "never its rounds"
         );
+    }
+
+    /// The database's count (sums of the stored `own_entries` by kind and answerer) is
+    /// the plan's, turn by turn, for every reader and conversation answerer.
+    #[test]
+    fn stored_counts_give_the_plans_entries() {
+        let mut turns = Vec::new();
+        for (i, answerer) in [None, Some(1), Some(2), Some(1), None, Some(3)].into_iter().enumerate() {
+            let mut ht = reply(answerer);
+            ht.turn.content = (i % 2 == 0).then(|| "a".to_string());
+            ht.turn.summary = (i == 3).then(|| "s".to_string());
+            ht.turn.summary_round = (i == 3).then_some(2);
+            ht.rounds = (1..=i as i32).map(round).collect();
+            turns.push(ht);
+        }
+        for kind in [TurnKind::Message, TurnKind::Summary] {
+            turns.push(HistoryTurn {
+                turn: Turn::new(id(7), 1, kind),
+                rounds: Vec::new(),
+                host: None,
+            });
+        }
+        let mut groups: Vec<StoredCount> = Vec::new();
+        for ht in &turns {
+            let ns: Vec<i32> = ht.rounds.iter().map(|r| r.n).collect();
+            let own = match ht.turn.kind {
+                TurnKind::Reply => own_plan(
+                    nonempty(&ht.turn.summary),
+                    ht.turn.summary_round,
+                    &ns,
+                    nonempty(&ht.turn.content),
+                )
+                .len(),
+                _ => 1,
+            } as i64;
+            match groups
+                .iter_mut()
+                .find(|g| g.kind == ht.turn.kind && g.answerer_id == ht.turn.answerer_id)
+            {
+                Some(g) => {
+                    g.turns += 1;
+                    g.own_entries += own;
+                }
+                None => groups.push(StoredCount {
+                    kind: ht.turn.kind,
+                    answerer_id: ht.turn.answerer_id,
+                    turns: 1,
+                    own_entries: own,
+                }),
+            }
+        }
+        for a in 1..=4 {
+            for conv in [None, Some(id(1)), Some(id(2))] {
+                let by_plan: usize = turns.iter().map(|h| plan(h, id(a), conv).len()).sum();
+                assert_eq!(
+                    stored_entries(&groups, id(a), conv) as usize,
+                    by_plan,
+                    "reader {a}, conversation {conv:?}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -17,7 +17,7 @@ use super::spi::{core_uuid, first, nullable, pg_uuid, run, Cols, Column, Query};
 use pgprompt_core::context::{CaptureState, Captured, Context, HistoryTurn, Host};
 use pgprompt_core::error::{Code, Error, Result};
 use pgprompt_core::fields;
-use pgprompt_core::history::{EntryAt, HistorySource};
+use pgprompt_core::history::{self, EntryAt, HistorySource};
 use pgprompt_core::reads;
 use pgprompt_core::rounds::{self, Round};
 use pgprompt_core::rows::{
@@ -805,12 +805,17 @@ static HISTORY_ROUNDS: LazyLock<Query> = LazyLock::new(|| {
 static COUNT_REST: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
         "a stretch's entry count",
-        // Every turn counts its own_entries (1 unless it is a reply); a reply another
-        // answerer gave counts 1 for this reader.
-        "SELECT (coalesce(sum(t.own_entries), 0) - coalesce(sum(t.own_entries - 1) FILTER \
-         (WHERE t.kind = 'reply' AND coalesce(t.answerer_id, $4) IS DISTINCT FROM $5), 0))::int8 AS entries \
-         FROM prompt.turns t WHERE t.conversation_id = $1 AND t.seq < $2 AND t.seq >= $3",
-        &[("entries", INT8OID)],
+        // The sums the core's rule reads (history::stored_entries): per kind and stored
+        // answerer, the turns and their own_entries.
+        "SELECT t.kind, t.answerer_id, count(*)::int8 AS turns, sum(t.own_entries)::int8 AS own_entries \
+         FROM prompt.turns t WHERE t.conversation_id = $1 AND t.seq < $2 AND t.seq >= $3 \
+         GROUP BY t.kind, t.answerer_id",
+        &[
+            ("kind", TEXTOID),
+            ("answerer_id", UUIDOID),
+            ("turns", INT8OID),
+            ("own_entries", INT8OID),
+        ],
     )
 });
 
@@ -989,25 +994,27 @@ impl HistorySource for SpiHistory<'_, '_> {
     /// `own_plan`): an index-only scan of (conversation_id, seq) INCLUDE (kind,
     /// answerer_id, own_entries) per stretch left, no turn text read.
     fn count_rest(&mut self, a: Uuid, conv_answerer: Option<Uuid>) -> Result<u32> {
-        let mut n = 0i64;
+        let mut n = 0u32;
         while let Some(seg) = self.current() {
             let answerer = seg.host.map_or(conv_answerer, |h| h.answerer_id);
             let (conv, before, floor) = (seg.conv, seg.before, seg.floor);
             seg.before = seg.floor;
-            n += first::<i64>(
+            let groups = run(
                 self.client,
                 &COUNT_REST,
-                &[
-                    pg_uuid(conv).into(),
-                    before.into(),
-                    floor.into(),
-                    nullable(answerer.map(pg_uuid)),
-                    pg_uuid(a).into(),
-                ],
-            )
-            .unwrap_or(0);
+                &[pg_uuid(conv).into(), before.into(), floor.into()],
+                |c| {
+                    Ok(Some(history::StoredCount {
+                        kind: TurnKind::from_column("turns.kind", &c.need_text("kind")?)?,
+                        answerer_id: c.uuid("answerer_id"),
+                        turns: c.need::<i64>("turns")?,
+                        own_entries: c.need::<i64>("own_entries")?,
+                    }))
+                },
+            )?;
+            n = n.saturating_add(history::stored_entries(&groups, a, answerer));
         }
-        Ok(u32::try_from(n).unwrap_or(u32::MAX))
+        Ok(n)
     }
 
     fn previous_cut(&mut self, a: Uuid) -> Result<Option<EntryAt>> {
