@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use crate::error::{quote, Code, Error, Result};
 use crate::items::PartKind;
-use crate::json_at::{At, Obj, OrCode, Refusal};
+use crate::json_at::{At, JsonText, Obj, OrCode, Refusal};
 pub use crate::json_input::JsonInput;
 use crate::kinds::{PrefaceItem, Role};
 use crate::macros;
@@ -392,9 +392,9 @@ fn raw_part(p: At<'_>) -> Result<PartKind> {
             let name = s("name")?;
             let input = obj
                 .at("input")
-                .optional(|v| v.is_object().then(|| v.to_string()), "input must be an object")
+                .optional(|v| v.is_object().then(|| JsonText::of(v)), "input must be an object")
                 .or_code(C)?
-                .unwrap_or_else(|| "{}".into());
+                .unwrap_or_else(JsonText::empty_object);
             Ok(PartKind::ToolCall {
                 id,
                 name,

@@ -14,12 +14,13 @@ use crate::tokens::{Counter, IMAGE_TOKENS, MESSAGE_OVERHEAD};
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum PartKind {
     Text(String),
-    /// `input` is the call's arguments as JSON text (an object); `signature` is the
+    /// `input` is the call's arguments as JSON text (an object), written once from the
+    /// parsed value; `signature` is the
     /// thought signature Gemini attached to the call (replayed on Gemini only).
     ToolCall {
         id: String,
         name: String,
-        input: String,
+        input: crate::json_at::JsonText,
         signature: Option<String>,
         /// The Responses item id of the call (`fc_…`), replayed on that wire.
         item_id: Option<String>,
@@ -100,9 +101,8 @@ impl Serialize for Part {
                 m.serialize_entry("type", "tool_call")?;
                 m.serialize_entry("id", id)?;
                 m.serialize_entry("name", name)?;
-                // The input is stored as JSON text; it serializes as the value it spells.
-                let value: serde_json::Value = serde_json::from_str(input).map_err(serde::ser::Error::custom)?;
-                m.serialize_entry("input", &value)?;
+                // Written once from the parsed value: embedded as it is, no parse.
+                m.serialize_entry("input", input)?;
                 m.end()
             }
             PartKind::ToolResult {

@@ -23,6 +23,62 @@ use serde_json::{Map, Value};
 
 use crate::error::{Code, Error, Result};
 
+/// JSON text taken from a value the edge parsed (a tool call's arguments): kept as the
+/// compact text the wire renderers embed and the tokenizer counts, and serialized (into a
+/// seal's carried parts) as the value it spells without a parse: serde_json's
+/// `RawValue`, written once from the parsed value.
+#[derive(Clone)]
+pub struct JsonText(Box<serde_json::value::RawValue>);
+
+impl JsonText {
+    /// `value` as compact text (as `Value::to_string` spells it).
+    pub(crate) fn of(value: &Value) -> JsonText {
+        // A Value always serializes (its keys are strings); `null` were it ever not to.
+        JsonText(
+            serde_json::value::to_raw_value(value).unwrap_or_else(|_| serde_json::value::RawValue::NULL.to_owned()),
+        )
+    }
+
+    /// `{}`: a tool call without arguments.
+    pub(crate) fn empty_object() -> JsonText {
+        JsonText::of(&Value::Object(Map::new()))
+    }
+}
+
+impl std::ops::Deref for JsonText {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.0.get()
+    }
+}
+
+impl std::fmt::Debug for JsonText {
+    /// As the text's own `Debug` (the pinned refusals corpus prints readers' values).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self.0.get(), f)
+    }
+}
+
+impl PartialEq for JsonText {
+    fn eq(&self, other: &JsonText) -> bool {
+        self.0.get() == other.0.get()
+    }
+}
+
+impl serde::Serialize for JsonText {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+#[cfg(test)]
+impl From<&str> for JsonText {
+    /// A test's literal arguments (parsed: only tests build a call from text).
+    fn from(text: &str) -> JsonText {
+        JsonText::of(&serde_json::from_str(text).expect("a test's JSON literal"))
+    }
+}
+
 /// A value refused: where (a JSON pointer from the reader's root) and why.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Refusal {
@@ -262,6 +318,19 @@ impl<'v> Obj<'v> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A call's arguments keep the text the parsed value spells (the renderers embed it)
+    /// and serialize as that value, into a seal's carried parts, byte for byte.
+    #[test]
+    fn json_text_is_the_values_text_and_serializes_as_it() {
+        let v: Value = serde_json::from_str(r#"{ "b": [1, "x\u00e9"], "a": {} }"#).unwrap();
+        let t = JsonText::of(&v);
+        assert_eq!(&*t, v.to_string());
+        assert_eq!(serde_json::to_string(&t).unwrap(), v.to_string());
+        assert_eq!(serde_json::to_string(&vec![t.clone()]).unwrap(), format!("[{v}]"));
+        assert_eq!(&*JsonText::empty_object(), "{}");
+        assert_ne!(t, JsonText::empty_object());
+    }
     use serde_json::json;
 
     #[test]

@@ -6,6 +6,7 @@ use uuid::Uuid;
 
 use crate::error::{Code, Error, Result};
 use crate::items::{Item, Part, PartKind};
+pub use crate::json_at::JsonText;
 use crate::json_at::{At, Checked, Obj, Refusal};
 use crate::kinds::{Role, Wire};
 use crate::rows::User;
@@ -39,7 +40,7 @@ pub enum AssistantPart {
         /// The called tool's name (never empty).
         name: String,
         /// The call's arguments as JSON text (an object; `{}` when the part has none).
-        input: String,
+        input: JsonText,
         /// The thought signature Gemini attached to the call; `None` when it has none.
         signature: Option<String>,
         /// The call's Responses item id (`fc_…`).
@@ -244,8 +245,8 @@ fn tool_call(obj: &Obj<'_>, ctx: &Ctx<'_>) -> Result<AssistantPart> {
     let input = ctx
         .or(obj
             .at("input")
-            .optional(|v| v.is_object().then(|| v.to_string()), "not an object"))?
-        .unwrap_or_else(|| "{}".to_string());
+            .optional(|v| v.is_object().then(|| JsonText::of(v)), "not an object"))?
+        .unwrap_or_else(JsonText::empty_object);
     Ok(AssistantPart::ToolCall {
         id,
         name,

@@ -1,24 +1,9 @@
 //! Small JSON writing helpers for the wire renderers: an object written key by key in
-//! the order given, raw JSON embedded as it is, and an order-keeping pretty printer.
+//! the order given, JSON text the core wrote embedded as it is, and an order-keeping
+//! pretty printer.
 
-use serde::{Serialize, Serializer};
+use serde::Serialize;
 use serde_json::value::RawValue;
-
-/// JSON text (already valid and compact) embedded verbatim: a tool call's arguments or
-/// a tool's schema, which the compiler wrote itself from a parsed value.
-#[derive(Debug, Clone, Copy)]
-pub struct Raw<'a>(pub &'a str);
-
-impl Serialize for Raw<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match serde_json::from_str::<&RawValue>(self.0) {
-            Ok(raw) => raw.serialize(s),
-            // Only the compiler writes these texts, always from a parsed value; were one
-            // ever not JSON, an empty object is sent rather than a panic.
-            Err(_) => serde_json::Map::new().serialize(s),
-        }
-    }
-}
 
 /// A JSON value as compact text. Serializing the compiler's own values cannot fail
 /// (no map has non-string keys); were it to, `null` is written rather than a panic.
@@ -267,12 +252,6 @@ mod tests {
         let mut tail = Obj::after("]");
         tail.raw("tools", r#"[{"a":1}]"#);
         assert_eq!(tail.close(), r#"],"tools":[{"a":1}]}"#);
-    }
-
-    #[test]
-    fn raw_text_is_embedded_and_never_panics() {
-        assert_eq!(to_text(&Raw(r#"{"b":1,"a":[2]}"#)), r#"{"b":1,"a":[2]}"#);
-        assert_eq!(to_text(&Raw("not json")), "{}");
     }
 
     #[test]

@@ -20,7 +20,7 @@ use crate::kinds::{CacheTtl, Wire};
 use crate::options::Options;
 use crate::rows::Model;
 
-pub use json::{pretty, to_text as json_text, Raw};
+pub use json::{pretty, to_text as json_text};
 pub use shape::explicit;
 use shape::{tool_list, ToolSpelling};
 pub use shape::{Body, Breakpoint, Layout, Pos, Rendered, Request, Stretch, DEFAULT_MAX_TOKENS};
