@@ -39,7 +39,7 @@ pub(crate) enum PartKind {
     /// thought part. `json` is the block exactly as that wire spells it.
     Opaque {
         wire: Wire,
-        json: String,
+        json: crate::json_at::JsonText,
     },
     /// The assistant's text as its own wire recorded it: `json` replays it there (a
     /// Responses message item with its id, a Gemini text part with its thought
@@ -47,7 +47,7 @@ pub(crate) enum PartKind {
     Said {
         text: String,
         wire: Wire,
-        json: String,
+        json: crate::json_at::JsonText,
     },
 }
 
@@ -128,8 +128,8 @@ impl Serialize for Part {
                 let mut m = s.serialize_map(Some(3))?;
                 m.serialize_entry("type", "provider")?;
                 m.serialize_entry("wire", wire.as_str())?;
-                let value: serde_json::Value = serde_json::from_str(json).map_err(serde::ser::Error::custom)?;
-                m.serialize_entry("block", &value)?;
+                // Checked once when it was made: embedded as it is, no parse.
+                m.serialize_entry("block", json)?;
                 m.end()
             }
         }

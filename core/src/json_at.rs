@@ -23,10 +23,11 @@ use serde_json::{Map, Value};
 
 use crate::error::{Code, Error, Result};
 
-/// JSON text taken from a value the edge parsed (a tool call's arguments): kept as the
-/// compact text the wire renderers embed and the tokenizer counts, and serialized (into a
-/// seal's carried parts) as the value it spells without a parse: serde_json's
-/// `RawValue`, written once from the parsed value.
+/// JSON text the core holds for a wire (a tool call's arguments, a provider's block):
+/// kept as the compact text the wire renderers embed and the tokenizer counts, and
+/// serialized (into a seal's carried parts) as the value it spells without a parse:
+/// serde_json's `RawValue`, written once from the parsed value or checked once when the
+/// core writes it by hand.
 #[derive(Clone)]
 pub struct JsonText(Box<serde_json::value::RawValue>);
 
@@ -37,6 +38,12 @@ impl JsonText {
         JsonText(
             serde_json::value::to_raw_value(value).unwrap_or_else(|_| serde_json::value::RawValue::NULL.to_owned()),
         )
+    }
+
+    /// Text the core wrote by hand, in a key order a wire needs (a thinking block):
+    /// checked once here, `None` if it is not one JSON value.
+    pub(crate) fn written(text: String) -> Option<JsonText> {
+        serde_json::value::RawValue::from_string(text).ok().map(JsonText)
     }
 
     /// `{}`: a tool call without arguments.
@@ -329,6 +336,10 @@ mod tests {
         assert_eq!(serde_json::to_string(&t).unwrap(), v.to_string());
         assert_eq!(serde_json::to_string(&vec![t.clone()]).unwrap(), format!("[{v}]"));
         assert_eq!(&*JsonText::empty_object(), "{}");
+        let block = r#"{"type":"thinking","thinking":"x","signature":"s"}"#;
+        assert_eq!(&*JsonText::written(block.into()).unwrap(), block);
+        assert!(JsonText::written(r#"{"a":1"#.into()).is_none());
+        assert!(JsonText::written(r#"{"a":1} {}"#.into()).is_none());
         assert_ne!(t, JsonText::empty_object());
     }
     use serde_json::json;

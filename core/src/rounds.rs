@@ -31,7 +31,7 @@ pub enum AssistantPart {
         /// The wire that recorded it (Responses or Gemini).
         wire: Wire,
         /// The part as that wire spells it (the message item or text part), replayed verbatim.
-        json: String,
+        json: JsonText,
     },
     /// A `tool_call` part: a call the model made to a tool.
     ToolCall {
@@ -52,7 +52,7 @@ pub enum AssistantPart {
         /// The provider's wire, the only one the block is replayed on.
         wire: Wire,
         /// The block as that wire spells it, replayed verbatim.
-        json: String,
+        json: JsonText,
         /// The text the block is counted by (readable or encrypted; a provider block's JSON).
         text: String,
     },
@@ -280,23 +280,29 @@ fn text(obj: &Obj<'_>, ctx: &Ctx<'_>) -> Result<AssistantPart> {
                 q(&text)
             );
             Ok(AssistantPart::Said {
+                json: written(json, obj, ctx)?,
                 text,
                 wire: Wire::Responses,
-                json,
             })
         }
         (None, Some(sig)) if phase.is_none() => {
             let json = format!(r#"{{"text":{},"thoughtSignature":{}}}"#, q(&text), q(&sig));
             Ok(AssistantPart::Said {
+                json: written(json, obj, ctx)?,
                 text,
                 wire: Wire::Gemini,
-                json,
             })
         }
         _ => Err(ctx.refused(
             obj.refuse("a text part carries a Responses item_id (and phase) or a Gemini signature, not both"),
         )),
     }
+}
+
+/// A part as its wire spells it, written here by hand in the wire's key order (every
+/// value in it quoted by serde_json): checked once, as one JSON value.
+fn written(text: String, obj: &Obj<'_>, ctx: &Ctx<'_>) -> Result<JsonText> {
+    ctx.or(JsonText::written(text).ok_or_else(|| obj.refuse("cannot be replayed as JSON")))
 }
 
 /// A provider's block pgprompt does not interpret (a server tool's call and result, a
@@ -308,10 +314,10 @@ fn provider(obj: &Obj<'_>, ctx: &Ctx<'_>) -> Result<AssistantPart> {
     ))?;
     let block = ctx.or(obj
         .at("block")
-        .read(|v| v.is_object().then(|| v.to_string()), "not an object"))?;
+        .read(|v| v.is_object().then(|| JsonText::of(v)), "not an object"))?;
     Ok(AssistantPart::Opaque {
         wire,
-        text: block.clone(),
+        text: block.to_string(),
         json: block,
     })
 }
@@ -376,11 +382,8 @@ fn opaque(kind: &str, obj: &Obj<'_>, ctx: &Ctx<'_>) -> Result<AssistantPart> {
             (Wire::Gemini, block, text)
         }
     };
-    Ok(AssistantPart::Opaque {
-        wire,
-        json: block,
-        text,
-    })
+    let json = written(block, obj, ctx)?;
+    Ok(AssistantPart::Opaque { wire, json, text })
 }
 
 fn parse_results(v: &At<'_>, assistant: &[AssistantPart], ctx: &Ctx<'_>) -> Result<Vec<ToolResult>> {

@@ -99,7 +99,7 @@ fn assistant(_req: &Request<'_>, m: &Message, mi: usize, texts: &mut Vec<String>
             | PartKind::Said { json, .. } => {
                 // A reasoning item, a server tool's item, or a message with its id,
                 // replayed verbatim.
-                texts.push(json.clone());
+                texts.push(json.to_string());
                 layout.push(vec![(mi, pi)]);
                 continue;
             }
