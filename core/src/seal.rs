@@ -70,6 +70,46 @@ pub struct Stateful {
     pub(crate) held_tokens: Option<u32>,
 }
 
+/// How the extension picks seals by what they froze, without knowing the record's
+/// layout: the part of a stored [`Frozen`] record (`prompt.seals.frozen`) that every seal
+/// compiled for answerer `a` contains, and on `wire` too when given. A query matches it
+/// by containment (`frozen @> $n`).
+pub fn frozen_for(a: Uuid, wire: Option<Wire>) -> serde_json::Value {
+    /// Frozen's own keys and spellings (a test holds them to a real record).
+    #[derive(Serialize)]
+    struct For {
+        answerer_id: Uuid,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        wire: Option<Wire>,
+    }
+    serde_json::to_value(For { answerer_id: a, wire }).unwrap_or_default()
+}
+
+/// The part every stored record of a stateful seal ([`Frozen::stateful`]) contains, for
+/// a query's `frozen @> $n`.
+pub fn frozen_stateful() -> serde_json::Value {
+    serde_json::json!({ "stateful": {} })
+}
+
+/// Where the body of a stored [`Frozen`] record began its history
+/// ([`Frozen::history_from`]), read from the record as stored: a record that does not
+/// read is `data_corrupted`, never a history from the start.
+pub fn history_from(frozen: &serde_json::Value) -> crate::error::Result<Option<crate::kinds::EntryAt>> {
+    #[derive(Deserialize)]
+    struct Start {
+        #[serde(default)]
+        history_from: Option<crate::kinds::EntryAt>,
+    }
+    Start::deserialize(frozen).map(|s| s.history_from).map_err(|e| {
+        crate::error::Error::new(
+            crate::error::Code::DataCorrupted,
+            "a previous seal's frozen record does not say where its history began",
+        )
+        .detail(format!("prompt.seals.frozen -> history_from: {e}"))
+        .hint("Seal storage changes only through pgprompt; SELECT * FROM prompt.verify_seals(conversation_id) checks every seal's body.")
+    })
+}
+
 /// The callables and tools a turn marked deferred, frozen with its seal: the catalog
 /// lines the eager catalog leaves out, and the tool definitions the request does not
 /// load (`defer_loading` on `anthropic` and `responses`; absent on `chat` and `gemini`).
@@ -480,6 +520,12 @@ fn seed_cut_02(neutral: &[crate::items::Message], wire: Wire, model: Option<&Mod
     seed_cut(neutral, &layout, |m, p| offsets[m] + p >= first_seed)
 }
 
+/// The model a 0.2 seal (the whole 0.2 result) was compiled for: its model row is what
+/// [`convert_02`] takes, if it still exists.
+pub fn model_02(old: &serde_json::Value) -> Option<&str> {
+    old.get("model").and_then(serde_json::Value::as_str)
+}
+
 /// A 0.2 seal (`turns.sealed_request`: the whole 0.2 result, whose `request` held the
 /// wire body as jsonb) as a 0.3 seal. jsonb kept no key order, so the body is written in
 /// the providers' order, compactly; everything else the 0.2 result recorded is frozen
@@ -598,6 +644,52 @@ pub(crate) fn seed_cut(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What the extension's queries match and read in a stored record is the record
+    /// itself: a real seal's `frozen`, as stored, contains its own answerer's (and
+    /// wire's) part and not another's, contains the stateful part only when stateful,
+    /// and gives back its history start; a start that does not read is refused.
+    #[test]
+    fn the_queries_parts_are_the_stored_records_own() {
+        use crate::testing::{id, Scenario, ADA, LARK};
+        fn contains(a: &serde_json::Value, b: &serde_json::Value) -> bool {
+            match (a, b) {
+                (serde_json::Value::Object(a), serde_json::Value::Object(b)) => {
+                    b.iter().all(|(k, v)| a.get(k).is_some_and(|x| contains(x, v)))
+                }
+                _ => a == b,
+            }
+        }
+        let out = Scenario::new("hello").run(crate::Purpose::Compile).unwrap();
+        let mut frozen = out.seal.unwrap().frozen;
+        let cut = crate::kinds::EntryAt {
+            depth: 1,
+            seq: 7,
+            entry: 2,
+        };
+        frozen.history_from = Some(cut);
+        let stored = serde_json::to_value(&frozen).unwrap();
+        let (lark, wire) = (id(LARK), frozen.wire);
+        assert_eq!(frozen.answerer_id, lark);
+        assert!(contains(&stored, &frozen_for(lark, None)));
+        assert!(contains(&stored, &frozen_for(lark, Some(wire))));
+        assert!(!contains(&stored, &frozen_for(id(ADA), None)));
+        assert!(!contains(&stored, &frozen_for(lark, Some(Wire::Gemini))));
+        assert!(!contains(&stored, &frozen_stateful()));
+        assert_eq!(history_from(&stored).unwrap(), Some(cut));
+
+        frozen.stateful = Some(Stateful::default());
+        frozen.history_from = None;
+        let stored = serde_json::to_value(&frozen).unwrap();
+        assert!(contains(&stored, &frozen_stateful()));
+        assert_eq!(history_from(&stored).unwrap(), None);
+
+        let mut bad = stored.clone();
+        bad["history_from"] = serde_json::json!({"seq": 3, "entry": -1});
+        let e = history_from(&bad).unwrap_err();
+        assert_eq!(e.code, crate::error::Code::DataCorrupted);
+        assert!(e.detail.unwrap_or_default().contains("history_from"));
+    }
 
     #[test]
     fn carried_parts_that_do_not_read_back_are_data_corrupted_not_none() {

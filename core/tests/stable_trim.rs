@@ -79,7 +79,9 @@ fn drive(trim: &str, n: usize) -> Vec<Step> {
     let mut steps = Vec::new();
     for i in 0..n {
         let out = turn(i, trim, &ex).run_after(Purpose::Compile, cut).unwrap();
-        cut = out.seal.as_ref().unwrap().frozen.history_from;
+        // As the loader reads it: from the seal's record as stored.
+        let stored = serde_json::to_value(&out.seal.as_ref().unwrap().frozen).unwrap();
+        cut = pgprompt_core::seal::history_from(&stored).unwrap();
         let h = &explain(&out)["estimate"]["history"];
         steps.push(Step {
             parts: parts(&body(&out)),

@@ -20,6 +20,7 @@ use pgprompt_core::fields;
 use pgprompt_core::history::{self, EntryAt, HistorySource};
 use pgprompt_core::reads;
 use pgprompt_core::rounds::{self, Round};
+use pgprompt_core::seal;
 use pgprompt_core::rows::{
     CacheTtl, Conversation, Document, Mechanism, Memory, Mode, Model, Role, Skill, Turn, TurnKind, User, UserKind,
     Wire, Workspace,
@@ -259,7 +260,7 @@ pub fn context(client: &SpiClient<'_>, conv: Uuid, turn: Uuid, read: Read) -> Re
     let ids = reads::users(&conversation, &t, sealed_answerer, &rounds, &captured);
     let users: HashMap<Uuid, User> = load_users(client, &ids)?.into_iter().map(|u| (u.id, u)).collect();
     let a = reads::answerer(&conversation, &t, &users);
-    let models = load_models(client, &reads::models(&t, a, seal.is_some()))?;
+    let models = models(client, &reads::models(&t, a, seal.is_some()))?;
     let wanted = a.and_then(|a| reads::answerer_rows(&t, a, &users, seal.is_some(), read));
     let (documents, memories, skills) = match wanted {
         Some(w) => answerer_rows(client, &t, &w, workspace.id, conv)?,
@@ -519,7 +520,9 @@ static MODELS: LazyLock<Query> = LazyLock::new(|| {
     )
 });
 
-fn load_models(client: &SpiClient<'_>, names: &[String]) -> Result<HashMap<String, Model>> {
+/// The model rows named `names`, by name: what a compile reads of a model (and the 0.2
+/// conversion of the model a 0.2 seal names).
+pub(super) fn models(client: &SpiClient<'_>, names: &[String]) -> Result<HashMap<String, Model>> {
     if names.is_empty() {
         return Ok(HashMap::new());
     }
@@ -819,19 +822,19 @@ static COUNT_REST: LazyLock<Query> = LazyLock::new(|| {
     )
 });
 
-/// Where the history of an answerer's previous sealed request began (stable trimming):
-/// the newest sealed reply before the turn whose seal froze that answerer.
+/// The record an answerer's previous sealed request froze (stable trimming reads where
+/// its history began): the newest sealed reply before the turn whose seal froze that
+/// answerer. The record is matched and read by the core (`seal::frozen_for`,
+/// `seal::history_from`): no path into it is spelled here.
 static PREVIOUS_CUT: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
-        "a previous seal's history start",
-        "SELECT (s.frozen -> 'history_from' ->> 'seq')::int8 AS seq, \
-                (s.frozen -> 'history_from' ->> 'entry')::int4 AS entry, \
-                coalesce((s.frozen -> 'history_from' ->> 'depth')::int4, 0) AS depth \
+        "a previous seal's frozen record",
+        "SELECT s.frozen \
          FROM prompt.turns t JOIN prompt.seals s ON s.conversation_id = t.conversation_id AND s.turn_id = t.id \
          WHERE t.conversation_id = $1 AND t.seq < $2 AND t.kind = 'reply' AND t.sealed_at IS NOT NULL \
-           AND s.frozen ->> 'answerer_id' = $3::text \
+           AND s.frozen @> $3 \
          ORDER BY t.seq DESC LIMIT 1",
-        &[("seq", INT8OID), ("entry", INT4OID), ("depth", INT4OID)],
+        &[("frozen", JSONBOID)],
     )
 });
 
@@ -1021,18 +1024,12 @@ impl HistorySource for SpiHistory<'_, '_> {
         let rows = run(
             self.client,
             &PREVIOUS_CUT,
-            &[pg_uuid(self.conv).into(), self.turn_seq.into(), a.to_string().into()],
-            |c| -> Result<Option<Option<EntryAt>>> {
-                // NULL seq and entry: the previous seal took history from the start.
-                let seq = c.get::<i64>("seq");
-                let entry = c.get::<i32>("entry");
-                let depth = c.need::<i32>("depth")?;
-                Ok(Some(seq.zip(entry).map(|(seq, entry)| EntryAt {
-                    depth: u8::try_from(depth).unwrap_or(0),
-                    seq,
-                    entry: u32::try_from(entry).unwrap_or(0),
-                })))
-            },
+            &[
+                pg_uuid(self.conv).into(),
+                self.turn_seq.into(),
+                pgrx::JsonB(seal::frozen_for(a, None)).into(),
+            ],
+            |c| Ok::<_, Error>(Some(seal::history_from(&c.need_json("frozen")?)?)),
         )?;
         Ok(rows.into_iter().next().flatten())
     }

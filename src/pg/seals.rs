@@ -13,7 +13,7 @@ use uuid::Uuid;
 use super::spi::{first, nullable, pg_uuid, run, spi, Cols, Column, Query};
 use pgprompt_core::error::{Code, Error, Result};
 use pgprompt_core::rows::Turn;
-use pgprompt_core::seal::{digest, plan_chain, walk_chain, Frozen, Patch, Sealed};
+use pgprompt_core::seal::{self, digest, plan_chain, walk_chain, Frozen, Patch, Sealed};
 use pgprompt_core::wire::Body;
 use pgprompt_core::SealDraft;
 
@@ -205,7 +205,7 @@ static PREVIOUS: LazyLock<Query> = LazyLock::new(|| {
         "the previous seal's chain",
         "SELECT chain, chain_length, chain_low FROM prompt.seals \
          WHERE conversation_id = $1 AND pruned_at IS NULL AND chain IS NOT NULL \
-         ORDER BY (frozen->>'answerer_id' = $2 AND frozen->>'wire' = $3) DESC, sealed_at DESC, turn_id LIMIT 1",
+         ORDER BY frozen @> $2 DESC, sealed_at DESC, turn_id LIMIT 1",
         &[("chain", INT8OID), ("chain_length", INT4OID), ("chain_low", INT8OID)],
     )
 });
@@ -227,8 +227,7 @@ fn previous_chain(client: &SpiClient<'_>, conv: Uuid, frozen: &Frozen) -> Vec<(i
         &PREVIOUS,
         &[
             pg_uuid(conv).into(),
-            frozen.answerer_id.to_string().into(),
-            frozen.wire.as_str().to_string().into(),
+            pgrx::JsonB(seal::frozen_for(frozen.answerer_id, Some(frozen.wire))).into(),
         ],
         |c| {
             Ok::<_, std::convert::Infallible>(Some((
@@ -484,7 +483,7 @@ static STORED_NO_ROUNDS: LazyLock<Query> = LazyLock::new(|| {
         "a seal row",
         format!(
             "{} AND NOT EXISTS (SELECT 1 FROM prompt.rounds r WHERE r.conversation_id = $1 \
-             AND r.turn_id = $2) AND NOT s.frozen ? 'stateful'",
+             AND r.turn_id = $2) AND NOT s.frozen @> $3",
             STORED.sql
         ),
         &POINTER_COLUMNS,
@@ -496,13 +495,14 @@ static STORED_NO_ROUNDS: LazyLock<Query> = LazyLock::new(|| {
 /// turn is not sealed, has rounds, is stateful (it sends the stored body's stateful
 /// form), or was pruned (the compile then says why).
 pub fn stored_body(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Result<Option<Body>> {
-    Ok(read_stored(client, conv, turn, &STORED_NO_ROUNDS)?.and_then(|b| b.ok()))
+    let stateful = pgrx::JsonB(seal::frozen_stateful()).into();
+    Ok(read_stored(client, conv, turn, &STORED_NO_ROUNDS, Some(stateful))?.and_then(|b| b.ok()))
 }
 
 /// The body a turn's seal stored, rounds or not. `Ok(None)` when it is not sealed;
 /// `sealed_request_pruned` when its body was dropped.
 pub fn sealed_body(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Result<Option<Body>> {
-    match read_stored(client, conv, turn, &STORED)? {
+    match read_stored(client, conv, turn, &STORED, None)? {
         None => pending(client, conv, turn).map_or(Ok(None), Err),
         Some(Ok(body)) => Ok(Some(body)),
         Some(Err(())) => Err(Error::new(
@@ -520,10 +520,11 @@ fn read_stored(
     conv: Uuid,
     turn: Uuid,
     query: &Query,
+    more: Option<DatumWithOid<'_>>,
 ) -> Result<Option<std::result::Result<Body, ()>>> {
-    let rows = run(client, query, &[pg_uuid(conv).into(), pg_uuid(turn).into()], |c| {
-        Ok::<_, Error>(Some(Pointers::read(c)))
-    })?;
+    let mut args = vec![pg_uuid(conv).into(), pg_uuid(turn).into()];
+    args.extend(more);
+    let rows = run(client, query, &args, |c| Ok::<_, Error>(Some(Pointers::read(c))))?;
     match rows.into_iter().next() {
         None => Ok(None),
         Some(p) if p.pruned => Ok(Some(Err(()))),

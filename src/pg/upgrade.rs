@@ -7,15 +7,14 @@
 
 use std::sync::LazyLock;
 
-use pgrx::pg_sys::{BOOLOID, TEXTOID, TIMESTAMPTZOID, UUIDOID};
+use pgrx::pg_sys::{BOOLOID, JSONBOID, TIMESTAMPTZOID, UUIDOID};
 use pgrx::prelude::*;
 
 use super::errors::OrRaise;
 use super::seals;
 use super::spi::{pg_uuid, run, Column, Query};
 use pgprompt_core::error::{Code, Error};
-use pgprompt_core::rows::{Model, Wire};
-use pgprompt_core::tokens::{Memo, Tokenizer};
+use pgprompt_core::tokens::Memo;
 
 /// Takes the next 0.2 seals out of `seals_02` (`filter` narrows them to one conversation)
 /// and reads what converting them needs: a conversation's seals in timeline order, so each
@@ -29,24 +28,22 @@ fn claim_sql(filter: &str, lock: &str) -> String {
          gone AS (DELETE FROM prompt.seals_02 p USING pick \
          WHERE p.conversation_id = pick.conversation_id AND p.turn_id = pick.turn_id \
          RETURNING p.conversation_id, p.turn_id, p.request) \
-         SELECT t.conversation_id, t.id, g.request::text, coalesce(t.answerer_id, c.answerer_id) AS answerer_id, \
-         coalesce(t.prompt, '') <> '' AS had_prompt, t.sealed_at, row_to_json(m)::text AS model \
+         SELECT t.conversation_id, t.id, g.request, coalesce(t.answerer_id, c.answerer_id) AS answerer_id, \
+         coalesce(t.prompt, '') <> '' AS had_prompt, t.sealed_at \
          FROM gone g JOIN prompt.turns t ON t.conversation_id = g.conversation_id AND t.id = g.turn_id \
          JOIN prompt.conversations c ON c.id = t.conversation_id \
-         LEFT JOIN prompt.models m ON m.name = g.request->>'model' \
          ORDER BY t.conversation_id, t.seq"
     )
 }
 
 /// The columns of [`claim_sql`], which [`OldSeal::read`] takes.
-const CLAIMED: [Column; 7] = [
+const CLAIMED: [Column; 6] = [
     ("conversation_id", UUIDOID),
     ("id", UUIDOID),
-    ("request", TEXTOID),
+    ("request", JSONBOID),
     ("answerer_id", UUIDOID),
     ("had_prompt", BOOLOID),
     ("sealed_at", TIMESTAMPTZOID),
-    ("model", TEXTOID),
 ];
 
 /// The next batch of every conversation's 0.2 seals that no other session is converting
@@ -62,20 +59,6 @@ static CLAIM_ONE: LazyLock<Query> =
 /// How many 0.2 seals `compile_turn` takes at a time: memory stays bounded by a batch (a
 /// 0.2 seal is the whole request, up to megabytes), not by the conversation.
 const BATCH: i64 = 100;
-
-/// A model row as `row_to_json` spells it.
-fn model_of(row: &str) -> Option<Model> {
-    let v: serde_json::Value = serde_json::from_str(row).ok()?;
-    let mut m = Model::new(v["name"].as_str()?, Wire::parse(v["wire"].as_str()?)?);
-    m.tokenizer = Tokenizer::parse(v["tokenizer"].as_str().unwrap_or("cl100k_base")).ok()?;
-    let int = |k: &str| v[k].as_i64().and_then(|n| i32::try_from(n).ok());
-    m.advisory_window = int("advisory_window");
-    m.hard_window = int("hard_window");
-    m.native_images = v["native_images"].as_bool().unwrap_or(false);
-    m.token_margin = v["token_margin"].as_f64().unwrap_or(0.0) as f32;
-    m.max_output_tokens = int("max_output_tokens").unwrap_or(4096);
-    Some(m)
-}
 
 /// Converts up to `batch_size` 0.2 seals, of one conversation or of any, oldest first,
 /// and returns how many: the work of one transaction of `CALL prompt.convert_seals_02()`.
@@ -119,12 +102,8 @@ fn convert_batch(conv: Option<pgrx::Uuid>, limit: i64) -> i64 {
     // Taking a seal out of seals_02 is pgprompt's own write of seal storage.
     let _open = super::guard::Open::hold();
     // `run` raises on an SPI error: a batch is never mistaken for the last one.
-    let rows = Spi::connect(|client| {
-        run(client, query, &[conv.into(), limit.into()], |c| {
-            Ok::<_, std::convert::Infallible>(Some(OldSeal::read(c)))
-        })
-    })
-    .unwrap_or_else(|e| match e {});
+    let rows = Spi::connect(|client| run(client, query, &[conv.into(), limit.into()], |c| OldSeal::read(c).map(Some)))
+        .or_raise();
     let mut memo = Memo::new();
     let done = rows.len() as i64;
     for old in rows {
@@ -142,40 +121,41 @@ pub(super) fn convert_conversation(conv: uuid::Uuid) {
 
 /// A 0.2 seal as [`claim_sql`] reads it.
 struct OldSeal {
-    conv: Option<uuid::Uuid>,
-    turn: Option<uuid::Uuid>,
-    request: String,
+    conv: uuid::Uuid,
+    turn: uuid::Uuid,
+    request: serde_json::Value,
     answerer: Option<uuid::Uuid>,
     had_prompt: bool,
     sealed_at: Option<pgrx::datum::TimestampWithTimeZone>,
-    model: Option<String>,
 }
 
 impl OldSeal {
-    /// The row of a 0.2 seal (a NULL key, which the tables forbid, leaves it unconverted;
-    /// an unreadable request is refused when it is converted).
-    fn read(c: &super::spi::Cols<'_>) -> OldSeal {
-        OldSeal {
-            conv: c.uuid("conversation_id"),
-            turn: c.uuid("id"),
-            request: c.text("request").unwrap_or_default(),
+    /// The row of a 0.2 seal (a NULL where the tables allow none is `data_corrupted`
+    /// naming the column; an unreadable request is refused when it is converted).
+    fn read(c: &super::spi::Cols<'_>) -> Result<OldSeal, Error> {
+        Ok(OldSeal {
+            conv: c.need_uuid("conversation_id")?,
+            turn: c.need_uuid("id")?,
+            request: c.need_json("request")?,
             answerer: c.uuid("answerer_id"),
-            had_prompt: c.get::<bool>("had_prompt").unwrap_or(false),
+            had_prompt: c.need::<bool>("had_prompt")?,
             sealed_at: c.get::<pgrx::datum::TimestampWithTimeZone>("sealed_at"),
-            model: c.text("model"),
-        }
+        })
     }
 }
 
-/// Stores one 0.2 seal as a 0.3 seal.
+/// Stores one 0.2 seal as a 0.3 seal. The model row it names is read as every compile
+/// reads a model row (`load::models`), if it still exists.
 fn convert(old: OldSeal, memo: &mut Memo) {
-    let (Some(conv), Some(turn)) = (old.conv, old.turn) else {
-        return;
+    let (conv, turn) = (old.conv, old.turn);
+    let model = match pgprompt_core::seal::model_02(&old.request) {
+        Some(name) => Spi::connect(|client| super::load::models(client, &[name.to_string()]))
+            .or_raise()
+            .remove(name),
+        None => None,
     };
-    let request: serde_json::Value = serde_json::from_str(&old.request).unwrap_or_default();
-    let model = old.model.as_deref().and_then(model_of);
     let (body, frozen, _) =
-        pgprompt_core::seal::convert_02(&request, model, old.answerer.unwrap_or_default(), old.had_prompt, memo)
+        pgprompt_core::seal::convert_02(&old.request, model, old.answerer.unwrap_or_default(), old.had_prompt, memo)
             .map_err(|e| {
                 e.detail(format!(
                     "The 0.2 seal of turn {turn} of conversation {conv} (prompt.seals_02) cannot be converted; the batch stops at it."
