@@ -14,7 +14,7 @@ use crate::error::{quote, Code, Error, Result};
 use crate::items::PartKind;
 use crate::json_at::{At, JsonText, Obj, OrCode, Refusal};
 pub use crate::json_input::JsonInput;
-use crate::kinds::{PrefaceItem, Role};
+use crate::kinds::{PrefaceItem, Role, Wire};
 use crate::macros;
 use crate::template::{self, HistoryKnobs, Slot};
 
@@ -334,9 +334,19 @@ pub struct RawEntry {
 /// Parses `turns.input`: `[{role, content}]`, content a string or a list of parts
 /// (`text`, `image`, `tool_call`, `tool_result`, as in compiled messages).
 pub fn parse_raw_input<'a>(input: impl JsonInput<'a>) -> Result<Vec<RawEntry>> {
+    raw_entries(&*parse_json(input, Code::RawInputInvalid, "input")?, false)
+}
+
+/// Reads the history parts a seal carried past its seed (`SeedCut::carry`): raw entries
+/// as [`parse_raw_input`] reads them, and a provider's block (`{"type": "provider",
+/// "wire", "block"}`, as a part serializes it), which `turns.input` does not take.
+pub(crate) fn parse_carried(carry: &Value) -> Result<Vec<RawEntry>> {
+    raw_entries(carry, true)
+}
+
+fn raw_entries(v: &Value, carried: bool) -> Result<Vec<RawEntry>> {
     const C: Code = Code::RawInputInvalid;
-    let v = parse_json(input, C, "input")?;
-    let list = At::root(&v, "/input")
+    let list = At::root(v, "/input")
         .list("input must be a list of {role, content}")
         .or_code(C)?;
     let mut out = Vec::with_capacity(list.len());
@@ -357,7 +367,11 @@ pub fn parse_raw_input<'a>(input: impl JsonInput<'a>) -> Result<Vec<RawEntry>> {
         let (parts, plain) = match content.value {
             Value::String(s) => (vec![PartKind::Text(s.clone())], true),
             Value::Array(_) => {
-                let parts = content.list("").or_code(C)?.map(raw_part).collect::<Result<Vec<_>>>()?;
+                let parts = content
+                    .list("")
+                    .or_code(C)?
+                    .map(|p| raw_part(p, carried))
+                    .collect::<Result<Vec<_>>>()?;
                 (parts, false)
             }
             _ => return Err(content.refuse("content must be a string or a list of parts").error(C)),
@@ -367,7 +381,7 @@ pub fn parse_raw_input<'a>(input: impl JsonInput<'a>) -> Result<Vec<RawEntry>> {
     Ok(out)
 }
 
-fn raw_part(p: At<'_>) -> Result<PartKind> {
+fn raw_part(p: At<'_>, carried: bool) -> Result<PartKind> {
     const C: Code = Code::RawInputInvalid;
     let obj = p.object("a part is an object with a \"type\"").or_code(C)?;
     let s = |key: &str| -> Result<String> {
@@ -407,6 +421,16 @@ fn raw_part(p: At<'_>) -> Result<PartKind> {
             call_id: s("call_id")?,
             content: s("content")?,
             is_error: obj.at("is_error").value.as_bool().unwrap_or(false),
+        }),
+        Some("provider") if carried => Ok(PartKind::Opaque {
+            wire: obj
+                .at("wire")
+                .read(|v| v.as_str().and_then(Wire::parse), "\"wire\" must be a wire")
+                .or_code(C)?,
+            json: obj
+                .at("block")
+                .read(|v| v.is_object().then(|| JsonText::of(v)), "\"block\" must be an object")
+                .or_code(C)?,
         }),
         Some(other) => Err(ty.refuse(format_args!("unknown part type \"{other}\"")).error(C)),
         None => Err(ty.refuse("a part needs a \"type\"").error(C)),

@@ -101,7 +101,7 @@ impl Serialize for Part {
                 m.serialize_entry("type", "tool_call")?;
                 m.serialize_entry("id", id)?;
                 m.serialize_entry("name", name)?;
-                // Written once from the parsed value: embedded as it is, no parse.
+                // Serialized as the value its text spells (JsonText).
                 m.serialize_entry("input", input)?;
                 m.end()
             }
@@ -128,7 +128,7 @@ impl Serialize for Part {
                 let mut m = s.serialize_map(Some(3))?;
                 m.serialize_entry("type", "provider")?;
                 m.serialize_entry("wire", wire.as_str())?;
-                // Checked once when it was made: embedded as it is, no parse.
+                // Serialized as the value its text spells (JsonText).
                 m.serialize_entry("block", json)?;
                 m.end()
             }

@@ -24,10 +24,11 @@ use serde_json::{Map, Value};
 use crate::error::{Code, Error, Result};
 
 /// JSON text the core holds for a wire (a tool call's arguments, a provider's block):
-/// kept as the compact text the wire renderers embed and the tokenizer counts, and
-/// serialized (into a seal's carried parts) as the value it spells without a parse:
-/// serde_json's `RawValue`, written once from the parsed value or checked once when the
-/// core writes it by hand.
+/// serde_json's `RawValue`, written once from the parsed value, or checked once when the
+/// core writes it by hand. The wire renderers embed it and the tokenizer counts it as it
+/// is; it serializes as the value it spells (into a seal's carried parts, which are a
+/// `Value`, serde_json reads it once as that value: once per seal written, never per
+/// compile).
 #[derive(Clone)]
 pub struct JsonText(Box<serde_json::value::RawValue>);
 

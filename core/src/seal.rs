@@ -172,7 +172,7 @@ impl SeedCut {
         if self.carry.is_null() {
             return Ok(Vec::new());
         }
-        crate::fields::parse_raw_input(&self.carry).map_err(|e| {
+        crate::fields::parse_carried(&self.carry).map_err(|e| {
             crate::error::Error::new(
                 crate::error::Code::DataCorrupted,
                 "the seal's carried parts (seed_cut.carry) do not read back",
@@ -689,6 +689,59 @@ mod tests {
         let e = history_from(&bad).unwrap_err();
         assert_eq!(e.code, crate::error::Code::DataCorrupted);
         assert!(e.detail.unwrap_or_default().contains("history_from"));
+    }
+
+    /// Every part a seal can carry past its seed reads back as the part it was, a
+    /// provider's block (a kept thinking block before an assistant-role lead entry) too.
+    #[test]
+    fn carried_parts_read_back_as_they_were() {
+        use crate::items::{Message, Part, PartKind};
+        use crate::json_at::JsonText;
+        let part = |kind| Part { kind, tokens: 1 };
+        let thinking: JsonText = r#"{"type":"thinking","thinking":"x","signature":"s"}"#.into();
+        let history = vec![
+            PartKind::Opaque {
+                wire: Wire::Anthropic,
+                json: thinking.clone(),
+            },
+            PartKind::ToolCall {
+                id: "c1".into(),
+                name: "read".into(),
+                input: r#"{"b":[1,2],"a":"x"}"#.into(),
+                signature: None,
+                item_id: None,
+            },
+            PartKind::Text("answer".into()),
+        ];
+        let message = |parts: Vec<PartKind>| Message {
+            role: crate::kinds::Role::Assistant,
+            blocks: vec![0; parts.len()],
+            parts: parts.into_iter().map(part).collect(),
+            plain: false,
+            boundary: false,
+        };
+        let messages = [message(history.clone()), message(vec![PartKind::Text("lead".into())])];
+        let layout = crate::wire::Layout {
+            system: Vec::new(),
+            elements: vec![vec![(0, 0), (0, 1), (0, 2), (1, 0)]],
+        };
+        let cut = seed_cut(&messages, &layout, |m, _| m == 1);
+        // As the seal stores it: through its record's text.
+        let stored: SeedCut = serde_json::from_str(&serde_json::to_string(&cut).unwrap()).unwrap();
+        let carried = stored.carried().unwrap();
+        assert_eq!(carried.len(), 1);
+        // A block's keys come back in the record's order (jsonb keeps none); the same value.
+        let value = |k: &PartKind| match k {
+            PartKind::Opaque { json, .. } => serde_json::from_str::<serde_json::Value>(json).unwrap(),
+            PartKind::ToolCall { input, .. } => serde_json::from_str(input).unwrap(),
+            PartKind::Text(t) => serde_json::Value::String(t.clone()),
+            _ => unreachable!(),
+        };
+        assert_eq!(carried[0].parts.iter().map(value).collect::<Vec<_>>(), history.iter().map(value).collect::<Vec<_>>());
+        assert!(matches!(carried[0].parts[0], PartKind::Opaque { wire: Wire::Anthropic, .. }));
+        // turns.input itself takes no provider block.
+        let e = crate::fields::parse_raw_input(&stored.carry).unwrap_err();
+        assert!(e.message.contains("unknown part type \"provider\""), "{}", e.message);
     }
 
     #[test]
