@@ -429,7 +429,10 @@ fn raw_part(p: At<'_>, carried: bool) -> Result<PartKind> {
                 .or_code(C)?,
             json: obj
                 .at("block")
-                .read(|v| v.is_object().then(|| JsonText::of(v)), "\"block\" must be an object")
+                .read(
+                    |v| v.is_object().then(|| JsonText::of(v)),
+                    "\"block\" must be an object",
+                )
                 .or_code(C)?,
         }),
         Some(other) => Err(ty.refuse(format_args!("unknown part type \"{other}\"")).error(C)),

@@ -737,8 +737,17 @@ mod tests {
             PartKind::Text(t) => serde_json::Value::String(t.clone()),
             _ => unreachable!(),
         };
-        assert_eq!(carried[0].parts.iter().map(value).collect::<Vec<_>>(), history.iter().map(value).collect::<Vec<_>>());
-        assert!(matches!(carried[0].parts[0], PartKind::Opaque { wire: Wire::Anthropic, .. }));
+        assert_eq!(
+            carried[0].parts.iter().map(value).collect::<Vec<_>>(),
+            history.iter().map(value).collect::<Vec<_>>()
+        );
+        assert!(matches!(
+            carried[0].parts[0],
+            PartKind::Opaque {
+                wire: Wire::Anthropic,
+                ..
+            }
+        ));
         // turns.input itself takes no provider block.
         let e = crate::fields::parse_raw_input(&stored.carry).unwrap_err();
         assert!(e.message.contains("unknown part type \"provider\""), "{}", e.message);

@@ -102,8 +102,12 @@ fn convert_batch(conv: Option<pgrx::Uuid>, limit: i64) -> i64 {
     // Taking a seal out of seals_02 is pgprompt's own write of seal storage.
     let _open = super::guard::Open::hold();
     // `run` raises on an SPI error: a batch is never mistaken for the last one.
-    let rows = Spi::connect(|client| run(client, query, &[conv.into(), limit.into()], |c| OldSeal::read(c).map(Some)))
-        .or_raise();
+    let rows = Spi::connect(|client| {
+        run(client, query, &[conv.into(), limit.into()], |c| {
+            OldSeal::read(c).map(Some)
+        })
+    })
+    .or_raise();
     let mut memo = Memo::new();
     let done = rows.len() as i64;
     for old in rows {

@@ -1,0 +1,280 @@
+//! History read through SPI (docs/design.md, "History"): newest first, in batches sized
+//! to what the budget has left, over a Side's stretches; what the budget leaves out is
+//! counted from the stored entry counts, by the core's rule.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::LazyLock;
+
+use pgrx::pg_sys::{INT8OID, JSONBOID, TEXTOID, UUIDOID};
+use pgrx::spi::SpiClient;
+use uuid::Uuid;
+
+use crate::pg::spi::{first, pg_uuid, run, Query};
+use pgprompt_core::context::{Captured, Context, HistoryTurn, Host};
+use pgprompt_core::error::{Error, Result};
+use pgprompt_core::history::{self, EntryAt, HistorySource};
+use pgprompt_core::reads;
+use pgprompt_core::rounds::Round;
+use pgprompt_core::rows::{TurnKind, User};
+use pgprompt_core::seal;
+
+use super::rows::{load_users, read_round, read_turn, turn_columns, ROUND, TURN};
+
+static SUMMARY_FLOOR: LazyLock<Query> = LazyLock::new(|| {
+    Query::new(
+        "a conversation's newest summary",
+        "SELECT max(seq) AS seq FROM prompt.turns WHERE conversation_id = $1 AND kind = 'summary' AND seq < $2",
+        &[("seq", INT8OID)],
+    )
+});
+
+static HISTORY: LazyLock<Query> = LazyLock::new(|| {
+    Query::new(
+        "a turn row",
+        format!(
+            "SELECT {} FROM prompt.turns t WHERE t.conversation_id = $1 AND t.seq < $2 AND t.seq >= $3 \
+             ORDER BY t.seq DESC LIMIT $4",
+            turn_columns("$5")
+        ),
+        &TURN,
+    )
+});
+
+static HISTORY_ROUNDS: LazyLock<Query> = LazyLock::new(|| {
+    Query::new(
+        "a round row",
+        "SELECT turn_id, n, assistant, results, steers, aborted FROM prompt.rounds \
+         WHERE conversation_id = $1 AND turn_id = ANY($2) ORDER BY turn_id, n",
+        &[&[("turn_id", UUIDOID)][..], &ROUND].concat(),
+    )
+});
+
+static COUNT_REST: LazyLock<Query> = LazyLock::new(|| {
+    Query::new(
+        "a stretch's entry count",
+        // The sums the core's rule reads (history::stored_entries): per kind and stored
+        // answerer, the turns and their own_entries.
+        "SELECT t.kind, t.answerer_id, count(*)::int8 AS turns, sum(t.own_entries)::int8 AS own_entries \
+         FROM prompt.turns t WHERE t.conversation_id = $1 AND t.seq < $2 AND t.seq >= $3 \
+         GROUP BY t.kind, t.answerer_id",
+        &[
+            ("kind", TEXTOID),
+            ("answerer_id", UUIDOID),
+            ("turns", INT8OID),
+            ("own_entries", INT8OID),
+        ],
+    )
+});
+
+/// The record an answerer's previous sealed request froze (stable trimming reads where
+/// its history began): the newest sealed reply before the turn whose seal froze that
+/// answerer. The record is matched and read by the core (`seal::frozen_for`,
+/// `seal::history_from`): no path into it is spelled here.
+static PREVIOUS_CUT: LazyLock<Query> = LazyLock::new(|| {
+    Query::new(
+        "a previous seal's frozen record",
+        "SELECT s.frozen \
+         FROM prompt.turns t JOIN prompt.seals s ON s.conversation_id = t.conversation_id AND s.turn_id = t.id \
+         WHERE t.conversation_id = $1 AND t.seq < $2 AND t.kind = 'reply' AND t.sealed_at IS NOT NULL \
+           AND s.frozen @> $3 \
+         ORDER BY t.seq DESC LIMIT 1",
+        &[("frozen", JSONBOID)],
+    )
+});
+
+/// One conversation's stretch of the history a turn reads: its own conversation's turns
+/// before it, then, for a Side, each parent's through the captured turn.
+struct Segment {
+    conv: Uuid,
+    /// The next batch reads turns with `seq` below this.
+    before: i64,
+    /// This stretch starts at its newest summary turn (its seq), or the beginning.
+    floor: i64,
+    host: Option<Host>,
+    /// A parent's stretch: where the Side was captured, and the captured turn then.
+    capture: Option<Captured>,
+}
+
+/// History read newest first through SPI, from the newest summary turn on.
+pub struct SpiHistory<'c, 'conn> {
+    client: &'c SpiClient<'conn>,
+    conv: Uuid,
+    /// The compiled turn's seq.
+    turn_seq: i64,
+    timezone: String,
+    /// The stretches left to read, the current first.
+    segments: std::collections::VecDeque<Segment>,
+    known: HashSet<Uuid>,
+}
+
+impl<'c, 'conn> SpiHistory<'c, 'conn> {
+    pub fn new(client: &'c SpiClient<'conn>, ctx: &Context) -> Self {
+        let floor = |conv: Uuid, before: i64| {
+            first::<i64>(client, &SUMMARY_FLOOR, &[pg_uuid(conv).into(), before.into()]).unwrap_or(i64::MIN)
+        };
+        let mut segments = std::collections::VecDeque::new();
+        segments.push_back(Segment {
+            conv: ctx.conversation.id,
+            before: ctx.turn.seq,
+            floor: floor(ctx.conversation.id, ctx.turn.seq),
+            host: None,
+            capture: None,
+        });
+        // A summary turn of the Side's own covers what came before it, the parents too.
+        if segments[0].floor == i64::MIN {
+            for c in &ctx.captured {
+                let before = c.seq.saturating_add(1);
+                let seg = Segment {
+                    conv: c.conversation_id,
+                    before,
+                    floor: floor(c.conversation_id, before),
+                    host: Some(c.host),
+                    capture: Some(c.clone()),
+                };
+                let summarized = seg.floor != i64::MIN;
+                segments.push_back(seg);
+                if summarized {
+                    break;
+                }
+            }
+        }
+        SpiHistory {
+            client,
+            conv: ctx.conversation.id,
+            turn_seq: ctx.turn.seq,
+            timezone: ctx.workspace.timezone.clone(),
+            segments,
+            known: ctx.users.keys().copied().collect(),
+        }
+    }
+
+    /// The current stretch, past any that are read through.
+    fn current(&mut self) -> Option<&mut Segment> {
+        while self.segments.front().is_some_and(|s| s.before <= s.floor) {
+            self.segments.pop_front();
+        }
+        self.segments.front_mut()
+    }
+
+    /// The rounds of a batch's reply turns (of conversation `conv`), in one query.
+    fn attach_rounds(&self, conv: Uuid, turns: &mut [HistoryTurn]) -> Result<()> {
+        let replies: Vec<pgrx::Uuid> = turns
+            .iter()
+            .filter(|h| h.turn.kind == TurnKind::Reply)
+            .map(|h| pg_uuid(h.turn.id))
+            .collect();
+        if replies.is_empty() {
+            return Ok(());
+        }
+        let rows = run(
+            self.client,
+            &HISTORY_ROUNDS,
+            &[pg_uuid(conv).into(), replies.into()],
+            |c| {
+                let turn = c.need_uuid("turn_id")?;
+                Ok(Some((turn, read_round(c, turn)?)))
+            },
+        )?;
+        let mut by_turn: HashMap<Uuid, Vec<Round>> = HashMap::new();
+        for (turn, round) in rows {
+            by_turn.entry(turn).or_default().push(round);
+        }
+        for h in turns {
+            if let Some(r) = by_turn.remove(&h.turn.id) {
+                h.rounds = r;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl HistorySource for SpiHistory<'_, '_> {
+    fn next_batch(&mut self, want: usize) -> Result<(Vec<HistoryTurn>, Vec<User>)> {
+        let limit = want.clamp(1, 1024);
+        let mut turns: Vec<HistoryTurn> = Vec::new();
+        // The first stretch with turns left (a Side's first turn has none of its own).
+        while turns.is_empty() {
+            let (client, timezone) = (self.client, self.timezone.clone());
+            let Some(seg) = self.current() else {
+                return Ok((Vec::new(), Vec::new()));
+            };
+            let host = seg.host;
+            turns = run(
+                client,
+                &HISTORY,
+                &[
+                    pg_uuid(seg.conv).into(),
+                    seg.before.into(),
+                    seg.floor.into(),
+                    (limit as i64).into(),
+                    timezone.into(),
+                ],
+                |c| {
+                    Ok(read_turn(c)?.map(|(turn, _)| HistoryTurn {
+                        turn,
+                        rounds: Vec::new(),
+                        host,
+                    }))
+                },
+            )?;
+            // A short batch was the stretch's last: nothing older is left in it.
+            seg.before = match turns.last() {
+                Some(last) if turns.len() == limit => last.turn.seq,
+                _ => seg.floor,
+            };
+            let (conv, capture) = (seg.conv, seg.capture.clone());
+            self.attach_rounds(conv, &mut turns)?;
+            if let Some(c) = capture {
+                // The captured turn as it stood when the Side was created.
+                turns.iter_mut().for_each(|h| c.freeze(h));
+            }
+        }
+
+        let ids = reads::history_users(&turns, &self.known);
+        let users = load_users(self.client, &ids)?;
+        self.known.extend(ids);
+        self.known.extend(users.iter().map(|u| u.id));
+        Ok((turns, users))
+    }
+
+    /// Sums the entry counts the write triggers store (`own_entries`, from the core's
+    /// `own_plan`): an index-only scan of (conversation_id, seq) INCLUDE (kind,
+    /// answerer_id, own_entries) per stretch left, no turn text read.
+    fn count_rest(&mut self, a: Uuid, conv_answerer: Option<Uuid>) -> Result<u32> {
+        let mut n = 0u32;
+        while let Some(seg) = self.current() {
+            let answerer = seg.host.map_or(conv_answerer, |h| h.answerer_id);
+            let (conv, before, floor) = (seg.conv, seg.before, seg.floor);
+            seg.before = seg.floor;
+            let groups = run(
+                self.client,
+                &COUNT_REST,
+                &[pg_uuid(conv).into(), before.into(), floor.into()],
+                |c| {
+                    Ok(Some(history::StoredCount {
+                        kind: TurnKind::from_column("turns.kind", &c.need_text("kind")?)?,
+                        answerer_id: c.uuid("answerer_id"),
+                        turns: c.need::<i64>("turns")?,
+                        own_entries: c.need::<i64>("own_entries")?,
+                    }))
+                },
+            )?;
+            n = n.saturating_add(history::stored_entries(&groups, a, answerer));
+        }
+        Ok(n)
+    }
+
+    fn previous_cut(&mut self, a: Uuid) -> Result<Option<EntryAt>> {
+        let rows = run(
+            self.client,
+            &PREVIOUS_CUT,
+            &[
+                pg_uuid(self.conv).into(),
+                self.turn_seq.into(),
+                pgrx::JsonB(seal::frozen_for(a, None)).into(),
+            ],
+            |c| Ok::<_, Error>(Some(seal::history_from(&c.need_json("frozen")?)?)),
+        )?;
+        Ok(rows.into_iter().next().flatten())
+    }
+}

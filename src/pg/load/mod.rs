@@ -1,0 +1,334 @@
+//! Loading a compile's rows in a few set-based queries, into the core's typed rows.
+//! Every query runs through SPI as the caller, so row-level security decides what a
+//! compile reads. The core names what to read, step by step (`core/src/reads.rs`);
+//! this folder runs the queries it names, each declaring its columns by name beside
+//! the reader that takes them (`super::spi::Query`):
+//!
+//! - `mod.rs`: the face: everything but history for one turn ([`context`]), from the
+//!   conversation, its workspace and the turn; a stateful turn's previous request;
+//! - `rows.rs`: the rows more than one read takes (a turn, a user, a model, a round);
+//! - `captures.rs`: a Side's captures, up its chain of parents;
+//! - `answerer.rs`: the answerer's documents, memory and skills;
+//! - `history.rs`: history, newest first, in batches sized to what the budget has left
+//!   ([`SpiHistory`]), so a compile reads the rows it renders, not the whole conversation.
+
+mod answerer;
+mod captures;
+mod history;
+pub(crate) mod rows;
+
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+use pgrx::pg_sys::{INT4OID, TEXTARRAYOID, TEXTOID, UUIDOID};
+use pgrx::spi::SpiClient;
+use uuid::Uuid;
+
+use super::seals;
+use super::spi::{core_uuid, first, pg_uuid, run, Cols, Query};
+use pgprompt_core::context::Context;
+use pgprompt_core::error::{Code, Error, Result};
+use pgprompt_core::reads;
+use pgprompt_core::rounds::Round;
+use pgprompt_core::rows::{Conversation, User, Workspace};
+
+use answerer::answerer_rows;
+use captures::{capture_columns, capture_state, side_captures, Capture, CAPTURE_COLUMNS};
+use rows::{read_round, read_turn, turn_columns, ROUND, TURN};
+
+pub use history::SpiHistory;
+pub(super) use rows::{load_users, models};
+
+/// The conversation and its capture. The conversation, its workspace and the turn are
+/// three queries, not one join: each is one table by its key (a fast-path query to
+/// Citus), the form a call Citus delegates with `force_delegation` may run
+/// (docs/scale-out.md, "In a transaction"); a join of a distributed table with a
+/// reference table is refused there.
+static CONVERSATION: LazyLock<Query> = LazyLock::new(|| {
+    let mut columns = vec![
+        ("workspace_id", UUIDOID),
+        ("conversation_kind", TEXTOID),
+        ("conversation_answerer_id", UUIDOID),
+        ("creator_id", UUIDOID),
+        ("origin_channel", TEXTOID),
+    ];
+    columns.extend(CAPTURE_COLUMNS);
+    Query::new(
+        "the conversation row",
+        format!(
+            "SELECT workspace_id, kind AS conversation_kind, answerer_id AS conversation_answerer_id, creator_id, \
+             origin_channel, {} FROM prompt.conversations WHERE id = $1",
+            capture_columns("")
+        ),
+        &columns,
+    )
+});
+
+/// The conversation's workspace.
+static WORKSPACE: LazyLock<Query> = LazyLock::new(|| {
+    Query::new(
+        "the conversation's workspace row",
+        "SELECT id, name, timezone, paths FROM prompt.workspaces WHERE id = $1",
+        &[
+            ("id", UUIDOID),
+            ("name", TEXTOID),
+            ("timezone", TEXTOID),
+            ("paths", TEXTARRAYOID),
+        ],
+    )
+});
+
+/// The turn compiled (its creation day in the workspace's time zone, `$3`).
+static THE_TURN: LazyLock<Query> = LazyLock::new(|| {
+    Query::new(
+        "the turn row",
+        format!(
+            "SELECT {} FROM prompt.turns t WHERE t.conversation_id = $1 AND t.id = $2",
+            turn_columns("$3")
+        ),
+        &TURN,
+    )
+});
+
+/// What a compile starts from: a sealed turn's stored body when nothing is to be added
+/// to it, or everything but history.
+pub enum Loaded {
+    Stored(pgprompt_core::wire::Body),
+    Context(Box<Context>),
+}
+
+pub use pgprompt_core::reads::Read;
+
+/// Loads everything but history for turn `turn` of conversation `conv`.
+pub fn context(client: &SpiClient<'_>, conv: Uuid, turn: Uuid, read: Read) -> Result<Loaded> {
+    let conversation = run(client, &CONVERSATION, &[pg_uuid(conv).into()], |c| {
+        conversation_row(c, conv)
+    })?;
+    let Some((mut conversation, capture)) = conversation.into_iter().next() else {
+        return Err(conversation_not_found(conv));
+    };
+    let workspace = run(
+        client,
+        &WORKSPACE,
+        &[pg_uuid(conversation.workspace_id).into()],
+        workspace_row,
+    )?;
+    let Some(workspace) = workspace.into_iter().next() else {
+        return Err(conversation_not_found(conv));
+    };
+    let args = [
+        pg_uuid(conv).into(),
+        pg_uuid(turn).into(),
+        workspace.timezone.clone().into(),
+    ];
+    let Some((t, sealed)) = run(client, &THE_TURN, &args, read_turn)?.into_iter().next() else {
+        return Err(missing_turn(client, conv, turn));
+    };
+    let next = reads::after_turn(&t, sealed, read);
+    let rounds = match next.rounds {
+        true => current_rounds(client, conv, turn)?,
+        false => Vec::new(),
+    };
+    if next.stored_body && rounds.is_empty() {
+        if let Some(body) = seals::stored_body(client, conv, turn)? {
+            return Ok(Loaded::Stored(body));
+        }
+    }
+    let seal = match next.seal {
+        true => Some(seals::load(client, conv, &t)?),
+        false => None,
+    };
+    // A Side's history (a sealed turn renders from its seal, not from history).
+    let captured = match reads::captures(&conversation, capture, seal.is_some()) {
+        Some((parent, captured_turn, state)) => side_captures(client, conv, parent, captured_turn, state)?,
+        None => Vec::new(),
+    };
+    conversation.root_id = captured.last().map(|c| c.conversation_id);
+    let sealed_answerer = seal.as_ref().map(|s| s.frozen.answerer_id);
+    let ids = reads::users(&conversation, &t, sealed_answerer, &rounds, &captured);
+    let users: HashMap<Uuid, User> = load_users(client, &ids)?.into_iter().map(|u| (u.id, u)).collect();
+    let a = reads::answerer(&conversation, &t, &users);
+    let models = models(client, &reads::models(&t, a, seal.is_some()))?;
+    let wanted = a.and_then(|a| reads::answerer_rows(&t, a, &users, seal.is_some(), read));
+    let (documents, memories, skills) = match wanted {
+        Some(w) => answerer_rows(client, &t, &w, workspace.id, conv)?,
+        None => (Vec::new(), Vec::new(), Vec::new()),
+    };
+    Ok(Loaded::Context(Box::new(Context {
+        conversation,
+        workspace,
+        turn: t,
+        rounds,
+        users,
+        models,
+        documents,
+        memories,
+        skills,
+        seal,
+        captured,
+        previous: None,
+    })))
+}
+
+/// No such conversation, or one whose row or workspace row-level security hides.
+fn conversation_not_found(conv: Uuid) -> Error {
+    Error::new(
+        Code::ConversationNotFound,
+        format!("conversation {conv} does not exist"),
+    )
+    .hint("The id may be wrong, or row-level security may hide the conversation from this role.")
+}
+
+/// The conversation and its capture, from the row of `CONVERSATION`.
+fn conversation_row(c: &Cols<'_>, conv: Uuid) -> Result<Option<(Conversation, Capture)>> {
+    let conversation = Conversation {
+        id: conv,
+        workspace_id: c.need_uuid("workspace_id")?,
+        kind: c.need_text("conversation_kind")?,
+        answerer_id: c.uuid("conversation_answerer_id"),
+        creator_id: c.uuid("creator_id"),
+        origin_channel: c.text("origin_channel"),
+        root_id: None,
+    };
+    Ok(Some((
+        conversation,
+        (c.uuid("parent_id"), c.uuid("captured_turn_id"), capture_state(c)),
+    )))
+}
+
+/// The workspace, from the row of `WORKSPACE`.
+fn workspace_row(c: &Cols<'_>) -> Result<Option<Workspace>> {
+    Ok(Some(Workspace {
+        id: c.need_uuid("id")?,
+        name: c.text("name"),
+        timezone: c.need_text("timezone")?,
+        paths: c
+            .get::<Vec<Option<String>>>("paths")
+            .unwrap_or_default()
+            .into_iter()
+            .flatten()
+            .collect(),
+    }))
+}
+
+static TURN_ELSEWHERE: LazyLock<Query> = LazyLock::new(|| {
+    Query::new(
+        "a turn's conversation",
+        "SELECT conversation_id FROM prompt.turns WHERE id = $1 LIMIT 1",
+        &[("conversation_id", UUIDOID)],
+    )
+});
+
+pub(super) fn missing_turn(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Error {
+    match first::<pgrx::Uuid>(client, &TURN_ELSEWHERE, &[pg_uuid(turn).into()]) {
+        Some(elsewhere) => Error::new(
+            Code::TurnNotCompilable,
+            format!(
+                "turn {turn} belongs to conversation {}, not {conv}",
+                core_uuid(elsewhere)
+            ),
+        )
+        .hint("Pass the turn's own conversation_id."),
+        None => Error::new(
+            Code::TurnNotFound,
+            format!("turn {turn} does not exist in conversation {conv}"),
+        )
+        .hint("The id may be wrong, or row-level security may hide the turn from this role."),
+    }
+}
+
+static CURRENT_ROUNDS: LazyLock<Query> = LazyLock::new(|| {
+    Query::new(
+        "a round row",
+        "SELECT n, assistant, results, steers, aborted FROM prompt.rounds \
+         WHERE conversation_id = $1 AND turn_id = $2 ORDER BY n",
+        &ROUND,
+    )
+});
+
+fn current_rounds(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Result<Vec<Round>> {
+    run(
+        client,
+        &CURRENT_ROUNDS,
+        &[pg_uuid(conv).into(), pg_uuid(turn).into()],
+        |c| read_round(c, turn).map(Some),
+    )
+}
+
+/// A stateful turn's previous request: the newest earlier sealed reply turn of its
+/// answerer, with the newest response recorded for it (a turn without one breaks the
+/// chain).
+static PREVIOUS: LazyLock<Query> = LazyLock::new(|| {
+    Query::new(
+        "the previous request",
+        "SELECT t.id, r.step, r.response_id, r.compiled_model, r.billed_input_tokens, r.output_tokens \
+         FROM prompt.turns t JOIN prompt.conversations c ON c.id = t.conversation_id \
+         LEFT JOIN LATERAL (SELECT step, response_id, compiled_model, billed_input_tokens, output_tokens \
+                            FROM prompt.responses x \
+                            WHERE x.conversation_id = $1 AND x.turn_id = t.id \
+                            ORDER BY x.step DESC LIMIT 1) r ON true \
+         WHERE t.conversation_id = $1 AND t.seq < $2 AND t.kind = 'reply' AND t.sealed_at IS NOT NULL \
+           AND coalesce(t.answerer_id, c.answerer_id) = $3 \
+         ORDER BY t.seq DESC LIMIT 1",
+        &[
+            ("id", UUIDOID),
+            ("step", INT4OID),
+            ("response_id", TEXTOID),
+            ("compiled_model", TEXTOID),
+            ("billed_input_tokens", INT4OID),
+            ("output_tokens", INT4OID),
+        ],
+    )
+});
+
+/// The previous request of answerer `a` before the context's turn, in its full form
+/// (`Context::previous`), with the response recorded for it: `None` when there is none,
+/// it has no response id, or its body was pruned. The request is the one the response
+/// answered: the turn's seal plus the rounds before the response's step.
+pub fn previous(
+    client: &SpiClient<'_>,
+    ctx: &Context,
+    a: Uuid,
+    memo: &mut pgprompt_core::tokens::Memo,
+) -> Result<Option<pgprompt_core::context::Previous>> {
+    let conv = ctx.conversation.id;
+    let rows = run(
+        client,
+        &PREVIOUS,
+        &[pg_uuid(conv).into(), ctx.turn.seq.into(), pg_uuid(a).into()],
+        |c| {
+            // The response columns are NULL where the turn has no response (left joined).
+            Ok::<_, Error>(Some((
+                c.uuid("id"),
+                c.get::<i32>("step"),
+                c.text("response_id"),
+                c.text("compiled_model"),
+                c.get::<i32>("billed_input_tokens"),
+                c.get::<i32>("output_tokens"),
+            )))
+        },
+    )?;
+    let Some((Some(turn), Some(step), Some(response_id), model, input_tokens, output_tokens)) = rows.into_iter().next()
+    else {
+        return Ok(None);
+    };
+    let Loaded::Context(mut before) = context(client, conv, turn, Read::Explain)? else {
+        return Ok(None);
+    };
+    before.rounds.retain(|r| r.n < step);
+    let Some(frozen) = before.seal.as_ref().map(|s| s.frozen.clone()) else {
+        return Ok(None);
+    };
+    let Some(body) = pgprompt_core::compile::full_request(&before, memo)? else {
+        return Ok(None);
+    };
+    Ok(Some(pgprompt_core::context::Previous {
+        response_id,
+        model,
+        input_tokens,
+        output_tokens,
+        body,
+        stateful: frozen.stateful.is_some(),
+        sealed_model: frozen.model.map(|m| m.name),
+    }))
+}

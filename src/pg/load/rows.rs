@@ -1,0 +1,253 @@
+//! The rows more than one read takes, each declared once by name beside its reader: a
+//! turn (the compiled one and history's), a user, a model, a round.
+
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+use pgrx::pg_sys::{BOOLOID, DATEOID, FLOAT4OID, INT4ARRAYOID, INT4OID, INT8OID, JSONBOID, TEXTOID, UUIDOID};
+use pgrx::spi::SpiClient;
+use uuid::Uuid;
+
+use crate::pg::spi::{pg_uuid, run, Cols, Column, Query};
+use pgprompt_core::error::{Code, Error, Result};
+use pgprompt_core::fields;
+use pgprompt_core::rounds::{self, Round};
+use pgprompt_core::rows::{CacheTtl, Mechanism, Mode, Model, Role, Turn, TurnKind, User, UserKind, Wire};
+use pgprompt_core::tokens::Tokenizer;
+
+/// The turn columns [`read_turn`] takes, as the SQL names them.
+pub(crate) fn turn_columns(tz: &str) -> String {
+    format!(
+        "t.id, t.seq, t.kind, t.role, t.author_id, t.answerer_id, t.poster_id, t.content, t.prompt, t.origin, \
+         t.sender_conversation_id, t.mode, t.inline, t.variables, t.input, t.tools, \
+         t.callables, t.model, t.history, t.memory_user_id, t.summary, t.summary_round, \
+         t.request_options, (t.created_at AT TIME ZONE {tz})::date AS created_on, t.content_tokens, \
+         t.prompt_tokens, t.sealed_preface, t.sealed_at IS NOT NULL AS sealed"
+    )
+}
+
+/// The columns of [`turn_columns`], declared by name beside the reader that takes them.
+pub(crate) const TURN: [Column; 28] = [
+    ("id", UUIDOID),
+    ("seq", INT8OID),
+    ("kind", TEXTOID),
+    ("role", TEXTOID),
+    ("author_id", UUIDOID),
+    ("answerer_id", UUIDOID),
+    ("poster_id", UUIDOID),
+    ("content", TEXTOID),
+    ("prompt", TEXTOID),
+    ("origin", TEXTOID),
+    ("sender_conversation_id", UUIDOID),
+    ("mode", TEXTOID),
+    ("inline", JSONBOID),
+    ("variables", JSONBOID),
+    ("input", JSONBOID),
+    ("tools", JSONBOID),
+    ("callables", JSONBOID),
+    ("model", TEXTOID),
+    ("history", JSONBOID),
+    ("memory_user_id", UUIDOID),
+    ("summary", TEXTOID),
+    ("summary_round", INT4OID),
+    ("request_options", JSONBOID),
+    ("created_on", DATEOID),
+    ("content_tokens", INT4ARRAYOID),
+    ("prompt_tokens", INT4ARRAYOID),
+    ("sealed_preface", JSONBOID),
+    ("sealed", BOOLOID),
+];
+
+/// A turn as stored, its JSON columns parsed once (`None`: no turn, a left join's
+/// empty side). Returns whether it is sealed too.
+pub(crate) fn read_turn(c: &Cols<'_>) -> Result<Option<(Turn, bool)>> {
+    let Some(id) = c.uuid("id") else { return Ok(None) };
+    let kind = TurnKind::from_column("turns.kind", &c.need_text("kind")?)?;
+    let mut t = Turn::new(id, c.need::<i64>("seq")?, kind);
+    t.role = c
+        .text("role")
+        .map(|r| Role::from_column("turns.role", &r))
+        .transpose()?;
+    t.author_id = c.uuid("author_id");
+    t.answerer_id = c.uuid("answerer_id");
+    t.poster_id = c.uuid("poster_id");
+    t.content = c.text("content");
+    t.prompt = c.text("prompt");
+    t.origin = c.text("origin");
+    t.sender_conversation_id = c.uuid("sender_conversation_id");
+    t.mode = Mode::from_column("turns.mode", &c.need_text("mode")?)?;
+    t.inline = fields::parse_inline(&c.need_json("inline")?)?;
+    t.variables = fields::parse_variables(&c.need_json("variables")?)?;
+    t.input = c.json("input")?.map(|i| fields::parse_raw_input(&i)).transpose()?;
+    t.tools = c.json("tools")?.map(|i| fields::parse_tools(&i)).transpose()?;
+    t.callables = fields::parse_callables(&c.need_json("callables")?)?;
+    t.model = c.text("model");
+    t.history = c.json("history")?.map(|h| fields::parse_history(&h)).transpose()?;
+    t.memory_user_id = c.uuid("memory_user_id");
+    t.summary = c.text("summary");
+    t.summary_round = c.get::<i32>("summary_round");
+    t.request_options = fields::parse_request_options(&c.need_json("request_options")?)?;
+    t.date = c.date("created_on")?;
+    t.content_tokens = c.ints("content_tokens");
+    t.prompt_tokens = c.ints("prompt_tokens");
+    t.sealed_preface = c
+        .json("sealed_preface")?
+        .map(|p| fields::parse_preface(&p))
+        .transpose()?;
+    Ok(Some((t, c.need::<bool>("sealed")?)))
+}
+
+static USERS: LazyLock<Query> = LazyLock::new(|| {
+    Query::new(
+        "a user row",
+        "SELECT id, handle, display_name, kind, steward_id, prompt_mechanism, prompt_template, \
+         model, reasoning_replay, application, request_options FROM prompt.users \
+         WHERE id = ANY($1) OR id IN (SELECT steward_id FROM prompt.users WHERE id = ANY($1))",
+        &[
+            ("id", UUIDOID),
+            ("handle", TEXTOID),
+            ("display_name", TEXTOID),
+            ("kind", TEXTOID),
+            ("steward_id", UUIDOID),
+            ("prompt_mechanism", TEXTOID),
+            ("prompt_template", JSONBOID),
+            ("model", TEXTOID),
+            ("reasoning_replay", BOOLOID),
+            ("application", TEXTOID),
+            ("request_options", JSONBOID),
+        ],
+    )
+});
+
+pub(crate) fn load_users(client: &SpiClient<'_>, ids: &[Uuid]) -> Result<Vec<User>> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ids: Vec<pgrx::Uuid> = ids.iter().copied().map(pg_uuid).collect();
+    run(client, &USERS, &[ids.into()], |c| {
+        let kind = UserKind::from_column("users.kind", &c.need_text("kind")?)?;
+        let mut u = User::new(c.need_uuid("id")?, &c.need_text("handle")?, kind);
+        u.display_name = c.text("display_name");
+        u.steward_id = c.uuid("steward_id");
+        u.prompt_mechanism = Mechanism::from_column("users.prompt_mechanism", &c.need_text("prompt_mechanism")?)?;
+        u.prompt_template = c.json("prompt_template")?;
+        u.model = c.text("model");
+        u.reasoning_replay = c.need::<bool>("reasoning_replay")?;
+        u.application = c.text("application");
+        u.request_options = fields::parse_request_options(&c.need_json("request_options")?)?;
+        Ok(Some(u))
+    })
+}
+
+static MODELS: LazyLock<Query> = LazyLock::new(|| {
+    Query::new(
+        "a model row",
+        // The calibration is read apart, for a model with token_margin_auto only
+        // (`calibrated`): it aggregates prompt.responses across conversations, which on
+        // Citus is a distributed subplan, planned even where a CASE would skip it.
+        "SELECT m.name, m.wire, m.tokenizer, m.advisory_window, m.hard_window, m.native_images, \
+         m.token_margin, m.token_margin_auto, \
+         m.max_output_tokens, m.cache_ttl, m.request_options, \
+         prompt._model_profile(m.name, m.profile) AS profile \
+         FROM prompt.models m WHERE m.name = ANY($1)",
+        &[
+            ("name", TEXTOID),
+            ("wire", TEXTOID),
+            ("tokenizer", TEXTOID),
+            ("advisory_window", INT4OID),
+            ("hard_window", INT4OID),
+            ("native_images", BOOLOID),
+            ("token_margin", FLOAT4OID),
+            ("token_margin_auto", BOOLOID),
+            ("max_output_tokens", INT4OID),
+            ("cache_ttl", TEXTOID),
+            ("request_options", JSONBOID),
+            ("profile", TEXTOID),
+        ],
+    )
+});
+
+/// The model rows named `names`, by name: what a compile reads of a model (and the 0.2
+/// conversion of the model a 0.2 seal names).
+pub(crate) fn models(client: &SpiClient<'_>, names: &[String]) -> Result<HashMap<String, Model>> {
+    if names.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let models = run(client, &MODELS, &[names.to_vec().into()], |c| {
+        let name = c.need_text("name")?;
+        let mut m = Model::new(&name, Wire::from_column("models.wire", &c.need_text("wire")?)?);
+        m.tokenizer = Tokenizer::parse(&c.need_text("tokenizer")?)?;
+        m.advisory_window = c.get::<i32>("advisory_window");
+        m.hard_window = c.get::<i32>("hard_window");
+        m.native_images = c.need::<bool>("native_images")?;
+        m.token_margin = c.need::<f32>("token_margin")?;
+        let auto = c.need::<bool>("token_margin_auto")?;
+        m.max_output_tokens = c.need::<i32>("max_output_tokens")?;
+        m.cache_ttl = CacheTtl::from_column("models.cache_ttl", &c.need_text("cache_ttl")?)?;
+        m.request_options = fields::parse_request_options(&c.need_json("request_options")?)?;
+        // No profile: the model row names none and no shipped profile has its name.
+        let profile = pgprompt_core::profile::Profile::from_json(&c.text("profile").unwrap_or_default())?;
+        Ok(Some((name, m.with_profile(profile), auto)))
+    })?;
+    let mut out = HashMap::with_capacity(models.len());
+    for (name, mut m, auto) in models {
+        if auto {
+            m.token_margin = m.token_margin.max(calibrated(client, &name)?);
+        }
+        out.insert(name, m);
+    }
+    Ok(out)
+}
+
+/// With token_margin_auto, a model's margin is at least its calibration's p95 of billed
+/// over estimated input, less 1 (0 without responses); the seal freezes the model row
+/// with the margin read here.
+static CALIBRATION: LazyLock<Query> = LazyLock::new(|| {
+    Query::new(
+        "a model's calibration",
+        "SELECT (c.p95_ratio - 1)::float4 AS margin FROM prompt.model_calibration c WHERE c.model = $1",
+        &[("margin", FLOAT4OID)],
+    )
+});
+
+fn calibrated(client: &SpiClient<'_>, model: &str) -> Result<f32> {
+    let rows = run(client, &CALIBRATION, &[model.into()], |c| {
+        Ok::<_, Error>(c.get::<f32>("margin"))
+    })?;
+    Ok(rows.into_iter().next().unwrap_or(0.0))
+}
+
+/// The columns [`read_round`] takes.
+pub(super) const ROUND: [Column; 5] = [
+    ("n", INT4OID),
+    ("assistant", JSONBOID),
+    ("results", JSONBOID),
+    ("steers", JSONBOID),
+    ("aborted", BOOLOID),
+];
+
+/// A round as stored, parsed once (`turn` names it in errors). Its JSON columns are
+/// read from their binary form: writing them as text and parsing that back was most of
+/// the cost of a tool round (docs/design.md, "Performance").
+pub(super) fn read_round(c: &Cols<'_>, turn: Uuid) -> Result<Round> {
+    let n = c.need::<i32>("n")?;
+    let column = |name: &str| -> Result<serde_json::Value> {
+        match c.jsonb(name) {
+            Ok(Some(v)) => Ok(v),
+            Ok(None) => Err(c.null(name)),
+            Err(()) => Err(Error::new(
+                Code::RoundInvalid,
+                format!("round {n} of turn {turn}: {name} nests deeper than 128 levels at /{name}"),
+            )),
+        }
+    };
+    let assistant = column("assistant")?;
+    let results = column("results")?;
+    let steers = column("steers")?;
+    rounds::parse_values(
+        n,
+        [&assistant, &results, &steers],
+        c.need::<bool>("aborted")?,
+        Some(turn),
+    )
+}
