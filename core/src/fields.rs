@@ -339,7 +339,8 @@ pub fn parse_raw_input<'a>(input: impl JsonInput<'a>) -> Result<Vec<RawEntry>> {
 
 /// Reads the history parts a seal carried past its seed (`SeedCut::carry`): raw entries
 /// as [`parse_raw_input`] reads them, and a provider's block (`{"type": "provider",
-/// "wire", "block"}`, as a part serializes it), which `turns.input` does not take.
+/// "wire", "block"}`, as a part serializes it), which `turns.input` does not take. A
+/// block comes back as the same value, its keys in the stored record's order.
 pub(crate) fn parse_carried(carry: &Value) -> Result<Vec<RawEntry>> {
     raw_entries(carry, true)
 }

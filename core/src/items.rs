@@ -15,8 +15,8 @@ use crate::tokens::{Counter, IMAGE_TOKENS, MESSAGE_OVERHEAD};
 pub(crate) enum PartKind {
     Text(String),
     /// `input` is the call's arguments as JSON text (an object), written once from the
-    /// parsed value; `signature` is the
-    /// thought signature Gemini attached to the call (replayed on Gemini only).
+    /// parsed value; `signature` is the thought signature Gemini attached to the call
+    /// (replayed on Gemini only).
     ToolCall {
         id: String,
         name: String,

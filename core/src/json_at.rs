@@ -5,6 +5,8 @@
 //! the pointers and makes the refusal ([`Refusal`]: a pointer and a message, which each
 //! caller turns into its own error code). No reader walks a value building pointers of its
 //! own (the rule refusals of `options` name an option's pointer from its key).
+//! What a reader keeps as JSON for a wire (a tool call's arguments, a provider's block)
+//! it keeps as [`JsonText`]: text written or checked once, never parsed again to render.
 //!
 //! Why not `serde` derive with `deny_unknown_fields` under `serde_path_to_error` (the
 //! issue's suggestion, measured 2026-12-02 on the tool list of `fields::parse_tools`):

@@ -91,21 +91,24 @@ pub fn frozen_stateful() -> serde_json::Value {
     serde_json::json!({ "stateful": {} })
 }
 
-/// Where the body of a stored [`Frozen`] record began its history
-/// ([`Frozen::history_from`]), read from the record as stored: a record that does not
+/// The key of a stored [`Frozen`] record that says where its body's history began
+/// ([`Frozen::history_from`]): a query reads that part alone (`frozen -> $n`), the
+/// rest of the record (a deferred tool's schema, carried parts) unread.
+pub const HISTORY_FROM: &str = "history_from";
+
+/// Where the body of a stored [`Frozen`] record began its history, from the record's
+/// value at [`HISTORY_FROM`] (`None`, or `null`: from the start). A value that does not
 /// read is `data_corrupted`, never a history from the start.
-pub fn history_from(frozen: &serde_json::Value) -> crate::error::Result<Option<crate::kinds::EntryAt>> {
-    #[derive(Deserialize)]
-    struct Start {
-        #[serde(default)]
-        history_from: Option<crate::kinds::EntryAt>,
-    }
-    Start::deserialize(frozen).map(|s| s.history_from).map_err(|e| {
+pub fn history_from(value: Option<&serde_json::Value>) -> crate::error::Result<Option<crate::kinds::EntryAt>> {
+    let Some(value) = value.filter(|v| !v.is_null()) else {
+        return Ok(None);
+    };
+    crate::kinds::EntryAt::deserialize(value).map(Some).map_err(|e| {
         crate::error::Error::new(
             crate::error::Code::DataCorrupted,
             "a previous seal's frozen record does not say where its history began",
         )
-        .detail(format!("prompt.seals.frozen -> history_from: {e}"))
+        .detail(format!("prompt.seals.frozen -> {HISTORY_FROM}: {e}"))
         .hint("Seal storage changes only through pgprompt; SELECT * FROM prompt.verify_seals(conversation_id) checks every seal's body.")
     })
 }
@@ -676,17 +679,17 @@ mod tests {
         assert!(!contains(&stored, &frozen_for(id(ADA), None)));
         assert!(!contains(&stored, &frozen_for(lark, Some(Wire::Gemini))));
         assert!(!contains(&stored, &frozen_stateful()));
-        assert_eq!(history_from(&stored).unwrap(), Some(cut));
+        assert_eq!(history_from(stored.get(HISTORY_FROM)).unwrap(), Some(cut));
 
         frozen.stateful = Some(Stateful::default());
         frozen.history_from = None;
         let stored = serde_json::to_value(&frozen).unwrap();
         assert!(contains(&stored, &frozen_stateful()));
-        assert_eq!(history_from(&stored).unwrap(), None);
+        assert_eq!(history_from(stored.get(HISTORY_FROM)).unwrap(), None);
 
         let mut bad = stored.clone();
         bad["history_from"] = serde_json::json!({"seq": 3, "entry": -1});
-        let e = history_from(&bad).unwrap_err();
+        let e = history_from(bad.get(HISTORY_FROM)).unwrap_err();
         assert_eq!(e.code, crate::error::Code::DataCorrupted);
         assert!(e.detail.unwrap_or_default().contains("history_from"));
     }

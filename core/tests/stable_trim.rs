@@ -81,7 +81,7 @@ fn drive(trim: &str, n: usize) -> Vec<Step> {
         let out = turn(i, trim, &ex).run_after(Purpose::Compile, cut).unwrap();
         // As the loader reads it: from the seal's record as stored.
         let stored = serde_json::to_value(&out.seal.as_ref().unwrap().frozen).unwrap();
-        cut = pgprompt_core::seal::history_from(&stored).unwrap();
+        cut = pgprompt_core::seal::history_from(stored.get(pgprompt_core::seal::HISTORY_FROM)).unwrap();
         let h = &explain(&out)["estimate"]["history"];
         steps.push(Step {
             parts: parts(&body(&out)),

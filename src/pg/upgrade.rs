@@ -7,13 +7,14 @@
 
 use std::sync::LazyLock;
 
-use pgrx::pg_sys::{BOOLOID, JSONBOID, TIMESTAMPTZOID, UUIDOID};
+use pgrx::pg_sys::{BOOLOID, TEXTOID, TIMESTAMPTZOID, UUIDOID};
 use pgrx::prelude::*;
 
 use super::errors::OrRaise;
 use super::seals;
 use super::spi::{pg_uuid, run, Column, Query};
 use pgprompt_core::error::{Code, Error};
+use pgprompt_core::rows::Model;
 use pgprompt_core::tokens::Memo;
 
 /// Takes the next 0.2 seals out of `seals_02` (`filter` narrows them to one conversation)
@@ -28,7 +29,7 @@ fn claim_sql(filter: &str, lock: &str) -> String {
          gone AS (DELETE FROM prompt.seals_02 p USING pick \
          WHERE p.conversation_id = pick.conversation_id AND p.turn_id = pick.turn_id \
          RETURNING p.conversation_id, p.turn_id, p.request) \
-         SELECT t.conversation_id, t.id, g.request, coalesce(t.answerer_id, c.answerer_id) AS answerer_id, \
+         SELECT t.conversation_id, t.id, g.request::text, coalesce(t.answerer_id, c.answerer_id) AS answerer_id, \
          coalesce(t.prompt, '') <> '' AS had_prompt, t.sealed_at \
          FROM gone g JOIN prompt.turns t ON t.conversation_id = g.conversation_id AND t.id = g.turn_id \
          JOIN prompt.conversations c ON c.id = t.conversation_id \
@@ -40,7 +41,7 @@ fn claim_sql(filter: &str, lock: &str) -> String {
 const CLAIMED: [Column; 6] = [
     ("conversation_id", UUIDOID),
     ("id", UUIDOID),
-    ("request", JSONBOID),
+    ("request", TEXTOID),
     ("answerer_id", UUIDOID),
     ("had_prompt", BOOLOID),
     ("sealed_at", TIMESTAMPTZOID),
@@ -108,10 +109,31 @@ fn convert_batch(conv: Option<pgrx::Uuid>, limit: i64) -> i64 {
         })
     })
     .or_raise();
-    let mut memo = Memo::new();
     let done = rows.len() as i64;
-    for old in rows {
-        convert(old, &mut memo);
+    let seals: Vec<(OldSeal, serde_json::Value)> = rows
+        .into_iter()
+        .map(|old| {
+            let request = old.request().or_raise();
+            (old, request)
+        })
+        .collect();
+    // The model rows the batch's seals name, read once, as every compile reads them.
+    let mut names: Vec<String> = seals
+        .iter()
+        .filter_map(|(_, r)| pgprompt_core::seal::model_02(r))
+        .map(str::to_string)
+        .collect();
+    names.sort();
+    names.dedup();
+    let models = Spi::connect(|client| super::load::models(client, &names))
+        .map_err(|e| {
+            e.detail("The model rows a batch of 0.2 seals (prompt.seals_02) names cannot be read; the batch stops.")
+        })
+        .or_raise();
+    let mut memo = Memo::new();
+    for (old, request) in seals {
+        let model = pgprompt_core::seal::model_02(&request).and_then(|name| models.get(name).cloned());
+        convert(old, &request, model, &mut memo);
     }
     done
 }
@@ -127,7 +149,7 @@ pub(super) fn convert_conversation(conv: uuid::Uuid) {
 struct OldSeal {
     conv: uuid::Uuid,
     turn: uuid::Uuid,
-    request: serde_json::Value,
+    request: String,
     answerer: Option<uuid::Uuid>,
     had_prompt: bool,
     sealed_at: Option<pgrx::datum::TimestampWithTimeZone>,
@@ -135,36 +157,43 @@ struct OldSeal {
 
 impl OldSeal {
     /// The row of a 0.2 seal (a NULL where the tables allow none is `data_corrupted`
-    /// naming the column; an unreadable request is refused when it is converted).
+    /// naming the column; an unreadable request is refused, naming the seal).
     fn read(c: &super::spi::Cols<'_>) -> Result<OldSeal, Error> {
         Ok(OldSeal {
             conv: c.need_uuid("conversation_id")?,
             turn: c.need_uuid("id")?,
-            request: c.need_json("request")?,
+            request: c.need_text("request")?,
             answerer: c.uuid("answerer_id"),
             had_prompt: c.need::<bool>("had_prompt")?,
             sealed_at: c.get::<pgrx::datum::TimestampWithTimeZone>("sealed_at"),
         })
     }
+
+    /// Its request (the whole 0.2 result), read once.
+    fn request(&self) -> Result<serde_json::Value, Error> {
+        serde_json::from_str(&self.request).map_err(|e| {
+            self.refused(Error::new(
+                Code::TurnNotCompilable,
+                format!("a 0.2 seal cannot be converted: its request cannot be read ({e})"),
+            ))
+        })
+    }
+
+    /// A refusal of this seal, naming it.
+    fn refused(&self, e: Error) -> Error {
+        e.detail(format!(
+            "The 0.2 seal of turn {} of conversation {} (prompt.seals_02) cannot be converted; the batch stops at it.",
+            self.turn, self.conv
+        ))
+    }
 }
 
-/// Stores one 0.2 seal as a 0.3 seal. The model row it names is read as every compile
-/// reads a model row (`load::models`), if it still exists.
-fn convert(old: OldSeal, memo: &mut Memo) {
-    let (conv, turn) = (old.conv, old.turn);
-    let model = match pgprompt_core::seal::model_02(&old.request) {
-        Some(name) => Spi::connect(|client| super::load::models(client, &[name.to_string()]))
-            .or_raise()
-            .remove(name),
-        None => None,
-    };
+/// Stores one 0.2 seal, whose request is `request`, as a 0.3 seal; `model` is the model
+/// row it names, if it still exists.
+fn convert(old: OldSeal, request: &serde_json::Value, model: Option<Model>, memo: &mut Memo) {
     let (body, frozen, _) =
-        pgprompt_core::seal::convert_02(&old.request, model, old.answerer.unwrap_or_default(), old.had_prompt, memo)
-            .map_err(|e| {
-                e.detail(format!(
-                    "The 0.2 seal of turn {turn} of conversation {conv} (prompt.seals_02) cannot be converted; the batch stops at it."
-                ))
-            })
+        pgprompt_core::seal::convert_02(request, model, old.answerer.unwrap_or_default(), old.had_prompt, memo)
+            .map_err(|e| old.refused(e))
             .or_raise();
     let stored = seals::Stored {
         body: &body,
@@ -172,8 +201,8 @@ fn convert(old: OldSeal, memo: &mut Memo) {
         patches: &[],
     };
     Spi::connect_mut(|client| {
-        seals::lock_storage(client, conv);
-        seals::store(client, conv, turn, &stored, &frozen, old.sealed_at)
+        seals::lock_storage(client, old.conv);
+        seals::store(client, old.conv, old.turn, &stored, &frozen, old.sealed_at)
     })
     .or_raise();
 }

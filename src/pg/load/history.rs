@@ -66,19 +66,20 @@ static COUNT_REST: LazyLock<Query> = LazyLock::new(|| {
     )
 });
 
-/// The record an answerer's previous sealed request froze (stable trimming reads where
-/// its history began): the newest sealed reply before the turn whose seal froze that
-/// answerer. The record is matched and read by the core (`seal::frozen_for`,
-/// `seal::history_from`): no path into it is spelled here.
+/// Where an answerer's previous sealed request began its history (stable trimming): the
+/// newest sealed reply before the turn whose seal froze that answerer. The core names
+/// what to match and which part to read (`seal::frozen_for`, `seal::HISTORY_FROM`) and
+/// reads it (`seal::history_from`): no path into the record is spelled here, and the
+/// rest of the record is not read.
 static PREVIOUS_CUT: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
-        "a previous seal's frozen record",
-        "SELECT s.frozen \
+        "a previous seal's history start",
+        "SELECT s.frozen -> $4 AS history_from \
          FROM prompt.turns t JOIN prompt.seals s ON s.conversation_id = t.conversation_id AND s.turn_id = t.id \
          WHERE t.conversation_id = $1 AND t.seq < $2 AND t.kind = 'reply' AND t.sealed_at IS NOT NULL \
            AND s.frozen @> $3 \
          ORDER BY t.seq DESC LIMIT 1",
-        &[("frozen", JSONBOID)],
+        &[("history_from", JSONBOID)],
     )
 });
 
@@ -272,8 +273,9 @@ impl HistorySource for SpiHistory<'_, '_> {
                 pg_uuid(self.conv).into(),
                 self.turn_seq.into(),
                 pgrx::JsonB(seal::frozen_for(a, None)).into(),
+                seal::HISTORY_FROM.into(),
             ],
-            |c| Ok::<_, Error>(Some(seal::history_from(&c.need_json("frozen")?)?)),
+            |c| Ok::<_, Error>(Some(seal::history_from(c.json("history_from")?.as_ref())?)),
         )?;
         Ok(rows.into_iter().next().flatten())
     }

@@ -15,7 +15,7 @@
 mod answerer;
 mod captures;
 mod history;
-pub(crate) mod rows;
+mod rows;
 
 use std::collections::HashMap;
 use std::sync::LazyLock;
@@ -34,10 +34,12 @@ use pgprompt_core::rows::{Conversation, User, Workspace};
 
 use answerer::answerer_rows;
 use captures::{capture_columns, capture_state, side_captures, Capture, CAPTURE_COLUMNS};
-use rows::{read_round, read_turn, turn_columns, ROUND, TURN};
+use rows::{read_round, ROUND};
 
 pub use history::SpiHistory;
+// The turn row's reader is the crate's for a #[pg_test] that swaps its columns.
 pub(super) use rows::{load_users, models};
+pub(crate) use rows::{read_turn, turn_columns, TURN};
 
 /// The conversation and its capture. The conversation, its workspace and the turn are
 /// three queries, not one join: each is one table by its key (a fast-path query to
