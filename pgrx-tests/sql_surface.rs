@@ -667,3 +667,49 @@ fn a_reader_takes_columns_by_name_and_a_swapped_column_or_a_null_is_an_error_nam
     assert_eq!(err.code, pgprompt_core::Code::DataCorrupted);
     assert!(err.message.contains(r#"column "kind" of a turn row is NULL"#), "{}", err.message);
 }
+
+/// Stable trimming through SQL: the next turn's history begins where the answerer's
+/// previous sealed request's did, read from that seal's record by the part the core
+/// names (`seal::frozen_for`, `seal::HISTORY_FROM`), while it fits (`stable_cut`);
+/// without that start everything would fit, and nothing would be skipped.
+#[pg_test]
+fn stable_trimming_begins_where_the_previous_sealed_request_began() {
+    fixture();
+    let template = |max: u32| {
+        format!(
+            r#"UPDATE prompt.users SET prompt_mechanism = 'assembly', prompt_template =
+               '{{"blocks": [{{"type": "history", "budget": {{"trim": "stable", "max_tokens": {max}}}}}, {{"type": "input"}}]}}'
+               WHERE handle = 'lark'"#
+        )
+    };
+    Spi::run(&template(300)).unwrap();
+    Spi::run(
+        r#"
+        UPDATE prompt.turns SET seq = 100 WHERE id = '00000000-0000-0000-0000-0000000000d1';
+        INSERT INTO prompt.turns (conversation_id, id, seq, kind, role, author_id, content)
+            SELECT '00000000-0000-0000-0000-0000000000c1', gen_random_uuid(), g, 'message', 'user',
+                   '00000000-0000-0000-0000-000000000001', 'message ' || g || ': ' || repeat('word ', 60)
+              FROM generate_series(1, 12) g;
+        "#,
+    )
+    .unwrap();
+    let skipped = |turn: &str| {
+        one::<String>(&format!(
+            "SELECT prompt.explain_turn('00000000-0000-0000-0000-0000000000c1', '{turn}') -> 'estimate' -> 'history' ->> 'skipped_reason'"
+        ))
+    };
+    let first = "00000000-0000-0000-0000-0000000000d1";
+    Spi::run(&format!("SELECT prompt.compile_turn('00000000-0000-0000-0000-0000000000c1', '{first}')")).unwrap();
+    assert_eq!(skipped(first).as_deref(), Some("low_water"), "the first request's history was cut");
+    let second = "00000000-0000-0000-0000-0000000000d2";
+    Spi::run(&format!(
+        "UPDATE prompt.turns SET content = 'an answer' WHERE id = '{first}';
+         INSERT INTO prompt.turns (conversation_id, id, seq, kind, poster_id, prompt)
+             VALUES ('00000000-0000-0000-0000-0000000000c1', '{second}', 101, 'reply',
+                     '00000000-0000-0000-0000-000000000001', 'And then?');"
+    ))
+    .unwrap();
+    // Room for everything now: only the previous start keeps the older messages out.
+    Spi::run(&template(100_000)).unwrap();
+    assert_eq!(skipped(second).as_deref(), Some("stable_cut"));
+}
