@@ -407,7 +407,7 @@ fn raw_part(p: At<'_>, carried: bool) -> Result<PartKind> {
             let name = s("name")?;
             let input = obj
                 .at("input")
-                .optional(|v| v.is_object().then(|| JsonText::of(v)), "input must be an object")
+                .optional(JsonText::object, "input must be an object")
                 .or_code(C)?
                 .unwrap_or_else(JsonText::empty_object);
             Ok(PartKind::ToolCall {
@@ -430,10 +430,7 @@ fn raw_part(p: At<'_>, carried: bool) -> Result<PartKind> {
                 .or_code(C)?,
             json: obj
                 .at("block")
-                .read(
-                    |v| v.is_object().then(|| JsonText::of(v)),
-                    "\"block\" must be an object",
-                )
+                .read(JsonText::object, "\"block\" must be an object")
                 .or_code(C)?,
         }),
         Some(other) => Err(ty.refuse(format_args!("unknown part type \"{other}\"")).error(C)),

@@ -36,7 +36,7 @@ pub struct JsonText(Box<serde_json::value::RawValue>);
 
 impl JsonText {
     /// `value` as compact text (as `Value::to_string` spells it).
-    pub(crate) fn of(value: &Value) -> JsonText {
+    fn of(value: &Value) -> JsonText {
         // A Value always serializes (its keys are strings); `null` were it ever not to.
         JsonText(
             serde_json::value::to_raw_value(value).unwrap_or_else(|_| serde_json::value::RawValue::NULL.to_owned()),
@@ -47,6 +47,12 @@ impl JsonText {
     /// checked once here, `None` if it is not one JSON value.
     pub(crate) fn written(text: String) -> Option<JsonText> {
         serde_json::value::RawValue::from_string(text).ok().map(JsonText)
+    }
+
+    /// An object as compact text (a call's arguments, a provider's block); `None` for
+    /// any other value, for a reader's refusal.
+    pub(crate) fn object(value: &Value) -> Option<JsonText> {
+        value.is_object().then(|| JsonText::of(value))
     }
 
     /// `{}`: a tool call without arguments.
@@ -339,6 +345,8 @@ mod tests {
         assert_eq!(serde_json::to_string(&t).unwrap(), v.to_string());
         assert_eq!(serde_json::to_string(&vec![t.clone()]).unwrap(), format!("[{v}]"));
         assert_eq!(&*JsonText::empty_object(), "{}");
+        assert_eq!(JsonText::object(&v), Some(t.clone()));
+        assert_eq!(JsonText::object(&Value::from("{}")), None);
         let block = r#"{"type":"thinking","thinking":"x","signature":"s"}"#;
         assert_eq!(&*JsonText::written(block.into()).unwrap(), block);
         assert!(JsonText::written(r#"{"a":1"#.into()).is_none());

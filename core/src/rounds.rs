@@ -243,9 +243,7 @@ fn tool_call(obj: &Obj<'_>, ctx: &Ctx<'_>) -> Result<AssistantPart> {
         return Err(ctx.refused(obj.at("name").refuse("empty tool_call name")));
     }
     let input = ctx
-        .or(obj
-            .at("input")
-            .optional(|v| v.is_object().then(|| JsonText::of(v)), "not an object"))?
+        .or(obj.at("input").optional(JsonText::object, "not an object"))?
         .unwrap_or_else(JsonText::empty_object);
     Ok(AssistantPart::ToolCall {
         id,
@@ -312,9 +310,7 @@ fn provider(obj: &Obj<'_>, ctx: &Ctx<'_>) -> Result<AssistantPart> {
         |v| v.as_str().and_then(Wire::parse),
         "not one of anthropic, chat, responses, gemini",
     ))?;
-    let block = ctx.or(obj
-        .at("block")
-        .read(|v| v.is_object().then(|| JsonText::of(v)), "not an object"))?;
+    let block = ctx.or(obj.at("block").read(JsonText::object, "not an object"))?;
     Ok(AssistantPart::Opaque {
         wire,
         text: block.to_string(),
