@@ -94,8 +94,23 @@ DECLARE
     changed text;
 BEGIN
     IF TG_OP = 'INSERT' AND NEW.seq IS NULL THEN
-        PERFORM pg_advisory_xact_lock(hashtextextended(NEW.conversation_id::text, 20261130));
+        -- One writer of a conversation's next seq at a time: a lock on the conversation's
+        -- row, which only a role that may write the conversation can take (an advisory lock
+        -- on a key anyone can compute would let anyone block it).
+        PERFORM prompt._lock_conversation(NEW.conversation_id);
         NEW.seq := coalesce((SELECT max(seq) FROM prompt.turns WHERE conversation_id = NEW.conversation_id), 0) + 1;
+    END IF;
+    -- A turn's seal is written by sealing alone (a restore by an administrator brings
+    -- sealed turns back as they were).
+    IF TG_OP = 'INSERT' AND (NEW.sealed_at IS NOT NULL OR NEW.sealed_preface IS NOT NULL OR NEW.sealed_catalog IS NOT NULL
+                             OR NEW.sealed_mechanism IS NOT NULL OR NEW.sealed_versions IS NOT NULL) THEN
+        PERFORM prompt._storage_guard(format('turn %s of conversation %s is sealed', NEW.id, NEW.conversation_id), 'INSERT');
+    END IF;
+    IF TG_OP = 'UPDATE' AND OLD.sealed_at IS NULL
+       AND (NEW.sealed_at IS NOT NULL OR NEW.sealed_preface IS DISTINCT FROM OLD.sealed_preface
+            OR NEW.sealed_catalog IS DISTINCT FROM OLD.sealed_catalog OR NEW.sealed_mechanism IS DISTINCT FROM OLD.sealed_mechanism
+            OR NEW.sealed_versions IS DISTINCT FROM OLD.sealed_versions) THEN
+        PERFORM prompt._storage_guard(format('the seal of turn %s of conversation %s', OLD.id, OLD.conversation_id), 'UPDATE');
     END IF;
     IF TG_OP = 'UPDATE' AND OLD.sealed_at IS NOT NULL THEN
         -- What was sent never changes: the seal's own columns, and every column the seal
@@ -199,13 +214,14 @@ CREATE TRIGGER turns_write BEFORE INSERT OR UPDATE ON prompt.turns
     FOR EACH ROW EXECUTE FUNCTION prompt._turns_write();
 
 -- A sealed turn, or a turn a later seal replayed, is deleted only on purpose; a whole
--- conversation's turns go with it (a foreign-key cascade). Whether a later seal replayed
--- the turn is looked up whatever the caller's row-level security lets it see.
+-- conversation's turns go with it (the cascade of its delete: the conversation is gone).
+-- Whether a later seal replayed the turn, or the conversation is gone, is looked up
+-- whatever the caller's row-level security lets it see.
 CREATE FUNCTION prompt._turns_delete() RETURNS trigger
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    IF prompt._in_cascade() THEN
+    IF prompt._parent_gone(OLD.conversation_id, NULL) THEN
         RETURN OLD;
     END IF;
     IF OLD.sealed_at IS NOT NULL THEN
@@ -226,14 +242,22 @@ CREATE FUNCTION prompt._rounds_write() RETURNS trigger
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    -- A sent round goes with its turn (a foreign-key cascade), or on purpose.
+    -- A sent round goes with its turn (the cascade of its delete: the turn is gone), or
+    -- on purpose. Only pgprompt marks a round sent (with the digest of what was sent); an
+    -- administrator's restore brings sent rounds back as they were.
     IF TG_OP IN ('UPDATE', 'DELETE') AND OLD.sent_at IS NOT NULL
-       AND NOT (TG_OP = 'DELETE' AND prompt._in_cascade())
+       AND NOT (TG_OP = 'DELETE' AND prompt._parent_gone(OLD.conversation_id, OLD.turn_id))
        AND NOT prompt._history_rewrite_allowed() THEN
         PERFORM prompt._refuse_sent_round(OLD.conversation_id, OLD.turn_id, OLD.n, lower(TG_OP));
     END IF;
     IF TG_OP = 'DELETE' THEN
         RETURN OLD;
+    END IF;
+    IF (TG_OP = 'INSERT' AND (NEW.sent_at IS NOT NULL OR NEW.sent_digest IS NOT NULL))
+       OR (TG_OP = 'UPDATE' AND OLD.sent_at IS NULL
+           AND (NEW.sent_at IS NOT NULL OR NEW.sent_digest IS DISTINCT FROM OLD.sent_digest)) THEN
+        PERFORM prompt._storage_guard(format('round %s of turn %s of conversation %s', NEW.n, NEW.turn_id, NEW.conversation_id),
+                                      TG_OP);
     END IF;
     IF TG_OP = 'INSERT'
        OR NEW.assistant IS DISTINCT FROM OLD.assistant
@@ -249,14 +273,47 @@ $$;
 CREATE TRIGGER rounds_write BEFORE INSERT OR UPDATE OR DELETE ON prompt.rounds
     FOR EACH ROW EXECUTE FUNCTION prompt._rounds_write();
 
--- Seal storage is what was sent: it changes only through pgprompt (sealing, prune_seals,
--- the 0.2 conversion hold it open) or by a foreign-key cascade (deleting a conversation,
--- or a sealed turn with a permitted history rewrite). TRUNCATE needs a permitted rewrite.
+-- The digest a round's sent_digest holds: what a request carried of it.
+CREATE FUNCTION prompt._round_digest(assistant jsonb, results jsonb, steers jsonb, aborted bool) RETURNS bytea
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT sha256(convert_to(jsonb_build_array($1, $2, $3, $4)::text, 'UTF8')) $$;
+
+-- TRUNCATE of the timeline while it holds what was sent needs a permitted rewrite.
+CREATE FUNCTION prompt._history_truncate() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    PERFORM prompt._truncate_guard(TG_TABLE_NAME);
+    RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER turns_truncate BEFORE TRUNCATE ON prompt.turns
+    FOR EACH STATEMENT EXECUTE FUNCTION prompt._history_truncate();
+CREATE TRIGGER rounds_truncate BEFORE TRUNCATE ON prompt.rounds
+    FOR EACH STATEMENT EXECUTE FUNCTION prompt._history_truncate();
+
+-- Seal storage is what was sent: it changes only through pgprompt's own writer (sealing,
+-- prune_seals, the 0.2 conversion; src/pg/guard.rs), or goes with what it belongs to
+-- (the cascade of deleting a conversation, or a sealed turn under a permitted history
+-- rewrite: the conversation or turn is gone). An administrator's INSERT is a restore;
+-- TRUNCATE needs a permitted rewrite. TG_ARGV[0]: what the row belongs to.
 CREATE FUNCTION prompt._seal_storage_write() RETURNS trigger
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    PERFORM prompt._seal_storage_guard(TG_TABLE_NAME, TG_OP);
+    IF TG_OP = 'DELETE' THEN
+        -- (Two statements: a row of seal_nodes has no turn_id to name.)
+        IF TG_ARGV[0] = 'turn' THEN
+            IF prompt._parent_gone(OLD.conversation_id, OLD.turn_id) THEN
+                RETURN OLD;
+            END IF;
+        ELSIF prompt._parent_gone(OLD.conversation_id, NULL) THEN
+            RETURN OLD;
+        END IF;
+    END IF;
+    PERFORM prompt._storage_guard('prompt.' || TG_TABLE_NAME, TG_OP);
     IF TG_OP = 'DELETE' THEN
         RETURN OLD;
     END IF;
@@ -264,18 +321,27 @@ BEGIN
 END
 $$;
 
+CREATE FUNCTION prompt._seal_storage_statement() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    PERFORM prompt._storage_guard('prompt.' || TG_TABLE_NAME, TG_OP);
+    RETURN NULL;
+END
+$$;
+
 CREATE TRIGGER seals_guard BEFORE UPDATE OR DELETE ON prompt.seals
-    FOR EACH ROW EXECUTE FUNCTION prompt._seal_storage_write();
-CREATE TRIGGER seals_truncate BEFORE TRUNCATE ON prompt.seals
-    FOR EACH STATEMENT EXECUTE FUNCTION prompt._seal_storage_write();
+    FOR EACH ROW EXECUTE FUNCTION prompt._seal_storage_write('turn');
+CREATE TRIGGER seals_statement BEFORE INSERT OR TRUNCATE ON prompt.seals
+    FOR EACH STATEMENT EXECUTE FUNCTION prompt._seal_storage_statement();
 CREATE TRIGGER seal_nodes_guard BEFORE UPDATE OR DELETE ON prompt.seal_nodes
-    FOR EACH ROW EXECUTE FUNCTION prompt._seal_storage_write();
-CREATE TRIGGER seal_nodes_truncate BEFORE TRUNCATE ON prompt.seal_nodes
-    FOR EACH STATEMENT EXECUTE FUNCTION prompt._seal_storage_write();
+    FOR EACH ROW EXECUTE FUNCTION prompt._seal_storage_write('conversation');
+CREATE TRIGGER seal_nodes_statement BEFORE INSERT OR TRUNCATE ON prompt.seal_nodes
+    FOR EACH STATEMENT EXECUTE FUNCTION prompt._seal_storage_statement();
 CREATE TRIGGER seals_02_guard BEFORE UPDATE OR DELETE ON prompt.seals_02
-    FOR EACH ROW EXECUTE FUNCTION prompt._seal_storage_write();
-CREATE TRIGGER seals_02_truncate BEFORE TRUNCATE ON prompt.seals_02
-    FOR EACH STATEMENT EXECUTE FUNCTION prompt._seal_storage_write();
+    FOR EACH ROW EXECUTE FUNCTION prompt._seal_storage_write('turn');
+CREATE TRIGGER seals_02_statement BEFORE INSERT OR TRUNCATE ON prompt.seals_02
+    FOR EACH STATEMENT EXECUTE FUNCTION prompt._seal_storage_statement();
 
 -- Rounds belong to run reply turns and are numbered 1, 2, 3, ... without a gap. Checked
 -- after the statement's rows are all in, so a restore may load them in any order.
@@ -333,6 +399,23 @@ DECLARE
     found_round int;
     captured boolean;
 BEGIN
+    -- What a Side read of its captured turn is the capture's own: written here, never by
+    -- an ordinary UPDATE, and captured again only before the Side sealed a turn (or under
+    -- a permitted history rewrite).
+    IF TG_OP = 'UPDATE'
+       AND (NEW.captured_round IS DISTINCT FROM OLD.captured_round OR NEW.captured_content IS DISTINCT FROM OLD.captured_content
+            OR NEW.captured_summary IS DISTINCT FROM OLD.captured_summary
+            OR NEW.captured_summary_round IS DISTINCT FROM OLD.captured_summary_round)
+       AND NEW.parent_id IS NOT DISTINCT FROM OLD.parent_id AND NEW.captured_turn_id IS NOT DISTINCT FROM OLD.captured_turn_id
+       AND NOT prompt._history_rewrite_allowed() THEN
+        PERFORM prompt._storage_guard(format('the capture of Side %s', OLD.id), 'UPDATE');
+    END IF;
+    IF TG_OP = 'UPDATE' AND OLD.captured_turn_id IS NOT NULL AND NEW.parent_id IS NOT NULL
+       AND (NEW.parent_id IS DISTINCT FROM OLD.parent_id OR NEW.captured_turn_id IS DISTINCT FROM OLD.captured_turn_id)
+       AND EXISTS (SELECT 1 FROM prompt.turns t WHERE t.conversation_id = OLD.id AND t.sealed_at IS NOT NULL)
+       AND NOT prompt._history_rewrite_allowed() THEN
+        PERFORM prompt._storage_guard(format('the capture of Side %s, which sealed a turn', OLD.id), 'UPDATE');
+    END IF;
     -- Not a Side's capture, nothing of it changed, or the parent was deleted (its
     -- parent_id set NULL: the Side keeps its rows and no longer compiles).
     IF NEW.captured_turn_id IS NULL OR NEW.parent_id IS NULL
@@ -349,12 +432,17 @@ BEGIN
      WHERE t.conversation_id = NEW.parent_id AND t.id = NEW.captured_turn_id;
     captured := FOUND;
     IF NOT captured THEN
-        -- pg_dump's restore writes conversations before turns, answerer_id included.
+        -- pg_dump's restore writes conversations before turns, answerer_id and the capture
+        -- included: an administrator's (a restore), never anyone's to write by hand.
         IF TG_OP = 'UPDATE' OR NEW.answerer_id IS NULL THEN
             RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
                 MESSAGE = format('side_invalid: the captured turn %s is not a turn of conversation %s',
                                  NEW.captured_turn_id, NEW.parent_id),
                 HINT = 'A Side is captured from a turn of its parent_id.';
+        END IF;
+        IF NEW.captured_round IS NOT NULL OR NEW.captured_content IS NOT NULL OR NEW.captured_summary IS NOT NULL
+           OR NEW.captured_summary_round IS NOT NULL THEN
+            PERFORM prompt._storage_guard(format('the capture of Side %s', NEW.id), 'INSERT');
         END IF;
     ELSIF found_answerer IS NULL THEN
         RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
@@ -382,7 +470,8 @@ BEGIN
 END
 $$;
 
-CREATE TRIGGER conversations_capture BEFORE INSERT OR UPDATE OF parent_id, captured_turn_id, answerer_id
+CREATE TRIGGER conversations_capture BEFORE INSERT OR UPDATE OF parent_id, captured_turn_id, answerer_id,
+    captured_round, captured_content, captured_summary, captured_summary_round
     ON prompt.conversations FOR EACH ROW EXECUTE FUNCTION prompt._conversations_capture();
 
 -- The request options of an agent are checked on write like a turn's (its wire is known only when a turn compiles).
@@ -578,62 +667,112 @@ SELECT c.id AS conversation_id,
 
 -- Row-level security (README, "Security"): the extension's own policies, so pg_dump and
 -- a restore bring them back with the extension (policies on an extension's tables are
--- never dumped), over the tenancy rows in prompt.tenants and prompt.workspace_members
--- (dumped as data). Every table has one permissive policy that lets a role's grants
--- decide, and restrictive ones that confine a tenant (a role listed in prompt.tenants):
--- it reads the rows of its workspaces and the shared ones (models, runner and
--- application skills), and writes only rows no other tenant's compile reads. A role not
--- listed passes them at the cost of one lookup per statement (`pgprompt_free`, an
--- InitPlan). The table's owner and superusers bypass row-level security altogether.
+-- never dumped), over the tenancy rows in prompt.tenants, prompt.administrators and
+-- prompt.workspace_members (dumped as data).
 --
--- A tenant's workspaces:   SELECT t.workspace_id FROM prompt.tenants t WHERE t.role_name = current_user
--- Its members:             SELECT m.user_id FROM prompt.workspace_members m WHERE m.workspace_id IN (its workspaces)
+-- Every table has one permissive policy, pgprompt_rows, that lets a role's grants decide
+-- — while the table has no permissive policy of a user's own: then it yields, and the
+-- user's policies confine as PostgreSQL defines (a permissive policy of theirs is never
+-- OR-ed with a policy that passes every row). Restrictive policies confine what tenancy
+-- confines (src/pg/tenancy.rs): once a tenant is listed, a role reads the rows of the
+-- workspaces it is a tenant of and the shared ones (models, profiles, runner and
+-- application skills), and writes only rows no other tenant's compile reads; a role that
+-- is listed nowhere and administers nothing reads and writes no tenant's rows. The
+-- lookups are one per statement (InitPlans). The table's owner and superusers bypass
+-- row-level security altogether.
+--
+-- Unconfined (no tenant listed, or an administrator):  prompt._unconfined()
+-- A role's workspaces:                                 prompt._my_workspaces()
+-- Its members:             SELECT m.user_id FROM prompt.workspace_members m WHERE m.workspace_id = ANY (its workspaces)
 -- Rows of a user it alone may write: prompt._tenant_writes_user(user_id) (the user is in
 -- its workspaces and in no other; looked up past row-level security).
 
+-- Whether a table has no permissive policy of a user's own (the extension's yields to one).
+CREATE FUNCTION prompt._grants_decide(tbl regclass) RETURNS bool
+LANGUAGE sql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT NOT EXISTS (SELECT 1 FROM pg_catalog.pg_policy p
+                        WHERE p.polrelid = $1 AND p.polpermissive AND p.polname <> 'pgprompt_rows')
+$$;
+
+-- A tenant's or administrator's row names its role; its OID is stamped from the name.
+CREATE FUNCTION prompt._role_row_write() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    NEW.role_oid := (SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname = NEW.role_name);
+    RETURN NEW;
+END
+$$;
+
+CREATE TRIGGER tenants_role BEFORE INSERT OR UPDATE ON prompt.tenants
+    FOR EACH ROW EXECUTE FUNCTION prompt._role_row_write();
+CREATE TRIGGER administrators_role BEFORE INSERT OR UPDATE ON prompt.administrators
+    FOR EACH ROW EXECUTE FUNCTION prompt._role_row_write();
+
 ALTER TABLE prompt.tenants ENABLE ROW LEVEL SECURITY;
-CREATE POLICY pgprompt_own_rows ON prompt.tenants FOR SELECT USING (role_name = current_user);
+CREATE POLICY pgprompt_own_rows ON prompt.tenants FOR SELECT USING (role_oid = prompt._role());
 GRANT SELECT ON prompt.tenants TO PUBLIC;
+ALTER TABLE prompt.administrators ENABLE ROW LEVEL SECURITY;
+CREATE POLICY pgprompt_own_rows ON prompt.administrators FOR SELECT USING (role_oid = prompt._role());
+GRANT SELECT ON prompt.administrators TO PUBLIC;
+
+-- A delete whose foreign-key action would change a row another tenant reads is refused
+-- before the action runs (PostgreSQL runs it past row-level security).
+CREATE FUNCTION prompt._tenant_delete() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    PERFORM prompt._tenant_delete_guard(TG_TABLE_NAME, OLD.id);
+    RETURN OLD;
+END
+$$;
+
+CREATE TRIGGER users_tenant_delete BEFORE DELETE ON prompt.users
+    FOR EACH ROW EXECUTE FUNCTION prompt._tenant_delete();
+CREATE TRIGGER conversations_tenant_delete BEFORE DELETE ON prompt.conversations
+    FOR EACH ROW EXECUTE FUNCTION prompt._tenant_delete();
 
 DO $rls$
 DECLARE
-    free constant text := '(SELECT NOT EXISTS (SELECT 1 FROM prompt.tenants t WHERE t.role_name = current_user))';
-    mine constant text := '(SELECT t.workspace_id FROM prompt.tenants t WHERE t.role_name = current_user)';
+    free constant text := '(SELECT prompt._unconfined())';
+    mine constant text := '((SELECT prompt._my_workspaces())::uuid[])';
     members text;
     conversations text;
     -- table => (what a tenant reads, what it may write)
     rules text[][];
     r text[];
 BEGIN
-    members := format('(SELECT m.user_id FROM prompt.workspace_members m WHERE m.workspace_id IN %s)', mine);
-    conversations := format('(SELECT c.id FROM prompt.conversations c WHERE c.workspace_id IN %s)', mine);
+    members := format('(SELECT m.user_id FROM prompt.workspace_members m WHERE m.workspace_id = ANY %s)', mine);
+    conversations := format('(SELECT c.id FROM prompt.conversations c WHERE c.workspace_id = ANY %s)', mine);
     rules := ARRAY[
-        ARRAY['workspace_members', format('workspace_id IN %s', mine), 'false'],
-        ARRAY['workspaces', format('id IN %s', mine), format('id IN %s', mine)],
+        ARRAY['workspace_members', format('workspace_id = ANY %s', mine), 'false'],
+        ARRAY['workspaces', format('id = ANY %s', mine), format('id = ANY %s', mine)],
         ARRAY['users', format('id IN %s', members), 'prompt._tenant_writes_user(id)'],
         ARRAY['models', 'true', 'false'],
         ARRAY['model_profiles', 'true', 'false'],
         ARRAY['documents',
-              format('workspace_id IN %s OR user_id IN %s', mine, members),
-              format('workspace_id IN %s OR prompt._tenant_writes_user(user_id)', mine)],
+              format('workspace_id = ANY %s OR user_id IN %s', mine, members),
+              format('workspace_id = ANY %s OR prompt._tenant_writes_user(user_id)', mine)],
         ARRAY['memories',
-              format('CASE scope WHEN ''workspace'' THEN workspace_id IN %1$s WHEN ''conversation'' THEN conversation_id IN %2$s '
+              format('CASE scope WHEN ''workspace'' THEN workspace_id = ANY %1$s WHEN ''conversation'' THEN conversation_id IN %2$s '
                      'WHEN ''speaker'' THEN user_id IN %3$s AND speaker_id IN %3$s ELSE user_id IN %3$s END',
                      mine, conversations, members),
-              format('CASE scope WHEN ''workspace'' THEN workspace_id IN %1$s WHEN ''conversation'' THEN conversation_id IN %2$s '
+              format('CASE scope WHEN ''workspace'' THEN workspace_id = ANY %1$s WHEN ''conversation'' THEN conversation_id IN %2$s '
                      'WHEN ''speaker'' THEN user_id IN %3$s AND speaker_id IN %3$s '
                      'AND (prompt._tenant_writes_user(user_id) OR prompt._tenant_writes_user(speaker_id)) '
                      'ELSE prompt._tenant_writes_user(user_id) END',
                      mine, conversations, members)],
         ARRAY['skills',
-              format('CASE source WHEN ''workspace'' THEN workspace_id IN %1$s WHEN ''speaker'' THEN user_id IN %2$s AND speaker_id IN %2$s '
+              format('CASE source WHEN ''workspace'' THEN workspace_id = ANY %1$s WHEN ''speaker'' THEN user_id IN %2$s AND speaker_id IN %2$s '
                      'WHEN ''runner'' THEN true WHEN ''application'' THEN true ELSE user_id IN %2$s END',
                      mine, members),
-              format('CASE source WHEN ''workspace'' THEN workspace_id IN %1$s WHEN ''speaker'' THEN user_id IN %2$s AND speaker_id IN %2$s '
+              format('CASE source WHEN ''workspace'' THEN workspace_id = ANY %1$s WHEN ''speaker'' THEN user_id IN %2$s AND speaker_id IN %2$s '
                      'AND (prompt._tenant_writes_user(user_id) OR prompt._tenant_writes_user(speaker_id)) '
                      'WHEN ''runner'' THEN false WHEN ''application'' THEN false ELSE prompt._tenant_writes_user(user_id) END',
                      mine, members)],
-        ARRAY['conversations', format('workspace_id IN %s', mine), format('workspace_id IN %s', mine)],
+        ARRAY['conversations', format('workspace_id = ANY %s', mine), format('workspace_id = ANY %s', mine)],
         ARRAY['turns', format('conversation_id IN %s', conversations), format('conversation_id IN %s', conversations)],
         ARRAY['rounds', format('conversation_id IN %s', conversations), format('conversation_id IN %s', conversations)],
         ARRAY['seals', format('conversation_id IN %s', conversations), format('conversation_id IN %s', conversations)],
@@ -643,7 +782,8 @@ BEGIN
     ];
     FOREACH r SLICE 1 IN ARRAY rules LOOP
         EXECUTE format('ALTER TABLE prompt.%I ENABLE ROW LEVEL SECURITY', r[1]);
-        EXECUTE format('CREATE POLICY pgprompt_rows ON prompt.%I USING (true) WITH CHECK (true)', r[1]);
+        EXECUTE format('CREATE POLICY pgprompt_rows ON prompt.%1$I USING ((SELECT prompt._grants_decide(%2$L)))'
+                       ' WITH CHECK ((SELECT prompt._grants_decide(%2$L)))', r[1], 'prompt.' || r[1]);
         EXECUTE format('CREATE POLICY pgprompt_tenant_reads ON prompt.%I AS RESTRICTIVE FOR SELECT USING (%s OR %s)', r[1], free, r[2]);
         EXECUTE format('CREATE POLICY pgprompt_tenant_inserts ON prompt.%I AS RESTRICTIVE FOR INSERT WITH CHECK (%s OR %s)', r[1], free, r[3]);
         EXECUTE format('CREATE POLICY pgprompt_tenant_updates ON prompt.%1$I AS RESTRICTIVE FOR UPDATE USING (%2$s OR %3$s) WITH CHECK (%2$s OR %3$s)',
@@ -768,20 +908,54 @@ COMMENT ON FUNCTION prompt._tokenizers_in_use() IS
     'Internal: the tokenizers of the models in use, whose counts the turns trigger stores.';
 COMMENT ON FUNCTION prompt._history_rewrite_allowed() IS
     'Internal: whether the transaction set pgprompt.allow_history_rewrite = on, as a role that may (a superuser, or one granted SET on it); 42501 for one that may not.';
-COMMENT ON FUNCTION prompt._in_cascade() IS
-    'Internal: whether the statement runs as a foreign-key action (a conversation''s or a turn''s delete reaching what belongs to it).';
 COMMENT ON FUNCTION prompt._replayed_by_later_seal(uuid, bigint) IS
     'Internal: whether a turn later than the given seq is sealed (so it replayed the earlier turns), looked up as the tables'' owner.';
-COMMENT ON FUNCTION prompt._seal_storage_guard(text, text) IS
-    'Internal: refuses an UPDATE, DELETE or TRUNCATE of seal storage that is neither pgprompt''s own writer nor a foreign-key cascade.';
+COMMENT ON FUNCTION prompt._storage_guard(text, text) IS
+    'Internal: refuses a write of what was sent (seal storage, a turn''s seal columns, a round''s sent mark, a Side''s capture) unless pgprompt''s own writer runs it, an administrator inserts it (a restore) or a permitted rewrite truncates.';
+COMMENT ON FUNCTION prompt._parent_gone(uuid, uuid) IS
+    'Internal: whether a conversation (or a turn of it) no longer exists, looked up as the tables'' owner: its rows go with it.';
+COMMENT ON FUNCTION prompt._truncate_guard(text) IS
+    'Internal: refuses TRUNCATE of turns or rounds that hold a sealed turn or a sent round, unless a permitted history rewrite is on.';
+COMMENT ON FUNCTION prompt._lock_conversation(uuid) IS
+    'Internal: the conversation''s row lock, one writer of its next seq at a time (taken only when the caller can see the conversation).';
+COMMENT ON FUNCTION prompt._round_digest(jsonb, jsonb, jsonb, boolean) IS
+    'Internal: the SHA-256 of what a request carried of a round (its assistant, results, steers and abort), kept in rounds.sent_digest.';
+COMMENT ON FUNCTION prompt._history_truncate() IS
+    'Internal trigger: TRUNCATE of turns or rounds holding what was sent needs a permitted history rewrite.';
+COMMENT ON FUNCTION prompt._seal_storage_statement() IS
+    'Internal trigger: INSERT into seal storage is pgprompt''s (or an administrator''s restore); TRUNCATE needs a permitted history rewrite.';
+COMMENT ON FUNCTION prompt._grants_decide(regclass) IS
+    'Internal (row-level security): whether a table has no permissive policy of a user''s own; the extension''s permissive policy yields to one.';
+COMMENT ON FUNCTION prompt._role_row_write() IS
+    'Internal trigger: stamps role_oid from role_name on a tenant''s or administrator''s row (NULL for a role that does not exist: it matches nobody).';
+COMMENT ON FUNCTION prompt._tenant_delete() IS
+    'Internal trigger: refuses a confined role''s delete whose foreign-key action would change a row another tenant reads.';
+COMMENT ON FUNCTION prompt._tenant_delete_guard(text, uuid) IS
+    'Internal: the check of _tenant_delete (a shared agent stewarded by the user, a conversation of another workspace captured from the conversation).';
+COMMENT ON FUNCTION prompt._unconfined() IS
+    'Internal (tenancy policies): whether the current role is not confined: no tenant is listed, or it administers the extension (its owner, prompt.administrators, superuser, BYPASSRLS).';
+COMMENT ON FUNCTION prompt._my_workspaces() IS
+    'Internal (tenancy policies): the workspaces the current role is a tenant of, by its OID; empty for a role listed nowhere.';
+COMMENT ON FUNCTION prompt._role() IS
+    'Internal: the current role''s OID.';
+COMMENT ON TABLE prompt.administrators IS
+    'Tenancy''s administrators: roles that, once tenants are listed, read and write every tenant''s rows (their grants decide), beside the extension''s owner and roles with BYPASSRLS. Managed by the extension''s owner; kept by pg_dump.';
+COMMENT ON COLUMN prompt.tenants.role_oid IS
+    'The role''s OID, stamped from role_name whenever the row is written (a restore included): tenancy follows the role, not its name. NULL: no role of that name exists, and the row confines nobody.';
+COMMENT ON COLUMN prompt.administrators.role_oid IS
+    'The role''s OID, stamped from role_name whenever the row is written.';
+COMMENT ON COLUMN prompt.rounds.sent_digest IS
+    'The SHA-256 of what the first request that carried the round sent (prompt._round_digest); every later read checks it.';
+COMMENT ON COLUMN prompt.seals.frozen_digest IS
+    'The SHA-256 of frozen''s jsonb text, written with the seal; every read of the seal checks it.';
 COMMENT ON TABLE prompt.tenants IS
-    'Tenancy: a role listed here is confined to its workspaces (it reads their rows and the shared ones, and writes only rows no other tenant''s compile reads). Managed by the extension''s owner; kept by pg_dump, and the policies come back with the extension.';
+    'Tenancy: once any row exists, every role is confined to the workspaces it is listed for here (it reads their rows and the shared ones, and writes only rows no other tenant''s compile reads); a role listed nowhere reads and writes no tenant''s rows unless it administers the extension. Managed by the extension''s owner; kept by pg_dump, and the policies come back with the extension.';
 COMMENT ON TABLE prompt.workspace_members IS
     'The people and agents of each workspace: what its tenants read of prompt.users and their documents, memory and skills. A user in two workspaces is read by both tenants and written by neither.';
 COMMENT ON FUNCTION prompt._tenant_writes_user(uuid) IS
     'Internal (tenancy policies): whether the current tenant may write the rows of this user (a member of its workspaces only), looked up past row-level security.';
 COMMENT ON FUNCTION prompt._seal_storage_write() IS
-    'Internal trigger: seal storage (seals, seal_nodes, seals_02) changes only through pgprompt or a cascade.';
+    'Internal trigger: seal storage (seals, seal_nodes, seals_02) changes only through pgprompt''s own writer, or goes with the conversation or turn it belongs to.';
 COMMENT ON FUNCTION prompt._documents_write() IS
     'Internal trigger: refuses unknown macros and bodies over 64 KiB; bumps version and updated_at.';
 COMMENT ON FUNCTION prompt._users_write() IS

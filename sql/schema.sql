@@ -19,6 +19,30 @@ BEGIN
 END
 $$;
 
+-- The schema is the extension's own: CREATE EXTENSION creates it (the control file names
+-- it) as the installing role. One that was there before, holding objects, owned by
+-- another role or with privileges granted on it, is refused: whoever owns a schema can
+-- replace what is in it, and a function pgprompt's next compile calls would be theirs.
+DO $$
+DECLARE
+    found record;
+BEGIN
+    SELECT n.nspname, pg_catalog.pg_get_userbyid(n.nspowner) AS owner,
+           n.nspowner <> (SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname = current_user) AS foreign_owner,
+           EXISTS (SELECT 1 FROM pg_catalog.pg_depend d
+                    WHERE d.refclassid = 'pg_catalog.pg_namespace'::pg_catalog.regclass AND d.refobjid = n.oid
+                      AND d.classid <> 'pg_catalog.pg_extension'::pg_catalog.regclass) AS holds,
+           n.nspacl IS NOT NULL AS granted
+      INTO found FROM pg_catalog.pg_namespace n WHERE n.nspname = 'prompt';
+    IF found.foreign_owner OR found.holds OR found.granted THEN
+        RAISE EXCEPTION 'pgprompt''s schema "prompt" already exists (owned by %), and CREATE EXTENSION did not create it', found.owner
+            USING ERRCODE = 'duplicate_schema',
+                  DETAIL = 'pgprompt creates its schema itself: a schema made before it, by another role or holding objects, could hold code its functions would run.',
+                  HINT = 'Drop or rename that schema (ALTER SCHEMA prompt RENAME TO prompt_old), then run CREATE EXTENSION pgprompt again.';
+    END IF;
+END
+$$;
+
 -- The rules of known models (README, "Model profiles"; core/src/profile.rs): which wires
 -- serve a model, its windows and output limit, the thinking modes, efforts, displays and
 -- budgets it takes, which sampling options and their ranges, its cache rules. The rows
@@ -269,6 +293,9 @@ CREATE TABLE prompt.rounds (
     -- Set by the first compile_turn whose request carried this round: from then on the
     -- round is what was sent, and it never changes.
     sent_at         timestamptz,
+    -- The SHA-256 of what the first request that carried the round sent of it
+    -- (prompt._round_digest): every later read checks it.
+    sent_digest     bytea,
     PRIMARY KEY (conversation_id, turn_id, n),
     FOREIGN KEY (conversation_id, turn_id) REFERENCES prompt.turns (conversation_id, id) ON DELETE CASCADE
 );
@@ -307,6 +334,9 @@ CREATE TABLE prompt.seals (
     digest          bytea NOT NULL,
     bytes           int NOT NULL,
     pruned_at       timestamptz,
+    -- The SHA-256 of frozen's jsonb text: what every request of the turn is rendered
+    -- from is checked like its bytes.
+    frozen_digest   bytea,
     PRIMARY KEY (conversation_id, turn_id),
     FOREIGN KEY (conversation_id, turn_id) REFERENCES prompt.turns (conversation_id, id) ON DELETE CASCADE
 );
@@ -357,6 +387,9 @@ CREATE INDEX responses_compiled_model_idx ON prompt.responses (compiled_model);
 -- Per model, how the billed prompt compares with the estimate (Anthropic's tokenizer is
 -- not public: cl100k counts are off for Claude); token_margin_auto compiles with the p95.
 -- security_invoker: it sees the responses the caller's row-level security lets it see.
+-- A ratio outside 0.1-10 is no tokenizer's difference (a response of another request, a
+-- typing error, a poisoned row): it is set aside, so no single row can make every estimate
+-- of a model exceed its window.
 CREATE VIEW prompt.model_calibration WITH (security_invoker = true) AS
 SELECT compiled_model AS model,
        count(*) AS recorded,
@@ -364,17 +397,29 @@ SELECT compiled_model AS model,
        percentile_cont(0.95) WITHIN GROUP (ORDER BY billed_input_tokens::float8 / estimated_input_tokens) AS p95_ratio
   FROM prompt.responses
  WHERE compiled_model IS NOT NULL AND billed_input_tokens IS NOT NULL AND estimated_input_tokens > 0
+   AND billed_input_tokens::float8 / estimated_input_tokens BETWEEN 0.1 AND 10
  GROUP BY compiled_model;
 
--- Tenancy (README, "Security"; the policies are in finalize.sql). A role listed here is a
--- tenant: it reads and writes only the rows of its workspaces. A role not listed is not
--- confined (its grants decide, as without row-level security). The rows are data, kept
--- by pg_dump like every other table's, and the policies are the extension's own, so a
--- dump and restore brings the same isolation back with no step of its own.
+-- Tenancy (README, "Security"; the policies are in finalize.sql, src/pg/tenancy.rs decides
+-- who they confine). Once any role is listed here, every role is confined to the
+-- workspaces it is listed for — none, for a role listed nowhere — unless it administers
+-- the extension (its owner, a role in prompt.administrators, a superuser or BYPASSRLS
+-- role). With no row here, grants decide. A row names its role by name (what a dump
+-- keeps) and by OID, stamped from the name whenever the row is written (a restore
+-- included): a renamed role keeps what it is, a new role with an old name gains nothing.
 CREATE TABLE prompt.tenants (
     role_name    name NOT NULL,
     workspace_id uuid NOT NULL REFERENCES prompt.workspaces (id) ON DELETE CASCADE,
+    role_oid     oid,
     PRIMARY KEY (role_name, workspace_id)
+);
+CREATE INDEX tenants_role_oid ON prompt.tenants (role_oid);
+
+-- Administrators: roles that read and write every tenant's rows (their grants decide),
+-- beside the extension's owner and the roles that bypass row-level security.
+CREATE TABLE prompt.administrators (
+    role_name name PRIMARY KEY,
+    role_oid  oid
 );
 
 -- The people and agents of a workspace: what its tenants see of prompt.users (and their
@@ -404,4 +449,5 @@ SELECT pg_catalog.pg_extension_config_dump('prompt.responses', '');
 -- Only the profiles users add: the shipped ones come with the extension's script.
 SELECT pg_catalog.pg_extension_config_dump('prompt.model_profiles', 'WHERE NOT shipped');
 SELECT pg_catalog.pg_extension_config_dump('prompt.tenants', '');
+SELECT pg_catalog.pg_extension_config_dump('prompt.administrators', '');
 SELECT pg_catalog.pg_extension_config_dump('prompt.workspace_members', '');

@@ -18,6 +18,10 @@ pgrx::extension_sql_file!("../sql/finalize.sql", name = "finalize", finalize);
 /// it needs on first use.
 #[pgrx::pg_guard]
 pub extern "C-unwind" fn _PG_init() {
+    // An error's DETAIL says what the user did; a Rust backtrace (captured when
+    // RUST_BACKTRACE is set in the server's environment) says what the code did, and is
+    // no user's to read. std reads RUST_LIB_BACKTRACE first, once, at the first capture.
+    std::env::set_var("RUST_LIB_BACKTRACE", "0");
     pg::settings::register();
     // Long work in the core (counting, rendering, pretty printing) asks here whether the
     // statement was cancelled or timed out: CHECK_FOR_INTERRUPTS raises 57014 then.

@@ -70,6 +70,15 @@ pub enum Code {
     HistoryRewriteNotPermitted,
     /// A model row its profile does not serve (another wire, more output tokens).
     ModelInvalid,
+    /// A compile for a model whose profile's `retires_at` has passed (the message names
+    /// the replacement).
+    ModelRetired,
+    /// A confined role's delete whose foreign-key action would change a row another
+    /// tenant reads.
+    TenantWriteRefused,
+    /// The library is newer than the extension's SQL in this database: `ALTER EXTENSION
+    /// pgprompt UPDATE` has not run yet.
+    ExtensionNotUpdated,
 }
 
 impl Code {
@@ -103,6 +112,9 @@ impl Code {
             Code::TextTooLarge => "text_too_large",
             Code::HistoryRewriteNotPermitted => "history_rewrite_not_permitted",
             Code::ModelInvalid => "model_invalid",
+            Code::ModelRetired => "model_retired",
+            Code::TenantWriteRefused => "tenant_write_refused",
+            Code::ExtensionNotUpdated => "extension_not_updated",
         }
     }
 
@@ -111,12 +123,13 @@ impl Code {
         match self {
             Code::DocumentTooLarge | Code::EstimatedInputExceedsModelLimit | Code::TextTooLarge => "54000",
             Code::DataCorrupted => "XX001",
-            Code::HistoryRewriteNotPermitted => "42501",
+            Code::HistoryRewriteNotPermitted | Code::TenantWriteRefused => "42501",
             Code::ConversationNotFound | Code::TurnNotFound => "P0002",
             Code::TurnNotCompilable
             | Code::SealedTurnImmutable
             | Code::SealedRequestPruned
-            | Code::SealConversionPending => "55000",
+            | Code::SealConversionPending
+            | Code::ExtensionNotUpdated => "55000",
             Code::SealReadOnly => "25006",
             Code::MacroUnknown
             | Code::TemplateInvalid
@@ -132,12 +145,13 @@ impl Code {
             | Code::ResponseInvalid
             | Code::TurnInvalid
             | Code::RequestOptionsInvalid
-            | Code::ModelInvalid => "22023",
+            | Code::ModelInvalid
+            | Code::ModelRetired => "22023",
         }
     }
 
     /// Every code, for the README's error table and its test.
-    pub const ALL: [Code; 27] = [
+    pub const ALL: [Code; 30] = [
         Code::MacroUnknown,
         Code::TemplateInvalid,
         Code::DocumentTooLarge,
@@ -165,6 +179,9 @@ impl Code {
         Code::TextTooLarge,
         Code::HistoryRewriteNotPermitted,
         Code::ModelInvalid,
+        Code::ModelRetired,
+        Code::TenantWriteRefused,
+        Code::ExtensionNotUpdated,
     ];
 
     /// The code whose name is `name`.

@@ -165,9 +165,12 @@ pub fn substitute<'v>(
         if let Some(r) = replacement(t.name) {
             len = len - (t.end - t.start) + r.len();
             if len > room {
+                // `room` is what the compile's earlier texts left of the bound: the size
+                // reported is theirs and this one's together, over the bound it names.
+                let built = crate::bounds::MAX_TEXT.saturating_sub(room);
                 return Err(crate::bounds::too_large(
-                    len,
-                    &format!("{place} with its macros and variables"),
+                    len.saturating_add(built),
+                    &format!("the compile's texts, with {place} and its macros and variables,"),
                 ));
             }
         }
@@ -297,7 +300,7 @@ mod tests {
         assert_eq!(e.code, Code::TextTooLarge);
         assert!(
             e.message
-                .contains("document \"character\" with its macros and variables"),
+                .contains("the compile's texts, with document \"character\" and its macros and variables, would be 268435457 bytes or more, over the bound of 268435456 bytes"),
             "{}",
             e.message
         );

@@ -113,15 +113,37 @@ pub fn parse(v: &Value) -> Result<Response> {
     let o = obj(&At::root(v, ""))?;
     let tag = |key: &str| o.map.get(key).and_then(Value::as_str);
     if tag("type") == Some("message") && o.map.contains_key("content") {
+        counts(&o.at("usage"))?;
         anthropic(&o)
     } else if tag("object") == Some("chat.completion") {
+        counts(&o.at("usage"))?;
         chat(&o)
     } else if tag("object") == Some("response") {
+        counts(&o.at("usage"))?;
         responses(&o)
     } else if o.map.contains_key("candidates") {
+        counts(&o.at("usageMetadata"))?;
         gemini(&o)
     } else {
         Err(invalid("", "is of no known shape"))
+    }
+}
+
+/// The largest token count a usage may hold (what `prompt.responses` stores).
+const MAX_COUNT: u64 = i32::MAX as u64;
+
+/// Every number of a usage object (at any depth) is a token count: a whole number from 0
+/// to `MAX_COUNT`; anything else is refused at its pointer, never stored as another
+/// number.
+fn counts(at: &At<'_>) -> Result<()> {
+    match at.value {
+        Value::Number(n) if n.as_u64().is_some_and(|n| n <= MAX_COUNT) => Ok(()),
+        Value::Number(_) => Err(refused(
+            at.refuse(format_args!("is not a token count (a whole number from 0 to {MAX_COUNT})")),
+        )),
+        Value::Object(map) => map.iter().try_for_each(|(k, v)| counts(&at.child(v, k))),
+        Value::Array(items) => items.iter().enumerate().try_for_each(|(i, v)| counts(&at.child(v, i))),
+        _ => Ok(()),
     }
 }
 

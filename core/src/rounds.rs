@@ -610,6 +610,24 @@ pub(crate) fn render(
     items
 }
 
+impl Round {
+    /// Whether the round called tools and a call has no result yet (and the run was not
+    /// aborted there): no provider takes such a request until `record_tool_results`
+    /// writes them.
+    pub fn awaits_results(&self) -> bool {
+        !self.aborted && unanswered(self).next().is_some()
+    }
+}
+
+/// Keeps the rounds a request may carry: those before the first round that awaits its
+/// results (a compile between a response and its tool results sends the request that
+/// response answered, and marks nothing sent).
+pub fn keep_sendable(rounds: &mut Vec<Round>) {
+    if let Some(at) = rounds.iter().position(Round::awaits_results) {
+        rounds.truncate(at);
+    }
+}
+
 /// The ids of the round's calls that have no result, in call order.
 fn unanswered(round: &Round) -> impl Iterator<Item = &str> {
     round.assistant.iter().filter_map(move |p| match p {

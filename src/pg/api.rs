@@ -113,6 +113,7 @@ fn compile_now(conv: Uuid, turn: Uuid, purpose: Purpose) -> Compiled {
 }
 
 fn compile_in_snapshot(conv: Uuid, turn: Uuid, purpose: Purpose) -> Compiled {
+    session::require_updated();
     Spi::connect(|client| {
         let read = if purpose == Purpose::Estimate {
             load::Read::Explain
@@ -214,6 +215,7 @@ fn preview_turn_json(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) -> JsonBo
 #[search_path(pg_catalog, pg_temp)]
 fn sealed_body(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) -> Option<JsonBody> {
     let (conv, turn) = (core_uuid(conversation_id), core_uuid(turn_id));
+    session::require_updated();
     Spi::connect(|client| seals::sealed_body(client, conv, turn))
         .or_raise()
         .map(JsonBody)
@@ -251,6 +253,7 @@ fn skills_for_turn(
     ),
 > {
     let (conv, turn) = (core_uuid(conversation_id), core_uuid(turn_id));
+    session::require_updated();
     let ctx = match Spi::connect(|client| load::context(client, conv, turn, load::Read::Skills)).or_raise() {
         load::Loaded::Context(ctx) => ctx,
         load::Loaded::Stored(_) => unreachable!("a skills read never takes the stored body"),
@@ -323,6 +326,7 @@ fn estimate_turn(
 #[search_path(pg_catalog, pg_temp)]
 fn prune_seals(conversation_id: pgrx::Uuid, before: pgrx::datum::TimestampWithTimeZone) -> i64 {
     let conv = core_uuid(conversation_id);
+    session::require_updated();
     Spi::connect_mut(|client| seals::prune(client, conv, before.into())).or_raise()
 }
 
@@ -341,6 +345,7 @@ fn verify_seals(
     ),
 > {
     let conv = conversation_id.map(core_uuid);
+    session::require_updated();
     let problems = Spi::connect(|client| seals::verify(client, conv)).or_raise();
     TableIterator::new(
         problems

@@ -15,12 +15,13 @@ pub fn sqlstate(code: Code) -> PgSqlErrorCode {
             ERRCODE_PROGRAM_LIMIT_EXCEEDED
         }
         Code::DataCorrupted => ERRCODE_DATA_CORRUPTED,
-        Code::HistoryRewriteNotPermitted => ERRCODE_INSUFFICIENT_PRIVILEGE,
+        Code::HistoryRewriteNotPermitted | Code::TenantWriteRefused => ERRCODE_INSUFFICIENT_PRIVILEGE,
         Code::ConversationNotFound | Code::TurnNotFound => ERRCODE_NO_DATA_FOUND,
         Code::TurnNotCompilable
         | Code::SealedTurnImmutable
         | Code::SealedRequestPruned
-        | Code::SealConversionPending => ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+        | Code::SealConversionPending
+        | Code::ExtensionNotUpdated => ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
         Code::SealReadOnly => ERRCODE_READ_ONLY_SQL_TRANSACTION,
         Code::MacroUnknown
         | Code::TemplateInvalid
@@ -34,6 +35,7 @@ pub fn sqlstate(code: Code) -> PgSqlErrorCode {
         | Code::RoundInvalid
         | Code::RequestOptionsInvalid
         | Code::ModelInvalid
+        | Code::ModelRetired
         | Code::TokenizerUnknown
         | Code::TimezoneInvalid
         | Code::ResponseInvalid => ERRCODE_INVALID_PARAMETER_VALUE,

@@ -1,19 +1,26 @@
 //! What keeps sealed history as it was sent (README, "Security"): who may rewrite it,
-//! and the guard on seal storage.
+//! and the guard on what only pgprompt writes.
 //!
 //! - **Rewriting sealed history is a privilege.** `pgprompt.allow_history_rewrite` turns
 //!   on only for a superuser or a role an administrator granted it to
 //!   (`GRANT SET ON PARAMETER pgprompt.allow_history_rewrite TO role`, PostgreSQL's own
 //!   per-setting privilege): the setting's check refuses anyone else when it is set, and
 //!   [`rewrite_allowed`] again when a trigger relies on it.
-//! - **Seal storage changes only through pgprompt.** `prompt.seals`, `prompt.seal_nodes`
-//!   and `prompt.seals_02` refuse `UPDATE`, `DELETE` and `TRUNCATE` unless pgprompt's own
-//!   writer holds them open ([`Open`]: sealing, `prune_seals`, the 0.2 conversion) or the
-//!   delete is a foreign-key cascade (deleting a conversation, or a turn its own trigger
-//!   let go).
-//! - **The guards see every row.** Whether a later seal replayed a turn is looked up as
-//!   the table's owner, as PostgreSQL's foreign-key checks do, so row-level security
-//!   cannot hide the seal that protects it.
+//! - **What was sent changes only through pgprompt's own writer.** Seal storage
+//!   (`prompt.seals`, `prompt.seal_nodes`, `prompt.seals_02`), a turn's seal columns and a
+//!   round's `sent_at` are written by sealing, `mark_sent`, `prune_seals` and the 0.2
+//!   conversion, each holding [`Open`] around its own statements. Whether the writer is
+//!   running is a backend-local value only this library's Rust code sets, together with
+//!   the trigger depth its statements fire their triggers at: a trigger of the caller's
+//!   that pgprompt's statement fired runs one level deeper, and its writes are refused
+//!   (no security-context flag, setting, temporary object or trigger can make it true).
+//!   Besides the writer: a delete of rows whose conversation (or turn) is already gone —
+//!   the foreign-key cascade of deleting a whole conversation, or a turn a permitted
+//!   rewrite deleted —, an `INSERT` by an administrator (superuser, the extension's or
+//!   the tables' owner: a restore), and `TRUNCATE` under a permitted rewrite.
+//! - **The guards see every row.** Whether a later seal replayed a turn, or a parent is
+//!   gone, is looked up as the table's owner, as PostgreSQL's foreign-key checks do, so
+//!   row-level security cannot hide the row that protects another.
 
 use std::cell::Cell;
 use std::ffi::{c_void, CStr};
@@ -34,28 +41,45 @@ pub static ALLOW_HISTORY_REWRITE: pgrx::guc::GucSetting<bool> = pgrx::guc::GucSe
 const SETTING: &CStr = c"pgprompt.allow_history_rewrite";
 
 thread_local! {
-    /// Nesting depth of pgprompt's own writers of seal storage in this backend.
-    static OPEN: Cell<u32> = const { Cell::new(0) };
+    /// The trigger depth at which the statements of pgprompt's own writer fire their
+    /// triggers, while one runs (`None`: none does). Set only by [`Open`].
+    static WRITER: Cell<Option<i32>> = const { Cell::new(None) };
     /// This transaction tried to turn the rewrite on for a role that may not: the
     /// refusal it leads to says so (a value set before the library was loaded is set
     /// aside at load, with only a WARNING).
     static REFUSED: Cell<bool> = const { Cell::new(false) };
 }
 
-/// Holds seal storage open for pgprompt's own writer while it lives.
-pub struct Open(());
+/// The current trigger nesting level (`pg_trigger_depth()`): 0 in a statement a client
+/// sent, one more inside each trigger.
+fn trigger_depth() -> i32 {
+    // SAFETY: pg_trigger_depth takes no argument and returns a backend global as an
+    // int4; direct_function_call builds the call frame it is given.
+    unsafe { pgrx::direct_function_call::<i32>(pg_sys::pg_trigger_depth, &[]) }.unwrap_or(i32::MIN)
+}
+
+/// pgprompt's own writer, running while this lives: the statements this code runs next
+/// (and only those, not the triggers of others they fire) may write what was sent.
+/// Nested writers restore the outer one when they end; unwinding from an error ends
+/// them too.
+pub struct Open(Option<i32>);
 
 impl Open {
     pub fn hold() -> Open {
-        OPEN.with(|o| o.set(o.get() + 1));
-        Open(())
+        let depth = trigger_depth().saturating_add(1);
+        Open(WRITER.with(|w| w.replace(Some(depth))))
     }
 }
 
 impl Drop for Open {
     fn drop(&mut self) {
-        OPEN.with(|o| o.set(o.get().saturating_sub(1)));
+        WRITER.with(|w| w.set(self.0));
     }
+}
+
+/// Whether the statement whose trigger runs now is pgprompt's own writer's.
+fn writer_running() -> bool {
+    WRITER.with(Cell::get).is_some_and(|d| d == trigger_depth())
 }
 
 /// Whether the current role may rewrite sealed history: a superuser, or a role granted
@@ -160,18 +184,6 @@ pub fn rewrite_allowed() -> bool {
     true
 }
 
-/// Whether this statement runs as a foreign-key action (PostgreSQL runs a cascade as the
-/// referencing table's owner with `SECURITY_NOFORCE_RLS`, which nothing else sets): the
-/// delete of a conversation reaching its turns and seal storage, or of a turn its own
-/// trigger let go reaching its rounds and seal.
-fn in_cascade() -> bool {
-    let mut user = pg_sys::Oid::INVALID;
-    let mut context = 0;
-    // SAFETY: writes the current user and security context into the two locals.
-    unsafe { pg_sys::GetUserIdAndSecContext(&mut user, &mut context) };
-    context & pg_sys::SECURITY_NOFORCE_RLS as i32 != 0
-}
-
 /// Internal: the rewrite setting as the triggers rely on it (42501 for a role that may
 /// not).
 #[pg_extern(volatile, parallel_safe)]
@@ -180,34 +192,80 @@ fn _history_rewrite_allowed() -> bool {
     rewrite_allowed()
 }
 
-/// Internal: whether a delete is a foreign-key cascade (see [`in_cascade`]).
-#[pg_extern(volatile, parallel_safe)]
-#[search_path(pg_catalog, pg_temp)]
-fn _in_cascade() -> bool {
-    in_cascade()
+/// Whether the current role administers the extension: a superuser, the extension's
+/// owner or the tables' owner (the roles a dump is restored as).
+fn administrator() -> bool {
+    // SAFETY: plain calls into the backend from its own thread, inside a statement.
+    let (me, superuser) = unsafe { (pg_sys::GetUserId(), pg_sys::superuser()) };
+    if superuser || me == tables_owner() {
+        return true;
+    }
+    Spi::get_one::<pg_sys::Oid>("SELECT extowner FROM pg_catalog.pg_extension WHERE extname = 'pgprompt'")
+        .ok()
+        .flatten()
+        .is_some_and(|owner| owner == me)
 }
 
-/// Internal: whether a change to seal storage (`op`: UPDATE, DELETE, TRUNCATE) may go on.
-/// Refused otherwise, naming the table.
+/// Internal: whether a write of what was sent (`op`: INSERT, UPDATE, DELETE, TRUNCATE)
+/// may go on: pgprompt's own writer runs it, an administrator inserts (a restore), or a
+/// permitted rewrite truncates. Refused otherwise (55000), naming `subject`.
 #[pg_extern(volatile, parallel_safe)]
 #[search_path(pg_catalog, pg_temp)]
-fn _seal_storage_guard(table: &str, op: &str) {
-    let open = OPEN.with(Cell::get) > 0;
-    if open || (op == "DELETE" && in_cascade()) || (op == "TRUNCATE" && rewrite_allowed()) {
+fn _storage_guard(subject: &str, op: &str) {
+    if writer_running() || (op == "INSERT" && administrator()) || (op == "TRUNCATE" && rewrite_allowed()) {
         return;
     }
     raise(
         Error::new(
             Code::SealedTurnImmutable,
-            format!("prompt.{table} is what was sent: {op} is refused"),
+            format!("{subject} is what was sent: {op} is refused"),
         )
-        .detail("Seal storage changes only through pgprompt: compile_turn writes it, prune_seals drops old bodies, deleting a conversation (or a sealed turn, with a permitted history rewrite) takes its seals along.")
-        .hint("SELECT prompt.prune_seals(conversation_id, before) drops old bodies; SELECT * FROM prompt.verify_seals() lists seals that no longer match their digest."),
+        .detail("What was sent changes only through pgprompt: compile_turn seals a turn and marks the rounds it sends, prune_seals drops old bodies, deleting a conversation (or a sealed turn, with a permitted history rewrite) takes its seals along, and an administrator restores a dump.")
+        .hint("SELECT prompt.prune_seals(conversation_id, before) drops old bodies; SELECT * FROM prompt.verify_seals() lists seals that no longer match what was sent."),
     );
 }
 
+/// Internal: whether conversation `conversation_id` (or, given `turn_id`, that turn of
+/// it) no longer exists — its rows are going with it, by the cascade of its delete.
+/// Looked up as the tables' owner, whatever the caller may see.
+#[pg_extern(volatile, parallel_safe)]
+#[search_path(pg_catalog, pg_temp)]
+fn _parent_gone(conversation_id: pgrx::Uuid, turn_id: Option<pgrx::Uuid>) -> bool {
+    let conv = pg_uuid(core_uuid(conversation_id));
+    as_owner(|| match turn_id {
+        None => Spi::get_one_with_args::<bool>(
+            "SELECT NOT EXISTS (SELECT 1 FROM prompt.conversations c WHERE c.id = $1)",
+            &[conv.into()],
+        ),
+        Some(turn) => Spi::get_one_with_args::<bool>(
+            "SELECT NOT EXISTS (SELECT 1 FROM prompt.turns t WHERE t.conversation_id = $1 AND t.id = $2)",
+            &[conv.into(), pg_uuid(core_uuid(turn)).into()],
+        ),
+    })
+    .ok()
+    .flatten()
+    .unwrap_or(false)
+}
+
+/// Internal: refuses a `TRUNCATE` of `prompt.turns` or `prompt.rounds` while they hold a
+/// sealed turn or a sent round (looked up past row-level security), unless a permitted
+/// rewrite is on.
+#[pg_extern(volatile, parallel_safe)]
+#[search_path(pg_catalog, pg_temp)]
+fn _truncate_guard(table: &str) {
+    let query = match table {
+        "turns" => "SELECT EXISTS (SELECT 1 FROM prompt.turns WHERE sealed_at IS NOT NULL)",
+        "rounds" => "SELECT EXISTS (SELECT 1 FROM prompt.rounds WHERE sent_at IS NOT NULL)",
+        _ => "SELECT true",
+    };
+    let holds = as_owner(|| Spi::get_one::<bool>(query)).ok().flatten().unwrap_or(true);
+    if holds && !rewrite_allowed() {
+        _storage_guard(&format!("prompt.{table}"), "TRUNCATE");
+    }
+}
+
 /// The owner of the extension's tables, as whom a guard looks rows up.
-fn tables_owner() -> pg_sys::Oid {
+pub(super) fn tables_owner() -> pg_sys::Oid {
     let owner = Spi::get_one::<pg_sys::Oid>(
         "SELECT relowner FROM pg_catalog.pg_class WHERE oid = 'prompt.turns'::pg_catalog.regclass",
     );
@@ -220,7 +278,7 @@ fn tables_owner() -> pg_sys::Oid {
 /// Runs `f` as the tables' owner with row-level security out of the way, as a
 /// foreign-key check runs its query; the caller's identity is back afterwards (and on an
 /// error, the transaction's abort restores it).
-fn as_owner<T>(f: impl FnOnce() -> T) -> T {
+pub(super) fn as_owner<T>(f: impl FnOnce() -> T) -> T {
     let owner = tables_owner();
     let mut user = pg_sys::Oid::INVALID;
     let mut context = 0;
@@ -267,23 +325,54 @@ pub fn raise_if_refused_attempt() {
     }
 }
 
-/// Internal (the tenancy policies, README "Security"): whether the current role, a
-/// tenant, may write the rows of user `user_id` — the user belongs to one of its
-/// workspaces and to no other workspace, so no other tenant's compile reads them.
-/// Looked up as the tables' owner: a tenant cannot see the other workspaces' members.
-#[pg_extern(stable, parallel_safe)]
+/// Internal (the turns write trigger): takes the conversation's row lock, so one writer
+/// at a time numbers its next turn. Taken as the tables' owner when the caller can see
+/// the conversation (what it could lock itself, given the privilege); a conversation
+/// the caller cannot see is not locked — its write is refused by row-level security.
+#[pg_extern(volatile, parallel_unsafe)]
 #[search_path(pg_catalog, pg_temp)]
-fn _tenant_writes_user(user_id: Option<pgrx::Uuid>) -> bool {
-    let Some(user) = user_id else { return false };
-    let role = role_name();
-    as_owner(|| {
-        Spi::get_one_with_args::<bool>(
-            "SELECT count(*) > 0 AND bool_and(m.workspace_id IN (SELECT t.workspace_id FROM prompt.tenants t \
-             WHERE t.role_name = $2)) FROM prompt.workspace_members m WHERE m.user_id = $1",
-            &[user.into(), role.into()],
-        )
-    })
+fn _lock_conversation(conversation_id: pgrx::Uuid) {
+    let conv = pg_uuid(core_uuid(conversation_id));
+    let visible = Spi::get_one_with_args::<bool>(
+        "SELECT EXISTS (SELECT 1 FROM prompt.conversations c WHERE c.id = $1)",
+        &[conv.into()],
+    )
     .ok()
     .flatten()
-    .unwrap_or(false)
+    .unwrap_or(false);
+    if visible {
+        let _ = as_owner(|| {
+            Spi::get_one_with_args::<i32>(
+                "SELECT 1 FROM prompt.conversations c WHERE c.id = $1 FOR NO KEY UPDATE",
+                &[conv.into()],
+            )
+        });
+    }
+}
+
+/// 0.4's triggers call these (`_in_cascade`, `_seal_storage_guard`); 0.5 replaced them.
+/// With this library installed and the extension not yet updated, they say so instead of
+/// deciding with a rule the new tables do not follow.
+fn replaced() -> ! {
+    raise(
+        Error::new(
+            Code::ExtensionNotUpdated,
+            format!(
+                "the pgprompt library is {} and this database's extension is older",
+                env!("CARGO_PKG_VERSION")
+            ),
+        )
+        .detail("A trigger of the old version called a check the new library replaced.")
+        .hint("Run ALTER EXTENSION pgprompt UPDATE in this database."),
+    )
+}
+
+#[pg_extern(sql = false)]
+fn _in_cascade() -> bool {
+    replaced()
+}
+
+#[pg_extern(sql = false)]
+fn _seal_storage_guard(_table: &str, _op: &str) {
+    replaced()
 }

@@ -12,6 +12,7 @@ pub mod seals;
 pub mod session;
 pub mod settings;
 pub mod spi;
+pub mod tenancy;
 pub mod transcript;
 pub mod triggers;
 pub mod upgrade;

@@ -205,6 +205,7 @@ fn next_round(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, r: &Response) 
 #[search_path(pg_catalog, pg_temp)]
 fn record_response(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid, response: JsonbArg) -> pgrx::JsonB {
     let (conv, turn) = (core_uuid(conversation_id), core_uuid(turn_id));
+    super::session::require_updated();
     let value: Value = serde_json::from_str(&response.0).unwrap_or_else(|_| {
         refuse(
             "",
@@ -228,6 +229,10 @@ fn record_response(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid, response: J
         body_digest: pgprompt_core::seal::digest(&response.0),
     };
     let written = Spi::connect_mut(|client| {
+        // One recorder of the conversation at a time: a second call with the same
+        // response waits here, then finds it recorded (under READ COMMITTED; under
+        // REPEATABLE READ or SERIALIZABLE it fails with 40001, to retry).
+        super::seals::lock_storage(client, conv);
         if let Some(id) = &r.id {
             let before = run(client, &RECORDED, &[pg_uuid(conv).into(), id.clone().into()], |c| {
                 Ok::<_, Error>(Some((
@@ -283,6 +288,7 @@ fn record_response(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid, response: J
 #[search_path(pg_catalog, pg_temp)]
 fn record_tool_results(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid, results: JsonbArg) -> i32 {
     let (conv, turn) = (core_uuid(conversation_id), core_uuid(turn_id));
+    super::session::require_updated();
     let updated = Spi::connect_mut(|client| {
         spi(client.update(
             "UPDATE prompt.rounds r SET results = $3::jsonb WHERE r.conversation_id = $1 AND r.turn_id = $2 \

@@ -84,12 +84,13 @@ fn corrupted(conv: Uuid, turn: Uuid, why: &str) -> Error {
 }
 
 static SEAL: LazyLock<Query> = LazyLock::new(|| {
-    let mut columns = vec![("frozen", TEXTOID)];
+    let mut columns = vec![("frozen", TEXTOID), ("frozen_digest", BYTEAOID)];
     columns.extend(POINTER_COLUMNS);
     Query::new(
         "a seal row",
         format!(
-            "SELECT s.frozen::text, {POINTERS} FROM prompt.seals s WHERE s.conversation_id = $1 AND s.turn_id = $2"
+            "SELECT s.frozen::text, s.frozen_digest, {POINTERS} FROM prompt.seals s \
+             WHERE s.conversation_id = $1 AND s.turn_id = $2"
         ),
         &columns,
     )
@@ -99,9 +100,13 @@ static SEAL: LazyLock<Query> = LazyLock::new(|| {
 /// unless it was pruned.
 pub fn load(client: &SpiClient<'_>, conv: Uuid, t: &Turn) -> Result<Sealed> {
     let rows = run(client, &SEAL, &[pg_uuid(conv).into(), pg_uuid(t.id).into()], |c| {
-        Ok::<_, Error>(Some((c.need_text("frozen")?, Pointers::read(c))))
+        Ok::<_, Error>(Some((
+            c.need_text("frozen")?,
+            c.get::<Vec<u8>>("frozen_digest"),
+            Pointers::read(c),
+        )))
     })?;
-    let Some((frozen, p)) = rows.into_iter().next() else {
+    let Some((frozen, frozen_digest, p)) = rows.into_iter().next() else {
         return Err(pending(client, conv, t.id).unwrap_or_else(|| {
             Error::new(
                 Code::DataCorrupted,
@@ -110,6 +115,12 @@ pub fn load(client: &SpiClient<'_>, conv: Uuid, t: &Turn) -> Result<Sealed> {
             .hint("Seals are written by compile_turn and kept by pg_dump; SELECT * FROM prompt.verify_seals(conversation_id) lists what is missing.")
         }));
     };
+    // What the seal froze is what every later request of the turn is rendered from (its
+    // model, breakpoints, a stateful chain, an in-turn summary's cut): as covered as the
+    // bytes, by the digest written with it (of jsonb's own text, the same on every read).
+    if frozen_digest.as_deref() != Some(&digest(&frozen)[..]) {
+        return Err(corrupted(conv, t.id, "has a frozen record that does not match its digest"));
+    }
     let frozen: Frozen = serde_json::from_str(&frozen)
         .map_err(|e| corrupted(conv, t.id, &format!("has a frozen record that cannot be read ({e})")))?;
     let body = if p.pruned {
@@ -360,6 +371,8 @@ pub fn lock_storage(client: &mut SpiClient<'_>, conv: Uuid) {
 /// (then nothing is written).
 pub fn write(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, draft: &SealDraft) -> Result<bool> {
     lock_storage(client, conv);
+    // Sealing is pgprompt's own write of the turn's seal columns and of seal storage.
+    let _open = super::guard::Open::hold();
     if !claim(client, conv, turn, draft) {
         return Ok(false);
     }
@@ -448,8 +461,10 @@ pub fn store(
     let frozen = serde_json::to_string(frozen).unwrap_or_else(|_| "{}".into());
     let patches = serde_json::to_string(stored.patches).unwrap_or_else(|_| "[]".into());
     spi(client.update(
-        "INSERT INTO prompt.seals (conversation_id, turn_id, frozen, head, lead, chain, chain_length, chain_low, tail, digest, bytes, sealed_at, patches) \
-         VALUES ($1, $2, $3::jsonb, $4, $5, $6, $7, $8, $9, $10, $11, coalesce($12, now()), $13::jsonb)",
+        "INSERT INTO prompt.seals (conversation_id, turn_id, frozen, head, lead, chain, chain_length, chain_low, tail, digest, bytes, \
+         sealed_at, patches, frozen_digest) \
+         VALUES ($1, $2, $3::jsonb, $4, $5, $6, $7, $8, $9, $10, $11, coalesce($12, now()), $13::jsonb, \
+         sha256(convert_to($3::jsonb::text, 'UTF8')))",
         None,
         &[
             pg_uuid(conv).into(),
@@ -532,11 +547,13 @@ fn read_stored(
     }
 }
 
-/// Marks the rounds up to `n` as sent: from now on they never change.
+/// Marks the rounds up to `n` as sent, with the digest of what was sent: from now on
+/// they never change, and every read of them checks it.
 pub fn mark_sent(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, n: i32) {
+    let _open = super::guard::Open::hold();
     spi(client.update(
-        "UPDATE prompt.rounds SET sent_at = now() WHERE conversation_id = $1 AND turn_id = $2 \
-         AND n <= $3 AND sent_at IS NULL",
+        "UPDATE prompt.rounds SET sent_at = now(), sent_digest = prompt._round_digest(assistant, results, steers, aborted) \
+         WHERE conversation_id = $1 AND turn_id = $2 AND n <= $3 AND sent_at IS NULL",
         None,
         &[pg_uuid(conv).into(), pg_uuid(turn).into(), n.into()],
     ));
@@ -638,6 +655,9 @@ pub fn verify(client: &SpiClient<'_>, conv: Option<Uuid>) -> Result<Vec<(Uuid, U
         )))
     })?;
     let mut problems = Vec::new();
+    let rounds = run(client, &ALTERED_ROUNDS, &[nullable(conv.map(pg_uuid))], |c| {
+        Ok::<_, Error>(Some((c.need_uuid("conversation_id")?, c.need_uuid("turn_id")?, c.need::<i32>("n")?)))
+    })?;
     for (conv, turn, has_seal) in turns {
         pgprompt_core::bounds::interrupt();
         if !has_seal {
@@ -657,9 +677,25 @@ pub fn verify(client: &SpiClient<'_>, conv: Option<Uuid>) -> Result<Vec<(Uuid, U
             let why = e.message.strip_prefix(&prefix).unwrap_or(&e.message).to_string();
             problems.push((conv, turn, why));
         }
+        for (_, _, n) in rounds.iter().filter(|(c, t, _)| *c == conv && *t == turn) {
+            problems.push((conv, turn, format!("round {n} was sent and no longer matches what was sent")));
+        }
     }
     Ok(problems)
 }
+
+/// The rounds a request carried (of a conversation, or of every one the caller can see)
+/// that no longer match the digest of what was sent.
+static ALTERED_ROUNDS: LazyLock<Query> = LazyLock::new(|| {
+    Query::new(
+        "a sent round",
+        "SELECT r.conversation_id, r.turn_id, r.n FROM prompt.rounds r \
+         WHERE r.sent_at IS NOT NULL AND ($1::uuid IS NULL OR r.conversation_id = $1) \
+           AND r.sent_digest IS DISTINCT FROM prompt._round_digest(r.assistant, r.results, r.steers, r.aborted) \
+         ORDER BY r.conversation_id, r.turn_id, r.n",
+        &[("conversation_id", UUIDOID), ("turn_id", UUIDOID), ("n", INT4OID)],
+    )
+});
 
 static PENDING_TURN: LazyLock<Query> = LazyLock::new(|| {
     Query::new(

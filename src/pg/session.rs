@@ -41,3 +41,34 @@ pub(super) fn writable() -> bool {
     // SAFETY: reads of two backend-global flags, in a backend, on its own thread.
     !unsafe { pg_sys::RecoveryInProgress() || pg_sys::XactReadOnly }
 }
+
+thread_local! {
+    /// This database's extension was found at the library's version (checked once).
+    static UPDATED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Refuses to work while this database's extension is older (or newer) than the library
+/// the server loaded — between installing a new library and `ALTER EXTENSION pgprompt
+/// UPDATE`, the tables are not what this code reads. Checked once per backend: one query.
+pub(super) fn require_updated() {
+    if UPDATED.with(std::cell::Cell::get) {
+        return;
+    }
+    let installed = pgrx::Spi::get_one::<String>("SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'pgprompt'")
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    let library = env!("CARGO_PKG_VERSION");
+    if installed == library {
+        UPDATED.with(|u| u.set(true));
+        return;
+    }
+    super::errors::raise(
+        pgprompt_core::Error::new(
+            pgprompt_core::Code::ExtensionNotUpdated,
+            format!("the pgprompt library is {library} and this database's extension is {installed}"),
+        )
+        .detail("The server loaded a new library; the extension's tables and functions in this database are still the old version's.")
+        .hint("Run ALTER EXTENSION pgprompt UPDATE in this database."),
+    )
+}

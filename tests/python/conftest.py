@@ -6,6 +6,7 @@ tests/fixtures/scenarios.sql.
 """
 import os
 import pathlib
+import re
 import subprocess
 
 import psycopg
@@ -70,3 +71,30 @@ def body_text(conn: psycopg.Connection, conversation: str, turn: str, fn: str = 
 
 def explain(conn: psycopg.Connection, conversation: str, turn: str) -> dict:
     return conn.execute("SELECT prompt.explain_turn(%s, %s)", (conversation, turn)).fetchone()[0]
+
+
+class ServerLog:
+    """What a backend crash leaves behind: the postmaster writes 'server process (PID n) was
+    terminated by signal N' (or 'exited with exit code N', or 'was terminated by exception')
+    to the server log and restarts every backend — the postmaster itself stays, so its start
+    time does not show a crash. A watch reads the log from where it was made."""
+
+    CRASH = re.compile(r"\(PID \d+\) (was terminated by signal|exited with exit code|was terminated by exception)")
+
+    def __init__(self, directory: str = None):
+        self.path = pathlib.Path(directory or os.environ.get("PGHOST", "/tmp/pgprompt-cluster")) / "log"
+        self.start = self.path.stat().st_size
+
+    def crashes(self) -> list:
+        with open(self.path, "rb") as f:
+            f.seek(self.start)
+            text = f.read().decode("utf-8", "replace")
+        return [line for line in text.splitlines() if self.CRASH.search(line)]
+
+
+@pytest.fixture
+def no_crash():
+    """Fails the test when any backend of the cluster crashed while it ran."""
+    log = ServerLog()
+    yield log
+    assert log.crashes() == [], log.crashes()

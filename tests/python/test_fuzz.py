@@ -82,7 +82,7 @@ def operations(rng):
     ]
 
 
-def test_no_crash_and_no_internal_error(own_db):
+def test_no_crash_and_no_internal_error(own_db, no_crash):
     db = own_db
     rng = random.Random(int(os.environ.get("PGPROMPT_FUZZ_SEED", "20261130")))
     refused, ok = {}, 0
@@ -199,7 +199,7 @@ def json_case(r):
     return "", f"SELECT length(prompt.pretty('{text}'::json))" if len(text) < 4_000_000 else "SELECT 1"
 
 
-def test_amplification_and_corrupted_seals(own_db):
+def test_amplification_and_corrupted_seals(own_db, no_crash):
     """10^5 cases (PGPROMPT_FUZZ_CASES): seal rows and nodes edited every way (lengths,
     ranges, sizes, lead and patch lists, digests, frozen records, lost and changed
     nodes), amplifying rows (macros over long values, long memory, nested and wide JSON),
@@ -211,7 +211,6 @@ def test_amplification_and_corrupted_seals(own_db):
     sealed = db.execute("SELECT conversation_id::text, turn_id::text FROM prompt.seals WHERE pruned_at IS NULL").fetchall()
     assert len(sealed) >= 2
     rng = random.Random(int(os.environ.get("PGPROMPT_FUZZ_SEED", "20261201")))
-    started = db.execute("SELECT pg_postmaster_start_time()").fetchone()[0]
     outcomes, done = {}, 0
     batch = 500
     while done < CASES:
@@ -225,7 +224,6 @@ def test_amplification_and_corrupted_seals(own_db):
             assert state != "XX000" and not state.startswith("58"), (state, case)
             outcomes[state] = outcomes.get(state, 0) + 1
         done += len(cases)
-    assert db.execute("SELECT pg_postmaster_start_time()").fetchone()[0] == started
     # The shapes were met: reads that went through, corrupted seals refused, amplifiers refused.
     assert outcomes.get("ok", 0) > 0 and outcomes.get("XX001", 0) > CASES // 10 and outcomes.get("54000", 0) > 0, outcomes
     print(f"\n{done} cases: {dict(sorted(outcomes.items()))}")

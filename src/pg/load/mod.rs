@@ -20,7 +20,7 @@ mod rows;
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
-use pgrx::pg_sys::{INT4OID, TEXTARRAYOID, TEXTOID, UUIDOID};
+use pgrx::pg_sys::{BOOLOID, INT4OID, TEXTARRAYOID, TEXTOID, UUIDOID};
 use pgrx::spi::SpiClient;
 use uuid::Uuid;
 
@@ -240,21 +240,44 @@ pub(super) fn missing_turn(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Er
 }
 
 static CURRENT_ROUNDS: LazyLock<Query> = LazyLock::new(|| {
+    let mut columns = ROUND.to_vec();
+    columns.push(("intact", BOOLOID));
     Query::new(
         "a round row",
-        "SELECT n, assistant, results, steers, aborted FROM prompt.rounds \
-         WHERE conversation_id = $1 AND turn_id = $2 ORDER BY n",
-        &ROUND,
+        "SELECT n, assistant, results, steers, aborted, \
+         (sent_at IS NULL OR sent_digest IS NOT DISTINCT FROM prompt._round_digest(assistant, results, steers, aborted)) \
+         AS intact FROM prompt.rounds WHERE conversation_id = $1 AND turn_id = $2 ORDER BY n",
+        &columns,
     )
 });
 
+/// The turn's rounds a request carries: each round a request already carried is checked
+/// against the digest of what was sent (`data_corrupted` when it no longer matches), and
+/// a newest round whose calls still await their results is left out (the request it
+/// answered is what the provider can take).
 fn current_rounds(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Result<Vec<Round>> {
-    run(
+    let mut rounds = run(
         client,
         &CURRENT_ROUNDS,
         &[pg_uuid(conv).into(), pg_uuid(turn).into()],
-        |c| read_round(c, turn).map(Some),
-    )
+        |c| {
+            let round = read_round(c, turn)?;
+            if !c.need::<bool>("intact")? {
+                return Err(Error::new(
+                    Code::DataCorrupted,
+                    format!(
+                        "round {} of turn {turn} of conversation {conv} was sent and no longer matches what was sent",
+                        round.n
+                    ),
+                )
+                .detail("Its bytes are not returned: the round's assistant, results, steers or abort differ from the digest written when a request first carried it.")
+                .hint("Rounds a request carried change only through pgprompt; was it edited with the guards off? SELECT * FROM prompt.verify_seals(conversation_id) lists what no longer matches."));
+            }
+            Ok(Some(round))
+        },
+    )?;
+    pgprompt_core::rounds::keep_sendable(&mut rounds);
+    Ok(rounds)
 }
 
 /// A stateful turn's previous request: the newest earlier sealed reply turn of its

@@ -214,7 +214,9 @@ fn calibrated(client: &SpiClient<'_>, model: &str) -> Result<f32> {
     let rows = run(client, &CALIBRATION, &[model.into()], |c| {
         Ok::<_, Error>(c.get::<f32>("margin"))
     })?;
-    Ok(rows.into_iter().next().unwrap_or(0.0))
+    // The view keeps ratios from 0.1 to 10; the margin stays within what models.token_margin
+    // may hold.
+    Ok(rows.into_iter().next().unwrap_or(0.0).clamp(0.0, 10.0))
 }
 
 /// The columns [`read_round`] takes.

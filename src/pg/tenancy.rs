@@ -1,0 +1,183 @@
+//! Tenancy (README, "Security"; the policies are sql/finalize.sql's): who row-level
+//! security confines, decided so that it fails closed.
+//!
+//! - No row in `prompt.tenants`: nobody is confined; grants decide.
+//! - Once any tenant is listed, every role is confined to the workspaces it is a tenant
+//!   of — none for a role that is listed nowhere (the group role tenants are granted, a
+//!   renamed or new role, a tenant whose workspaces were deleted) — unless it
+//!   administers the extension: the extension's owner, a role listed in
+//!   `prompt.administrators`, or one that bypasses row-level security anyway (a
+//!   superuser, `BYPASSRLS`, the tables' owner).
+//! - A role is a tenant by its OID (`tenants.role_oid`, stamped from `role_name` when the
+//!   row is written, restored included), so renaming a role keeps what it is, and a
+//!   new role that takes an old name gains nothing.
+//!
+//! What a role is, is looked up as the tables' owner (every tenant row, whatever the
+//! caller may see) once per statement, and kept for the rest of it.
+
+use std::cell::RefCell;
+
+use pgrx::pg_sys;
+use pgrx::prelude::*;
+use pgrx::PgXactCallbackEvent;
+
+use super::guard::as_owner;
+use super::spi::{core_uuid, pg_uuid};
+
+/// What row-level security makes of a role: unconfined, or confined to these workspaces
+/// (none at all for a role that is listed nowhere).
+#[derive(Clone)]
+enum Reach {
+    Unconfined,
+    Confined(Vec<pgrx::Uuid>),
+}
+
+thread_local! {
+    /// The reach of (role, command) last looked up in this transaction.
+    static KNOWN: RefCell<Option<((pg_sys::Oid, u32), Reach)>> = const { RefCell::new(None) };
+}
+
+fn current_role() -> pg_sys::Oid {
+    // SAFETY: a read of the backend's current user id, from its own thread.
+    unsafe { pg_sys::GetUserId() }
+}
+
+/// The reach of the current role, for this statement.
+fn reach() -> Reach {
+    let role = current_role();
+    // SAFETY: the current command id of the running transaction (policies are evaluated
+    // inside one); false: the call does not mark it used.
+    let command = unsafe { pg_sys::GetCurrentCommandId(false) };
+    let key = (role, command);
+    if let Some(r) = KNOWN.with(|k| k.borrow().as_ref().filter(|(at, _)| *at == key).map(|(_, r)| r.clone())) {
+        return r;
+    }
+    let r = look_up(role);
+    let first = KNOWN.with(|k| k.borrow_mut().replace((key, r.clone())).is_none());
+    if first {
+        // What is known holds for this transaction at most: a tenant row written by
+        // another session shows in the next.
+        for event in [PgXactCallbackEvent::Commit, PgXactCallbackEvent::Abort] {
+            pgrx::register_xact_callback(event, || {
+                KNOWN.with(|k| k.borrow_mut().take());
+            });
+        }
+    }
+    r
+}
+
+/// Reads what the current role is, past row-level security.
+fn look_up(role: pg_sys::Oid) -> Reach {
+    let found = as_owner(|| {
+        Spi::get_two_with_args::<bool, Vec<pgrx::Uuid>>(
+            "SELECT NOT EXISTS (SELECT 1 FROM prompt.tenants) \
+                    OR EXISTS (SELECT 1 FROM prompt.administrators a WHERE a.role_oid = $1) \
+                    OR EXISTS (SELECT 1 FROM pg_catalog.pg_extension e WHERE e.extname = 'pgprompt' AND e.extowner = $1) \
+                    OR EXISTS (SELECT 1 FROM pg_catalog.pg_roles r WHERE r.oid = $1 AND (r.rolsuper OR r.rolbypassrls)), \
+                    ARRAY(SELECT t.workspace_id FROM prompt.tenants t WHERE t.role_oid = $1 ORDER BY 1)",
+            &[role.into()],
+        )
+    });
+    match found {
+        Ok((Some(true), _)) => Reach::Unconfined,
+        Ok((_, workspaces)) => Reach::Confined(workspaces.unwrap_or_default()),
+        // Cannot tell: confined to nothing.
+        Err(_) => Reach::Confined(Vec::new()),
+    }
+}
+
+/// Internal (the tenancy policies): whether row-level security leaves the current role
+/// unconfined — no tenant is listed, or it administers the extension.
+#[pg_extern(stable, parallel_restricted)]
+#[search_path(pg_catalog, pg_temp)]
+fn _unconfined() -> bool {
+    matches!(reach(), Reach::Unconfined)
+}
+
+/// Internal (the tenancy policies): the workspaces the current role is a tenant of
+/// (empty when it is none's, or unconfined).
+#[pg_extern(stable, parallel_restricted)]
+#[search_path(pg_catalog, pg_temp)]
+fn _my_workspaces() -> Vec<pgrx::Uuid> {
+    match reach() {
+        Reach::Unconfined => Vec::new(),
+        Reach::Confined(w) => w,
+    }
+}
+
+/// Internal: the current role's OID (what `prompt.tenants.role_oid` holds).
+#[pg_extern(stable, parallel_safe)]
+#[search_path(pg_catalog, pg_temp)]
+fn _role() -> pg_sys::Oid {
+    current_role()
+}
+
+/// Internal (the tenancy policies, README "Security"): whether the current role, a
+/// tenant, may write the rows of user `user_id` — the user belongs to one of its
+/// workspaces and to no other workspace, so no other tenant's compile reads them.
+/// Looked up as the tables' owner: a tenant cannot see the other workspaces' members.
+#[pg_extern(stable, parallel_restricted)]
+#[search_path(pg_catalog, pg_temp)]
+fn _tenant_writes_user(user_id: Option<pgrx::Uuid>) -> bool {
+    let Some(user) = user_id else { return false };
+    let mine = match reach() {
+        Reach::Unconfined => return true,
+        Reach::Confined(w) if w.is_empty() => return false,
+        Reach::Confined(w) => w,
+    };
+    as_owner(|| {
+        Spi::get_one_with_args::<bool>(
+            "SELECT count(*) > 0 AND bool_and(m.workspace_id = ANY ($2)) FROM prompt.workspace_members m WHERE m.user_id = $1",
+            &[user.into(), mine.into()],
+        )
+    })
+    .ok()
+    .flatten()
+    .unwrap_or(false)
+}
+
+/// Internal (the delete triggers of users and conversations): refuses, for a confined
+/// role, a delete whose foreign-key action would change a row it may not write — a
+/// shared agent whose steward is the user (`ON DELETE SET NULL`), or a conversation of
+/// another workspace captured from the conversation. PostgreSQL runs those actions as
+/// the tables' owner, past the policies; this check runs before them, as the caller.
+#[pg_extern(volatile, parallel_unsafe)]
+#[search_path(pg_catalog, pg_temp)]
+fn _tenant_delete_guard(table: &str, id: pgrx::Uuid) {
+    let mine = match reach() {
+        Reach::Unconfined => return,
+        Reach::Confined(w) => w,
+    };
+    let key = pg_uuid(core_uuid(id));
+    let blocked = match table {
+        // An agent whose steward is the user, and that is not the confined role's alone
+        // to write (a member of another workspace, or of none).
+        "users" => as_owner(|| {
+            Spi::get_one_with_args::<String>(
+                "SELECT u.id::text FROM prompt.users u WHERE u.steward_id = $1 AND NOT ( \
+                   EXISTS (SELECT 1 FROM prompt.workspace_members m WHERE m.user_id = u.id) \
+                   AND NOT EXISTS (SELECT 1 FROM prompt.workspace_members m WHERE m.user_id = u.id \
+                                   AND NOT m.workspace_id = ANY ($2))) LIMIT 1",
+                &[key.into(), mine.clone().into()],
+            )
+        }),
+        "conversations" => as_owner(|| {
+            Spi::get_one_with_args::<String>(
+                "SELECT c.id::text FROM prompt.conversations c WHERE c.parent_id = $1 AND NOT c.workspace_id = ANY ($2) LIMIT 1",
+                &[key.into(), mine.clone().into()],
+            )
+        }),
+        _ => Ok(None),
+    };
+    let Ok(Some(other)) = blocked else { return };
+    let what = if table == "users" {
+        format!("user {id} is the steward of agent {other}, which another tenant reads")
+    } else {
+        format!("conversation {id} is the parent of conversation {other}, of another tenant's workspace")
+    };
+    super::errors::raise(
+        pgprompt_core::Error::new(pgprompt_core::Code::TenantWriteRefused, what)
+            .detail("Deleting it would change a row that another tenant's compile reads (PostgreSQL's foreign-key actions run past row-level security).")
+            .hint("An administrator (the extension's owner, or a role listed in prompt.administrators) can change shared rows."),
+    );
+}
