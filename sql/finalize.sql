@@ -9,13 +9,16 @@ AS $$ SELECT coalesce(array_agg(DISTINCT tokenizer ORDER BY tokenizer), ARRAY['c
 
 -- The profile a model follows (its JSON, as core/src/profile.rs reads it): the one its
 -- row names, else the one whose name is the model's name or the longest prefix of it.
+-- A name matches a profile whole, or by the longest profile name followed in it by '-'
+-- (a dated or suffixed id): gpt-5-mini-2025-08-07 is gpt-5's, gpt-5.6-cyber is not.
 CREATE FUNCTION prompt._model_profile(model_name text, profile_name text) RETURNS text
 LANGUAGE sql STABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
-    SELECT row_to_json(p)::text FROM prompt.model_profiles p
-     WHERE p.name = coalesce($2, (SELECT q.name FROM prompt.model_profiles q WHERE starts_with($1, q.name)
-                                  ORDER BY length(q.name) DESC LIMIT 1))
+    SELECT (to_jsonb(p) - 'imported')::text FROM prompt.model_profiles p
+     WHERE p.name = coalesce($2, (SELECT q.name FROM prompt.model_profiles q
+                                   WHERE q.name = $1 OR starts_with($1, q.name || '-')
+                                   ORDER BY length(q.name) DESC LIMIT 1))
 $$;
 
 CREATE FUNCTION prompt._documents_write() RETURNS trigger
@@ -643,6 +646,220 @@ BEGIN
 END
 $$;
 
+-- The catalog from the providers' own lists (README, "Model profiles"): what a model-list
+-- endpoint returned, as the user pasted or fetched it (the database calls no provider).
+-- Each model's row is inserted (its family's rules, or the provider's defaults, with what
+-- the list says), updated with what the list says, or kept: a row a user changed since
+-- the last import (its columns differ from what that import wrote, or it never came from
+-- one and is not shipped) stays as it is unless overwrite.
+CREATE FUNCTION prompt._model_list_entry(provider text, entry jsonb, at text) RETURNS jsonb
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    said jsonb := '{}';
+    name text;
+    caps jsonb;
+    modes text[];
+    efforts text[];
+    lifecycle text;
+BEGIN
+    IF jsonb_typeof(entry) IS DISTINCT FROM 'object' THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = format('model_list_invalid: the entry at %s is not an object', at),
+            HINT = 'Pass what the provider''s model-list endpoint returned, or its data (Anthropic, OpenAI) or models (Gemini) array.';
+    END IF;
+    IF provider = 'anthropic' THEN
+        -- Anthropic's ModelInfo (GET /v1/models).
+        name := entry ->> 'id';
+        IF jsonb_typeof(entry -> 'max_input_tokens') = 'number' THEN
+            said := said || jsonb_build_object('hard_window', (entry ->> 'max_input_tokens')::int);
+        END IF;
+        IF jsonb_typeof(entry -> 'max_tokens') = 'number' THEN
+            said := said || jsonb_build_object('max_output_tokens', (entry ->> 'max_tokens')::int);
+        END IF;
+        caps := entry -> 'capabilities';
+        IF jsonb_typeof(caps -> 'thinking' -> 'types') = 'object' THEN
+            modes := ARRAY(SELECT m FROM unnest(ARRAY['adaptive', 'enabled', 'disabled', 'between_tools']) AS m
+                            WHERE (caps -> 'thinking' -> 'types' -> m ->> 'supported')::boolean);
+            said := said || jsonb_build_object('thinking_modes', to_jsonb(modes),
+                'thinking_default', CASE WHEN 'adaptive' = ANY (modes) THEN 'adaptive'
+                                         WHEN 'enabled' = ANY (modes) THEN 'enabled' END);
+        END IF;
+        IF jsonb_typeof(caps -> 'effort') = 'object' THEN
+            efforts := ARRAY(SELECT e FROM unnest(ARRAY['low', 'medium', 'high', 'xhigh', 'max']) AS e
+                              WHERE (caps -> 'effort' ->> 'supported')::boolean
+                                AND (caps -> 'effort' -> e ->> 'supported')::boolean);
+            said := said || jsonb_build_object('efforts', to_jsonb(efforts));
+        END IF;
+        lifecycle := entry ->> 'lifecycle';
+        said := said || jsonb_build_object(
+            'deprecated_at', (entry ->> 'deprecated_at')::timestamptz::date,
+            'retires_at', coalesce((entry ->> 'retires_at')::timestamptz::date,
+                                   CASE WHEN lifecycle = 'retired'
+                                        THEN coalesce((entry ->> 'deprecated_at')::timestamptz::date,
+                                                      (entry ->> 'created_at')::timestamptz::date) END));
+    ELSIF provider = 'openai' THEN
+        -- OpenAI's Model (GET /v1/models): its id and the day it shuts down.
+        name := entry ->> 'id';
+        said := jsonb_build_object('retires_at', (entry ->> 'shutdown_date')::date);
+    ELSIF provider = 'gemini' THEN
+        -- Gemini's Model (models.list): only what generates content.
+        name := regexp_replace(entry ->> 'name', '^models/', '');
+        IF jsonb_typeof(entry -> 'supportedGenerationMethods') = 'array'
+           AND NOT (entry -> 'supportedGenerationMethods') ? 'generateContent' THEN
+            RETURN NULL;
+        END IF;
+        IF jsonb_typeof(entry -> 'inputTokenLimit') = 'number' THEN
+            said := said || jsonb_build_object('hard_window', (entry ->> 'inputTokenLimit')::int);
+        END IF;
+        IF jsonb_typeof(entry -> 'outputTokenLimit') = 'number' THEN
+            said := said || jsonb_build_object('max_output_tokens', (entry ->> 'outputTokenLimit')::int);
+        END IF;
+        IF jsonb_typeof(entry -> 'maxTemperature') = 'number' THEN
+            said := said || jsonb_build_object('temperature_max', (entry ->> 'maxTemperature')::float8);
+        END IF;
+        IF jsonb_typeof(entry -> 'thinking') = 'boolean' THEN
+            said := said || jsonb_build_object('include_thoughts', (entry ->> 'thinking')::boolean);
+        END IF;
+    ELSE
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = format('model_list_invalid: provider %L is not anthropic, openai or gemini', provider);
+    END IF;
+    IF name IS NULL OR name = '' THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = format('model_list_invalid: the entry at %s names no model (%s)', at,
+                             CASE provider WHEN 'gemini' THEN 'name' ELSE 'id' END);
+    END IF;
+    RETURN said || jsonb_build_object('name', name);
+EXCEPTION WHEN invalid_datetime_format OR datetime_field_overflow OR invalid_text_representation
+               OR numeric_value_out_of_range THEN
+    RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+        MESSAGE = format('model_list_invalid: the entry at %s holds a value of the wrong kind (%s)', at, SQLERRM);
+END
+$$;
+
+-- The rules a new row starts from: its family's (the profile its name resolves to), or
+-- the provider's defaults.
+CREATE FUNCTION prompt._model_list_base(provider text, name text) RETURNS jsonb
+LANGUAGE sql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT coalesce(
+        (SELECT to_jsonb(p) - 'imported' - 'deprecated_at' - 'retires_at' - 'replacement'
+           FROM prompt.model_profiles p WHERE p.name = (prompt._model_profile($2, NULL)::jsonb ->> 'name')),
+        jsonb_build_object('thinking_modes', '[]'::jsonb, 'efforts', '[]'::jsonb, 'thinking_display', '[]'::jsonb,
+                           'include_thoughts', false, 'thinking_with_forced_tool', true, 'sampling_together', true,
+                           'max_breakpoints', 0, 'min_cache_tokens', 1024, 'cache_ttls', '[]'::jsonb,
+                           'replays_thinking', false, 'system_messages', false, 'cache_diagnostics', false)
+        || CASE $1
+            WHEN 'anthropic' THEN '{"provider": "anthropic", "wires": ["anthropic"], "tokenizer": "cl100k_base",
+                "cache_breakpoints": "cache_control", "max_breakpoints": 4, "cache_ttls": ["5m", "1h"],
+                "cache_lookback": 20, "replays_thinking": true, "thinking_with_forced_tool": false,
+                "sampling_together": false}'::jsonb
+            WHEN 'openai' THEN '{"provider": "openai", "wires": ["responses", "chat"], "tokenizer": "o200k_base"}'::jsonb
+            ELSE '{"provider": "google", "wires": ["gemini"], "tokenizer": "o200k_base", "temperature_max": 2,
+                "top_p_max": 1}'::jsonb
+        END)
+$$;
+
+CREATE FUNCTION prompt.import_models(provider text, models jsonb, overwrite boolean DEFAULT false)
+RETURNS TABLE (name text, action text)
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    entries jsonb;
+    path text;
+    i int := 0;
+    e jsonb;
+    said jsonb;
+    existing prompt.model_profiles;
+    current jsonb;
+    row_json jsonb;
+    edited boolean;
+BEGIN
+    IF provider IS NULL OR provider NOT IN ('anthropic', 'openai', 'gemini') THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = format('model_list_invalid: provider %L is not anthropic, openai or gemini', provider),
+            HINT = 'Name the provider whose model-list endpoint returned the list.';
+    END IF;
+    IF jsonb_typeof(models) = 'array' THEN
+        entries := models;
+        path := '';
+    ELSE
+        entries := coalesce(models -> 'data', models -> 'models');
+        path := CASE WHEN models ? 'data' THEN '/data' ELSE '/models' END;
+    END IF;
+    IF jsonb_typeof(entries) IS DISTINCT FROM 'array' THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = 'model_list_invalid: models holds no list of models (an array, or one under data or models)',
+            HINT = 'Pass what GET /v1/models (Anthropic, OpenAI) or models.list (Gemini) returned.';
+    END IF;
+    FOR e IN SELECT x FROM jsonb_array_elements(entries) AS x LOOP
+        said := prompt._model_list_entry(provider, e, path || '/' || i);
+        i := i + 1;
+        CONTINUE WHEN said IS NULL;
+        name := said ->> 'name';
+        SELECT * INTO existing FROM prompt.model_profiles p WHERE p.name = said ->> 'name';
+        IF NOT FOUND THEN
+            row_json := prompt._model_list_base(provider, name) || said
+                        || jsonb_build_object('shipped', false, 'imported', said);
+            -- The family's budget range follows the list's output limit.
+            IF row_json ? 'budget_min' AND jsonb_typeof(row_json -> 'budget_min') = 'number' AND said ? 'max_output_tokens' THEN
+                row_json := row_json || jsonb_build_object('budget_max', (said ->> 'max_output_tokens')::int - 1);
+            END IF;
+            INSERT INTO prompt.model_profiles SELECT (jsonb_populate_record(NULL::prompt.model_profiles, row_json)).*;
+            action := 'inserted';
+            RETURN NEXT;
+            CONTINUE;
+        END IF;
+        current := to_jsonb(existing);
+        -- Changed by a user: never imported and not shipped, or what the last import wrote
+        -- no longer stands.
+        edited := CASE WHEN existing.imported IS NULL THEN NOT existing.shipped
+                       ELSE EXISTS (SELECT 1 FROM jsonb_each(existing.imported) AS w(k, v)
+                                     WHERE current -> w.k IS DISTINCT FROM w.v) END;
+        IF NOT EXISTS (SELECT 1 FROM jsonb_each(said) AS w(k, v) WHERE current -> w.k IS DISTINCT FROM w.v) THEN
+            action := 'unchanged';
+        ELSIF edited AND NOT overwrite THEN
+            action := 'kept';
+        ELSE
+            row_json := current || said || jsonb_build_object('shipped', false, 'imported', said);
+            UPDATE prompt.model_profiles p SET (provider, wires, advisory_window, hard_window, max_output_tokens, tokenizer,
+                    thinking_modes, thinking_default, efforts, thinking_display, budget_min, budget_max, include_thoughts,
+                    thinking_with_forced_tool, temperature_max, top_p_max, sampling_together, cache_breakpoints,
+                    max_breakpoints, min_cache_tokens, cache_ttls, cache_lookback, replays_thinking, shipped,
+                    deprecated_at, retires_at, replacement, system_messages, cache_diagnostics, imported) =
+                   (SELECT r.provider, r.wires, r.advisory_window, r.hard_window, r.max_output_tokens, r.tokenizer,
+                           r.thinking_modes, r.thinking_default, r.efforts, r.thinking_display, r.budget_min, r.budget_max,
+                           r.include_thoughts, r.thinking_with_forced_tool, r.temperature_max, r.top_p_max,
+                           r.sampling_together, r.cache_breakpoints, r.max_breakpoints, r.min_cache_tokens, r.cache_ttls,
+                           r.cache_lookback, r.replays_thinking, r.shipped, r.deprecated_at, r.retires_at, r.replacement,
+                           r.system_messages, r.cache_diagnostics, r.imported
+                      FROM jsonb_populate_record(NULL::prompt.model_profiles, row_json) r)
+             WHERE p.name = existing.name;
+            action := 'updated';
+        END IF;
+        RETURN NEXT;
+    END LOOP;
+END
+$$;
+
+-- Models and where they stand in their provider's lifecycle (README, "Model profiles"):
+-- every model row with its profile's dates; retiring_soon, a retirement within 30 days.
+CREATE VIEW prompt.model_status WITH (security_invoker = true) AS
+SELECT m.name AS model, p.name AS profile, p.deprecated_at, p.retires_at, p.replacement,
+       CASE WHEN p.retires_at <= current_date THEN 'retired'
+            WHEN p.deprecated_at <= current_date OR p.retires_at IS NOT NULL THEN 'deprecated'
+            WHEN p.name IS NULL THEN 'unprofiled'
+            ELSE 'active' END AS lifecycle,
+       p.retires_at IS NOT NULL AND p.retires_at > current_date AND p.retires_at <= current_date + 30 AS retiring_soon,
+       p.retires_at - current_date AS days_left
+  FROM prompt.models m
+  LEFT JOIN LATERAL (SELECT q.* FROM prompt.model_profiles q
+                      WHERE q.name = (prompt._model_profile(m.name, m.profile)::jsonb ->> 'name')) p ON true;
+
 -- The operator's view: per conversation, what the backfill, retention and the response
 -- loop have to do with (sum its columns for the whole database).
 CREATE VIEW prompt.status WITH (security_invoker = true) AS
@@ -778,7 +995,8 @@ BEGIN
         ARRAY['seals', format('conversation_id IN %s', conversations), format('conversation_id IN %s', conversations)],
         ARRAY['seal_nodes', format('conversation_id IN %s', conversations), format('conversation_id IN %s', conversations)],
         ARRAY['seals_02', format('conversation_id IN %s', conversations), format('conversation_id IN %s', conversations)],
-        ARRAY['responses', format('conversation_id IN %s', conversations), format('conversation_id IN %s', conversations)]
+        ARRAY['responses', format('conversation_id IN %s', conversations), format('conversation_id IN %s', conversations)],
+        ARRAY['counts', format('conversation_id IN %s', conversations), format('conversation_id IN %s', conversations)]
     ];
     FOREACH r SLICE 1 IN ARRAY rules LOOP
         EXECUTE format('ALTER TABLE prompt.%I ENABLE ROW LEVEL SECURITY', r[1]);
@@ -1004,3 +1222,29 @@ COMMENT ON FUNCTION prompt._refuse_sent_round(uuid, uuid, integer, text) IS
     'Internal: raises sealed_turn_immutable for a change to a sent round.';
 COMMENT ON FUNCTION prompt._refuse_timezone(text) IS
     'Internal: raises timezone_invalid.';
+COMMENT ON FUNCTION prompt.import_models(text, jsonb, boolean) IS
+    'Inserts or updates model profiles from what a provider''s model list returned (anthropic: GET /v1/models; openai: GET /v1/models; gemini: models.list), or its data/models array: windows, output limit, thinking modes and efforts, lifecycle. Returns (name, action): inserted, updated, unchanged, or kept (a row a user changed; overwrite => true replaces it).';
+COMMENT ON FUNCTION prompt._model_list_entry(text, jsonb, text) IS
+    'Internal: the profile columns one entry of a provider''s model list gives (NULL for a model that generates no content).';
+COMMENT ON FUNCTION prompt._model_list_base(text, text) IS
+    'Internal: the rules a model imported for the first time starts from: its family''s profile, or the provider''s defaults.';
+COMMENT ON VIEW prompt.model_status IS
+    'Every model row and where its profile puts it in its provider''s lifecycle (active, deprecated, retired, unprofiled), its retirement day, replacement, days left, and retiring_soon (within 30 days).';
+COMMENT ON COLUMN prompt.model_profiles.retires_at IS
+    'The day the provider stops serving the model: from then on a fresh compile for it is refused (model_retired), naming the replacement.';
+COMMENT ON COLUMN prompt.model_profiles.deprecated_at IS
+    'The day the provider deprecated the model: from then on (or once retires_at is announced) a compile for it raises a NOTICE.';
+COMMENT ON COLUMN prompt.model_profiles.replacement IS
+    'The model that replaces this one (the provider''s recommendation where it gives one).';
+COMMENT ON COLUMN prompt.model_profiles.system_messages IS
+    'Whether the model takes {"role": "system"} messages after the leading run: a system entry in history is then sent so, in place.';
+COMMENT ON COLUMN prompt.model_profiles.cache_diagnostics IS
+    'Whether the model takes request_options.cache_diagnostics (the provider explains a cache miss against the previous response).';
+COMMENT ON COLUMN prompt.model_profiles.imported IS
+    'What prompt.import_models last wrote of the row (NULL: never imported); an import keeps a row whose columns no longer match it.';
+COMMENT ON FUNCTION prompt.count_body(uuid, uuid) IS
+    'The body a provider''s token-count endpoint takes for the request compile_turn returns (anthropic: /v1/messages/count_tokens; responses: /v1/responses/input_tokens; gemini: models/{model}:countTokens, as generateContentRequest). The chat wire has none (0A000).';
+COMMENT ON FUNCTION prompt.record_count(uuid, uuid, integer) IS
+    'Records the input tokens a provider''s count endpoint answered for the turn''s request as it stands, beside its estimate (prompt.counts); model_calibration and token_margin_auto read counts beside billed usage.';
+COMMENT ON TABLE prompt.counts IS
+    'One row per request counted by a provider''s token-count endpoint (record_count): its input tokens beside the estimate of the request.';

@@ -1,6 +1,7 @@
 -- The model profiles pgprompt ships (README, "Model profiles"): the current models of the
--- three providers and the rules each enforces, as their SDKs (anthropic 2.15, openai
--- 3.57, google-genai 3.6.1) and published references give them. Shipped rows say
+-- three providers and the rules each enforces, as their SDKs (anthropic 2.16, openai
+-- 3.57, google-genai 3.6.1) and published references give them. The update scripts run
+-- this file as it is (a user's row of a shipped name is left alone). Shipped rows say
 -- shipped = true: an update replaces them, pg_dump leaves them to the extension's script
 -- and keeps the rows users add. To change a shipped profile, add a row of your own and
 -- name it in models.profile.
@@ -116,7 +117,7 @@ VALUES
     ('gpt-5.2',      'openai', '{responses,chat}', NULL, 400000, 128000, 'o200k_base',
      '{disabled}', NULL, '{none,low,medium,high,xhigh}', '{summarized}', NULL, NULL, false,
      true, NULL, NULL, false, NULL, 0, 1024, '{}', NULL, true, true),
-    ('gpt-5.2-pro',  'openai', '{responses}', NULL, 400000, 128000, 'o200k_base',
+    ('gpt-5.2-pro',  'openai', '{responses,chat}', NULL, 400000, 128000, 'o200k_base',
      '{}', NULL, '{medium,high,xhigh}', '{summarized}', NULL, NULL, false,
      true, NULL, NULL, false, NULL, 0, 1024, '{}', NULL, true, true),
 -- gpt-5.1: none to high; gpt-5: minimal to high.
@@ -169,4 +170,143 @@ VALUES
      true, 2, 1, true, NULL, 0, 2048, '{}', NULL, false, true),
     ('gemini-2.5-flash', 'google', '{gemini}', NULL, 1048576, 65536, 'o200k_base',
      '{adaptive,enabled,disabled}', 'adaptive', '{}', '{}', 0, 24576, true,
-     true, 2, 1, true, NULL, 0, 1024, '{}', NULL, false, true);
+     true, 2, 1, true, NULL, 0, 1024, '{}', NULL, false, true)
+ON CONFLICT (name) DO NOTHING;
+
+-- Ids the SDKs list that follow a family above: each a row of its own, its family's rules
+-- with what differs (name, wires; the SDK's model lists say which wires: ChatModel for
+-- chat, ResponsesModel for the Responses-only ids). Windows the SDKs do not give are the
+-- family's; prompt.import_models corrects them from the provider's own list.
+INSERT INTO prompt.model_profiles
+SELECT (pg_catalog.jsonb_populate_record(p, v.changes)).*
+  FROM prompt.model_profiles p
+  JOIN (VALUES
+    -- OpenAI, gpt-6: new sizes of the shipped families.
+    ('gpt-6-astra',   '{"name": "gpt-6.2-astra"}'::jsonb),
+    ('gpt-6-sol',     '{"name": "gpt-6.1-sol"}'),
+    ('gpt-6-sol',     '{"name": "gpt-6.2-sol"}'),
+    ('gpt-5.6-terra', '{"name": "gpt-6.1-terra"}'),
+    -- Responses-only (ResponsesModel, not ChatModel).
+    ('gpt-6-astra',   '{"name": "gpt-6.2-astra-law", "wires": ["responses"]}'),
+    ('gpt-6-sol',     '{"name": "gpt-6-cyber", "wires": ["responses"]}'),
+    ('gpt-6-sol',     '{"name": "gpt-6-rosalind", "wires": ["responses"]}'),
+    ('gpt-5.6-sol',   '{"name": "gpt-5.6-cyber", "wires": ["responses"]}'),
+    ('gpt-5',         '{"name": "gpt-5-pro", "wires": ["responses"], "efforts": ["high"]}'),
+    ('gpt-5',         '{"name": "gpt-5-codex", "wires": ["responses"], "efforts": ["low", "medium", "high"]}'),
+    ('gpt-5.1',       '{"name": "gpt-5.1-codex-max", "wires": ["responses"], "efforts": ["none", "low", "medium", "high", "xhigh"]}'),
+    ('gpt-5',         '{"name": "o3-pro", "wires": ["responses"], "hard_window": 200000, "max_output_tokens": 100000, "efforts": ["low", "medium", "high"]}'),
+    ('gpt-5',         '{"name": "o3-deep-research", "wires": ["responses"], "hard_window": 200000, "max_output_tokens": 100000, "efforts": ["medium"]}'),
+    ('gpt-5',         '{"name": "o4-mini-deep-research", "wires": ["responses"], "hard_window": 200000, "max_output_tokens": 100000, "efforts": ["medium"]}'),
+    ('gpt-5',         '{"name": "o1-pro", "wires": ["responses"], "hard_window": 200000, "max_output_tokens": 100000, "efforts": ["low", "medium", "high"]}'),
+    -- Reasoning models of the chat list that are gone or going (lifecycle below).
+    ('gpt-5.1',       '{"name": "gpt-5.1-codex"}'),
+    ('gpt-5',         '{"name": "o3", "hard_window": 200000, "max_output_tokens": 100000, "efforts": ["low", "medium", "high"]}'),
+    ('gpt-5',         '{"name": "o3-mini", "hard_window": 200000, "max_output_tokens": 100000, "efforts": ["low", "medium", "high"]}'),
+    ('gpt-5',         '{"name": "o4-mini", "hard_window": 200000, "max_output_tokens": 100000, "efforts": ["low", "medium", "high"]}'),
+    ('gpt-5',         '{"name": "o1", "hard_window": 200000, "max_output_tokens": 100000, "efforts": ["low", "medium", "high"]}'),
+    ('gpt-5',         '{"name": "o1-mini", "hard_window": 128000, "max_output_tokens": 65536, "efforts": []}'),
+    ('gpt-5',         '{"name": "o1-preview", "hard_window": 128000, "max_output_tokens": 32768, "efforts": []}'),
+    -- The chat-latest aliases: no reasoning options.
+    ('gpt-4o',        '{"name": "gpt-5.3-chat-latest", "hard_window": 128000, "max_output_tokens": 16384}'),
+    ('gpt-4o',        '{"name": "gpt-5.2-chat-latest", "hard_window": 128000, "max_output_tokens": 16384}'),
+    ('gpt-4o',        '{"name": "gpt-5.1-chat-latest", "hard_window": 128000, "max_output_tokens": 16384}'),
+    ('gpt-4o',        '{"name": "gpt-5-chat-latest", "hard_window": 128000, "max_output_tokens": 16384}'),
+    ('gpt-4o',        '{"name": "chatgpt-4o-latest"}'),
+    ('gpt-4o',        '{"name": "codex-mini-latest", "hard_window": 200000, "max_output_tokens": 100000}'),
+    -- Ids of the gpt-4.1 and gpt-4o families that leave before their family.
+    ('gpt-4.1',       '{"name": "gpt-4.1-nano"}'),
+    ('gpt-4o',        '{"name": "gpt-4o-2024-05-13"}'),
+    ('gpt-4o',        '{"name": "gpt-4o-audio-preview"}'),
+    ('gpt-4o',        '{"name": "gpt-4o-audio-preview-2024-10-01"}'),
+    ('gpt-4o',        '{"name": "gpt-4o-mini-audio-preview"}'),
+    ('gpt-4o',        '{"name": "gpt-4o-search-preview"}'),
+    ('gpt-4o',        '{"name": "gpt-4o-mini-search-preview"}'),
+    ('gpt-4o',        '{"name": "gpt-audio-mini"}'),
+    -- gpt-4 and gpt-3.5, all retired or retiring.
+    ('gpt-4o',        '{"name": "gpt-4", "hard_window": 8192, "max_output_tokens": 8192, "tokenizer": "cl100k_base"}'),
+    ('gpt-4o',        '{"name": "gpt-4-0314", "hard_window": 8192, "max_output_tokens": 8192, "tokenizer": "cl100k_base"}'),
+    ('gpt-4o',        '{"name": "gpt-4-32k", "hard_window": 32768, "max_output_tokens": 8192, "tokenizer": "cl100k_base"}'),
+    ('gpt-4o',        '{"name": "gpt-4-turbo", "hard_window": 128000, "max_output_tokens": 4096, "tokenizer": "cl100k_base"}'),
+    ('gpt-4o',        '{"name": "gpt-4-turbo-preview", "hard_window": 128000, "max_output_tokens": 4096, "tokenizer": "cl100k_base"}'),
+    ('gpt-4o',        '{"name": "gpt-4-0125-preview", "hard_window": 128000, "max_output_tokens": 4096, "tokenizer": "cl100k_base"}'),
+    ('gpt-4o',        '{"name": "gpt-4-vision-preview", "hard_window": 128000, "max_output_tokens": 4096, "tokenizer": "cl100k_base"}'),
+    ('gpt-4o',        '{"name": "gpt-3.5-turbo", "hard_window": 16385, "max_output_tokens": 4096, "tokenizer": "cl100k_base"}'),
+    ('gpt-4o',        '{"name": "gpt-3.5-turbo-16k", "hard_window": 16385, "max_output_tokens": 4096, "tokenizer": "cl100k_base"}'),
+    ('gpt-4o',        '{"name": "gpt-3.5-turbo-0301", "hard_window": 4096, "max_output_tokens": 4096, "tokenizer": "cl100k_base"}'),
+    ('gpt-4o',        '{"name": "gpt-3.5-turbo-0613", "hard_window": 4096, "max_output_tokens": 4096, "tokenizer": "cl100k_base"}'),
+    ('gpt-4o',        '{"name": "gpt-3.5-turbo-1106", "hard_window": 16385, "max_output_tokens": 4096, "tokenizer": "cl100k_base"}'),
+    -- Google: Gemini 4 beside argon, 3.1 Flash-Lite, and the speech models a flash prefix
+    -- would otherwise take (they take no thinking).
+    ('gemini-4-argon',   '{"name": "gemini-4-carbon"}'),
+    ('gemini-4-argon',   '{"name": "gemini-4-hydrogen"}'),
+    ('gemini-4-argon',   '{"name": "gemini-4-neon"}'),
+    ('gemini-3.5-flash-lite', '{"name": "gemini-3.1-flash-lite"}'),
+    ('gemini-2.5-flash', '{"name": "gemini-2.5-flash-lite"}'),
+    ('gemini-2.5-flash', '{"name": "gemini-2.5-flash-image", "thinking_modes": [], "thinking_default": null, "budget_min": null, "budget_max": null, "include_thoughts": false}'),
+    ('gemini-3.8-flash', '{"name": "gemini-3.8-flash-tts", "thinking_modes": [], "thinking_default": null, "efforts": [], "include_thoughts": false}'),
+    ('gemini-3.8-flash', '{"name": "gemini-3.8-flash-lite-tts", "thinking_modes": [], "thinking_default": null, "efforts": [], "include_thoughts": false}')
+  ) AS v(base, changes) ON p.name = v.base
+ON CONFLICT (name) DO NOTHING;
+
+-- Lifecycle: the day a provider stops serving a model, from the SDKs' own tables
+-- (anthropic 2.16's _data/deprecated_models.py; the deprecation list under openai 3.57's
+-- ChatModel) and Google's deprecations page. The replacement is the one the provider names
+-- where it names one (Google's); otherwise pgprompt's suggestion, the family's current
+-- model. deprecated_at is left to prompt.import_models (Anthropic's list gives it). A
+-- compile for a model past retires_at is refused (model_retired); one whose retirement
+-- is announced, or that is deprecated, compiles with a NOTICE.
+UPDATE prompt.model_profiles p
+   SET retires_at = v.retires_at::date, replacement = v.replacement
+  FROM (VALUES
+    ('claude-mythos-preview', '2026-06-30', 'claude-mythos-5'),
+    ('claude-opus-4-5', '2027-01-22', 'claude-opus-4-8'),
+    ('gpt-5', '2026-12-11', 'gpt-5.5'),
+    ('o3', '2026-12-11', 'gpt-5.5'),
+    ('gpt-5.1', '2027-04-01', 'gpt-5.5'),
+    ('gpt-5.4-nano', '2027-04-01', 'gpt-5.6-luna'),
+    ('gpt-5.1-codex', '2026-07-23', 'gpt-5.1-codex-max'),
+    ('gpt-5.3-chat-latest', '2026-08-10', 'gpt-5.5'),
+    ('gpt-5.2-chat-latest', '2026-08-10', 'gpt-5.5'),
+    ('gpt-5.1-chat-latest', '2026-07-23', 'gpt-5.5'),
+    ('gpt-5-chat-latest', '2026-07-23', 'gpt-5.5'),
+    ('gpt-4.1', '2027-01-14', 'gpt-5.4'),
+    ('gpt-4.1-nano', '2026-10-23', 'gpt-5.4-nano'),
+    ('gpt-4o', '2027-01-14', 'gpt-5.4-mini'),
+    ('gpt-4o-2024-05-13', '2026-10-23', 'gpt-5.4-mini'),
+    ('gpt-4o-audio-preview', '2026-05-07', 'gpt-audio-mini'),
+    ('gpt-4o-audio-preview-2024-10-01', '2025-10-10', 'gpt-audio-mini'),
+    ('gpt-4o-mini-audio-preview', '2026-05-07', 'gpt-audio-mini'),
+    ('gpt-4o-search-preview', '2026-07-23', 'gpt-5.4-mini'),
+    ('gpt-4o-mini-search-preview', '2026-07-23', 'gpt-5.4-mini'),
+    ('gpt-audio-mini', '2027-01-20', NULL),
+    ('chatgpt-4o-latest', '2026-02-17', 'gpt-5.4-mini'),
+    ('codex-mini-latest', '2026-02-12', 'gpt-5.1-codex-max'),
+    ('o4-mini', '2026-10-23', 'gpt-5.4-mini'),
+    ('o3-mini', '2026-10-23', 'gpt-5.4-mini'),
+    ('o1', '2026-10-23', 'gpt-5.5'),
+    ('o1-mini', '2025-10-27', 'gpt-5.4-mini'),
+    ('o1-preview', '2025-07-28', 'gpt-5.5'),
+    ('gpt-4', '2026-10-23', 'gpt-5.4'),
+    ('gpt-4-turbo', '2026-10-23', 'gpt-5.4'),
+    ('gpt-4-0314', '2026-03-26', 'gpt-5.4'),
+    ('gpt-4-turbo-preview', '2026-03-26', 'gpt-5.4'),
+    ('gpt-4-0125-preview', '2026-03-26', 'gpt-5.4'),
+    ('gpt-4-vision-preview', '2024-12-06', 'gpt-5.4'),
+    ('gpt-4-32k', '2025-06-06', 'gpt-5.4'),
+    ('gpt-3.5-turbo', '2026-10-23', 'gpt-5.4-nano'),
+    ('gpt-3.5-turbo-1106', '2026-09-28', 'gpt-5.4-nano'),
+    ('gpt-3.5-turbo-16k', '2024-09-13', 'gpt-5.4-nano'),
+    ('gpt-3.5-turbo-0301', '2024-09-13', 'gpt-5.4-nano'),
+    ('gpt-3.5-turbo-0613', '2024-09-13', 'gpt-5.4-nano'),
+    ('gemini-3-pro-preview', '2026-03-09', 'gemini-3.1-pro-preview'),
+    ('gemini-2.5-pro', '2026-12-01', 'gemini-3.8-flash'),
+    ('gemini-2.5-flash', '2026-12-01', 'gemini-3.5-flash-lite'),
+    ('gemini-2.5-flash-image', '2026-10-02', 'gemini-3.1-flash-image'),
+    ('gemini-3.1-flash-lite', '2027-05-07', NULL)
+  ) AS v(name, retires_at, replacement)
+ WHERE p.name = v.name AND p.shipped;
+
+-- Models that take a system message in place, after the leading run (Anthropic's messages
+-- take {"role": "system"} from the 5 family on).
+UPDATE prompt.model_profiles SET system_messages = true
+ WHERE shipped AND provider = 'anthropic' AND name ~ '^claude-(opus|sonnet|haiku|fable|mythos)-5';

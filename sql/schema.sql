@@ -60,7 +60,7 @@ CREATE TABLE prompt.model_profiles (
     max_output_tokens         int CONSTRAINT model_profiles_max_output_tokens_positive CHECK (max_output_tokens > 0),
     tokenizer                 text CONSTRAINT model_profiles_tokenizer_valid CHECK (tokenizer IN ('cl100k_base', 'o200k_base')),
     thinking_modes            text[] NOT NULL DEFAULT '{}'
-                              CONSTRAINT model_profiles_thinking_modes_valid CHECK (thinking_modes <@ ARRAY['adaptive', 'enabled', 'disabled']),
+                              CONSTRAINT model_profiles_thinking_modes_valid CHECK (thinking_modes <@ ARRAY['adaptive', 'enabled', 'disabled', 'between_tools']),
     thinking_default          text CONSTRAINT model_profiles_thinking_default_valid CHECK (thinking_default IN ('adaptive', 'enabled', 'disabled')),
     efforts                   text[] NOT NULL DEFAULT '{}'
                               CONSTRAINT model_profiles_efforts_valid
@@ -83,6 +83,19 @@ CREATE TABLE prompt.model_profiles (
     cache_lookback            int CONSTRAINT model_profiles_cache_lookback_positive CHECK (cache_lookback > 0),
     replays_thinking          bool NOT NULL DEFAULT false,
     shipped                   bool NOT NULL DEFAULT false,
+    -- Lifecycle (0.5): the day the provider deprecated the model, the day it stops serving
+    -- it (a compile past it is refused), and the model it names instead.
+    deprecated_at             date,
+    retires_at                date,
+    replacement               text,
+    -- Takes {"role": "system"} messages after the leading run (a system entry in history
+    -- is sent so, in place).
+    system_messages           bool NOT NULL DEFAULT false,
+    -- Takes request_options.cache_diagnostics (the provider explains a cache miss).
+    cache_diagnostics         bool NOT NULL DEFAULT false,
+    -- What prompt.import_models last wrote of the row (NULL: never imported); a row whose
+    -- columns differ from it was changed by a user, and an import keeps it.
+    imported                  jsonb,
     CONSTRAINT model_profiles_budget_range CHECK ((budget_min IS NULL) = (budget_max IS NULL) AND budget_min <= budget_max)
 );
 
@@ -384,21 +397,44 @@ CREATE TABLE prompt.responses (
 );
 CREATE INDEX responses_compiled_model_idx ON prompt.responses (compiled_model);
 
+-- What a provider's token-count endpoint answered for a request of a turn (record_count):
+-- one row per request (step: the newest round it carried, 0 for none), beside the
+-- estimate; prompt.model_calibration reads them with billed usage.
+CREATE TABLE prompt.counts (
+    conversation_id        uuid NOT NULL,
+    turn_id                uuid NOT NULL,
+    step                   int NOT NULL CONSTRAINT counts_step_valid CHECK (step >= 0),
+    input_tokens           int NOT NULL CONSTRAINT counts_input_tokens_valid CHECK (input_tokens >= 0),
+    estimated_input_tokens int NOT NULL,
+    compiled_model         text,
+    counted_at             timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (conversation_id, turn_id, step),
+    FOREIGN KEY (conversation_id, turn_id) REFERENCES prompt.turns (conversation_id, id) ON DELETE CASCADE
+);
+CREATE INDEX counts_compiled_model_idx ON prompt.counts (compiled_model);
+
 -- Per model, how the billed prompt compares with the estimate (Anthropic's tokenizer is
 -- not public: cl100k counts are off for Claude); token_margin_auto compiles with the p95.
 -- security_invoker: it sees the responses the caller's row-level security lets it see.
--- A ratio outside 0.1-10 is no tokenizer's difference (a response of another request, a
+-- Counts a provider's count endpoint answered (prompt.counts) are read beside billed
+-- usage. A ratio outside 0.1-10 is no tokenizer's difference (a response of another request, a
 -- typing error, a poisoned row): it is set aside, so no single row can make every estimate
 -- of a model exceed its window.
 CREATE VIEW prompt.model_calibration WITH (security_invoker = true) AS
-SELECT compiled_model AS model,
-       count(*) AS recorded,
-       percentile_cont(0.5) WITHIN GROUP (ORDER BY billed_input_tokens::float8 / estimated_input_tokens) AS median_ratio,
-       percentile_cont(0.95) WITHIN GROUP (ORDER BY billed_input_tokens::float8 / estimated_input_tokens) AS p95_ratio
-  FROM prompt.responses
- WHERE compiled_model IS NOT NULL AND billed_input_tokens IS NOT NULL AND estimated_input_tokens > 0
-   AND billed_input_tokens::float8 / estimated_input_tokens BETWEEN 0.1 AND 10
- GROUP BY compiled_model;
+SELECT x.compiled_model AS model,
+       count(*) FILTER (WHERE x.billed) AS recorded,
+       percentile_cont(0.5) WITHIN GROUP (ORDER BY x.ratio) AS median_ratio,
+       percentile_cont(0.95) WITHIN GROUP (ORDER BY x.ratio) AS p95_ratio,
+       count(*) FILTER (WHERE NOT x.billed) AS counted
+  FROM (SELECT r.compiled_model, r.billed_input_tokens::float8 / r.estimated_input_tokens AS ratio, true AS billed
+          FROM prompt.responses r
+         WHERE r.billed_input_tokens IS NOT NULL AND r.estimated_input_tokens > 0
+        UNION ALL
+        SELECT c.compiled_model, c.input_tokens::float8 / c.estimated_input_tokens, false
+          FROM prompt.counts c
+         WHERE c.estimated_input_tokens > 0) x
+ WHERE x.compiled_model IS NOT NULL AND x.ratio BETWEEN 0.1 AND 10
+ GROUP BY x.compiled_model;
 
 -- Tenancy (README, "Security"; the policies are in finalize.sql, src/pg/tenancy.rs decides
 -- who they confine). Once any role is listed here, every role is confined to the
@@ -449,5 +485,7 @@ SELECT pg_catalog.pg_extension_config_dump('prompt.responses', '');
 -- Only the profiles users add: the shipped ones come with the extension's script.
 SELECT pg_catalog.pg_extension_config_dump('prompt.model_profiles', 'WHERE NOT shipped');
 SELECT pg_catalog.pg_extension_config_dump('prompt.tenants', '');
-SELECT pg_catalog.pg_extension_config_dump('prompt.administrators', '');
 SELECT pg_catalog.pg_extension_config_dump('prompt.workspace_members', '');
+-- 0.5's tables, after 0.4's (the order an update registers them in).
+SELECT pg_catalog.pg_extension_config_dump('prompt.counts', '');
+SELECT pg_catalog.pg_extension_config_dump('prompt.administrators', '');

@@ -79,6 +79,9 @@ pub enum Code {
     /// The library is newer than the extension's SQL in this database: `ALTER EXTENSION
     /// pgprompt UPDATE` has not run yet.
     ExtensionNotUpdated,
+    /// `count_body` of a request whose wire has no token-count endpoint (chat), or that
+    /// names no model.
+    CountUnavailable,
 }
 
 impl Code {
@@ -115,6 +118,7 @@ impl Code {
             Code::ModelRetired => "model_retired",
             Code::TenantWriteRefused => "tenant_write_refused",
             Code::ExtensionNotUpdated => "extension_not_updated",
+            Code::CountUnavailable => "count_unavailable",
         }
     }
 
@@ -131,6 +135,7 @@ impl Code {
             | Code::SealConversionPending
             | Code::ExtensionNotUpdated => "55000",
             Code::SealReadOnly => "25006",
+            Code::CountUnavailable => "0A000",
             Code::MacroUnknown
             | Code::TemplateInvalid
             | Code::HistoryBudgetUnavailable
@@ -151,7 +156,7 @@ impl Code {
     }
 
     /// Every code, for the README's error table and its test.
-    pub const ALL: [Code; 30] = [
+    pub const ALL: [Code; 31] = [
         Code::MacroUnknown,
         Code::TemplateInvalid,
         Code::DocumentTooLarge,
@@ -182,6 +187,7 @@ impl Code {
         Code::ModelRetired,
         Code::TenantWriteRefused,
         Code::ExtensionNotUpdated,
+        Code::CountUnavailable,
     ];
 
     /// The code whose name is `name`.

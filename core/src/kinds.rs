@@ -165,7 +165,11 @@ spelled!(
         /// `enabled`: thinking with a `budget_tokens`, which it needs.
         Enabled = "enabled",
         /// `disabled`: no thinking (sent as effort `none` on chat and responses).
-        Disabled = "disabled"
+        Disabled = "disabled",
+        /// `between_tools` (anthropic): thinking off, and the short progress notes the model
+        /// writes between tool calls come back as thinking blocks; takes no budget and no
+        /// display.
+        BetweenTools = "between_tools"
     }
 );
 spelled!(

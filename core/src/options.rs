@@ -360,7 +360,7 @@ fn consistent(t: Thinking, m: &Obj<'_>) -> Checked<Thinking> {
                 "thinking.mode enabled needs budget_tokens (enabled is thinking with a budget)",
             )
         }
-        (Some(ThinkingMode::Adaptive | ThinkingMode::Disabled), Some(_)) => {
+        (Some(ThinkingMode::Adaptive | ThinkingMode::Disabled | ThinkingMode::BetweenTools), Some(_)) => {
             return refuse(
                 "budget_tokens",
                 "a thinking budget goes with thinking.mode enabled only",
@@ -370,6 +370,9 @@ fn consistent(t: Thinking, m: &Obj<'_>) -> Checked<Thinking> {
     }
     if t.mode == Some(ThinkingMode::Disabled) && t.display.is_some() {
         return refuse("display", "thinking that is disabled has nothing to display");
+    }
+    if t.mode == Some(ThinkingMode::BetweenTools) && t.display.is_some() {
+        return refuse("display", "thinking.mode between_tools takes no display");
     }
     Ok(t)
 }
@@ -464,7 +467,7 @@ pub(crate) fn check_shape(o: &Options, wire: Wire, max_tokens: i32) -> std::resu
             if t.budget.is_some() {
                 return refuse("thinking/budget_tokens", "takes a reasoning effort, not a budget");
             }
-            if matches!(t.mode, Some(ThinkingMode::Adaptive)) {
+            if matches!(t.mode, Some(ThinkingMode::Adaptive | ThinkingMode::BetweenTools)) {
                 return refuse(
                     "thinking/mode",
                     "says thinking by its effort (mode disabled is effort none)",
@@ -495,6 +498,9 @@ pub(crate) fn check_shape(o: &Options, wire: Wire, max_tokens: i32) -> std::resu
             }
             if t.display.is_some() {
                 return refuse("thinking/display", "takes include_thoughts, not a display");
+            }
+            if t.mode == Some(ThinkingMode::BetweenTools) {
+                return refuse("thinking/mode", "takes no between_tools (an anthropic mode)");
             }
         }
     }

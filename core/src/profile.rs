@@ -62,6 +62,23 @@ pub struct Profile {
     /// A row the extension ships (an update replaces it).
     #[serde(default)]
     pub(crate) shipped: bool,
+    /// The day the provider deprecated the model (ISO 8601; lifecycle, never frozen).
+    #[serde(default, skip_serializing)]
+    pub(crate) deprecated_at: Option<String>,
+    /// The day the provider stops serving it (ISO 8601; lifecycle, never frozen).
+    #[serde(default, skip_serializing)]
+    pub(crate) retires_at: Option<String>,
+    /// The model that replaces it.
+    #[serde(default, skip_serializing)]
+    pub(crate) replacement: Option<String>,
+    /// Whether it takes `{"role": "system"}` messages after the leading run (a system
+    /// entry in history is sent so, in place).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) system_messages: bool,
+    /// Whether it takes `request_options.cache_diagnostics` (the provider explains a cache
+    /// miss against the previous response).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) cache_diagnostics: bool,
 }
 
 /// A refusal of an option by a profile: the option's path under `/request_options` and
@@ -171,6 +188,11 @@ pub(crate) mod tests {
             cache_lookback: Some(20),
             replays_thinking: true,
             shipped: true,
+            deprecated_at: None,
+            retires_at: None,
+            replacement: None,
+            system_messages: false,
+            cache_diagnostics: false,
         }
     }
 

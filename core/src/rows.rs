@@ -46,6 +46,21 @@ pub struct Model {
     /// The rules the model enforces (`models.profile`, or the profile its name matches).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) profile: Option<crate::profile::Profile>,
+    /// Where the model stands in its provider's lifecycle today (the extension compares its
+    /// profile's dates with the day; a seal never freezes it).
+    #[serde(skip)]
+    pub lifecycle: Lifecycle,
+}
+
+/// A model's place in its lifecycle on the day of the compile, as the extension read it
+/// (the core reads no clock).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Lifecycle {
+    /// Its profile's `retires_at` has passed: a fresh compile is refused (`model_retired`).
+    pub retired: bool,
+    /// Its profile's `deprecated_at` has passed, or its retirement is announced: it
+    /// compiles, with a NOTICE.
+    pub deprecated: bool,
 }
 
 impl Model {
@@ -63,7 +78,52 @@ impl Model {
             cache_ttl: CacheTtl::FiveMinutes,
             request_options: RequestOptions::default(),
             profile: None,
+            lifecycle: Lifecycle::default(),
         }
+    }
+
+    /// Refuses a model whose profile retired it: `model_retired`, naming the day and the
+    /// replacement its profile gives.
+    pub fn check_lifecycle(&self) -> crate::error::Result<()> {
+        if !self.lifecycle.retired {
+            return Ok(());
+        }
+        let p = self.profile.as_ref();
+        let day = p.and_then(|p| p.retires_at.as_deref()).unwrap_or("an earlier day");
+        let replacement = p.and_then(|p| p.replacement.as_deref());
+        let e = crate::error::Error::new(
+            crate::error::Code::ModelRetired,
+            format!(
+                "model {} retired on {day}{}",
+                crate::error::quote(&self.name),
+                replacement.map(|r| format!("; its replacement is {}", crate::error::quote(r))).unwrap_or_default()
+            ),
+        )
+        .detail("Its provider no longer serves it: a request for it would be refused there (prompt.model_profiles.retires_at).");
+        Err(match replacement {
+            Some(r) => e.hint(format!(
+                "Point the turn, its answerer or the model row at {}: UPDATE prompt.users SET model = '{r}' WHERE model = '{}';",
+                crate::error::quote(r),
+                self.name.replace('\'', "''")
+            )),
+            None => e.hint("Point the turn or its answerer at a model its provider serves (SELECT * FROM prompt.model_status)."),
+        })
+    }
+
+    /// Whether the model's profile names it deprecated today (it still compiles).
+    pub fn deprecation(&self) -> Option<String> {
+        if !self.lifecycle.deprecated || self.lifecycle.retired {
+            return None;
+        }
+        let p = self.profile.as_ref();
+        let retires = p.and_then(|p| p.retires_at.as_deref());
+        let replacement = p.and_then(|p| p.replacement.as_deref());
+        Some(format!(
+            "model {} is deprecated{}{}",
+            crate::error::quote(&self.name),
+            retires.map(|d| format!(" and retires on {d}")).unwrap_or_default(),
+            replacement.map(|r| format!("; its replacement is {}", crate::error::quote(r))).unwrap_or_default()
+        ))
     }
 
     /// The model with its profile: the windows its row leaves unset are the profile's.

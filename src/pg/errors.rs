@@ -23,6 +23,7 @@ pub fn sqlstate(code: Code) -> PgSqlErrorCode {
         | Code::SealConversionPending
         | Code::ExtensionNotUpdated => ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
         Code::SealReadOnly => ERRCODE_READ_ONLY_SQL_TRANSACTION,
+        Code::CountUnavailable => ERRCODE_FEATURE_NOT_SUPPORTED,
         Code::MacroUnknown
         | Code::TemplateInvalid
         | Code::HistoryBudgetUnavailable

@@ -266,12 +266,13 @@ fn _truncate_guard(table: &str) {
 
 /// The owner of the extension's tables, as whom a guard looks rows up.
 pub(super) fn tables_owner() -> pg_sys::Oid {
-    let owner = Spi::get_one::<pg_sys::Oid>(
+    let owner = super::spi::read_one::<pg_sys::Oid>(
         "SELECT relowner FROM pg_catalog.pg_class WHERE oid = 'prompt.turns'::pg_catalog.regclass",
+        &[],
     );
     match owner {
-        Ok(Some(o)) => o,
-        _ => pgrx::error!("pgprompt: internal error: prompt.turns has no owner"),
+        Some(o) => o,
+        None => pgrx::error!("pgprompt: internal error: prompt.turns has no owner"),
     }
 }
 

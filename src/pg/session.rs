@@ -54,10 +54,11 @@ pub(super) fn require_updated() {
     if UPDATED.with(std::cell::Cell::get) {
         return;
     }
-    let installed = pgrx::Spi::get_one::<String>("SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'pgprompt'")
-        .ok()
-        .flatten()
-        .unwrap_or_default();
+    let installed = super::spi::read_one::<String>(
+        "SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'pgprompt'",
+        &[],
+    )
+    .unwrap_or_default();
     let library = env!("CARGO_PKG_VERSION");
     if installed == library {
         UPDATED.with(|u| u.set(true));

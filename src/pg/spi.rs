@@ -294,3 +294,21 @@ impl Cols<'_> {
         self.get::<Vec<Option<i32>>>(name).unwrap_or_default()
     }
 }
+
+/// The first row's first column of a read (`None`: no row, or NULL), run read-only: it
+/// takes no transaction id, so it runs on a hot standby too (pgrx's `Spi::get_one`
+/// marks the transaction as writing).
+pub(crate) fn read_one<T: pgrx::IntoDatum + pgrx::FromDatum>(sql: &str, args: &[DatumWithOid<'_>]) -> Option<T> {
+    pgrx::Spi::connect(|client| client.select(sql, Some(1), args)?.first().get_one::<T>())
+        .ok()
+        .flatten()
+}
+
+/// The first row's two first columns of a read, run read-only (as [`read_one`]).
+pub(crate) fn read_two<A, B>(sql: &str, args: &[DatumWithOid<'_>]) -> Result<(Option<A>, Option<B>), pgrx::spi::SpiError>
+where
+    A: pgrx::IntoDatum + pgrx::FromDatum,
+    B: pgrx::IntoDatum + pgrx::FromDatum,
+{
+    pgrx::Spi::connect(|client| client.select(sql, Some(1), args)?.first().get_two::<A, B>())
+}

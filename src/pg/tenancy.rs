@@ -69,7 +69,7 @@ fn reach() -> Reach {
 /// Reads what the current role is, past row-level security.
 fn look_up(role: pg_sys::Oid) -> Reach {
     let found = as_owner(|| {
-        Spi::get_two_with_args::<bool, Vec<pgrx::Uuid>>(
+        super::spi::read_two::<bool, Vec<pgrx::Uuid>>(
             "SELECT NOT EXISTS (SELECT 1 FROM prompt.tenants) \
                     OR EXISTS (SELECT 1 FROM prompt.administrators a WHERE a.role_oid = $1) \
                     OR EXISTS (SELECT 1 FROM pg_catalog.pg_extension e WHERE e.extname = 'pgprompt' AND e.extowner = $1) \

@@ -9,6 +9,7 @@ dropped on the other wires, and every body validates against the SDK's request t
 import copy
 import json
 
+import psycopg
 import pytest
 from anthropic.types import Message
 from google.genai import types as genai
@@ -194,6 +195,16 @@ def test_every_shipped_profile_reads_and_compiles(pdb):
             c.execute("UPDATE prompt.turns SET model = %s WHERE id = %s", (name + "-check", turn))
             explained = c.execute("SELECT prompt.explain_turn(%s, %s)", (conv, turn)).fetchone()[0]
             assert explained["model"] == name + "-check"
-            c.execute("SELECT prompt.preview_turn(%s, %s)", (conv, turn))
+            # A profile past its retirement refuses the compile (whichever day the test runs).
+            retired = c.execute("SELECT coalesce(retires_at <= current_date, false) FROM prompt.model_profiles "
+                                "WHERE name = %s", (name,)).fetchone()[0]
+            if retired:
+                c.execute("SAVEPOINT retired")
+                with pytest.raises(psycopg.Error) as e:
+                    c.execute("SELECT prompt.preview_turn(%s, %s)", (conv, turn))
+                assert e.value.sqlstate == "22023" and str(e.value).startswith("model_retired: "), e.value
+                c.execute("ROLLBACK TO SAVEPOINT retired")
+            else:
+                c.execute("SELECT prompt.preview_turn(%s, %s)", (conv, turn))
     finally:
         c.execute("ROLLBACK")

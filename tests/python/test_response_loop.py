@@ -201,12 +201,20 @@ def percentile_cont(values, q):
 
 def test_calibration_and_token_margin_auto(rdb):
     c = rdb
+    # Billed over estimated as a tokenizer differs (the fixtures' usage is no real count).
+    conv, turn = c.execute("SELECT conversation_id, turn_id FROM prompt.responses LIMIT 1").fetchone()
+    for step, billed in ((50, 1180), (51, 1240), (52, 1310)):
+        c.execute("INSERT INTO prompt.responses (conversation_id, turn_id, step, shape, compiled_model, billed_input_tokens, "
+                  "estimated_input_tokens) VALUES (%s, %s, %s, 'anthropic', 'claude-sonnet-5', %s, 1000)", (conv, turn, step, billed))
     rows = c.execute("SELECT compiled_model, billed_input_tokens::float8 / estimated_input_tokens FROM prompt.responses "
                      "WHERE billed_input_tokens IS NOT NULL").fetchall()
     by_model = {}
     for model, ratio in rows:
-        by_model.setdefault(model, []).append(ratio)
+        # A ratio outside 0.1-10 is no tokenizer's difference: the view sets it aside.
+        if 0.1 <= ratio <= 10:
+            by_model.setdefault(model, []).append(ratio)
     view = {m: (n, med, p95) for m, n, med, p95 in c.execute("SELECT model, recorded, median_ratio, p95_ratio FROM prompt.model_calibration")}
+    assert by_model
     assert set(view) == set(by_model) and "claude-sonnet-5" in view
     for m, ratios in by_model.items():
         n, med, p95 = view[m]
@@ -228,3 +236,4 @@ def test_calibration_and_token_margin_auto(rdb):
         assert margin() == pytest.approx(expected, rel=1e-6)
     finally:
         c.execute("UPDATE prompt.models SET token_margin_auto = false WHERE name = 'claude-sonnet-5'")
+        c.execute("DELETE FROM prompt.responses WHERE step BETWEEN 50 AND 52")

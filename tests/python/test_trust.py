@@ -319,7 +319,7 @@ def test_tenancy_survives_dump_and_restore_and_isolates_reads_and_writes():
     tenancy(src)
     before = rls_state(src), {r: reads_as(src, r) for r in TENANTS}
     policies, enabled = before[0]
-    assert enabled == 17 and policies > 60, before[0]
+    assert enabled == 18 and policies > 60, before[0]
     acme, globex = before[1][TENANTS[0]], before[1][TENANTS[1]]
     assert acme["workspaces"] == ["Acme Support"] and globex["workspaces"] == ["Globex"]
     assert acme[C1] is False and acme["00000000-0000-4000-8000-00000000c0b1"] == "not found"

@@ -64,7 +64,8 @@ def test_the_update_scripts_ship_and_the_old_releases_are_frozen():
     assert (ROOT / f"sql/releases/pgprompt--{OLD}.sql").exists()
     assert (ROOT / f"sql/releases/pgprompt--{SEAL_02}.sql").exists()
     chain = update_chain()
-    assert chain == ["pgprompt--0.1.0--0.2.0.sql", "pgprompt--0.2.0--0.3.0.sql", f"pgprompt--0.3.0--{current_version()}.sql"]
+    assert chain == ["pgprompt--0.1.0--0.2.0.sql", "pgprompt--0.2.0--0.3.0.sql", "pgprompt--0.3.0--0.4.0.sql",
+                     f"pgprompt--0.4.0--{current_version()}.sql"]
     for script in chain:
         assert (extension_dir() / script).exists(), script
 
@@ -95,17 +96,49 @@ def test_install_old_then_update_equals_a_fresh_install():
             (json.dumps(seal), json.dumps(seal["preface"]), T4),
         )
         c.execute("ALTER EXTENSION pgprompt UPDATE TO '0.3.0'")
+        # An application role granted as 0.3's README said: every table of the schema. It
+        # keeps compiling through the updates (the tables they add get the same grants).
+        c.execute("DO $$ BEGIN CREATE ROLE pgprompt_upgrade_reader NOLOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$")
+        c.execute("GRANT USAGE ON SCHEMA prompt TO pgprompt_upgrade_reader")
+        c.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA prompt TO pgprompt_upgrade_reader")
         c.execute("REVOKE EXECUTE ON FUNCTION prompt._history_rewrite_allowed() FROM PUBLIC")
         c.execute("GRANT EXECUTE ON FUNCTION prompt._history_rewrite_allowed() TO pgprompt_upgrade_app")
         acl = "SELECT proacl::text FROM pg_proc WHERE oid = %s::regprocedure"
         before = [c.execute(acl, (f,)).fetchone()[0] for f in ("prompt.count_tokens(text,text)", "prompt._history_rewrite_allowed()")]
+        said = []
+        c.add_notice_handler(lambda d: said.append((d.message_primary, d.message_hint)))
         c.execute("ALTER EXTENSION pgprompt UPDATE")
         assert c.execute("SELECT extversion FROM pg_extension WHERE extname = 'pgprompt'").fetchone()[0] == current_version()
+        # The update names the role and the statement that gives it 0.5's tables.
+        named = [hint for message, hint in said if "pgprompt_upgrade_reader" in (message or "")]
+        assert len(named) == 1 and named[0] == (
+            "GRANT DELETE, INSERT, SELECT, UPDATE ON prompt.model_profiles, prompt.counts TO pgprompt_upgrade_reader; "
+            "GRANT SELECT ON prompt.model_status TO pgprompt_upgrade_reader;"), said
+        c.execute("SET ROLE pgprompt_upgrade_reader")
+        try:
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                c.execute("SELECT prompt.preview_turn(%s, %s)", (C1, "00000000-0000-4000-8000-0000000d0002"))
+        finally:
+            c.execute("RESET ROLE")
         after = [c.execute(acl, (f,)).fetchone()[0] for f in ("prompt.count_tokens(text,text)", "prompt._history_rewrite_allowed()")]
         assert after == before and all("pgprompt_upgrade_app=X" in a for a in after), (before, after)
         # 0.4 replaced _history_rewrite_allowed (SQL) with the library's: same grants.
         assert c.execute("SELECT l.lanname FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang "
                          "WHERE p.oid = 'prompt._history_rewrite_allowed()'::regprocedure").fetchone()[0] == "c"
+        # README, "Upgrading": the statement the update's NOTICE names, run as the owner.
+        c.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON prompt.model_profiles, prompt.counts TO pgprompt_upgrade_reader")
+        c.execute("GRANT SELECT ON prompt.model_status TO pgprompt_upgrade_reader")
+        c.execute("SET ROLE pgprompt_upgrade_reader")
+        try:
+            assert c.execute("SELECT count(*) > 0 FROM prompt.model_profiles").fetchone()[0]
+            assert c.execute("SELECT count(*) FROM prompt.counts").fetchone()[0] == 0
+            assert c.execute("SELECT count(*) FROM prompt.model_status").fetchone()[0] >= 0
+            assert c.execute("SELECT prompt.preview_turn(%s, %s) IS NOT NULL", (C1, "00000000-0000-4000-8000-0000000d0002")).fetchone()[0]
+        finally:
+            c.execute("RESET ROLE")
+        c.execute("REVOKE ALL ON ALL TABLES IN SCHEMA prompt FROM pgprompt_upgrade_reader")
+        c.execute("REVOKE ALL ON prompt.model_status FROM pgprompt_upgrade_reader")
+        c.execute("REVOKE USAGE ON SCHEMA prompt FROM pgprompt_upgrade_reader")
         c.execute("REVOKE ALL ON FUNCTION prompt.count_tokens(text, text), prompt._history_rewrite_allowed() FROM pgprompt_upgrade_app")
         c.execute("GRANT EXECUTE ON FUNCTION prompt.count_tokens(text, text), prompt._history_rewrite_allowed() TO PUBLIC")
         # The update moved the 0.2 seal, unconverted: reading it says so, by name.

@@ -108,6 +108,9 @@ fn compile_full(ctx: &Context, history: &mut dyn HistorySource, memo: &mut Memo,
             compiler::not_compilable(t, &format!("names model {}, which does not exist", quote(name)))
         })?),
     };
+    if let (Some(m), true) = (model, purpose.raises()) {
+        m.check_lifecycle()?;
+    }
     let mut c = compiler::Compiler {
         ctx,
         a,

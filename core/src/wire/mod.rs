@@ -9,6 +9,7 @@
 
 mod anthropic;
 mod chat;
+mod count;
 mod gemini;
 mod json;
 pub(crate) mod responses;
@@ -20,6 +21,7 @@ use crate::kinds::{CacheTtl, Wire};
 use crate::options::Options;
 use crate::rows::Model;
 
+pub use count::count_body;
 pub use json::{pretty, to_text as json_text};
 pub use shape::explicit;
 use shape::{tool_list, ToolSpelling};

@@ -145,11 +145,16 @@ static MODELS: LazyLock<Query> = LazyLock::new(|| {
         // The calibration is read apart, for a model with token_margin_auto only
         // (`calibrated`): it aggregates prompt.responses across conversations, which on
         // Citus is a distributed subplan, planned even where a CASE would skip it.
+        // Lifecycle is the day's: the profile's dates against the transaction's date (a
+        // seal never freezes it; the core reads no clock).
         "SELECT m.name, m.wire, m.tokenizer, m.advisory_window, m.hard_window, m.native_images, \
          m.token_margin, m.token_margin_auto, \
-         m.max_output_tokens, m.cache_ttl, m.request_options, \
-         prompt._model_profile(m.name, m.profile) AS profile \
-         FROM prompt.models m WHERE m.name = ANY($1)",
+         m.max_output_tokens, m.cache_ttl, m.request_options, p.profile, \
+         coalesce((p.profile::jsonb ->> 'retires_at')::date <= current_date, false) AS retired, \
+         coalesce((p.profile::jsonb ->> 'deprecated_at')::date <= current_date, false) \
+           OR (p.profile::jsonb ->> 'retires_at') IS NOT NULL AS deprecated \
+         FROM prompt.models m, LATERAL (SELECT prompt._model_profile(m.name, m.profile) AS profile) p \
+         WHERE m.name = ANY($1)",
         &[
             ("name", TEXTOID),
             ("wire", TEXTOID),
@@ -163,6 +168,8 @@ static MODELS: LazyLock<Query> = LazyLock::new(|| {
             ("cache_ttl", TEXTOID),
             ("request_options", JSONBOID),
             ("profile", TEXTOID),
+            ("retired", BOOLOID),
+            ("deprecated", BOOLOID),
         ],
     )
 });
@@ -187,6 +194,10 @@ pub(crate) fn models(client: &SpiClient<'_>, names: &[String]) -> Result<HashMap
         m.request_options = fields::parse_request_options(&c.need_json("request_options")?)?;
         // No profile: the model row names none and no shipped profile has its name.
         let profile = pgprompt_core::profile::Profile::from_json(&c.text("profile").unwrap_or_default())?;
+        m.lifecycle = pgprompt_core::rows::Lifecycle {
+            retired: c.need::<bool>("retired")?,
+            deprecated: c.need::<bool>("deprecated")?,
+        };
         Ok(Some((name, m.with_profile(profile), auto)))
     })?;
     let mut out = HashMap::with_capacity(models.len());
