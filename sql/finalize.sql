@@ -1248,3 +1248,5 @@ COMMENT ON FUNCTION prompt.record_count(uuid, uuid, integer) IS
     'Records the input tokens a provider''s count endpoint answered for the turn''s request as it stands, beside its estimate (prompt.counts); model_calibration and token_margin_auto read counts beside billed usage.';
 COMMENT ON TABLE prompt.counts IS
     'One row per request counted by a provider''s token-count endpoint (record_count): its input tokens beside the estimate of the request.';
+COMMENT ON COLUMN prompt.models.history_cache_ttl IS
+    'The TTL of the cache breakpoints after the stable prefix (history, a run''s rounds); NULL: cache_ttl. Never longer than cache_ttl; each provider takes it as its profile allows (Anthropic 5m or 1h; OpenAI 30m or 12h).';

@@ -19,12 +19,21 @@
 --   shipped catalog replaced by 0.5's (a user's explicit profile kept);
 -- * count bodies: prompt.count_body, prompt.record_count, prompt.counts; the calibration
 --   reads counts beside billed usage and sets aside ratios outside 0.1-10;
+-- * today's forms: models.history_cache_ttl (history's breakpoints' TTL), responses.
+--   billed_miss (a provider's cache diagnostics) and cache_report's billed_miss;
 -- * a role granted what every table of 0.3 grants is named in a WARNING with the one
 --   statement that gives it the tables added since (model_profiles, which 0.4 added, too).
 
 -- Schema ------------------------------------------------------------------------------
 
 ALTER TABLE prompt.rounds ADD COLUMN sent_digest bytea;
+ALTER TABLE prompt.responses ADD COLUMN billed_miss jsonb;
+ALTER TABLE prompt.models
+    ADD COLUMN history_cache_ttl text
+        CONSTRAINT models_history_cache_ttl_valid CHECK (history_cache_ttl IN ('5m', '1h', '30m', '12h')),
+    ADD CONSTRAINT models_history_cache_ttl_not_longer
+        CHECK (array_position(ARRAY['5m', '30m', '1h', '12h'], history_cache_ttl)
+               <= array_position(ARRAY['5m', '30m', '1h', '12h'], cache_ttl));
 ALTER TABLE prompt.seals ADD COLUMN frozen_digest bytea;
 ALTER TABLE prompt.tenants ADD COLUMN role_oid oid;
 CREATE INDEX tenants_role_oid ON prompt.tenants (role_oid);
@@ -155,6 +164,29 @@ STABLE PARALLEL RESTRICTED
 SET search_path TO pg_catalog, pg_temp
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', '_tenant_writes_user_wrapper';
+-- cache_report gains billed_miss (a new result column: dropped and made again).
+DROP FUNCTION prompt.cache_report(uuid);
+CREATE FUNCTION prompt."cache_report"(
+	"conversation_id" uuid /* pgrx :: Uuid */
+) RETURNS TABLE (
+	"turn_id" uuid,  /* pgrx :: Uuid */
+	"step" INT,  /* i32 */
+	"input_tokens" INT,  /* i32 */
+	"shared_prefix_tokens" INT,  /* i32 */
+	"first_difference" jsonb,  /* Option < pgrx :: JsonB > */
+	"predicted_cache_read" INT,  /* i32 */
+	"predicted_cache_write" INT,  /* i32 */
+	"predicted_uncached" INT,  /* i32 */
+	"billed_cache_read" INT,  /* Option < i32 > */
+	"billed_cache_write" INT,  /* Option < i32 > */
+	"billed_miss" jsonb  /* Option < pgrx :: JsonB > */
+)
+STRICT STABLE PARALLEL SAFE
+SET search_path TO pg_catalog, pg_temp
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'cache_report_wrapper';
+COMMENT ON FUNCTION prompt.cache_report(uuid) IS
+    'A row per request the conversation sent (each sealed first request, step 0, and each continuation, step = the newest round it carried), in order: its input tokens, the prefix it shares with the request before it, where it first differs and why (tools, system, trim, messages or model), and what the provider''s cache should read, write and leave uncached under the model''s rules (breakpoints, lookback, minimum prefix, TTL from the times sent), beside the cache read and write billed.';
 
 -- What was sent -----------------------------------------------------------------------
 
@@ -1014,10 +1046,19 @@ UPDATE prompt.model_profiles p
   ) AS v(name, retires_at, replacement)
  WHERE p.name = v.name AND p.shipped;
 
--- Models that take a system message in place, after the leading run (Anthropic's messages
--- take {"role": "system"} from the 5 family on).
-UPDATE prompt.model_profiles SET system_messages = true
+-- Claude's 5 family takes a system message in place, after the leading run
+-- ({"role": "system"} in messages), and thinking between tools (thinking off, the short
+-- notes between tool calls returned as thinking blocks): anthropic 2.16's MessageParam and
+-- ThinkingConfigParam. prompt.import_models reads what Anthropic's own list says of a model.
+UPDATE prompt.model_profiles
+   SET system_messages = true, thinking_modes = thinking_modes || '{between_tools}', cache_diagnostics = true
  WHERE shipped AND provider = 'anthropic' AND name ~ '^claude-(opus|sonnet|haiku|fable|mythos)-5';
+
+-- Cache diagnostics against a previous response: Anthropic's diagnostics (the 5 family,
+-- above) and OpenAI's prompt_cache_options.comparison_response_id (the Responses models
+-- with explicit breakpoints, gpt-5.6 and later).
+UPDATE prompt.model_profiles SET cache_diagnostics = true
+ WHERE shipped AND provider = 'openai' AND cache_breakpoints = 'prompt_cache_breakpoint' AND 'responses' = ANY (wires);
 UPDATE prompt.models m SET profile = n.profile FROM pgprompt_named_profiles n
  WHERE m.name = n.name AND m.profile IS DISTINCT FROM n.profile
    AND EXISTS (SELECT 1 FROM prompt.model_profiles p WHERE p.name = n.profile);
@@ -1237,4 +1278,6 @@ COMMENT ON FUNCTION prompt.record_count(uuid, uuid, integer) IS
     'Records the input tokens a provider''s count endpoint answered for the turn''s request as it stands, beside its estimate (prompt.counts); model_calibration and token_margin_auto read counts beside billed usage.';
 COMMENT ON TABLE prompt.counts IS
     'One row per request counted by a provider''s token-count endpoint (record_count): its input tokens beside the estimate of the request.';
+COMMENT ON COLUMN prompt.models.history_cache_ttl IS
+    'The TTL of the cache breakpoints after the stable prefix (history, a run''s rounds); NULL: cache_ttl. Never longer than cache_ttl; each provider takes it as its profile allows (Anthropic 5m or 1h; OpenAI 30m or 12h).';
 

@@ -306,7 +306,16 @@ UPDATE prompt.model_profiles p
   ) AS v(name, retires_at, replacement)
  WHERE p.name = v.name AND p.shipped;
 
--- Models that take a system message in place, after the leading run (Anthropic's messages
--- take {"role": "system"} from the 5 family on).
-UPDATE prompt.model_profiles SET system_messages = true
+-- Claude's 5 family takes a system message in place, after the leading run
+-- ({"role": "system"} in messages), and thinking between tools (thinking off, the short
+-- notes between tool calls returned as thinking blocks): anthropic 2.16's MessageParam and
+-- ThinkingConfigParam. prompt.import_models reads what Anthropic's own list says of a model.
+UPDATE prompt.model_profiles
+   SET system_messages = true, thinking_modes = thinking_modes || '{between_tools}', cache_diagnostics = true
  WHERE shipped AND provider = 'anthropic' AND name ~ '^claude-(opus|sonnet|haiku|fable|mythos)-5';
+
+-- Cache diagnostics against a previous response: Anthropic's diagnostics (the 5 family,
+-- above) and OpenAI's prompt_cache_options.comparison_response_id (the Responses models
+-- with explicit breakpoints, gpt-5.6 and later).
+UPDATE prompt.model_profiles SET cache_diagnostics = true
+ WHERE shipped AND provider = 'openai' AND cache_breakpoints = 'prompt_cache_breakpoint' AND 'responses' = ANY (wires);

@@ -118,7 +118,14 @@ CREATE TABLE prompt.models (
     request_options   jsonb NOT NULL DEFAULT '{}',
     -- The profile whose rules the model follows; NULL: the profile whose name is the
     -- model's name or the longest prefix of it (dated ids), if any.
-    profile           text REFERENCES prompt.model_profiles (name) ON UPDATE CASCADE ON DELETE SET NULL
+    profile           text REFERENCES prompt.model_profiles (name) ON UPDATE CASCADE ON DELETE SET NULL,
+    -- The TTL of the breakpoints after the stable prefix (history, a run's rounds); NULL:
+    -- cache_ttl. Never longer than cache_ttl (a provider reads the longer TTLs first).
+    history_cache_ttl text
+                      CONSTRAINT models_history_cache_ttl_valid CHECK (history_cache_ttl IN ('5m', '1h', '30m', '12h')),
+    CONSTRAINT models_history_cache_ttl_not_longer
+        CHECK (array_position(ARRAY['5m', '30m', '1h', '12h'], history_cache_ttl)
+               <= array_position(ARRAY['5m', '30m', '1h', '12h'], cache_ttl))
 );
 
 CREATE TABLE prompt.users (
@@ -391,6 +398,10 @@ CREATE TABLE prompt.responses (
     -- Cache writes by TTL, as the provider split them ({"5m": N, "1h": M} on Anthropic,
     -- {"30m": N, "12h": M} on Responses); NULL when it did not.
     cache_creation_by_ttl  jsonb,
+    -- What the provider said about the cache against the previous response the request
+    -- named (request_options.cache_diagnostics): Anthropic's diagnostics, OpenAI's
+    -- prompt_cache_diagnostics, as they came.
+    billed_miss            jsonb,
     PRIMARY KEY (conversation_id, turn_id, step),
     CONSTRAINT responses_response_id_key UNIQUE (conversation_id, response_id),
     FOREIGN KEY (conversation_id, turn_id) REFERENCES prompt.turns (conversation_id, id) ON DELETE CASCADE

@@ -56,6 +56,8 @@ pub struct Sent {
     pub body: String,
     /// What the provider billed as cache reads and writes (its recorded response).
     pub billed: Option<(Option<i32>, Option<i32>)>,
+    /// What the provider said about a cache miss (`prompt.responses.billed_miss`).
+    pub billed_miss: Option<Value>,
 }
 
 /// A row of `prompt.cache_report`.
@@ -82,6 +84,9 @@ pub struct Row {
     pub billed_cache_read: Option<i32>,
     /// The cache writes the provider billed (`prompt.responses.cache_creation_tokens`); `None`: none recorded.
     pub billed_cache_write: Option<i32>,
+    /// What the provider said about the cache against the previous response the request
+    /// named (`prompt.responses.billed_miss`); `None`: nothing recorded.
+    pub billed_miss: Option<Value>,
 }
 
 /// Where a block is.
@@ -100,6 +105,8 @@ struct Block {
     own: u64,
     tokens: u32,
     marked: bool,
+    /// The TTL its mark names (seconds), if it names one.
+    ttl: Option<f64>,
     zone: Zone,
 }
 
@@ -152,6 +159,7 @@ impl Simulator {
             predicted_uncached: total.saturating_sub(read).saturating_sub(write),
             billed_cache_read: sent.billed.and_then(|b| b.0),
             billed_cache_write: sent.billed.and_then(|b| b.1),
+            billed_miss: sent.billed_miss.clone(),
         }
     }
 
@@ -172,7 +180,9 @@ impl Simulator {
         let eligible: Vec<usize> = marks.into_iter().filter(|&b| cum[b] >= rules.min).collect();
         let write = eligible.last().map_or(0, |&b| cum[b].saturating_sub(read));
         for b in eligible.into_iter().chain(hit) {
-            self.entries.insert(blocks[b].prefix, at + rules.ttl);
+            // A mark that names its TTL keeps the entry that long; one that does not, the
+            // wire's default (Anthropic's 5 minutes, OpenAI's request-level TTL).
+            self.entries.insert(blocks[b].prefix, at + blocks[b].ttl.unwrap_or(rules.unnamed_ttl));
         }
         (read, write)
     }
@@ -261,6 +271,8 @@ struct Rules {
     /// OpenAI's implicit cache grows in steps of 128 tokens past the minimum.
     step: Option<u32>,
     ttl: f64,
+    /// The TTL of a mark that names none.
+    unnamed_ttl: f64,
 }
 
 impl Rules {
@@ -286,12 +298,33 @@ impl Rules {
             },
             min: profile.map_or(1024, |p| p.min_cache_tokens.max(0) as u32),
             step: (!explicit && matches!(wire, Wire::Chat | Wire::Responses)).then_some(128),
+            unnamed_ttl: if wire == Wire::Anthropic { 300.0 } else { ttl },
             ttl,
         }
     }
 }
 
 const MARKS: [&str; 2] = ["cache_control", "prompt_cache_breakpoint"];
+
+/// The TTL a block's cache mark names (`cache_control.ttl`, `prompt_cache_breakpoint.ttl`),
+/// in seconds; `None` when it names none.
+fn mark_ttl(v: &Value) -> Option<f64> {
+    match v {
+        Value::Object(map) => map.iter().find_map(|(k, v)| {
+            if MARKS.contains(&k.as_str()) {
+                v.get("ttl").and_then(Value::as_str).and_then(ttl_seconds_of)
+            } else {
+                mark_ttl(v)
+            }
+        }),
+        Value::Array(items) => items.iter().find_map(mark_ttl),
+        _ => None,
+    }
+}
+
+fn ttl_seconds_of(ttl: &str) -> Option<f64> {
+    crate::kinds::CacheTtl::parse(ttl).map(|t| t.seconds() as f64)
+}
 
 /// A JSON value without its cache marks, and whether it had one.
 fn unmarked(v: &Value) -> (Value, bool) {
@@ -390,10 +423,12 @@ fn blocks(wire: Wire, body: &str, model: Option<&str>, counter: &mut Counter<'_>
                 own,
                 tokens,
                 marked,
+                ttl: mark_ttl(&value),
                 zone,
             }
         })
         .collect();
+    let automatic_ttl = v.get("cache_control").and_then(|c| c.get("ttl")).and_then(Value::as_str).and_then(ttl_seconds_of);
     if automatic {
         // The request-level marker: the last block that can be cached (not thinking).
         let thinking = |z: Zone| match z {
@@ -405,6 +440,7 @@ fn blocks(wire: Wire, body: &str, model: Option<&str>, counter: &mut Counter<'_>
         };
         if let Some(b) = out.iter_mut().rev().find(|b| !thinking(b.zone)) {
             b.marked = true;
+            b.ttl = automatic_ttl.or(b.ttl);
         }
     }
     out
@@ -432,6 +468,7 @@ mod tests {
             model: Some(model.clone()),
             body: body.to_string(),
             billed: None,
+            billed_miss: None,
         }
     }
 

@@ -65,6 +65,10 @@ pub struct Context {
     /// conversation and the response recorded for it (`None`: there is none, or the turn
     /// is not stateful). The compile checks the chain.
     pub previous: Option<Previous>,
+    /// For a first compile that asks for cache diagnostics (`request_options.cache_diagnostics`):
+    /// the id of the newest response recorded for an earlier turn of its answerer in the
+    /// conversation (`None`: none is recorded, or none was asked for).
+    pub diagnostics_previous: Option<String>,
 }
 
 /// The previous request of a stateful turn's answerer (`Context::previous`).

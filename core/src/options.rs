@@ -15,6 +15,7 @@
 //! | `store` | bool | refused | refused | `store` | refused |
 //! | `include` | list of response includables | refused | refused | `include` | refused |
 //! | `stateful` | bool | refused | refused | `previous_response_id` + `instructions` (docs/design.md, "Stateful responses") | refused |
+//! | `cache_diagnostics` | bool | `diagnostics.previous_message_id` | refused | `prompt_cache_options.comparison_response_id` | refused |
 //!
 //! A model with a profile (`crate::profile`) is held to its rules (thinking modes,
 //! efforts, displays, budgets, sampling and its ranges, thinking beside a forced tool);
@@ -55,7 +56,7 @@ pub fn parse_request_options<'a>(input: impl JsonInput<'a>) -> Result<RequestOpt
     Ok(options)
 }
 
-const KEYS: [&str; 11] = [
+const KEYS: [&str; 12] = [
     "tool_choice",
     "parallel_tool_calls",
     "temperature",
@@ -67,6 +68,7 @@ const KEYS: [&str; 11] = [
     "store",
     "include",
     "stateful",
+    "cache_diagnostics",
 ];
 
 /// What `include` may name (OpenAI's `ResponseIncludable`).
@@ -143,11 +145,14 @@ pub struct Options {
     /// Stateful responses: a turn names the previous response of its answerer and sends
     /// only what is new since (never a field of the body itself).
     pub(crate) stateful: bool,
+    /// Cache diagnostics: the request names the previous response of its answerer, and the
+    /// provider explains a cache miss against it.
+    pub(crate) cache_diagnostics: bool,
     /// The thinking mode sent (the option's, or the profile's default for an effort).
     pub(crate) mode: Option<ThinkingMode>,
 }
 
-const HINT: &str = "request_options takes tool_choice, parallel_tool_calls, temperature, top_p, stop, response_format, thinking, metadata, store, include and stateful (README, \"Request options\").";
+const HINT: &str = "request_options takes tool_choice, parallel_tool_calls, temperature, top_p, stop, response_format, thinking, metadata, store, include, stateful and cache_diagnostics (README, \"Request options\").";
 
 /// A refusal of the options reader as `request_options_invalid`.
 fn refused(r: json_at::Refusal) -> Error {
@@ -207,6 +212,7 @@ fn read(map: &Obj<'_>) -> Checked<Options> {
             "store" => o.store = Some(boolean(&v, key)?),
             "include" => o.include = Some(include(&v)?),
             "stateful" => o.stateful = boolean(&v, key)?,
+            "cache_diagnostics" => o.cache_diagnostics = boolean(&v, key)?,
             other => return Err(v.refuse(format_args!("unknown option \"{other}\"; known: {}", KEYS.join(", ")))),
         }
     }
@@ -528,6 +534,12 @@ fn responses_options(o: &Options, wire: Wire) -> std::result::Result<(), Refusal
             "chains stored responses only: stateful needs store true or unset",
         );
     }
+    if o.cache_diagnostics && matches!(wire, Wire::Chat | Wire::Gemini) {
+        return refuse(
+            "cache_diagnostics",
+            "returns no cache diagnostics (anthropic and responses do)",
+        );
+    }
     Ok(())
 }
 
@@ -571,6 +583,12 @@ fn profile_check(p: &Profile, model: &str, o: &Options, max_tokens: i32) -> std:
     let who = p.who(model);
     if let Some(t) = &o.thinking {
         check_thinking(p, t, &who, max_tokens)?;
+    }
+    if o.cache_diagnostics && !p.cache_diagnostics {
+        return Err((
+            "cache_diagnostics",
+            format!("{who} takes no cache_diagnostics (its profile's cache_diagnostics is false)"),
+        ));
     }
     check_sampling(p, o, &who)
 }

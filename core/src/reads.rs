@@ -24,8 +24,9 @@ pub enum Read {
     Body,
     /// An estimate or explanation: everything a compile reads.
     Explain,
-    /// The turn's skills as they are now (`skills_for_turn`): its seal is not read, and
-    /// its skills are read whatever its mode.
+    /// The turn's skills (`skills_for_turn`): a sealed turn's as its seal froze them (its
+    /// seal is read; a 0.4 seal froze none, and its skills are read as they are now), an
+    /// unsealed turn's as they are now, whatever its mode.
     Skills,
 }
 
@@ -40,14 +41,13 @@ pub struct AfterTurn {
     pub seal: bool,
 }
 
-/// The reads after the turn: rounds for a run, the seal of a sealed turn (not for its
-/// skills, which are read as they are now), and for a compile of a sealed turn without
-/// rounds only the stored body.
+/// The reads after the turn: rounds for a run, the seal of a sealed turn, and for a
+/// compile of a sealed turn without rounds only the stored body.
 pub fn after_turn(turn: &Turn, sealed: bool, read: Read) -> AfterTurn {
     AfterTurn {
         rounds: turn.is_run(),
         stored_body: sealed && read == Read::Body,
-        seal: sealed && read != Read::Skills,
+        seal: sealed,
     }
 }
 
@@ -122,6 +122,29 @@ pub fn models(t: &Turn, answerer: Option<&User>, sealed: bool) -> Vec<String> {
     names
 }
 
+/// Whether a first compile asks for cache diagnostics, so the previous response of its
+/// answerer is to be read (`Context::diagnostics_previous`): `cache_diagnostics` set true
+/// at any level of its options (the turn's, the answerer's, its model's).
+pub fn asks_cache_diagnostics(
+    t: &Turn,
+    answerer: Option<&User>,
+    models: &HashMap<String, crate::rows::Model>,
+    sealed: bool,
+) -> bool {
+    if sealed {
+        return false;
+    }
+    let model = t.model.as_ref().or(answerer.and_then(|a| a.model.as_ref())).and_then(|m| models.get(m));
+    let levels = [Some(&t.request_options), answerer.map(|a| &a.request_options), model.map(|m| &m.request_options)];
+    // The nearest level that sets it decides (the turn over the agent over the model).
+    levels
+        .into_iter()
+        .flatten()
+        .find_map(|o| o.0.get("cache_diagnostics"))
+        .and_then(serde_json::Value::as_bool)
+        .unwrap_or(false)
+}
+
 /// Which of the answerer's rows to read, and for whom.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AnswererRows {
@@ -138,7 +161,9 @@ pub struct AnswererRows {
 
 /// The answerer's documents, memory and skills to read: none for a sealed turn (it
 /// renders from its seal) nor under `raw` (the turn's own entries are the request),
-/// except that `skills_for_turn` reads the skills as they are now.
+/// except that `skills_for_turn` reads the skills as they are now (a seal of 0.4 froze
+/// none). A run reads its recall-only skills too: the seal freezes the turn's whole set
+/// (the catalog lists none of them).
 pub fn answerer_rows(
     t: &Turn,
     a: &User,
@@ -146,7 +171,7 @@ pub fn answerer_rows(
     sealed: bool,
     read: Read,
 ) -> Option<AnswererRows> {
-    let wanted = !sealed && (a.prompt_mechanism != Mechanism::Raw || read == Read::Skills);
+    let wanted = (!sealed || read == Read::Skills) && (a.prompt_mechanism != Mechanism::Raw || read == Read::Skills);
     if !wanted {
         return None;
     }
@@ -158,7 +183,7 @@ pub fn answerer_rows(
         answerer: a.id,
         application: a.application.clone(),
         human,
-        skills: (t.is_run() || read == Read::Skills).then_some(read == Read::Skills),
+        skills: (t.is_run() || read == Read::Skills).then_some(true),
     })
 }
 
@@ -223,8 +248,8 @@ mod tests {
         let explained = after_turn(&direct, true, Read::Explain);
         assert!(!explained.stored_body && explained.seal);
         assert!(
-            !after_turn(&direct, true, Read::Skills).seal,
-            "skills are read as they are now"
+            after_turn(&direct, true, Read::Skills).seal,
+            "a sealed turn's skills are the ones its seal froze"
         );
     }
 
@@ -270,10 +295,15 @@ mod tests {
                 answerer: id(10),
                 application: None,
                 human: Some(id(12)),
-                skills: Some(false)
-            })
+                skills: Some(true)
+            }),
+            "a run reads its recall-only skills too (the seal freezes the whole set)"
         );
         assert_eq!(answerer_rows(&t, a, &read, true, Read::Body), None);
+        assert!(
+            answerer_rows(&t, a, &read, true, Read::Skills).is_some(),
+            "a sealed turn's skills as they are now, for a seal that froze none"
+        );
         let direct = reply(Mode::DirectReply);
         assert_eq!(
             answerer_rows(&direct, a, &read, false, Read::Body).and_then(|r| r.skills),

@@ -53,6 +53,10 @@ pub struct Response {
     pub stop_reason: Option<String>,
     /// The usage as billed; `None` when the response carries no usage object.
     pub usage: Option<Usage>,
+    /// What the provider said about the prompt cache against the previous response a
+    /// request named (`request_options.cache_diagnostics`): Anthropic's `diagnostics`,
+    /// OpenAI's `prompt_cache_diagnostics`, as they came; `None` when it said nothing.
+    pub cache_miss: Option<Value>,
 }
 
 fn invalid(path: &str, what: impl AsRef<str>) -> Error {
@@ -200,6 +204,13 @@ impl Parts {
             first_call: self.first_call,
             stop_reason: stop,
             usage,
+            cache_miss: match shape {
+                Wire::Anthropic => o.get("diagnostics"),
+                Wire::Responses => o.get("prompt_cache_diagnostics"),
+                Wire::Chat | Wire::Gemini => None,
+            }
+            .filter(|v| v.is_object())
+            .cloned(),
         }
     }
 }

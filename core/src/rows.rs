@@ -46,6 +46,10 @@ pub struct Model {
     /// The rules the model enforces (`models.profile`, or the profile its name matches).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) profile: Option<crate::profile::Profile>,
+    /// The TTL of the breakpoints after the stable prefix (history, a run's rounds):
+    /// `models.history_cache_ttl`, `None`: the model's `cache_ttl`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history_cache_ttl: Option<CacheTtl>,
     /// Where the model stands in its provider's lifecycle today (the extension compares its
     /// profile's dates with the day; a seal never freezes it).
     #[serde(skip)]
@@ -78,8 +82,14 @@ impl Model {
             cache_ttl: CacheTtl::FiveMinutes,
             request_options: RequestOptions::default(),
             profile: None,
+            history_cache_ttl: None,
             lifecycle: Lifecycle::default(),
         }
+    }
+
+    /// The TTL of history's and a run's breakpoints.
+    pub fn history_ttl(&self) -> CacheTtl {
+        self.history_cache_ttl.unwrap_or(self.cache_ttl)
     }
 
     /// Refuses a model whose profile retired it: `model_retired`, naming the day and the

@@ -50,6 +50,10 @@ pub struct Frozen {
     /// the stored one in its stateful form (docs/design.md, "Stateful responses").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stateful: Option<Stateful>,
+    /// The turn's effective skill set when it was sealed (`skills_for_turn` of a sealed
+    /// turn): empty for a turn that declares no callable.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skills: Vec<crate::compile::TurnSkill>,
 }
 
 /// A stateful turn's chain, frozen with its seal: the seal stores the full request, and
@@ -517,6 +521,7 @@ fn seed_cut_02(neutral: &[crate::items::Message], wire: Wire, model: Option<&Mod
             breakpoints: &[],
             options: &crate::options::Options::default(),
             cache_key: "",
+            diagnose: None,
         },
     )
     .layout;
@@ -594,6 +599,7 @@ pub fn convert_02(
         history_from: None,
         deferred: Deferred::default(),
         stateful: None,
+        skills: Vec::new(),
     };
     Ok((body_02(request), frozen, preface))
 }

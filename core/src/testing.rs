@@ -154,6 +154,7 @@ impl Scenario {
                 seal: None,
                 captured: Vec::new(),
                 previous: None,
+                diagnostics_previous: None,
             },
             history: Vec::new(),
         }

@@ -367,6 +367,55 @@ fn rule_a_runs_first_request_is_the_reply_plus_tools() {
     }
 }
 
+/// Claude Sonnet 5's profile, as `sql/profiles.sql` ships it (a minimum cacheable prefix
+/// of 2048 tokens).
+const SONNET_5: &str = r#"{"name": "claude-sonnet-5", "provider": "anthropic", "wires": ["anthropic"],
+    "advisory_window": null, "hard_window": 1000000, "max_output_tokens": 128000, "tokenizer": "cl100k_base",
+    "thinking_modes": ["adaptive", "disabled"], "thinking_default": "adaptive",
+    "efforts": ["low", "medium", "high", "xhigh", "max"], "thinking_display": ["summarized", "omitted"],
+    "budget_min": null, "budget_max": null, "include_thoughts": false, "thinking_with_forced_tool": false,
+    "temperature_max": null, "top_p_max": null, "sampling_together": false, "cache_breakpoints": "cache_control",
+    "max_breakpoints": 4, "min_cache_tokens": 2048, "cache_ttls": ["5m", "1h"], "cache_lookback": 20,
+    "replays_thinking": true, "shipped": true}"#;
+
+fn profiled(mut s: Scenario) -> Scenario {
+    let profile = pgprompt_core::profile::Profile::from_json(SONNET_5).unwrap();
+    let m = s.model_mut("claude");
+    *m = m.clone().with_profile(profile);
+    s
+}
+
+/// Seed 000 (Runs): round r1 is byte for byte the tool-less reply's request plus the tool
+/// block — on a profiled model too, where the tools would lift the prefix over the
+/// model's minimum cacheable length and a breakpoint the reply does not carry would move
+/// the bytes (0.4 marked `system[0]` in r1 and not in the reply).
+#[test]
+fn rule_a_runs_first_request_is_the_reply_plus_tools_on_a_profiled_model() {
+    // A system prompt just under the minimum, and a tool whose definition is over the rest.
+    // 225 times 9 tokens and the persona's 7: 2032, under the 2048 the profile caches.
+    let system = "Answer as Lark of Acme support. ".repeat(225);
+    let desk = || {
+        let mut s = profiled(desk());
+        s.ctx.documents.iter_mut().find(|d| d.name == "system_prompt").unwrap().body = system.clone();
+        s
+    };
+    let reply = desk();
+    let described = format!(r#"[{{"name":"read","description":"{}","input_schema":{{"type":"object"}}}}]"#, "Read a file. ".repeat(100));
+    let run = desk().turn(|t| {
+        t.mode = Mode::Run;
+        t.tools = Some(tools(&described));
+    });
+    let (a, b) = (
+        reply.run(Purpose::Preview).unwrap().body,
+        run.run(Purpose::Preview).unwrap().body,
+    );
+    assert_eq!(a.elements, b.elements);
+    let (mut x, mut y) = (body_of(&a), body_of(&b));
+    assert!(y.as_object_mut().unwrap().remove("tools").is_some());
+    x.as_object_mut().unwrap().remove("tools");
+    assert_eq!(x, y, "nothing but tools differs");
+}
+
 fn body_of(b: &pgprompt_core::wire::Body) -> Value {
     serde_json::from_str(&b.text()).unwrap()
 }
@@ -521,4 +570,42 @@ fn rule_last_turn_reasoning_replay_in_a_side() {
         text.contains("NEWEST THOUGHT") && !text.contains("OLDER THOUGHT"),
         "{text}"
     );
+}
+
+
+/// Seed 000 (Assembly; system inline only in the leading run): a system inline block after
+/// a slot document of role user or developer is refused where the wire would speak it as
+/// user text (anthropic, gemini), and stays a system message where the wire sends one in
+/// place (chat, responses; anthropic on a model whose profile takes system messages).
+/// 0.4 sent it as user text.
+#[test]
+fn rule_a_system_inline_after_a_user_role_slot_stays_system_or_is_refused() {
+    let build = |wire: Wire| {
+        let mut s = on(desk(), wire);
+        s.ctx.documents.iter_mut().find(|d| d.name == "persona").unwrap().role = Role::User;
+        let lark = s.user_mut(LARK);
+        lark.prompt_mechanism = pgprompt_core::rows::Mechanism::Assembly;
+        lark.prompt_template = Some(template(
+            r#"{"blocks": [{"type": "slot", "slot": "system_prompt"}, {"type": "slot", "slot": "persona"},
+                           {"type": "inline", "role": "system", "text": "Never promise a date."},
+                           {"type": "history"}, {"type": "input"}]}"#,
+        ));
+        s
+    };
+    for wire in [Wire::Anthropic, Wire::Gemini] {
+        let e = build(wire).run(Purpose::Preview).unwrap_err();
+        assert_eq!(e.code, pgprompt_core::Code::InlineSystemOutsideLeadingRun, "{wire:?}");
+        assert!(e.message.contains("inline block /blocks/2"), "{}", e.message);
+    }
+    let chat = body(&build(Wire::Chat).run(Purpose::Preview).unwrap());
+    let roles: Vec<&str> = chat["messages"].as_array().unwrap().iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(&roles[..3], ["system", "user", "system"], "{chat}");
+    let claude5 = profiled(build(Wire::Anthropic));
+    let mut s = claude5;
+    let m = s.model_mut("claude");
+    let mut p: Value = serde_json::from_str(SONNET_5).unwrap();
+    p["system_messages"] = json!(true);
+    *m = m.clone().with_profile(pgprompt_core::profile::Profile::from_json(&p.to_string()).unwrap());
+    let b = body(&s.run(Purpose::Preview).unwrap());
+    assert_eq!(b["messages"][1], json!({"role": "system", "content": [{"type": "text", "text": "Never promise a date."}]}), "{b}");
 }

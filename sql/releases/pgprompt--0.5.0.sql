@@ -129,7 +129,14 @@ CREATE TABLE prompt.models (
     request_options   jsonb NOT NULL DEFAULT '{}',
     -- The profile whose rules the model follows; NULL: the profile whose name is the
     -- model's name or the longest prefix of it (dated ids), if any.
-    profile           text REFERENCES prompt.model_profiles (name) ON UPDATE CASCADE ON DELETE SET NULL
+    profile           text REFERENCES prompt.model_profiles (name) ON UPDATE CASCADE ON DELETE SET NULL,
+    -- The TTL of the breakpoints after the stable prefix (history, a run's rounds); NULL:
+    -- cache_ttl. Never longer than cache_ttl (a provider reads the longer TTLs first).
+    history_cache_ttl text
+                      CONSTRAINT models_history_cache_ttl_valid CHECK (history_cache_ttl IN ('5m', '1h', '30m', '12h')),
+    CONSTRAINT models_history_cache_ttl_not_longer
+        CHECK (array_position(ARRAY['5m', '30m', '1h', '12h'], history_cache_ttl)
+               <= array_position(ARRAY['5m', '30m', '1h', '12h'], cache_ttl))
 );
 
 CREATE TABLE prompt.users (
@@ -402,6 +409,10 @@ CREATE TABLE prompt.responses (
     -- Cache writes by TTL, as the provider split them ({"5m": N, "1h": M} on Anthropic,
     -- {"30m": N, "12h": M} on Responses); NULL when it did not.
     cache_creation_by_ttl  jsonb,
+    -- What the provider said about the cache against the previous response the request
+    -- named (request_options.cache_diagnostics): Anthropic's diagnostics, OpenAI's
+    -- prompt_cache_diagnostics, as they came.
+    billed_miss            jsonb,
     PRIMARY KEY (conversation_id, turn_id, step),
     CONSTRAINT responses_response_id_key UNIQUE (conversation_id, response_id),
     FOREIGN KEY (conversation_id, turn_id) REFERENCES prompt.turns (conversation_id, id) ON DELETE CASCADE
@@ -815,10 +826,19 @@ UPDATE prompt.model_profiles p
   ) AS v(name, retires_at, replacement)
  WHERE p.name = v.name AND p.shipped;
 
--- Models that take a system message in place, after the leading run (Anthropic's messages
--- take {"role": "system"} from the 5 family on).
-UPDATE prompt.model_profiles SET system_messages = true
+-- Claude's 5 family takes a system message in place, after the leading run
+-- ({"role": "system"} in messages), and thinking between tools (thinking off, the short
+-- notes between tool calls returned as thinking blocks): anthropic 2.16's MessageParam and
+-- ThinkingConfigParam. prompt.import_models reads what Anthropic's own list says of a model.
+UPDATE prompt.model_profiles
+   SET system_messages = true, thinking_modes = thinking_modes || '{between_tools}', cache_diagnostics = true
  WHERE shipped AND provider = 'anthropic' AND name ~ '^claude-(opus|sonnet|haiku|fable|mythos)-5';
+
+-- Cache diagnostics against a previous response: Anthropic's diagnostics (the 5 family,
+-- above) and OpenAI's prompt_cache_options.comparison_response_id (the Responses models
+-- with explicit breakpoints, gpt-5.6 and later).
+UPDATE prompt.model_profiles SET cache_diagnostics = true
+ WHERE shipped AND provider = 'openai' AND cache_breakpoints = 'prompt_cache_breakpoint' AND 'responses' = ANY (wires);
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1188,7 +1208,7 @@ AS 'MODULE_PATHNAME', '_unconfined_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/cache.rs:208
+-- src/pg/cache.rs:214
 -- pgprompt::pg::cache::cache_report
 CREATE  FUNCTION "cache_report"(
 	"conversation_id" uuid /* pgrx :: Uuid */
@@ -1202,7 +1222,8 @@ CREATE  FUNCTION "cache_report"(
 	"predicted_cache_write" INT,  /* i32 */
 	"predicted_uncached" INT,  /* i32 */
 	"billed_cache_read" INT,  /* Option < i32 > */
-	"billed_cache_write" INT  /* Option < i32 > */
+	"billed_cache_write" INT,  /* Option < i32 > */
+	"billed_miss" jsonb  /* Option < pgrx :: JsonB > */
 )
 STRICT STABLE PARALLEL SAFE
 SET search_path TO pg_catalog, pg_temp
@@ -1375,7 +1396,7 @@ AS 'MODULE_PATHNAME', 'record_count_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/responses.rs:204
+-- src/pg/responses.rs:205
 -- pgprompt::pg::responses::record_response
 CREATE  FUNCTION "record_response"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1389,7 +1410,7 @@ AS 'MODULE_PATHNAME', 'record_response_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/responses.rs:287
+-- src/pg/responses.rs:288
 -- pgprompt::pg::responses::record_tool_results
 CREATE  FUNCTION "record_tool_results"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -2758,5 +2779,7 @@ COMMENT ON FUNCTION prompt.record_count(uuid, uuid, integer) IS
     'Records the input tokens a provider''s count endpoint answered for the turn''s request as it stands, beside its estimate (prompt.counts); model_calibration and token_margin_auto read counts beside billed usage.';
 COMMENT ON TABLE prompt.counts IS
     'One row per request counted by a provider''s token-count endpoint (record_count): its input tokens beside the estimate of the request.';
+COMMENT ON COLUMN prompt.models.history_cache_ttl IS
+    'The TTL of the cache breakpoints after the stable prefix (history, a run''s rounds); NULL: cache_ttl. Never longer than cache_ttl; each provider takes it as its profile allows (Anthropic 5m or 1h; OpenAI 30m or 12h).';
 /* </end connected objects> */
 

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
-use pgrx::pg_sys::{FLOAT8ARRAYOID, FLOAT8OID, INT4ARRAYOID, INT4OID, UUIDOID};
+use pgrx::pg_sys::{FLOAT8ARRAYOID, FLOAT8OID, INT4ARRAYOID, INT4OID, JSONBOID, UUIDOID};
 use pgrx::prelude::*;
 use pgrx::spi::SpiClient;
 use uuid::Uuid;
@@ -48,18 +48,19 @@ static SENT: LazyLock<Query> = LazyLock::new(|| {
 static BILLED: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
         "a response row",
-        "SELECT turn_id, step, cache_read_tokens, cache_creation_tokens FROM prompt.responses \
+        "SELECT turn_id, step, cache_read_tokens, cache_creation_tokens, billed_miss FROM prompt.responses \
          WHERE conversation_id = $1",
         &[
             ("turn_id", UUIDOID),
             ("step", INT4OID),
             ("cache_read_tokens", INT4OID),
             ("cache_creation_tokens", INT4OID),
+            ("billed_miss", JSONBOID),
         ],
     )
 });
 
-type Billed = HashMap<(Uuid, i32), (Option<i32>, Option<i32>)>;
+type Billed = HashMap<(Uuid, i32), ((Option<i32>, Option<i32>), Option<serde_json::Value>)>;
 
 /// Which requests to read back: those sent from `since` on (seconds since the epoch),
 /// the newest `last` of them at most.
@@ -88,7 +89,10 @@ fn sent(client: &SpiClient<'_>, conv: Uuid, window: Window, memo: &mut Memo) -> 
         let key = (c.need_uuid("turn_id")?, c.need::<i32>("step")?);
         Ok::<_, Error>(Some((
             key,
-            (c.get::<i32>("cache_read_tokens"), c.get::<i32>("cache_creation_tokens")),
+            (
+                (c.get::<i32>("cache_read_tokens"), c.get::<i32>("cache_creation_tokens")),
+                c.json("billed_miss")?,
+            ),
         )))
     })?
     .into_iter()
@@ -135,7 +139,8 @@ fn sent(client: &SpiClient<'_>, conv: Uuid, window: Window, memo: &mut Memo) -> 
                 wire: frozen.wire,
                 model: frozen.model,
                 body: output.body.text(),
-                billed: billed.get(&(turn, response_step)).copied(),
+                billed: billed.get(&(turn, response_step)).map(|b| b.0),
+                billed_miss: billed.get(&(turn, response_step)).and_then(|b| b.1.clone()),
             });
         }
     }
@@ -184,6 +189,7 @@ pub(super) fn predict(out: &pgprompt_core::Output) -> Option<serde_json::Value> 
                 model: out.explain.model_row.clone(),
                 body: body.text(),
                 billed: None,
+                billed_miss: None,
             });
             let mut sim = Simulator::new();
             Ok::<_, Error>(requests.iter().map(|r| sim.send(r, memo)).collect::<Vec<Row>>())
@@ -223,6 +229,7 @@ fn cache_report(
         name!(predicted_uncached, i32),
         name!(billed_cache_read, Option<i32>),
         name!(billed_cache_write, Option<i32>),
+        name!(billed_miss, Option<pgrx::JsonB>),
     ),
 > {
     let n = |v: u32| i32::try_from(v).unwrap_or(i32::MAX);
@@ -240,6 +247,7 @@ fn cache_report(
                 n(r.predicted_uncached),
                 r.billed_cache_read,
                 r.billed_cache_write,
+                r.billed_miss.map(pgrx::JsonB),
             )
         })
         .collect();

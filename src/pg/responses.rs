@@ -113,8 +113,8 @@ fn insert_response(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, step: i32
     spi(client.update(
         "INSERT INTO prompt.responses (conversation_id, turn_id, step, response_id, shape, model, compiled_model, \
          stop_reason, input_tokens, cache_creation_tokens, cache_read_tokens, output_tokens, billed_input_tokens, \
-         estimated_input_tokens, body_digest, cache_creation_by_ttl) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16::jsonb)",
+         estimated_input_tokens, body_digest, cache_creation_by_ttl, billed_miss) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16::jsonb, $17::jsonb)",
         None,
         &[
             pg_uuid(conv).into(),
@@ -137,6 +137,7 @@ fn insert_response(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, step: i32
                     .filter(|u| !u.cache_creation_by_ttl.is_empty())
                     .map(|u| serde_json::to_string(&u.cache_creation_by_ttl).unwrap_or_default()),
             ),
+            nullable(r.cache_miss.as_ref().map(Value::to_string)),
         ],
     ));
 }

@@ -264,7 +264,7 @@ def test_request_options_validate_on_every_wire(db, model):
 PROFILE_REFUSALS = [
     # (model, options, pointer, message fragment)
     ("claude-sonnet-5", {"thinking": {"budget_tokens": 2048}}, "/request_options/thinking/budget_tokens",
-     'model "claude-sonnet-5" takes thinking modes adaptive, disabled, not enabled'),
+     'model "claude-sonnet-5" takes thinking modes adaptive, disabled, between_tools, not enabled'),
     ("claude-sonnet-5", {"temperature": 0.5}, "/request_options/temperature", 'model "claude-sonnet-5" takes no temperature'),
     ("claude-sonnet-5", {"thinking": {"effort": "none"}}, "/request_options/thinking/effort",
      'model "claude-sonnet-5" takes efforts low, medium, high, xhigh, max, not none'),

@@ -28,6 +28,7 @@ impl Compiler<'_, '_> {
             breakpoints,
             options: &options,
             cache_key: &cache_key,
+            diagnose: options.cache_diagnostics.then_some(self.ctx.diagnostics_previous.as_deref()),
         };
         // Anthropic marks breakpoints in the body, and so do the OpenAI wires for a model
         // whose profile takes explicit breakpoints; the others cache by key alone.
@@ -36,7 +37,7 @@ impl Compiler<'_, '_> {
         let tools_tokens = wire::loaded_tools_text(self.wire, &self.tools).map_or(0, |t| self.counter.count(&t));
         let breakpoints = match options.stateful {
             true => Vec::new(),
-            false => worth_caching(profile, &fresh.messages, tools_tokens, &fresh.breakpoints, self.wire),
+            false => worth_caching(profile, &fresh.messages, &fresh.breakpoints, self.wire),
         };
         wire::check_size(&fresh.messages, &self.tools, 0)?;
         let rendered = wire::render(self.wire, &request(&breakpoints));
@@ -116,6 +117,11 @@ impl Compiler<'_, '_> {
                     .collect(),
             },
             stateful: None,
+            // What skills_for_turn answers for the sealed turn from now on.
+            skills: match self.ctx.turn.callables.is_empty() {
+                true => Vec::new(),
+                false => super::live_skills(self.ctx).unwrap_or_default(),
+            },
         }
     }
 
@@ -167,19 +173,20 @@ impl Compiler<'_, '_> {
     }
 }
 
-/// The breakpoints a body of `wire` carries (`wire::placed`), none where the prefix up
-/// to it is below the model's minimum cacheable length (the tools come first in the
-/// provider's cache order).
+/// The breakpoints a body of `wire` carries (`wire::placed`), none where the messages up
+/// to it are below the model's minimum cacheable length.
 fn worth_caching(
     profile: Option<&crate::profile::Profile>,
     messages: &[Message],
-    tools_tokens: u32,
     breakpoints: &[wire::Breakpoint],
     wire: crate::kinds::Wire,
 ) -> Vec<wire::Breakpoint> {
     let minimum = profile.map_or(0, |p| u32::try_from(p.min_cache_tokens).unwrap_or(0));
     let mut placed = wire::placed(wire, profile, messages, breakpoints);
-    placed.retain(|b| crate::tokens::add(tools_tokens, prefix_tokens(messages, b)) >= minimum);
+    // The messages' prefix alone decides, not the tools before it: a run's first request
+    // is byte for byte the tool-less reply's request plus its tools (seed 000), so the
+    // tools never add a breakpoint the reply would not carry.
+    placed.retain(|b| prefix_tokens(messages, b) >= minimum);
     placed
 }
 

@@ -11,7 +11,7 @@ use crate::blocks::{self, Bindings};
 use crate::error::{Code, Error, Result};
 use crate::fields::{InlineEntry, Position};
 use crate::items::Item;
-use crate::kinds::{Role, UserKind};
+use crate::kinds::{Role, UserKind, Wire};
 use crate::macros::{self, Values};
 use crate::rows::{Document, Turn, User};
 use crate::template::{self, Block, Slot, Template};
@@ -132,12 +132,50 @@ impl Compiler<'_, '_> {
             };
             rendered.push(items);
         }
+        self.system_stays_system(template, &rendered)?;
         Ok(Floors {
             rendered,
             catalog,
             deferred_catalog,
             versions,
         })
+    }
+
+    /// A system inline block lands where a system item stays one: in the leading run of
+    /// system items, or anywhere on a wire that sends a system item in place (chat,
+    /// responses, and anthropic for a model whose profile takes system messages). A slot
+    /// document of role user or developer before it ends that run: on anthropic and gemini
+    /// the block would be spoken as user text, so it is refused.
+    fn system_stays_system(&self, template: &Template, rendered: &[Vec<Item>]) -> Result<()> {
+        let in_place = match self.wire {
+            Wire::Chat | Wire::Responses => true,
+            Wire::Anthropic => self.model.and_then(|m| m.profile.as_ref()).is_some_and(|p| p.system_messages),
+            Wire::Gemini => false,
+        };
+        if in_place {
+            return Ok(());
+        }
+        let mut breaker: Option<(usize, Role)> = None;
+        for (i, items) in rendered.iter().enumerate() {
+            if let (Some((j, role)), Block::Inline { role: Role::System, .. }, false) =
+                (breaker, &template.blocks[i], items.is_empty())
+            {
+                return Err(Error::new(
+                    Code::InlineSystemOutsideLeadingRun,
+                    format!(
+                        "inline block /blocks/{i} of turn {} has role system and lands after the {} item of /blocks/{j}, outside the leading run",
+                        self.ctx.turn.id,
+                        role.as_str()
+                    ),
+                )
+                .detail(format!("The {} wire lifts only the leading system items; this one would be spoken as user text.", self.wire.as_str()))
+                .hint("Give the slot document before it role system, move the inline block before that slot, or give it role developer or user."));
+            }
+            if breaker.is_none() {
+                breaker = items.iter().find(|it| it.role != Role::System).map(|it| (i, it.role));
+            }
+        }
+        Ok(())
     }
 
     fn slot(

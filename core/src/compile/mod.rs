@@ -28,7 +28,7 @@ pub use finish::template_error;
 pub use stateful::answerer as stateful_answerer;
 
 /// A skill of a turn's effective set (`prompt.skills_for_turn`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct TurnSkill {
     /// The name of the turn's callable the skill resolved for (`T.callables[].name`).
     pub callable: String,
@@ -47,6 +47,16 @@ pub struct TurnSkill {
 /// deferred callables too. The skills are read as they are now (a sealed turn's
 /// catalog stays as it was sealed).
 pub fn skills_for_turn(ctx: &Context) -> Result<Vec<TurnSkill>> {
+    // A sealed turn's set is the one its seal froze (a skill written mid-run is the next
+    // turn's fact); a seal of 0.4 froze none, and the skills are read as they are now.
+    if let Some(frozen) = ctx.seal.as_ref().map(|s| &s.frozen).filter(|f| !f.skills.is_empty()) {
+        return Ok(frozen.skills.clone());
+    }
+    live_skills(ctx)
+}
+
+/// The turn's effective skill set as the skills stand now.
+pub(super) fn live_skills(ctx: &Context) -> Result<Vec<TurnSkill>> {
     let a = compiler::answerer(ctx)?;
     let t = &ctx.turn;
     let bindings = blocks::Bindings {

@@ -11,9 +11,10 @@ use super::shape::{merged, Pos, Rendered, Request, ToolSpelling};
 use crate::items::{Message, PartKind};
 use crate::kinds::{Role, Wire};
 
-fn cache_control(req: &Request<'_>, out: &mut String) {
+/// The breakpoint at `pos`, at its TTL (the stable prefix's, or history's).
+fn cache_control(req: &Request<'_>, pos: Pos, out: &mut String) {
     out.push_str(r#","cache_control":"#);
-    out.push_str(ephemeral(req.ttl()));
+    out.push_str(ephemeral(req.ttl_at(pos)));
 }
 
 /// The cache marker at a TTL. Anthropic's TTLs are 5m and 1h: a long TTL of another
@@ -82,7 +83,7 @@ fn block(req: &Request<'_>, messages: &[Message], pos: Pos, out: &mut String) {
         }
     }
     if req.marked(pos) {
-        cache_control(req, out);
+        cache_control(req, pos, out);
     }
     out.push('}');
 }
@@ -103,13 +104,16 @@ pub(super) fn elements(req: &Request<'_>, start: usize) -> (Vec<String>, Vec<Vec
     let messages = req.messages;
     let mut texts = Vec::new();
     let mut layout = Vec::new();
-    for (role, mut positions, plain) in merged(messages, start, Wire::Anthropic) {
+    // A system entry after the leading run is a system message in place where the model
+    // takes one (its profile's system_messages); elsewhere it speaks on the user side.
+    let in_place = req.model.and_then(|m| m.profile.as_ref()).is_some_and(|p| p.system_messages);
+    for (role, mut positions, plain) in merged(messages, start, Wire::Anthropic, in_place) {
         let size: usize = positions.iter().map(|&(m, p)| messages[m].parts[p].kind.size()).sum();
         let mut out = String::with_capacity(size + 64 + 48 * positions.len());
-        out.push_str(if role == Role::Assistant {
-            r#"{"role":"assistant","content":"#
-        } else {
-            r#"{"role":"user","content":"#
+        out.push_str(match role {
+            Role::Assistant => r#"{"role":"assistant","content":"#,
+            Role::System => r#"{"role":"system","content":"#,
+            _ => r#"{"role":"user","content":"#,
         });
         // A raw entry stored as a string, alone in its message, stays a string.
         let plain_text = match positions.as_slice() {
@@ -165,6 +169,12 @@ pub(super) fn render(req: &Request<'_>) -> Rendered {
     let mut tail = super::shape::tail_with_tools(req, &TOOLS);
     for (key, value) in crate::options::fields(req.options, crate::kinds::Wire::Anthropic) {
         tail.raw(key, &value);
+    }
+    if let Some(previous) = req.diagnose {
+        // The previous response a cache miss is explained against (null: none yet, the
+        // request opts in all the same).
+        let id = previous.map_or_else(|| "null".to_string(), json::to_text);
+        tail.raw("diagnostics", &format!(r#"{{"previous_message_id":{id}}}"#));
     }
     Rendered::new(head, (elements, element_layout), tail, system)
 }

@@ -45,8 +45,8 @@ fn content(req: &Request<'_>, m: &Message, mi: usize, carried: &mut Vec<Pos>, ou
             }
             _ => {}
         }
-        if req.marked((mi, pi)) {
-            out.push_str(super::shape::EXPLICIT_BREAKPOINT);
+        if let Some(mark) = req.explicit_mark((mi, pi), crate::kinds::Wire::Chat) {
+            out.push_str(mark);
         }
         out.push('}');
     }
@@ -62,7 +62,7 @@ fn user_side(req: &Request<'_>, m: &Message, mi: usize, texts: &mut Vec<String>,
             out.push_str(r#"{"role":"tool","tool_call_id":"#);
             json::string(&mut out, call_id);
             out.push_str(r#","content":"#);
-            super::shape::tool_output(&mut out, "text", content, req.marked((mi, pi)));
+            super::shape::tool_output(&mut out, "text", content, req.explicit_mark((mi, pi), crate::kinds::Wire::Chat));
             out.push('}');
             texts.push(out);
             layout.push(vec![(mi, pi)]);

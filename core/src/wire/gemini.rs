@@ -108,7 +108,7 @@ pub(super) fn elements(req: &Request<'_>, start: usize) -> (Vec<String>, Vec<Vec
     let names = call_names(messages);
     let mut texts = Vec::new();
     let mut layout = Vec::new();
-    for (role, mut positions, _) in merged(messages, start, Wire::Gemini) {
+    for (role, mut positions, _) in merged(messages, start, Wire::Gemini, false) {
         if role == Role::User {
             // Function responses lead the user content that answers the calls.
             positions.sort_by_key(|&(m, p)| !matches!(messages[m].parts[p].kind, PartKind::ToolResult { .. }));

@@ -166,7 +166,8 @@ pub(crate) fn loaded_tools_text(wire: Wire, tools: &[Tool]) -> Option<String> {
 /// cache marker (`anthropic::automatic_cache`); elsewhere the sealed body's own.
 pub(crate) fn continuing_tail(wire: Wire, tail: &str, model: Option<&Model>) -> String {
     match wire {
-        Wire::Anthropic => anthropic::automatic_cache(tail, model.map_or(CacheTtl::FiveMinutes, |m| m.cache_ttl)),
+        // The run's rounds: history's TTL.
+        Wire::Anthropic => anthropic::automatic_cache(tail, model.map_or(CacheTtl::FiveMinutes, |m| m.history_ttl())),
         _ => tail.to_string(),
     }
 }
@@ -186,6 +187,7 @@ pub(crate) fn render_elements(
         breakpoints,
         options: &Options::default(),
         cache_key: "",
+        diagnose: None,
     };
     match wire {
         Wire::Anthropic => anthropic::elements(&req, 0),
@@ -312,6 +314,7 @@ mod tests {
                 breakpoints: &[],
                 options: &Options::default(),
                 cache_key: "",
+                diagnose: None,
             };
             let (_, exact) = costs(&messages, &render(wire, &req).layout, 0, 1, 0);
             let ambiguous = items

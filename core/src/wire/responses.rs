@@ -12,8 +12,9 @@
 use super::json;
 use super::shape::{Pos, Rendered, Request, ToolSpelling};
 use crate::items::{Message, PartKind};
+use crate::kinds::Wire;
 
-fn input_part(out: &mut String, kind: &PartKind, marked: bool) {
+fn input_part(out: &mut String, kind: &PartKind, mark: Option<&str>) {
     match kind {
         PartKind::Text(text) => {
             out.push_str(r#"{"type":"input_text","text":"#);
@@ -25,8 +26,8 @@ fn input_part(out: &mut String, kind: &PartKind, marked: bool) {
         }
         _ => return,
     }
-    if marked {
-        out.push_str(super::shape::EXPLICIT_BREAKPOINT);
+    if let Some(mark) = mark {
+        out.push_str(mark);
     }
     out.push('}');
 }
@@ -40,7 +41,7 @@ fn user_side(req: &Request<'_>, m: &Message, mi: usize, texts: &mut Vec<String>,
             out.push_str(r#"{"type":"function_call_output","call_id":"#);
             json::string(&mut out, call_id);
             out.push_str(r#","output":"#);
-            super::shape::tool_output(&mut out, "input_text", content, req.marked((mi, pi)));
+            super::shape::tool_output(&mut out, "input_text", content, req.explicit_mark((mi, pi), Wire::Responses));
             out.push('}');
             texts.push(out);
             layout.push(vec![(mi, pi)]);
@@ -73,7 +74,7 @@ fn user_side(req: &Request<'_>, m: &Message, mi: usize, texts: &mut Vec<String>,
                 if i > 0 {
                     out.push(',');
                 }
-                input_part(&mut out, &m.parts[pi].kind, req.marked((mi, pi)));
+                input_part(&mut out, &m.parts[pi].kind, req.explicit_mark((mi, pi), Wire::Responses));
             }
             out.push(']');
         }

@@ -62,16 +62,18 @@ pub(super) fn openai_body(
     }
     tail.field("prompt_cache_key", req.cache_key);
     let profile = req.model.and_then(|m| m.profile.as_ref());
+    let mut cache_options = Vec::new();
     if let (true, Some(p)) = (explicit(profile), profile) {
         // Explicit breakpoints only, at the TTL of the model (Chat takes 30m alone).
-        let ttl = match (wire, p.ttl(req.ttl())) {
-            (Wire::Chat, _) => CacheTtl::ThirtyMinutes,
-            (_, ttl) => ttl,
-        };
-        tail.raw(
-            "prompt_cache_options",
-            &format!(r#"{{"mode":"explicit","ttl":"{}"}}"#, ttl.as_str()),
-        );
+        let ttl = request_ttl(wire, Some(p), req.ttl());
+        cache_options.push(format!(r#""mode":"explicit","ttl":"{}""#, ttl.as_str()));
+    }
+    if let Some(Some(previous)) = req.diagnose {
+        // The response a cache miss is explained against (Responses only).
+        cache_options.push(format!(r#""comparison_response_id":{}"#, json::to_text(previous)));
+    }
+    if !cache_options.is_empty() {
+        tail.raw("prompt_cache_options", &format!("{{{}}}", cache_options.join(",")));
     }
     Rendered::new(head, (elements, element_layout), tail, Vec::new())
 }
@@ -97,18 +99,24 @@ pub(super) fn each_message(req: &Request<'_>, user_side: Element, assistant: Ele
 }
 
 /// The messages from `start` on as the merging wires (anthropic, gemini) group them:
-/// user-side or assistant, same-role neighbours merged unless the later one is a
-/// boundary; each with the parts `wire` carries, and whether it is one plain message (a
-/// raw entry stored as a string, which Anthropic keeps a string).
-pub(super) fn merged(messages: &[Message], start: usize, wire: Wire) -> Vec<(crate::kinds::Role, Vec<Pos>, bool)> {
+/// user-side or assistant — or system, in place, where the model takes system messages
+/// mid-conversation (`system_in_place`) —, same-role neighbours merged unless the later
+/// one is a boundary; each with the parts `wire` carries, and whether it is one plain
+/// message (a raw entry stored as a string, which Anthropic keeps a string).
+pub(super) fn merged(
+    messages: &[Message],
+    start: usize,
+    wire: Wire,
+    system_in_place: bool,
+) -> Vec<(crate::kinds::Role, Vec<Pos>, bool)> {
     use crate::kinds::Role;
     let mut out: Vec<(Role, Vec<Pos>, bool)> = Vec::new();
     for (mi, m) in messages.iter().enumerate().skip(start) {
         crate::bounds::interrupt();
-        let role = if m.role == Role::Assistant {
-            Role::Assistant
-        } else {
-            Role::User
+        let role = match m.role {
+            Role::Assistant => Role::Assistant,
+            Role::System if system_in_place => Role::System,
+            _ => Role::User,
         };
         let parts: Vec<Pos> = (0..m.parts.len())
             .filter(|&pi| carries(wire, &m.parts[pi].kind))
@@ -135,22 +143,36 @@ pub fn explicit(profile: Option<&crate::profile::Profile>) -> bool {
 
 /// A tool result's text on the OpenAI wires: a string, or, carrying a run's breakpoint,
 /// a list of one `part` (`input_text` on responses, `text` on chat) marked with it.
-pub(super) fn tool_output(out: &mut String, part: &str, content: &str, marked: bool) {
-    if !marked {
+pub(super) fn tool_output(out: &mut String, part: &str, content: &str, mark: Option<&str>) {
+    let Some(mark) = mark else {
         json::string(out, content);
         return;
-    }
+    };
     out.push_str(r#"[{"type":""#);
     out.push_str(part);
     out.push_str(r#"","text":"#);
     json::string(out, content);
-    out.push_str(EXPLICIT_BREAKPOINT);
+    out.push_str(mark);
     out.push_str("}]");
 }
 
 /// OpenAI's explicit breakpoint on an input part; its TTL is the request's
 /// (`prompt_cache_options.ttl`).
 pub(super) const EXPLICIT_BREAKPOINT: &str = r#","prompt_cache_breakpoint":{"mode":"explicit"}"#;
+/// The same, at a TTL of its own (a breakpoint after the stable prefix, at the model's
+/// `history_cache_ttl`).
+const EXPLICIT_BREAKPOINT_30M: &str = r#","prompt_cache_breakpoint":{"mode":"explicit","ttl":"30m"}"#;
+const EXPLICIT_BREAKPOINT_12H: &str = r#","prompt_cache_breakpoint":{"mode":"explicit","ttl":"12h"}"#;
+
+/// The request-level TTL of OpenAI's explicit caching (`prompt_cache_options.ttl`): the
+/// model's, as its profile takes it; Chat takes 30m alone.
+fn request_ttl(wire: Wire, profile: Option<&crate::profile::Profile>, ttl: CacheTtl) -> CacheTtl {
+    match (wire, profile) {
+        (Wire::Chat, _) => CacheTtl::ThirtyMinutes,
+        (_, Some(p)) => p.ttl(ttl),
+        (_, None) => ttl,
+    }
+}
 
 /// Anthropic's default when no model row names `max_output_tokens`.
 pub const DEFAULT_MAX_TOKENS: i32 = 4096;
@@ -188,6 +210,9 @@ pub struct Request<'a> {
     pub(crate) options: &'a Options,
     /// `prompt_cache_key` on the wires that take one: the conversation id.
     pub(crate) cache_key: &'a str,
+    /// Cache diagnostics asked for (`request_options.cache_diagnostics`), with the
+    /// previous response of the answerer to compare with (`Some(None)`: none recorded).
+    pub(crate) diagnose: Option<Option<&'a str>>,
 }
 
 impl Request<'_> {
@@ -201,6 +226,32 @@ impl Request<'_> {
 
     pub(super) fn marked(&self, pos: Pos) -> bool {
         self.breakpoints.iter().any(|b| (b.message, b.part) == pos)
+    }
+
+    /// The TTL of the breakpoint at `pos`: the model's `cache_ttl` for the stable prefix,
+    /// its `history_cache_ttl` (else `cache_ttl`) for history and a run's rounds.
+    pub(super) fn ttl_at(&self, pos: Pos) -> CacheTtl {
+        let after = self.breakpoints.iter().find(|b| (b.message, b.part) == pos).map(|b| b.after);
+        match (after, self.model) {
+            (Some(Stretch::History | Stretch::Round), Some(m)) => m.history_ttl(),
+            _ => self.ttl(),
+        }
+    }
+
+    /// OpenAI's explicit mark at `pos` (`None`: no breakpoint there): with its own `ttl`
+    /// where it is not the request's (`prompt_cache_options.ttl`), as the profile spells it.
+    pub(super) fn explicit_mark(&self, pos: Pos, wire: Wire) -> Option<&'static str> {
+        if !self.marked(pos) {
+            return None;
+        }
+        let profile = self.model.and_then(|m| m.profile.as_ref());
+        let request = request_ttl(wire, profile, self.ttl());
+        let own = profile.map_or(self.ttl_at(pos), |p| p.ttl(self.ttl_at(pos)));
+        Some(match own {
+            t if t == request => EXPLICIT_BREAKPOINT,
+            CacheTtl::TwelveHours | CacheTtl::OneHour => EXPLICIT_BREAKPOINT_12H,
+            CacheTtl::ThirtyMinutes | CacheTtl::FiveMinutes => EXPLICIT_BREAKPOINT_30M,
+        })
     }
 }
 

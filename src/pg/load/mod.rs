@@ -151,6 +151,10 @@ pub fn context(client: &SpiClient<'_>, conv: Uuid, turn: Uuid, read: Read) -> Re
     let users: HashMap<Uuid, User> = load_users(client, &ids)?.into_iter().map(|u| (u.id, u)).collect();
     let a = reads::answerer(&conversation, &t, &users);
     let models = models(client, &reads::models(&t, a, seal.is_some()))?;
+    let diagnostics_previous = match reads::asks_cache_diagnostics(&t, a, &models, seal.is_some()) {
+        true => previous_response(client, &conversation, &t)?,
+        false => None,
+    };
     let wanted = a.and_then(|a| reads::answerer_rows(&t, a, &users, seal.is_some(), read));
     let (documents, memories, skills) = match wanted {
         Some(w) => answerer_rows(client, &t, &w, workspace.id, conv)?,
@@ -169,6 +173,7 @@ pub fn context(client: &SpiClient<'_>, conv: Uuid, turn: Uuid, read: Read) -> Re
         seal,
         captured,
         previous: None,
+        diagnostics_previous,
     })))
 }
 
@@ -278,6 +283,36 @@ fn current_rounds(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Result<Vec<
     )?;
     pgprompt_core::rounds::keep_sendable(&mut rounds);
     Ok(rounds)
+}
+
+/// The newest response recorded for an earlier turn of the answerer in the conversation
+/// (what cache diagnostics compare a request with).
+static PREVIOUS_RESPONSE: LazyLock<Query> = LazyLock::new(|| {
+    Query::new(
+        "the previous response",
+        "SELECT r.response_id FROM prompt.turns t JOIN prompt.responses r \
+           ON r.conversation_id = t.conversation_id AND r.turn_id = t.id \
+         WHERE t.conversation_id = $1 AND t.seq < $2 AND t.kind = 'reply' AND r.response_id IS NOT NULL \
+           AND coalesce(t.answerer_id, $4) IS NOT DISTINCT FROM $3 \
+         ORDER BY t.seq DESC, r.step DESC LIMIT 1",
+        &[("response_id", TEXTOID)],
+    )
+});
+
+fn previous_response(client: &SpiClient<'_>, c: &Conversation, t: &pgprompt_core::rows::Turn) -> Result<Option<String>> {
+    let answerer = t.answerer_id.or(c.answerer_id);
+    let rows = run(
+        client,
+        &PREVIOUS_RESPONSE,
+        &[
+            pg_uuid(c.id).into(),
+            t.seq.into(),
+            super::spi::nullable(answerer.map(pg_uuid)),
+            super::spi::nullable(c.answerer_id.map(pg_uuid)),
+        ],
+        |r| Ok::<_, Error>(r.text("response_id")),
+    )?;
+    Ok(rows.into_iter().next())
 }
 
 /// A stateful turn's previous request: the newest earlier sealed reply turn of its

@@ -149,7 +149,7 @@ static MODELS: LazyLock<Query> = LazyLock::new(|| {
         // seal never freezes it; the core reads no clock).
         "SELECT m.name, m.wire, m.tokenizer, m.advisory_window, m.hard_window, m.native_images, \
          m.token_margin, m.token_margin_auto, \
-         m.max_output_tokens, m.cache_ttl, m.request_options, p.profile, \
+         m.max_output_tokens, m.cache_ttl, m.history_cache_ttl, m.request_options, p.profile, \
          coalesce((p.profile::jsonb ->> 'retires_at')::date <= current_date, false) AS retired, \
          coalesce((p.profile::jsonb ->> 'deprecated_at')::date <= current_date, false) \
            OR (p.profile::jsonb ->> 'retires_at') IS NOT NULL AS deprecated \
@@ -166,6 +166,7 @@ static MODELS: LazyLock<Query> = LazyLock::new(|| {
             ("token_margin_auto", BOOLOID),
             ("max_output_tokens", INT4OID),
             ("cache_ttl", TEXTOID),
+            ("history_cache_ttl", TEXTOID),
             ("request_options", JSONBOID),
             ("profile", TEXTOID),
             ("retired", BOOLOID),
@@ -191,6 +192,10 @@ pub(crate) fn models(client: &SpiClient<'_>, names: &[String]) -> Result<HashMap
         let auto = c.need::<bool>("token_margin_auto")?;
         m.max_output_tokens = c.need::<i32>("max_output_tokens")?;
         m.cache_ttl = CacheTtl::from_column("models.cache_ttl", &c.need_text("cache_ttl")?)?;
+        m.history_cache_ttl = c
+            .text("history_cache_ttl")
+            .map(|t| CacheTtl::from_column("models.history_cache_ttl", &t))
+            .transpose()?;
         m.request_options = fields::parse_request_options(&c.need_json("request_options")?)?;
         // No profile: the model row names none and no shipped profile has its name.
         let profile = pgprompt_core::profile::Profile::from_json(&c.text("profile").unwrap_or_default())?;
