@@ -4,7 +4,8 @@
 #     (Cargo.toml: unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks) make every
 #     unsafe operation an explicit block with a SAFETY comment;
 #   - no function of either crate over 80 lines (tests aside);
-#   - no import cycle among the files of either crate (scripts/module-cycles.py: per file).
+#   - no import cycle among the files of either crate (scripts/module-cycles.py: per file);
+#   - every file that names the version agrees with Cargo.toml (scripts/version-check.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -15,4 +16,5 @@ cargo clippy --quiet -p pgprompt --all-targets --no-default-features --features 
 python3 scripts/function-length.py core/src 80
 python3 scripts/function-length.py src 80
 python3 scripts/module-cycles.py core/src src
+python3 scripts/version-check.py
 echo "lints: clean"

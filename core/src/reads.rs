@@ -171,7 +171,7 @@ pub fn answerer_rows(
     sealed: bool,
     read: Read,
 ) -> Option<AnswererRows> {
-    let wanted = (!sealed || read == Read::Skills) && (a.prompt_mechanism != Mechanism::Raw || read == Read::Skills);
+    let wanted = read == Read::Skills || (!sealed && a.prompt_mechanism != Mechanism::Raw);
     if !wanted {
         return None;
     }

@@ -511,3 +511,18 @@ mod tests {
         }
     }
 }
+
+/// A skill of a turn's effective set (`prompt.skills_for_turn`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TurnSkill {
+    /// The name of the turn's callable the skill resolved for (`T.callables[].name`).
+    pub callable: String,
+    /// The skill's source: `runner`, `application`, `agent`, `workspace`, `speaker` or `user`.
+    pub source: String,
+    /// The skill's name (a memory skill's: its path after `skills/`, without `.md`).
+    pub name: String,
+    /// The skill's description (a memory skill's: its body's first non-empty line).
+    pub description: String,
+    /// Whether the skill is recall-only: never in the catalog, listed after the others.
+    pub recall_only: bool,
+}

@@ -53,7 +53,7 @@ pub struct Frozen {
     /// The turn's effective skill set when it was sealed (`skills_for_turn` of a sealed
     /// turn): empty for a turn that declares no callable.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub skills: Vec<crate::compile::TurnSkill>,
+    pub skills: Vec<crate::rows::TurnSkill>,
 }
 
 /// A stateful turn's chain, frozen with its seal: the seal stores the full request, and

@@ -227,3 +227,109 @@ def test_amplification_and_corrupted_seals(own_db, no_crash):
     # The shapes were met: reads that went through, corrupted seals refused, amplifiers refused.
     assert outcomes.get("ok", 0) > 0 and outcomes.get("XX001", 0) > CASES // 10 and outcomes.get("54000", 0) > 0, outcomes
     print(f"\n{done} cases: {dict(sorted(outcomes.items()))}")
+
+
+# -- The doors of fail-closed, fuzzed ------------------------------------------------
+
+GUARDED = {
+    "seal_nodes": ("body = 'FORGED'", "true"),
+    "seals": ("chain_length = 0", "true"),
+    "seals_02": ("request = '{}'", "true"),
+    "turns": ("sealed_at = now(), prompt = 'FORGED'", "sealed_at IS NOT NULL"),
+    "rounds": ("results = '[]', sent_at = NULL", "sent_at IS NOT NULL"),
+    "conversations": ("captured_content = 'FORGED'", "captured_turn_id IS NOT NULL"),
+}
+
+
+def door(r, table):
+    """One way in, chosen at random: the statement itself, inside a writable CTE, inside
+    a DO block that swallows errors, from a trigger of a temporary table's foreign-key
+    action, from a deferred constraint trigger, or an INSERT ... SELECT copy."""
+    change, where = GUARDED[table]
+    stmt = r.choice([f"UPDATE prompt.{table} SET {change} WHERE {where}", f"DELETE FROM prompt.{table} WHERE {where}",
+                     f"INSERT INTO prompt.{table} SELECT * FROM prompt.{table} WHERE {where}",
+                     f"TRUNCATE prompt.{table} CASCADE"])
+    how = r.randrange(6)
+    if how == 0 or stmt.startswith("TRUNCATE"):
+        return [stmt]
+    if how == 1 and not stmt.startswith("INSERT"):
+        return [f"WITH d AS ({stmt} RETURNING 1) SELECT count(*) FROM d"]
+    if how == 2:
+        return [f"DO $d$ BEGIN {stmt}; EXCEPTION WHEN raise_exception THEN NULL; END $d$"]
+    if how == 3:
+        return ["CREATE TEMP TABLE IF NOT EXISTS fp (id int PRIMARY KEY)",
+                f"CREATE TEMP TABLE IF NOT EXISTS fc (id int REFERENCES fp ON DELETE {r.choice(['CASCADE', 'SET NULL'])})",
+                f"CREATE OR REPLACE FUNCTION pg_temp.fz() RETURNS trigger LANGUAGE plpgsql AS $f$ BEGIN {stmt}; RETURN NULL; END $f$",
+                "CREATE OR REPLACE TRIGGER fz AFTER DELETE OR UPDATE ON fc FOR EACH ROW EXECUTE FUNCTION pg_temp.fz()",
+                "INSERT INTO fp VALUES (1) ON CONFLICT DO NOTHING", "INSERT INTO fc VALUES (1)", "DELETE FROM fp"]
+    if how == 4:
+        return ["CREATE TEMP TABLE IF NOT EXISTS fd (id int)",
+                f"CREATE OR REPLACE FUNCTION pg_temp.fy() RETURNS trigger LANGUAGE plpgsql AS $f$ BEGIN {stmt}; RETURN NULL; END $f$",
+                "DROP TRIGGER IF EXISTS fy ON fd",
+                "CREATE CONSTRAINT TRIGGER fy AFTER INSERT ON fd DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION pg_temp.fy()",
+                "BEGIN", "INSERT INTO fd VALUES (1)", "COMMIT"]
+    return [stmt]
+
+
+def test_the_doors_of_fail_closed_stay_shut(no_crash):
+    """PGPROMPT_FUZZ_ITERATIONS attempts on what was sent — every door of the fail-closed
+    tests (test_fail_closed.py) with random statements and tables — as a tenant, the group
+    role every tenant is granted and a writer that is no tenant, each also reading the other
+    tenant's rows: what was sent never moves, no other tenant's row is ever read, and no
+    refusal is XX000."""
+    from conftest import make_database
+    db = make_database("pgprompt_fuzz_doors")
+    try:
+        db.execute("SELECT prompt.compile_turn(%s, %s)", (C1, T4))
+        other = str(uuid.uuid4())
+        db.execute("INSERT INTO prompt.workspaces (id, name) VALUES (%s, 'Other')", (other,))
+        db.execute("INSERT INTO prompt.conversations (workspace_id, answerer_id) VALUES (%s, %s)", (other, LARK))
+        db.execute("INSERT INTO prompt.conversations (workspace_id, kind, parent_id, captured_turn_id) VALUES "
+                   "('00000000-0000-4000-8000-00000000a001', 'side', %s, %s)", (C1, T4))
+        roles = ("pgprompt_fz_tenant", "pgprompt_fz_group", "pgprompt_fz_writer")
+        for role in roles:
+            db.execute(f"DO $$ BEGIN CREATE ROLE {role} NOLOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$")
+            db.execute(f"GRANT USAGE ON SCHEMA prompt TO {role}")
+            db.execute(f"GRANT ALL ON ALL TABLES IN SCHEMA prompt TO {role}")
+        db.execute("GRANT pgprompt_fz_group TO pgprompt_fz_tenant")
+        db.execute("INSERT INTO prompt.tenants (role_name, workspace_id) VALUES ('pgprompt_fz_tenant', %s)", (other,))
+        fingerprint = ("SELECT md5(string_agg(x, '')) FROM (SELECT t::text AS x FROM prompt.seal_nodes t UNION ALL "
+                       "SELECT row(s.*)::text FROM prompt.seals s UNION ALL SELECT row(t.*)::text FROM prompt.turns t "
+                       "WHERE sealed_at IS NOT NULL UNION ALL SELECT row(c.captured_content, c.captured_round)::text "
+                       "FROM prompt.conversations c WHERE c.captured_turn_id IS NOT NULL ORDER BY 1) y")
+        before = db.execute(fingerprint).fetchone()[0]
+        rng = random.Random(int(os.environ.get("PGPROMPT_FUZZ_SEED", "20261203")))
+        states = {}
+        for _ in range(ITERATIONS):
+            role = rng.choice(roles)
+            db.execute(f"SET ROLE {role}")
+            try:
+                for sql in door(rng, rng.choice(sorted(GUARDED))):
+                    try:
+                        cur = db.execute(sql)
+                        if cur.description is not None:
+                            cur.fetchall()
+                    except psycopg.Error as e:
+                        assert e.sqlstate and e.sqlstate != "XX000", (sql, e)
+                        states[e.sqlstate] = states.get(e.sqlstate, 0) + 1
+                        if db.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                            db.execute("ROLLBACK")
+                        break
+                # Another tenant's rows: the acme conversation, for a role listed for Other only or nowhere.
+                seen = db.execute("SELECT count(*) FROM prompt.turns WHERE conversation_id = %s", (C1,)).fetchone()[0]
+                assert seen == 0, (role, seen)
+            finally:
+                if db.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                    db.execute("ROLLBACK")
+                db.execute("RESET ROLE")
+                db.execute("DISCARD TEMP")
+        assert db.execute(fingerprint).fetchone()[0] == before
+        assert states.get("55000", 0) + states.get("42501", 0) > 0, states
+        assert db.execute("SELECT count(*) FROM prompt.verify_seals()").fetchone()[0] == 0
+    finally:
+        db.close()
+        from conftest import connect
+        with connect("postgres") as admin:
+            admin.execute("DROP DATABASE IF EXISTS pgprompt_fuzz_doors")
+            for role in ("pgprompt_fz_tenant", "pgprompt_fz_group", "pgprompt_fz_writer"):
+                admin.execute(f"DROP ROLE IF EXISTS {role}")

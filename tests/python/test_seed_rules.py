@@ -84,11 +84,20 @@ def test_rule_skills_for_turn_lists_the_complete_effective_set(tx):
                     ("skill", "agent", "vault", "Read the vault.", True)]
     body = tx.execute("SELECT prompt.preview_turn(%s, %s)::text", (CONV, turn)).fetchone()[0]
     assert "deploy" in body and "vault" not in body, "the catalog leaves recall-only skills out"
-    # As the skills stand now, whether or not the turn is sealed.
+    # Sealed, the turn's set is the one its seal froze: a skill written or changed mid-run
+    # is the next turn's fact (seed 000), as the skills stand for a turn not sealed yet.
     tx.execute("SELECT prompt.compile_turn(%s, %s)", (CONV, turn))
     tx.execute("UPDATE prompt.skills SET description = 'Ship it, carefully.' WHERE name = 'deploy' AND source = 'agent'")
-    again = tx.execute("SELECT description FROM prompt.skills_for_turn(%s, %s) WHERE name = 'deploy'", (CONV, turn)).fetchall()
-    assert again == [("Ship it, carefully.",)]
+    tx.execute("INSERT INTO prompt.skills (source, user_id, name, description) VALUES ('agent', %s, 'late', 'Written mid-run.')", (LARK,))
+    again = tx.execute("SELECT name, description FROM prompt.skills_for_turn(%s, %s) WHERE name IN ('deploy', 'late')",
+                       (CONV, turn)).fetchall()
+    assert again == [("deploy", "Ship it.")]
+    nxt = tx.execute("INSERT INTO prompt.turns (conversation_id, kind, poster_id, prompt, answerer_id, mode, callables) "
+                     "VALUES (%s, 'reply', %s, 'Again.', %s, 'run', '[{\"name\": \"skill\"}]') RETURNING id",
+                     (CONV, ADA, LARK)).fetchone()[0]
+    later = tx.execute("SELECT name, description FROM prompt.skills_for_turn(%s, %s) WHERE name IN ('deploy', 'late')",
+                       (CONV, nxt)).fetchall()
+    assert later == [("deploy", "Ship it, carefully."), ("late", "Written mid-run.")]
 
 
 def test_rule_the_runtime_block_names_the_workspace_paths(tx):

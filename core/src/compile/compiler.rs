@@ -251,3 +251,23 @@ pub(super) fn explain(
         model_row: frozen.model.clone(),
     }
 }
+
+/// The Human the turn selects for `user` memory and skills: a Human, or refused (the
+/// write trigger refuses another kind; a row written before it is refused here).
+pub(super) fn selected_human(ctx: &crate::context::Context) -> crate::error::Result<Option<uuid::Uuid>> {
+    let Some(id) = ctx.turn.memory_user_id else {
+        return Ok(None);
+    };
+    match ctx.users.get(&id) {
+        Some(u) if u.kind == crate::kinds::UserKind::Human => Ok(Some(id)),
+        found => Err(crate::error::Error::new(
+            crate::error::Code::TurnFieldInvalid,
+            format!(
+                "memory_user_id of turn {} names {}, which is not a Human at /memory_user_id",
+                ctx.turn.id,
+                found.map_or(id.to_string(), |u| format!("@{}", u.handle))
+            ),
+        )
+        .hint("memory_user_id selects a Human whose user memory and skills the turn reads; an agent's are its own.")),
+    }
+}

@@ -120,7 +120,7 @@ impl Compiler<'_, '_> {
             // What skills_for_turn answers for the sealed turn from now on.
             skills: match self.ctx.turn.callables.is_empty() {
                 true => Vec::new(),
-                false => super::live_skills(self.ctx).unwrap_or_default(),
+                false => super::skills::live(self.ctx).unwrap_or_default(),
             },
         }
     }

@@ -13,9 +13,9 @@ mod gate;
 mod marks;
 mod raw;
 mod select;
+mod skills;
 mod stateful;
 
-use crate::blocks;
 use crate::budget::Window;
 use crate::context::Context;
 use crate::error::{quote, Result};
@@ -24,62 +24,9 @@ use crate::kinds::{Mechanism, TurnKind, Wire};
 use crate::tokens::{Counter, Memo, Tokenizer};
 
 pub use compiler::{Explain, Output, Purpose, SealDraft};
+pub use skills::skills_for_turn;
 pub use finish::template_error;
 pub use stateful::answerer as stateful_answerer;
-
-/// A skill of a turn's effective set (`prompt.skills_for_turn`).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct TurnSkill {
-    /// The name of the turn's callable the skill resolved for (`T.callables[].name`).
-    pub callable: String,
-    /// The skill's source: `runner`, `application`, `agent`, `workspace`, `speaker` or `user`.
-    pub source: String,
-    /// The skill's name (a memory skill's: its path after `skills/`, without `.md`).
-    pub name: String,
-    /// The skill's description (a memory skill's: its body's first non-empty line).
-    pub description: String,
-    /// Whether the skill is recall-only: never in the catalog, listed after the others.
-    pub recall_only: bool,
-}
-
-/// The complete effective skill set of the turn's callables (seed 003's skill_view):
-/// what its catalog lists, then each callable's recall-only skills, with their sources;
-/// deferred callables too. The skills are read as they are now (a sealed turn's
-/// catalog stays as it was sealed).
-pub fn skills_for_turn(ctx: &Context) -> Result<Vec<TurnSkill>> {
-    // A sealed turn's set is the one its seal froze (a skill written mid-run is the next
-    // turn's fact); a seal of 0.4 froze none, and the skills are read as they are now.
-    if let Some(frozen) = ctx.seal.as_ref().map(|s| &s.frozen).filter(|f| !f.skills.is_empty()) {
-        return Ok(frozen.skills.clone());
-    }
-    live_skills(ctx)
-}
-
-/// The turn's effective skill set as the skills stand now.
-pub(super) fn live_skills(ctx: &Context) -> Result<Vec<TurnSkill>> {
-    let a = compiler::answerer(ctx)?;
-    let t = &ctx.turn;
-    let bindings = blocks::Bindings {
-        agent: a.id,
-        workspace: ctx.workspace.id,
-        speaker: t.poster_id,
-        selected_human: floors::selected_human(ctx)?,
-        conversation: ctx.conversation.id,
-    };
-    let mut skills = ctx.skills.clone();
-    skills.extend(blocks::memory_skills(&ctx.memories, &bindings));
-    let found = blocks::resolve(&skills, &t.callables, &bindings, a.application.as_deref(), true);
-    Ok(found
-        .into_iter()
-        .map(|(callable, s)| TurnSkill {
-            callable: callable.to_string(),
-            source: s.source.clone(),
-            name: s.name.clone(),
-            description: s.description.clone(),
-            recall_only: s.recall_only,
-        })
-        .collect())
-}
 
 /// Compiles the turn `ctx.turn`, reading history newest first from `history`. A
 /// stateful turn's body is sent in its stateful form (the seal keeps the full one).
