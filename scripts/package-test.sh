@@ -2,7 +2,9 @@
 # Test tier 4: the package installs and works without the build tree. Builds the
 # artifact for PostgreSQL $PG_MAJOR (scripts/package.sh), removes what a build
 # installed, installs the artifact (15: dpkg -i the .deb; 18: the tarball's install.sh),
-# starts a clean cluster, and runs the psql golden files (pg_regress) against it.
+# starts a clean cluster, and runs the psql golden files (pg_regress) against it. On 18,
+# the CloudNativePG image is built from the tarball and tested the same way from an image
+# volume (scripts/cnpg-image.py, scripts/cnpg-image-test.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -39,3 +41,9 @@ if ! "$PG_REGRESS" --bindir="$PGBIN" --host="$PGHOST" --port="$PGPORT" --user=po
   exit 1
 fi
 echo "== the package passes the psql golden files (PostgreSQL $PG_MAJOR)"
+if [ "$PG_MAJOR" = 18 ]; then
+  # The CloudNativePG image-volume image, from the same tarball, mounted as CloudNativePG
+  # mounts it on a PostgreSQL 18 with no pgprompt file of its own.
+  IMAGE=$(python3 scripts/cnpg-image.py "$OUT" target/dist)
+  scripts/cnpg-image-test.sh "$IMAGE"
+fi

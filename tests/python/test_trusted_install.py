@@ -1,0 +1,64 @@
+"""A trusted install (README, "Install"; SPEC 15.6): a database owner that is no superuser
+creates the extension in its database (the script runs as the bootstrap superuser and
+creates schema prompt itself), uses it and grants it on; the schema is never the
+database owner's, and one that was there before holding objects is refused."""
+import os
+
+import psycopg
+import pytest
+
+from conftest import ROOT, connect
+
+C1, T4 = "00000000-0000-4000-8000-00000000c001", "00000000-0000-4000-8000-0000000d0004"
+
+
+def as_owner():
+    return psycopg.connect(host=os.environ.get("PGHOST", "/tmp/pgprompt-cluster"), port=int(os.environ.get("PGPORT", "54329")),
+                           user="pgprompt_dbo", dbname="pgprompt_trusted", autocommit=True)
+
+
+@pytest.fixture()
+def owned_database():
+    with connect("postgres") as admin:
+        admin.execute("DROP DATABASE IF EXISTS pgprompt_trusted")
+        admin.execute("DO $$ BEGIN CREATE ROLE pgprompt_dbo LOGIN NOSUPERUSER; EXCEPTION WHEN duplicate_object THEN NULL; END $$")
+        admin.execute("DO $$ BEGIN CREATE ROLE pgprompt_dbo_app NOLOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$")
+        admin.execute("CREATE DATABASE pgprompt_trusted OWNER pgprompt_dbo")
+    yield
+    with connect("postgres") as admin:
+        admin.execute("DROP DATABASE IF EXISTS pgprompt_trusted")
+        admin.execute("DROP ROLE IF EXISTS pgprompt_dbo_app")
+        admin.execute("DROP ROLE IF EXISTS pgprompt_dbo")
+
+
+def test_a_database_owner_installs_it_without_superuser(owned_database):
+    with as_owner() as c:
+        assert c.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user").fetchone()[0] is False
+        c.execute("CREATE EXTENSION pgprompt")
+        owner = c.execute("SELECT nspowner::regrole::text FROM pg_namespace WHERE nspname = 'prompt'").fetchone()[0]
+        assert owner != "pgprompt_dbo", "the database owner never owns the extension's schema"
+        assert c.execute("SELECT extowner::regrole::text FROM pg_extension WHERE extname = 'pgprompt'").fetchone()[0] == "pgprompt_dbo"
+        c.execute((ROOT / "demo/example.sql").read_text())
+        body = c.execute("SELECT prompt.compile_turn(%s, %s)::text", (C1, T4)).fetchone()[0]
+        assert body.startswith('{"model":"claude-sonnet-5"')
+        assert c.execute("SELECT count(*) FROM prompt.verify_seals()").fetchone()[0] == 0
+        # The owner administers its tenancy and grants on to its application's role.
+        c.execute("GRANT USAGE ON SCHEMA prompt TO pgprompt_dbo_app")
+        c.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA prompt TO pgprompt_dbo_app")
+        # What only pgprompt writes is as closed to it as to anyone but a restore.
+        with pytest.raises(psycopg.Error) as e:
+            c.execute("UPDATE prompt.seal_nodes SET body = 'x'")
+        assert e.value.sqlstate == "55000"
+        c.execute("DROP EXTENSION pgprompt")
+        # A schema made before, holding a function of the owner's: refused.
+        c.execute("CREATE SCHEMA prompt")
+        c.execute("CREATE FUNCTION prompt.count_tokens(text, text) RETURNS int LANGUAGE sql AS 'SELECT 0'")
+        with pytest.raises(psycopg.Error) as e:
+            c.execute("CREATE EXTENSION pgprompt")
+        assert e.value.sqlstate == "42P06" and "ALTER SCHEMA prompt RENAME" in e.value.diag.message_hint
+        c.execute("DROP SCHEMA prompt CASCADE")
+        # An empty one of its own is taken, and given to the objects' owner.
+        c.execute("CREATE SCHEMA prompt")
+        c.execute("CREATE EXTENSION pgprompt")
+        assert c.execute("SELECT nspowner::regrole::text FROM pg_namespace WHERE nspname = 'prompt'").fetchone()[0] != "pgprompt_dbo"
+        c.execute("DROP EXTENSION pgprompt CASCADE")
