@@ -1012,6 +1012,19 @@ END
 $rls$;
 GRANT SELECT ON prompt.workspace_members TO PUBLIC;
 
+-- The extension's owner, when it is not the objects' owner (a database owner that
+-- installed the extension as trusted: the objects are the bootstrap superuser's), uses
+-- and administers what it installed, and grants it on: USAGE and every table, with grant
+-- option.
+DO $owner$
+BEGIN
+    IF pg_catalog.quote_ident(current_user) <> '@extowner@' THEN
+        GRANT USAGE ON SCHEMA prompt TO @extowner@ WITH GRANT OPTION;
+        GRANT ALL ON ALL TABLES IN SCHEMA prompt TO @extowner@ WITH GRANT OPTION;
+    END IF;
+END
+$owner$;
+
 -- Comments -----------------------------------------------------------------------
 
 COMMENT ON TABLE prompt.model_profiles IS

@@ -21,6 +21,8 @@
 --   reads counts beside billed usage and sets aside ratios outside 0.1-10;
 -- * today's forms: models.history_cache_ttl (history's breakpoints' TTL), responses.
 --   billed_miss (a provider's cache diagnostics) and cache_report's billed_miss;
+-- * a trusted install: a database owner that runs the update is given USAGE and every
+--   table with grant option (the objects are the bootstrap superuser's);
 -- * a role granted what every table of 0.3 grants is named in a WARNING with the one
 --   statement that gives it the tables added since (model_profiles, which 0.4 added, too).
 
@@ -1207,6 +1209,15 @@ BEGIN
     END LOOP;
 END
 $grants$;
+
+DO $owner$
+BEGIN
+    IF pg_catalog.quote_ident(current_user) <> '@extowner@' THEN
+        GRANT USAGE ON SCHEMA prompt TO @extowner@ WITH GRANT OPTION;
+        GRANT ALL ON ALL TABLES IN SCHEMA prompt TO @extowner@ WITH GRANT OPTION;
+    END IF;
+END
+$owner$;
 
 -- Comments ----------------------------------------------------------------------------
 

@@ -31,25 +31,35 @@ END
 $$;
 
 -- The schema is the extension's own: CREATE EXTENSION creates it (the control file names
--- it) as the installing role. One that was there before, holding objects, owned by
--- another role or with privileges granted on it, is refused: whoever owns a schema can
--- replace what is in it, and a function pgprompt's next compile calls would be theirs.
+-- it) as the role that runs CREATE EXTENSION — a database owner, when the extension is
+-- installed as trusted, whose script then runs as the bootstrap superuser. A schema that
+-- was there before holding objects, owned by another role or letting another role create
+-- in it, is refused: whoever owns a schema can replace what is in it, and a function
+-- pgprompt's next compile calls would be theirs. The schema is then given to the role the
+-- script runs as (the objects' owner), so that no database owner owns it.
 DO $$
 DECLARE
     found record;
+    installer oid := (SELECT e.extowner FROM pg_catalog.pg_extension e WHERE e.extname = 'pgprompt');
 BEGIN
     SELECT n.nspname, pg_catalog.pg_get_userbyid(n.nspowner) AS owner,
-           n.nspowner <> (SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname = current_user) AS foreign_owner,
+           n.nspowner NOT IN ((SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname = current_user),
+                              coalesce(installer, 0)) AS foreign_owner,
+           n.nspowner <> (SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname = current_user) AS to_give,
            EXISTS (SELECT 1 FROM pg_catalog.pg_depend d
                     WHERE d.refclassid = 'pg_catalog.pg_namespace'::pg_catalog.regclass AND d.refobjid = n.oid
                       AND d.classid <> 'pg_catalog.pg_extension'::pg_catalog.regclass) AS holds,
-           n.nspacl IS NOT NULL AS granted
+           EXISTS (SELECT 1 FROM pg_catalog.aclexplode(n.nspacl) a
+                    WHERE a.privilege_type = 'CREATE' AND a.grantee <> n.nspowner) AS granted
       INTO found FROM pg_catalog.pg_namespace n WHERE n.nspname = 'prompt';
     IF found.foreign_owner OR found.holds OR found.granted THEN
         RAISE EXCEPTION 'pgprompt''s schema "prompt" already exists (owned by %), and CREATE EXTENSION did not create it', found.owner
             USING ERRCODE = 'duplicate_schema',
                   DETAIL = 'pgprompt creates its schema itself: a schema made before it, by another role or holding objects, could hold code its functions would run.',
                   HINT = 'Drop or rename that schema (ALTER SCHEMA prompt RENAME TO prompt_old), then run CREATE EXTENSION pgprompt again.';
+    END IF;
+    IF found.to_give THEN
+        EXECUTE 'ALTER SCHEMA prompt OWNER TO ' || pg_catalog.quote_ident(current_user);
     END IF;
 END
 $$;
@@ -2542,6 +2552,19 @@ BEGIN
 END
 $rls$;
 GRANT SELECT ON prompt.workspace_members TO PUBLIC;
+
+-- The extension's owner, when it is not the objects' owner (a database owner that
+-- installed the extension as trusted: the objects are the bootstrap superuser's), uses
+-- and administers what it installed, and grants it on: USAGE and every table, with grant
+-- option.
+DO $owner$
+BEGIN
+    IF pg_catalog.quote_ident(current_user) <> '@extowner@' THEN
+        GRANT USAGE ON SCHEMA prompt TO @extowner@ WITH GRANT OPTION;
+        GRANT ALL ON ALL TABLES IN SCHEMA prompt TO @extowner@ WITH GRANT OPTION;
+    END IF;
+END
+$owner$;
 
 -- Comments -----------------------------------------------------------------------
 
