@@ -6,6 +6,7 @@
 #   - no function of either crate over 80 lines (tests aside);
 #   - no import cycle among the files of either crate (scripts/module-cycles.py: per file);
 #   - every file that names the version agrees with Cargo.toml (scripts/version-check.py).
+#   - the 0.4.0 -> 0.5.0 update is what sql/updates/gen.py makes of today's SQL.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -17,4 +18,5 @@ python3 scripts/function-length.py core/src 80
 python3 scripts/function-length.py src 80
 python3 scripts/module-cycles.py core/src src
 python3 scripts/version-check.py
+python3 sql/updates/gen.py sql/releases/pgprompt--0.5.0.sql --check
 echo "lints: clean"
