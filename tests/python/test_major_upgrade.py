@@ -34,8 +34,16 @@ def version() -> str:
 
 
 def as_postgres(*cmd, cwd=None, env=None):
-    return subprocess.run(["runuser", "-u", "postgres", "--", *map(str, cmd)], cwd=cwd, env=env,
-                          check=True, capture_output=True, text=True)
+    done = subprocess.run(["runuser", "-u", "postgres", "--", *map(str, cmd)], cwd=cwd, env=env,
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        logs = ""
+        if cwd is not None:
+            # pg_upgrade's own logs say why it stopped.
+            for log in sorted(pathlib.Path(cwd).rglob("*.txt")) + sorted(pathlib.Path(cwd).rglob("*.log")):
+                logs += f"\n--- {log}\n" + log.read_text(errors="replace")[-4000:]
+        raise AssertionError(f"{cmd[0]} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}{logs}")
+    return done
 
 
 def connect(sock, port, db="postgres"):
@@ -60,8 +68,12 @@ def snapshot(conn):
         "policies": conn.execute("SELECT c.relname, p.polname, p.polpermissive, p.polcmd, pg_get_expr(p.polqual, p.polrelid) "
                                  "FROM pg_policy p JOIN pg_class c ON c.oid = p.polrelid "
                                  "WHERE c.relnamespace = 'prompt'::regnamespace ORDER BY 1, 2").fetchall(),
-        "grants": conn.execute("SELECT relname, relacl::text FROM pg_class WHERE relnamespace = 'prompt'::regnamespace "
-                               "AND relkind IN ('r', 'v') ORDER BY 1").fetchall(),
+        # Each grant, less MAINTAIN: 17 added it, and an owner has it on 18 by default.
+        "grants": conn.execute("SELECT c.relname, g.grantor::regrole::text, CASE g.grantee WHEN 0 THEN 'PUBLIC' ELSE g.grantee::regrole::text END, "
+                               "g.privilege_type, g.is_grantable "
+                               "FROM pg_class c, LATERAL aclexplode(c.relacl) g "
+                               "WHERE c.relnamespace = 'prompt'::regnamespace AND c.relkind IN ('r', 'v') "
+                               "AND g.privilege_type <> 'MAINTAIN' ORDER BY 1, 2, 3, 4").fetchall(),
         "tenants": conn.execute("SELECT role_name::text, role_oid IS NOT NULL FROM prompt.tenants ORDER BY 1").fetchall(),
     }
 
@@ -77,9 +89,10 @@ def test_pg_upgrade_from_15_to_18_keeps_every_byte():
     shutil.chown(work, "postgres")
     old, new = work / "old", work / "new"
     try:
-        for bin_dir, data in ((OLD_BIN, old), (new_bin, new)):
+        # 18's initdb turns data checksums on by default, 15's off: pg_upgrade needs both alike.
+        for bin_dir, data, extra in ((OLD_BIN, old, ()), (new_bin, new, ("--no-data-checksums",))):
             as_postgres(bin_dir / "initdb", "-D", data, "-A", "trust", "-U", "postgres", "--locale=C.UTF-8",
-                        "--encoding=UTF8", "--no-sync")
+                        "--encoding=UTF8", "--no-sync", *extra)
         opts = f"-p 54369 -k {work} -c listen_addresses=''"
         as_postgres(OLD_BIN / "pg_ctl", "-D", old, "-o", opts, "-l", work / "old.log", "-w", "start")
         try:
