@@ -412,6 +412,10 @@ CREATE TABLE prompt.responses (
     -- named (request_options.cache_diagnostics): Anthropic's diagnostics, OpenAI's
     -- prompt_cache_diagnostics, as they came.
     billed_miss            jsonb,
+    -- The SHA-256 of the answer as record_response wrote it (a direct reply's content,
+    -- a round's assistant as jsonb text): a stateful turn chains to this response only
+    -- while that answer still reads so (an edited answer is sent in a full body).
+    answer_digest          bytea,
     PRIMARY KEY (conversation_id, turn_id, step),
     CONSTRAINT responses_response_id_key UNIQUE (conversation_id, response_id),
     FOREIGN KEY (conversation_id, turn_id) REFERENCES prompt.turns (conversation_id, id) ON DELETE CASCADE

@@ -71,6 +71,9 @@ pub(crate) struct Allowance {
     pub(crate) tokens: Option<u32>,
     pub(crate) max_entries: Option<u32>,
     pub(crate) low_water: Option<f64>,
+    /// `tokens` is all the floors leave of the window (no knob cut it lower): what the
+    /// floors were charged and do not cost once history joins them is room too.
+    pub(crate) window_bound: bool,
 }
 
 /// Stable trimming's default `low_water`.
@@ -82,7 +85,7 @@ pub(crate) const DEFAULT_LOW_WATER: f64 = 0.7;
 /// of no window is refused).
 pub(crate) fn allowance(window: &Window, floors: u32, knobs: &HistoryKnobs) -> Result<Allowance, Unavailable> {
     let cap = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
-    let tokens = match window.tokens {
+    let (tokens, window_bound) = match window.tokens {
         None => {
             if knobs.share.is_some() {
                 return Err(Unavailable::ShareWithoutWindow);
@@ -92,6 +95,7 @@ pub(crate) fn allowance(window: &Window, floors: u32, knobs: &HistoryKnobs) -> R
                 tokens: None,
                 max_entries: None,
                 low_water: None,
+                window_bound: false,
             });
         }
         Some(w) => {
@@ -106,13 +110,14 @@ pub(crate) fn allowance(window: &Window, floors: u32, knobs: &HistoryKnobs) -> R
             if let Some(max) = knobs.max_tokens {
                 budget = budget.min(cap(max));
             }
-            Some(budget)
+            (Some(budget), budget == remaining)
         }
     };
     Ok(Allowance {
         tokens,
         max_entries: knobs.max_entries,
         low_water: (knobs.trim == Some(Trim::Stable)).then(|| knobs.low_water.unwrap_or(DEFAULT_LOW_WATER)),
+        window_bound,
     })
 }
 
@@ -158,7 +163,6 @@ impl Selector {
         }
     }
 
-    /// Offers the next (older) entry of inflated cost `cost`; true when it is taken.
     /// Ends the selection for a reason of its own.
     pub(crate) fn stop(&mut self, why: Stop) {
         self.stopped.get_or_insert(why);
@@ -191,7 +195,18 @@ impl Selector {
         }
     }
 
+    /// Offers the next (older) entry of inflated cost `cost`; true when it is taken.
+    #[cfg(test)]
     pub(crate) fn offer(&mut self, cost: u32) -> bool {
+        self.offer_saving(cost, || 0)
+    }
+
+    /// [`Selector::offer`], where taking the entry also saves the floors `saved()`
+    /// tokens (history's oldest entry joins the message of the block before history,
+    /// whose overhead the floors were charged): an entry that does not fit by its cost
+    /// fits when it does less what it saves, where the allowance is what the floors
+    /// leave of the window. `saved` is computed only then (at the boundary).
+    pub(crate) fn offer_saving(&mut self, cost: u32, saved: impl FnOnce() -> u32) -> bool {
         if self.stopped.is_some() {
             return false;
         }
@@ -199,13 +214,12 @@ impl Selector {
             self.stopped = Some(Stop::MaxEntries);
             return false;
         }
-        if self
-            .allowance
-            .tokens
-            .is_some_and(|t| self.used.saturating_add(cost) > t)
-        {
-            self.stopped = Some(Stop::BudgetExceeded);
-            return false;
+        if let Some(t) = self.allowance.tokens {
+            let over = |c: u32| self.used.saturating_add(c) > t;
+            if over(cost) && (!self.allowance.window_bound || over(cost.saturating_sub(saved()))) {
+                self.stopped = Some(Stop::BudgetExceeded);
+                return false;
+            }
         }
         self.used = self.used.saturating_add(cost);
         self.selected += 1;
@@ -282,6 +296,7 @@ mod tests {
             tokens: Some(10),
             max_entries: None,
             low_water: None,
+            window_bound: true,
         });
         assert!(s.offer(4));
         assert!(s.offer(4));
@@ -292,6 +307,7 @@ mod tests {
             tokens: None,
             max_entries: Some(1),
             low_water: None,
+            window_bound: false,
         });
         assert!(s.offer(100));
         assert!(!s.offer(1));
@@ -312,6 +328,7 @@ mod tests {
                     tokens: Some(b),
                     max_entries: None,
                     low_water: None,
+                    window_bound: true,
                 });
                 let taken: Vec<bool> = costs.iter().map(|c| s.offer(*c)).collect();
                 (s, taken)

@@ -306,3 +306,37 @@ fn a_windowless_model_funds_all_history_whatever_the_caps() {
     let h = s.run(Purpose::Preview).unwrap().estimate().history.clone();
     assert_eq!((h.selected, h.skipped_reason.as_deref()), (0, Some("budget_exceeded")));
 }
+
+/// Seed rule (issue 41, item 5): a user-side block before history and a user-side oldest
+/// entry share one message; the floors were charged that message's overhead, so the
+/// entry is taken when it fits less it — a window the exact size of the request keeps
+/// every entry, on each wire where they merge.
+#[test]
+fn a_user_side_block_before_history_and_the_oldest_entry_are_costed_as_one_message() {
+    for (model, wire) in [("claude", "anthropic"), ("gpt", "chat"), ("resp", "responses"), ("gem", "gemini")] {
+        let mut s = long_conversation(7, 12);
+        s.model_mut(model).advisory_window = None;
+        let lark = s.user_mut(LARK);
+        lark.model = Some(model.into());
+        lark.prompt_mechanism = Mechanism::Assembly;
+        lark.prompt_template = Some(template(
+            r#"{"blocks": [{"type": "slot", "slot": "system_prompt"}, {"type": "inline", "role": "user", "text": "Remember {{user}} decides."}, {"type": "history"}, {"type": "input"}]}"#,
+        ));
+        let out = s.run(Purpose::Preview).unwrap();
+        let total = out.estimate().total;
+        let v = body(&out);
+        assert!(v.to_string().contains("Remember"), "{v}");
+        let mut exact = Scenario {
+            ctx: s.ctx.clone(),
+            history: s.history.clone(),
+        };
+        exact.model_mut(model).advisory_window = Some(total as i32);
+        let out = exact.run(Purpose::Compile).unwrap();
+        assert_eq!(out.estimate().total, total, "{wire}");
+        assert_eq!(out.estimate().history.selected, 7, "{wire}: every entry fits the exact window");
+        exact.model_mut(model).advisory_window = Some(total as i32 - 1);
+        let out = exact.run(Purpose::Compile).unwrap();
+        assert_eq!(out.estimate().history.selected, 6, "{wire}: one token less and the oldest goes");
+        assert!(out.estimate().total < total);
+    }
+}

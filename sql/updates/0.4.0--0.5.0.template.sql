@@ -21,6 +21,8 @@
 --   reads counts beside billed usage and sets aside ratios outside 0.1-10;
 -- * today's forms: models.history_cache_ttl (history's breakpoints' TTL), responses.
 --   billed_miss (a provider's cache diagnostics) and cache_report's billed_miss;
+-- * responses.answer_digest: a stateful chain holds only while the answer it continues
+--   reads as it was recorded;
 -- * a trusted install: a database owner that runs the update is given USAGE and every
 --   table with grant option (the objects are the bootstrap superuser's);
 -- * a role granted what every table of 0.3 grants is named in a WARNING with the one
@@ -30,6 +32,9 @@
 
 ALTER TABLE prompt.rounds ADD COLUMN sent_digest bytea;
 ALTER TABLE prompt.responses ADD COLUMN billed_miss jsonb;
+-- A response recorded before 0.5 has no answer digest: a stateful turn after it sends
+-- the full body once (whether its answer was edited since cannot be told).
+ALTER TABLE prompt.responses ADD COLUMN answer_digest bytea;
 ALTER TABLE prompt.models
     ADD COLUMN history_cache_ttl text
         CONSTRAINT models_history_cache_ttl_valid CHECK (history_cache_ttl IN ('5m', '1h', '30m', '12h')),

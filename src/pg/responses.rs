@@ -113,8 +113,12 @@ fn insert_response(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, step: i32
     spi(client.update(
         "INSERT INTO prompt.responses (conversation_id, turn_id, step, response_id, shape, model, compiled_model, \
          stop_reason, input_tokens, cache_creation_tokens, cache_read_tokens, output_tokens, billed_input_tokens, \
-         estimated_input_tokens, body_digest, cache_creation_by_ttl, billed_miss) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16::jsonb, $17::jsonb)",
+         estimated_input_tokens, body_digest, cache_creation_by_ttl, billed_miss, answer_digest) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16::jsonb, $17::jsonb, \
+                 (SELECT sha256(convert_to(CASE WHEN $3 = 0 THEN t.content ELSE \
+                                  (SELECT x.assistant::text FROM prompt.rounds x \
+                                    WHERE x.conversation_id = $1 AND x.turn_id = $2 AND x.n = $3) END, 'UTF8')) \
+                    FROM prompt.turns t WHERE t.conversation_id = $1 AND t.id = $2))",
         None,
         &[
             pg_uuid(conv).into(),

@@ -254,3 +254,61 @@ def test_stateful_is_a_responses_option_that_needs_stored_responses(sdb):
         assert e.value.diag.message_primary.startswith("request_options_invalid: ")
         assert message in e.value.diag.message_primary
         assert "/request_options/stateful" in e.value.diag.message_primary
+
+
+def test_an_answer_edited_since_it_was_recorded_is_sent_in_a_full_body(sdb):
+    """Seed 003 (issue 41, item 5): the provider holds the answer as it gave it. An answer
+    edited since it was recorded — the previous turn's, or an older one the previous
+    request sent — breaks the chain: the next turn sends the full body, with the edit."""
+    c = sdb
+    conv = conversation(c)
+    t1 = turn(c, conv, "Hello there.")
+    compiled(c, conv, t1)
+    record(c, conv, t1, answer("Hi! How can I help?", "resp_e1"))
+    c.execute("UPDATE prompt.turns SET content = 'Hi, edited.' WHERE id = %s", (t1,))
+    t2 = turn(c, conv, "Go on.")
+    body2 = json.loads(compiled(c, conv, t2))
+    assert "previous_response_id" not in body2
+    assert [text_of(i) for i in body2["input"] if i.get("role") == "assistant"] == ["Hi, edited."]
+    assert body2 == stateful_form(full(c, conv, t2), 0)
+    assert_valid(RESPONSES, body2)
+
+    # t2's full request sent the edit; the chain to its answer holds, until that older
+    # answer is edited again.
+    record(c, conv, t2, answer("Going on.", "resp_e2"))
+    t3 = turn(c, conv, "And?")
+    assert json.loads(compiled(c, conv, t3))["previous_response_id"] == "resp_e2"
+    c.execute("UPDATE prompt.turns SET content = 'Hi, edited twice.' WHERE id = %s", (t1,))
+    t4 = turn(c, conv, "Still there?")
+    body4 = json.loads(compiled(c, conv, t4))
+    assert "previous_response_id" not in body4
+    assert "Hi, edited twice." in [text_of(i) for i in body4["input"]]
+
+
+def test_an_in_turn_summary_shrinks_a_chained_run(sdb):
+    """Seed 000/003 (issue 41, item 5): a chained run sends its seed and rounds as input
+    after the previous response's id; an in-turn summary replaces them there as in a
+    full body, so a run that outgrew the window compiles again once it arrives."""
+    c = sdb
+    c.execute("UPDATE prompt.models SET hard_window = 3000, advisory_window = NULL WHERE name = %s", (MODEL,))
+    conv = conversation(c)
+    t1 = turn(c, conv, "Hello there.")
+    compiled(c, conv, t1)
+    record(c, conv, t1, answer("Hi.", "resp_m1", usage=(200, 5)))
+    run = turn(c, conv, "What's the weather in Lyon?", mode="run")
+    assert json.loads(compiled(c, conv, run))["previous_response_id"] == "resp_m1"
+    record(c, conv, run, sdk("responses", fixture("responses")))
+    big = json.dumps({"hourly": ["15 °C, light wind from the north-west"] * 400})
+    results = json.dumps([{"call_id": CALL_IDS["responses"], "content": big}])
+    c.execute("SELECT prompt.record_tool_results(%s, %s, %s)", (conv, run, results))
+    with pytest.raises(Exception) as e:
+        compiled(c, conv, run)
+    assert e.value.sqlstate == "54000", e.value
+
+    c.execute("UPDATE prompt.turns SET summary = 'Lyon: 15 °C, light wind.', summary_round = 2 WHERE id = %s", (run,))
+    body = json.loads(compiled(c, conv, run))
+    assert body["previous_response_id"] == "resp_m1"
+    assert [text_of(i) for i in body["input"]] == ["[Summary of the earlier rounds]\nLyon: 15 °C, light wind."]
+    assert_valid(RESPONSES, body)
+    est = explain(c, conv, run)["estimate"]
+    assert est["total"] <= 3000, est

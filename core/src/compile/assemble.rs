@@ -42,17 +42,22 @@ impl Compiler<'_, '_> {
         let (post_cost, after_history) = items::marginal_cost(&post, None, self.wire);
         let native = self.model.is_some_and(|m| m.native_images);
         let rounds = super::continuation::rounds_floor(self.ctx, self.a.id, native, self.wire, &mut self.counter);
-        let floor_cost = self.window.inflate(crate::tokens::sum([
+        let floors_raw = crate::tokens::sum([
             items::marginal_cost(&pre, None, self.wire).0,
             post_cost,
             crate::tokens::REQUEST_OVERHEAD,
             tools_tokens,
             rounds,
-        ]));
+        ]);
+        let before = super::select::Preceding {
+            items: &pre,
+            floors_raw,
+            floors: self.window.inflate(floors_raw),
+        };
 
         // History: funded from what remains, newest entry first.
         let (selection, budget_problem) =
-            self.funded_history(source, &template, &knobs, floor_cost, hist_ix, after_history)?;
+            self.funded_history(source, &template, &knobs, (&before, after_history), hist_ix)?;
         let mut versions = floors.versions;
         versions.history = Some(selection.estimate.selected);
 
@@ -88,12 +93,11 @@ impl Compiler<'_, '_> {
         source: &mut dyn HistorySource,
         template: &Template,
         knobs: &HistoryKnobs,
-        floor_cost: u32,
+        around: (&super::select::Preceding<'_>, Option<items::Follower>),
         hist_ix: usize,
-        after: Option<items::Follower>,
     ) -> Result<(super::select::Selection, Option<Error>)> {
-        match budget::allowance(&self.window, floor_cost, knobs) {
-            Ok(allowance) => Ok((self.select(source, template, allowance, hist_ix, after)?, None)),
+        match budget::allowance(&self.window, around.0.floors, knobs) {
+            Ok(allowance) => Ok((self.select(source, template, allowance, hist_ix, around)?, None)),
             Err(Unavailable::ShareWithoutWindow) => {
                 let ctx = self.ctx;
                 let mut none = HistoryEstimate::none(Some("history_budget_unavailable"));

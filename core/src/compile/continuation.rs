@@ -79,7 +79,7 @@ pub(super) fn extend(ctx: &Context, sealed: &Sealed, counter: &mut Counter<'_>, 
         });
     }
     let t = &ctx.turn;
-    let summary = t.summary.as_deref().filter(|s| !s.is_empty() && !chained(frozen));
+    let summary = t.summary.as_deref().filter(|s| !s.is_empty() && summarizable(frozen));
     let (kept, base_total, mut items, first_round) = match summary {
         Some(s) => {
             let keep = frozen.seed_cut.keep.min(body.elements.len());
@@ -169,13 +169,16 @@ fn continuing_tail(frozen: &Frozen, tail: &str, total: u32) -> String {
     }
 }
 
-/// Whether the turn continues a stateful chain: its context is the provider's, which an
-/// in-turn summary cannot shrink.
-fn chained(frozen: &Frozen) -> bool {
+/// Whether an in-turn summary can replace the turn's seed and rounds: always, but on a
+/// stateful chain whose provider holds part of the seed (its cut falls after where the
+/// seed begins; the seed is new since the previous response, so it never does). A
+/// chained turn sends its seed and rounds as input after the previous response's id, so
+/// the summary replaces them there as it does in a full body.
+fn summarizable(frozen: &Frozen) -> bool {
     frozen
         .stateful
         .as_ref()
-        .is_some_and(|s| s.previous_response_id.is_some())
+        .is_none_or(|s| s.previous_response_id.is_none() || s.cut <= frozen.seed_cut.keep)
 }
 
 /// The items of the turn's rounds from `first_round` on, rendered as the seal froze

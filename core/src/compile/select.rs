@@ -22,6 +22,29 @@ pub(super) struct Selection {
     pub(super) from: Option<EntryAt>,
 }
 
+/// The blocks before history, as the floors were charged for them: costed alone (no
+/// follower), within `floors` (inflated from `floors_raw`).
+pub(super) struct Preceding<'p> {
+    pub(super) items: &'p [Item],
+    pub(super) floors_raw: u32,
+    pub(super) floors: u32,
+}
+
+impl Preceding<'_> {
+    /// What the floors were charged and do not cost when history's oldest entry is
+    /// `oldest` (its oldest item, as `items::marginal_cost` describes it): the overhead
+    /// of the last block's message, when the entry joins it (a user-side block before
+    /// a user-side entry, on a wire that merges them), inflated as the floors are.
+    fn saved(&self, oldest: Option<Follower>, wire: crate::kinds::Wire, window: &crate::budget::Window) -> u32 {
+        let alone = items::marginal_cost(self.items, None, wire).0;
+        let joined = items::marginal_cost(self.items, oldest, wire).0;
+        match alone.saturating_sub(joined) {
+            0 => 0,
+            d => self.floors.saturating_sub(window.inflate(self.floors_raw.saturating_sub(d))),
+        }
+    }
+}
+
 /// An entry taken: where it stands, what it cost, its items.
 struct Taken {
     at: EntryAt,
@@ -118,7 +141,9 @@ impl Compiler<'_, '_> {
         crate::bounds::check(self.built, "the history a compile takes")
     }
 
-    /// Selects history newest first. `after` is what follows the newest entry. Under
+    /// Selects history newest first. `after` is what follows the newest entry, `before`
+    /// the blocks before the oldest (an entry at the boundary fits when it does less
+    /// what joining them saves). Under
     /// stable trimming (`allowance.low_water`), entries older than where the answerer's
     /// previous sealed request began are not taken while the rest fits; once history
     /// does not fit, it is cut down to the low water.
@@ -128,7 +153,7 @@ impl Compiler<'_, '_> {
         template: &Template,
         allowance: Allowance,
         block: usize,
-        after: Option<Follower>,
+        (before, after): (&Preceding<'_>, Option<Follower>),
     ) -> Result<Selection> {
         let cut = match allowance.low_water {
             Some(_) => source.previous_cut(self.a.id)?,
@@ -167,11 +192,11 @@ impl Compiler<'_, '_> {
                         continue;
                     }
                     let items = self.render_entry(plan, ht, template, block, thinking)?;
-                    let (cost, before) = items::marginal_cost(&items, following, self.wire);
+                    let (cost, oldest) = items::marginal_cost(&items, following, self.wire);
                     let cost = self.window.inflate(cost);
-                    if selector.offer(cost) {
+                    if selector.offer_saving(cost, || before.saved(oldest, self.wire, &self.window)) {
                         self.take_text(&items)?;
-                        following = before;
+                        following = oldest;
                         taken.push(Taken { at, cost, items });
                     }
                 }

@@ -110,25 +110,32 @@ fn chain_cut<'c>(
         return None;
     }
     let (previous_lead, previous_instructions) = wire::responses::lead(&p.body.elements);
-    let written = p.body.elements.get(previous_lead..)?.iter().filter(|e| !is_output(e));
+    let sent = p.body.elements.get(previous_lead..)?.iter().filter(|e| !is_reasoning(e));
     let own = elements.get(lead..)?;
-    // What this side wrote (messages, tool outputs) must recur in order, byte for byte;
-    // the model's own items are the provider's whatever this body replays of them (an
-    // earlier turn's reasoning is not replayed, the provider keeps it).
+    // What the previous request sent (messages, the model's answers and calls, tool
+    // outputs) must recur in order, byte for byte: an answer edited since is not what
+    // the provider holds. Reasoning is the provider's whatever this body replays of it
+    // (an earlier turn's is not replayed, the provider keeps it).
     let mut at = 0;
-    for e in written {
-        at += own.get(at..)?.iter().take_while(|o| is_output(o)).count();
+    for e in sent {
+        at += own.get(at..)?.iter().take_while(|o| is_reasoning(o)).count();
         if own.get(at)? != e {
             return None;
         }
         at += 1;
     }
+    // Then what the response added (the loader has checked that the answer still reads
+    // as it was recorded).
     at += own[at..].iter().take_while(|o| is_output(o)).count();
     Some((p, lead + at, previous_instructions))
 }
 
 fn is_output(e: &str) -> bool {
     wire::responses::is_output(e)
+}
+
+fn is_reasoning(e: &str) -> bool {
+    wire::responses::is_reasoning(e)
 }
 
 #[cfg(test)]
@@ -194,6 +201,14 @@ mod tests {
         assert_eq!(cut(&s.ctx, Some("resp"), &full), None);
         s.ctx.previous = None;
         assert_eq!(cut(&s.ctx, Some("resp"), &full), None);
+        // An earlier answer edited since the previous request sent it (seed 003: the
+        // provider holds what was sent, so the edit must be sent in full).
+        const A1_EDITED: &str = r#"{"type":"message","role":"assistant","content":"hello, edited"}"#;
+        s.ctx.previous = Some(previous(&[SYS, U1, A1, U2], true, "resp"));
+        let edited = [SYS, U1, A1_EDITED, U2, A1, U1].map(String::from);
+        assert_eq!(cut(&s.ctx, Some("resp"), &edited), None);
+        let kept = [SYS, U1, A1, U2, A1, U1].map(String::from);
+        assert_eq!(cut(&s.ctx, Some("resp"), &kept), Some(5));
     }
 
     #[test]

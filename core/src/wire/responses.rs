@@ -207,6 +207,20 @@ pub(crate) fn is_output(element: &str) -> bool {
     !INPUT.iter().chain(SYSTEM_ROLES.iter()).any(|p| element.starts_with(p))
 }
 
+/// Whether an element is a reasoning item: the one item of the model's a later request
+/// may leave out or replay differently (an earlier turn's reasoning is not replayed;
+/// the provider holds it). Every other element a request sent — the model's messages
+/// and calls included — is what a chained request's provider holds, byte for byte.
+pub(crate) fn is_reasoning(element: &str) -> bool {
+    const NOT: [&str; 2] = [r#"{"type":"message","#, r#"{"type":"function_call"#];
+    if NOT.iter().any(|p| element.starts_with(p)) {
+        return false;
+    }
+    serde_json::from_str::<serde_json::Value>(element)
+        .ok()
+        .is_some_and(|v| v.get("type").and_then(|t| t.as_str()) == Some("reasoning"))
+}
+
 /// The stateful form of a full responses body: its leading system text as
 /// `instructions`, `previous_response_id` when the chain holds, and the elements from
 /// the chain's cut on; the explicit cache options dropped (a stateful request places no

@@ -321,9 +321,12 @@ fn previous_response(client: &SpiClient<'_>, c: &Conversation, t: &pgprompt_core
 static PREVIOUS: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
         "the previous request",
-        "SELECT t.id, r.step, r.response_id, r.compiled_model, r.billed_input_tokens, r.output_tokens \
+        "SELECT t.id, r.step, r.response_id, r.compiled_model, r.billed_input_tokens, r.output_tokens, \
+                coalesce(r.answer_digest = CASE WHEN r.step = 0 THEN sha256(convert_to(t.content, 'UTF8')) ELSE \
+                    (SELECT sha256(convert_to(y.assistant::text, 'UTF8')) FROM prompt.rounds y \
+                      WHERE y.conversation_id = $1 AND y.turn_id = t.id AND y.n = r.step) END, false) AS as_recorded \
          FROM prompt.turns t JOIN prompt.conversations c ON c.id = t.conversation_id \
-         LEFT JOIN LATERAL (SELECT step, response_id, compiled_model, billed_input_tokens, output_tokens \
+         LEFT JOIN LATERAL (SELECT step, response_id, compiled_model, billed_input_tokens, output_tokens, answer_digest \
                             FROM prompt.responses x \
                             WHERE x.conversation_id = $1 AND x.turn_id = t.id \
                             ORDER BY x.step DESC LIMIT 1) r ON true \
@@ -337,6 +340,7 @@ static PREVIOUS: LazyLock<Query> = LazyLock::new(|| {
             ("compiled_model", TEXTOID),
             ("billed_input_tokens", INT4OID),
             ("output_tokens", INT4OID),
+            ("as_recorded", BOOLOID),
         ],
     )
 });
@@ -365,10 +369,14 @@ pub fn previous(
                 c.text("compiled_model"),
                 c.get::<i32>("billed_input_tokens"),
                 c.get::<i32>("output_tokens"),
+                c.get::<bool>("as_recorded") == Some(true),
             )))
         },
     )?;
-    let Some((Some(turn), Some(step), Some(response_id), model, input_tokens, output_tokens)) = rows.into_iter().next()
+    // An answer edited since it was recorded (or recorded before 0.5, when no digest was
+    // kept) is not what the provider holds: no chain, the full body.
+    let Some((Some(turn), Some(step), Some(response_id), model, input_tokens, output_tokens, true)) =
+        rows.into_iter().next()
     else {
         return Ok(None);
     };
