@@ -15,9 +15,12 @@ CREATE FUNCTION prompt._model_profile(model_name text, profile_name text) RETURN
 LANGUAGE sql STABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
+    -- A Bedrock cross-region inference profile (us.amazon.nova-pro-v1:0, global.anthropic.…)
+    -- is its model's id behind a geography: matched as the id.
     SELECT (to_jsonb(p) - 'imported')::text FROM prompt.model_profiles p
-     WHERE p.name = coalesce($2, (SELECT q.name FROM prompt.model_profiles q
-                                   WHERE q.name = $1 OR starts_with($1, q.name || '-')
+     WHERE p.name = coalesce($2, (SELECT q.name FROM prompt.model_profiles q,
+                                         (VALUES ($1), (regexp_replace($1, '^(us|eu|apac|global|us-gov|jp|au|ca)\.(?=[a-z]+\.)', ''))) n (id)
+                                   WHERE q.name = n.id OR starts_with(n.id, q.name || '-')
                                    ORDER BY length(q.name) DESC LIMIT 1))
 $$;
 
@@ -1034,7 +1037,7 @@ COMMENT ON COLUMN prompt.models.profile IS
 COMMENT ON FUNCTION prompt._model_profile(text, text) IS
     'Internal: the profile a model follows, as JSON (the one it names, else the longest prefix of its name).';
 COMMENT ON TABLE prompt.models IS
-    'A model a request is compiled for: its wire (anthropic, chat, responses, gemini), tokenizer, windows, image support, token margin, max_output_tokens, cache TTL and request options. name is the provider''s model id.';
+    'A model a request is compiled for: its wire (anthropic, chat, responses, gemini, converse), tokenizer, windows, image support, token margin, max_output_tokens, cache TTL and request options. name is the provider''s model id.';
 COMMENT ON TABLE prompt.users IS
     'People and agents. An agent has a steward (its controlling Human), a prompt_mechanism (default, assembly, raw), an optional prompt_template, a model, an application and request options.';
 COMMENT ON TABLE prompt.workspaces IS

@@ -21,6 +21,11 @@
 --   reads counts beside billed usage and sets aside ratios outside 0.1-10;
 -- * today's forms: models.history_cache_ttl (history's breakpoints' TTL), responses.
 --   billed_miss (a provider's cache diagnostics) and cache_report's billed_miss;
+-- * the fifth wire, Amazon Bedrock's Converse (models.wire, responses.shape, the
+--   profiles' wires; Bedrock's Claude, Nova and Llama profiles; a cross-region inference
+--   profile's id matches as its model's);
+-- * responses.answer_digest: a stateful chain holds only while the answer it continues
+--   reads as it was recorded;
 -- * a trusted install: a database owner that runs the update is given USAGE and every
 --   table with grant option (the objects are the bootstrap superuser's);
 -- * a role granted what every table of 0.3 grants is named in a WARNING with the one
@@ -30,6 +35,9 @@
 
 ALTER TABLE prompt.rounds ADD COLUMN sent_digest bytea;
 ALTER TABLE prompt.responses ADD COLUMN billed_miss jsonb;
+-- A response recorded before 0.5 has no answer digest: a stateful turn after it sends
+-- the full body once (whether its answer was edited since cannot be told).
+ALTER TABLE prompt.responses ADD COLUMN answer_digest bytea;
 ALTER TABLE prompt.models
     ADD COLUMN history_cache_ttl text
         CONSTRAINT models_history_cache_ttl_valid CHECK (history_cache_ttl IN ('5m', '1h', '30m', '12h')),
@@ -67,7 +75,20 @@ ALTER TABLE prompt.model_profiles
     ADD COLUMN imported jsonb,
     DROP CONSTRAINT model_profiles_thinking_modes_valid,
     ADD CONSTRAINT model_profiles_thinking_modes_valid
-        CHECK (thinking_modes <@ ARRAY['adaptive', 'enabled', 'disabled', 'between_tools']);
+        CHECK (thinking_modes <@ ARRAY['adaptive', 'enabled', 'disabled', 'between_tools']),
+    DROP CONSTRAINT model_profiles_wires_valid,
+    ADD CONSTRAINT model_profiles_wires_valid
+        CHECK (wires <> '{}' AND wires <@ ARRAY['anthropic', 'chat', 'responses', 'gemini', 'converse']),
+    DROP CONSTRAINT model_profiles_provider_valid,
+    ADD CONSTRAINT model_profiles_provider_valid CHECK (provider IN ('anthropic', 'openai', 'google', 'amazon', 'meta'));
+
+-- The fifth wire: Amazon Bedrock's Converse.
+ALTER TABLE prompt.models
+    DROP CONSTRAINT models_wire_valid,
+    ADD CONSTRAINT models_wire_valid CHECK (wire IN ('anthropic', 'chat', 'responses', 'gemini', 'converse'));
+ALTER TABLE prompt.responses
+    DROP CONSTRAINT responses_shape_valid,
+    ADD CONSTRAINT responses_shape_valid CHECK (shape IN ('anthropic', 'chat', 'responses', 'gemini', 'converse'));
 
 CREATE OR REPLACE VIEW prompt.model_calibration WITH (security_invoker = true) AS
 SELECT x.compiled_model AS model,
@@ -528,9 +549,12 @@ CREATE OR REPLACE FUNCTION prompt._model_profile(model_name text, profile_name t
 LANGUAGE sql STABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
+    -- A Bedrock cross-region inference profile (us.amazon.nova-pro-v1:0, global.anthropic.…)
+    -- is its model's id behind a geography: matched as the id.
     SELECT (to_jsonb(p) - 'imported')::text FROM prompt.model_profiles p
-     WHERE p.name = coalesce($2, (SELECT q.name FROM prompt.model_profiles q
-                                   WHERE q.name = $1 OR starts_with($1, q.name || '-')
+     WHERE p.name = coalesce($2, (SELECT q.name FROM prompt.model_profiles q,
+                                         (VALUES ($1), (regexp_replace($1, '^(us|eu|apac|global|us-gov|jp|au|ca)\.(?=[a-z]+\.)', ''))) n (id)
+                                   WHERE q.name = n.id OR starts_with(n.id, q.name || '-')
                                    ORDER BY length(q.name) DESC LIMIT 1))
 $$;
 CREATE FUNCTION prompt._model_list_entry(provider text, entry jsonb, at text) RETURNS jsonb
@@ -1061,6 +1085,41 @@ UPDATE prompt.model_profiles
 -- with explicit breakpoints, gpt-5.6 and later).
 UPDATE prompt.model_profiles SET cache_diagnostics = true
  WHERE shipped AND provider = 'openai' AND cache_breakpoints = 'prompt_cache_breakpoint' AND 'responses' = ANY (wires);
+
+-- Amazon Bedrock's Converse API (wire converse; botocore's bedrock-runtime service model).
+-- Anthropic's models under their Bedrock ids (anthropic.<id>: the version suffix -v1:0,
+-- and a cross-region inference profile's geography, us. or global., match as the id),
+-- with their family's rules and lifecycle; Converse returns no cache diagnostics.
+INSERT INTO prompt.model_profiles
+SELECT (pg_catalog.jsonb_populate_record(p, pg_catalog.jsonb_build_object(
+            'name', 'anthropic.' || p.name, 'wires', '["converse"]'::jsonb, 'cache_diagnostics', false))).*
+  FROM prompt.model_profiles p
+ WHERE p.shipped AND p.provider = 'anthropic'
+ON CONFLICT (name) DO NOTHING;
+
+-- Amazon Nova and Meta Llama, as Bedrock publishes them: Nova caches at up to four
+-- cachePoints of at least 1,000 tokens each, for 5 minutes; Llama caches nothing (no
+-- cachePoint is sent). Temperature and top_p from 0 to 1, together. No thinking options.
+INSERT INTO prompt.model_profiles (name, provider, wires, advisory_window, hard_window, max_output_tokens, tokenizer,
+    thinking_modes, thinking_default, efforts, thinking_display, budget_min, budget_max, include_thoughts,
+    thinking_with_forced_tool, temperature_max, top_p_max, sampling_together,
+    cache_breakpoints, max_breakpoints, min_cache_tokens, cache_ttls, cache_lookback, replays_thinking, shipped)
+VALUES
+    ('amazon.nova-premier', 'amazon', '{converse}', NULL, 1000000, 32000, 'cl100k_base',
+     '{}', NULL, '{}', '{}', NULL, NULL, false, true, 1, 1, true, 'cache_control', 4, 1000, '{5m}', 20, false, true),
+    ('amazon.nova-pro', 'amazon', '{converse}', NULL, 300000, 10000, 'cl100k_base',
+     '{}', NULL, '{}', '{}', NULL, NULL, false, true, 1, 1, true, 'cache_control', 4, 1000, '{5m}', 20, false, true),
+    ('amazon.nova-lite', 'amazon', '{converse}', NULL, 300000, 10000, 'cl100k_base',
+     '{}', NULL, '{}', '{}', NULL, NULL, false, true, 1, 1, true, 'cache_control', 4, 1000, '{5m}', 20, false, true),
+    ('amazon.nova-micro', 'amazon', '{converse}', NULL, 128000, 10000, 'cl100k_base',
+     '{}', NULL, '{}', '{}', NULL, NULL, false, true, 1, 1, true, 'cache_control', 4, 1000, '{5m}', 20, false, true),
+    ('meta.llama4-maverick-17b-instruct', 'meta', '{converse}', NULL, 1000000, 8192, 'cl100k_base',
+     '{}', NULL, '{}', '{}', NULL, NULL, false, true, 1, 1, true, NULL, 0, 0, '{}', NULL, false, true),
+    ('meta.llama4-scout-17b-instruct', 'meta', '{converse}', NULL, 3500000, 8192, 'cl100k_base',
+     '{}', NULL, '{}', '{}', NULL, NULL, false, true, 1, 1, true, NULL, 0, 0, '{}', NULL, false, true),
+    ('meta.llama3-3-70b-instruct', 'meta', '{converse}', NULL, 128000, 8192, 'cl100k_base',
+     '{}', NULL, '{}', '{}', NULL, NULL, false, true, 1, 1, true, NULL, 0, 0, '{}', NULL, false, true)
+ON CONFLICT (name) DO NOTHING;
 UPDATE prompt.models m SET profile = n.profile FROM pgprompt_named_profiles n
  WHERE m.name = n.name AND m.profile IS DISTINCT FROM n.profile
    AND EXISTS (SELECT 1 FROM prompt.model_profiles p WHERE p.name = n.profile);
@@ -1221,6 +1280,8 @@ $owner$;
 
 -- Comments ----------------------------------------------------------------------------
 
+COMMENT ON TABLE prompt.models IS
+    'A model a request is compiled for: its wire (anthropic, chat, responses, gemini, converse), tokenizer, windows, image support, token margin, max_output_tokens, cache TTL and request options. name is the provider''s model id.';
 COMMENT ON FUNCTION prompt._storage_guard(text, text) IS
     'Internal: refuses a write of what was sent (seal storage, a turn''s seal columns, a round''s sent mark, a Side''s capture) unless pgprompt''s own writer runs it, an administrator inserts it (a restore) or a permitted rewrite truncates.';
 COMMENT ON FUNCTION prompt._parent_gone(uuid, uuid) IS

@@ -319,3 +319,38 @@ UPDATE prompt.model_profiles
 -- with explicit breakpoints, gpt-5.6 and later).
 UPDATE prompt.model_profiles SET cache_diagnostics = true
  WHERE shipped AND provider = 'openai' AND cache_breakpoints = 'prompt_cache_breakpoint' AND 'responses' = ANY (wires);
+
+-- Amazon Bedrock's Converse API (wire converse; botocore's bedrock-runtime service model).
+-- Anthropic's models under their Bedrock ids (anthropic.<id>: the version suffix -v1:0,
+-- and a cross-region inference profile's geography, us. or global., match as the id),
+-- with their family's rules and lifecycle; Converse returns no cache diagnostics.
+INSERT INTO prompt.model_profiles
+SELECT (pg_catalog.jsonb_populate_record(p, pg_catalog.jsonb_build_object(
+            'name', 'anthropic.' || p.name, 'wires', '["converse"]'::jsonb, 'cache_diagnostics', false))).*
+  FROM prompt.model_profiles p
+ WHERE p.shipped AND p.provider = 'anthropic'
+ON CONFLICT (name) DO NOTHING;
+
+-- Amazon Nova and Meta Llama, as Bedrock publishes them: Nova caches at up to four
+-- cachePoints of at least 1,000 tokens each, for 5 minutes; Llama caches nothing (no
+-- cachePoint is sent). Temperature and top_p from 0 to 1, together. No thinking options.
+INSERT INTO prompt.model_profiles (name, provider, wires, advisory_window, hard_window, max_output_tokens, tokenizer,
+    thinking_modes, thinking_default, efforts, thinking_display, budget_min, budget_max, include_thoughts,
+    thinking_with_forced_tool, temperature_max, top_p_max, sampling_together,
+    cache_breakpoints, max_breakpoints, min_cache_tokens, cache_ttls, cache_lookback, replays_thinking, shipped)
+VALUES
+    ('amazon.nova-premier', 'amazon', '{converse}', NULL, 1000000, 32000, 'cl100k_base',
+     '{}', NULL, '{}', '{}', NULL, NULL, false, true, 1, 1, true, 'cache_control', 4, 1000, '{5m}', 20, false, true),
+    ('amazon.nova-pro', 'amazon', '{converse}', NULL, 300000, 10000, 'cl100k_base',
+     '{}', NULL, '{}', '{}', NULL, NULL, false, true, 1, 1, true, 'cache_control', 4, 1000, '{5m}', 20, false, true),
+    ('amazon.nova-lite', 'amazon', '{converse}', NULL, 300000, 10000, 'cl100k_base',
+     '{}', NULL, '{}', '{}', NULL, NULL, false, true, 1, 1, true, 'cache_control', 4, 1000, '{5m}', 20, false, true),
+    ('amazon.nova-micro', 'amazon', '{converse}', NULL, 128000, 10000, 'cl100k_base',
+     '{}', NULL, '{}', '{}', NULL, NULL, false, true, 1, 1, true, 'cache_control', 4, 1000, '{5m}', 20, false, true),
+    ('meta.llama4-maverick-17b-instruct', 'meta', '{converse}', NULL, 1000000, 8192, 'cl100k_base',
+     '{}', NULL, '{}', '{}', NULL, NULL, false, true, 1, 1, true, NULL, 0, 0, '{}', NULL, false, true),
+    ('meta.llama4-scout-17b-instruct', 'meta', '{converse}', NULL, 3500000, 8192, 'cl100k_base',
+     '{}', NULL, '{}', '{}', NULL, NULL, false, true, 1, 1, true, NULL, 0, 0, '{}', NULL, false, true),
+    ('meta.llama3-3-70b-instruct', 'meta', '{converse}', NULL, 128000, 8192, 'cl100k_base',
+     '{}', NULL, '{}', '{}', NULL, NULL, false, true, 1, 1, true, NULL, 0, 0, '{}', NULL, false, true)
+ON CONFLICT (name) DO NOTHING;

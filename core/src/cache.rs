@@ -279,7 +279,8 @@ impl Rules {
     fn of(wire: Wire, model: Option<&Model>) -> Rules {
         let profile = model.and_then(|m| m.profile.as_ref());
         let explicit = match wire {
-            Wire::Anthropic => true,
+            // Bedrock caches at its cachePoints only (a body without one reads nothing).
+            Wire::Anthropic | Wire::Converse => true,
             Wire::Chat | Wire::Responses => {
                 profile.and_then(|p| p.cache_breakpoints) == Some(Breakpoints::PromptCacheBreakpoint)
             }
@@ -293,12 +294,14 @@ impl Rules {
         Rules {
             explicit,
             lookback: match wire {
-                Wire::Anthropic => Some(profile.and_then(|p| p.cache_lookback).unwrap_or(20).max(1) as usize),
-                _ => profile.and_then(|p| p.cache_lookback).map(|l| l.max(1) as usize),
+                Wire::Anthropic | Wire::Converse => {
+                    Some(profile.and_then(|p| p.cache_lookback).unwrap_or(20).max(1) as usize)
+                }
+                Wire::Chat | Wire::Responses | Wire::Gemini => profile.and_then(|p| p.cache_lookback).map(|l| l.max(1) as usize),
             },
             min: profile.map_or(1024, |p| p.min_cache_tokens.max(0) as u32),
             step: (!explicit && matches!(wire, Wire::Chat | Wire::Responses)).then_some(128),
-            unnamed_ttl: if wire == Wire::Anthropic { 300.0 } else { ttl },
+            unnamed_ttl: if matches!(wire, Wire::Anthropic | Wire::Converse) { 300.0 } else { ttl },
             ttl,
         }
     }
@@ -365,17 +368,54 @@ fn hash(text: &str) -> u64 {
     h.finish()
 }
 
+/// The raw blocks hashed in order, each with the prefix up to it, its tokens and its mark.
+fn hashed(wire: Wire, raw: Vec<(Zone, String, Value)>, model: Option<&str>, counter: &mut Counter<'_>) -> Vec<Block> {
+    let mut prefix = hash(model.unwrap_or(""));
+    let mut out: Vec<Block> = Vec::new();
+    for (zone, role, value) in raw {
+        // A Converse cachePoint is no block of its own: it marks the block before it.
+        if let Some(point) = value.get("cachePoint").filter(|_| wire == Wire::Converse) {
+            if let Some(b) = out.last_mut() {
+                b.marked = true;
+                b.ttl = point.get("ttl").and_then(Value::as_str).and_then(ttl_seconds_of);
+            }
+            continue;
+        }
+        let (plain, marked) = unmarked(&value);
+        let text = plain.to_string();
+        let own = hash(&format!("{role}\u{0}{text}"));
+        prefix = hash(&format!("{prefix:x}{own:x}"));
+        let tokens = match plain.get("text").and_then(Value::as_str).or(plain.as_str()) {
+            Some(t) => counter.count(t),
+            None => counter.count(&text),
+        };
+        out.push(Block {
+            prefix,
+            own,
+            tokens,
+            marked,
+            ttl: mark_ttl(&value),
+            zone,
+        });
+    }
+    out
+}
+
 /// The blocks of a body in the provider's cache order.
 fn blocks(wire: Wire, body: &str, model: Option<&str>, counter: &mut Counter<'_>) -> Vec<Block> {
     let Ok(v) = serde_json::from_str::<Value>(body) else {
         return Vec::new();
     };
     let mut raw: Vec<(Zone, String, Value)> = Vec::new();
-    for t in v.get("tools").and_then(Value::as_array).into_iter().flatten() {
+    let tools = match wire {
+        Wire::Converse => v.get("toolConfig").and_then(|c| c.get("tools")),
+        Wire::Anthropic | Wire::Chat | Wire::Responses | Wire::Gemini => v.get("tools"),
+    };
+    for t in tools.and_then(Value::as_array).into_iter().flatten() {
         raw.push((Zone::Tools, String::new(), t.clone()));
     }
     let (system, list, parts) = match wire {
-        Wire::Anthropic => ("system", "messages", "content"),
+        Wire::Anthropic | Wire::Converse => ("system", "messages", "content"),
         Wire::Chat => ("", "messages", ""),
         Wire::Responses => ("instructions", "input", ""),
         Wire::Gemini => ("systemInstruction", "contents", "parts"),
@@ -406,28 +446,7 @@ fn blocks(wire: Wire, body: &str, model: Option<&str>, counter: &mut Counter<'_>
         }
     }
     let automatic = wire == Wire::Anthropic && v.get("cache_control").is_some();
-    let mut prefix = hash(model.unwrap_or(""));
-    let mut out: Vec<Block> = raw
-        .into_iter()
-        .map(|(zone, role, value)| {
-            let (plain, marked) = unmarked(&value);
-            let text = plain.to_string();
-            let own = hash(&format!("{role}\u{0}{text}"));
-            prefix = hash(&format!("{prefix:x}{own:x}"));
-            let tokens = match plain.get("text").and_then(Value::as_str).or(plain.as_str()) {
-                Some(t) => counter.count(t),
-                None => counter.count(&text),
-            };
-            Block {
-                prefix,
-                own,
-                tokens,
-                marked,
-                ttl: mark_ttl(&value),
-                zone,
-            }
-        })
-        .collect();
+    let mut out = hashed(wire, raw, model, counter);
     let automatic_ttl = v.get("cache_control").and_then(|c| c.get("ttl")).and_then(Value::as_str).and_then(ttl_seconds_of);
     if automatic {
         // The request-level marker: the last block that can be cached (not thinking).

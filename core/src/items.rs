@@ -252,19 +252,25 @@ impl PartKind {
             return Unit::Dropped;
         }
         let assistant = role == Role::Assistant;
-        match (wire, self) {
-            (Wire::Anthropic | Wire::Gemini, _) => Unit::Shared,
-            (Wire::Chat, PartKind::ToolResult { .. }) if !assistant => Unit::Own,
-            (Wire::Chat, PartKind::Image { .. }) if role == Role::User => Unit::Shared,
-            (Wire::Chat, PartKind::Text(_) | PartKind::Said { .. }) => Unit::Shared,
-            (Wire::Chat, PartKind::ToolCall { .. }) if assistant => Unit::Shared,
-            (
-                Wire::Responses,
-                PartKind::Text(_) | PartKind::Said { .. } | PartKind::ToolCall { .. } | PartKind::Opaque { .. },
-            ) if assistant => Unit::Own,
-            (Wire::Responses, PartKind::ToolResult { .. }) if !assistant => Unit::Own,
-            (Wire::Responses, PartKind::Text(_) | PartKind::Image { .. }) if !assistant => Unit::Shared,
-            _ => Unit::Dropped,
+        match wire {
+            Wire::Anthropic | Wire::Gemini | Wire::Converse => Unit::Shared,
+            Wire::Chat => match self {
+                PartKind::ToolResult { .. } if !assistant => Unit::Own,
+                PartKind::Image { .. } if role == Role::User => Unit::Shared,
+                PartKind::Text(_) | PartKind::Said { .. } => Unit::Shared,
+                PartKind::ToolCall { .. } if assistant => Unit::Shared,
+                _ => Unit::Dropped,
+            },
+            Wire::Responses => match self {
+                PartKind::Text(_) | PartKind::Said { .. } | PartKind::ToolCall { .. } | PartKind::Opaque { .. }
+                    if assistant =>
+                {
+                    Unit::Own
+                }
+                PartKind::ToolResult { .. } if !assistant => Unit::Own,
+                PartKind::Text(_) | PartKind::Image { .. } if !assistant => Unit::Shared,
+                _ => Unit::Dropped,
+            },
         }
     }
 }
@@ -280,7 +286,7 @@ pub(crate) fn marginal_cost(items: &[Item], following: Option<Follower>, wire: W
     let mut next = following;
     for item in items.iter().rev() {
         let units: Vec<Unit> = item.parts.iter().map(|p| p.kind.unit(wire, item.role)).collect();
-        if units.iter().all(|u| *u == Unit::Dropped) && matches!(wire, Wire::Anthropic | Wire::Gemini) {
+        if units.iter().all(|u| *u == Unit::Dropped) && matches!(wire, Wire::Anthropic | Wire::Gemini | Wire::Converse) {
             // Sends nothing: what comes before meets what comes after (on chat and
             // responses it is still a message of its own, which nothing merges across);
             // a system run before it is not the one after it. Within the message after
@@ -348,7 +354,7 @@ impl Follower {
     fn continues(&self, item: &Item, wire: Wire) -> bool {
         let same_message = self.same_message(item);
         match wire {
-            Wire::Anthropic | Wire::Gemini => {
+            Wire::Anthropic | Wire::Gemini | Wire::Converse => {
                 let side = |r: Role| r == Role::Assistant;
                 let lifted = item.role == Role::System && (self.role != Role::System || self.gap);
                 same_message || (side(self.role) == side(item.role) && !self.boundary && !lifted)

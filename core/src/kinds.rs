@@ -80,7 +80,9 @@ spelled!(
         /// `responses`: OpenAI's Responses API.
         Responses = "responses",
         /// `gemini`: Google's Gemini `generateContent`.
-        Gemini = "gemini"
+        Gemini = "gemini",
+        /// `converse`: Amazon Bedrock's Converse API (`POST /model/{modelId}/converse`).
+        Converse = "converse"
     }
 );
 spelled!(
@@ -270,6 +272,29 @@ mod tests {
         assert_eq!(e.code, Code::TurnNotCompilable);
         assert!(e.message.contains("turns.kind has the value \"memo\""), "{}", e.message);
         assert!(Mechanism::parse("Default").is_none(), "no silent default");
+    }
+
+    /// The SQL lists of wires are the core's (SPEC §15.4): each CHECK that lists them, in
+    /// the schema and in the update that brings a 0.4 schema to it, lists `Wire::ALL`,
+    /// in its order.
+    #[test]
+    fn the_schemas_lists_of_wires_are_the_cores() {
+        let list: Vec<String> = Wire::ALL.iter().map(|w| format!("'{}'", w.as_str())).collect();
+        let list = list.join(", ");
+        for (file, text) in [
+            ("sql/schema.sql", include_str!("../../sql/schema.sql")),
+            ("the 0.4.0 -> 0.5.0 update", include_str!("../../sql/updates/0.4.0--0.5.0.template.sql")),
+        ] {
+            for constraint in ["models_wire_valid", "responses_shape_valid", "model_profiles_wires_valid"] {
+                let at = text
+                    .match_indices(constraint)
+                    .map(|(i, _)| i)
+                    .find(|&i| text[i..].trim_start_matches(constraint).trim_start().starts_with("CHECK"))
+                    .unwrap_or_else(|| panic!("{file} defines no {constraint}"));
+                let definition = &text[at..at + text[at..].find(')').map_or(0, |e| e + 1)];
+                assert!(definition.contains(&list), "{file}: {constraint} lists other wires than {list}: {definition}");
+            }
+        }
     }
 
     #[test]

@@ -489,6 +489,7 @@ pub(crate) fn check_shape(o: &Options, wire: Wire, max_tokens: i32) -> std::resu
                 return refuse("stop", "takes no stop sequences");
             }
         }
+        Wire::Converse => converse_shape(o, max_tokens)?,
         Wire::Gemini => {
             if o.parallel_tool_calls.is_some() {
                 return refuse("parallel_tool_calls", "has no parallel_tool_calls switch");
@@ -509,6 +510,46 @@ pub(crate) fn check_shape(o: &Options, wire: Wire, max_tokens: i32) -> std::resu
                 return refuse("thinking/mode", "takes no between_tools (an anthropic mode)");
             }
         }
+    }
+    Ok(())
+}
+
+/// What the Converse wire cannot say, whatever the model: refused on write, as
+/// (option's pointer, why).
+fn converse_shape(o: &Options, max_tokens: i32) -> std::result::Result<(), Refusal> {
+    let refuse = |key: &'static str, what: &str| Err((key, format!("the converse wire {what}")));
+    if o.tool_choice == Some(ToolChoice::None) {
+        return refuse("tool_choice", "has no tool choice none (leave the tools out instead)");
+    }
+    if o.parallel_tool_calls.is_some() {
+        return refuse("parallel_tool_calls", "has no parallel_tool_calls switch");
+    }
+    if o.response_format == Some(Format::JsonObject) {
+        return refuse("response_format", "takes structured output as a json_schema only");
+    }
+    let beyond_one = |n: &serde_json::Number| n.as_f64().is_some_and(|v| v > 1.0);
+    if o.temperature.as_ref().is_some_and(beyond_one) {
+        return refuse("temperature", "takes a temperature from 0 to 1");
+    }
+    if let Some(m) = &o.metadata {
+        if m.len() > 16 || m.iter().any(|(k, v)| k.is_empty() || k.chars().count() > 256 || v.chars().count() > 256) {
+            return refuse(
+                "metadata",
+                "takes 1 to 16 metadata entries (requestMetadata), keys of 1 to 256 characters and values up to 256",
+            );
+        }
+    }
+    let t = o.thinking.clone().unwrap_or_default();
+    if let Some(b) = t.budget {
+        if b < 1024 || b >= max_tokens.max(0) as u64 {
+            return refuse(
+                "thinking/budget_tokens",
+                &format!("needs a thinking budget of at least 1024 and below max_tokens ({max_tokens})"),
+            );
+        }
+    }
+    if matches!(t.effort, Some(Effort::None | Effort::Minimal)) {
+        return refuse("thinking/effort", "takes an effort of low, medium, high, xhigh or max");
     }
     Ok(())
 }
@@ -534,7 +575,7 @@ fn responses_options(o: &Options, wire: Wire) -> std::result::Result<(), Refusal
             "chains stored responses only: stateful needs store true or unset",
         );
     }
-    if o.cache_diagnostics && matches!(wire, Wire::Chat | Wire::Gemini) {
+    if o.cache_diagnostics && matches!(wire, Wire::Chat | Wire::Gemini | Wire::Converse) {
         return refuse(
             "cache_diagnostics",
             "returns no cache diagnostics (anthropic and responses do)",
@@ -839,7 +880,9 @@ fn tool_choice_text(c: &ToolChoice, wire: Wire, parallel: Option<bool>) -> Strin
             ToolChoice::Named(n) => format!(r#"{{"type":"function","function":{{"name":{}}}}}"#, q(n)),
             other => q(simple(other)),
         },
-        _ => match c {
+        // Gemini and Converse spell theirs in their own fields (`gemini`, the converse
+        // wire's options); Responses:
+        Wire::Responses | Wire::Gemini | Wire::Converse => match c {
             ToolChoice::Named(n) => format!(r#"{{"type":"function","name":{}}}"#, q(n)),
             other => q(simple(other)),
         },
@@ -886,6 +929,8 @@ pub(crate) fn fields(o: &Options, wire: Wire) -> Vec<(&'static str, String)> {
     let effort = o.effort();
     match wire {
         Wire::Anthropic => anthropic_fields(o, &mut out),
+        // Their renderers spell their options themselves (`gemini`, the converse wire's).
+        Wire::Gemini | Wire::Converse => {}
         Wire::Chat => {
             if let Some(s) = &o.stop {
                 out.push(("stop", strings(s)));
@@ -897,7 +942,7 @@ pub(crate) fn fields(o: &Options, wire: Wire) -> Vec<(&'static str, String)> {
                 out.push(("reasoning_effort", q(e.as_str())));
             }
         }
-        _ => {
+        Wire::Responses => {
             if let Some(f) = &o.response_format {
                 out.push(("text", format!(r#"{{"format":{}}}"#, openai_format(f, false))));
             }

@@ -1,8 +1,8 @@
 //! A provider's response body, as its API returned it, read into what the next compile
 //! needs (docs/design.md, "The response loop"): the assistant's parts in the round
 //! format (text, tool calls, thinking and reasoning verbatim), the stop reason, and the
-//! usage as billed. Four shapes: Anthropic `Message`, OpenAI `ChatCompletion`, OpenAI
-//! Responses `Response`, Gemini `GenerateContentResponse`. Anything else, or a part of
+//! usage as billed. Five shapes: Anthropic `Message`, OpenAI `ChatCompletion`, OpenAI
+//! Responses `Response`, Gemini `GenerateContentResponse`, Bedrock `ConverseResponse`. Anything else, or a part of
 //! none of them, is refused as `response_invalid` with its JSON pointer.
 
 use serde::Serialize;
@@ -65,7 +65,7 @@ fn invalid(path: &str, what: impl AsRef<str>) -> Error {
         format!("the response {} at {}", what.as_ref(), if path.is_empty() { "/" } else { path }),
     )
     .detail(format!("The value at {} is not valid.", if path.is_empty() { "/" } else { path }))
-    .hint("record_response takes a response body as the provider's API returned it: an Anthropic Message, an OpenAI ChatCompletion or Response, or a Gemini GenerateContentResponse.")
+    .hint("record_response takes a response body as the provider's API returned it: an Anthropic Message, an OpenAI ChatCompletion or Response, a Gemini GenerateContentResponse or a Bedrock ConverseResponse.")
 }
 
 fn refused(r: Refusal) -> Error {
@@ -112,7 +112,7 @@ fn arguments(at: &At<'_>) -> Result<Value> {
     }
 }
 
-/// Reads a response body of any of the four shapes.
+/// Reads a response body of any of the five shapes.
 pub fn parse(v: &Value) -> Result<Response> {
     let o = obj(&At::root(v, ""))?;
     let tag = |key: &str| o.map.get(key).and_then(Value::as_str);
@@ -128,6 +128,9 @@ pub fn parse(v: &Value) -> Result<Response> {
     } else if o.map.contains_key("candidates") {
         counts(&o.at("usageMetadata"))?;
         gemini(&o)
+    } else if o.map.contains_key("output") && o.map.contains_key("stopReason") {
+        counts(&o.at("usage"))?;
+        converse(&o)
     } else {
         Err(invalid("", "is of no known shape"))
     }
@@ -197,8 +200,17 @@ impl Parts {
     fn done(self, shape: Wire, o: &Map<String, Value>, stop: Option<String>, usage: Option<Usage>) -> Response {
         Response {
             shape,
-            id: opt_string(o, if shape == Wire::Gemini { "responseId" } else { "id" }),
-            model: opt_string(o, if shape == Wire::Gemini { "modelVersion" } else { "model" }),
+            id: match shape {
+                Wire::Gemini => opt_string(o, "responseId"),
+                // A Converse response has no id (nor model: the request's URL named it).
+                Wire::Converse => None,
+                Wire::Anthropic | Wire::Chat | Wire::Responses => opt_string(o, "id"),
+            },
+            model: match shape {
+                Wire::Gemini => opt_string(o, "modelVersion"),
+                Wire::Converse => None,
+                Wire::Anthropic | Wire::Chat | Wire::Responses => opt_string(o, "model"),
+            },
             assistant: self.assistant,
             text: self.text,
             first_call: self.first_call,
@@ -207,7 +219,7 @@ impl Parts {
             cache_miss: match shape {
                 Wire::Anthropic => o.get("diagnostics"),
                 Wire::Responses => o.get("prompt_cache_diagnostics"),
-                Wire::Chat | Wire::Gemini => None,
+                Wire::Chat | Wire::Gemini | Wire::Converse => None,
             }
             .filter(|v| v.is_object())
             .cloned(),
@@ -263,6 +275,19 @@ fn anthropic(o: &Obj<'_>) -> Result<Response> {
 /// Token figures added without overflow.
 fn sum(values: &[i64]) -> i64 {
     values.iter().fold(0i64, |a, b| a.saturating_add(*b))
+}
+
+/// The cache writes a provider listed by TTL (Converse's `cacheDetails`:
+/// `[{"ttl": "5m", "inputTokens": N}, ...]`).
+fn by_ttl_list(list: Option<&Value>) -> std::collections::BTreeMap<String, i64> {
+    let mut out = std::collections::BTreeMap::new();
+    for d in list.and_then(Value::as_array).into_iter().flatten() {
+        if let Some(ttl) = d.get("ttl").and_then(Value::as_str) {
+            let n = out.entry(ttl.to_string()).or_insert(0i64);
+            *n = n.saturating_add(int(Some(d), "inputTokens"));
+        }
+    }
+    out
 }
 
 /// The cache writes a provider split by TTL: (our name, its key) pairs present.
@@ -453,6 +478,53 @@ fn gemini(o: &Obj<'_>) -> Result<Response> {
         }
     });
     Ok(parts.done(Wire::Gemini, o, opt_string(first, "finishReason"), usage))
+}
+
+/// A Converse response (botocore's `ConverseResponse`): `output.message.content` read
+/// into round parts — `text`, `toolUse` as a tool call, anything else (`reasoningContent`,
+/// a server tool's block, ...) kept verbatim for this wire —, `stopReason`, and `usage`:
+/// `inputTokens` is the uncached input, beside `cacheReadInputTokens` and
+/// `cacheWriteInputTokens` (split by TTL in `cacheDetails`). A response carries no id
+/// and no model: `record_response` knows it again by its digest.
+fn converse(o: &Obj<'_>) -> Result<Response> {
+    let output = obj(&o.at("output"))?;
+    let message = obj(&output.at("message"))?;
+    let mut parts = Parts::default();
+    for b in list(&message.at("content"))? {
+        let path = b.path().to_string();
+        let b = obj(&b)?;
+        if b.map.len() != 1 {
+            return Err(refused(b.refuse("is not one content block (a ContentBlock has exactly one key)")));
+        }
+        if b.map.contains_key("text") {
+            parts.text(string(&b, "text")?);
+        } else if b.map.contains_key("toolUse") {
+            let c = obj(&b.at("toolUse"))?;
+            let input = arguments(&c.at("input"))?;
+            parts.call(path, string(&c, "toolUseId")?, string(&c, "name")?, input, &[]);
+        } else {
+            // reasoningContent, citationsContent, a server tool's block, ...: replayed as it
+            // came, in place, on this wire only.
+            parts.provider(Wire::Converse, b.map);
+        }
+    }
+    let o = o.map;
+    let usage = o.get("usage").filter(|u| u.is_object()).map(|u| {
+        let (input, written, read) = (
+            int(Some(u), "inputTokens"),
+            int(Some(u), "cacheWriteInputTokens"),
+            int(Some(u), "cacheReadInputTokens"),
+        );
+        Usage {
+            input_tokens: input,
+            cache_creation_tokens: written,
+            cache_read_tokens: read,
+            output_tokens: int(Some(u), "outputTokens"),
+            billed_input_tokens: sum(&[input, written, read]),
+            cache_creation_by_ttl: by_ttl_list(u.get("cacheDetails")),
+        }
+    });
+    Ok(parts.done(Wire::Converse, o, opt_string(o, "stopReason"), usage))
 }
 
 #[cfg(test)]

@@ -308,7 +308,7 @@ fn written(text: String, obj: &Obj<'_>, ctx: &Ctx<'_>) -> Result<JsonText> {
 fn provider(obj: &Obj<'_>, ctx: &Ctx<'_>) -> Result<AssistantPart> {
     let wire = ctx.or(obj.at("wire").read(
         |v| v.as_str().and_then(Wire::parse),
-        "not one of anthropic, chat, responses, gemini",
+        "not one of anthropic, chat, responses, gemini, converse",
     ))?;
     let block = ctx.or(obj.at("block").read(JsonText::object, "not an object"))?;
     Ok(AssistantPart::Opaque {

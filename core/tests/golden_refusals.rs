@@ -175,7 +175,7 @@ fn variants(seed: &Value, r: &mut Rng, n: usize) -> Vec<Value> {
 }
 
 /// Each reader of the corpus, in the order it runs (the order draws the mutations).
-const READERS: [&str; 15] = [
+const READERS: [&str; 16] = [
     "inline",
     "variables",
     "history",
@@ -191,6 +191,7 @@ const READERS: [&str; 15] = [
     "resp_chat",
     "resp_responses",
     "resp_gemini",
+    "resp_converse",
 ];
 
 /// What reader `name` makes of `v`, as text.

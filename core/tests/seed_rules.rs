@@ -47,6 +47,18 @@ fn calls_and_results(wire: Wire, b: &Value) -> (Vec<String>, Vec<String>) {
                 }
             }
         }
+        Wire::Converse => {
+            for m in b["messages"].as_array().unwrap() {
+                for p in m["content"].as_array().unwrap() {
+                    if let Some(u) = p.get("toolUse") {
+                        calls.push(s(&u["toolUseId"]));
+                    }
+                    if let Some(r) = p.get("toolResult") {
+                        results.push(s(&r["toolUseId"]));
+                    }
+                }
+            }
+        }
         Wire::Gemini => {
             for c in b["contents"].as_array().unwrap() {
                 for p in c["parts"].as_array().unwrap() {
@@ -80,7 +92,7 @@ fn rule_an_aborted_round_answers_every_call_with_the_abort_marker() {
             true,
         )
     };
-    for wire in [Wire::Anthropic, Wire::Chat, Wire::Responses, Wire::Gemini] {
+    for &wire in Wire::ALL {
         let mut current = on(Scenario::new("Check the charges."), wire).turn(|t| {
             t.mode = Mode::Run;
             t.tools = Some(tools(r#"[{"name":"read","input_schema":{"type":"object"}}]"#));
@@ -349,7 +361,7 @@ fn rule_an_edited_document_is_read_by_the_next_turn() {
 /// same elements, byte for byte), on every wire.
 #[test]
 fn rule_a_runs_first_request_is_the_reply_plus_tools() {
-    for wire in [Wire::Anthropic, Wire::Chat, Wire::Responses, Wire::Gemini] {
+    for &wire in Wire::ALL {
         let reply = on(desk(), wire);
         let run = on(desk(), wire).turn(|t| {
             t.mode = Mode::Run;
@@ -361,8 +373,10 @@ fn rule_a_runs_first_request_is_the_reply_plus_tools() {
         );
         assert_eq!(a.elements, b.elements, "{wire:?}");
         let (mut x, mut y) = (body_of(&a), body_of(&b));
-        assert!(y.as_object_mut().unwrap().remove("tools").is_some(), "{wire:?}");
-        x.as_object_mut().unwrap().remove("tools");
+        // Converse lists them under toolConfig.
+        let key = if wire == Wire::Converse { "toolConfig" } else { "tools" };
+        assert!(y.as_object_mut().unwrap().remove(key).is_some(), "{wire:?}");
+        x.as_object_mut().unwrap().remove(key);
         assert_eq!(x, y, "{wire:?}: nothing but tools differs");
     }
 }
@@ -592,7 +606,7 @@ fn rule_a_system_inline_after_a_user_role_slot_stays_system_or_is_refused() {
         ));
         s
     };
-    for wire in [Wire::Anthropic, Wire::Gemini] {
+    for wire in [Wire::Anthropic, Wire::Gemini, Wire::Converse] {
         let e = build(wire).run(Purpose::Preview).unwrap_err();
         assert_eq!(e.code, pgprompt_core::Code::InlineSystemOutsideLeadingRun, "{wire:?}");
         assert!(e.message.contains("inline block /blocks/2"), "{}", e.message);

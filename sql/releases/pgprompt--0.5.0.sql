@@ -72,10 +72,10 @@ $$;
 CREATE TABLE prompt.model_profiles (
     name                      text PRIMARY KEY CONSTRAINT model_profiles_name_valid CHECK (name <> ''),
     provider                  text NOT NULL
-                              CONSTRAINT model_profiles_provider_valid CHECK (provider IN ('anthropic', 'openai', 'google')),
+                              CONSTRAINT model_profiles_provider_valid CHECK (provider IN ('anthropic', 'openai', 'google', 'amazon', 'meta')),
     wires                     text[] NOT NULL
                               CONSTRAINT model_profiles_wires_valid
-                              CHECK (wires <> '{}' AND wires <@ ARRAY['anthropic', 'chat', 'responses', 'gemini']),
+                              CHECK (wires <> '{}' AND wires <@ ARRAY['anthropic', 'chat', 'responses', 'gemini', 'converse']),
     advisory_window           int CONSTRAINT model_profiles_advisory_window_positive CHECK (advisory_window > 0),
     hard_window               int CONSTRAINT model_profiles_hard_window_positive CHECK (hard_window > 0),
     max_output_tokens         int CONSTRAINT model_profiles_max_output_tokens_positive CHECK (max_output_tokens > 0),
@@ -123,7 +123,7 @@ CREATE TABLE prompt.model_profiles (
 CREATE TABLE prompt.models (
     name              text PRIMARY KEY,
     wire              text NOT NULL
-                      CONSTRAINT models_wire_valid CHECK (wire IN ('anthropic', 'chat', 'responses', 'gemini')),
+                      CONSTRAINT models_wire_valid CHECK (wire IN ('anthropic', 'chat', 'responses', 'gemini', 'converse')),
     tokenizer         text NOT NULL DEFAULT 'cl100k_base'
                       CONSTRAINT models_tokenizer_valid CHECK (tokenizer IN ('cl100k_base', 'o200k_base')),
     advisory_window   int CONSTRAINT models_advisory_window_positive CHECK (advisory_window > 0),
@@ -402,7 +402,7 @@ CREATE TABLE prompt.responses (
     step                   int NOT NULL CONSTRAINT responses_step_valid CHECK (step >= 0),
     response_id            text,
     shape                  text NOT NULL
-        CONSTRAINT responses_shape_valid CHECK (shape IN ('anthropic', 'chat', 'responses', 'gemini')),
+        CONSTRAINT responses_shape_valid CHECK (shape IN ('anthropic', 'chat', 'responses', 'gemini', 'converse')),
     model                  text,
     compiled_model         text,
     stop_reason            text,
@@ -423,6 +423,10 @@ CREATE TABLE prompt.responses (
     -- named (request_options.cache_diagnostics): Anthropic's diagnostics, OpenAI's
     -- prompt_cache_diagnostics, as they came.
     billed_miss            jsonb,
+    -- The SHA-256 of the answer as record_response wrote it (a direct reply's content,
+    -- a round's assistant as jsonb text): a stateful turn chains to this response only
+    -- while that answer still reads so (an edited answer is sent in a full body).
+    answer_digest          bytea,
     PRIMARY KEY (conversation_id, turn_id, step),
     CONSTRAINT responses_response_id_key UNIQUE (conversation_id, response_id),
     FOREIGN KEY (conversation_id, turn_id) REFERENCES prompt.turns (conversation_id, id) ON DELETE CASCADE
@@ -849,6 +853,41 @@ UPDATE prompt.model_profiles
 -- with explicit breakpoints, gpt-5.6 and later).
 UPDATE prompt.model_profiles SET cache_diagnostics = true
  WHERE shipped AND provider = 'openai' AND cache_breakpoints = 'prompt_cache_breakpoint' AND 'responses' = ANY (wires);
+
+-- Amazon Bedrock's Converse API (wire converse; botocore's bedrock-runtime service model).
+-- Anthropic's models under their Bedrock ids (anthropic.<id>: the version suffix -v1:0,
+-- and a cross-region inference profile's geography, us. or global., match as the id),
+-- with their family's rules and lifecycle; Converse returns no cache diagnostics.
+INSERT INTO prompt.model_profiles
+SELECT (pg_catalog.jsonb_populate_record(p, pg_catalog.jsonb_build_object(
+            'name', 'anthropic.' || p.name, 'wires', '["converse"]'::jsonb, 'cache_diagnostics', false))).*
+  FROM prompt.model_profiles p
+ WHERE p.shipped AND p.provider = 'anthropic'
+ON CONFLICT (name) DO NOTHING;
+
+-- Amazon Nova and Meta Llama, as Bedrock publishes them: Nova caches at up to four
+-- cachePoints of at least 1,000 tokens each, for 5 minutes; Llama caches nothing (no
+-- cachePoint is sent). Temperature and top_p from 0 to 1, together. No thinking options.
+INSERT INTO prompt.model_profiles (name, provider, wires, advisory_window, hard_window, max_output_tokens, tokenizer,
+    thinking_modes, thinking_default, efforts, thinking_display, budget_min, budget_max, include_thoughts,
+    thinking_with_forced_tool, temperature_max, top_p_max, sampling_together,
+    cache_breakpoints, max_breakpoints, min_cache_tokens, cache_ttls, cache_lookback, replays_thinking, shipped)
+VALUES
+    ('amazon.nova-premier', 'amazon', '{converse}', NULL, 1000000, 32000, 'cl100k_base',
+     '{}', NULL, '{}', '{}', NULL, NULL, false, true, 1, 1, true, 'cache_control', 4, 1000, '{5m}', 20, false, true),
+    ('amazon.nova-pro', 'amazon', '{converse}', NULL, 300000, 10000, 'cl100k_base',
+     '{}', NULL, '{}', '{}', NULL, NULL, false, true, 1, 1, true, 'cache_control', 4, 1000, '{5m}', 20, false, true),
+    ('amazon.nova-lite', 'amazon', '{converse}', NULL, 300000, 10000, 'cl100k_base',
+     '{}', NULL, '{}', '{}', NULL, NULL, false, true, 1, 1, true, 'cache_control', 4, 1000, '{5m}', 20, false, true),
+    ('amazon.nova-micro', 'amazon', '{converse}', NULL, 128000, 10000, 'cl100k_base',
+     '{}', NULL, '{}', '{}', NULL, NULL, false, true, 1, 1, true, 'cache_control', 4, 1000, '{5m}', 20, false, true),
+    ('meta.llama4-maverick-17b-instruct', 'meta', '{converse}', NULL, 1000000, 8192, 'cl100k_base',
+     '{}', NULL, '{}', '{}', NULL, NULL, false, true, 1, 1, true, NULL, 0, 0, '{}', NULL, false, true),
+    ('meta.llama4-scout-17b-instruct', 'meta', '{converse}', NULL, 3500000, 8192, 'cl100k_base',
+     '{}', NULL, '{}', '{}', NULL, NULL, false, true, 1, 1, true, NULL, 0, 0, '{}', NULL, false, true),
+    ('meta.llama3-3-70b-instruct', 'meta', '{converse}', NULL, 128000, 8192, 'cl100k_base',
+     '{}', NULL, '{}', '{}', NULL, NULL, false, true, 1, 1, true, NULL, 0, 0, '{}', NULL, false, true)
+ON CONFLICT (name) DO NOTHING;
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1406,7 +1445,7 @@ AS 'MODULE_PATHNAME', 'record_count_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/responses.rs:205
+-- src/pg/responses.rs:209
 -- pgprompt::pg::responses::record_response
 CREATE  FUNCTION "record_response"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1420,7 +1459,7 @@ AS 'MODULE_PATHNAME', 'record_response_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/responses.rs:288
+-- src/pg/responses.rs:292
 -- pgprompt::pg::responses::record_tool_results
 CREATE  FUNCTION "record_tool_results"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1556,9 +1595,12 @@ CREATE FUNCTION prompt._model_profile(model_name text, profile_name text) RETURN
 LANGUAGE sql STABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
+    -- A Bedrock cross-region inference profile (us.amazon.nova-pro-v1:0, global.anthropic.…)
+    -- is its model's id behind a geography: matched as the id.
     SELECT (to_jsonb(p) - 'imported')::text FROM prompt.model_profiles p
-     WHERE p.name = coalesce($2, (SELECT q.name FROM prompt.model_profiles q
-                                   WHERE q.name = $1 OR starts_with($1, q.name || '-')
+     WHERE p.name = coalesce($2, (SELECT q.name FROM prompt.model_profiles q,
+                                         (VALUES ($1), (regexp_replace($1, '^(us|eu|apac|global|us-gov|jp|au|ca)\.(?=[a-z]+\.)', ''))) n (id)
+                                   WHERE q.name = n.id OR starts_with(n.id, q.name || '-')
                                    ORDER BY length(q.name) DESC LIMIT 1))
 $$;
 
@@ -2575,7 +2617,7 @@ COMMENT ON COLUMN prompt.models.profile IS
 COMMENT ON FUNCTION prompt._model_profile(text, text) IS
     'Internal: the profile a model follows, as JSON (the one it names, else the longest prefix of its name).';
 COMMENT ON TABLE prompt.models IS
-    'A model a request is compiled for: its wire (anthropic, chat, responses, gemini), tokenizer, windows, image support, token margin, max_output_tokens, cache TTL and request options. name is the provider''s model id.';
+    'A model a request is compiled for: its wire (anthropic, chat, responses, gemini, converse), tokenizer, windows, image support, token margin, max_output_tokens, cache TTL and request options. name is the provider''s model id.';
 COMMENT ON TABLE prompt.users IS
     'People and agents. An agent has a steward (its controlling Human), a prompt_mechanism (default, assembly, raw), an optional prompt_template, a model, an application and request options.';
 COMMENT ON TABLE prompt.workspaces IS

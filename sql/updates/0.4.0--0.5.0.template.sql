@@ -21,6 +21,9 @@
 --   reads counts beside billed usage and sets aside ratios outside 0.1-10;
 -- * today's forms: models.history_cache_ttl (history's breakpoints' TTL), responses.
 --   billed_miss (a provider's cache diagnostics) and cache_report's billed_miss;
+-- * the fifth wire, Amazon Bedrock's Converse (models.wire, responses.shape, the
+--   profiles' wires; Bedrock's Claude, Nova and Llama profiles; a cross-region inference
+--   profile's id matches as its model's);
 -- * responses.answer_digest: a stateful chain holds only while the answer it continues
 --   reads as it was recorded;
 -- * a trusted install: a database owner that runs the update is given USAGE and every
@@ -59,7 +62,20 @@ ALTER TABLE prompt.model_profiles
     ADD COLUMN imported jsonb,
     DROP CONSTRAINT model_profiles_thinking_modes_valid,
     ADD CONSTRAINT model_profiles_thinking_modes_valid
-        CHECK (thinking_modes <@ ARRAY['adaptive', 'enabled', 'disabled', 'between_tools']);
+        CHECK (thinking_modes <@ ARRAY['adaptive', 'enabled', 'disabled', 'between_tools']),
+    DROP CONSTRAINT model_profiles_wires_valid,
+    ADD CONSTRAINT model_profiles_wires_valid
+        CHECK (wires <> '{}' AND wires <@ ARRAY['anthropic', 'chat', 'responses', 'gemini', 'converse']),
+    DROP CONSTRAINT model_profiles_provider_valid,
+    ADD CONSTRAINT model_profiles_provider_valid CHECK (provider IN ('anthropic', 'openai', 'google', 'amazon', 'meta'));
+
+-- The fifth wire: Amazon Bedrock's Converse.
+ALTER TABLE prompt.models
+    DROP CONSTRAINT models_wire_valid,
+    ADD CONSTRAINT models_wire_valid CHECK (wire IN ('anthropic', 'chat', 'responses', 'gemini', 'converse'));
+ALTER TABLE prompt.responses
+    DROP CONSTRAINT responses_shape_valid,
+    ADD CONSTRAINT responses_shape_valid CHECK (shape IN ('anthropic', 'chat', 'responses', 'gemini', 'converse'));
 
 {{block-replace:schema:CREATE VIEW prompt.model_calibration}}
 

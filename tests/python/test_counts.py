@@ -34,6 +34,26 @@ def count_body(body: dict, wire: str, tokenizer: str) -> int:
     total = 3
     if "tools" in body:
         total += c(dumps(body["tools"]))
+    if wire == "converse":
+        # Bedrock's Converse: the tools under toolConfig; a cachePoint is no block.
+        if "toolConfig" in body:
+            total += c(dumps(body["toolConfig"]["tools"]))
+
+        def cblock(b):
+            if "cachePoint" in b:
+                return 0
+            if "text" in b:
+                return c(b["text"])
+            if "image" in b:
+                return 85
+            if "toolUse" in b:
+                return c(b["toolUse"]["name"]) + c(dumps(b["toolUse"]["input"]))
+            if "toolResult" in b:
+                return c(b["toolResult"]["content"][0]["text"])
+            return c(dumps(b))
+        if "system" in body:
+            total += 3 + sum(cblock(b) for b in body["system"])
+        return total + sum(3 + sum(cblock(b) for b in m["content"]) for m in body["messages"])
     if wire == "anthropic":
         def block(b):
             return {"text": lambda: c(b["text"]), "image": lambda: 85,
@@ -90,7 +110,8 @@ def count_body(body: dict, wire: str, tokenizer: str) -> int:
         ("00000000-0000-4000-8000-00000000c002", "00000000-0000-4000-8000-0000000f0001"),
     ],
 )
-@pytest.mark.parametrize("model", [None, "gpt-5.5", "claude-vision", "gpt-5.5-vision", "gpt-5.6-sol-vision", "gemini-vision"])
+@pytest.mark.parametrize("model", [None, "gpt-5.5", "claude-vision", "gpt-5.5-vision", "gpt-5.6-sol-vision", "gemini-vision",
+                                   "converse-vision"])
 def test_estimate_total_is_an_independent_count_of_the_body(db, conversation, turn, model):
     db.execute("BEGIN")
     try:
@@ -108,7 +129,8 @@ def test_estimate_total_is_an_independent_count_of_the_body(db, conversation, tu
         db.execute("ROLLBACK")
     assert e["estimate"]["total"] == count_body(body, e["wire"], e["estimate"]["window"]["tokenizer"])
     tools = next(b for b in e["estimate"]["blocks"] if b["block"] == "tools")
-    assert tools["tokens"] == (count(e["estimate"]["window"]["tokenizer"], dumps(body["tools"])) if "tools" in body else 0)
+    listed = body.get("tools", body.get("toolConfig", {}).get("tools"))
+    assert tools["tokens"] == (count(e["estimate"]["window"]["tokenizer"], dumps(listed)) if listed else 0)
 
 
 def test_preview_is_deterministic_and_never_writes(db):

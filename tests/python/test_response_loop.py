@@ -5,7 +5,7 @@ answer; the refusals; the calibration view and token_margin_auto.
 
 Responses come from tests/fixtures/responses/*.json, validated by (and dumped from) the
 SDKs' models: anthropic.types.Message, openai ChatCompletion and Response, google-genai
-GenerateContentResponse. GOLDEN_UPDATE=1 rewrites tests/fixtures/response_loop/*.json.
+GenerateContentResponse, and botocore's ConverseResponse shape. GOLDEN_UPDATE=1 rewrites tests/fixtures/response_loop/*.json.
 """
 import copy
 import json
@@ -20,14 +20,16 @@ from openai.types.chat import ChatCompletion
 from openai.types.responses import Response
 
 from conftest import ROOT, make_database
+from converse_types import assert_valid_converse, converse_response
 from test_wire_types import ANTHROPIC, CHAT, RESPONSES, assert_valid, assert_valid_gemini
 
 NAME = "pgprompt_response_loop"
 WS, ADA, LARK = ("00000000-0000-4000-8000-00000000a001", "00000000-0000-4000-8000-000000000001",
                  "00000000-0000-4000-8000-000000000002")
-MODELS = {"anthropic": "claude-sonnet-5", "chat": "gpt-5.5", "responses": "gpt-5.6-sol", "gemini": "gemini-3.5-flash"}
+MODELS = {"anthropic": "claude-sonnet-5", "chat": "gpt-5.5", "responses": "gpt-5.6-sol", "gemini": "gemini-3.5-flash",
+          "converse": "us.anthropic.claude-sonnet-5-v1:0"}
 CALL_IDS = {"anthropic": "toolu_01T1x1fJ34qAmk2tNTrN7Up6", "chat": "call_def456", "responses": "call_def456",
-            "gemini": "call_lyon_1"}
+            "gemini": "call_lyon_1", "converse": "tooluse_lyon_1"}
 TOOLS = json.dumps([{"name": "get_weather", "description": "Current weather for a city.",
                      "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}])
 GOLDEN = ROOT / "tests/fixtures/response_loop"
@@ -45,6 +47,9 @@ def sdk(wire: str, body: dict) -> dict:
         return ChatCompletion.model_validate(body).model_dump(mode="json", exclude_none=True)
     if wire == "responses":
         return Response.model_validate(body).model_dump(mode="json", exclude_none=True)
+    if wire == "converse":
+        # botocore has no response model to dump: the body, checked against ConverseResponse.
+        return converse_response(body)
     return genai.GenerateContentResponse.model_validate(body).model_dump(mode="json", exclude_none=True, by_alias=True)
 
 
@@ -65,6 +70,9 @@ def final_response(wire: str) -> dict:
         b["id"] = "resp_final"
         b["output"] = [{"type": "message", "id": "msg_final", "role": "assistant", "status": "completed",
                         "content": [{"type": "output_text", "text": text, "annotations": []}]}]
+    elif wire == "converse":
+        b["output"]["message"]["content"] = [{"text": text}]
+        b["stopReason"] = "end_turn"
     else:
         b["responseId"] = "gemini-final"
         b["candidates"][0]["content"]["parts"] = [{"text": text}]
@@ -108,7 +116,7 @@ def golden(name: str, text: str):
     assert pretty == path.read_text(), f"{name}: the continuation differs from {path}"
 
 
-@pytest.mark.parametrize("wire", ["anthropic", "chat", "responses", "gemini"])
+@pytest.mark.parametrize("wire", ["anthropic", "chat", "responses", "gemini", "converse"])
 def test_the_loop_on_every_wire(rdb, wire):
     c = rdb
     # A fixed id: the body carries it as prompt_cache_key on the OpenAI wires.
@@ -133,9 +141,12 @@ def test_the_loop_on_every_wire(rdb, wire):
     # The continuation, thinking and reasoning replayed, is still a valid request.
     if wire == "gemini":
         assert_valid_gemini(json.loads(continued))
+    elif wire == "converse":
+        assert_valid_converse(json.loads(continued))
     else:
         assert_valid({"anthropic": ANTHROPIC, "chat": CHAT, "responses": RESPONSES}[wire], json.loads(continued))
-    list_key = {"anthropic": "messages", "chat": "messages", "responses": "input", "gemini": "contents"}[wire]
+    list_key = {"anthropic": "messages", "chat": "messages", "responses": "input", "gemini": "contents",
+                "converse": "messages"}[wire]
     sealed_list = json.dumps(json.loads(first)[list_key], separators=(",", ":"), ensure_ascii=False)[:-1]
     assert sealed_list in continued, "the sealed request is a prefix of the continuation's list"
 

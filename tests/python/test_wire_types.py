@@ -15,6 +15,7 @@ from openai.types.responses.response_create_params import ResponseCreateParamsNo
 from pydantic import BaseModel, TypeAdapter
 
 from conftest import compile_turn, explain
+from converse_types import assert_valid_converse
 
 ANTHROPIC = TypeAdapter(MessageCreateParamsNonStreaming)
 CHAT = TypeAdapter(CompletionCreateParamsNonStreaming)
@@ -93,6 +94,8 @@ def reseal_r1(db, **columns):
 def assert_valid_wire(wire: str, body: dict) -> None:
     if wire == "gemini":
         assert_valid_gemini(body)
+    elif wire == "converse":
+        assert_valid_converse(body)
     else:
         assert_valid({"anthropic": ANTHROPIC, "chat": CHAT, "responses": RESPONSES}[wire], body)
 
@@ -143,8 +146,24 @@ def test_gemini_wire_validates(db, name, conversation, turn):
     assert_valid_gemini(body)
 
 
+@pytest.mark.parametrize("name,conversation,turn", CASES)
+def test_converse_wire_validates(db, name, conversation, turn):
+    """Bedrock's Converse, for Claude behind a cross-region inference profile: botocore's
+    ConverseRequest; the leading system run in `system`, a breakpoint a cachePoint block
+    after the block it closes."""
+    wire, body = with_model(db, conversation, turn, "us.anthropic.claude-sonnet-5-v1:0")
+    assert wire == "converse"
+    assert_valid_converse(body)
+    assert set(body) <= {"system", "messages", "inferenceConfig", "toolConfig"}, set(body)
+    assert body["inferenceConfig"] == {"maxTokens": 2048}
+    blocks = body["system"] + [b for m in body["messages"] for b in m["content"]]
+    points = [i for i, b in enumerate(blocks) if "cachePoint" in b]
+    assert all(i > 0 and "cachePoint" not in blocks[i - 1] for i in points), "a cachePoint closes a block"
+
+
 @pytest.mark.parametrize("model", ["claude-vision", "claude-sonnet-5", "gpt-5.5-vision", "gpt-5.5",
-                                   "gpt-5.6-sol-vision", "gpt-5.6-sol", "gemini-vision", "gemini-3.5-flash"])
+                                   "gpt-5.6-sol-vision", "gpt-5.6-sol", "gemini-vision", "gemini-3.5-flash",
+                                   "converse-vision", "us.anthropic.claude-sonnet-5-v1:0", "amazon.nova-pro-v1:0"])
 def test_a_run_with_tools_rounds_and_pictures_validates(db, model):
     db.execute("BEGIN")
     try:
@@ -154,8 +173,16 @@ def test_a_run_with_tools_rounds_and_pictures_validates(db, model):
         request = compile_turn(db, C2, R1)
     finally:
         db.execute("ROLLBACK")
-    assert request["tools"], "the turn's tools ride the request"
-    if wire == "anthropic":
+    assert request.get("tools") or request.get("toolConfig", {}).get("tools"), "the turn's tools ride the request"
+    if wire == "converse":
+        assert_valid_converse(request)
+        keys = [k for m in request["messages"] for b in m["content"] for k in b]
+        assert "toolUse" in keys and "toolResult" in keys
+        assert ("image" in keys) == (model != "us.anthropic.claude-sonnet-5-v1:0")
+        if model == "converse-vision":
+            # No profile, no cachePoint (Bedrock refuses one for a model that caches nothing).
+            assert "cachePoint" not in keys and not any("cachePoint" in b for b in request.get("system", []))
+    elif wire == "anthropic":
         assert_valid(ANTHROPIC, request)
         kinds = [b["type"] for m in request["messages"] for b in m["content"]]
         assert "tool_use" in kinds and "tool_result" in kinds
@@ -214,6 +241,12 @@ OPTIONS = {
     "gpt-5.6-sol": {"tool_choice": {"name": "read_invoice"}, "parallel_tool_calls": False,
                     "response_format": {"type": "json_object"}, "thinking": {"effort": "max", "display": "summarized"},
                     "metadata": {"app": "desk"}, "store": False, "include": ["message.output_text.logprobs"]},
+    # Bedrock's Converse: Claude's thinking in additionalModelRequestFields, its effort and
+    # a schema in outputConfig, metadata as requestMetadata; Nova's sampling.
+    "us.anthropic.claude-sonnet-5-v1:0": {"tool_choice": "auto", "stop": ["END"], "metadata": {"app": "desk"},
+                                          "response_format": {"type": "json_schema", "name": "answer", "schema": {"type": "object"}},
+                                          "thinking": {"mode": "adaptive", "effort": "xhigh", "display": "summarized"}},
+    "amazon.nova-pro-v1:0": {"tool_choice": {"name": "read_invoice"}, "temperature": 0.2, "top_p": 0.9, "stop": ["END"]},
     "gemini-3.5-flash": {"tool_choice": "required", "temperature": 0.2, "top_p": 0.9, "stop": ["END"],
                          "response_format": {"type": "json_schema", "name": "answer", "schema": {"type": "object"}},
                          "thinking": {"effort": "high", "include_thoughts": True}},
@@ -224,6 +257,14 @@ SPELLED = {
     "claude-sonnet-5": {"thinking": {"type": "adaptive", "display": "summarized"}, "output_config": {"effort": "xhigh"}},
     "claude-sonnet-4-6": {"thinking": {"type": "enabled", "budget_tokens": 1024}, "temperature": 0.3},
     "gpt-5.5": {"reasoning_effort": "xhigh"},
+    "us.anthropic.claude-sonnet-5-v1:0": {
+        "inferenceConfig": {"maxTokens": 2048, "stopSequences": ["END"]},
+        "toolConfig": None,
+        "additionalModelRequestFields": {"thinking": {"type": "adaptive", "display": "summarized"}},
+        "requestMetadata": {"app": "desk"},
+        "outputConfig": {"effort": "xhigh", "textFormat": {"type": "json_schema", "structure": {
+            "jsonSchema": {"schema": '{"type":"object"}', "name": "answer"}}}}},
+    "amazon.nova-pro-v1:0": {"inferenceConfig": {"maxTokens": 2048, "temperature": 0.2, "topP": 0.9, "stopSequences": ["END"]}},
     "gpt-5.6-sol": {"reasoning": {"effort": "max", "summary": "auto"}, "store": False,
                     "include": ["message.output_text.logprobs", "reasoning.encrypted_content"],
                     "prompt_cache_options": {"mode": "explicit", "ttl": "30m"}},
@@ -245,8 +286,13 @@ def test_request_options_validate_on_every_wire(db, model):
     finally:
         db.execute("ROLLBACK")
     for key, value in SPELLED.get(model, {}).items():
-        assert request[key] == value, (key, request.get(key))
-    if wire == "gemini":
+        if value is not None:
+            assert request[key] == value, (key, request.get(key))
+    if wire == "converse":
+        assert_valid_converse(request)
+        choice = {"auto": {}} if OPTIONS[model]["tool_choice"] == "auto" else {"tool": {"name": "read_invoice"}}
+        assert request["toolConfig"]["toolChoice"] == choice
+    elif wire == "gemini":
         assert_valid_gemini(request)
         assert request["toolConfig"] == {"functionCallingConfig": {"mode": "ANY"}}
         assert request["generationConfig"]["topP"] == 0.9, "the turn's value wins over the model's"

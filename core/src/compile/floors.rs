@@ -149,7 +149,9 @@ impl Compiler<'_, '_> {
     fn system_stays_system(&self, template: &Template, rendered: &[Vec<Item>]) -> Result<()> {
         let in_place = match self.wire {
             Wire::Chat | Wire::Responses => true,
-            Wire::Anthropic => self.model.and_then(|m| m.profile.as_ref()).is_some_and(|p| p.system_messages),
+            Wire::Anthropic | Wire::Converse => {
+                self.model.and_then(|m| m.profile.as_ref()).is_some_and(|p| p.system_messages)
+            }
             Wire::Gemini => false,
         };
         if in_place {

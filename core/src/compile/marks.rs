@@ -10,6 +10,8 @@
 //!   its last block the lookback still reaches from the previous request's end — while
 //!   the request's breakpoints, the sealed ones and the marker included, stay within the
 //!   profile's `max_breakpoints` (a mark once placed stays in every later request).
+//! - **Converse** (Bedrock's cachePoint blocks; no request-level marker): a cachePoint
+//!   after each round's last input part, while the request's breakpoints last.
 //! - **OpenAI's explicit breakpoints** (a profile that takes `prompt_cache_breakpoint`,
 //!   which caches nothing it is not told to): a breakpoint on each round's last input
 //!   part (a tool result or a text), so every request reads the one before it; OpenAI
@@ -47,8 +49,17 @@ pub(super) fn run_breakpoints(wire: Wire, profile: Option<&Profile>, appended: &
             let slots = limit.saturating_sub(appended.sealed_marks + 1);
             intermediate(appended, &rounds, minimum, lookback, slots)
         }
+        Wire::Converse if profile.is_some_and(|p| p.cache_breakpoints.is_some()) => {
+            // No request-level marker: a cachePoint on each round's last input part while
+            // the request's breakpoints last (a mark once placed stays in every later
+            // request, so a run longer than that caches up to its last mark).
+            let limit = profile.map_or(4, |p| usize::try_from(p.max_breakpoints).unwrap_or(0));
+            let mut marks = each_round(appended, &rounds, minimum);
+            marks.truncate(limit.saturating_sub(appended.sealed_marks));
+            marks
+        }
         Wire::Chat | Wire::Responses if explicit(profile) => each_round(appended, &rounds, minimum),
-        _ => Vec::new(),
+        Wire::Chat | Wire::Responses | Wire::Gemini | Wire::Converse => Vec::new(),
     }
 }
 

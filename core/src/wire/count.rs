@@ -12,6 +12,9 @@
 //! - `gemini`: `POST /v1beta/models/{model}:countTokens` takes the whole
 //!   `generateContent` request under `generateContentRequest`, with the model's resource
 //!   name (what counts the system instruction and the tools beside the contents).
+//! - `converse`: `POST /model/{modelId}/count-tokens` takes the Converse body's
+//!   `messages`, `system`, `toolConfig` and `additionalModelRequestFields` under
+//!   `input.converse` (botocore's `CountTokensRequest`).
 //! - `chat`: OpenAI's Chat Completions has no count endpoint: refused.
 
 use serde::de::{Deserializer, MapAccess, Visitor};
@@ -45,6 +48,8 @@ const RESPONSES: &[&str] = &[
     "conversation",
 ];
 
+const CONVERSE: &[&str] = &["messages", "system", "toolConfig", "additionalModelRequestFields"];
+
 /// A JSON object's members in their order, each value as its text.
 struct Members(Vec<(String, Box<RawValue>)>);
 
@@ -70,7 +75,7 @@ impl<'de> serde::Deserialize<'de> for Members {
 
 fn unavailable(what: String) -> Error {
     Error::new(Code::CountUnavailable, what)
-        .hint("Count bodies exist for the anthropic, responses and gemini wires (their providers' token-count endpoints).")
+        .hint("Count bodies exist for the anthropic, responses, gemini and converse wires (their providers' token-count endpoints).")
 }
 
 /// The count body of `body`, a request on `wire` for `model` (`None`: the body names no
@@ -105,6 +110,10 @@ pub fn count_body(wire: Wire, model: Option<&str>, body: &str) -> Result<String>
             let sep = if inner.trim_start().starts_with('}') { "" } else { "," };
             Ok(format!(r#"{{"generateContentRequest":{{"model":{resource}{sep}{inner}}}"#))
         }
+        // `POST /model/{modelId}/count-tokens` (the URL names the model): the Converse
+        // body's messages, system, toolConfig and additionalModelRequestFields under
+        // `input.converse` (botocore's `CountTokensRequest`).
+        Wire::Converse => Ok(format!(r#"{{"input":{{"converse":{}}}}}"#, keep(CONVERSE))),
         Wire::Chat => Err(unavailable(format!(
             "the chat wire has no token-count endpoint (OpenAI's Chat Completions), and the request is for {}",
             quote(model.unwrap_or("no model"))
@@ -132,6 +141,11 @@ mod tests {
         assert_eq!(
             count_body(Wire::Gemini, Some("gemini-3.5-flash"), g).unwrap(),
             r#"{"generateContentRequest":{"model":"models/gemini-3.5-flash","contents":[],"generationConfig":{"maxOutputTokens":5}}}"#
+        );
+        let c = r#"{"system":[{"text":"s"}],"messages":[],"inferenceConfig":{"maxTokens":5},"toolConfig":{"tools":[]}}"#;
+        assert_eq!(
+            count_body(Wire::Converse, None, c).unwrap(),
+            r#"{"input":{"converse":{"system":[{"text":"s"}],"messages":[],"toolConfig":{"tools":[]}}}}"#
         );
         let e = count_body(Wire::Chat, Some("gpt-5.5"), r#"{"model":"gpt-5.5"}"#).unwrap_err();
         assert_eq!(e.code, Code::CountUnavailable);

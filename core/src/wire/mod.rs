@@ -9,6 +9,7 @@
 
 mod anthropic;
 mod chat;
+mod converse;
 mod count;
 mod gemini;
 mod json;
@@ -73,7 +74,8 @@ fn escaped_size(kind: &crate::items::PartKind) -> usize {
 }
 
 /// The breakpoints a body of `wire` carries, each moved back to the nearest part that can
-/// carry one: on `anthropic`, any block but a thinking or server-tool block; on `chat`
+/// carry one: on `anthropic` and `converse`, any block but a thinking, reasoning or
+/// server-tool block; on `chat`
 /// and `responses`, for a model whose profile takes OpenAI's explicit breakpoints, a
 /// text or image of a system, developer or user message (OpenAI marks input parts
 /// only); none otherwise.
@@ -84,17 +86,22 @@ pub(crate) fn placed(
     breakpoints: &[Breakpoint],
 ) -> Vec<Breakpoint> {
     use crate::items::PartKind;
-    match wire {
-        Wire::Anthropic => {}
-        Wire::Chat | Wire::Responses if explicit(profile) => {}
-        _ => return Vec::new(),
-    }
+    let any_block = match wire {
+        Wire::Anthropic => true,
+        // Bedrock refuses a cachePoint for a model that caches nothing: only a profile
+        // that names breakpoints places them.
+        Wire::Converse if profile.is_some_and(|p| p.cache_breakpoints.is_some()) => true,
+        Wire::Converse => return Vec::new(),
+        Wire::Chat | Wire::Responses if explicit(profile) => false,
+        Wire::Chat | Wire::Responses | Wire::Gemini => return Vec::new(),
+    };
     let carries = |m: usize, p: usize| {
         let msg = &messages[m];
         let kind = &msg.parts[p].kind;
-        if wire == Wire::Anthropic {
-            // A thinking or server-tool block takes no cache_control (nor does a block
-            // the wire does not send): the mark goes on the block before it.
+        if any_block {
+            // A thinking or server-tool block takes no cache_control, nor is a cachePoint
+            // put after a reasoning block (nor after a block the wire does not send): the
+            // mark goes on the block before it.
             return kind.carried_on(wire) && !matches!(kind, PartKind::Opaque { .. });
         }
         msg.role != crate::kinds::Role::Assistant
@@ -133,6 +140,7 @@ pub(crate) fn render(wire: Wire, req: &Request<'_>) -> Rendered {
         Wire::Chat => chat::render(req),
         Wire::Responses => responses::render(req),
         Wire::Gemini => gemini::render(req),
+        Wire::Converse => converse::render(req),
     }
 }
 
@@ -142,6 +150,7 @@ fn spelling(wire: Wire) -> &'static ToolSpelling {
         Wire::Chat => &chat::TOOLS,
         Wire::Responses => &responses::TOOLS,
         Wire::Gemini => &gemini::TOOLS,
+        Wire::Converse => &converse::TOOLS,
     }
 }
 
@@ -163,12 +172,13 @@ pub(crate) fn loaded_tools_text(wire: Wire, tools: &[Tool]) -> Option<String> {
 }
 
 /// The tail of a run's continuation on `wire`: on `anthropic`, with the request-level
-/// cache marker (`anthropic::automatic_cache`); elsewhere the sealed body's own.
+/// cache marker (`anthropic::automatic_cache`); elsewhere the sealed body's own (Converse
+/// has no request-level marker: a run's rounds carry their own cachePoints).
 pub(crate) fn continuing_tail(wire: Wire, tail: &str, model: Option<&Model>) -> String {
     match wire {
         // The run's rounds: history's TTL.
         Wire::Anthropic => anthropic::automatic_cache(tail, model.map_or(CacheTtl::FiveMinutes, |m| m.history_ttl())),
-        _ => tail.to_string(),
+        Wire::Chat | Wire::Responses | Wire::Gemini | Wire::Converse => tail.to_string(),
     }
 }
 
@@ -194,6 +204,7 @@ pub(crate) fn render_elements(
         Wire::Chat => chat::elements(&req),
         Wire::Responses => responses::elements(&req),
         Wire::Gemini => gemini::elements(&req, 0),
+        Wire::Converse => converse::elements(&req, 0),
     }
 }
 
@@ -267,7 +278,7 @@ mod tests {
                 item_id: None,
             },
             (Role::Assistant, 1) => PartKind::Opaque {
-                wire: [Wire::Anthropic, Wire::Responses, Wire::Gemini][r.below(3) as usize],
+                wire: [Wire::Anthropic, Wire::Responses, Wire::Gemini, Wire::Converse][r.below(4) as usize],
                 json: r#"{"type":"thinking","thinking":"x","signature":"s"}"#.into(),
             },
             (Role::User, 0) => PartKind::ToolResult {
@@ -292,7 +303,7 @@ mod tests {
     fn the_cost_model_is_each_renderers_layout() {
         let mut r = Rng(0x1a70_c057);
         for case in 0..4000 {
-            let wire = [Wire::Anthropic, Wire::Chat, Wire::Responses, Wire::Gemini][case % 4];
+            let wire = Wire::ALL[case % Wire::ALL.len()];
             let items: Vec<Item> = (0..1 + r.below(8) as usize)
                 .map(|i| {
                     let role = [Role::System, Role::User, Role::Assistant, Role::Developer][r.below(4) as usize];
@@ -325,7 +336,7 @@ mod tests {
                 modelled >= exact,
                 "{at}: modelled {modelled} under the layout's {exact}"
             );
-            if !ambiguous || !matches!(wire, Wire::Anthropic | Wire::Gemini) {
+            if !ambiguous || !matches!(wire, Wire::Anthropic | Wire::Gemini | Wire::Converse) {
                 assert_eq!(modelled, exact, "{at}");
             }
         }

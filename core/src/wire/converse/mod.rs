@@ -1,0 +1,175 @@
+//! The Amazon Bedrock Converse wire (`POST /model/{modelId}/converse`; the body names no
+//! model, the URL does, as on gemini), as botocore's `bedrock-runtime` service model
+//! spells the operation `Converse`: leading system items lifted into `system` (text
+//! blocks), everything that is not the assistant's spoken on the user side, same-role
+//! neighbours merged into one `Message` (except across a round's start: Bedrock takes
+//! consecutive messages of a role, Anthropic's models behind it want them merged),
+//! tool results first in the user message that answers the calls, a breakpoint as a
+//! `cachePoint` block right after the block it closes, the tools under `toolConfig`.
+//!
+//! This folder holds what the wire decides: the body and its elements here, the options'
+//! spelling in `options.rs` (their checks stay with every wire's in `crate::options`, the
+//! response reader with every wire's in `crate::response`: neither reads the wires).
+
+mod options;
+
+use super::json::{self, Obj};
+use super::shape::{merged, Pos, Rendered, Request, ToolSpelling};
+use crate::items::{Message, PartKind};
+use crate::kinds::{CacheTtl, Role, Wire};
+
+/// The `cachePoint` block closing the block before it, at its TTL: Bedrock's TTLs are 5m
+/// and 1h (a long TTL of another provider is its 1h); the short one is not spelled.
+fn cache_point(ttl: CacheTtl, out: &mut String) {
+    out.push_str(if ttl.is_long() {
+        r#",{"cachePoint":{"type":"default","ttl":"1h"}}"#
+    } else {
+        r#",{"cachePoint":{"type":"default"}}"#
+    });
+}
+
+/// The image format Converse names for a media type (`image/png` is `png`); the four
+/// types pgprompt sends natively are the four Converse takes.
+fn image_format(media_type: &str) -> &str {
+    media_type.strip_prefix("image/").unwrap_or(media_type)
+}
+
+/// One content block, then its `cachePoint` when it closes a breakpoint.
+fn block(req: &Request<'_>, messages: &[Message], pos: Pos, out: &mut String) {
+    match &*messages[pos.0].parts[pos.1].kind.on(Wire::Converse) {
+        PartKind::Text(text) | PartKind::Said { text, .. } => {
+            out.push_str(r#"{"text":"#);
+            json::string(out, text);
+            out.push('}');
+        }
+        PartKind::Opaque { json, .. } => {
+            // Reasoning blocks are replayed verbatim, and close no breakpoint.
+            out.push_str(json);
+            return;
+        }
+        PartKind::ToolCall { id, name, input, .. } => {
+            out.push_str(r#"{"toolUse":{"toolUseId":"#);
+            json::string(out, id);
+            out.push_str(r#","name":"#);
+            json::string(out, name);
+            out.push_str(r#","input":"#);
+            json::raw(out, input);
+            out.push_str("}}");
+        }
+        PartKind::ToolResult {
+            call_id,
+            content,
+            is_error,
+        } => {
+            out.push_str(r#"{"toolResult":{"toolUseId":"#);
+            json::string(out, call_id);
+            out.push_str(r#","content":[{"text":"#);
+            json::string(out, content);
+            out.push_str(if *is_error {
+                r#"}],"status":"error"}}"#
+            } else {
+                r#"}],"status":"success"}}"#
+            });
+        }
+        PartKind::Image { media_type, data } => {
+            out.push_str(r#"{"image":{"format":"#);
+            json::string(out, image_format(media_type));
+            out.push_str(r#","source":{"bytes":"#);
+            json::string(out, data);
+            out.push_str("}}}");
+        }
+    }
+    if req.marked(pos) {
+        cache_point(req.ttl_at(pos), out);
+    }
+}
+
+fn blocks(req: &Request<'_>, messages: &[Message], positions: &[Pos], out: &mut String) {
+    out.push('[');
+    for (i, &pos) in positions.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        block(req, messages, pos, out);
+    }
+    out.push(']');
+}
+
+/// The messages from `start` on, as element texts, with the parts each carries.
+pub(super) fn elements(req: &Request<'_>, start: usize) -> (Vec<String>, Vec<Vec<Pos>>) {
+    let messages = req.messages;
+    let mut texts = Vec::new();
+    let mut layout = Vec::new();
+    // A system entry after the leading run is a system message in place where the model
+    // takes one (its profile's system_messages; Converse's role enum has `system`).
+    let in_place = req.model.and_then(|m| m.profile.as_ref()).is_some_and(|p| p.system_messages);
+    for (role, mut positions, _) in merged(messages, start, Wire::Converse, in_place) {
+        let size: usize = positions.iter().map(|&(m, p)| messages[m].parts[p].kind.size()).sum();
+        let mut out = String::with_capacity(size + 64 + 48 * positions.len());
+        out.push_str(match role {
+            Role::Assistant => r#"{"role":"assistant","content":"#,
+            Role::System => r#"{"role":"system","content":"#,
+            _ => r#"{"role":"user","content":"#,
+        });
+        if role == Role::User {
+            // Tool results lead the user message that answers the calls.
+            positions.sort_by_key(|&(m, p)| !matches!(messages[m].parts[p].kind, PartKind::ToolResult { .. }));
+        }
+        blocks(req, messages, &positions, &mut out);
+        out.push('}');
+        texts.push(out);
+        layout.push(positions);
+    }
+    (texts, layout)
+}
+
+/// Tool specifications (`toolConfig.tools`; `toolConfig` itself is written by
+/// [`render`], around them and the tool choice). Converse has no tool search: a
+/// deferred tool is left out.
+pub(super) const TOOLS: ToolSpelling = ToolSpelling {
+    list: ("[", "]"),
+    open: r#"{"toolSpec":{"name":"#,
+    schema: r#","inputSchema":{"json":"#,
+    after_schema: "}}",
+    search: None,
+};
+
+pub(super) fn render(req: &Request<'_>) -> Rendered {
+    let messages = req.messages;
+    let (leading, system) = super::shape::leading_system(messages);
+    let mut head = Obj::new();
+    if !system.is_empty() {
+        let mut text = String::new();
+        blocks(req, messages, &system, &mut text);
+        head.raw("system", &text);
+    }
+    let head = head.open_list("messages");
+    let (elements, element_layout) = elements(req, leading);
+    let fields = options::fields(req.options);
+    let mut tail = Obj::after("]");
+    let mut inference = format!(r#"{{"maxTokens":{}"#, req.max_tokens());
+    for f in &fields.inference {
+        inference.push(',');
+        inference.push_str(f);
+    }
+    inference.push('}');
+    tail.raw("inferenceConfig", &inference);
+    if let Some(tools) = super::shape::tool_list(&TOOLS, req.tools, true) {
+        // A tool choice needs tools to choose from: without them there is no toolConfig.
+        let choice = fields
+            .tool_choice
+            .as_ref()
+            .map_or(String::new(), |c| format!(r#","toolChoice":{c}"#));
+        tail.raw("toolConfig", &format!(r#"{{"tools":{tools}{choice}}}"#));
+    }
+    if let Some(a) = &fields.additional {
+        tail.raw("additionalModelRequestFields", a);
+    }
+    if let Some(m) = &fields.metadata {
+        tail.raw("requestMetadata", m);
+    }
+    if let Some(o) = &fields.output {
+        tail.raw("outputConfig", o);
+    }
+    Rendered::new(head, (elements, element_layout), tail, system)
+}

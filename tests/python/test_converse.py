@@ -1,0 +1,127 @@
+"""The fifth wire, Amazon Bedrock's Converse (SPEC §15.4): every body validated against
+botocore's own bedrock-runtime service model (ConverseRequest, CountTokensRequest,
+ConverseResponse); cachePoint blocks where the model's profile caches, none where no
+profile says so; profiles found through Bedrock's ids and cross-region inference
+profiles; what the wire cannot say refused on write at its pointer; a Converse response
+recorded as billed. (The request options and the response loop of this wire run in
+test_wire_types.py and test_response_loop.py, beside the other four.)"""
+import json
+
+import psycopg
+import pytest
+
+from conftest import make_database
+from converse_types import assert_valid_converse, assert_valid_count, converse_response
+from test_response_loop import fixture
+
+WS, ADA, LARK = ("00000000-0000-4000-8000-00000000a001", "00000000-0000-4000-8000-000000000001",
+                 "00000000-0000-4000-8000-000000000002")
+CLAUDE, NOVA, BARE = "us.anthropic.claude-sonnet-5-v1:0", "amazon.nova-pro-v1:0", "converse-vision"
+# Lark's system prompt, long enough for any profile's minimum cacheable prefix.
+LONG = "You are {{agent}} of {{workspace}}. " + " ".join(f"Rule {i}: invoices are exact to the cent." for i in range(400))
+
+
+@pytest.fixture()
+def cdb():
+    c = make_database("pgprompt_converse")
+    c.execute("UPDATE prompt.documents SET body = %s WHERE user_id = %s AND name = 'system_prompt'", (LONG, LARK))
+    yield c
+    c.close()
+
+
+def turn(c, model, prompt="Which invoice was charged twice?", options="{}", mode="direct_reply"):
+    conv = c.execute("INSERT INTO prompt.conversations (workspace_id, answerer_id, creator_id) VALUES (%s, %s, %s) "
+                     "RETURNING id::text", (WS, LARK, ADA)).fetchone()[0]
+    t = c.execute("INSERT INTO prompt.turns (conversation_id, kind, poster_id, prompt, model, request_options, mode, "
+                  "created_at) VALUES (%s, 'reply', %s, %s, %s, %s, %s, '2026-12-01 10:00+00') RETURNING id::text",
+                  (conv, ADA, prompt, model, options, mode)).fetchone()[0]
+    return conv, t
+
+
+def compiled(c, conv, t) -> dict:
+    return json.loads(c.execute("SELECT prompt.compile_turn(%s, %s)::text", (conv, t)).fetchone()[0])
+
+
+def test_profiles_are_found_through_bedrocks_ids(cdb):
+    c = cdb
+    found = lambda name: c.execute("SELECT prompt._model_profile(%s, NULL)::jsonb ->> 'name'", (name,)).fetchone()[0]  # noqa: E731
+    assert found("anthropic.claude-sonnet-5-20260301-v1:0") == "anthropic.claude-sonnet-5"
+    assert found("global.anthropic.claude-sonnet-5-20260301-v1:0") == "anthropic.claude-sonnet-5"
+    assert found("us.amazon.nova-pro-v1:0") == "amazon.nova-pro"
+    assert found("amazon.nova-pro-v1:0") == "amazon.nova-pro"
+    assert found("eu.meta.llama3-3-70b-instruct-v1:0") == "meta.llama3-3-70b-instruct"
+    # Only a geography before a vendor's id is stripped; nothing else is a profile's.
+    assert found("us.claude-sonnet-5") is None
+    assert found("amazon.nova-pro2-v1:0") is None
+    wires = c.execute("SELECT wires FROM prompt.model_profiles WHERE name = 'anthropic.claude-sonnet-5'").fetchone()[0]
+    assert wires == ["converse"]
+
+
+def test_a_cachepoint_closes_the_stable_prefix_where_the_profile_caches(cdb):
+    c = cdb
+    for model, ttl in ((CLAUDE, None), (NOVA, None), (BARE, None)):
+        conv, t = turn(c, model)
+        body = compiled(c, conv, t)
+        assert_valid_converse(body)
+        points = [b for b in body["system"] if "cachePoint" in b]
+        if model == BARE:
+            assert points == [], "no profile: Bedrock would refuse a cachePoint for a model that caches nothing"
+        else:
+            assert body["system"][-1] == {"cachePoint": {"type": "default"}}, body["system"][-2:]
+    # A one-hour TTL where the model's cache_ttl says so (Claude's profile takes 1h).
+    c.execute("UPDATE prompt.models SET cache_ttl = '1h' WHERE name = %s", (CLAUDE,))
+    conv, t = turn(c, CLAUDE)
+    body = compiled(c, conv, t)
+    assert body["system"][-1] == {"cachePoint": {"type": "default", "ttl": "1h"}}
+    assert_valid_converse(body)
+
+
+def test_the_count_body_is_bedrocks_count_tokens_request(cdb):
+    c = cdb
+    conv, t = turn(c, CLAUDE, options='{"thinking": {"mode": "adaptive", "effort": "low"}}')
+    body = compiled(c, conv, t)
+    count = c.execute("SELECT prompt.count_body(%s, %s)", (conv, t)).fetchone()[0]
+    assert_valid_count(count)
+    kept = {k: body[k] for k in ("messages", "system", "toolConfig", "additionalModelRequestFields") if k in body}
+    assert count == {"input": {"converse": kept}}
+    assert "additionalModelRequestFields" in kept and "inferenceConfig" not in count["input"]["converse"]
+
+
+@pytest.mark.parametrize("options,pointer,fragment", [
+    ('{"tool_choice": "none"}', "/request_options/tool_choice", "has no tool choice none"),
+    ('{"parallel_tool_calls": false}', "/request_options/parallel_tool_calls", "has no parallel_tool_calls switch"),
+    ('{"cache_diagnostics": true}', "/request_options/cache_diagnostics", "returns no cache diagnostics"),
+    ('{"response_format": {"type": "json_object"}}', "/request_options/response_format", "json_schema only"),
+    ('{"store": true}', "/request_options/store", "takes no store"),
+])
+def test_what_converse_cannot_say_is_refused_on_write(cdb, options, pointer, fragment):
+    with pytest.raises(psycopg.Error) as e:
+        turn(cdb, BARE, options=options)
+    assert e.value.sqlstate == "22023", e.value
+    message = e.value.diag.message_primary
+    assert message.startswith("request_options_invalid: ") and pointer in message and fragment in message, message
+
+
+def test_a_converse_response_is_recorded_as_billed(cdb):
+    c = cdb
+    conv, t = turn(c, CLAUDE, mode="direct_reply")
+    compiled(c, conv, t)
+    answer = converse_response({**fixture("converse"), "stopReason": "end_turn",
+                                "output": {"message": {"role": "assistant", "content": [{"text": "INV-2041, twice."}]}}})
+    r = c.execute("SELECT prompt.record_response(%s, %s, %s)", (conv, t, json.dumps(answer))).fetchone()[0]
+    assert (r["shape"], r["recorded"], r["response_id"]) == ("converse", "answer", None)
+    row = c.execute("SELECT input_tokens, cache_creation_tokens, cache_read_tokens, output_tokens, billed_input_tokens, "
+                    "cache_creation_by_ttl, stop_reason FROM prompt.responses WHERE turn_id = %s", (t,)).fetchone()
+    assert row == (412, 2048, 0, 61, 2460, {"5m": 2048}, "end_turn")
+    assert c.execute("SELECT content FROM prompt.turns WHERE id = %s", (t,)).fetchone()[0] == "INV-2041, twice."
+    # Recorded again (no id: known by its digest), nothing more is written.
+    again = c.execute("SELECT prompt.record_response(%s, %s, %s)", (conv, t, json.dumps(answer))).fetchone()[0]
+    assert again["step"] == 0
+    assert c.execute("SELECT count(*) FROM prompt.responses WHERE turn_id = %s", (t,)).fetchone()[0] == 1
+    # A content block of two keys is no ContentBlock: refused at its pointer.
+    conv, t = turn(c, CLAUDE)
+    compiled(c, conv, t)
+    bad = {**answer, "output": {"message": {"role": "assistant", "content": [{"text": "a", "image": {}}]}}}
+    with pytest.raises(psycopg.Error) as e:
+        c.execute("SELECT prompt.record_response(%s, %s, %s)", (conv, t, json.dumps(bad)))
+    assert e.value.sqlstate == "22023" and "/output/message/content/0" in str(e.value), str(e.value)
