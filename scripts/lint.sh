@@ -5,6 +5,8 @@
 #     unsafe operation an explicit block with a SAFETY comment;
 #   - no function of either crate over 80 lines (tests aside);
 #   - no import cycle among the files of either crate (scripts/module-cycles.py: per file);
+#   - no match on a wire ends in a wildcard arm (scripts/wire-matches.py): a new wire is a
+#     compile error wherever it must be decided;
 #   - every file that names the version agrees with Cargo.toml (scripts/version-check.py).
 #   - the 0.4.0 -> 0.5.0 update is what sql/updates/gen.py makes of today's SQL.
 set -euo pipefail
@@ -17,6 +19,7 @@ cargo clippy --quiet -p pgprompt --all-targets --no-default-features --features 
 python3 scripts/function-length.py core/src 80
 python3 scripts/function-length.py src 80
 python3 scripts/module-cycles.py core/src src
+python3 scripts/wire-matches.py core/src src
 python3 scripts/version-check.py
 python3 sql/updates/gen.py sql/releases/pgprompt--0.5.0.sql --check
 echo "lints: clean"

@@ -912,10 +912,10 @@ pub(crate) fn fields(o: &Options, wire: Wire) -> Vec<(&'static str, String)> {
     let mut out = Vec::new();
     // Anthropic says parallel_tool_calls only inside tool_choice: alone, it rides an
     // `auto` choice (the API's default).
-    let choice = match (&o.tool_choice, wire, o.parallel_tool_calls) {
-        (Some(c), _, _) => Some(c),
-        (None, Wire::Anthropic, Some(_)) => Some(&ToolChoice::Auto),
-        _ => None,
+    let choice = match (&o.tool_choice, o.parallel_tool_calls) {
+        (Some(c), _) => Some(c),
+        (None, Some(_)) if wire == Wire::Anthropic => Some(&ToolChoice::Auto),
+        (None, _) => None,
     };
     if let Some(c) = choice {
         out.push(("tool_choice", tool_choice_text(c, wire, o.parallel_tool_calls)));

@@ -1,0 +1,67 @@
+"""No match on a wire ends in a wildcard (SPEC 15.4): in every `match` whose scrutinee
+names a wire (`wire`, `self.wire`, `frozen.wire`, `(wire, ...)`, a `Wire`), no arm of its
+own is `_`; a new wire is then a compile error wherever it must be decided. Heuristic,
+on the source text: scrutinees are read up to the match's `{`, arms at the match's
+own depth. Usage: wire-matches.py DIR..."""
+import pathlib
+import re
+import sys
+
+MATCH = re.compile(r"\bmatch\s+([^{;]*?)\s*\{")
+
+
+def arms_wildcard(text: str, start: int) -> list[int]:
+    """Offsets of `_ =>` / `_ if` arms at depth 1 of the block opening at `start`."""
+    depth, i, out = 0, start, []
+    at_arm_start = True
+    while i < len(text):
+        c = text[i]
+        if c == '"':
+            j = i + 1
+            while j < len(text) and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            i = j + 1
+            continue
+        if text.startswith("//", i):
+            i = text.index("\n", i)
+            continue
+        if c in "{([":
+            depth += 1
+        elif c in "})]":
+            depth -= 1
+            if depth == 0:
+                return out
+        elif depth == 1:
+            if c == "," or c == "{":
+                at_arm_start = True
+            elif not c.isspace():
+                if at_arm_start and re.match(r"_\s*(=>|if\b)", text[i:]):
+                    out.append(i)
+                at_arm_start = False
+        if depth == 1 and c == "}":
+            at_arm_start = True
+        i += 1
+    return out
+
+
+def main(dirs):
+    bad = []
+    for d in dirs:
+        for path in sorted(pathlib.Path(d).rglob("*.rs")):
+            text = path.read_text()
+            cut = text.find("#[cfg(test)]")
+            body = text if cut < 0 else text[:cut]
+            for m in MATCH.finditer(body):
+                scrutinee = m.group(1)
+                if not re.search(r"\bwire\b|\bshape\b", scrutinee):
+                    continue
+                for off in arms_wildcard(body, m.end() - 1):
+                    line = body.count("\n", 0, off) + 1
+                    bad.append(f"{path}:{line}: a match on `{scrutinee}` ends in a wildcard arm")
+    for b in bad:
+        print(b)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
