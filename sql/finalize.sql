@@ -259,9 +259,10 @@ BEGIN
     IF TG_OP = 'DELETE' THEN
         RETURN OLD;
     END IF;
-    IF (TG_OP = 'INSERT' AND (NEW.sent_at IS NOT NULL OR NEW.sent_digest IS NOT NULL))
+    IF (TG_OP = 'INSERT' AND (NEW.sent_at IS NOT NULL OR NEW.sent_digest IS NOT NULL OR NEW.sent_estimate IS NOT NULL))
        OR (TG_OP = 'UPDATE' AND OLD.sent_at IS NULL
-           AND (NEW.sent_at IS NOT NULL OR NEW.sent_digest IS DISTINCT FROM OLD.sent_digest)) THEN
+           AND (NEW.sent_at IS NOT NULL OR NEW.sent_digest IS DISTINCT FROM OLD.sent_digest
+                OR NEW.sent_estimate IS DISTINCT FROM OLD.sent_estimate)) THEN
         PERFORM prompt._storage_guard(format('round %s of turn %s of conversation %s', NEW.n, NEW.turn_id, NEW.conversation_id),
                                       TG_OP);
     END IF;
@@ -1180,6 +1181,8 @@ COMMENT ON COLUMN prompt.administrators.role_oid IS
     'The role''s OID, stamped from role_name whenever the row is written.';
 COMMENT ON COLUMN prompt.rounds.sent_digest IS
     'The SHA-256 of what the first request that carried the round sent (prompt._round_digest); every later read checks it.';
+COMMENT ON COLUMN prompt.rounds.sent_estimate IS
+    'The estimate of the first request that carried the round, written with sent_at: what record_response keeps beside the usage of the response to it.';
 COMMENT ON COLUMN prompt.seals.frozen_digest IS
     'The SHA-256 of frozen''s jsonb text, written with the seal; every read of the seal checks it.';
 COMMENT ON TABLE prompt.tenants IS

@@ -326,6 +326,9 @@ CREATE TABLE prompt.rounds (
     -- The SHA-256 of what the first request that carried the round sent of it
     -- (prompt._round_digest): every later read checks it.
     sent_digest     bytea,
+    -- The estimate of that request (what record_response keeps beside the usage of the
+    -- response that answers it, without compiling the turn again).
+    sent_estimate   int,
     PRIMARY KEY (conversation_id, turn_id, n),
     FOREIGN KEY (conversation_id, turn_id) REFERENCES prompt.turns (conversation_id, id) ON DELETE CASCADE
 );

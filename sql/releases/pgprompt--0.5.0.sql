@@ -337,6 +337,9 @@ CREATE TABLE prompt.rounds (
     -- The SHA-256 of what the first request that carried the round sent of it
     -- (prompt._round_digest): every later read checks it.
     sent_digest     bytea,
+    -- The estimate of that request (what record_response keeps beside the usage of the
+    -- response that answers it, without compiling the turn again).
+    sent_estimate   int,
     PRIMARY KEY (conversation_id, turn_id, n),
     FOREIGN KEY (conversation_id, turn_id) REFERENCES prompt.turns (conversation_id, id) ON DELETE CASCADE
 );
@@ -1281,7 +1284,7 @@ AS 'MODULE_PATHNAME', 'cache_report_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:380
+-- src/pg/api.rs:381
 -- pgprompt::pg::api::compile_turn
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
@@ -1338,7 +1341,7 @@ AS 'MODULE_PATHNAME', 'escape_envelope_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:288
+-- src/pg/api.rs:289
 -- pgprompt::pg::api::estimate_turn
 CREATE  FUNCTION "estimate_turn"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1359,7 +1362,7 @@ AS 'MODULE_PATHNAME', 'estimate_turn_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:231
+-- src/pg/api.rs:232
 -- pgprompt::pg::api::explain_turn
 CREATE  FUNCTION "explain_turn"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1399,13 +1402,13 @@ AS 'MODULE_PATHNAME', 'pretty_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:385
+-- src/pg/api.rs:386
 -- pgprompt::pg::api::preview_turn
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:212
+-- src/pg/api.rs:213
 -- pgprompt::pg::api::preview_turn
 CREATE  FUNCTION "preview_turn"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1418,7 +1421,7 @@ AS 'MODULE_PATHNAME', 'preview_turn_json_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:332
+-- src/pg/api.rs:333
 -- pgprompt::pg::api::prune_seals
 CREATE  FUNCTION "prune_seals"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1445,7 +1448,7 @@ AS 'MODULE_PATHNAME', 'record_count_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/responses.rs:209
+-- src/pg/responses.rs:285
 -- pgprompt::pg::responses::record_response
 CREATE  FUNCTION "record_response"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1459,7 +1462,7 @@ AS 'MODULE_PATHNAME', 'record_response_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/responses.rs:292
+-- src/pg/responses.rs:356
 -- pgprompt::pg::responses::record_tool_results
 CREATE  FUNCTION "record_tool_results"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1473,7 +1476,7 @@ AS 'MODULE_PATHNAME', 'record_tool_results_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:221
+-- src/pg/api.rs:222
 -- pgprompt::pg::api::sealed_body
 CREATE  FUNCTION "sealed_body"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1486,7 +1489,7 @@ AS 'MODULE_PATHNAME', 'sealed_body_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:280
+-- src/pg/api.rs:281
 -- pgprompt::pg::api::search_deferred
 CREATE  FUNCTION "search_deferred"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1500,7 +1503,7 @@ AS 'MODULE_PATHNAME', 'search_deferred_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:246
+-- src/pg/api.rs:247
 -- pgprompt::pg::api::skills_for_turn
 CREATE  FUNCTION "skills_for_turn"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1560,7 +1563,7 @@ AS 'MODULE_PATHNAME', 'validate_template_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:342
+-- src/pg/api.rs:343
 -- pgprompt::pg::api::verify_seals
 CREATE  FUNCTION "verify_seals"(
 	"conversation_id" uuid DEFAULT NULL /* Option < pgrx :: Uuid > */
@@ -1839,9 +1842,10 @@ BEGIN
     IF TG_OP = 'DELETE' THEN
         RETURN OLD;
     END IF;
-    IF (TG_OP = 'INSERT' AND (NEW.sent_at IS NOT NULL OR NEW.sent_digest IS NOT NULL))
+    IF (TG_OP = 'INSERT' AND (NEW.sent_at IS NOT NULL OR NEW.sent_digest IS NOT NULL OR NEW.sent_estimate IS NOT NULL))
        OR (TG_OP = 'UPDATE' AND OLD.sent_at IS NULL
-           AND (NEW.sent_at IS NOT NULL OR NEW.sent_digest IS DISTINCT FROM OLD.sent_digest)) THEN
+           AND (NEW.sent_at IS NOT NULL OR NEW.sent_digest IS DISTINCT FROM OLD.sent_digest
+                OR NEW.sent_estimate IS DISTINCT FROM OLD.sent_estimate)) THEN
         PERFORM prompt._storage_guard(format('round %s of turn %s of conversation %s', NEW.n, NEW.turn_id, NEW.conversation_id),
                                       TG_OP);
     END IF;
@@ -2760,6 +2764,8 @@ COMMENT ON COLUMN prompt.administrators.role_oid IS
     'The role''s OID, stamped from role_name whenever the row is written.';
 COMMENT ON COLUMN prompt.rounds.sent_digest IS
     'The SHA-256 of what the first request that carried the round sent (prompt._round_digest); every later read checks it.';
+COMMENT ON COLUMN prompt.rounds.sent_estimate IS
+    'The estimate of the first request that carried the round, written with sent_at: what record_response keeps beside the usage of the response to it.';
 COMMENT ON COLUMN prompt.seals.frozen_digest IS
     'The SHA-256 of frozen''s jsonb text, written with the seal; every read of the seal checks it.';
 COMMENT ON TABLE prompt.tenants IS

@@ -33,7 +33,7 @@
 
 -- Schema ------------------------------------------------------------------------------
 
-ALTER TABLE prompt.rounds ADD COLUMN sent_digest bytea;
+ALTER TABLE prompt.rounds ADD COLUMN sent_digest bytea, ADD COLUMN sent_estimate int;
 ALTER TABLE prompt.responses ADD COLUMN billed_miss jsonb;
 -- A response recorded before 0.5 has no answer digest: a stateful turn after it sends
 -- the full body once (whether its answer was edited since cannot be told).

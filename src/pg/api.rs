@@ -204,7 +204,8 @@ fn compile_turn_json(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) -> JsonBo
         }
     }
     if let (Some(n), true) = (out.last_round, writable()) {
-        Spi::connect_mut(|client| seals::mark_sent(client, conv, turn, n));
+        let estimate = i32::try_from(out.explain.estimate.total).unwrap_or(i32::MAX);
+        Spi::connect_mut(|client| seals::mark_sent(client, conv, turn, n, estimate));
     }
     JsonBody(out.body)
 }

@@ -6,7 +6,7 @@
 
 use std::sync::LazyLock;
 
-use pgrx::pg_sys::{INT4OID, TEXTOID, UUIDOID};
+use pgrx::pg_sys::{BOOLOID, INT4OID, TEXTOID, UUIDOID};
 use pgrx::prelude::*;
 use pgrx::spi::SpiClient;
 use serde_json::{json, Value};
@@ -97,6 +97,82 @@ fn summary(turn: Uuid, step: i32, r: &Response, estimated: i32) -> Value {
         "usage": r.usage,
         "estimated_input_tokens": estimated,
     })
+}
+
+/// What the request a response answers was compiled as, read where its compile stored it
+/// (SPEC §15.5: no second compile): the model and estimate the seal froze (its record
+/// verified against its digest), or, once the turn's rounds were sent, the estimate of
+/// the request that first carried the newest (`rounds.sent_estimate`).
+static ANSWERED_REQUEST: LazyLock<Query> = LazyLock::new(|| {
+    Query::new(
+        "the request a response answers",
+        "SELECT s.frozen #>> '{model,name}' AS model, (s.frozen #>> '{estimate,total}')::int4 AS sealed, \
+                s.frozen_digest IS NOT DISTINCT FROM sha256(convert_to(s.frozen::text, 'UTF8')) AS verified, \
+                r.n, r.sent_estimate \
+         FROM prompt.seals s LEFT JOIN LATERAL (SELECT x.n, x.sent_estimate FROM prompt.rounds x \
+                                                 WHERE x.conversation_id = $1 AND x.turn_id = $2 \
+                                                 ORDER BY x.n DESC LIMIT 1) r ON true \
+         WHERE s.conversation_id = $1 AND s.turn_id = $2 AND s.pruned_at IS NULL",
+        &[
+            ("model", TEXTOID),
+            ("sealed", INT4OID),
+            ("verified", BOOLOID),
+            ("n", INT4OID),
+            ("sent_estimate", INT4OID),
+        ],
+    )
+});
+
+/// The request a response answers ([`ANSWERED_REQUEST`]); where nothing stored says it
+/// (rounds written since the last compile, a round sent before 0.5, a pruned or a 0.2
+/// seal, no seal at all), the turn as it now stands is compiled, as before 0.5 — and a
+/// turn never compiled is refused.
+fn answered_request(client: &SpiClient<'_>, conv: Uuid, turn: Uuid, body_digest: [u8; 32]) -> Answered {
+    let stored = run(client, &ANSWERED_REQUEST, &[pg_uuid(conv).into(), pg_uuid(turn).into()], |c| {
+        Ok::<_, Error>(Some((
+            c.text("model"),
+            c.get::<i32>("sealed"),
+            c.get::<bool>("verified") == Some(true),
+            c.get::<i32>("n"),
+            c.get::<i32>("sent_estimate"),
+        )))
+    })
+    .or_raise();
+    if let Some((model, Some(sealed), verified, newest, sent)) = stored.into_iter().next() {
+        if !verified {
+            raise(
+                Error::new(
+                    Code::DataCorrupted,
+                    format!("the seal of turn {turn} of conversation {conv} does not read as it was written"),
+                )
+                .hint("SELECT * FROM prompt.verify_seals(conversation_id) lists every seal that no longer matches."),
+            );
+        }
+        let estimated = match (newest, sent) {
+            (None, _) => Some(sealed),
+            (Some(_), sent) => sent,
+        };
+        if let Some(estimated) = estimated {
+            return Answered {
+                model,
+                estimated,
+                body_digest,
+            };
+        }
+    }
+    let out = super::api::explain_converting(conv, turn);
+    if !out.explain.sealed {
+        refuse(
+            "",
+            format!("turn {turn} was never compiled with compile_turn"),
+            "Compile the turn (compile_turn seals what it returns), post that body, then record the answer.",
+        );
+    }
+    Answered {
+        model: out.explain.model.clone(),
+        estimated: i32::try_from(out.explain.estimate.total).unwrap_or(i32::MAX),
+        body_digest,
+    }
 }
 
 /// What a recorded response answered: the compiled model, the estimate of the request,
@@ -219,20 +295,7 @@ fn record_response(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid, response: J
         )
     });
     let r = response::parse(&value).or_raise();
-    // The request this response answers, as the turn now stands (sealed, rounds so far).
-    let out = super::api::explain_converting(conv, turn);
-    if !out.explain.sealed {
-        refuse(
-            "",
-            format!("turn {turn} was never compiled with compile_turn"),
-            "Compile the turn (compile_turn seals what it returns), post that body, then record the answer.",
-        );
-    }
-    let answered = Answered {
-        model: out.explain.model.clone(),
-        estimated: i32::try_from(out.explain.estimate.total).unwrap_or(i32::MAX),
-        body_digest: pgprompt_core::seal::digest(&response.0),
-    };
+    let body_digest = pgprompt_core::seal::digest(&response.0);
     let written = Spi::connect_mut(|client| {
         // One recorder of the conversation at a time: a second call with the same
         // response waits here, then finds it recorded (under READ COMMITTED; under
@@ -265,7 +328,7 @@ fn record_response(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid, response: J
                 &[
                     pg_uuid(conv).into(),
                     pg_uuid(turn).into(),
-                    answered.body_digest.to_vec().into(),
+                    body_digest.to_vec().into(),
                 ],
                 |c| Ok::<_, Error>(Some((c.need::<i32>("step")?, c.need::<i32>("estimated_input_tokens")?))),
             )
@@ -274,6 +337,7 @@ fn record_response(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid, response: J
                 return summary(turn, step, &r, est);
             }
         }
+        let answered = answered_request(client, conv, turn, body_digest);
         let mode = first::<String>(client, &TURN_MODE, &[pg_uuid(conv).into(), pg_uuid(turn).into()]);
         let step = if mode.as_deref() == Some("run") {
             next_round(client, conv, turn, &r)

@@ -547,15 +547,16 @@ fn read_stored(
     }
 }
 
-/// Marks the rounds up to `n` as sent, with the digest of what was sent: from now on
-/// they never change, and every read of them checks it.
-pub fn mark_sent(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, n: i32) {
+/// Marks the rounds up to `n` as sent, with the digest of what was sent and the estimate
+/// of the request that carried them: from now on they never change, and every read of
+/// them checks it.
+pub fn mark_sent(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, n: i32, estimate: i32) {
     let _open = super::guard::Open::hold();
     spi(client.update(
-        "UPDATE prompt.rounds SET sent_at = now(), sent_digest = prompt._round_digest(assistant, results, steers, aborted) \
-         WHERE conversation_id = $1 AND turn_id = $2 AND n <= $3 AND sent_at IS NULL",
+        "UPDATE prompt.rounds SET sent_at = now(), sent_digest = prompt._round_digest(assistant, results, steers, aborted), \
+         sent_estimate = $4 WHERE conversation_id = $1 AND turn_id = $2 AND n <= $3 AND sent_at IS NULL",
         None,
-        &[pg_uuid(conv).into(), pg_uuid(turn).into(), n.into()],
+        &[pg_uuid(conv).into(), pg_uuid(turn).into(), n.into(), estimate.into()],
     ));
 }
 

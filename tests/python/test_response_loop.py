@@ -248,3 +248,44 @@ def test_calibration_and_token_margin_auto(rdb):
     finally:
         c.execute("UPDATE prompt.models SET token_margin_auto = false WHERE name = 'claude-sonnet-5'")
         c.execute("DELETE FROM prompt.responses WHERE step BETWEEN 50 AND 52")
+
+
+def test_record_response_reads_what_the_compile_stored(rdb):
+    """SPEC §15.5: record_response never compiles the turn again. It takes the model and
+    the estimate from the seal (the first request) or from the newest sent round (the
+    request that carried it): in its transaction no table a compile reads (users,
+    documents, models, memories, skills, workspaces) is scanned."""
+    c = rdb
+    conv = new_conversation(c, "anthropic")
+    turn = new_turn(c, conv, "anthropic")
+    c.execute("SELECT prompt.compile_turn(%s, %s)", (conv, turn))
+    first = c.execute("SELECT (prompt.explain_turn(%s, %s) -> 'estimate' ->> 'total')::int", (conv, turn)).fetchone()[0]
+
+    def scans() -> dict:
+        # The backend's counts not flushed yet (this transaction's, and maybe earlier ones'):
+        # compared before and after, within one transaction.
+        return dict(c.execute("SELECT relname, coalesce(seq_scan, 0) + coalesce(idx_scan, 0) FROM pg_stat_xact_user_tables "
+                              "WHERE schemaname = 'prompt' AND relname IN ('users', 'documents', 'models', 'memories', "
+                              "'skills', 'workspaces')").fetchall())
+
+    def recorded_without_a_compile(response) -> dict:
+        c.execute("BEGIN")
+        try:
+            before = scans()
+            r = record(c, conv, turn, response)
+            after = scans()
+        finally:
+            c.execute("COMMIT")
+        read = {t: n - before.get(t, 0) for t, n in after.items() if n != before.get(t, 0)}
+        assert read == {}, f"record_response compiled the turn again: it read {read}"
+        return r
+
+    step = recorded_without_a_compile(tool_call_response("anthropic"))
+    assert step["estimated_input_tokens"] == first
+    results = json.dumps([{"call_id": CALL_IDS["anthropic"], "content": "15 C"}])
+    c.execute("SELECT prompt.record_tool_results(%s, %s, %s)", (conv, turn, results))
+    c.execute("SELECT prompt.compile_turn(%s, %s)", (conv, turn))
+    second = c.execute("SELECT (prompt.explain_turn(%s, %s) -> 'estimate' ->> 'total')::int", (conv, turn)).fetchone()[0]
+    assert c.execute("SELECT sent_estimate FROM prompt.rounds WHERE turn_id = %s", (turn,)).fetchone()[0] == second
+    last = recorded_without_a_compile(final_response("anthropic"))
+    assert last["estimated_input_tokens"] == second > first
