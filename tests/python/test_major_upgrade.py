@@ -78,9 +78,24 @@ def snapshot(conn):
     }
 
 
+def built_from_this_tree(deb: pathlib.Path) -> bool:
+    """Whether the .deb's install script is this tree's (the frozen release script): a
+    package left by an earlier build of other code is built again, never upgraded from."""
+    import io
+    import tarfile
+    tar = subprocess.run(["dpkg-deb", "--fsys-tarfile", str(deb)], capture_output=True, check=True).stdout
+    name = f"./usr/share/postgresql/15/extension/pgprompt--{version()}.sql"
+    with tarfile.open(fileobj=io.BytesIO(tar)) as t:
+        try:
+            script = t.extractfile(name).read().decode()
+        except KeyError:
+            return False
+    return script == (ROOT / f"sql/releases/pgprompt--{version()}.sql").read_text()
+
+
 def test_pg_upgrade_from_15_to_18_keeps_every_byte():
     deb = ROOT / f"target/dist/postgresql-15-pgprompt_{version()}_amd64.deb"
-    if not deb.exists():
+    if not deb.exists() or not built_from_this_tree(deb):
         subprocess.run([str(ROOT / "scripts/package.sh")], env=dict(os.environ, PG_MAJOR="15"), check=True,
                        capture_output=True)
     subprocess.run(["dpkg", "-i", str(deb)], check=True, capture_output=True)
