@@ -554,7 +554,7 @@ AS $$
     -- is its model's id behind a geography: matched as the id.
     SELECT (to_jsonb(p) - 'imported')::text FROM prompt.model_profiles p
      WHERE p.name = coalesce($2, (SELECT q.name FROM prompt.model_profiles q,
-                                         (VALUES ($1), (regexp_replace($1, '^(us|eu|apac|global|us-gov|jp|au|ca)\.(?=[a-z]+\.)', ''))) n (id)
+                                         (VALUES ($1), (regexp_replace($1, '^(us|eu|apac|global|us-gov|jp|au|ca)[.](?=[a-z]+[.])', ''))) n (id)
                                    WHERE q.name = n.id OR starts_with(n.id, q.name || '-')
                                    ORDER BY length(q.name) DESC LIMIT 1))
 $$;
@@ -1283,6 +1283,8 @@ $owner$;
 
 COMMENT ON TABLE prompt.models IS
     'A model a request is compiled for: its wire (anthropic, chat, responses, gemini, converse), tokenizer, windows, image support, token margin, max_output_tokens, cache TTL and request options. name is the provider''s model id.';
+COMMENT ON FUNCTION prompt.record_response(uuid, uuid, jsonb) IS
+    'Records a provider''s response body (Anthropic Message, OpenAI ChatCompletion or Response, Gemini GenerateContentResponse, Bedrock ConverseResponse) where the next compile reads it: a direct reply''s text as the turn''s content, a run''s step as its next round; stores the usage beside the estimate of the request it answered (as its compile stored it). Idempotent per response id (a response without one, per body).';
 COMMENT ON FUNCTION prompt._storage_guard(text, text) IS
     'Internal: refuses a write of what was sent (seal storage, a turn''s seal columns, a round''s sent mark, a Side''s capture) unless pgprompt''s own writer runs it, an administrator inserts it (a restore) or a permitted rewrite truncates.';
 COMMENT ON FUNCTION prompt._parent_gone(uuid, uuid) IS
@@ -1348,7 +1350,7 @@ COMMENT ON COLUMN prompt.model_profiles.cache_diagnostics IS
 COMMENT ON COLUMN prompt.model_profiles.imported IS
     'What prompt.import_models last wrote of the row (NULL: never imported); an import keeps a row whose columns no longer match it.';
 COMMENT ON FUNCTION prompt.count_body(uuid, uuid) IS
-    'The body a provider''s token-count endpoint takes for the request compile_turn returns (anthropic: /v1/messages/count_tokens; responses: /v1/responses/input_tokens; gemini: models/{model}:countTokens, as generateContentRequest). The chat wire has none (0A000).';
+    'The body a provider''s token-count endpoint takes for the request compile_turn returns (anthropic: /v1/messages/count_tokens; responses: /v1/responses/input_tokens; gemini: models/{model}:countTokens, as generateContentRequest; converse: /model/{modelId}/count-tokens, as input.converse). The chat wire has none (0A000).';
 COMMENT ON FUNCTION prompt.record_count(uuid, uuid, integer) IS
     'Records the input tokens a provider''s count endpoint answered for the turn''s request as it stands, beside its estimate (prompt.counts); model_calibration and token_margin_auto read counts beside billed usage.';
 COMMENT ON TABLE prompt.counts IS

@@ -2,20 +2,20 @@
 //! vocabulary, merged turn over agent over model, checked on write (the neutral shape)
 //! and at compile against the wire, rendered in each wire's own spelling.
 //!
-//! | option | shape | anthropic | chat | responses | gemini |
-//! |---|---|---|---|---|---|
-//! | `tool_choice` | `auto`, `none`, `required`, `{"name"}` | `tool_choice` | `tool_choice` | `tool_choice` | `toolConfig` |
-//! | `parallel_tool_calls` | bool | `disable_parallel_tool_use` | same | same | refused |
-//! | `temperature` | 0–2 | refused | same | same | `temperature` |
-//! | `top_p` | (0, 1] | refused | same | same | `topP` |
-//! | `stop` | string or 1–4 strings | `stop_sequences` | `stop` | refused | `stopSequences` |
-//! | `response_format` | `{"type": "text" / "json_object" / "json_schema", "name", "schema", "strict"?}` | `output_config.format` | `response_format` | `text.format` | `responseMimeType` + `responseJsonSchema` |
-//! | `thinking` | `{"mode"?, "budget_tokens"?, "effort"?, "display"?, "include_thoughts"?}` | `thinking` {type, budget_tokens, display} / `output_config.effort` | `reasoning_effort` | `reasoning` {effort, summary} | `thinkingConfig` {thinkingLevel, thinkingBudget, includeThoughts} |
-//! | `metadata` | object of strings | `metadata.user_id` only | `metadata` | `metadata` | refused |
-//! | `store` | bool | refused | refused | `store` | refused |
-//! | `include` | list of response includables | refused | refused | `include` | refused |
-//! | `stateful` | bool | refused | refused | `previous_response_id` + `instructions` (docs/design.md, "Stateful responses") | refused |
-//! | `cache_diagnostics` | bool | `diagnostics.previous_message_id` | refused | `prompt_cache_options.comparison_response_id` | refused |
+//! | option | shape | anthropic | chat | responses | gemini | converse |
+//! |---|---|---|---|---|---|---|
+//! | `tool_choice` | `auto`, `none`, `required`, `{"name"}` | `tool_choice` | `tool_choice` | `tool_choice` | `toolConfig` | `toolConfig.toolChoice` (no `none`) |
+//! | `parallel_tool_calls` | bool | `disable_parallel_tool_use` | same | same | refused | refused |
+//! | `temperature` | 0–2 | refused | same | same | `temperature` | `inferenceConfig.temperature` (0–1) |
+//! | `top_p` | (0, 1] | refused | same | same | `topP` | `inferenceConfig.topP` |
+//! | `stop` | string or 1–4 strings | `stop_sequences` | `stop` | refused | `stopSequences` | `inferenceConfig.stopSequences` |
+//! | `response_format` | `{"type": "text" / "json_object" / "json_schema", "name", "schema", "strict"?}` | `output_config.format` | `response_format` | `text.format` | `responseMimeType` + `responseJsonSchema` | `outputConfig.textFormat` |
+//! | `thinking` | `{"mode"?, "budget_tokens"?, "effort"?, "display"?, "include_thoughts"?}` | `thinking` {type, budget_tokens, display} / `output_config.effort` | `reasoning_effort` | `reasoning` {effort, summary} | `thinkingConfig` {thinkingLevel, thinkingBudget, includeThoughts} | `additionalModelRequestFields.thinking` / `outputConfig.effort` |
+//! | `metadata` | object of strings | `metadata.user_id` only | `metadata` | `metadata` | refused | `requestMetadata` |
+//! | `store` | bool | refused | refused | `store` | refused | refused |
+//! | `include` | list of response includables | refused | refused | `include` | refused | refused |
+//! | `stateful` | bool | refused | refused | `previous_response_id` + `instructions` (docs/design.md, "Stateful responses") | refused | refused |
+//! | `cache_diagnostics` | bool | `diagnostics.previous_message_id` | refused | `prompt_cache_options.comparison_response_id` | refused | refused |
 //!
 //! A model with a profile (`crate::profile`) is held to its rules (thinking modes,
 //! efforts, displays, budgets, sampling and its ranges, thinking beside a forced tool);
@@ -532,10 +532,18 @@ fn converse_shape(o: &Options, max_tokens: i32) -> std::result::Result<(), Refus
         return refuse("temperature", "takes a temperature from 0 to 1");
     }
     if let Some(m) = &o.metadata {
-        if m.len() > 16 || m.iter().any(|(k, v)| k.is_empty() || k.chars().count() > 256 || v.chars().count() > 256) {
+        // Bedrock's RequestMetadata: 1 to 16 entries, each key and value of the characters
+        // [a-zA-Z0-9\s:_@$#=/+,.-] (a key 1 to 256 long, a value up to 256).
+        let spelled = |s: &str| s.chars().all(|c| c.is_ascii_alphanumeric() || c.is_whitespace() || ":_@$#=/+,.-".contains(c));
+        if m.is_empty()
+            || m.len() > 16
+            || m.iter().any(|(k, v)| {
+                k.is_empty() || k.chars().count() > 256 || v.chars().count() > 256 || !spelled(k) || !spelled(v)
+            })
+        {
             return refuse(
                 "metadata",
-                "takes 1 to 16 metadata entries (requestMetadata), keys of 1 to 256 characters and values up to 256",
+                "takes 1 to 16 metadata entries (requestMetadata), keys of 1 to 256 and values of up to 256 letters, digits, spaces and :_@$#=/+,.-",
             );
         }
     }

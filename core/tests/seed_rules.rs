@@ -105,6 +105,16 @@ fn rule_an_aborted_round_answers_every_call_with_the_abort_marker() {
             h.turn.mode = Mode::Run;
             h.rounds = vec![aborted()];
         });
+        let earlier = match wire {
+            // Bedrock takes toolUse and toolResult blocks only beside a toolConfig: the
+            // tool-less turn is refused, one with the run's tools compiles.
+            Wire::Converse => {
+                let e = earlier.run(Purpose::Compile).unwrap_err();
+                assert_eq!(e.code, pgprompt_core::Code::TurnNotCompilable, "{}", e.message);
+                earlier.turn(|t| t.tools = Some(tools(r#"[{"name":"read","input_schema":{"type":"object"}}]"#)))
+            }
+            _ => earlier,
+        };
         for (what, s) in [("the current run", current), ("history", earlier)] {
             let b = body(&s.run(Purpose::Compile).unwrap());
             let (calls, results) = calls_and_results(wire, &b);

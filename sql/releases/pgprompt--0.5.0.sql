@@ -1602,7 +1602,7 @@ AS $$
     -- is its model's id behind a geography: matched as the id.
     SELECT (to_jsonb(p) - 'imported')::text FROM prompt.model_profiles p
      WHERE p.name = coalesce($2, (SELECT q.name FROM prompt.model_profiles q,
-                                         (VALUES ($1), (regexp_replace($1, '^(us|eu|apac|global|us-gov|jp|au|ca)\.(?=[a-z]+\.)', ''))) n (id)
+                                         (VALUES ($1), (regexp_replace($1, '^(us|eu|apac|global|us-gov|jp|au|ca)[.](?=[a-z]+[.])', ''))) n (id)
                                    WHERE q.name = n.id OR starts_with(n.id, q.name || '-')
                                    ORDER BY length(q.name) DESC LIMIT 1))
 $$;
@@ -2695,7 +2695,7 @@ COMMENT ON PROCEDURE prompt.backfill_token_counts(text, integer) IS
 COMMENT ON FUNCTION prompt._models_tokenizer() IS
     'Internal trigger: a NOTICE naming backfill_token_counts when a model brings a tokenizer stored turns have no counts for.';
 COMMENT ON FUNCTION prompt.record_response(uuid, uuid, jsonb) IS
-    'Records a provider''s response body (Anthropic Message, OpenAI ChatCompletion or Response, Gemini GenerateContentResponse) where the next compile reads it: a direct reply''s text as the turn''s content, a run''s step as its next round; stores the usage beside the estimate of the request it answered. Idempotent per response id.';
+    'Records a provider''s response body (Anthropic Message, OpenAI ChatCompletion or Response, Gemini GenerateContentResponse, Bedrock ConverseResponse) where the next compile reads it: a direct reply''s text as the turn''s content, a run''s step as its next round; stores the usage beside the estimate of the request it answered (as its compile stored it). Idempotent per response id (a response without one, per body).';
 COMMENT ON FUNCTION prompt.record_tool_results(uuid, uuid, jsonb) IS
     'Writes the results of the newest round''s tool calls ([{call_id, content, is_error?, captures?}]); returns the round''s number.';
 COMMENT ON TABLE prompt.responses IS
@@ -2845,7 +2845,7 @@ COMMENT ON COLUMN prompt.model_profiles.cache_diagnostics IS
 COMMENT ON COLUMN prompt.model_profiles.imported IS
     'What prompt.import_models last wrote of the row (NULL: never imported); an import keeps a row whose columns no longer match it.';
 COMMENT ON FUNCTION prompt.count_body(uuid, uuid) IS
-    'The body a provider''s token-count endpoint takes for the request compile_turn returns (anthropic: /v1/messages/count_tokens; responses: /v1/responses/input_tokens; gemini: models/{model}:countTokens, as generateContentRequest). The chat wire has none (0A000).';
+    'The body a provider''s token-count endpoint takes for the request compile_turn returns (anthropic: /v1/messages/count_tokens; responses: /v1/responses/input_tokens; gemini: models/{model}:countTokens, as generateContentRequest; converse: /model/{modelId}/count-tokens, as input.converse). The chat wire has none (0A000).';
 COMMENT ON FUNCTION prompt.record_count(uuid, uuid, integer) IS
     'Records the input tokens a provider''s count endpoint answered for the turn''s request as it stands, beside its estimate (prompt.counts); model_calibration and token_margin_auto read counts beside billed usage.';
 COMMENT ON TABLE prompt.counts IS

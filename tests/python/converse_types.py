@@ -15,7 +15,8 @@ MODEL_ID = "anthropic.claude-sonnet-5-v1:0"
 
 
 class StrictParamValidator(ParamValidator):
-    """ParamValidator, and enums, maximums and patterns (collected in `extra`)."""
+    """ParamValidator, and enums, maximums, patterns (matched whole, as the service does)
+    and map sizes (collected in `extra`)."""
 
     def validate(self, params, shape):
         self.extra = []
@@ -30,7 +31,7 @@ class StrictParamValidator(ParamValidator):
         if "max" in shape.metadata and len(param) > shape.metadata["max"]:
             self.extra.append(f"{name}: longer than {shape.metadata['max']}")
         pattern = shape.metadata.get("pattern")
-        if pattern and re.search(pattern, param) is None:
+        if pattern and re.fullmatch(pattern, param) is None:
             self.extra.append(f"{name}: does not match {pattern}")
 
     def _most(self, param, shape, name, value):
@@ -48,6 +49,13 @@ class StrictParamValidator(ParamValidator):
             self._most(param, shape, name, param)
 
     _validate_float = _validate_double
+
+    def _validate_map(self, param, shape, errors, name):
+        super()._validate_map(param, shape, errors, name)
+        if isinstance(param, dict):
+            if "min" in shape.metadata and len(param) < shape.metadata["min"]:
+                self.extra.append(f"{name}: fewer than {shape.metadata['min']} entries")
+            self._most(param, shape, name, len(param))
 
     def _validate_list(self, param, shape, errors, name):
         super()._validate_list(param, shape, errors, name)

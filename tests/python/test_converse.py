@@ -125,3 +125,39 @@ def test_a_converse_response_is_recorded_as_billed(cdb):
     with pytest.raises(psycopg.Error) as e:
         c.execute("SELECT prompt.record_response(%s, %s, %s)", (conv, t, json.dumps(bad)))
     assert e.value.sqlstate == "22023" and "/output/message/content/0" in str(e.value), str(e.value)
+
+
+def test_what_bedrock_refuses_across_fields_is_refused_before_it_is_sent(cdb):
+    """Rules botocore's shapes cannot say, held by pgprompt (fail closed, with what to
+    do): toolUse and toolResult blocks need a toolConfig, so a tool-less turn whose
+    history holds a run is refused rather than sent to a 400; metadata is 1 to 16 entries
+    of Bedrock's characters; a cachePoint's TTL is one the model's profile takes."""
+    c = cdb
+    conv, run = turn(c, CLAUDE, mode="run")
+    c.execute("UPDATE prompt.turns SET tools = %s WHERE id = %s", (json.dumps([{"name": "get_weather",
+              "input_schema": {"type": "object"}}]), run))
+    compiled(c, conv, run)
+    c.execute("SELECT prompt.record_response(%s, %s, %s)", (conv, run, json.dumps(fixture("converse"))))
+    c.execute("SELECT prompt.record_tool_results(%s, %s, %s)", (conv, run, json.dumps([{"call_id": "tooluse_lyon_1", "content": "15 C"}])))
+    compiled(c, conv, run)
+    after = c.execute("INSERT INTO prompt.turns (conversation_id, kind, poster_id, prompt, model) "
+                      "VALUES (%s, 'reply', %s, 'Thanks.', %s) RETURNING id::text", (conv, ADA, CLAUDE)).fetchone()[0]
+    with pytest.raises(psycopg.Error) as e:
+        compiled(c, conv, after)
+    assert e.value.sqlstate == "55000", e.value
+    assert "declares no tool" in e.value.diag.message_primary and "turns.tools" in e.value.diag.message_hint
+    c.execute("UPDATE prompt.turns SET tools = %s WHERE id = %s", (json.dumps([{"name": "get_weather",
+              "input_schema": {"type": "object"}}]), after))
+    body = compiled(c, conv, after)
+    assert_valid_converse(body)
+    assert [t["toolSpec"]["name"] for t in body["toolConfig"]["tools"]] == ["get_weather"]
+
+    for metadata in ({}, {"tenant": "café!"}):
+        with pytest.raises(psycopg.Error) as e:
+            turn(c, BARE, options=json.dumps({"metadata": metadata}))
+        assert e.value.sqlstate == "22023" and "/request_options/metadata" in e.value.diag.message_primary
+
+    c.execute("UPDATE prompt.models SET cache_ttl = '1h' WHERE name = %s", (NOVA,))
+    conv, t = turn(c, NOVA)
+    body = compiled(c, conv, t)
+    assert body["system"][-1] == {"cachePoint": {"type": "default"}}, "Nova's profile takes 5 minutes only"

@@ -40,6 +40,7 @@ impl Compiler<'_, '_> {
             false => worth_caching(profile, &fresh.messages, &fresh.breakpoints, self.wire),
         };
         wire::check_size(&fresh.messages, &self.tools, 0)?;
+        wire::check_request(self.wire, &request(&breakpoints), &self.ctx.turn.id.to_string())?;
         let rendered = wire::render(self.wire, &request(&breakpoints));
         let mut estimate = self.estimate(&fresh, &rendered.layout, tools_tokens);
         if self.purpose.raises() {

@@ -133,6 +133,15 @@ pub(crate) fn placed(
     out
 }
 
+/// Refuses what `wire`'s provider refuses though its request type takes it (a rule across
+/// fields), before the body is rendered: on `converse` only (its `check`).
+pub(crate) fn check_request(wire: Wire, req: &Request<'_>, turn: &str) -> crate::error::Result<()> {
+    match wire {
+        Wire::Converse => converse::check(req, turn),
+        Wire::Anthropic | Wire::Chat | Wire::Responses | Wire::Gemini => Ok(()),
+    }
+}
+
 /// Renders a whole request for `wire`.
 pub(crate) fn render(wire: Wire, req: &Request<'_>) -> Rendered {
     match wire {

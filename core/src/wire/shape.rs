@@ -332,7 +332,7 @@ impl Rendered {
     }
 }
 
-/// How a wire spells its tool list: one renderer for the four wires.
+/// How a wire spells its tool list: one renderer for every wire.
 pub(super) struct ToolSpelling {
     /// What opens and closes the list.
     pub(crate) list: (&'static str, &'static str),

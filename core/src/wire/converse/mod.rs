@@ -80,7 +80,10 @@ fn block(req: &Request<'_>, messages: &[Message], pos: Pos, out: &mut String) {
         }
     }
     if req.marked(pos) {
-        cache_point(req.ttl_at(pos), out);
+        // The TTL the model's profile takes nearest (Nova: 5 minutes only).
+        let ttl = req.ttl_at(pos);
+        let profile = req.model.and_then(|m| m.profile.as_ref());
+        cache_point(profile.map_or(ttl, |p| p.ttl(ttl)), out);
     }
 }
 
@@ -133,6 +136,40 @@ pub(super) const TOOLS: ToolSpelling = ToolSpelling {
     after_schema: "}}",
     search: None,
 };
+
+/// What Bedrock refuses though botocore's shapes take it, refused before a body is
+/// rendered (fail closed, with what to do): tool calls or results in the messages with no
+/// tool to declare (Bedrock: "The toolConfig field must be defined when using toolUse and
+/// toolResult content blocks" — a tool-less turn after a run, or one whose tools are all
+/// deferred), and a leading system item that is not a non-empty text (`system` takes
+/// text blocks of at least one character).
+pub(super) fn check(req: &Request<'_>, turn: &str) -> crate::error::Result<()> {
+    use crate::error::{Code, Error};
+    let refuse = |what: String, hint: &str| Err(Error::new(Code::TurnNotCompilable, what).hint(hint.to_string()));
+    let (_, system) = super::shape::leading_system(req.messages);
+    let bad_system = system.iter().any(|&(m, p)| {
+        !matches!(&*req.messages[m].parts[p].kind.on(Wire::Converse),
+                  PartKind::Text(t) | PartKind::Said { text: t, .. } if !t.is_empty())
+    });
+    if bad_system {
+        return refuse(
+            format!("turn {turn} is not compilable on the converse wire: a leading system item is empty or not text"),
+            "Bedrock's system field takes non-empty text blocks: give the system entry its text.",
+        );
+    }
+    let tool_blocks = req
+        .messages
+        .iter()
+        .flat_map(|m| &m.parts)
+        .any(|p| matches!(p.kind, PartKind::ToolCall { .. } | PartKind::ToolResult { .. }));
+    if tool_blocks && super::shape::tool_list(&TOOLS, req.tools, true).is_none() {
+        return refuse(
+            format!("turn {turn} is not compilable on the converse wire: its request holds tool calls and results (a run in its history) and declares no tool"),
+            "Bedrock takes toolUse and toolResult blocks only beside a toolConfig: give the turn the tools its history's runs used (turns.tools), or summarize those turns.",
+        );
+    }
+    Ok(())
+}
 
 pub(super) fn render(req: &Request<'_>) -> Rendered {
     let messages = req.messages;
