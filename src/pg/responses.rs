@@ -108,7 +108,8 @@ static ANSWERED_REQUEST: LazyLock<Query> = LazyLock::new(|| {
         "the request a response answers",
         "SELECT s.frozen #>> '{model,name}' AS model, (s.frozen #>> '{estimate,total}')::int4 AS sealed, \
                 s.frozen_digest IS NOT DISTINCT FROM sha256(convert_to(s.frozen::text, 'UTF8')) AS verified, \
-                r.n, r.sent_estimate \
+                r.n, r.sent_estimate, \
+                (SELECT t.summary IS NOT NULL FROM prompt.turns t WHERE t.conversation_id = $1 AND t.id = $2) AS summarized \
          FROM prompt.seals s LEFT JOIN LATERAL (SELECT x.n, x.sent_estimate FROM prompt.rounds x \
                                                  WHERE x.conversation_id = $1 AND x.turn_id = $2 \
                                                  ORDER BY x.n DESC LIMIT 1) r ON true \
@@ -119,13 +120,14 @@ static ANSWERED_REQUEST: LazyLock<Query> = LazyLock::new(|| {
             ("verified", BOOLOID),
             ("n", INT4OID),
             ("sent_estimate", INT4OID),
+            ("summarized", BOOLOID),
         ],
     )
 });
 
 /// The request a response answers ([`ANSWERED_REQUEST`]); where nothing stored says it
-/// (rounds written since the last compile, a round sent before 0.5, a pruned or a 0.2
-/// seal, no seal at all), the turn as it now stands is compiled, as before 0.5 — and a
+/// (rounds written since the last compile, a round sent before 0.5, an in-turn summary,
+/// a pruned or a 0.2 seal, no seal at all), the turn as it now stands is compiled, as before 0.5 — and a
 /// turn never compiled is refused.
 fn answered_request(client: &SpiClient<'_>, conv: Uuid, turn: Uuid, body_digest: [u8; 32]) -> Answered {
     let stored = run(client, &ANSWERED_REQUEST, &[pg_uuid(conv).into(), pg_uuid(turn).into()], |c| {
@@ -134,7 +136,9 @@ fn answered_request(client: &SpiClient<'_>, conv: Uuid, turn: Uuid, body_digest:
             c.get::<i32>("sealed"),
             c.get::<bool>("verified") == Some(true),
             c.get::<i32>("n"),
-            c.get::<i32>("sent_estimate"),
+            // An in-turn summary can shrink a request after its newest round was sent:
+            // then the request is what a compile says.
+            c.get::<i32>("sent_estimate").filter(|_| c.get::<bool>("summarized") != Some(true)),
         )))
     })
     .or_raise();
