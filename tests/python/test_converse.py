@@ -161,3 +161,51 @@ def test_what_bedrock_refuses_across_fields_is_refused_before_it_is_sent(cdb):
     conv, t = turn(c, NOVA)
     body = compiled(c, conv, t)
     assert body["system"][-1] == {"cachePoint": {"type": "default"}}, "Nova's profile takes 5 minutes only"
+
+
+def test_a_conversation_bedrock_would_refuse_for_its_roles_is_refused_before_it_is_sent(cdb):
+    """Bedrock refuses a conversation whose first message is the assistant's ("A
+    conversation must start with a user message") and one where two messages of a role
+    meet ("must alternate between user and assistant roles"): pgprompt refuses both with
+    turn_not_compilable and what to do, and compiles the same rows once a user's turn
+    opens them."""
+    c = cdb
+    conv = c.execute("INSERT INTO prompt.conversations (workspace_id, answerer_id, creator_id) VALUES (%s, %s, %s) "
+                     "RETURNING id::text", (WS, LARK, ADA)).fetchone()[0]
+    c.execute("INSERT INTO prompt.turns (conversation_id, kind, role, author_id, content) "
+              "VALUES (%s, 'message', 'assistant', %s, 'Hello, I am Lark. How can I help?')", (conv, LARK))
+    t = c.execute("INSERT INTO prompt.turns (conversation_id, kind, poster_id, prompt, model) "
+                  "VALUES (%s, 'reply', %s, 'Which invoice was charged twice?', %s) RETURNING id::text",
+                  (conv, ADA, CLAUDE)).fetchone()[0]
+    with pytest.raises(psycopg.Error) as e:
+        compiled(c, conv, t)
+    assert e.value.sqlstate == "55000", e.value
+    assert "first message is the assistant's" in e.value.diag.message_primary
+    assert "user-side block before history" in e.value.diag.message_hint
+    # Nothing was sealed by the refusal.
+    assert c.execute("SELECT count(*) FROM prompt.seals WHERE conversation_id = %s", (conv,)).fetchone()[0] == 0
+    # The same rows with a user's turn first: accepted, and botocore validates the body.
+    c.execute("UPDATE prompt.turns SET seq = 0 WHERE conversation_id = %s AND kind = 'message'", (conv,))
+    c.execute("INSERT INTO prompt.turns (conversation_id, seq, kind, role, author_id, content) "
+              "VALUES (%s, -1, 'message', 'user', %s, 'Hi.')", (conv, ADA))
+    body = compiled(c, conv, t)
+    assert_valid_converse(body)
+    assert [m["role"] for m in body["messages"]] == ["user", "assistant", "user"]
+    # Two responses in a row (a round without calls, then another): the continuation
+    # that would carry both is refused, naming what to record between them.
+    conv, run = turn(c, CLAUDE, mode="run")
+    c.execute("UPDATE prompt.turns SET tools = %s WHERE id = %s", (json.dumps([{"name": "get_weather",
+              "input_schema": {"type": "object"}}]), run))
+    compiled(c, conv, run)
+    said = fixture("converse")
+    said["output"]["message"]["content"] = [{"text": "Let me think."}]
+    said["stopReason"] = "end_turn"
+    c.execute("SELECT prompt.record_response(%s, %s, %s)", (conv, run, json.dumps(said)))
+    assert_valid_converse(compiled(c, conv, run))
+    said["output"]["message"]["content"] = [{"text": "Done."}]
+    c.execute("SELECT prompt.record_response(%s, %s, %s)", (conv, run, json.dumps(said)))
+    with pytest.raises(psycopg.Error) as e:
+        compiled(c, conv, run)
+    assert e.value.sqlstate == "55000", e.value
+    assert "two assistant messages in a row" in e.value.diag.message_primary
+    assert "alternate between user and assistant" in e.value.diag.message_hint

@@ -99,7 +99,7 @@ pub(super) fn extend(ctx: &Context, sealed: &Sealed, counter: &mut Counter<'_>, 
         first.boundary = true;
     }
     let messages = merge(items);
-    wire::check_size(&messages, &[], body.len())?;
+    checked(frozen, kept, &messages, body.len(), &t.id.to_string())?;
     let (elements, layout) = rendered_rounds_marked(frozen, &messages, base_total);
     let appended = wire::elements_cost(&messages, &layout);
     let total = base_total + appended;
@@ -133,6 +133,13 @@ pub(super) fn extend(ctx: &Context, sealed: &Sealed, counter: &mut Counter<'_>, 
 /// The appended messages rendered, with the run's breakpoints (none on a stateful
 /// chain, whose context the provider caches): rendered once to find where the rounds'
 /// blocks fall, again only when a round takes a mark.
+/// What the wire refuses of the rounds appended after the sealed elements `kept` (`sent`
+/// bytes): too large a request, or what the provider would refuse ([`wire::check_rounds`]).
+fn checked(frozen: &Frozen, kept: &[String], messages: &[crate::items::Message], sent: usize, turn: &str) -> Result<()> {
+    wire::check_size(messages, &[], sent)?;
+    wire::check_rounds(frozen.wire, kept.last().map(String::as_str), messages, frozen.model.as_ref(), turn)
+}
+
 fn rendered_rounds_marked(
     frozen: &Frozen,
     messages: &[crate::items::Message],

@@ -142,6 +142,21 @@ pub(crate) fn check_request(wire: Wire, req: &Request<'_>, turn: &str) -> crate:
     }
 }
 
+/// What [`check_request`] refuses, for a continuation: `messages` (the rounds) appended
+/// after the sealed element `last`.
+pub(crate) fn check_rounds(
+    wire: Wire,
+    last: Option<&str>,
+    messages: &[Message],
+    model: Option<&crate::rows::Model>,
+    turn: &str,
+) -> crate::error::Result<()> {
+    match wire {
+        Wire::Converse => converse::check_rounds(last, messages, model, turn),
+        Wire::Anthropic | Wire::Chat | Wire::Responses | Wire::Gemini => Ok(()),
+    }
+}
+
 /// Renders a whole request for `wire`.
 pub(crate) fn render(wire: Wire, req: &Request<'_>) -> Rendered {
     match wire {

@@ -103,9 +103,7 @@ pub(super) fn elements(req: &Request<'_>, start: usize) -> (Vec<String>, Vec<Vec
     let messages = req.messages;
     let mut texts = Vec::new();
     let mut layout = Vec::new();
-    // A system entry after the leading run is a system message in place where the model
-    // takes one (its profile's system_messages; Converse's role enum has `system`).
-    let in_place = req.model.and_then(|m| m.profile.as_ref()).is_some_and(|p| p.system_messages);
+    let in_place = system_in_place(req.model);
     for (role, mut positions, _) in merged(messages, start, Wire::Converse, in_place) {
         let size: usize = positions.iter().map(|&(m, p)| messages[m].parts[p].kind.size()).sum();
         let mut out = String::with_capacity(size + 64 + 48 * positions.len());
@@ -141,12 +139,13 @@ pub(super) const TOOLS: ToolSpelling = ToolSpelling {
 /// rendered (fail closed, with what to do): tool calls or results in the messages with no
 /// tool to declare (Bedrock: "The toolConfig field must be defined when using toolUse and
 /// toolResult content blocks" — a tool-less turn after a run, or one whose tools are all
-/// deferred), and a leading system item that is not a non-empty text (`system` takes
-/// text blocks of at least one character).
+/// deferred), a leading system item that is not a non-empty text (`system` takes
+/// text blocks of at least one character), and messages that do not alternate from a
+/// user's ([`alternation`]).
 pub(super) fn check(req: &Request<'_>, turn: &str) -> crate::error::Result<()> {
     use crate::error::{Code, Error};
     let refuse = |what: String, hint: &str| Err(Error::new(Code::TurnNotCompilable, what).hint(hint.to_string()));
-    let (_, system) = super::shape::leading_system(req.messages);
+    let (leading, system) = super::shape::leading_system(req.messages);
     let bad_system = system.iter().any(|&(m, p)| {
         !matches!(&*req.messages[m].parts[p].kind.on(Wire::Converse),
                   PartKind::Text(t) | PartKind::Said { text: t, .. } if !t.is_empty())
@@ -157,6 +156,7 @@ pub(super) fn check(req: &Request<'_>, turn: &str) -> crate::error::Result<()> {
             "Bedrock's system field takes non-empty text blocks: give the system entry its text.",
         );
     }
+    alternation(None, &roles(req.messages, leading, system_in_place(req.model)), turn)?;
     let tool_blocks = req
         .messages
         .iter()
@@ -169,6 +169,66 @@ pub(super) fn check(req: &Request<'_>, turn: &str) -> crate::error::Result<()> {
         );
     }
     Ok(())
+}
+
+/// Whether a system entry after the leading run is a system message in place: where the
+/// model takes one (its profile's system_messages; Converse's role enum has `system`).
+fn system_in_place(model: Option<&crate::rows::Model>) -> bool {
+    model.and_then(|m| m.profile.as_ref()).is_some_and(|p| p.system_messages)
+}
+
+/// The roles of the messages from `start` on as they are sent (merged), system messages in
+/// place left out.
+fn roles(messages: &[Message], start: usize, in_place: bool) -> Vec<Role> {
+    merged(messages, start, Wire::Converse, in_place)
+        .into_iter()
+        .map(|(role, _, _)| role)
+        .filter(|&r| r != Role::System)
+        .collect()
+}
+
+/// Bedrock: "A conversation must start with a user message" and "must alternate between
+/// user and assistant roles". Same-role neighbours merge, except where the later one opens
+/// a round (merging would change bytes already sent), so two messages of a role can meet
+/// there (a round without calls followed by another response). `before`: the role of the
+/// message already sent before `roles` (`None`: they open the conversation).
+fn alternation(before: Option<Role>, roles: &[Role], turn: &str) -> crate::error::Result<()> {
+    use crate::error::{Code, Error};
+    if before.is_none() && roles.first() == Some(&Role::Assistant) {
+        return Err(Error::new(
+            Code::TurnNotCompilable,
+            format!("turn {turn} is not compilable on the converse wire: its first message is the assistant's"),
+        )
+        .hint("Bedrock takes a conversation that starts with a user message: give the agent's template a user-side block before history, or let the conversation open with a user's turn.".to_string()));
+    }
+    let all: Vec<Role> = before.into_iter().chain(roles.iter().copied()).collect();
+    match all.windows(2).find(|w| w[0] == w[1] && w[0] != Role::System) {
+        Some(w) => Err(Error::new(
+            Code::TurnNotCompilable,
+            format!(
+                "turn {turn} is not compilable on the converse wire: two {} messages in a row",
+                if w[0] == Role::Assistant { "assistant" } else { "user" }
+            ),
+        )
+        .hint("Bedrock takes messages that alternate between user and assistant: record the tool results, or a user's turn, between two responses.".to_string())),
+        None => Ok(()),
+    }
+}
+
+/// The rule of [`alternation`] for a continuation: `messages` (a turn's rounds) follow the
+/// sealed element `last` (`None`: none).
+pub(super) fn check_rounds(
+    last: Option<&str>,
+    messages: &[Message],
+    model: Option<&crate::rows::Model>,
+    turn: &str,
+) -> crate::error::Result<()> {
+    let before = last.map(|e| match e {
+        _ if e.starts_with(r#"{"role":"assistant""#) => Role::Assistant,
+        _ if e.starts_with(r#"{"role":"system""#) => Role::System,
+        _ => Role::User,
+    });
+    alternation(before, &roles(messages, 0, system_in_place(model)), turn)
 }
 
 pub(super) fn render(req: &Request<'_>) -> Rendered {
