@@ -1,4 +1,4 @@
-//! Model profiles (`prompt.model_profiles`, README "Model profiles"): the rules a model
+//! Model profiles (`prompt.model_profiles`, docs/guide.md "Model profiles"): the rules a model
 //! enforces — which wires serve it, its windows and output limit, the thinking modes,
 //! efforts and displays it takes, whether a budget and which, which sampling options and
 //! in which range, its cache rules. A model row names its profile or matches one by the

@@ -1,5 +1,5 @@
-//! Rules of the seeds (`../shared/seeds/`) and SPEC §4, §7, §8 that 0.3 broke or left
-//! untested, one test each; each test's name says which rule it guards.
+//! Rules of the seeds and SPEC §4, §7, §8 that 0.3 broke or left untested, one test each;
+//! each test's name says which rule it guards.
 
 use serde_json::{json, Value};
 

@@ -1,4 +1,4 @@
-//! Count bodies and counts (README, "Count bodies"): the body a provider's token-count
+//! Count bodies and counts (docs/guide.md, "Count bodies"): the body a provider's token-count
 //! endpoint takes for the request `compile_turn` returns, and the count it answered,
 //! recorded as calibration beside billed usage (`prompt.counts`, read by
 //! `prompt.model_calibration` and so by `token_margin_auto`).

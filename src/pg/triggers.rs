@@ -1,4 +1,4 @@
-//! The write-time checks (README, "Refused on write"), called by the triggers in
+//! The write-time checks (README, "A first compile, the minimum"), called by the triggers in
 //! `sql/finalize.sql`. Each raises the first problem with its SQLSTATE; a refused write
 //! writes nothing.
 

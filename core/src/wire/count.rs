@@ -1,4 +1,4 @@
-//! Count bodies (README, "Count bodies"): what a provider's token-count endpoint takes for
+//! Count bodies (docs/guide.md, "Count bodies"): what a provider's token-count endpoint takes for
 //! the request a body is. The body's own bytes are kept: each key the endpoint takes is
 //! copied as the body spells it (its value's text untouched), in the body's order; the
 //! keys the endpoint does not take are left out.

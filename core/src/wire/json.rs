@@ -14,7 +14,7 @@ pub fn to_text<T: Serialize + ?Sized>(value: &T) -> String {
 /// Appends `s` as a JSON string, escaped as serde_json escapes it (`"`, `\\`, and the
 /// control characters: `\b \f \n \r \t` short, the rest `\u00xx`). Eight bytes are
 /// checked at a time: text needs escaping rarely, and serde_json's byte-by-byte scan
-/// was a tenth of a compile (docs/design.md, "Performance").
+/// was a tenth of a compile (docs/guide.md, "Performance: where the time goes").
 pub(crate) fn string(out: &mut String, s: &str) {
     if s.len() > crate::bounds::INTERRUPT_EVERY {
         crate::bounds::interrupt();

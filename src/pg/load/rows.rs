@@ -246,7 +246,7 @@ pub(super) const ROUND: [Column; 5] = [
 
 /// A round as stored, parsed once (`turn` names it in errors). Its JSON columns are
 /// read from their binary form: writing them as text and parsing that back was most of
-/// the cost of a tool round (docs/design.md, "Performance").
+/// the cost of a tool round (docs/guide.md, "Performance: where the time goes").
 pub(super) fn read_round(c: &Cols<'_>, turn: Uuid) -> Result<Round> {
     let n = c.need::<i32>("n")?;
     let column = |name: &str| -> Result<serde_json::Value> {
