@@ -517,7 +517,8 @@ def cache_lines() -> list:
 
 def later_sections() -> list:
     """The sections other benchmarks write (bench/cache_runs.py, bench/scale_out.py)."""
-    return saved_section("cache_runs", "## Prompt cache over agent runs") + saved_section("scale_out", "## Scale-out")
+    return (saved_section("cache_runs", "## Prompt cache over agent runs") + saved_section("statements", "## Statements per call")
+            + saved_section("scale_out", "## Scale-out"))
 
 
 def ok(v, target):

@@ -7,6 +7,7 @@
 #   bench/run.sh           # everything
 #   bench/run.sh cache     # the prompt-cache simulator alone
 #   bench/run.sh runs      # the prompt cache over agent runs alone (bench/cache_runs.py)
+#   bench/run.sh statements  # statements per call alone (bench/statements.py)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -28,6 +29,12 @@ if [ "$WHAT" = all ]; then
   python3 bench/bench.py build
   echo "== measuring" >&2
   python3 bench/bench.py measure
+fi
+if [ "$WHAT" = all ] || [ "$WHAT" = statements ]; then
+  scripts/cluster.sh restart "${OPTS[@]}" shared_preload_libraries=pg_stat_statements
+  echo "== statements per call (pg_stat_statements)" >&2
+  python3 bench/statements.py >/dev/null
+  [ "$WHAT" = statements ] && exit 0
 fi
 if [ "$WHAT" != runs ]; then
   echo "== the prompt-cache simulator (2,000 turns, three trimmings)" >&2

@@ -1,8 +1,9 @@
 //! What the compile of a turn reads (docs/design.md, "Rows"): decided here, run by the
 //! extension. The loader reads in steps, each deciding the next from what the one before
-//! returned: the conversation row, its workspace and the turn (three queries, each one
-//! table by its key); then [`after_turn`] (the turn's rounds, its seal, or only its
-//! stored body; a Side's captures); then [`users`] (everyone those
+//! returned: the conversation row — with, for a compile ([`stored_first`]), a sealed turn's
+//! stored body when nothing is to be added to it, which ends the reads —, its workspace and
+//! the turn (each one table by its key); then [`after_turn`] (the turn's rounds, its seal;
+//! a Side's captures); then [`users`] (everyone those
 //! rows name); then [`models`] and [`answerer_rows`] (the answerer's documents, memory and
 //! skills); history is read in batches whose new authors [`history_users`] names. The
 //! extension runs the queries each step names and hands the rows back; it decides
@@ -30,23 +31,27 @@ pub enum Read {
     Skills,
 }
 
+/// Whether the conversation row is read with the turn's stored body: for a compile, a
+/// sealed turn with no rounds written since and not stateful (it sends the stored body's
+/// stateful form) is its stored body, and nothing else is read (two statements: the
+/// conversation with the seal's pointers, then the body's nodes).
+pub fn stored_first(read: Read) -> bool {
+    read == Read::Body
+}
+
 /// What to read once the conversation row and the turn are in.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AfterTurn {
     /// The turn's rounds (a run's; the write triggers keep them to runs).
     pub rounds: bool,
-    /// When the turn has no rounds: its stored body is all a compile returns.
-    pub stored_body: bool,
     /// The turn's seal (what it froze, and its body).
     pub seal: bool,
 }
 
-/// The reads after the turn: rounds for a run, the seal of a sealed turn, and for a
-/// compile of a sealed turn without rounds only the stored body.
-pub fn after_turn(turn: &Turn, sealed: bool, read: Read) -> AfterTurn {
+/// The reads after the turn: rounds for a run, the seal of a sealed turn.
+pub fn after_turn(turn: &Turn, sealed: bool) -> AfterTurn {
     AfterTurn {
         rounds: turn.is_run(),
-        stored_body: sealed && read == Read::Body,
         seal: sealed,
     }
 }
@@ -235,22 +240,10 @@ mod tests {
     fn a_run_reads_its_rounds_and_a_sealed_turn_its_seal_or_only_its_body() {
         let run = reply(Mode::Run);
         let direct = reply(Mode::DirectReply);
-        assert_eq!(
-            after_turn(&run, false, Read::Body),
-            AfterTurn {
-                rounds: true,
-                stored_body: false,
-                seal: false
-            }
-        );
-        let sealed = after_turn(&direct, true, Read::Body);
-        assert!(!sealed.rounds && sealed.stored_body && sealed.seal);
-        let explained = after_turn(&direct, true, Read::Explain);
-        assert!(!explained.stored_body && explained.seal);
-        assert!(
-            after_turn(&direct, true, Read::Skills).seal,
-            "a sealed turn's skills are the ones its seal froze"
-        );
+        assert_eq!(after_turn(&run, false), AfterTurn { rounds: true, seal: false });
+        let sealed = after_turn(&direct, true);
+        assert!(!sealed.rounds && sealed.seal, "a sealed turn's skills are the ones its seal froze");
+        assert!(stored_first(Read::Body) && !stored_first(Read::Explain) && !stored_first(Read::Skills));
     }
 
     #[test]

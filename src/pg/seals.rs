@@ -493,31 +493,48 @@ static STORED: LazyLock<Query> = LazyLock::new(|| {
     )
 });
 
-static STORED_NO_ROUNDS: LazyLock<Query> = LazyLock::new(|| {
-    Query::new(
-        "a seal row",
-        format!(
-            "{} AND NOT EXISTS (SELECT 1 FROM prompt.rounds r WHERE r.conversation_id = $1 \
-             AND r.turn_id = $2) AND NOT s.frozen @> $3",
-            STORED.sql
-        ),
-        &POINTER_COLUMNS,
-    )
-});
+/// The seal's columns the conversation row carries for a compile (`load::context`): the
+/// pointers of `prompt.seals s` joined on [`STORED_JOIN`], all NULL where it matched nothing.
+pub const STORED_POINTERS: &str = POINTERS;
+/// The columns of [`STORED_POINTERS`].
+pub const STORED_COLUMNS: [Column; 10] = POINTER_COLUMNS;
+/// The join condition of `prompt.seals s` for the conversation `$1`'s row: the seal of turn
+/// `$2` when `$4` (a compile), the turn has no rounds and its frozen record is not stateful
+/// (`$3`, [`seal::frozen_stateful`]: it sends the stored body's stateful form).
+pub const STORED_JOIN: &str = "s.conversation_id = $1 AND s.turn_id = $2 AND $4 AND NOT s.frozen @> $3 \
+                               AND NOT EXISTS (SELECT 1 FROM prompt.rounds r WHERE r.conversation_id = $1 \
+                               AND r.turn_id = $2)";
 
-/// The body of a sealed turn no round has been written to since, straight from storage
-/// (no context loaded): what `compile_turn` returns again and again. `Ok(None)` when the
-/// turn is not sealed, has rounds, is stateful (it sends the stored body's stateful
-/// form), or was pruned (the compile then says why).
-pub fn stored_body(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Result<Option<Body>> {
-    let stateful = pgrx::JsonB(seal::frozen_stateful()).into();
-    Ok(read_stored(client, conv, turn, &STORED_NO_ROUNDS, Some(stateful))?.and_then(|b| b.ok()))
+/// The pointers [`STORED_JOIN`] found, read from the conversation's row (`None`: no seal).
+pub(crate) struct StoredSeal(Pointers);
+
+impl StoredSeal {
+    /// The pointers in a row carrying [`STORED_POINTERS`]: `None` where the join matched no
+    /// seal (its digest, never NULL in a seal row, is NULL).
+    pub(crate) fn read(c: &Cols<'_>) -> Option<StoredSeal> {
+        c.get::<Vec<u8>>("digest").map(|_| StoredSeal(Pointers::read(c)))
+    }
+
+    /// The stored body, verified against its digest: what `compile_turn` returns again and
+    /// again. `Ok(None)` when it was pruned (the compile then says why).
+    pub(crate) fn body(&self, client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Result<Option<Body>> {
+        match self.0.pruned {
+            true => Ok(None),
+            false => read_verified(client, conv, turn, &self.0).map(Some),
+        }
+    }
+
+    /// The arguments `$3` and `$4` of [`STORED_JOIN`] for a read that does (`wanted`) or does
+    /// not take the stored body.
+    pub(crate) fn args(wanted: bool) -> [DatumWithOid<'static>; 2] {
+        [pgrx::JsonB(seal::frozen_stateful()).into(), wanted.into()]
+    }
 }
 
 /// The body a turn's seal stored, rounds or not. `Ok(None)` when it is not sealed;
 /// `sealed_request_pruned` when its body was dropped.
 pub fn sealed_body(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Result<Option<Body>> {
-    match read_stored(client, conv, turn, &STORED, None)? {
+    match read_stored(client, conv, turn)? {
         None => pending(client, conv, turn).map_or(Ok(None), Err),
         Some(Ok(body)) => Ok(Some(body)),
         Some(Err(())) => Err(Error::new(
@@ -529,17 +546,10 @@ pub fn sealed_body(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Result<Opt
 }
 
 /// A seal's stored body, verified: `Err(())` when it was pruned, `None` when there is no
-/// seal (or, for `STORED_NO_ROUNDS`, when rounds were written).
-fn read_stored(
-    client: &SpiClient<'_>,
-    conv: Uuid,
-    turn: Uuid,
-    query: &Query,
-    more: Option<DatumWithOid<'_>>,
-) -> Result<Option<std::result::Result<Body, ()>>> {
-    let mut args = vec![pg_uuid(conv).into(), pg_uuid(turn).into()];
-    args.extend(more);
-    let rows = run(client, query, &args, |c| Ok::<_, Error>(Some(Pointers::read(c))))?;
+/// seal.
+fn read_stored(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Result<Option<std::result::Result<Body, ()>>> {
+    let args = [pg_uuid(conv).into(), pg_uuid(turn).into()];
+    let rows = run(client, &STORED, &args, |c| Ok::<_, Error>(Some(Pointers::read(c))))?;
     match rows.into_iter().next() {
         None => Ok(None),
         Some(p) if p.pruned => Ok(Some(Err(()))),

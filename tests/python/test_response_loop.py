@@ -289,3 +289,38 @@ def test_record_response_reads_what_the_compile_stored(rdb):
     assert c.execute("SELECT sent_estimate FROM prompt.rounds WHERE turn_id = %s", (turn,)).fetchone()[0] == second
     last = recorded_without_a_compile(final_response("anthropic"))
     assert last["estimated_input_tokens"] == second > first
+
+
+def test_a_sealed_compile_reads_its_conversation_seal_and_nodes_only(rdb):
+    """SPEC §15.5: a sealed compile_turn runs at most 2 statements — the conversation row
+    with the seal's pointers (where no round was written since), then the body's nodes.
+    In its transaction only those tables are scanned (and rounds, for the existence test):
+    not the turn, its workspace, users, models or the answerer's rows. A run with rounds,
+    or a stateful turn, reads everything as before, and returns the same bytes."""
+    c = rdb
+    conv = new_conversation(c, "anthropic")
+    turn = new_turn(c, conv, "anthropic", mode="direct_reply")
+    first = c.execute("SELECT prompt.compile_turn(%s, %s)::text", (conv, turn)).fetchone()[0]
+
+    def scanned(sql, args) -> tuple:
+        query = ("SELECT relname, coalesce(seq_scan, 0) + coalesce(idx_scan, 0) FROM pg_stat_xact_user_tables "
+                 "WHERE schemaname = 'prompt'")
+        c.execute("BEGIN")
+        try:
+            before = dict(c.execute(query).fetchall())
+            out = c.execute(sql, args).fetchone()[0]
+            after = dict(c.execute(query).fetchall())
+        finally:
+            c.execute("COMMIT")
+        return out, {t for t, n in after.items() if n != before.get(t, 0)}
+
+    again, tables = scanned("SELECT prompt.compile_turn(%s, %s)::text", (conv, turn))
+    assert again == first
+    assert tables <= {"conversations", "seals", "rounds", "seal_nodes"}, tables
+    assert {"conversations", "seals", "seal_nodes"} <= tables, tables
+    # A run with a round written since its seal is compiled from its rows, as before.
+    run = new_turn(c, conv, "anthropic")
+    c.execute("SELECT prompt.compile_turn(%s, %s)", (conv, run))
+    record(c, conv, run, tool_call_response("anthropic"))
+    _, tables = scanned("SELECT prompt.compile_turn(%s, %s)::text", (conv, run))
+    assert "turns" in tables, tables

@@ -41,11 +41,12 @@ pub use history::SpiHistory;
 pub(super) use rows::{load_users, models};
 pub(crate) use rows::{read_turn, turn_columns, TURN};
 
-/// The conversation and its capture. The conversation, its workspace and the turn are
-/// three queries, not one join: each is one table by its key (a fast-path query to
-/// Citus), the form a call Citus delegates with `force_delegation` may run
-/// (docs/scale-out.md, "In a transaction"); a join of a distributed table with a
-/// reference table is refused there.
+/// The conversation and its capture; for a compile, with the seal's pointers where the turn
+/// is its stored body (`seals::STORED_JOIN`). The conversation, its workspace and the turn
+/// are three queries, not one join: the conversation and its seal are one shard's rows (a
+/// router query to Citus), the workspace a reference table's, the form a call Citus
+/// delegates with `force_delegation` may run (docs/scale-out.md, "In a transaction"); a join
+/// of a distributed table with a reference table is refused there.
 static CONVERSATION: LazyLock<Query> = LazyLock::new(|| {
     let mut columns = vec![
         ("workspace_id", UUIDOID),
@@ -55,12 +56,16 @@ static CONVERSATION: LazyLock<Query> = LazyLock::new(|| {
         ("origin_channel", TEXTOID),
     ];
     columns.extend(CAPTURE_COLUMNS);
+    columns.extend(seals::STORED_COLUMNS);
     Query::new(
         "the conversation row",
         format!(
-            "SELECT workspace_id, kind AS conversation_kind, answerer_id AS conversation_answerer_id, creator_id, \
-             origin_channel, {} FROM prompt.conversations WHERE id = $1",
-            capture_columns("")
+            "SELECT c.workspace_id, c.kind AS conversation_kind, c.answerer_id AS conversation_answerer_id, \
+             c.creator_id, c.origin_channel, {}, {} FROM prompt.conversations c \
+             LEFT JOIN prompt.seals s ON {} WHERE c.id = $1",
+            capture_columns("c."),
+            seals::STORED_POINTERS,
+            seals::STORED_JOIN
         ),
         &columns,
     )
@@ -103,12 +108,17 @@ pub use pgprompt_core::reads::Read;
 
 /// Loads everything but history for turn `turn` of conversation `conv`.
 pub fn context(client: &SpiClient<'_>, conv: Uuid, turn: Uuid, read: Read) -> Result<Loaded> {
-    let conversation = run(client, &CONVERSATION, &[pg_uuid(conv).into()], |c| {
-        conversation_row(c, conv)
+    let [stateful, wanted] = seals::StoredSeal::args(reads::stored_first(read));
+    let args = [pg_uuid(conv).into(), pg_uuid(turn).into(), stateful, wanted];
+    let conversation = run(client, &CONVERSATION, &args, |c| {
+        Ok(conversation_row(c, conv)?.map(|row| (row, seals::StoredSeal::read(c))))
     })?;
-    let Some((mut conversation, capture)) = conversation.into_iter().next() else {
+    let Some(((mut conversation, capture), stored)) = conversation.into_iter().next() else {
         return Err(conversation_not_found(conv));
     };
+    if let Some(body) = stored.map(|s| s.body(client, conv, turn)).transpose()?.flatten() {
+        return Ok(Loaded::Stored(body));
+    }
     let workspace = run(
         client,
         &WORKSPACE,
@@ -126,16 +136,11 @@ pub fn context(client: &SpiClient<'_>, conv: Uuid, turn: Uuid, read: Read) -> Re
     let Some((t, sealed)) = run(client, &THE_TURN, &args, read_turn)?.into_iter().next() else {
         return Err(missing_turn(client, conv, turn));
     };
-    let next = reads::after_turn(&t, sealed, read);
+    let next = reads::after_turn(&t, sealed);
     let rounds = match next.rounds {
         true => current_rounds(client, conv, turn)?,
         false => Vec::new(),
     };
-    if next.stored_body && rounds.is_empty() {
-        if let Some(body) = seals::stored_body(client, conv, turn)? {
-            return Ok(Loaded::Stored(body));
-        }
-    }
     let seal = match next.seal {
         true => Some(seals::load(client, conv, &t)?),
         false => None,

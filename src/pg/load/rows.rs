@@ -146,14 +146,15 @@ static MODELS: LazyLock<Query> = LazyLock::new(|| {
         // (`calibrated`): it aggregates prompt.responses across conversations, which on
         // Citus is a distributed subplan, planned even where a CASE would skip it.
         // Lifecycle is the day's: the profile's dates against the transaction's date (a
-        // seal never freezes it; the core reads no clock).
+        // seal never freezes it; the core reads no clock). `OFFSET 0` keeps the profile's
+        // lookup a subquery of its own: pulled up, it ran once per reference (four times).
         "SELECT m.name, m.wire, m.tokenizer, m.advisory_window, m.hard_window, m.native_images, \
          m.token_margin, m.token_margin_auto, \
          m.max_output_tokens, m.cache_ttl, m.history_cache_ttl, m.request_options, p.profile, \
          coalesce((p.profile::jsonb ->> 'retires_at')::date <= current_date, false) AS retired, \
          coalesce((p.profile::jsonb ->> 'deprecated_at')::date <= current_date, false) \
            OR (p.profile::jsonb ->> 'retires_at') IS NOT NULL AS deprecated \
-         FROM prompt.models m, LATERAL (SELECT prompt._model_profile(m.name, m.profile) AS profile) p \
+         FROM prompt.models m, LATERAL (SELECT prompt._model_profile(m.name, m.profile) AS profile OFFSET 0) p \
          WHERE m.name = ANY($1)",
         &[
             ("name", TEXTOID),

@@ -1,0 +1,97 @@
+"""Statements per call (SPEC §15.5), counted with pg_stat_statements (`track = all`, so the
+statements pgprompt runs inside a call are counted, the call itself left out), and the
+time of the calls beside the compile, interleaved medians from one run.
+
+Needs a server started with `shared_preload_libraries = pg_stat_statements`
+(bench/run.sh restarts it so for this phase). Builds its own database: the benchmark's
+agent and a 200-turn conversation of ~2 KB turns, 60 replies sealed after it, and a new
+reply turn. Writes its section of bench/RESULTS.md.
+
+    bench/run.sh statements
+"""
+import statistics
+import sys
+import time
+
+import bench as B
+from results import write_section
+
+DB = "pgprompt_bench_statements"
+HEAD = "## Statements per call"
+SEALED = [f"00000000-0000-4000-8000-{0x5ea1000 + i:012x}" for i in range(60)]
+NEXT = "00000000-0000-4000-8000-0000000ffff1"
+RUNS = 15
+
+
+def build():
+    import random
+    with B.connect("postgres") as admin:
+        admin.execute(f"DROP DATABASE IF EXISTS {DB}")
+        admin.execute(f"CREATE DATABASE {DB}")
+    rng = random.Random(42)
+    with B.connect(DB) as c:
+        c.execute("CREATE EXTENSION pgprompt")
+        c.execute("CREATE EXTENSION pg_stat_statements")
+        B.agent(c, rng)
+        B.conversation(c, rng, B.C_SEAL, 200)
+        for i, t in enumerate(SEALED):
+            c.execute("INSERT INTO prompt.turns (conversation_id, id, seq, kind, poster_id, prompt) "
+                      "VALUES (%s, %s, %s, 'reply', %s, 'And now?')", (B.C_SEAL, t, 1000 + i, B.ADA))
+            c.execute("SELECT prompt.compile_turn(%s, %s) IS NOT NULL", (B.C_SEAL, t))
+            c.execute("UPDATE prompt.turns SET content = 'ok' WHERE id = %s", (t,))
+        c.execute("INSERT INTO prompt.turns (conversation_id, id, seq, kind, poster_id, prompt) "
+                  "VALUES (%s, %s, 2000, 'reply', %s, 'And next?')", (B.C_SEAL, NEXT, B.ADA))
+        c.execute("VACUUM ANALYZE")
+
+
+CALLS = [
+    ("a sealed `compile_turn` (read from storage)", "SELECT length(prompt.compile_turn(%s, %s)::text)", SEALED[-1], "<= 2"),
+    ("an unsealed `preview_turn`, 200 turns", "SELECT length(prompt.preview_turn(%s, %s)::text)", NEXT, "<= 6"),
+    ("`explain_turn` of the unsealed turn", "SELECT length(prompt.explain_turn(%s, %s)::text)", NEXT, ""),
+]
+
+
+def statements(c, sql, turn) -> int:
+    c.execute(sql, (B.C_SEAL, turn)).fetchone()
+    c.execute("SELECT pg_stat_statements_reset()")
+    c.execute(sql, (B.C_SEAL, turn)).fetchone()
+    rows = c.execute("SELECT query, calls FROM pg_stat_statements WHERE dbid = "
+                     "(SELECT oid FROM pg_database WHERE datname = current_database())").fetchall()
+    # Everything but the call itself and the reset.
+    return sum(n for q, n in rows if "pg_stat_statements_reset" not in q and not q.startswith("SELECT length(prompt."))
+
+
+def timed(c) -> dict:
+    xs = {name: [] for name, *_ in CALLS}
+    for _ in range(RUNS):
+        for name, sql, turn, _ in CALLS:
+            t0 = time.perf_counter()
+            c.execute(sql, (B.C_SEAL, turn)).fetchone()
+            xs[name].append(time.perf_counter() - t0)
+    return {k: statistics.median(v) * 1e3 for k, v in xs.items()}
+
+
+def main():
+    build()
+    with B.connect(DB) as c:
+        if not c.execute("SELECT count(*) FROM pg_extension WHERE extname = 'pg_stat_statements'").fetchone()[0]:
+            sys.exit("pg_stat_statements is not installed")
+        c.execute("SET pg_stat_statements.track = 'all'")
+        counts = {name: statements(c, sql, turn) for name, sql, turn, _ in CALLS}
+        ms = timed(c)
+    lines = [HEAD, "", f"Machine: {B.machine()}. Date: {time.strftime('%Y-%m-%d')}. "
+             f"`bench/statements.py`: pg_stat_statements with `track = all` (the statements a call runs inside it); "
+             f"a 200-turn conversation of ~2 KB turns with 60 sealed replies; medians of {RUNS} interleaved runs.", "",
+             "| call | statements | target | median ms |", "|---|---:|---|---:|"]
+    for name, _, _, target in CALLS:
+        met = "" if not target else (" met" if counts[name] <= int(target[2:]) else " MISSED")
+        lines.append(f"| {name} | {counts[name]} | {target}{met} | {ms[name]:.2f} |")
+    explain, preview = ms[CALLS[2][0]], ms[CALLS[1][0]]
+    lines += ["", f"`explain_turn` / `preview_turn` of the same turn: {explain / preview:.1f} (target <= 1.5; "
+              "bench/NOTES.md says where the time goes)."]
+    print("\n".join(lines))
+    write_section("statements", HEAD, lines)
+
+
+if __name__ == "__main__":
+    main()
