@@ -71,6 +71,39 @@ def timed(c) -> dict:
     return {k: statistics.median(v) * 1e3 for k, v in xs.items()}
 
 
+def response(i: int) -> str:
+    """The model's answer to a reply turn, as Anthropic's Messages API returns it."""
+    import json
+    return json.dumps({"id": f"msg_bench_{i}", "type": "message", "role": "assistant", "model": "bench",
+                       "content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn", "stop_sequence": None,
+                       "usage": {"input_tokens": 50000, "output_tokens": 1, "cache_read_input_tokens": 0,
+                                 "cache_creation_input_tokens": 0}})
+
+
+def recorded(c) -> tuple:
+    """`record_response` of a freshly sealed reply against that reply's sealed
+    `compile_turn`, interleaved: medians (ms), and the statements of one record_response."""
+    rec, comp, count = [], [], 0
+    for i in range(RUNS + 1):
+        turn = f"00000000-0000-4000-8000-{0x5eb1000 + i:012x}"
+        c.execute("INSERT INTO prompt.turns (conversation_id, id, seq, kind, poster_id, prompt) "
+                  "VALUES (%s, %s, %s, 'reply', %s, 'And then?')", (B.C_SEAL, turn, 3000 + i, B.ADA))
+        c.execute("SELECT prompt.compile_turn(%s, %s) IS NOT NULL", (B.C_SEAL, turn))
+        t0 = time.perf_counter()
+        c.execute("SELECT length(prompt.compile_turn(%s, %s)::text)", (B.C_SEAL, turn)).fetchone()
+        comp.append(time.perf_counter() - t0)
+        if i == RUNS:
+            c.execute("SELECT pg_stat_statements_reset()")
+        t0 = time.perf_counter()
+        c.execute("SELECT prompt.record_response(%s, %s, %s) IS NOT NULL", (B.C_SEAL, turn, response(i))).fetchone()
+        rec.append(time.perf_counter() - t0)
+        if i == RUNS:
+            rows = c.execute("SELECT query, calls FROM pg_stat_statements WHERE dbid = "
+                             "(SELECT oid FROM pg_database WHERE datname = current_database())").fetchall()
+            count = sum(n for q, n in rows if "pg_stat_statements_reset" not in q and "prompt.record_response" not in q)
+    return statistics.median(rec) * 1e3, statistics.median(comp) * 1e3, count
+
+
 def main():
     build()
     with B.connect(DB) as c:
@@ -79,6 +112,7 @@ def main():
         c.execute("SET pg_stat_statements.track = 'all'")
         counts = {name: statements(c, sql, turn) for name, sql, turn, _ in CALLS}
         ms = timed(c)
+        rec, comp, rec_statements = recorded(c)
     lines = [HEAD, "", f"Machine: {B.machine()}. Date: {time.strftime('%Y-%m-%d')}. "
              f"`bench/statements.py`: pg_stat_statements with `track = all` (the statements a call runs inside it); "
              f"a 200-turn conversation of ~2 KB turns with 60 sealed replies; medians of {RUNS} interleaved runs.", "",
@@ -86,9 +120,11 @@ def main():
     for name, _, _, target in CALLS:
         met = "" if not target else (" met" if counts[name] <= int(target[2:]) else " MISSED")
         lines.append(f"| {name} | {counts[name]} | {target}{met} | {ms[name]:.2f} |")
+    lines.append(f"| `record_response` of a freshly sealed reply | {rec_statements} |  | {rec:.2f} |")
     explain, preview = ms[CALLS[2][0]], ms[CALLS[1][0]]
     lines += ["", f"`explain_turn` / `preview_turn` of the same turn: {explain / preview:.1f} (target <= 1.5; "
-              "bench/NOTES.md says where the time goes)."]
+              "bench/NOTES.md says where the time goes).",
+              f"`record_response` / that reply's sealed `compile_turn` ({comp:.2f} ms): {rec / comp:.2f} (target <= 0.5)."]
     print("\n".join(lines))
     write_section("statements", HEAD, lines)
 
