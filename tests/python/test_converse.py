@@ -209,3 +209,17 @@ def test_a_conversation_bedrock_would_refuse_for_its_roles_is_refused_before_it_
     assert e.value.sqlstate == "55000", e.value
     assert "two assistant messages in a row" in e.value.diag.message_primary
     assert "alternate between user and assistant" in e.value.diag.message_hint
+    # That run in history blocks the next turn too (its two responses would meet there),
+    # with what to do about a run that cannot be recorded again: summarize it.
+    after = c.execute("INSERT INTO prompt.turns (conversation_id, kind, poster_id, prompt, model) "
+                      "VALUES (%s, 'reply', %s, 'And now?', %s) RETURNING id::text", (conv, ADA, CLAUDE)).fetchone()[0]
+    with pytest.raises(psycopg.Error) as e:
+        compiled(c, conv, after)
+    assert e.value.sqlstate == "55000", e.value
+    assert "two assistant messages in a row" in e.value.diag.message_primary
+    assert "summarize it" in e.value.diag.message_hint
+    c.execute("DELETE FROM prompt.turns WHERE id = %s", (after,))
+    c.execute("INSERT INTO prompt.turns (conversation_id, kind, content) VALUES (%s, 'summary', 'Lark answered twice.')", (conv,))
+    after = c.execute("INSERT INTO prompt.turns (conversation_id, kind, poster_id, prompt, model) "
+                      "VALUES (%s, 'reply', %s, 'And now?', %s) RETURNING id::text", (conv, ADA, CLAUDE)).fetchone()[0]
+    assert_valid_converse(compiled(c, conv, after))

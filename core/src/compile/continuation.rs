@@ -130,9 +130,6 @@ pub(super) fn extend(ctx: &Context, sealed: &Sealed, counter: &mut Counter<'_>, 
     })
 }
 
-/// The appended messages rendered, with the run's breakpoints (none on a stateful
-/// chain, whose context the provider caches): rendered once to find where the rounds'
-/// blocks fall, again only when a round takes a mark.
 /// What the wire refuses of the rounds appended after the sealed elements `kept` (`sent`
 /// bytes): too large a request, or what the provider would refuse ([`wire::check_rounds`]).
 fn checked(frozen: &Frozen, kept: &[String], messages: &[crate::items::Message], sent: usize, turn: &str) -> Result<()> {
@@ -140,6 +137,9 @@ fn checked(frozen: &Frozen, kept: &[String], messages: &[crate::items::Message],
     wire::check_rounds(frozen.wire, kept.last().map(String::as_str), messages, frozen.model.as_ref(), turn)
 }
 
+/// The appended messages rendered, with the run's breakpoints (none on a stateful
+/// chain, whose context the provider caches): rendered once to find where the rounds'
+/// blocks fall, again only when a round takes a mark.
 fn rendered_rounds_marked(
     frozen: &Frozen,
     messages: &[crate::items::Message],

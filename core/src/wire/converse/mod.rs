@@ -2,10 +2,11 @@
 //! model, the URL does, as on gemini), as botocore's `bedrock-runtime` service model
 //! spells the operation `Converse`: leading system items lifted into `system` (text
 //! blocks), everything that is not the assistant's spoken on the user side, same-role
-//! neighbours merged into one `Message` (except across a round's start: Bedrock takes
-//! consecutive messages of a role, Anthropic's models behind it want them merged),
-//! tool results first in the user message that answers the calls, a breakpoint as a
-//! `cachePoint` block right after the block it closes, the tools under `toolConfig`.
+//! neighbours merged into one `Message` (except across a round's start, whose bytes a
+//! continuation already sent: two messages of a role meeting there are refused, as Bedrock
+//! refuses them — [`alternation`]), tool results first in the user message that answers
+//! the calls, a breakpoint as a `cachePoint` block right after the block it closes, the
+//! tools under `toolConfig`.
 //!
 //! This folder holds what the wire decides: the body and its elements here, the options'
 //! spelling in `options.rs` (their checks stay with every wire's in `crate::options`, the
@@ -156,7 +157,8 @@ pub(super) fn check(req: &Request<'_>, turn: &str) -> crate::error::Result<()> {
             "Bedrock's system field takes non-empty text blocks: give the system entry its text.",
         );
     }
-    alternation(None, &roles(req.messages, leading, system_in_place(req.model)), turn)?;
+    let hint = "Bedrock takes messages that alternate between user and assistant: a run in history recorded two responses in a row; summarize it (a summary turn after it), or keep it out of the window.";
+    alternation(None, &roles(req.messages, leading, system_in_place(req.model)), turn, hint)?;
     let tool_blocks = req
         .messages
         .iter()
@@ -192,7 +194,7 @@ fn roles(messages: &[Message], start: usize, in_place: bool) -> Vec<Role> {
 /// a round (merging would change bytes already sent), so two messages of a role can meet
 /// there (a round without calls followed by another response). `before`: the role of the
 /// message already sent before `roles` (`None`: they open the conversation).
-fn alternation(before: Option<Role>, roles: &[Role], turn: &str) -> crate::error::Result<()> {
+fn alternation(before: Option<Role>, roles: &[Role], turn: &str, hint: &str) -> crate::error::Result<()> {
     use crate::error::{Code, Error};
     if before.is_none() && roles.first() == Some(&Role::Assistant) {
         return Err(Error::new(
@@ -201,8 +203,9 @@ fn alternation(before: Option<Role>, roles: &[Role], turn: &str) -> crate::error
         )
         .hint("Bedrock takes a conversation that starts with a user message: give the agent's template a user-side block before history, or let the conversation open with a user's turn.".to_string()));
     }
-    let all: Vec<Role> = before.into_iter().chain(roles.iter().copied()).collect();
-    match all.windows(2).find(|w| w[0] == w[1] && w[0] != Role::System) {
+    // A system message in place is neither side's: the messages around it must alternate.
+    let all: Vec<Role> = before.into_iter().chain(roles.iter().copied()).filter(|&r| r != Role::System).collect();
+    match all.windows(2).find(|w| w[0] == w[1]) {
         Some(w) => Err(Error::new(
             Code::TurnNotCompilable,
             format!(
@@ -210,7 +213,7 @@ fn alternation(before: Option<Role>, roles: &[Role], turn: &str) -> crate::error
                 if w[0] == Role::Assistant { "assistant" } else { "user" }
             ),
         )
-        .hint("Bedrock takes messages that alternate between user and assistant: record the tool results, or a user's turn, between two responses.".to_string())),
+        .hint(hint.to_string())),
         None => Ok(()),
     }
 }
@@ -225,10 +228,13 @@ pub(super) fn check_rounds(
 ) -> crate::error::Result<()> {
     let before = last.map(|e| match e {
         _ if e.starts_with(r#"{"role":"assistant""#) => Role::Assistant,
+        // A system message in place is left out by `alternation`: the rounds after it are
+        // checked among themselves.
         _ if e.starts_with(r#"{"role":"system""#) => Role::System,
         _ => Role::User,
     });
-    alternation(before, &roles(messages, 0, system_in_place(model)), turn)
+    let hint = "Bedrock takes messages that alternate between user and assistant: between two responses of a run the user side must say something: the tool results of the first, or a steer.";
+    alternation(before, &roles(messages, 0, system_in_place(model)), turn, hint)
 }
 
 pub(super) fn render(req: &Request<'_>) -> Rendered {
