@@ -500,8 +500,12 @@ pub const STORED_POINTERS: &str = POINTERS;
 pub const STORED_COLUMNS: [Column; 10] = POINTER_COLUMNS;
 /// The join condition of `prompt.seals s` for the conversation `$1`'s row: the seal of turn
 /// `$2` when `$4` (a compile), the turn has no rounds and its frozen record is not stateful
-/// (`$3`, [`seal::frozen_stateful`]: it sends the stored body's stateful form).
+/// (`$3`, [`seal::frozen_stateful`]: it sends the stored body's stateful form). The turn's
+/// row must be visible and sealed, as the full path reads it: a policy of the user's on
+/// `prompt.turns` confines a sealed compile too.
 pub const STORED_JOIN: &str = "s.conversation_id = $1 AND s.turn_id = $2 AND $4 AND NOT s.frozen @> $3 \
+                               AND EXISTS (SELECT 1 FROM prompt.turns t WHERE t.conversation_id = $1 \
+                               AND t.id = $2 AND t.sealed_at IS NOT NULL) \
                                AND NOT EXISTS (SELECT 1 FROM prompt.rounds r WHERE r.conversation_id = $1 \
                                AND r.turn_id = $2)";
 

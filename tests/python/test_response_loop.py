@@ -294,9 +294,10 @@ def test_record_response_reads_what_the_compile_stored(rdb):
 def test_a_sealed_compile_reads_its_conversation_seal_and_nodes_only(rdb):
     """SPEC §15.5: a sealed compile_turn runs at most 2 statements — the conversation row
     with the seal's pointers (where no round was written since), then the body's nodes.
-    In its transaction only those tables are scanned (and rounds, for the existence test):
-    not the turn, its workspace, users, models or the answerer's rows. A run with rounds,
-    or a stateful turn, reads everything as before, and returns the same bytes."""
+    In its transaction only those tables are scanned (and, within the first statement, the
+    turn's row and its rounds for their existence): not its workspace, users, models or
+    the answerer's rows. A run with rounds reads everything as before. A policy of the
+    user's that hides the turn hides its sealed body too."""
     c = rdb
     conv = new_conversation(c, "anthropic")
     turn = new_turn(c, conv, "anthropic", mode="direct_reply")
@@ -316,8 +317,27 @@ def test_a_sealed_compile_reads_its_conversation_seal_and_nodes_only(rdb):
 
     again, tables = scanned("SELECT prompt.compile_turn(%s, %s)::text", (conv, turn))
     assert again == first
-    assert tables <= {"conversations", "seals", "rounds", "seal_nodes"}, tables
+    assert tables <= {"conversations", "seals", "turns", "rounds", "seal_nodes"}, tables
+    assert "workspaces" not in tables and "users" not in tables, tables
     assert {"conversations", "seals", "seal_nodes"} <= tables, tables
+    # A restrictive policy of the user's on prompt.turns (as a role it confines): the
+    # sealed turn is not found, as on the full path.
+    c.execute("DROP ROLE IF EXISTS sealed_reader")
+    c.execute("CREATE ROLE sealed_reader")
+    c.execute("GRANT USAGE ON SCHEMA prompt TO sealed_reader")
+    c.execute("GRANT SELECT ON ALL TABLES IN SCHEMA prompt TO sealed_reader")
+    c.execute("CREATE POLICY hide_replies ON prompt.turns AS RESTRICTIVE TO sealed_reader USING (kind <> 'reply')")
+    try:
+        c.execute("BEGIN")
+        c.execute("SET LOCAL ROLE sealed_reader")
+        with pytest.raises(psycopg.Error) as e:
+            c.execute("SELECT prompt.compile_turn(%s, %s)", (conv, turn))
+        assert e.value.sqlstate == "P0002" and "does not exist" in str(e.value), e.value
+    finally:
+        c.execute("ROLLBACK")
+        c.execute("DROP POLICY hide_replies ON prompt.turns")
+        c.execute("DROP OWNED BY sealed_reader")
+        c.execute("DROP ROLE sealed_reader")
     # A run with a round written since its seal is compiled from its rows, as before.
     run = new_turn(c, conv, "anthropic")
     c.execute("SELECT prompt.compile_turn(%s, %s)", (conv, run))
