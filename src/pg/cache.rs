@@ -161,6 +161,8 @@ fn report(conv: Uuid) -> Vec<Row> {
 
 /// The prediction for a turn's next request (`explain_turn(…) -> 'cache'`): every request
 /// the conversation sent replayed, then this one, sent now. `None` for a body not kept.
+/// What the replay cannot read (a seal that does not verify) is raised, as `cache_report`
+/// raises it: never a prediction silently left out.
 pub(super) fn predict(out: &pgprompt_core::Output) -> Option<serde_json::Value> {
     let body = &out.body;
     if body.head.is_empty() {
@@ -195,7 +197,7 @@ pub(super) fn predict(out: &pgprompt_core::Output) -> Option<serde_json::Value> 
             Ok::<_, Error>(requests.iter().map(|r| sim.send(r, memo)).collect::<Vec<Row>>())
         })
     })
-    .ok()?;
+    .or_raise();
     let last = rows.last()?;
     Some(serde_json::json!({
         "input_tokens": last.input_tokens,

@@ -276,6 +276,31 @@ def test_every_byte_returned_is_covered(fc):
     assert fc.execute("SELECT count(*) FROM prompt.verify_seals()").fetchone()[0] == 0
 
 
+def test_explains_cache_prediction_refuses_a_seal_that_does_not_verify(fc):
+    """explain_turn's cache prediction replays the requests sent within the TTL: a seal
+    among them whose frozen record no longer matches its digest is refused (XX001), as
+    cache_report and compile_turn refuse it — never a prediction silently left out."""
+    conv = new_conversation(fc, "anthropic")
+    sent = new_turn(fc, conv, "anthropic", mode="direct_reply")
+    fc.execute("SELECT prompt.compile_turn(%s, %s)", (conv, sent))
+    probe = new_turn(fc, conv, "anthropic", mode="direct_reply", prompt="And Lyon?")
+    assert "cache" in fc.execute("SELECT prompt.explain_turn(%s, %s)", (conv, probe)).fetchone()[0]
+    with fc.transaction():
+        fc.execute("SET LOCAL session_replication_role = replica")
+        fc.execute("UPDATE prompt.seals SET frozen = jsonb_set(frozen, '{answerer_id}', to_jsonb(%s::text)) WHERE turn_id = %s",
+                   (ADA, sent))
+    try:
+        e = refused(fc, "SELECT prompt.explain_turn(%s, %s)", (conv, probe), "XX001")
+        assert "has a frozen record that does not match its digest" in str(e), str(e)
+        refused(fc, "SELECT count(*) FROM prompt.cache_report(%s)", (conv,), "XX001")
+    finally:
+        with fc.transaction():
+            fc.execute("SET LOCAL session_replication_role = replica")
+            fc.execute("UPDATE prompt.seals SET frozen = jsonb_set(frozen, '{answerer_id}', to_jsonb(%s::text)) WHERE turn_id = %s",
+                       (LARK, sent))
+    assert fc.execute("SELECT count(*) FROM prompt.verify_seals(%s)", (conv,)).fetchone()[0] == 0
+
+
 def sees(conn, who):
     """What a role reads: workspaces, conversations, memory paths, and each conversation's
     compile (True when it compiles, else the SQLSTATE)."""
