@@ -451,17 +451,7 @@ pub(crate) fn check_shape(o: &Options, wire: Wire, max_tokens: i32) -> std::resu
             if o.response_format == Some(Format::JsonObject) {
                 return refuse("response_format", "takes structured output as a json_schema only");
             }
-            if let Some(b) = t.budget {
-                if b < 1024 || b >= max_tokens.max(0) as u64 {
-                    return refuse(
-                        "thinking/budget_tokens",
-                        &format!("needs a thinking budget of at least 1024 and below max_tokens ({max_tokens})"),
-                    );
-                }
-            }
-            if matches!(t.effort, Some(Effort::None | Effort::Minimal)) {
-                return refuse("thinking/effort", "takes an effort of low, medium, high, xhigh or max");
-            }
+            claude_thinking(&t, max_tokens, wire)?;
             if o.metadata
                 .as_ref()
                 .is_some_and(|m| m.iter().any(|(k, _)| k != "user_id"))
@@ -516,6 +506,25 @@ pub(crate) fn check_shape(o: &Options, wire: Wire, max_tokens: i32) -> std::resu
 
 /// What the Converse wire cannot say, whatever the model: refused on write, as
 /// (option's pointer, why).
+/// Claude's thinking, on the wires that reach it (anthropic, and converse's
+/// `additionalModelRequestFields`): a budget of at least 1024 and below `max_tokens`, and
+/// an effort it takes.
+fn claude_thinking(t: &Thinking, max_tokens: i32, wire: Wire) -> std::result::Result<(), Refusal> {
+    let refuse = |key: &'static str, what: &str| Err((key, format!("the {} wire {what}", wire.as_str())));
+    if let Some(b) = t.budget {
+        if b < 1024 || b >= max_tokens.max(0) as u64 {
+            return refuse(
+                "thinking/budget_tokens",
+                &format!("needs a thinking budget of at least 1024 and below max_tokens ({max_tokens})"),
+            );
+        }
+    }
+    if matches!(t.effort, Some(Effort::None | Effort::Minimal)) {
+        return refuse("thinking/effort", "takes an effort of low, medium, high, xhigh or max");
+    }
+    Ok(())
+}
+
 fn converse_shape(o: &Options, max_tokens: i32) -> std::result::Result<(), Refusal> {
     let refuse = |key: &'static str, what: &str| Err((key, format!("the converse wire {what}")));
     if o.tool_choice == Some(ToolChoice::None) {
@@ -547,19 +556,7 @@ fn converse_shape(o: &Options, max_tokens: i32) -> std::result::Result<(), Refus
             );
         }
     }
-    let t = o.thinking.clone().unwrap_or_default();
-    if let Some(b) = t.budget {
-        if b < 1024 || b >= max_tokens.max(0) as u64 {
-            return refuse(
-                "thinking/budget_tokens",
-                &format!("needs a thinking budget of at least 1024 and below max_tokens ({max_tokens})"),
-            );
-        }
-    }
-    if matches!(t.effort, Some(Effort::None | Effort::Minimal)) {
-        return refuse("thinking/effort", "takes an effort of low, medium, high, xhigh or max");
-    }
-    Ok(())
+    claude_thinking(&o.thinking.clone().unwrap_or_default(), max_tokens, Wire::Converse)
 }
 
 /// The Responses options (`store`, `include`, `stateful`): refused on the other wires;
@@ -861,7 +858,7 @@ pub(crate) fn fit_tools(o: &mut Options, loaded: &[&str], searching: bool) -> Re
     }
 }
 
-fn q(s: &str) -> String {
+pub(crate) fn q(s: &str) -> String {
     Value::String(s.to_string()).to_string()
 }
 
@@ -905,11 +902,11 @@ fn simple(c: &ToolChoice) -> &'static str {
     }
 }
 
-fn strings(list: &[String]) -> String {
+pub(crate) fn strings(list: &[String]) -> String {
     Value::Array(list.iter().map(|s| Value::String(s.clone())).collect()).to_string()
 }
 
-fn metadata_text(m: &[(String, String)]) -> String {
+pub(crate) fn metadata_text(m: &[(String, String)]) -> String {
     let inner: Vec<String> = m.iter().map(|(k, v)| format!("{}:{}", q(k), q(v))).collect();
     format!("{{{}}}", inner.join(","))
 }
@@ -1011,6 +1008,22 @@ impl Options {
     }
 }
 
+/// Claude's `thinking` object as Anthropic spells it (`type`, `budget_tokens`, `display`):
+/// the anthropic wire's field, and converse's `additionalModelRequestFields.thinking`.
+pub(crate) fn claude_thinking_text(o: &Options) -> Option<String> {
+    let mode = o.mode?;
+    let t = o.thinking.clone().unwrap_or_default();
+    let mut thinking = format!(r#"{{"type":{}"#, q(mode.as_str()));
+    if let Some(b) = t.budget {
+        thinking.push_str(&format!(r#","budget_tokens":{b}"#));
+    }
+    if let Some(d) = t.display {
+        thinking.push_str(&format!(r#","display":{}"#, q(d.as_str())));
+    }
+    thinking.push('}');
+    Some(thinking)
+}
+
 fn anthropic_fields(o: &Options, out: &mut Vec<(&'static str, String)>) {
     if let Some(s) = &o.stop {
         out.push(("stop_sequences", strings(s)));
@@ -1020,18 +1033,10 @@ fn anthropic_fields(o: &Options, out: &mut Vec<(&'static str, String)>) {
     }
     // Only a profile lets sampling options through to this wire.
     sampling(o, out);
-    let t = o.thinking.clone().unwrap_or_default();
-    if let Some(mode) = o.mode {
-        let mut thinking = format!(r#"{{"type":{}"#, q(mode.as_str()));
-        if let Some(b) = t.budget {
-            thinking.push_str(&format!(r#","budget_tokens":{b}"#));
-        }
-        if let Some(d) = t.display {
-            thinking.push_str(&format!(r#","display":{}"#, q(d.as_str())));
-        }
-        thinking.push('}');
+    if let Some(thinking) = claude_thinking_text(o) {
         out.push(("thinking", thinking));
     }
+    let t = o.thinking.clone().unwrap_or_default();
     let format = match &o.response_format {
         Some(Format::JsonSchema { schema, .. }) => Some(schema),
         _ => None,

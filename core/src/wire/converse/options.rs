@@ -5,7 +5,7 @@
 //! `additionalModelRequestFields` (Claude's `thinking`). What the wire cannot say is
 //! refused on write, at the option's pointer (`options::check_shape`).
 
-use crate::options::{Format, Options, ToolChoice};
+use crate::options::{claude_thinking_text, metadata_text, q, strings, Format, Options, ToolChoice};
 
 /// The option fields of a Converse body, as JSON text.
 #[derive(Default)]
@@ -22,10 +22,6 @@ pub(crate) struct Fields {
     pub(crate) output: Option<String>,
 }
 
-fn q(s: &str) -> String {
-    serde_json::Value::String(s.to_string()).to_string()
-}
-
 pub(crate) fn fields(o: &Options) -> Fields {
     let mut f = Fields::default();
     if let Some(t) = &o.temperature {
@@ -35,8 +31,7 @@ pub(crate) fn fields(o: &Options) -> Fields {
         f.inference.push(format!(r#""topP":{t}"#));
     }
     if let Some(s) = &o.stop {
-        let list: Vec<String> = s.iter().map(|x| q(x)).collect();
-        f.inference.push(format!(r#""stopSequences":[{}]"#, list.join(",")));
+        f.inference.push(format!(r#""stopSequences":{}"#, strings(s)));
     }
     f.tool_choice = o.tool_choice.as_ref().and_then(|c| match c {
         ToolChoice::Auto => Some(r#"{"auto":{}}"#.to_string()),
@@ -45,24 +40,10 @@ pub(crate) fn fields(o: &Options) -> Fields {
         // Refused on write (`check`): Converse has no choice of no tool.
         ToolChoice::None => None,
     });
-    let t = o.thinking.clone().unwrap_or_default();
-    if let Some(mode) = o.mode {
-        let mut thinking = format!(r#"{{"type":{}"#, q(mode.as_str()));
-        if let Some(b) = t.budget {
-            thinking.push_str(&format!(r#","budget_tokens":{b}"#));
-        }
-        if let Some(d) = t.display {
-            thinking.push_str(&format!(r#","display":{}"#, q(d.as_str())));
-        }
-        thinking.push('}');
-        f.additional = Some(format!(r#"{{"thinking":{thinking}}}"#));
-    }
-    if let Some(m) = &o.metadata {
-        let pairs: Vec<String> = m.iter().map(|(k, v)| format!("{}:{}", q(k), q(v))).collect();
-        f.metadata = Some(format!("{{{}}}", pairs.join(",")));
-    }
+    f.additional = claude_thinking_text(o).map(|thinking| format!(r#"{{"thinking":{thinking}}}"#));
+    f.metadata = o.metadata.as_deref().map(metadata_text);
     let mut output = Vec::new();
-    if let Some(e) = t.effort {
+    if let Some(e) = o.thinking.as_ref().and_then(|t| t.effort) {
         output.push(format!(r#""effort":{}"#, q(e.as_str())));
     }
     if let Some(Format::JsonSchema { name, schema, .. }) = &o.response_format {
