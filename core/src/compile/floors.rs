@@ -149,9 +149,7 @@ impl Compiler<'_, '_> {
     fn system_stays_system(&self, template: &Template, rendered: &[Vec<Item>]) -> Result<()> {
         let in_place = match self.wire {
             Wire::Chat | Wire::Responses => true,
-            Wire::Anthropic | Wire::Converse => {
-                self.model.and_then(|m| m.profile.as_ref()).is_some_and(|p| p.system_messages)
-            }
+            Wire::Anthropic | Wire::Converse => crate::wire::system_in_place(self.model),
             Wire::Gemini => false,
         };
         if in_place {

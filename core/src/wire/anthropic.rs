@@ -7,9 +7,9 @@
 //! escaping is the renderer's one heavy step (see `json::string`).
 
 use super::json::{self, Obj};
-use super::shape::{merged, Pos, Rendered, Request, ToolSpelling};
+use super::shape::{list_of, role_elements, Pos, Rendered, Request, ToolSpelling};
 use crate::items::{Message, PartKind};
-use crate::kinds::{Role, Wire};
+use crate::kinds::Wire;
 
 /// The breakpoint at `pos`, at its TTL (the stable prefix's, or history's).
 fn cache_control(req: &Request<'_>, pos: Pos, out: &mut String) {
@@ -89,34 +89,15 @@ fn block(req: &Request<'_>, messages: &[Message], pos: Pos, out: &mut String) {
 }
 
 fn blocks(req: &Request<'_>, messages: &[Message], positions: &[Pos], out: &mut String) {
-    out.push('[');
-    for (i, &pos) in positions.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        block(req, messages, pos, out);
-    }
-    out.push(']');
+    list_of(positions, out, |pos, out| block(req, messages, pos, out));
 }
 
 /// The wire messages from `start` on, as element texts, with the parts each carries.
 pub(super) fn elements(req: &Request<'_>, start: usize) -> (Vec<String>, Vec<Vec<Pos>>) {
     let messages = req.messages;
-    let mut texts = Vec::new();
-    let mut layout = Vec::new();
-    // A system entry after the leading run is a system message in place where the model
-    // takes one (its profile's system_messages); elsewhere it speaks on the user side.
-    let in_place = req.model.and_then(|m| m.profile.as_ref()).is_some_and(|p| p.system_messages);
-    for (role, mut positions, plain) in merged(messages, start, Wire::Anthropic, in_place) {
-        let size: usize = positions.iter().map(|&(m, p)| messages[m].parts[p].kind.size()).sum();
-        let mut out = String::with_capacity(size + 64 + 48 * positions.len());
-        out.push_str(match role {
-            Role::Assistant => r#"{"role":"assistant","content":"#,
-            Role::System => r#"{"role":"system","content":"#,
-            _ => r#"{"role":"user","content":"#,
-        });
+    role_elements(req, start, Wire::Anthropic, |out, positions, plain| {
         // A raw entry stored as a string, alone in its message, stays a string.
-        let plain_text = match positions.as_slice() {
+        let plain_text = match positions {
             [pos] if plain && !req.marked(*pos) => match &messages[pos.0].parts[pos.1].kind {
                 PartKind::Text(t) => Some(t.as_str()),
                 _ => None,
@@ -124,20 +105,10 @@ pub(super) fn elements(req: &Request<'_>, start: usize) -> (Vec<String>, Vec<Vec
             _ => None,
         };
         match plain_text {
-            Some(t) => json::string(&mut out, t),
-            None => {
-                if role == Role::User {
-                    // Tool results lead the user message that answers the calls.
-                    positions.sort_by_key(|&(m, p)| !matches!(messages[m].parts[p].kind, PartKind::ToolResult { .. }));
-                }
-                blocks(req, messages, &positions, &mut out);
-            }
+            Some(t) => json::string(out, t),
+            None => blocks(req, messages, positions, out),
         }
-        out.push('}');
-        texts.push(out);
-        layout.push(positions);
-    }
-    (texts, layout)
+    })
 }
 
 /// Anthropic's tools; its tool search tool is sent when a tool is deferred: the model

@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 
 use super::json::{self, Obj};
-use super::shape::{merged, Pos, Rendered, Request, ToolSpelling};
+use super::shape::{list_of, merged, Pos, Rendered, Request, ToolSpelling};
 use crate::items::{Message, PartKind};
 use crate::kinds::{Role, Wire};
 
@@ -92,14 +92,8 @@ fn part(messages: &[Message], names: &HashMap<&str, &str>, pos: Pos, out: &mut S
 }
 
 fn parts(messages: &[Message], names: &HashMap<&str, &str>, positions: &[Pos], out: &mut String) {
-    out.push_str(r#""parts":["#);
-    for (i, &pos) in positions.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        part(messages, names, pos, out);
-    }
-    out.push(']');
+    out.push_str(r#""parts":"#);
+    list_of(positions, out, |pos, out| part(messages, names, pos, out));
 }
 
 /// The contents from `start` on, as element texts, with the parts each carries.

@@ -25,6 +25,7 @@ use crate::rows::Model;
 pub use count::count_body;
 pub use json::{pretty, to_text as json_text};
 pub use shape::explicit;
+pub(crate) use shape::system_in_place;
 use shape::{tool_list, ToolSpelling};
 pub use shape::{Body, Breakpoint, Layout, Pos, Rendered, Request, Stretch, DEFAULT_MAX_TOKENS};
 

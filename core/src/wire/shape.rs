@@ -136,6 +136,59 @@ pub(super) fn merged(
     out
 }
 
+/// The parts at `positions` as a JSON list, each written by `each`.
+pub(super) fn list_of(positions: &[Pos], out: &mut String, mut each: impl FnMut(Pos, &mut String)) {
+    out.push('[');
+    for (i, &pos) in positions.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        each(pos, out);
+    }
+    out.push(']');
+}
+
+/// Whether a system entry after the leading run is a system message in place: where the
+/// model takes one (its profile's `system_messages`); elsewhere it speaks on the user side.
+pub(crate) fn system_in_place(model: Option<&Model>) -> bool {
+    model.and_then(|m| m.profile.as_ref()).is_some_and(|p| p.system_messages)
+}
+
+/// The messages from `start` on as the wires that spell a message
+/// `{"role":…,"content":…}` write them (anthropic, converse): grouped by [`merged`], tool
+/// results leading the user message that answers the calls, each message's content written
+/// by `content` (its parts, and whether it is one plain message); with the parts each
+/// carries.
+pub(super) fn role_elements(
+    req: &Request<'_>,
+    start: usize,
+    wire: Wire,
+    mut content: impl FnMut(&mut String, &[Pos], bool),
+) -> (Vec<String>, Vec<Vec<Pos>>) {
+    use crate::items::PartKind;
+    use crate::kinds::Role;
+    let messages = req.messages;
+    let mut texts = Vec::new();
+    let mut layout = Vec::new();
+    for (role, mut positions, plain) in merged(messages, start, wire, system_in_place(req.model)) {
+        let size: usize = positions.iter().map(|&(m, p)| messages[m].parts[p].kind.size()).sum();
+        let mut out = String::with_capacity(size + 64 + 48 * positions.len());
+        out.push_str(match role {
+            Role::Assistant => r#"{"role":"assistant","content":"#,
+            Role::System => r#"{"role":"system","content":"#,
+            Role::User | Role::Developer => r#"{"role":"user","content":"#,
+        });
+        if role == Role::User {
+            positions.sort_by_key(|&(m, p)| !matches!(messages[m].parts[p].kind, PartKind::ToolResult { .. }));
+        }
+        content(&mut out, &positions, plain);
+        out.push('}');
+        texts.push(out);
+        layout.push(positions);
+    }
+    (texts, layout)
+}
+
 /// Whether a model's profile takes OpenAI's explicit breakpoints (`prompt_cache_breakpoint`).
 pub fn explicit(profile: Option<&crate::profile::Profile>) -> bool {
     profile.and_then(|p| p.cache_breakpoints) == Some(crate::kinds::Breakpoints::PromptCacheBreakpoint)

@@ -15,7 +15,7 @@
 mod options;
 
 use super::json::{self, Obj};
-use super::shape::{merged, Pos, Rendered, Request, ToolSpelling};
+use super::shape::{list_of, merged, role_elements, system_in_place, Pos, Rendered, Request, ToolSpelling};
 use crate::items::{Message, PartKind};
 use crate::kinds::{CacheTtl, Role, Wire};
 
@@ -89,40 +89,12 @@ fn block(req: &Request<'_>, messages: &[Message], pos: Pos, out: &mut String) {
 }
 
 fn blocks(req: &Request<'_>, messages: &[Message], positions: &[Pos], out: &mut String) {
-    out.push('[');
-    for (i, &pos) in positions.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        block(req, messages, pos, out);
-    }
-    out.push(']');
+    list_of(positions, out, |pos, out| block(req, messages, pos, out));
 }
 
 /// The messages from `start` on, as element texts, with the parts each carries.
 pub(super) fn elements(req: &Request<'_>, start: usize) -> (Vec<String>, Vec<Vec<Pos>>) {
-    let messages = req.messages;
-    let mut texts = Vec::new();
-    let mut layout = Vec::new();
-    let in_place = system_in_place(req.model);
-    for (role, mut positions, _) in merged(messages, start, Wire::Converse, in_place) {
-        let size: usize = positions.iter().map(|&(m, p)| messages[m].parts[p].kind.size()).sum();
-        let mut out = String::with_capacity(size + 64 + 48 * positions.len());
-        out.push_str(match role {
-            Role::Assistant => r#"{"role":"assistant","content":"#,
-            Role::System => r#"{"role":"system","content":"#,
-            _ => r#"{"role":"user","content":"#,
-        });
-        if role == Role::User {
-            // Tool results lead the user message that answers the calls.
-            positions.sort_by_key(|&(m, p)| !matches!(messages[m].parts[p].kind, PartKind::ToolResult { .. }));
-        }
-        blocks(req, messages, &positions, &mut out);
-        out.push('}');
-        texts.push(out);
-        layout.push(positions);
-    }
-    (texts, layout)
+    role_elements(req, start, Wire::Converse, |out, positions, _| blocks(req, req.messages, positions, out))
 }
 
 /// Tool specifications (`toolConfig.tools`; `toolConfig` itself is written by
@@ -173,12 +145,6 @@ pub(super) fn check(req: &Request<'_>, turn: &str) -> crate::error::Result<()> {
     Ok(())
 }
 
-/// Whether a system entry after the leading run is a system message in place: where the
-/// model takes one (its profile's system_messages; Converse's role enum has `system`).
-fn system_in_place(model: Option<&crate::rows::Model>) -> bool {
-    model.and_then(|m| m.profile.as_ref()).is_some_and(|p| p.system_messages)
-}
-
 /// The roles of the messages from `start` on as they are sent (merged), system messages in
 /// place left out.
 fn roles(messages: &[Message], start: usize, in_place: bool) -> Vec<Role> {
@@ -226,12 +192,16 @@ pub(super) fn check_rounds(
     model: Option<&crate::rows::Model>,
     turn: &str,
 ) -> crate::error::Result<()> {
-    let before = last.map(|e| match e {
-        _ if e.starts_with(r#"{"role":"assistant""#) => Role::Assistant,
-        // A system message in place is left out by `alternation`: the rounds after it are
-        // checked among themselves.
-        _ if e.starts_with(r#"{"role":"system""#) => Role::System,
-        _ => Role::User,
+    // A system message in place is left out by `alternation`: the rounds after it are
+    // checked among themselves.
+    let before = last.map(|e| {
+        if e.starts_with(r#"{"role":"assistant""#) {
+            Role::Assistant
+        } else if e.starts_with(r#"{"role":"system""#) {
+            Role::System
+        } else {
+            Role::User
+        }
     });
     let hint = "Bedrock takes messages that alternate between user and assistant: between two responses of a run the user side must say something: the tool results of the first, or a steer.";
     alternation(before, &roles(messages, 0, system_in_place(model)), turn, hint)
