@@ -254,12 +254,15 @@ impl PartKind {
         let assistant = role == Role::Assistant;
         match wire {
             Wire::Anthropic | Wire::Gemini | Wire::Converse => Unit::Shared,
+            // Every kind named: a new one is a compile error here, not a silent drop.
             Wire::Chat => match self {
                 PartKind::ToolResult { .. } if !assistant => Unit::Own,
                 PartKind::Image { .. } if role == Role::User => Unit::Shared,
                 PartKind::Text(_) | PartKind::Said { .. } => Unit::Shared,
                 PartKind::ToolCall { .. } if assistant => Unit::Shared,
-                _ => Unit::Dropped,
+                PartKind::ToolResult { .. } | PartKind::Image { .. } | PartKind::ToolCall { .. } | PartKind::Opaque { .. } => {
+                    Unit::Dropped
+                }
             },
             Wire::Responses => match self {
                 PartKind::Text(_) | PartKind::Said { .. } | PartKind::ToolCall { .. } | PartKind::Opaque { .. }
@@ -269,7 +272,12 @@ impl PartKind {
                 }
                 PartKind::ToolResult { .. } if !assistant => Unit::Own,
                 PartKind::Text(_) | PartKind::Image { .. } if !assistant => Unit::Shared,
-                _ => Unit::Dropped,
+                PartKind::Text(_)
+                | PartKind::Said { .. }
+                | PartKind::ToolCall { .. }
+                | PartKind::Opaque { .. }
+                | PartKind::ToolResult { .. }
+                | PartKind::Image { .. } => Unit::Dropped,
             },
         }
     }
