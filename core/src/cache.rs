@@ -182,7 +182,8 @@ impl Simulator {
         for b in eligible.into_iter().chain(hit) {
             // A mark that names its TTL keeps the entry that long; one that does not, the
             // wire's default (Anthropic's 5 minutes, OpenAI's request-level TTL).
-            self.entries.insert(blocks[b].prefix, at + blocks[b].ttl.unwrap_or(rules.unnamed_ttl));
+            self.entries
+                .insert(blocks[b].prefix, at + blocks[b].ttl.unwrap_or(rules.unnamed_ttl));
         }
         (read, write)
     }
@@ -297,11 +298,17 @@ impl Rules {
                 Wire::Anthropic | Wire::Converse => {
                     Some(profile.and_then(|p| p.cache_lookback).unwrap_or(20).max(1) as usize)
                 }
-                Wire::Chat | Wire::Responses | Wire::Gemini => profile.and_then(|p| p.cache_lookback).map(|l| l.max(1) as usize),
+                Wire::Chat | Wire::Responses | Wire::Gemini => {
+                    profile.and_then(|p| p.cache_lookback).map(|l| l.max(1) as usize)
+                }
             },
             min: profile.map_or(1024, |p| p.min_cache_tokens.max(0) as u32),
             step: (!explicit && matches!(wire, Wire::Chat | Wire::Responses)).then_some(128),
-            unnamed_ttl: if matches!(wire, Wire::Anthropic | Wire::Converse) { 300.0 } else { ttl },
+            unnamed_ttl: if matches!(wire, Wire::Anthropic | Wire::Converse) {
+                300.0
+            } else {
+                ttl
+            },
             ttl,
         }
     }
@@ -447,7 +454,11 @@ fn blocks(wire: Wire, body: &str, model: Option<&str>, counter: &mut Counter<'_>
     }
     let automatic = wire == Wire::Anthropic && v.get("cache_control").is_some();
     let mut out = hashed(wire, raw, model, counter);
-    let automatic_ttl = v.get("cache_control").and_then(|c| c.get("ttl")).and_then(Value::as_str).and_then(ttl_seconds_of);
+    let automatic_ttl = v
+        .get("cache_control")
+        .and_then(|c| c.get("ttl"))
+        .and_then(Value::as_str)
+        .and_then(ttl_seconds_of);
     if automatic {
         // The request-level marker: the last block that can be cached (not thinking).
         let thinking = |z: Zone| match z {

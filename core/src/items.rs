@@ -260,9 +260,10 @@ impl PartKind {
                 PartKind::Image { .. } if role == Role::User => Unit::Shared,
                 PartKind::Text(_) | PartKind::Said { .. } => Unit::Shared,
                 PartKind::ToolCall { .. } if assistant => Unit::Shared,
-                PartKind::ToolResult { .. } | PartKind::Image { .. } | PartKind::ToolCall { .. } | PartKind::Opaque { .. } => {
-                    Unit::Dropped
-                }
+                PartKind::ToolResult { .. }
+                | PartKind::Image { .. }
+                | PartKind::ToolCall { .. }
+                | PartKind::Opaque { .. } => Unit::Dropped,
             },
             Wire::Responses => match self {
                 PartKind::Text(_) | PartKind::Said { .. } | PartKind::ToolCall { .. } | PartKind::Opaque { .. }
@@ -294,7 +295,8 @@ pub(crate) fn marginal_cost(items: &[Item], following: Option<Follower>, wire: W
     let mut next = following;
     for item in items.iter().rev() {
         let units: Vec<Unit> = item.parts.iter().map(|p| p.kind.unit(wire, item.role)).collect();
-        if units.iter().all(|u| *u == Unit::Dropped) && matches!(wire, Wire::Anthropic | Wire::Gemini | Wire::Converse) {
+        if units.iter().all(|u| *u == Unit::Dropped) && matches!(wire, Wire::Anthropic | Wire::Gemini | Wire::Converse)
+        {
             // Sends nothing: what comes before meets what comes after (on chat and
             // responses it is still a message of its own, which nothing merges across);
             // a system run before it is not the one after it. Within the message after

@@ -283,16 +283,31 @@ mod tests {
         let list = list.join(", ");
         for (file, text) in [
             ("sql/schema.sql", include_str!("../../sql/schema.sql")),
-            ("the 0.4.0 -> 0.5.0 update", include_str!("../../sql/updates/0.4.0--0.5.0.template.sql")),
+            (
+                "the 0.4.0 -> 0.5.0 update",
+                include_str!("../../sql/updates/0.4.0--0.5.0.template.sql"),
+            ),
         ] {
-            for constraint in ["models_wire_valid", "responses_shape_valid", "model_profiles_wires_valid"] {
+            for constraint in [
+                "models_wire_valid",
+                "responses_shape_valid",
+                "model_profiles_wires_valid",
+            ] {
                 let at = text
                     .match_indices(constraint)
                     .map(|(i, _)| i)
-                    .find(|&i| text[i..].trim_start_matches(constraint).trim_start().starts_with("CHECK"))
+                    .find(|&i| {
+                        text[i..]
+                            .trim_start_matches(constraint)
+                            .trim_start()
+                            .starts_with("CHECK")
+                    })
                     .unwrap_or_else(|| panic!("{file} defines no {constraint}"));
                 let definition = &text[at..at + text[at..].find(')').map_or(0, |e| e + 1)];
-                assert!(definition.contains(&list), "{file}: {constraint} lists other wires than {list}: {definition}");
+                assert!(
+                    definition.contains(&list),
+                    "{file}: {constraint} lists other wires than {list}: {definition}"
+                );
             }
         }
     }

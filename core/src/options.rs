@@ -543,7 +543,10 @@ fn converse_shape(o: &Options, max_tokens: i32) -> std::result::Result<(), Refus
     if let Some(m) = &o.metadata {
         // Bedrock's RequestMetadata: 1 to 16 entries, each key and value of the characters
         // [a-zA-Z0-9\s:_@$#=/+,.-] (a key 1 to 256 long, a value up to 256).
-        let spelled = |s: &str| s.chars().all(|c| c.is_ascii_alphanumeric() || c.is_whitespace() || ":_@$#=/+,.-".contains(c));
+        let spelled = |s: &str| {
+            s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c.is_whitespace() || ":_@$#=/+,.-".contains(c))
+        };
         if m.is_empty()
             || m.len() > 16
             || m.iter().any(|(k, v)| {

@@ -139,8 +139,16 @@ pub fn asks_cache_diagnostics(
     if sealed {
         return false;
     }
-    let model = t.model.as_ref().or(answerer.and_then(|a| a.model.as_ref())).and_then(|m| models.get(m));
-    let levels = [Some(&t.request_options), answerer.map(|a| &a.request_options), model.map(|m| &m.request_options)];
+    let model = t
+        .model
+        .as_ref()
+        .or(answerer.and_then(|a| a.model.as_ref()))
+        .and_then(|m| models.get(m));
+    let levels = [
+        Some(&t.request_options),
+        answerer.map(|a| &a.request_options),
+        model.map(|m| &m.request_options),
+    ];
     // The nearest level that sets it decides (the turn over the agent over the model).
     levels
         .into_iter()
@@ -240,9 +248,18 @@ mod tests {
     fn a_run_reads_its_rounds_and_a_sealed_turn_its_seal_or_only_its_body() {
         let run = reply(Mode::Run);
         let direct = reply(Mode::DirectReply);
-        assert_eq!(after_turn(&run, false), AfterTurn { rounds: true, seal: false });
+        assert_eq!(
+            after_turn(&run, false),
+            AfterTurn {
+                rounds: true,
+                seal: false
+            }
+        );
         let sealed = after_turn(&direct, true);
-        assert!(!sealed.rounds && sealed.seal, "a sealed turn's skills are the ones its seal froze");
+        assert!(
+            !sealed.rounds && sealed.seal,
+            "a sealed turn's skills are the ones its seal froze"
+        );
         assert!(stored_first(Read::Body) && !stored_first(Read::Explain) && !stored_first(Read::Skills));
     }
 

@@ -145,9 +145,9 @@ const MAX_COUNT: u64 = i32::MAX as u64;
 fn counts(at: &At<'_>) -> Result<()> {
     match at.value {
         Value::Number(n) if n.as_u64().is_some_and(|n| n <= MAX_COUNT) => Ok(()),
-        Value::Number(_) => Err(refused(
-            at.refuse(format_args!("is not a token count (a whole number from 0 to {MAX_COUNT})")),
-        )),
+        Value::Number(_) => Err(refused(at.refuse(format_args!(
+            "is not a token count (a whole number from 0 to {MAX_COUNT})"
+        )))),
         Value::Object(map) => map.iter().try_for_each(|(k, v)| counts(&at.child(v, k))),
         Value::Array(items) => items.iter().enumerate().try_for_each(|(i, v)| counts(&at.child(v, i))),
         _ => Ok(()),
@@ -494,7 +494,9 @@ fn converse(o: &Obj<'_>) -> Result<Response> {
         let path = b.path().to_string();
         let b = obj(&b)?;
         if b.map.len() != 1 {
-            return Err(refused(b.refuse("is not one content block (a ContentBlock has exactly one key)")));
+            return Err(refused(
+                b.refuse("is not one content block (a ContentBlock has exactly one key)"),
+            ));
         }
         if b.map.contains_key("text") {
             parts.text(string(&b, "text")?);

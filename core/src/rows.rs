@@ -132,7 +132,9 @@ impl Model {
             "model {} is deprecated{}{}",
             crate::error::quote(&self.name),
             retires.map(|d| format!(" and retires on {d}")).unwrap_or_default(),
-            replacement.map(|r| format!("; its replacement is {}", crate::error::quote(r))).unwrap_or_default()
+            replacement
+                .map(|r| format!("; its replacement is {}", crate::error::quote(r)))
+                .unwrap_or_default()
         ))
     }
 

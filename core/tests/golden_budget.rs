@@ -313,7 +313,12 @@ fn a_windowless_model_funds_all_history_whatever_the_caps() {
 /// every entry, on each wire where they merge.
 #[test]
 fn a_user_side_block_before_history_and_the_oldest_entry_are_costed_as_one_message() {
-    for (model, wire) in [("claude", "anthropic"), ("gpt", "chat"), ("resp", "responses"), ("gem", "gemini")] {
+    for (model, wire) in [
+        ("claude", "anthropic"),
+        ("gpt", "chat"),
+        ("resp", "responses"),
+        ("gem", "gemini"),
+    ] {
         let mut s = long_conversation(7, 12);
         s.model_mut(model).advisory_window = None;
         let lark = s.user_mut(LARK);
@@ -333,10 +338,18 @@ fn a_user_side_block_before_history_and_the_oldest_entry_are_costed_as_one_messa
         exact.model_mut(model).advisory_window = Some(total as i32);
         let out = exact.run(Purpose::Compile).unwrap();
         assert_eq!(out.estimate().total, total, "{wire}");
-        assert_eq!(out.estimate().history.selected, 7, "{wire}: every entry fits the exact window");
+        assert_eq!(
+            out.estimate().history.selected,
+            7,
+            "{wire}: every entry fits the exact window"
+        );
         exact.model_mut(model).advisory_window = Some(total as i32 - 1);
         let out = exact.run(Purpose::Compile).unwrap();
-        assert_eq!(out.estimate().history.selected, 6, "{wire}: one token less and the oldest goes");
+        assert_eq!(
+            out.estimate().history.selected,
+            6,
+            "{wire}: one token less and the oldest goes"
+        );
         assert!(out.estimate().total < total);
     }
 }

@@ -420,11 +420,19 @@ fn rule_a_runs_first_request_is_the_reply_plus_tools_on_a_profiled_model() {
     let system = "Answer as Lark of Acme support. ".repeat(225);
     let desk = || {
         let mut s = profiled(desk());
-        s.ctx.documents.iter_mut().find(|d| d.name == "system_prompt").unwrap().body = system.clone();
+        s.ctx
+            .documents
+            .iter_mut()
+            .find(|d| d.name == "system_prompt")
+            .unwrap()
+            .body = system.clone();
         s
     };
     let reply = desk();
-    let described = format!(r#"[{{"name":"read","description":"{}","input_schema":{{"type":"object"}}}}]"#, "Read a file. ".repeat(100));
+    let described = format!(
+        r#"[{{"name":"read","description":"{}","input_schema":{{"type":"object"}}}}]"#,
+        "Read a file. ".repeat(100)
+    );
     let run = desk().turn(|t| {
         t.mode = Mode::Run;
         t.tools = Some(tools(&described));
@@ -596,7 +604,6 @@ fn rule_last_turn_reasoning_replay_in_a_side() {
     );
 }
 
-
 /// Seed 000 (Assembly; system inline only in the leading run): a system inline block after
 /// a slot document of role user or developer is refused where the wire would speak it as
 /// user text (anthropic, gemini), and stays a system message where the wire sends one in
@@ -622,14 +629,25 @@ fn rule_a_system_inline_after_a_user_role_slot_stays_system_or_is_refused() {
         assert!(e.message.contains("inline block /blocks/2"), "{}", e.message);
     }
     let chat = body(&build(Wire::Chat).run(Purpose::Preview).unwrap());
-    let roles: Vec<&str> = chat["messages"].as_array().unwrap().iter().map(|m| m["role"].as_str().unwrap()).collect();
+    let roles: Vec<&str> = chat["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
     assert_eq!(&roles[..3], ["system", "user", "system"], "{chat}");
     let claude5 = profiled(build(Wire::Anthropic));
     let mut s = claude5;
     let m = s.model_mut("claude");
     let mut p: Value = serde_json::from_str(SONNET_5).unwrap();
     p["system_messages"] = json!(true);
-    *m = m.clone().with_profile(pgprompt_core::profile::Profile::from_json(&p.to_string()).unwrap());
+    *m = m
+        .clone()
+        .with_profile(pgprompt_core::profile::Profile::from_json(&p.to_string()).unwrap());
     let b = body(&s.run(Purpose::Preview).unwrap());
-    assert_eq!(b["messages"][1], json!({"role": "system", "content": [{"type": "text", "text": "Never promise a date."}]}), "{b}");
+    assert_eq!(
+        b["messages"][1],
+        json!({"role": "system", "content": [{"type": "text", "text": "Never promise a date."}]}),
+        "{b}"
+    );
 }

@@ -36,8 +36,11 @@ fn record_count(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid, input_tokens: 
     let (conv, turn) = (core_uuid(conversation_id), core_uuid(turn_id));
     if input_tokens < 0 {
         raise(
-            Error::new(Code::ResponseInvalid, format!("a count of {input_tokens} input tokens is no count"))
-                .hint("Pass input_tokens as the provider's count endpoint answered it."),
+            Error::new(
+                Code::ResponseInvalid,
+                format!("a count of {input_tokens} input tokens is no count"),
+            )
+            .hint("Pass input_tokens as the provider's count endpoint answered it."),
         );
     }
     let out = explain_now(conv, turn);

@@ -130,17 +130,23 @@ static ANSWERED_REQUEST: LazyLock<Query> = LazyLock::new(|| {
 /// a pruned or a 0.2 seal, no seal at all), the turn as it now stands is compiled, as before 0.5 — and a
 /// turn never compiled is refused.
 fn answered_request(client: &SpiClient<'_>, conv: Uuid, turn: Uuid, body_digest: [u8; 32]) -> Answered {
-    let stored = run(client, &ANSWERED_REQUEST, &[pg_uuid(conv).into(), pg_uuid(turn).into()], |c| {
-        Ok::<_, Error>(Some((
-            c.text("model"),
-            c.get::<i32>("sealed"),
-            c.get::<bool>("verified") == Some(true),
-            c.get::<i32>("n"),
-            // An in-turn summary can shrink a request after its newest round was sent:
-            // then the request is what a compile says.
-            c.get::<i32>("sent_estimate").filter(|_| c.get::<bool>("summarized") != Some(true)),
-        )))
-    })
+    let stored = run(
+        client,
+        &ANSWERED_REQUEST,
+        &[pg_uuid(conv).into(), pg_uuid(turn).into()],
+        |c| {
+            Ok::<_, Error>(Some((
+                c.text("model"),
+                c.get::<i32>("sealed"),
+                c.get::<bool>("verified") == Some(true),
+                c.get::<i32>("n"),
+                // An in-turn summary can shrink a request after its newest round was sent:
+                // then the request is what a compile says.
+                c.get::<i32>("sent_estimate")
+                    .filter(|_| c.get::<bool>("summarized") != Some(true)),
+            )))
+        },
+    )
     .or_raise();
     if let Some((model, Some(sealed), verified, newest, sent)) = stored.into_iter().next() {
         if !verified {
@@ -329,11 +335,7 @@ fn record_response(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid, response: J
             let before = run(
                 client,
                 &RECORDED_BODY,
-                &[
-                    pg_uuid(conv).into(),
-                    pg_uuid(turn).into(),
-                    body_digest.to_vec().into(),
-                ],
+                &[pg_uuid(conv).into(), pg_uuid(turn).into(), body_digest.to_vec().into()],
                 |c| Ok::<_, Error>(Some((c.need::<i32>("step")?, c.need::<i32>("estimated_input_tokens")?))),
             )
             .or_raise();

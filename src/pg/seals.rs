@@ -119,7 +119,11 @@ pub fn load(client: &SpiClient<'_>, conv: Uuid, t: &Turn) -> Result<Sealed> {
     // model, breakpoints, a stateful chain, an in-turn summary's cut): as covered as the
     // bytes, by the digest written with it (of jsonb's own text, the same on every read).
     if frozen_digest.as_deref() != Some(&digest(&frozen)[..]) {
-        return Err(corrupted(conv, t.id, "has a frozen record that does not match its digest"));
+        return Err(corrupted(
+            conv,
+            t.id,
+            "has a frozen record that does not match its digest",
+        ));
     }
     let frozen: Frozen = serde_json::from_str(&frozen)
         .map_err(|e| corrupted(conv, t.id, &format!("has a frozen record that cannot be read ({e})")))?;
@@ -671,7 +675,11 @@ pub fn verify(client: &SpiClient<'_>, conv: Option<Uuid>) -> Result<Vec<(Uuid, U
     })?;
     let mut problems = Vec::new();
     let rounds = run(client, &ALTERED_ROUNDS, &[nullable(conv.map(pg_uuid))], |c| {
-        Ok::<_, Error>(Some((c.need_uuid("conversation_id")?, c.need_uuid("turn_id")?, c.need::<i32>("n")?)))
+        Ok::<_, Error>(Some((
+            c.need_uuid("conversation_id")?,
+            c.need_uuid("turn_id")?,
+            c.need::<i32>("n")?,
+        )))
     })?;
     for (conv, turn, has_seal) in turns {
         pgprompt_core::bounds::interrupt();
@@ -693,7 +701,11 @@ pub fn verify(client: &SpiClient<'_>, conv: Option<Uuid>) -> Result<Vec<(Uuid, U
             problems.push((conv, turn, why));
         }
         for (_, _, n) in rounds.iter().filter(|(c, t, _)| *c == conv && *t == turn) {
-            problems.push((conv, turn, format!("round {n} was sent and no longer matches what was sent")));
+            problems.push((
+                conv,
+                turn,
+                format!("round {n} was sent and no longer matches what was sent"),
+            ));
         }
     }
     Ok(problems)

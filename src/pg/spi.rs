@@ -305,7 +305,10 @@ pub(crate) fn read_one<T: pgrx::IntoDatum + pgrx::FromDatum>(sql: &str, args: &[
 }
 
 /// The first row's two first columns of a read, run read-only (as [`read_one`]).
-pub(crate) fn read_two<A, B>(sql: &str, args: &[DatumWithOid<'_>]) -> Result<(Option<A>, Option<B>), pgrx::spi::SpiError>
+pub(crate) fn read_two<A, B>(
+    sql: &str,
+    args: &[DatumWithOid<'_>],
+) -> Result<(Option<A>, Option<B>), pgrx::spi::SpiError>
 where
     A: pgrx::IntoDatum + pgrx::FromDatum,
     B: pgrx::IntoDatum + pgrx::FromDatum,

@@ -132,9 +132,21 @@ pub(super) fn extend(ctx: &Context, sealed: &Sealed, counter: &mut Counter<'_>, 
 
 /// What the wire refuses of the rounds appended after the sealed elements `kept` (`sent`
 /// bytes): too large a request, or what the provider would refuse ([`wire::check_rounds`]).
-fn checked(frozen: &Frozen, kept: &[String], messages: &[crate::items::Message], sent: usize, turn: &str) -> Result<()> {
+fn checked(
+    frozen: &Frozen,
+    kept: &[String],
+    messages: &[crate::items::Message],
+    sent: usize,
+    turn: &str,
+) -> Result<()> {
     wire::check_size(messages, &[], sent)?;
-    wire::check_rounds(frozen.wire, kept.last().map(String::as_str), messages, frozen.model.as_ref(), turn)
+    wire::check_rounds(
+        frozen.wire,
+        kept.last().map(String::as_str),
+        messages,
+        frozen.model.as_ref(),
+        turn,
+    )
 }
 
 /// The appended messages rendered, with the run's breakpoints (none on a stateful

@@ -28,7 +28,9 @@ impl Compiler<'_, '_> {
             breakpoints,
             options: &options,
             cache_key: &cache_key,
-            diagnose: options.cache_diagnostics.then_some(self.ctx.diagnostics_previous.as_deref()),
+            diagnose: options
+                .cache_diagnostics
+                .then_some(self.ctx.diagnostics_previous.as_deref()),
         };
         // Anthropic marks breakpoints in the body, and so do the OpenAI wires for a model
         // whose profile takes explicit breakpoints; the others cache by key alone.
@@ -83,7 +85,11 @@ impl Compiler<'_, '_> {
                 last_round: None,
             });
         }
-        // Rounds already stored at the first compile: seal the seed, continue from it.
+        self.continued(draft)
+    }
+
+    /// Rounds already stored at the first compile: seal the seed, continue from it.
+    fn continued(&mut self, draft: SealDraft) -> Result<Output> {
         let sealed = Sealed {
             frozen: draft.frozen.clone(),
             body: Some(draft.body.clone()),

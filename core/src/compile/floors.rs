@@ -354,4 +354,3 @@ pub(super) fn check_placement(template: &Template, entries: &[InlineEntry], t: &
     }
     Ok(())
 }
-

@@ -24,8 +24,8 @@ use crate::kinds::{Mechanism, TurnKind, Wire};
 use crate::tokens::{Counter, Memo, Tokenizer};
 
 pub use compiler::{Explain, Output, Purpose, SealDraft};
-pub use skills::skills_for_turn;
 pub use finish::template_error;
+pub use skills::skills_for_turn;
 pub use stateful::answerer as stateful_answerer;
 
 /// Compiles the turn `ctx.turn`, reading history newest first from `history`. A

@@ -40,7 +40,9 @@ impl Preceding<'_> {
         let joined = items::marginal_cost(self.items, oldest, wire).0;
         match alone.saturating_sub(joined) {
             0 => 0,
-            d => self.floors.saturating_sub(window.inflate(self.floors_raw.saturating_sub(d))),
+            d => self
+                .floors
+                .saturating_sub(window.inflate(self.floors_raw.saturating_sub(d))),
         }
     }
 }

@@ -45,4 +45,3 @@ pub(super) fn live(ctx: &Context) -> Result<Vec<TurnSkill>> {
         })
         .collect())
 }
-

@@ -110,7 +110,12 @@ fn chain_cut<'c>(
         return None;
     }
     let (previous_lead, previous_instructions) = wire::responses::lead(&p.body.elements);
-    let sent = p.body.elements.get(previous_lead..)?.iter().filter(|e| !is_reasoning(e));
+    let sent = p
+        .body
+        .elements
+        .get(previous_lead..)?
+        .iter()
+        .filter(|e| !is_reasoning(e));
     let own = elements.get(lead..)?;
     // What the previous request sent (messages, the model's answers and calls, tool
     // outputs) must recur in order, byte for byte: an answer edited since is not what

@@ -62,7 +62,12 @@ fn user_side(req: &Request<'_>, m: &Message, mi: usize, texts: &mut Vec<String>,
             out.push_str(r#"{"role":"tool","tool_call_id":"#);
             json::string(&mut out, call_id);
             out.push_str(r#","content":"#);
-            super::shape::tool_output(&mut out, "text", content, req.explicit_mark((mi, pi), crate::kinds::Wire::Chat));
+            super::shape::tool_output(
+                &mut out,
+                "text",
+                content,
+                req.explicit_mark((mi, pi), crate::kinds::Wire::Chat),
+            );
             out.push('}');
             texts.push(out);
             layout.push(vec![(mi, pi)]);

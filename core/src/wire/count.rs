@@ -82,7 +82,10 @@ fn unavailable(what: String) -> Error {
 /// model).
 pub fn count_body(wire: Wire, model: Option<&str>, body: &str) -> Result<String> {
     let members: Members = serde_json::from_str(body).map_err(|e| {
-        Error::new(Code::DataCorrupted, format!("the request body does not read as a JSON object ({e})"))
+        Error::new(
+            Code::DataCorrupted,
+            format!("the request body does not read as a JSON object ({e})"),
+        )
     })?;
     let keep = |keys: &[&str]| -> String {
         let kept: Vec<String> = members
@@ -108,7 +111,9 @@ pub fn count_body(wire: Wire, model: Option<&str>, body: &str) -> Result<String>
             let inner = body.trim_start().strip_prefix('{').unwrap_or(body);
             let resource = super::json::to_text(&format!("models/{name}"));
             let sep = if inner.trim_start().starts_with('}') { "" } else { "," };
-            Ok(format!(r#"{{"generateContentRequest":{{"model":{resource}{sep}{inner}}}"#))
+            Ok(format!(
+                r#"{{"generateContentRequest":{{"model":{resource}{sep}{inner}}}"#
+            ))
         }
         // `POST /model/{modelId}/count-tokens` (the URL names the model): the Converse
         // body's messages, system, toolConfig and additionalModelRequestFields under
@@ -142,14 +147,23 @@ mod tests {
             count_body(Wire::Gemini, Some("gemini-3.5-flash"), g).unwrap(),
             r#"{"generateContentRequest":{"model":"models/gemini-3.5-flash","contents":[],"generationConfig":{"maxOutputTokens":5}}}"#
         );
-        let c = r#"{"system":[{"text":"s"}],"messages":[],"inferenceConfig":{"maxTokens":5},"toolConfig":{"tools":[]}}"#;
+        let c =
+            r#"{"system":[{"text":"s"}],"messages":[],"inferenceConfig":{"maxTokens":5},"toolConfig":{"tools":[]}}"#;
         assert_eq!(
             count_body(Wire::Converse, None, c).unwrap(),
             r#"{"input":{"converse":{"system":[{"text":"s"}],"messages":[],"toolConfig":{"tools":[]}}}}"#
         );
         let e = count_body(Wire::Chat, Some("gpt-5.5"), r#"{"model":"gpt-5.5"}"#).unwrap_err();
         assert_eq!(e.code, Code::CountUnavailable);
-        assert!(e.message.starts_with("count_unavailable: the chat wire has no token-count endpoint"), "{}", e.message);
-        assert_eq!(count_body(Wire::Anthropic, None, body).unwrap_err().code, Code::CountUnavailable);
+        assert!(
+            e.message
+                .starts_with("count_unavailable: the chat wire has no token-count endpoint"),
+            "{}",
+            e.message
+        );
+        assert_eq!(
+            count_body(Wire::Anthropic, None, body).unwrap_err().code,
+            Code::CountUnavailable
+        );
     }
 }

@@ -41,7 +41,12 @@ fn user_side(req: &Request<'_>, m: &Message, mi: usize, texts: &mut Vec<String>,
             out.push_str(r#"{"type":"function_call_output","call_id":"#);
             json::string(&mut out, call_id);
             out.push_str(r#","output":"#);
-            super::shape::tool_output(&mut out, "input_text", content, req.explicit_mark((mi, pi), Wire::Responses));
+            super::shape::tool_output(
+                &mut out,
+                "input_text",
+                content,
+                req.explicit_mark((mi, pi), Wire::Responses),
+            );
             out.push('}');
             texts.push(out);
             layout.push(vec![(mi, pi)]);
@@ -74,7 +79,11 @@ fn user_side(req: &Request<'_>, m: &Message, mi: usize, texts: &mut Vec<String>,
                 if i > 0 {
                     out.push(',');
                 }
-                input_part(&mut out, &m.parts[pi].kind, req.explicit_mark((mi, pi), Wire::Responses));
+                input_part(
+                    &mut out,
+                    &m.parts[pi].kind,
+                    req.explicit_mark((mi, pi), Wire::Responses),
+                );
             }
             out.push(']');
         }

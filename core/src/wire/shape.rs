@@ -151,7 +151,9 @@ pub(super) fn list_of(positions: &[Pos], out: &mut String, mut each: impl FnMut(
 /// Whether a system entry after the leading run is a system message in place: where the
 /// model takes one (its profile's `system_messages`); elsewhere it speaks on the user side.
 pub(crate) fn system_in_place(model: Option<&Model>) -> bool {
-    model.and_then(|m| m.profile.as_ref()).is_some_and(|p| p.system_messages)
+    model
+        .and_then(|m| m.profile.as_ref())
+        .is_some_and(|p| p.system_messages)
 }
 
 /// The messages from `start` on as the wires that spell a message
@@ -284,7 +286,11 @@ impl Request<'_> {
     /// The TTL of the breakpoint at `pos`: the model's `cache_ttl` for the stable prefix,
     /// its `history_cache_ttl` (else `cache_ttl`) for history and a run's rounds.
     pub(super) fn ttl_at(&self, pos: Pos) -> CacheTtl {
-        let after = self.breakpoints.iter().find(|b| (b.message, b.part) == pos).map(|b| b.after);
+        let after = self
+            .breakpoints
+            .iter()
+            .find(|b| (b.message, b.part) == pos)
+            .map(|b| b.after);
         match (after, self.model) {
             (Some(Stretch::History | Stretch::Round), Some(m)) => m.history_ttl(),
             _ => self.ttl(),

@@ -304,7 +304,11 @@ static PREVIOUS_RESPONSE: LazyLock<Query> = LazyLock::new(|| {
     )
 });
 
-fn previous_response(client: &SpiClient<'_>, c: &Conversation, t: &pgprompt_core::rows::Turn) -> Result<Option<String>> {
+fn previous_response(
+    client: &SpiClient<'_>,
+    c: &Conversation,
+    t: &pgprompt_core::rows::Turn,
+) -> Result<Option<String>> {
     let answerer = t.answerer_id.or(c.answerer_id);
     let rows = run(
         client,

@@ -94,7 +94,9 @@ fn blocks(req: &Request<'_>, messages: &[Message], positions: &[Pos], out: &mut 
 
 /// The messages from `start` on, as element texts, with the parts each carries.
 pub(super) fn elements(req: &Request<'_>, start: usize) -> (Vec<String>, Vec<Vec<Pos>>) {
-    role_elements(req, start, Wire::Converse, |out, positions, _| blocks(req, req.messages, positions, out))
+    role_elements(req, start, Wire::Converse, |out, positions, _| {
+        blocks(req, req.messages, positions, out)
+    })
 }
 
 /// Tool specifications (`toolConfig.tools`; `toolConfig` itself is written by
@@ -130,7 +132,12 @@ pub(super) fn check(req: &Request<'_>, turn: &str) -> crate::error::Result<()> {
         );
     }
     let hint = "Bedrock takes messages that alternate between user and assistant: a run in history recorded two responses in a row; summarize it (a summary turn after it), or keep it out of the window.";
-    alternation(None, &roles(req.messages, leading, system_in_place(req.model)), turn, hint)?;
+    alternation(
+        None,
+        &roles(req.messages, leading, system_in_place(req.model)),
+        turn,
+        hint,
+    )?;
     let tool_blocks = req
         .messages
         .iter()
@@ -170,7 +177,11 @@ fn alternation(before: Option<Role>, roles: &[Role], turn: &str, hint: &str) -> 
         .hint("Bedrock takes a conversation that starts with a user message: give the agent's template a user-side block before history, or let the conversation open with a user's turn.".to_string()));
     }
     // A system message in place is neither side's: the messages around it must alternate.
-    let all: Vec<Role> = before.into_iter().chain(roles.iter().copied()).filter(|&r| r != Role::System).collect();
+    let all: Vec<Role> = before
+        .into_iter()
+        .chain(roles.iter().copied())
+        .filter(|&r| r != Role::System)
+        .collect();
     match all.windows(2).find(|w| w[0] == w[1]) {
         Some(w) => Err(Error::new(
             Code::TurnNotCompilable,
