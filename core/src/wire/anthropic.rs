@@ -100,7 +100,11 @@ pub(super) fn elements(req: &Request<'_>, start: usize) -> (Vec<String>, Vec<Vec
         let plain_text = match positions {
             [pos] if plain && !req.marked(*pos) => match &messages[pos.0].parts[pos.1].kind {
                 PartKind::Text(t) => Some(t.as_str()),
-                _ => None,
+                PartKind::Said { .. }
+                | PartKind::ToolCall { .. }
+                | PartKind::ToolResult { .. }
+                | PartKind::Image { .. }
+                | PartKind::Opaque { .. } => None,
             },
             _ => None,
         };
