@@ -546,18 +546,22 @@ ALTER TABLE prompt.rounds ENABLE TRIGGER rounds_write;
 
 -- The model catalog -------------------------------------------------------------------
 
-CREATE OR REPLACE FUNCTION prompt._model_profile(model_name text, profile_name text) RETURNS text
+CREATE FUNCTION prompt._model_profile_of(model_name text, profile_name text) RETURNS TABLE (profile text)
 LANGUAGE sql STABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
-AS $$
+BEGIN ATOMIC
     -- A Bedrock cross-region inference profile (us.amazon.nova-pro-v1:0, global.anthropic.…)
     -- is its model's id behind a geography: matched as the id.
     SELECT (to_jsonb(p) - 'imported')::text FROM prompt.model_profiles p
-     WHERE p.name = coalesce($2, (SELECT q.name FROM prompt.model_profiles q,
-                                         (VALUES ($1), (regexp_replace($1, '^(us|eu|apac|global|us-gov|jp|au|ca)[.](?=[a-z]+[.])', ''))) n (id)
+     WHERE p.name = coalesce(profile_name, (SELECT q.name FROM prompt.model_profiles q,
+                                         (VALUES (model_name), (regexp_replace(model_name, '^(us|eu|apac|global|us-gov|jp|au|ca)[.](?=[a-z]+[.])', ''))) n (id)
                                    WHERE q.name = n.id OR starts_with(n.id, q.name || '-')
                                    ORDER BY length(q.name) DESC LIMIT 1))
-$$;
+     OFFSET 0;
+END;
+CREATE OR REPLACE FUNCTION prompt._model_profile(model_name text, profile_name text) RETURNS text
+LANGUAGE sql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT profile FROM prompt._model_profile_of($1, $2) $$;
 CREATE FUNCTION prompt._model_list_entry(provider text, entry jsonb, at text) RETURNS jsonb
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
@@ -1281,6 +1285,8 @@ $owner$;
 
 -- Comments ----------------------------------------------------------------------------
 
+COMMENT ON FUNCTION prompt._model_profile_of(text, text) IS
+    'Internal: the profile a model follows, as a row of its JSON (none: no profile); inlined where a query calls it from FROM.';
 COMMENT ON TABLE prompt.models IS
     'A model a request is compiled for: its wire (anthropic, chat, responses, gemini, converse), tokenizer, windows, image support, token margin, max_output_tokens, cache TTL and request options. name is the provider''s model id.';
 COMMENT ON FUNCTION prompt.record_response(uuid, uuid, jsonb) IS

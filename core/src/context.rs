@@ -69,6 +69,9 @@ pub struct Context {
     /// the id of the newest response recorded for an earlier turn of its answerer in the
     /// conversation (`None`: none is recorded, or none was asked for).
     pub diagnostics_previous: Option<String>,
+    /// The seq of the newest summary turn before the turn in its conversation, where its
+    /// history starts (`None`: there is none), read with the turn.
+    pub summary_floor: Option<i64>,
 }
 
 /// The previous request of a stateful turn's answerer (`Context::previous`).

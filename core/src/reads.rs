@@ -1,11 +1,12 @@
 //! What the compile of a turn reads (docs/design.md, "Rows"): decided here, run by the
 //! extension. The loader reads in steps, each deciding the next from what the one before
 //! returned: the conversation row — with, for a compile ([`stored_first`]), a sealed turn's
-//! stored body when nothing is to be added to it, which ends the reads —, its workspace and
-//! the turn (each one table by its key); then [`after_turn`] (the turn's rounds, its seal;
-//! a Side's captures); then [`users`] (everyone those
-//! rows name); then [`models`] and [`answerer_rows`] (the answerer's documents, memory and
-//! skills); history is read in batches whose new authors [`history_users`] names. The
+//! stored body when nothing is to be added to it, which ends the reads —, with the turn
+//! and where its history starts (one statement, the conversation's own rows);
+//! then [`after_turn`] (the turn's rounds, its seal; a Side's captures); then the
+//! workspace, [`users`] (everyone those rows name) and [`models`] in one statement; then
+//! [`answerer_rows`] (the answerer's documents, memory and skills, one statement); history
+//! is read in batches whose new authors [`history_users`] names. The
 //! extension runs the queries each step names and hands the rows back; it decides
 //! nothing itself.
 
@@ -113,18 +114,23 @@ pub fn answerer<'u>(conversation: &Conversation, t: &Turn, users: &'u HashMap<Uu
     t.answerer_id.or(conversation.answerer_id).and_then(|id| users.get(&id))
 }
 
-/// The model rows to read: the turn's model and its answerer's, once each; none for a
-/// sealed turn (its seal froze the model row it was compiled for).
-pub fn models(t: &Turn, answerer: Option<&User>, sealed: bool) -> Vec<String> {
-    if sealed {
-        return Vec::new();
-    }
-    let mut names: Vec<String> = [t.model.clone(), answerer.and_then(|a| a.model.clone())]
-        .into_iter()
-        .flatten()
-        .collect();
-    names.dedup();
-    names
+/// The model rows to read: the turn's model and its answerer's, which is read in the
+/// same statement as the answerer's user row, so it is named by the answerer's id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelRows {
+    /// The turn's own model, if it names one.
+    pub names: Vec<String>,
+    /// The answerer whose `model` is read too (the turn's, else its conversation's).
+    pub answerer: Option<Uuid>,
+}
+
+/// The model rows a compile reads: none for a sealed turn (its seal froze the model row
+/// it was compiled for).
+pub fn models(conversation: &Conversation, t: &Turn, sealed: bool) -> Option<ModelRows> {
+    (!sealed).then(|| ModelRows {
+        names: t.model.iter().cloned().collect(),
+        answerer: t.answerer_id.or(conversation.answerer_id),
+    })
 }
 
 /// Whether a first compile asks for cache diagnostics, so the previous response of its
@@ -297,8 +303,15 @@ mod tests {
         let read: HashMap<Uuid, User> = [(id(10), agent.clone()), (id(12), human)].into_iter().collect();
         let a = answerer(&conv, &t, &read).expect("the conversation's answerer");
         assert_eq!(a.id, id(10));
-        assert_eq!(models(&t, Some(a), false), vec!["claude".to_string()], "once each");
-        assert!(models(&t, Some(a), true).is_empty(), "a seal froze its model");
+        assert_eq!(
+            models(&conv, &t, false),
+            Some(ModelRows {
+                names: vec!["claude".to_string()],
+                answerer: Some(id(10))
+            }),
+            "the turn's model, and the answerer's by its id"
+        );
+        assert_eq!(models(&conv, &t, true), None, "a seal froze its model");
         assert_eq!(
             answerer_rows(&t, a, &read, false, Read::Body),
             Some(AnswererRows {

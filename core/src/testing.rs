@@ -155,6 +155,7 @@ impl Scenario {
                 captured: Vec::new(),
                 previous: None,
                 diagnostics_previous: None,
+                summary_floor: None,
             },
             history: Vec::new(),
         }

@@ -1260,7 +1260,7 @@ AS 'MODULE_PATHNAME', '_unconfined_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/cache.rs:214
+-- src/pg/cache.rs:216
 -- pgprompt::pg::cache::cache_report
 CREATE  FUNCTION "cache_report"(
 	"conversation_id" uuid /* pgrx :: Uuid */
@@ -1448,7 +1448,7 @@ AS 'MODULE_PATHNAME', 'record_count_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/responses.rs:289
+-- src/pg/responses.rs:295
 -- pgprompt::pg::responses::record_response
 CREATE  FUNCTION "record_response"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1462,7 +1462,7 @@ AS 'MODULE_PATHNAME', 'record_response_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/responses.rs:360
+-- src/pg/responses.rs:362
 -- pgprompt::pg::responses::record_tool_results
 CREATE  FUNCTION "record_tool_results"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1590,22 +1590,32 @@ LANGUAGE sql STABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$ SELECT coalesce(array_agg(DISTINCT tokenizer ORDER BY tokenizer), ARRAY['cl100k_base']) FROM prompt.models $$;
 
--- The profile a model follows (its JSON, as core/src/profile.rs reads it): the one its
--- row names, else the one whose name is the model's name or the longest prefix of it.
--- A name matches a profile whole, or by the longest profile name followed in it by '-'
--- (a dated or suffixed id): gpt-5-mini-2025-08-07 is gpt-5's, gpt-5.6-cyber is not.
-CREATE FUNCTION prompt._model_profile(model_name text, profile_name text) RETURNS text
+-- The profile a model follows (its JSON, as core/src/profile.rs reads it), as a row (none:
+-- no profile): the one its row names, else the one whose name is the model's name or the
+-- longest prefix of it. A name matches a profile whole, or by the longest profile name
+-- followed in it by '-' (a dated or suffixed id): gpt-5-mini-2025-08-07 is gpt-5's,
+-- gpt-5.6-cyber is not. A function the planner inlines into the query that calls it from
+-- FROM (a compile's model read runs no statement of its own for it): SQL-standard, its
+-- body bound when it is created, so no search_path is set (one would stop the inlining).
+-- `OFFSET 0` keeps it a subquery: pulled up, it ran once per reference to its column.
+CREATE FUNCTION prompt._model_profile_of(model_name text, profile_name text) RETURNS TABLE (profile text)
 LANGUAGE sql STABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
-AS $$
+BEGIN ATOMIC
     -- A Bedrock cross-region inference profile (us.amazon.nova-pro-v1:0, global.anthropic.…)
     -- is its model's id behind a geography: matched as the id.
     SELECT (to_jsonb(p) - 'imported')::text FROM prompt.model_profiles p
-     WHERE p.name = coalesce($2, (SELECT q.name FROM prompt.model_profiles q,
-                                         (VALUES ($1), (regexp_replace($1, '^(us|eu|apac|global|us-gov|jp|au|ca)[.](?=[a-z]+[.])', ''))) n (id)
+     WHERE p.name = coalesce(profile_name, (SELECT q.name FROM prompt.model_profiles q,
+                                         (VALUES (model_name), (regexp_replace(model_name, '^(us|eu|apac|global|us-gov|jp|au|ca)[.](?=[a-z]+[.])', ''))) n (id)
                                    WHERE q.name = n.id OR starts_with(n.id, q.name || '-')
                                    ORDER BY length(q.name) DESC LIMIT 1))
-$$;
+     OFFSET 0;
+END;
+
+-- The same, as a value (NULL: no profile).
+CREATE FUNCTION prompt._model_profile(model_name text, profile_name text) RETURNS text
+LANGUAGE sql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT profile FROM prompt._model_profile_of($1, $2) $$;
 
 CREATE FUNCTION prompt._documents_write() RETURNS trigger
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
@@ -2618,6 +2628,8 @@ COMMENT ON TABLE prompt.model_profiles IS
     'The rules of known models: the wires that serve them, windows and output limit, the thinking modes, efforts, displays and budgets they take, sampling options and their ranges, cache rules (breakpoint spelling and count, minimum cached prefix, TTLs, lookback). Shipped rows come with the extension and its updates; add your own and name them in models.profile.';
 COMMENT ON COLUMN prompt.models.profile IS
     'The profile the model follows; NULL: the profile named like the model, or by the longest prefix of its name (dated ids). A model without one keeps its wire''s rules.';
+COMMENT ON FUNCTION prompt._model_profile_of(text, text) IS
+    'Internal: the profile a model follows, as a row of its JSON (none: no profile); inlined where a query calls it from FROM.';
 COMMENT ON FUNCTION prompt._model_profile(text, text) IS
     'Internal: the profile a model follows, as JSON (the one it names, else the longest prefix of its name).';
 COMMENT ON TABLE prompt.models IS

@@ -135,6 +135,7 @@ ALTER TABLE prompt.rounds ENABLE TRIGGER rounds_write;
 
 -- The model catalog -------------------------------------------------------------------
 
+{{fn:_model_profile_of}}
 {{fn-replace:_model_profile}}
 {{fn:_model_list_entry}}
 {{fn:_model_list_base}}

@@ -13,7 +13,8 @@ profiles = open(f"{ROOT}/sql/profiles.sql").read()
 old = open(f"{ROOT}/sql/releases/pgprompt--0.4.0.sql").read()
 
 def fn(name):
-    m = re.search(r"(?ms)^CREATE FUNCTION prompt\.%s\(.*?\$\$;\n" % re.escape(name), fin)
+    # A body in $$ quotes, or SQL-standard (BEGIN ATOMIC ... END;).
+    m = re.search(r"(?ms)^CREATE FUNCTION prompt\.%s\(.*?(?:\$\$;|^END;)\n" % re.escape(name), fin)
     assert m, name
     return m.group(0).rstrip("\n")
 

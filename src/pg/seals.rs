@@ -523,6 +523,11 @@ impl StoredSeal {
         c.get::<Vec<u8>>("digest").map(|_| StoredSeal(Pointers::read(c)))
     }
 
+    /// Whether the seal's body was pruned (a compile then reads the turn and says why).
+    pub(crate) fn pruned(&self) -> bool {
+        self.0.pruned
+    }
+
     /// The stored body, verified against its digest: what `compile_turn` returns again and
     /// again. `Ok(None)` when it was pruned (the compile then says why).
     pub(crate) fn body(&self, client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Result<Option<Body>> {

@@ -36,6 +36,57 @@ impl Query {
             columns: columns.to_vec(),
         }
     }
+
+    /// Several reads in one statement (`UNION ALL`): each part a `SELECT` over the same
+    /// arguments with its own columns. The statement's first column, `row_of`, names the
+    /// part a row is of; then every column any part returns, once by name (a name two parts
+    /// return has one type), NULL in the rows of the parts without it. A reader takes
+    /// `row_of`, then the part's columns by name as from the part alone.
+    pub(crate) fn parts(what: &'static str, parts: &[(&'static str, String, &[Column])]) -> Query {
+        let mut columns: Vec<Column> = vec![("row_of", pg_sys::TEXTOID)];
+        for (_, _, cols) in parts {
+            for c in cols.iter() {
+                match columns.iter().find(|k| k.0 == c.0) {
+                    Some(k) if k.1 != c.1 => pgrx::error!("pgprompt: internal error: two parts' {} differ", c.0),
+                    Some(_) => {}
+                    None => columns.push(*c),
+                }
+            }
+        }
+        let sql = parts
+            .iter()
+            .map(|(tag, sql, cols)| {
+                let list = columns[1..]
+                    .iter()
+                    .map(|(name, oid)| match cols.iter().any(|c| c.0 == *name) {
+                        true => format!("p.{name}"),
+                        false => format!("NULL::{} AS {name}", type_name(*oid)),
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                format!("SELECT '{tag}'::text AS row_of, {list} FROM ({sql}) p")
+            })
+            .collect::<Vec<_>>()
+            .join(" UNION ALL ");
+        Query::new(what, sql, &columns)
+    }
+}
+
+/// The SQL name of a type a loading query returns.
+fn type_name(oid: pg_sys::Oid) -> &'static str {
+    match oid {
+        pg_sys::UUIDOID => "uuid",
+        pg_sys::TEXTOID => "text",
+        pg_sys::BOOLOID => "bool",
+        pg_sys::INT4OID => "int4",
+        pg_sys::INT8OID => "int8",
+        pg_sys::FLOAT4OID => "float4",
+        pg_sys::JSONBOID => "jsonb",
+        pg_sys::DATEOID => "date",
+        pg_sys::TEXTARRAYOID => "text[]",
+        pg_sys::INT4ARRAYOID => "int4[]",
+        _ => pgrx::error!("pgprompt: internal error: no SQL name for type {oid:?}"),
+    }
 }
 
 /// A kept plan, and whether its result's columns were checked against the declaration.

@@ -291,6 +291,49 @@ def test_record_response_reads_what_the_compile_stored(rdb):
     assert last["estimated_input_tokens"] == second > first
 
 
+def statements_run(c, sql, args) -> list:
+    """The statements a call runs inside it (auto_explain, its nested statements sent to
+    the client as notices): each one's query text, in order."""
+    seen = []
+    handler = lambda d: seen.append(d.message_primary or "")
+    c.execute("LOAD 'auto_explain'")
+    c.execute("SET auto_explain.log_min_duration = 0")
+    c.execute("SET auto_explain.log_nested_statements = on")
+    c.execute("SET auto_explain.log_level = notice")
+    c.add_notice_handler(handler)
+    try:
+        c.execute(sql, args).fetchone()
+    finally:
+        c.remove_notice_handler(handler)
+        c.execute("SET auto_explain.log_min_duration = -1")
+    texts = [m.split("Query Text:", 1)[1].strip() for m in seen if "Query Text:" in m]
+    # The call itself is logged last, as the top-level statement.
+    assert texts and texts[-1].startswith("SELECT prompt."), texts
+    return texts[:-1]
+
+
+def test_an_unsealed_compile_reads_in_at_most_six_statements(rdb):
+    """SPEC §15.5: an unsealed compile runs at most 6 statements, history's batches counted
+    as one: the conversation with its seal's pointers, the turn and where history starts;
+    the workspace, users and models (the profile's lookup inlined, no statement of its
+    own); the answerer's documents, memory and skills; history's batches; their rounds."""
+    c = rdb
+    conv = new_conversation(c, "anthropic")
+    for i in range(60):
+        c.execute("INSERT INTO prompt.turns (conversation_id, kind, role, author_id, content) "
+                  "VALUES (%s, 'message', 'user', %s, %s)", (conv, ADA, f"Message {i}: " + "words " * 200))
+        if i % 10 == 0:
+            reply = new_turn(c, conv, "anthropic", mode="direct_reply")
+            c.execute("UPDATE prompt.turns SET content = 'Noted.' WHERE id = %s", (reply,))
+    turn = new_turn(c, conv, "anthropic", mode="direct_reply")
+    ran = statements_run(c, "SELECT prompt.preview_turn(%s, %s)::text", (conv, turn))
+    batches = [q for q in ran if "ORDER BY t.seq DESC LIMIT" in q]
+    assert batches, ran
+    counted = len(ran) - len(batches) + 1
+    assert counted <= 6, "\n".join(ran)
+    assert not any("model_profiles" in q and "prompt.models" not in q for q in ran), "the profile's lookup ran apart"
+
+
 def test_a_sealed_compile_reads_its_conversation_seal_and_nodes_only(rdb):
     """SPEC §15.5: a sealed compile_turn runs at most 2 statements — the conversation row
     with the seal's pointers (where no round was written since), then the body's nodes.

@@ -28,24 +28,28 @@ static SUMMARY_FLOOR: LazyLock<Query> = LazyLock::new(|| {
     )
 });
 
+/// A batch of history (one statement): the turns of conversation `$1` below seq `$2`
+/// from `$3` on, newest first, `$4` at most (their creation day in the time zone `$5`), and
+/// those turns' rounds.
 static HISTORY: LazyLock<Query> = LazyLock::new(|| {
-    Query::new(
-        "a turn row",
-        format!(
-            "SELECT {} FROM prompt.turns t WHERE t.conversation_id = $1 AND t.seq < $2 AND t.seq >= $3 \
-             ORDER BY t.seq DESC LIMIT $4",
-            turn_columns("$5")
-        ),
-        &TURN,
-    )
-});
-
-static HISTORY_ROUNDS: LazyLock<Query> = LazyLock::new(|| {
-    Query::new(
-        "a round row",
-        "SELECT turn_id, n, assistant, results, steers, aborted FROM prompt.rounds \
-         WHERE conversation_id = $1 AND turn_id = ANY($2) ORDER BY turn_id, n",
-        &[&[("turn_id", UUIDOID)][..], &ROUND].concat(),
+    let window = "t.conversation_id = $1 AND t.seq < $2 AND t.seq >= $3 ORDER BY t.seq DESC LIMIT $4";
+    Query::parts(
+        "a batch of history",
+        &[
+            (
+                "turn",
+                format!("SELECT {} FROM prompt.turns t WHERE {window}", turn_columns("$5")),
+                &TURN,
+            ),
+            (
+                "round",
+                format!(
+                    "SELECT r.turn_id, r.n, r.assistant, r.results, r.steers, r.aborted FROM prompt.rounds r \
+                     WHERE r.conversation_id = $1 AND r.turn_id IN (SELECT t.id FROM prompt.turns t WHERE {window})"
+                ),
+                &[&[("turn_id", UUIDOID)][..], &ROUND].concat(),
+            ),
+        ],
     )
 });
 
@@ -117,7 +121,8 @@ impl<'c, 'conn> SpiHistory<'c, 'conn> {
         segments.push_back(Segment {
             conv: ctx.conversation.id,
             before: ctx.turn.seq,
-            floor: floor(ctx.conversation.id, ctx.turn.seq),
+            // Read with the turn.
+            floor: ctx.summary_floor.unwrap_or(i64::MIN),
             host: None,
             capture: None,
         });
@@ -156,37 +161,6 @@ impl<'c, 'conn> SpiHistory<'c, 'conn> {
         }
         self.segments.front_mut()
     }
-
-    /// The rounds of a batch's reply turns (of conversation `conv`), in one query.
-    fn attach_rounds(&self, conv: Uuid, turns: &mut [HistoryTurn]) -> Result<()> {
-        let replies: Vec<pgrx::Uuid> = turns
-            .iter()
-            .filter(|h| h.turn.kind == TurnKind::Reply)
-            .map(|h| pg_uuid(h.turn.id))
-            .collect();
-        if replies.is_empty() {
-            return Ok(());
-        }
-        let rows = run(
-            self.client,
-            &HISTORY_ROUNDS,
-            &[pg_uuid(conv).into(), replies.into()],
-            |c| {
-                let turn = c.need_uuid("turn_id")?;
-                Ok(Some((turn, read_round(c, turn)?)))
-            },
-        )?;
-        let mut by_turn: HashMap<Uuid, Vec<Round>> = HashMap::new();
-        for (turn, round) in rows {
-            by_turn.entry(turn).or_default().push(round);
-        }
-        for h in turns {
-            if let Some(r) = by_turn.remove(&h.turn.id) {
-                h.rounds = r;
-            }
-        }
-        Ok(())
-    }
 }
 
 impl HistorySource for SpiHistory<'_, '_> {
@@ -200,6 +174,7 @@ impl HistorySource for SpiHistory<'_, '_> {
                 return Ok((Vec::new(), Vec::new()));
             };
             let host = seg.host;
+            let mut rounds: HashMap<Uuid, Vec<Round>> = HashMap::new();
             turns = run(
                 client,
                 &HISTORY,
@@ -210,22 +185,33 @@ impl HistorySource for SpiHistory<'_, '_> {
                     (limit as i64).into(),
                     timezone.into(),
                 ],
-                |c| {
-                    Ok(read_turn(c)?.map(|(turn, _)| HistoryTurn {
+                |c| match c.need_text("row_of")?.as_str() {
+                    "turn" => Ok(read_turn(c)?.map(|(turn, _)| HistoryTurn {
                         turn,
                         rounds: Vec::new(),
                         host,
-                    }))
+                    })),
+                    _ => {
+                        let turn = c.need_uuid("turn_id")?;
+                        rounds.entry(turn).or_default().push(read_round(c, turn)?);
+                        Ok(None)
+                    }
                 },
             )?;
+            // Newest first, each turn's rounds in order, whatever order the parts came in.
+            turns.sort_by_key(|h| std::cmp::Reverse(h.turn.seq));
+            for h in turns.iter_mut() {
+                if let Some(mut r) = rounds.remove(&h.turn.id) {
+                    r.sort_by_key(|r| r.n);
+                    h.rounds = r;
+                }
+            }
             // A short batch was the stretch's last: nothing older is left in it.
             seg.before = match turns.last() {
                 Some(last) if turns.len() == limit => last.turn.seq,
                 _ => seg.floor,
             };
-            let (conv, capture) = (seg.conv, seg.capture.clone());
-            self.attach_rounds(conv, &mut turns)?;
-            if let Some(c) = capture {
+            if let Some(c) = seg.capture.clone() {
                 // The captured turn as it stood when the Side was created.
                 turns.iter_mut().for_each(|h| c.freeze(h));
             }

@@ -20,7 +20,7 @@ mod rows;
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
-use pgrx::pg_sys::{BOOLOID, INT4OID, TEXTARRAYOID, TEXTOID, UUIDOID};
+use pgrx::pg_sys::{BOOLOID, DATEOID, INT4OID, INT8OID, TEXTARRAYOID, TEXTOID, TIMESTAMPTZOID, UUIDOID};
 use pgrx::spi::SpiClient;
 use uuid::Uuid;
 
@@ -30,23 +30,26 @@ use pgprompt_core::context::Context;
 use pgprompt_core::error::{Code, Error, Result};
 use pgprompt_core::reads;
 use pgprompt_core::rounds::Round;
-use pgprompt_core::rows::{Conversation, User, Workspace};
+use pgprompt_core::rows::{Conversation, Model, User, Workspace};
 
 use answerer::answerer_rows;
 use captures::{capture_columns, capture_state, side_captures, Capture, CAPTURE_COLUMNS};
 use rows::{read_round, ROUND};
 
 pub use history::SpiHistory;
-// The turn row's reader is the crate's for a #[pg_test] that swaps its columns.
 pub(super) use rows::{load_users, models};
-pub(crate) use rows::{read_turn, turn_columns, TURN};
+// The turn row's reader is the crate's for a #[pg_test] that swaps its columns.
+pub(crate) use rows::TURN;
+#[cfg(any(test, feature = "pg_test"))]
+pub(crate) use rows::{read_turn, turn_columns};
 
-/// The conversation and its capture; for a compile, with the seal's pointers where the turn
-/// is its stored body (`seals::STORED_JOIN`). The conversation, its workspace and the turn
-/// are three queries, not one join: the conversation and its seal are one shard's rows (a
-/// router query to Citus), the workspace a reference table's, the form a call Citus
-/// delegates with `force_delegation` may run (docs/scale-out.md, "In a transaction"); a join
-/// of a distributed table with a reference table is refused there.
+/// The conversation `$1` and its capture; for a compile, with the seal's pointers where
+/// the turn is its stored body (`seals::STORED_JOIN`); the turn `$2` (its creation day is
+/// read with the workspace) and the seq of the newest summary turn before it. One shard's
+/// rows (a router query to Citus): the workspace is a reference table's row, read in the
+/// next statement, as a call Citus delegates with `force_delegation` may run
+/// (docs/scale-out.md, "In a transaction"): a join of a distributed table with a
+/// reference table is refused there.
 static CONVERSATION: LazyLock<Query> = LazyLock::new(|| {
     let mut columns = vec![
         ("workspace_id", UUIDOID),
@@ -57,43 +60,57 @@ static CONVERSATION: LazyLock<Query> = LazyLock::new(|| {
     ];
     columns.extend(CAPTURE_COLUMNS);
     columns.extend(seals::STORED_COLUMNS);
+    columns.extend(TURN);
+    columns.extend([("turn_created_at", TIMESTAMPTZOID), ("summary_floor", INT8OID)]);
     Query::new(
         "the conversation row",
         format!(
             "SELECT c.workspace_id, c.kind AS conversation_kind, c.answerer_id AS conversation_answerer_id, \
-             c.creator_id, c.origin_channel, {}, {} FROM prompt.conversations c \
-             LEFT JOIN prompt.seals s ON {} WHERE c.id = $1",
+             c.creator_id, c.origin_channel, {}, {}, {}, t.created_at AS turn_created_at, \
+             (SELECT max(f.seq) FROM prompt.turns f WHERE f.conversation_id = $1 AND f.kind = 'summary' \
+               AND f.seq < t.seq) AS summary_floor \
+             FROM prompt.conversations c \
+             LEFT JOIN prompt.seals s ON {} \
+             LEFT JOIN prompt.turns t ON t.conversation_id = $1 AND t.id = $2 \
+             WHERE c.id = $1",
             capture_columns("c."),
             seals::STORED_POINTERS,
+            rows::turn_select("NULL::date"),
             seals::STORED_JOIN
         ),
         &columns,
     )
 });
 
-/// The conversation's workspace.
-static WORKSPACE: LazyLock<Query> = LazyLock::new(|| {
-    Query::new(
-        "the conversation's workspace row",
-        "SELECT id, name, timezone, paths FROM prompt.workspaces WHERE id = $1",
+/// The conversation's workspace `$1` (with the turn's creation day, `$2`, in its time
+/// zone), the users `$3` and their stewards, and, when `$6`, the models `$4` and the model
+/// of the answerer `$5`: reference tables' rows, one statement.
+static WORKSPACE_USERS_MODELS: LazyLock<Query> = LazyLock::new(|| {
+    Query::parts(
+        "the workspace, users and models",
         &[
-            ("id", UUIDOID),
-            ("name", TEXTOID),
-            ("timezone", TEXTOID),
-            ("paths", TEXTARRAYOID),
+            (
+                "workspace",
+                "SELECT id, name, timezone, paths, ($2::timestamptz AT TIME ZONE timezone)::date AS created_on \
+                 FROM prompt.workspaces WHERE id = $1"
+                    .into(),
+                &[
+                    ("id", UUIDOID),
+                    ("name", TEXTOID),
+                    ("timezone", TEXTOID),
+                    ("paths", TEXTARRAYOID),
+                    ("created_on", DATEOID),
+                ],
+            ),
+            ("user", rows::users_sql("$3"), &rows::USER),
+            (
+                "model",
+                rows::models_sql(
+                    "$6 AND (m.name = ANY($4) OR m.name = (SELECT u.model FROM prompt.users u WHERE u.id = $5))",
+                ),
+                &rows::MODEL,
+            ),
         ],
-    )
-});
-
-/// The turn compiled (its creation day in the workspace's time zone, `$3`).
-static THE_TURN: LazyLock<Query> = LazyLock::new(|| {
-    Query::new(
-        "the turn row",
-        format!(
-            "SELECT {} FROM prompt.turns t WHERE t.conversation_id = $1 AND t.id = $2",
-            turn_columns("$3")
-        ),
-        &TURN,
     )
 });
 
@@ -106,34 +123,57 @@ pub enum Loaded {
 
 pub use pgprompt_core::reads::Read;
 
+/// The conversation's row as [`CONVERSATION`] reads it.
+struct First {
+    conversation: Conversation,
+    capture: Capture,
+    stored: Option<seals::StoredSeal>,
+    /// The turn (`None`: not visible, or not read where the stored body is all a compile reads).
+    turn: Option<(pgprompt_core::rows::Turn, bool)>,
+    created_at: Option<pgrx::datum::TimestampWithTimeZone>,
+    summary_floor: Option<i64>,
+}
+
+impl First {
+    fn read(c: &Cols<'_>, conv: Uuid) -> Result<First> {
+        let (conversation, capture) = conversation_row(c, conv)?;
+        let stored = seals::StoredSeal::read(c);
+        // The stored body is all a compile reads, unless it was pruned.
+        let turn = match stored.as_ref().is_none_or(seals::StoredSeal::pruned) {
+            true => rows::read_undated(c)?,
+            false => None,
+        };
+        Ok(First {
+            conversation,
+            capture,
+            stored,
+            turn,
+            created_at: c.get("turn_created_at"),
+            summary_floor: c.get::<i64>("summary_floor"),
+        })
+    }
+}
+
 /// Loads everything but history for turn `turn` of conversation `conv`.
 pub fn context(client: &SpiClient<'_>, conv: Uuid, turn: Uuid, read: Read) -> Result<Loaded> {
     let [stateful, wanted] = seals::StoredSeal::args(reads::stored_first(read));
     let args = [pg_uuid(conv).into(), pg_uuid(turn).into(), stateful, wanted];
-    let conversation = run(client, &CONVERSATION, &args, |c| {
-        Ok(conversation_row(c, conv)?.map(|row| (row, seals::StoredSeal::read(c))))
-    })?;
-    let Some(((mut conversation, capture), stored)) = conversation.into_iter().next() else {
+    let first = run(client, &CONVERSATION, &args, |c| First::read(c, conv).map(Some))?;
+    let Some(First {
+        mut conversation,
+        capture,
+        stored,
+        turn: found,
+        created_at,
+        summary_floor,
+    }) = first.into_iter().next()
+    else {
         return Err(conversation_not_found(conv));
     };
     if let Some(body) = stored.map(|s| s.body(client, conv, turn)).transpose()?.flatten() {
         return Ok(Loaded::Stored(body));
     }
-    let workspace = run(
-        client,
-        &WORKSPACE,
-        &[pg_uuid(conversation.workspace_id).into()],
-        workspace_row,
-    )?;
-    let Some(workspace) = workspace.into_iter().next() else {
-        return Err(conversation_not_found(conv));
-    };
-    let args = [
-        pg_uuid(conv).into(),
-        pg_uuid(turn).into(),
-        workspace.timezone.clone().into(),
-    ];
-    let Some((t, sealed)) = run(client, &THE_TURN, &args, read_turn)?.into_iter().next() else {
+    let Some((mut t, sealed)) = found else {
         return Err(missing_turn(client, conv, turn));
     };
     let next = reads::after_turn(&t, sealed);
@@ -153,9 +193,12 @@ pub fn context(client: &SpiClient<'_>, conv: Uuid, turn: Uuid, read: Read) -> Re
     conversation.root_id = captured.last().map(|c| c.conversation_id);
     let sealed_answerer = seal.as_ref().map(|s| s.frozen.answerer_id);
     let ids = reads::users(&conversation, &t, sealed_answerer, &rounds, &captured);
-    let users: HashMap<Uuid, User> = load_users(client, &ids)?.into_iter().map(|u| (u.id, u)).collect();
+    let Reference {
+        workspace,
+        users,
+        models,
+    } = workspace_users_models(client, &conversation, &mut t, created_at, &ids, seal.is_some())?;
     let a = reads::answerer(&conversation, &t, &users);
-    let models = models(client, &reads::models(&t, a, seal.is_some()))?;
     let diagnostics_previous = match reads::asks_cache_diagnostics(&t, a, &models, seal.is_some()) {
         true => previous_response(client, &conversation, &t)?,
         false => None,
@@ -179,7 +222,59 @@ pub fn context(client: &SpiClient<'_>, conv: Uuid, turn: Uuid, read: Read) -> Re
         captured,
         previous: None,
         diagnostics_previous,
+        summary_floor,
     })))
+}
+
+/// What [`workspace_users_models`] reads: reference tables' rows.
+struct Reference {
+    workspace: Workspace,
+    users: HashMap<Uuid, User>,
+    models: HashMap<String, Model>,
+}
+
+/// The workspace (and the turn's creation day in its time zone), the users `ids` and the
+/// models [`reads::models`] names, in one statement.
+fn workspace_users_models(
+    client: &SpiClient<'_>,
+    conversation: &Conversation,
+    t: &mut pgprompt_core::rows::Turn,
+    created_at: Option<pgrx::datum::TimestampWithTimeZone>,
+    ids: &[Uuid],
+    sealed: bool,
+) -> Result<Reference> {
+    let wanted = reads::models(conversation, t, sealed);
+    let (names, answerer) = wanted.clone().map(|m| (m.names, m.answerer)).unwrap_or_default();
+    let ids: Vec<pgrx::Uuid> = ids.iter().copied().map(pg_uuid).collect();
+    let args = [
+        pg_uuid(conversation.workspace_id).into(),
+        super::spi::nullable(created_at),
+        ids.into(),
+        names.into(),
+        super::spi::nullable(answerer.map(pg_uuid)),
+        wanted.is_some().into(),
+    ];
+    let (mut workspace, mut users, mut models) = (None, HashMap::new(), Vec::new());
+    run(client, &WORKSPACE_USERS_MODELS, &args, |c| {
+        match c.need_text("row_of")?.as_str() {
+            "workspace" => workspace = Some((workspace_row(c)?, c.date("created_on")?)),
+            "user" => {
+                let u = rows::read_user(c)?;
+                users.insert(u.id, u);
+            }
+            _ => models.push(rows::read_model(c)?),
+        }
+        Ok::<Option<()>, Error>(None)
+    })?;
+    let Some((workspace, day)) = workspace else {
+        return Err(conversation_not_found(conversation.id));
+    };
+    t.date = day;
+    Ok(Reference {
+        workspace,
+        users,
+        models: rows::with_calibration(client, models)?,
+    })
 }
 
 /// No such conversation, or one whose row or workspace row-level security hides.
@@ -191,8 +286,8 @@ fn conversation_not_found(conv: Uuid) -> Error {
     .hint("The id may be wrong, or row-level security may hide the conversation from this role.")
 }
 
-/// The conversation and its capture, from the row of `CONVERSATION`.
-fn conversation_row(c: &Cols<'_>, conv: Uuid) -> Result<Option<(Conversation, Capture)>> {
+/// The conversation and its capture, from the row of [`CONVERSATION`].
+fn conversation_row(c: &Cols<'_>, conv: Uuid) -> Result<(Conversation, Capture)> {
     let conversation = Conversation {
         id: conv,
         workspace_id: c.need_uuid("workspace_id")?,
@@ -202,15 +297,15 @@ fn conversation_row(c: &Cols<'_>, conv: Uuid) -> Result<Option<(Conversation, Ca
         origin_channel: c.text("origin_channel"),
         root_id: None,
     };
-    Ok(Some((
+    Ok((
         conversation,
         (c.uuid("parent_id"), c.uuid("captured_turn_id"), capture_state(c)),
-    )))
+    ))
 }
 
-/// The workspace, from the row of `WORKSPACE`.
-fn workspace_row(c: &Cols<'_>) -> Result<Option<Workspace>> {
-    Ok(Some(Workspace {
+/// The workspace, from its row of [`WORKSPACE_USERS_MODELS`].
+fn workspace_row(c: &Cols<'_>) -> Result<Workspace> {
+    Ok(Workspace {
         id: c.need_uuid("id")?,
         name: c.text("name"),
         timezone: c.need_text("timezone")?,
@@ -220,7 +315,7 @@ fn workspace_row(c: &Cols<'_>) -> Result<Option<Workspace>> {
             .into_iter()
             .flatten()
             .collect(),
-    }))
+    })
 }
 
 static TURN_ELSEWHERE: LazyLock<Query> = LazyLock::new(|| {

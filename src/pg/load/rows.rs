@@ -15,13 +15,20 @@ use pgprompt_core::rounds::{self, Round};
 use pgprompt_core::rows::{CacheTtl, Mechanism, Mode, Model, Role, Turn, TurnKind, User, UserKind, Wire};
 use pgprompt_core::tokens::Tokenizer;
 
-/// The turn columns [`read_turn`] takes, as the SQL names them.
+/// The turn columns [`read_turn`] takes, as the SQL names them, its creation day in the
+/// time zone `tz`.
 pub(crate) fn turn_columns(tz: &str) -> String {
+    turn_select(&format!("(t.created_at AT TIME ZONE {tz})::date"))
+}
+
+/// The turn columns with `created_on` the SQL expression `day` (`NULL::date` where the
+/// day is read later, with the workspace: [`read_undated`]).
+pub(super) fn turn_select(day: &str) -> String {
     format!(
         "t.id, t.seq, t.kind, t.role, t.author_id, t.answerer_id, t.poster_id, t.content, t.prompt, t.origin, \
          t.sender_conversation_id, t.mode, t.inline, t.variables, t.input, t.tools, \
          t.callables, t.model, t.history, t.memory_user_id, t.summary, t.summary_round, \
-         t.request_options, (t.created_at AT TIME ZONE {tz})::date AS created_on, t.content_tokens, \
+         t.request_options, {day} AS created_on, t.content_tokens, \
          t.prompt_tokens, t.sealed_preface, t.sealed_at IS NOT NULL AS sealed"
     )
 }
@@ -61,6 +68,15 @@ pub(crate) const TURN: [Column; 28] = [
 /// A turn as stored, its JSON columns parsed once (`None`: no turn, a left join's
 /// empty side). Returns whether it is sealed too.
 pub(crate) fn read_turn(c: &Cols<'_>) -> Result<Option<(Turn, bool)>> {
+    let Some((mut t, sealed)) = read_undated(c)? else {
+        return Ok(None);
+    };
+    t.date = c.date("created_on")?;
+    Ok(Some((t, sealed)))
+}
+
+/// A turn as [`read_turn`] reads it, but for its creation day (`created_on` not read).
+pub(super) fn read_undated(c: &Cols<'_>) -> Result<Option<(Turn, bool)>> {
     let Some(id) = c.uuid("id") else { return Ok(None) };
     let kind = TurnKind::from_column("turns.kind", &c.need_text("kind")?)?;
     let mut t = Turn::new(id, c.need::<i64>("seq")?, kind);
@@ -87,7 +103,6 @@ pub(crate) fn read_turn(c: &Cols<'_>) -> Result<Option<(Turn, bool)>> {
     t.summary = c.text("summary");
     t.summary_round = c.get::<i32>("summary_round");
     t.request_options = fields::parse_request_options(&c.need_json("request_options")?)?;
-    t.date = c.date("created_on")?;
     t.content_tokens = c.ints("content_tokens");
     t.prompt_tokens = c.ints("prompt_tokens");
     t.sealed_preface = c
@@ -97,115 +112,137 @@ pub(crate) fn read_turn(c: &Cols<'_>) -> Result<Option<(Turn, bool)>> {
     Ok(Some((t, c.need::<bool>("sealed")?)))
 }
 
-static USERS: LazyLock<Query> = LazyLock::new(|| {
-    Query::new(
-        "a user row",
+/// The user rows whose ids are the array `ids` (an SQL parameter), and their stewards.
+pub(super) fn users_sql(ids: &str) -> String {
+    format!(
         "SELECT id, handle, display_name, kind, steward_id, prompt_mechanism, prompt_template, \
          model, reasoning_replay, application, request_options FROM prompt.users \
-         WHERE id = ANY($1) OR id IN (SELECT steward_id FROM prompt.users WHERE id = ANY($1))",
-        &[
-            ("id", UUIDOID),
-            ("handle", TEXTOID),
-            ("display_name", TEXTOID),
-            ("kind", TEXTOID),
-            ("steward_id", UUIDOID),
-            ("prompt_mechanism", TEXTOID),
-            ("prompt_template", JSONBOID),
-            ("model", TEXTOID),
-            ("reasoning_replay", BOOLOID),
-            ("application", TEXTOID),
-            ("request_options", JSONBOID),
-        ],
+         WHERE id = ANY({ids}) OR id IN (SELECT steward_id FROM prompt.users WHERE id = ANY({ids}))"
     )
-});
+}
+
+/// The columns of [`users_sql`], read by [`read_user`].
+pub(super) const USER: [Column; 11] = [
+    ("id", UUIDOID),
+    ("handle", TEXTOID),
+    ("display_name", TEXTOID),
+    ("kind", TEXTOID),
+    ("steward_id", UUIDOID),
+    ("prompt_mechanism", TEXTOID),
+    ("prompt_template", JSONBOID),
+    ("model", TEXTOID),
+    ("reasoning_replay", BOOLOID),
+    ("application", TEXTOID),
+    ("request_options", JSONBOID),
+];
+
+static USERS: LazyLock<Query> = LazyLock::new(|| Query::new("a user row", users_sql("$1"), &USER));
 
 pub(crate) fn load_users(client: &SpiClient<'_>, ids: &[Uuid]) -> Result<Vec<User>> {
     if ids.is_empty() {
         return Ok(Vec::new());
     }
     let ids: Vec<pgrx::Uuid> = ids.iter().copied().map(pg_uuid).collect();
-    run(client, &USERS, &[ids.into()], |c| {
-        let kind = UserKind::from_column("users.kind", &c.need_text("kind")?)?;
-        let mut u = User::new(c.need_uuid("id")?, &c.need_text("handle")?, kind);
-        u.display_name = c.text("display_name");
-        u.steward_id = c.uuid("steward_id");
-        u.prompt_mechanism = Mechanism::from_column("users.prompt_mechanism", &c.need_text("prompt_mechanism")?)?;
-        u.prompt_template = c.json("prompt_template")?;
-        u.model = c.text("model");
-        u.reasoning_replay = c.need::<bool>("reasoning_replay")?;
-        u.application = c.text("application");
-        u.request_options = fields::parse_request_options(&c.need_json("request_options")?)?;
-        Ok(Some(u))
-    })
+    run(client, &USERS, &[ids.into()], |c| read_user(c).map(Some))
 }
 
-static MODELS: LazyLock<Query> = LazyLock::new(|| {
-    Query::new(
-        "a model row",
-        // The calibration is read apart, for a model with token_margin_auto only
-        // (`calibrated`): it aggregates prompt.responses across conversations, which on
-        // Citus is a distributed subplan, planned even where a CASE would skip it.
-        // Lifecycle is the day's: the profile's dates against the transaction's date (a
-        // seal never freezes it; the core reads no clock). `OFFSET 0` keeps the profile's
-        // lookup a subquery of its own: pulled up, it ran once per reference (four times).
+/// A user as stored, from the columns of [`USER`].
+pub(super) fn read_user(c: &Cols<'_>) -> Result<User> {
+    let kind = UserKind::from_column("users.kind", &c.need_text("kind")?)?;
+    let mut u = User::new(c.need_uuid("id")?, &c.need_text("handle")?, kind);
+    u.display_name = c.text("display_name");
+    u.steward_id = c.uuid("steward_id");
+    u.prompt_mechanism = Mechanism::from_column("users.prompt_mechanism", &c.need_text("prompt_mechanism")?)?;
+    u.prompt_template = c.json("prompt_template")?;
+    u.model = c.text("model");
+    u.reasoning_replay = c.need::<bool>("reasoning_replay")?;
+    u.application = c.text("application");
+    u.request_options = fields::parse_request_options(&c.need_json("request_options")?)?;
+    Ok(u)
+}
+
+/// The model rows `filter` (an SQL condition on `m`) keeps, each with its profile and
+/// lifecycle. The calibration is read apart, for a model with token_margin_auto only
+/// ([`with_calibration`]): it aggregates prompt.responses across conversations, which on
+/// Citus is a distributed subplan, planned even where a CASE would skip it. Lifecycle is
+/// the day's: the profile's dates against the transaction's date (a seal never freezes
+/// it; the core reads no clock). The profile's lookup, `prompt._model_profile_of`, is
+/// inlined by the planner: no statement of its own.
+pub(super) fn models_sql(filter: &str) -> String {
+    format!(
         "SELECT m.name, m.wire, m.tokenizer, m.advisory_window, m.hard_window, m.native_images, \
          m.token_margin, m.token_margin_auto, \
          m.max_output_tokens, m.cache_ttl, m.history_cache_ttl, m.request_options, p.profile, \
          coalesce((p.profile::jsonb ->> 'retires_at')::date <= current_date, false) AS retired, \
          coalesce((p.profile::jsonb ->> 'deprecated_at')::date <= current_date, false) \
            OR (p.profile::jsonb ->> 'retires_at') IS NOT NULL AS deprecated \
-         FROM prompt.models m, LATERAL (SELECT prompt._model_profile(m.name, m.profile) AS profile OFFSET 0) p \
-         WHERE m.name = ANY($1)",
-        &[
-            ("name", TEXTOID),
-            ("wire", TEXTOID),
-            ("tokenizer", TEXTOID),
-            ("advisory_window", INT4OID),
-            ("hard_window", INT4OID),
-            ("native_images", BOOLOID),
-            ("token_margin", FLOAT4OID),
-            ("token_margin_auto", BOOLOID),
-            ("max_output_tokens", INT4OID),
-            ("cache_ttl", TEXTOID),
-            ("history_cache_ttl", TEXTOID),
-            ("request_options", JSONBOID),
-            ("profile", TEXTOID),
-            ("retired", BOOLOID),
-            ("deprecated", BOOLOID),
-        ],
+         FROM prompt.models m LEFT JOIN LATERAL prompt._model_profile_of(m.name, m.profile) p ON true \
+         WHERE {filter}"
     )
-});
+}
 
-/// The model rows named `names`, by name: what a compile reads of a model (and the 0.2
-/// conversion of the model a 0.2 seal names).
+/// The columns of [`models_sql`], read by [`read_model`].
+pub(super) const MODEL: [Column; 15] = [
+    ("name", TEXTOID),
+    ("wire", TEXTOID),
+    ("tokenizer", TEXTOID),
+    ("advisory_window", INT4OID),
+    ("hard_window", INT4OID),
+    ("native_images", BOOLOID),
+    ("token_margin", FLOAT4OID),
+    ("token_margin_auto", BOOLOID),
+    ("max_output_tokens", INT4OID),
+    ("cache_ttl", TEXTOID),
+    ("history_cache_ttl", TEXTOID),
+    ("request_options", JSONBOID),
+    ("profile", TEXTOID),
+    ("retired", BOOLOID),
+    ("deprecated", BOOLOID),
+];
+
+static MODELS: LazyLock<Query> = LazyLock::new(|| Query::new("a model row", models_sql("m.name = ANY($1)"), &MODEL));
+
+/// The model rows named `names`, by name (the 0.2 conversion of the model a 0.2 seal
+/// names; a compile reads its models with its users, `super::context`).
 pub(crate) fn models(client: &SpiClient<'_>, names: &[String]) -> Result<HashMap<String, Model>> {
     if names.is_empty() {
         return Ok(HashMap::new());
     }
-    let models = run(client, &MODELS, &[names.to_vec().into()], |c| {
-        let name = c.need_text("name")?;
-        let mut m = Model::new(&name, Wire::from_column("models.wire", &c.need_text("wire")?)?);
-        m.tokenizer = Tokenizer::parse(&c.need_text("tokenizer")?)?;
-        m.advisory_window = c.get::<i32>("advisory_window");
-        m.hard_window = c.get::<i32>("hard_window");
-        m.native_images = c.need::<bool>("native_images")?;
-        m.token_margin = c.need::<f32>("token_margin")?;
-        let auto = c.need::<bool>("token_margin_auto")?;
-        m.max_output_tokens = c.need::<i32>("max_output_tokens")?;
-        m.cache_ttl = CacheTtl::from_column("models.cache_ttl", &c.need_text("cache_ttl")?)?;
-        m.history_cache_ttl = c
-            .text("history_cache_ttl")
-            .map(|t| CacheTtl::from_column("models.history_cache_ttl", &t))
-            .transpose()?;
-        m.request_options = fields::parse_request_options(&c.need_json("request_options")?)?;
-        // No profile: the model row names none and no shipped profile has its name.
-        let profile = pgprompt_core::profile::Profile::from_json(&c.text("profile").unwrap_or_default())?;
-        m.lifecycle = pgprompt_core::rows::Lifecycle {
-            retired: c.need::<bool>("retired")?,
-            deprecated: c.need::<bool>("deprecated")?,
-        };
-        Ok(Some((name, m.with_profile(profile), auto)))
-    })?;
+    let models = run(client, &MODELS, &[names.to_vec().into()], |c| read_model(c).map(Some))?;
+    with_calibration(client, models)
+}
+
+/// A model as stored, from the columns of [`MODEL`], and whether its margin is calibrated.
+pub(super) fn read_model(c: &Cols<'_>) -> Result<(String, Model, bool)> {
+    let name = c.need_text("name")?;
+    let mut m = Model::new(&name, Wire::from_column("models.wire", &c.need_text("wire")?)?);
+    m.tokenizer = Tokenizer::parse(&c.need_text("tokenizer")?)?;
+    m.advisory_window = c.get::<i32>("advisory_window");
+    m.hard_window = c.get::<i32>("hard_window");
+    m.native_images = c.need::<bool>("native_images")?;
+    m.token_margin = c.need::<f32>("token_margin")?;
+    let auto = c.need::<bool>("token_margin_auto")?;
+    m.max_output_tokens = c.need::<i32>("max_output_tokens")?;
+    m.cache_ttl = CacheTtl::from_column("models.cache_ttl", &c.need_text("cache_ttl")?)?;
+    m.history_cache_ttl = c
+        .text("history_cache_ttl")
+        .map(|t| CacheTtl::from_column("models.history_cache_ttl", &t))
+        .transpose()?;
+    m.request_options = fields::parse_request_options(&c.need_json("request_options")?)?;
+    // No profile: the model row names none and no shipped profile has its name.
+    let profile = pgprompt_core::profile::Profile::from_json(&c.text("profile").unwrap_or_default())?;
+    m.lifecycle = pgprompt_core::rows::Lifecycle {
+        retired: c.need::<bool>("retired")?,
+        deprecated: c.need::<bool>("deprecated")?,
+    };
+    Ok((name, m.with_profile(profile), auto))
+}
+
+/// The models read, by name, each with token_margin_auto at least its calibration.
+pub(super) fn with_calibration(
+    client: &SpiClient<'_>,
+    models: Vec<(String, Model, bool)>,
+) -> Result<HashMap<String, Model>> {
     let mut out = HashMap::with_capacity(models.len());
     for (name, mut m, auto) in models {
         if auto {
