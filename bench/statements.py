@@ -134,7 +134,7 @@ def main():
     explain, preview = ms[CALLS[2][0]], ms[CALLS[1][0]]
     lines += ["", f"`explain_turn` / `preview_turn` of the same turn: {explain / preview:.1f} (target <= 1.5; "
               "bench/NOTES.md says where the time goes).",
-              f"`record_response` / that reply's sealed `compile_turn` ({comp:.2f} ms): {rec / comp:.2f} (target <= 0.5).",
+              f"`record_response` / that reply's sealed `compile_turn` ({comp:.2f} ms): {rec / comp:.3f} (target <= 0.5).",
               "", "What the compiles run (calls × statement, from pg_stat_statements):", ""]
     for name, _, _, _ in CALLS[:2]:
         lines += [f"- {name}:"] + [f"  - `{q}`" for q in counted[name][2]]

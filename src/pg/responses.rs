@@ -50,14 +50,6 @@ static RECORDED_BODY: LazyLock<Query> = LazyLock::new(|| {
     )
 });
 
-static TURN_MODE: LazyLock<Query> = LazyLock::new(|| {
-    Query::new(
-        "a turn's mode",
-        "SELECT mode FROM prompt.turns WHERE conversation_id = $1 AND id = $2",
-        &[("mode", TEXTOID)],
-    )
-});
-
 /// The newest round: its number, whether it has calls, and how many results.
 static NEWEST_ROUND: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
@@ -103,18 +95,21 @@ fn summary(turn: Uuid, step: i32, r: &Response, estimated: i32) -> Value {
 /// (SPEC §15.5: no second compile): the model and estimate the seal froze (its record
 /// verified against its digest), or, once the turn's rounds were sent, the estimate of
 /// the request that first carried the newest (`rounds.sent_estimate`).
+/// The turn's mode, and the request its seal and newest round say a response answers.
 static ANSWERED_REQUEST: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
         "the request a response answers",
-        "SELECT s.frozen #>> '{model,name}' AS model, (s.frozen #>> '{estimate,total}')::int4 AS sealed, \
+        "SELECT t.mode, s.frozen #>> '{model,name}' AS model, (s.frozen #>> '{estimate,total}')::int4 AS sealed, \
                 s.frozen_digest IS NOT DISTINCT FROM sha256(convert_to(s.frozen::text, 'UTF8')) AS verified, \
-                r.n, r.sent_estimate, \
-                (SELECT t.summary IS NOT NULL FROM prompt.turns t WHERE t.conversation_id = $1 AND t.id = $2) AS summarized \
-         FROM prompt.seals s LEFT JOIN LATERAL (SELECT x.n, x.sent_estimate FROM prompt.rounds x \
-                                                 WHERE x.conversation_id = $1 AND x.turn_id = $2 \
-                                                 ORDER BY x.n DESC LIMIT 1) r ON true \
-         WHERE s.conversation_id = $1 AND s.turn_id = $2 AND s.pruned_at IS NULL",
+                r.n, r.sent_estimate, t.summary IS NOT NULL AS summarized \
+         FROM prompt.turns t \
+         LEFT JOIN prompt.seals s ON s.conversation_id = $1 AND s.turn_id = $2 AND s.pruned_at IS NULL \
+         LEFT JOIN LATERAL (SELECT x.n, x.sent_estimate FROM prompt.rounds x \
+                            WHERE x.conversation_id = $1 AND x.turn_id = $2 \
+                            ORDER BY x.n DESC LIMIT 1) r ON true \
+         WHERE t.conversation_id = $1 AND t.id = $2",
         &[
+            ("mode", TEXTOID),
             ("model", TEXTOID),
             ("sealed", INT4OID),
             ("verified", BOOLOID),
@@ -128,14 +123,20 @@ static ANSWERED_REQUEST: LazyLock<Query> = LazyLock::new(|| {
 /// The request a response answers ([`ANSWERED_REQUEST`]); where nothing stored says it
 /// (rounds written since the last compile, a round sent before 0.5, an in-turn summary,
 /// a pruned or a 0.2 seal, no seal at all), the turn as it now stands is compiled, as before 0.5 — and a
-/// turn never compiled is refused.
-fn answered_request(client: &SpiClient<'_>, conv: Uuid, turn: Uuid, body_digest: [u8; 32]) -> Answered {
+/// turn never compiled is refused. With the turn's mode (`None`: no such turn visible).
+fn answered_request(
+    client: &SpiClient<'_>,
+    conv: Uuid,
+    turn: Uuid,
+    body_digest: [u8; 32],
+) -> (Answered, Option<String>) {
     let stored = run(
         client,
         &ANSWERED_REQUEST,
         &[pg_uuid(conv).into(), pg_uuid(turn).into()],
         |c| {
             Ok::<_, Error>(Some((
+                c.text("mode"),
                 c.text("model"),
                 c.get::<i32>("sealed"),
                 c.get::<bool>("verified") == Some(true),
@@ -148,7 +149,11 @@ fn answered_request(client: &SpiClient<'_>, conv: Uuid, turn: Uuid, body_digest:
         },
     )
     .or_raise();
-    if let Some((model, Some(sealed), verified, newest, sent)) = stored.into_iter().next() {
+    let (mode, stored) = match stored.into_iter().next() {
+        Some((mode, model, sealed, verified, newest, sent)) => (mode, Some((model, sealed, verified, newest, sent))),
+        None => (None, None),
+    };
+    if let Some((model, Some(sealed), verified, newest, sent)) = stored {
         if !verified {
             raise(
                 Error::new(
@@ -163,11 +168,14 @@ fn answered_request(client: &SpiClient<'_>, conv: Uuid, turn: Uuid, body_digest:
             (Some(_), sent) => sent,
         };
         if let Some(estimated) = estimated {
-            return Answered {
-                model,
-                estimated,
-                body_digest,
-            };
+            return (
+                Answered {
+                    model,
+                    estimated,
+                    body_digest,
+                },
+                mode,
+            );
         }
     }
     let out = super::api::explain_converting(conv, turn);
@@ -178,11 +186,12 @@ fn answered_request(client: &SpiClient<'_>, conv: Uuid, turn: Uuid, body_digest:
             "Compile the turn (compile_turn seals what it returns), post that body, then record the answer.",
         );
     }
-    Answered {
+    let answered = Answered {
         model: out.explain.model.clone(),
         estimated: i32::try_from(out.explain.estimate.total).unwrap_or(i32::MAX),
         body_digest,
-    }
+    };
+    (answered, mode)
 }
 
 /// What a recorded response answered: the compiled model, the estimate of the request,
@@ -343,8 +352,7 @@ fn record_response(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid, response: J
                 return summary(turn, step, &r, est);
             }
         }
-        let answered = answered_request(client, conv, turn, body_digest);
-        let mode = first::<String>(client, &TURN_MODE, &[pg_uuid(conv).into(), pg_uuid(turn).into()]);
+        let (answered, mode) = answered_request(client, conv, turn, body_digest);
         let step = if mode.as_deref() == Some("run") {
             next_round(client, conv, turn, &r)
         } else {
