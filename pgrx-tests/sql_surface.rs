@@ -102,13 +102,19 @@ fn no_function_is_security_definer_and_every_one_pins_search_path() {
         Some(0)
     );
     // Every function pins search_path. The exceptions are the two procedures that commit
-    // between batches, which a SET clause would forbid; they schema-qualify every name.
+    // between batches, which a SET clause would forbid (they schema-qualify every name),
+    // and the function a compile's query inlines, which a SET clause would keep from being
+    // inlined: its body is SQL-standard, every name in it bound when it was created.
     assert_eq!(
         one::<String>(
-            "SELECT string_agg(oid::regprocedure::text, ', ' ORDER BY proname) FROM pg_proc WHERE pronamespace = 'prompt'::regnamespace \
-             AND NOT coalesce(proconfig::text LIKE '%search_path=%', false)"
+            "SELECT string_agg(oid::regprocedure::text, ', ' ORDER BY proname COLLATE \"C\") FROM pg_proc \
+             WHERE pronamespace = 'prompt'::regnamespace AND NOT coalesce(proconfig::text LIKE '%search_path=%', false)"
         ),
-        Some("prompt.backfill_token_counts(text,integer), prompt.convert_seals_02(integer)".into())
+        Some("prompt._model_profile_of(text,text), prompt.backfill_token_counts(text,integer), prompt.convert_seals_02(integer)".into())
+    );
+    assert_eq!(
+        one::<bool>("SELECT prosqlbody IS NOT NULL FROM pg_proc WHERE oid = 'prompt._model_profile_of(text,text)'::regprocedure"),
+        Some(true)
     );
 }
 
