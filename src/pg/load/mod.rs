@@ -38,8 +38,8 @@ use rows::{read_round, ROUND};
 
 pub use history::SpiHistory;
 pub(super) use rows::{load_users, models};
-// The turn row's reader is the crate's for a #[pg_test] that swaps its columns.
 pub(crate) use rows::TURN;
+// The turn row's reader is the crate's for a #[pg_test] that swaps its columns.
 #[cfg(any(test, feature = "pg_test"))]
 pub(crate) use rows::{read_turn, turn_columns};
 
