@@ -29,6 +29,7 @@ HEAD = "## Prompt cache over agent runs"
 sys.path.insert(0, str(ROOT / "tests/python"))
 sys.path.insert(0, str(ROOT / "bench"))
 from bench import WORDS, connect  # noqa: E402
+from cache_optimum import cost, optimum  # noqa: E402
 from cache_rules import Blocks, Provider  # noqa: E402
 from results import write_section  # noqa: E402
 from tiktoken_offline import encoding  # noqa: E402
@@ -141,22 +142,29 @@ class Peer:
                 "messages": messages, "tools": TOOLS}
 
 
-def simulate():
+def simulate(rounds: int = ROUNDS):
+    """The benchmark's conversation with `rounds` rounds a turn (0: a chat, each turn a
+    direct reply without tools): the simulator's rows for pgprompt and its peer, the
+    cache report, how long it took, and pgprompt's requests (blocks, when sent)."""
     with connect("postgres") as admin:
         c = setup(admin)
     rng = random.Random(11)
     ours, theirs = Provider(MINIMUM), Provider(MINIMUM)
     rows = {"pgprompt": [], "langchain": []}
+    sent = []
     peer, start, allowance = None, time.time(), None
 
     def send(body, at):
-        rows["pgprompt"].append(ours.send(Blocks(body, count), at))
+        blocks = Blocks(body, count)
+        sent.append((blocks, at))
+        rows["pgprompt"].append(ours.send(blocks, at))
 
+    mode, tools = ("run", json.dumps(TOOLS)) if rounds else ("direct_reply", None)
     for i in range(TURNS):
         turn = f"00000000-0000-4000-8000-{i + 1:08x}0001"
         prompt = words(rng, 500)
         c.execute("INSERT INTO prompt.turns (conversation_id, id, kind, poster_id, prompt, mode, tools) "
-                  "VALUES (%s, %s, 'reply', %s, %s, 'run', %s)", (CONV, turn, ADA, prompt, json.dumps(TOOLS)))
+                  "VALUES (%s, %s, 'reply', %s, %s, %s, %s)", (CONV, turn, ADA, prompt, mode, tools))
         body = c.execute("SELECT prompt.compile_turn(%s, %s)", (CONV, turn)).fetchone()[0]
         if peer is None:
             peer = Peer(body["system"][0]["text"])
@@ -165,7 +173,7 @@ def simulate():
         send(body, time.time())
         peer.add(peer.Human(content=prompt))
         rows["langchain"].append(theirs.send(Blocks(peer.request(allowance), count), time.time()))
-        for r in range(1, ROUNDS + 1):
+        for r in range(1, rounds + 1):
             call = {"type": "tool_use", "id": f"toolu_{i:04d}_{r:02d}", "name": "lookup", "input": {"q": f"record {i}.{r}"}}
             c.execute("SELECT prompt.record_response(%s, %s, %s)",
                       (CONV, turn, json.dumps(message(f"msg_{i:04d}_{r:02d}", [call], "tool_use"))))
@@ -187,7 +195,7 @@ def simulate():
     report = c.execute("SELECT predicted_cache_read, predicted_cache_write, input_tokens "
                        "FROM prompt.cache_report(%s)", (CONV,)).fetchall()
     took = time.time() - began
-    return rows, report, took
+    return rows, report, took, sent
 
 
 def summary(rows):
@@ -249,17 +257,48 @@ def lines(out):
         text.append(f"| {label} | {v:.3f} | {target} | {'met' if met else 'MISSED'} |" if isinstance(v, float)
                     else f"| {label} | {v} | {target} | {'met' if met else 'MISSED'} |")
     text += ["", f"`cache_report` over the {p['requests']:,} requests took {out['report_seconds']:.1f} s."]
+    if "runs_placement" in out:
+        text += placement_lines(out)
     return text
 
 
+def placement_lines(out):
+    """pgprompt's breakpoints against the offline optimum (bench/cache_optimum.py)."""
+    text = ["", "### The cheapest cache writes", "",
+            "The same requests under an offline optimum placement that knows every later request "
+            "(`bench/cache_optimum.py`: the rules relaxed — a breakpoint after any block, no lookback or "
+            "breakpoint limit — so it is a lower bound of the real optimum). The chat: the same "
+            f"{out['turns']} turns as direct replies without tools or rounds.", "",
+            "| conversation | pgprompt cost / no caching | optimum cost / no caching | optimum written | "
+            "pgprompt / optimum | target | |", "|---|---:|---:|---:|---:|---|---|"]
+    for label, p, pl in ((f"{out['turns']} runs of {out['rounds']} rounds", out["pgprompt"], out["runs_placement"]),
+                         (f"a {out['turns']}-turn chat", out["chat"], out["chat_placement"])):
+        best = pl["optimum"]
+        text.append(f"| {label} | {p['relative_cost']:.4f} | {best['relative_cost']:.4f} | {best['cache_write']:,} "
+                    f"(pgprompt {p['cache_write']:,}) | {pl['ratio']:.3f} | <= 1.05 | "
+                    f"{'met' if pl['ratio'] <= 1.05 else 'MISSED'} |")
+    return text
+
+
+def placement(rows, sent) -> dict:
+    """pgprompt's cost against the offline optimum of the same requests (bench/cache_optimum.py)."""
+    best = optimum(sent, MINIMUM, 300, READ, WRITE)
+    return {"optimum": best, "ratio": cost(rows, READ, WRITE) / best["relative_cost"]}
+
+
 def main():
-    rows, report, took = simulate()
+    rows, report, took, sent = simulate()
+    runs_placement = placement(rows["pgprompt"], sent)
+    chat_rows, _, _, chat_sent = simulate(0)
+    chat = summary(chat_rows["pgprompt"])
+    chat_placement = placement(chat_rows["pgprompt"], chat_sent)
     predicted = [r[0] for r in report]
     simulated = [r["predicted_cache_read"] for r in rows["pgprompt"]]
     agrees = sum(a == b for a, b in zip(predicted, simulated)) if len(predicted) == len(simulated) else 0
     out = {name: summary(r) for name, r in rows.items()}
     out.update(turns=TURNS, rounds=ROUNDS, window=WINDOW, history=HISTORY, minimum=MINIMUM, report_agrees=agrees,
-               report_rows=len(predicted), report_seconds=took)
+               report_rows=len(predicted), report_seconds=took, runs_placement=runs_placement, chat=chat,
+               chat_placement=chat_placement)
     (ROOT / "bench/out").mkdir(exist_ok=True)
     (ROOT / "bench/out/cache_runs.json").write_text(json.dumps(out, indent=1))
     plot(rows, ROOT / "bench/cache_runs.png")
