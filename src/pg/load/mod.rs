@@ -37,8 +37,8 @@ use captures::{capture_columns, capture_state, side_captures, Capture, CAPTURE_C
 use rows::{read_round, ROUND};
 
 pub use history::SpiHistory;
-pub(super) use rows::{load_users, models};
 pub(crate) use rows::TURN;
+pub(super) use rows::{load_users, models};
 // The turn row's reader is the crate's for a #[pg_test] that swaps its columns.
 #[cfg(any(test, feature = "pg_test"))]
 pub(crate) use rows::{read_turn, turn_columns};
