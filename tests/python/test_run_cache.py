@@ -17,7 +17,7 @@ import cache_rules
 from cache_rules import Provider
 from conftest import make_database
 from test_cache_report import counter
-from test_response_loop import TOOLS, fixture, sdk
+from test_response_loop import TOOLS, final_response as final, fixture, sdk
 from test_wire_types import ANTHROPIC, CHAT, RESPONSES, assert_valid
 
 WS, ADA, LARK = ("00000000-0000-4000-8000-00000000a001", "00000000-0000-4000-8000-000000000001",
@@ -184,3 +184,49 @@ def test_openai_explicit_breakpoints_close_every_round(db, wire):
     # Each continuation reads from cache everything the request before it held.
     rows = c.execute("SELECT input_tokens, predicted_cache_read FROM prompt.cache_report(%s)", (conv,)).fetchall()
     assert [r[1] for r in rows[2:]] == [r[0] for r in rows[1:-1]]
+
+
+def reply_turn(c, conv, wire, prompt, mode="direct_reply"):
+    return str(c.execute(
+        "INSERT INTO prompt.turns (conversation_id, kind, poster_id, prompt, model, mode, tools) "
+        "VALUES (%s, 'reply', %s, %s, %s, %s, %s) RETURNING id",
+        (conv, ADA, prompt, MODELS[wire][0], mode, TOOLS if mode == "run" else None)).fetchone()[0])
+
+
+def marked_items(body, wire):
+    """The indexes of the request's items that carry an explicit breakpoint."""
+    return [i for i, m in enumerate(body[LIST[wire]]) if "prompt_cache_breakpoint" in json.dumps(m)]
+
+
+@pytest.mark.parametrize("wire", ["chat", "responses"])
+def test_openai_explicit_the_next_turn_reads_the_whole_request_before_it(db, wire):
+    """SPEC §15.5 item 4: OpenAI caches nothing it is not told to, so a sealed request marks
+    its last input part besides its history, and the next turn's request, which holds it
+    whole, reads all of it (before, only up to the earlier request's history mark). A
+    history entry that ends in a run's rounds is marked on its last tool output, as the
+    run's own continuations are, not back on its prompt."""
+    c = db
+    conv = str(c.execute("INSERT INTO prompt.conversations (workspace_id, answerer_id, creator_id) "
+                         "VALUES (%s, %s, %s) RETURNING id", (WS, LARK, ADA)).fetchone()[0])
+    words = " ".join(f"word{i}" for i in range(120))
+    first = reply_turn(c, conv, wire, f"First question: {words}")
+    body1 = json.loads(compiled(c, conv, first))
+    assert marked_items(body1, wire)[-1] == len(body1[LIST[wire]]) - 1, "the request's last input part is marked"
+    c.execute("UPDATE prompt.turns SET content = %s WHERE id = %s", (f"First answer: {words}", first))
+    second = reply_turn(c, conv, wire, f"Second question: {words}")
+    body2 = json.loads(compiled(c, conv, second))
+    for b in (body1, body2):
+        assert_valid(CHAT if wire == "chat" else RESPONSES, b)
+    rows = c.execute("SELECT input_tokens, predicted_cache_read FROM prompt.cache_report(%s)", (conv,)).fetchall()
+    assert rows[1][1] == rows[0][0], rows
+    # A run in history: its last round's tool output carries the history mark.
+    c.execute("UPDATE prompt.turns SET content = 'ok' WHERE id = %s", (second,))
+    run_id = reply_turn(c, conv, wire, "Now the weather, please.", mode="run")
+    compiled(c, conv, run_id)
+    round_trip(c, conv, run_id, wire, [f"call_{wire}_h1"])
+    c.execute("SELECT prompt.record_response(%s, %s, %s)", (conv, run_id, json.dumps(final(wire))))
+    after = reply_turn(c, conv, wire, f"Third question: {words}")
+    body3 = json.loads(compiled(c, conv, after))
+    items = body3[LIST[wire]]
+    outputs = [i for i, m in enumerate(items) if m.get("role") == "tool" or m.get("type") == "function_call_output"]
+    assert outputs and outputs[-1] in marked_items(body3, wire), (outputs, marked_items(body3, wire))

@@ -186,8 +186,9 @@ fn position_of_part(messages: &[Message], n: usize) -> Option<(usize, usize)> {
 }
 
 /// Where the cache breakpoints go: the end of the stable prefix, and the end of the
-/// newest history entry — never in what follows history (the preface and the input),
-/// never on a part a provider cannot mark.
+/// newest history entry — never in what follows history (the preface and the input;
+/// `wire::placed` adds the request's end where OpenAI's explicit breakpoints cache
+/// nothing unmarked), never on a part a provider cannot mark.
 fn breakpoints(messages: &[Message], prefix_parts: usize, history_parts: usize) -> Vec<Breakpoint> {
     let mut out = Vec::new();
     let mut mark = |n: usize, after: Stretch| {

@@ -76,10 +76,12 @@ fn escaped_size(kind: &crate::items::PartKind) -> usize {
 
 /// The breakpoints a body of `wire` carries, each moved back to the nearest part that can
 /// carry one: on `anthropic` and `converse`, any block but a thinking, reasoning or
-/// server-tool block; on `chat`
-/// and `responses`, for a model whose profile takes OpenAI's explicit breakpoints, a
-/// text or image of a system, developer or user message (OpenAI marks input parts
-/// only); none otherwise.
+/// server-tool block; on `chat` and `responses`, for a model whose profile takes OpenAI's
+/// explicit breakpoints, a text or image of a system, developer or user message or a
+/// tool's output (OpenAI marks input parts only, as a run's rounds are marked:
+/// `compile::marks`), and the request's last such part besides: OpenAI caches nothing it
+/// is not told to, and the next turn's request holds this one whole (Anthropic's
+/// continuations mark their end with the request-level marker); none otherwise.
 pub(crate) fn placed(
     wire: Wire,
     profile: Option<&crate::profile::Profile>,
@@ -106,8 +108,11 @@ pub(crate) fn placed(
             return kind.carried_on(wire) && !matches!(kind, PartKind::Opaque { .. });
         }
         msg.role != crate::kinds::Role::Assistant
-            && !msg.plain
-            && matches!(kind, PartKind::Text(_) | PartKind::Image { .. })
+            && match kind {
+                PartKind::ToolResult { .. } => true,
+                PartKind::Text(_) | PartKind::Image { .. } => !msg.plain,
+                _ => false,
+            }
     };
     let mut out: Vec<Breakpoint> = Vec::new();
     let positions: Vec<Pos> = messages
@@ -115,7 +120,12 @@ pub(crate) fn placed(
         .enumerate()
         .flat_map(|(m, msg)| (0..msg.parts.len()).map(move |p| (m, p)))
         .collect();
-    for b in breakpoints {
+    let end = (!any_block).then(|| Breakpoint {
+        message: messages.len().saturating_sub(1),
+        part: messages.last().map_or(0, |m| m.parts.len().saturating_sub(1)),
+        after: Stretch::History,
+    });
+    for b in breakpoints.iter().chain(end.iter()) {
         let found = positions
             .iter()
             .rev()
