@@ -36,15 +36,20 @@ def marked(v) -> bool:
 
 
 class Blocks:
-    """An Anthropic body as the provider's cache reads it."""
+    """A body as the provider's cache reads it: Anthropic's (each content block a block),
+    or OpenAI Responses' (each input item a block, after the tools and instructions)."""
 
-    def __init__(self, body: dict, count):
+    def __init__(self, body: dict, count, wire: str = "anthropic"):
         raw = [("", t) for t in body.get("tools", [])]
-        system = body.get("system", [])
-        raw += [("", b) for b in system] if isinstance(system, list) else [("", system)]
-        for m in body["messages"]:
-            content = m["content"]
-            raw += [(m["role"], b) for b in content] if isinstance(content, list) else [(m["role"], content)]
+        if wire == "responses":
+            raw += [("", body["instructions"])] if "instructions" in body else []
+            raw += [(item.get("role", ""), item) for item in body["input"]]
+        else:
+            system = body.get("system", [])
+            raw += [("", b) for b in system] if isinstance(system, list) else [("", system)]
+            for m in body["messages"]:
+                content = m["content"]
+                raw += [(m["role"], b) for b in content] if isinstance(content, list) else [(m["role"], content)]
         self.keys, self.tokens, self.marks, self.cum = [], [], [], []
         prefix = ()
         for role, b in raw:
@@ -70,7 +75,9 @@ class Blocks:
 
 
 class Provider:
-    """Anthropic's cache: entries by prefix, each with its expiry."""
+    """A cache of explicit breakpoints: entries by prefix, each with its expiry. Anthropic's
+    looks 20 blocks back from a breakpoint; OpenAI's explicit breakpoints (`lookback=None`)
+    any distance."""
 
     def __init__(self, minimum: int, ttl: float = 300, lookback: int = 20):
         self.minimum, self.ttl, self.lookback, self.entries = minimum, ttl, lookback, {}
@@ -79,7 +86,8 @@ class Provider:
         marks = [i for i, m in enumerate(b.marks) if m]
         hit = None
         for m in marks:
-            for j in range(m, max(0, m - self.lookback + 1) - 1, -1):
+            low = 0 if self.lookback is None else max(0, m - self.lookback + 1)
+            for j in range(m, low - 1, -1):
                 if self.entries.get(b.keys[j], -1) >= at:
                     hit = j if hit is None else max(hit, j)
                     break
