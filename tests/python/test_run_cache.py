@@ -170,16 +170,19 @@ def test_openai_explicit_breakpoints_close_every_round(db, wire):
     if wire == "chat":
         results = [m for m in items if m["role"] == "tool"]
         content = [m["content"] for m in results]
-        # The last result of each round, as a list of one marked text part.
-        assert [isinstance(x, list) for x in content] == [True, False, True, True]
-        assert all(x[0]["prompt_cache_breakpoint"] == mark for x in content if isinstance(x, list))
-        assert json.loads(content[1])["city"] == "call_chat_1"
+        # Every result a list of one text part (one form, marked or not: the next turn's
+        # history holds the same prefix); the last result of each round marked.
+        assert all(isinstance(x, list) and len(x) == 1 for x in content)
+        assert ["prompt_cache_breakpoint" in x[0] for x in content] == [True, False, True, True]
+        assert all(x[0]["prompt_cache_breakpoint"] == mark for x in content if "prompt_cache_breakpoint" in x[0])
+        assert json.loads(content[1][0]["text"])["city"] == "call_chat_1"
     else:
         results = [m for m in items if m["type"] == "function_call_output"]
         outputs = [m["output"] for m in results]
-        assert [isinstance(x, list) for x in outputs] == [True, False, True, True]
+        assert all(isinstance(x, list) and len(x) == 1 for x in outputs)
+        assert ["prompt_cache_breakpoint" in x[0] for x in outputs] == [True, False, True, True]
         assert all(x[0] == {"type": "input_text", "text": x[0]["text"], "prompt_cache_breakpoint": mark}
-                   for x in outputs if isinstance(x, list))
+                   for x in outputs if "prompt_cache_breakpoint" in x[0])
     assert_each_extends_the_last(bodies, wire)
     # Each continuation reads from cache everything the request before it held.
     rows = c.execute("SELECT input_tokens, predicted_cache_read FROM prompt.cache_report(%s)", (conv,)).fetchall()
@@ -223,10 +226,17 @@ def test_openai_explicit_the_next_turn_reads_the_whole_request_before_it(db, wir
     c.execute("UPDATE prompt.turns SET content = 'ok' WHERE id = %s", (second,))
     run_id = reply_turn(c, conv, wire, "Now the weather, please.", mode="run")
     compiled(c, conv, run_id)
+    # Two rounds: the first one's result is marked in the run's requests and not in
+    # the next turn's history.
     round_trip(c, conv, run_id, wire, [f"call_{wire}_h1"])
+    round_trip(c, conv, run_id, wire, [f"call_{wire}_h2"])
     c.execute("SELECT prompt.record_response(%s, %s, %s)", (conv, run_id, json.dumps(final(wire))))
-    after = reply_turn(c, conv, wire, f"Third question: {words}")
+    # The next run: the same tools first, so the run before it is a prefix it can read.
+    after = reply_turn(c, conv, wire, f"Third question: {words}", mode="run")
     body3 = json.loads(compiled(c, conv, after))
     items = body3[LIST[wire]]
     outputs = [i for i, m in enumerate(items) if m.get("role") == "tool" or m.get("type") == "function_call_output"]
     assert outputs and outputs[-1] in marked_items(body3, wire), (outputs, marked_items(body3, wire))
+    # It reads the run's last request whole: its rounds are the same prefix in history.
+    rows = c.execute("SELECT input_tokens, predicted_cache_read FROM prompt.cache_report(%s)", (conv,)).fetchall()
+    assert rows[-1][1] >= rows[-2][0], rows

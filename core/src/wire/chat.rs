@@ -66,6 +66,7 @@ fn user_side(req: &Request<'_>, m: &Message, mi: usize, texts: &mut Vec<String>,
                 &mut out,
                 "text",
                 content,
+                super::shape::explicit(req.model.and_then(|m| m.profile.as_ref())),
                 req.explicit_mark((mi, pi), crate::kinds::Wire::Chat),
             );
             out.push('}');

@@ -45,6 +45,7 @@ fn user_side(req: &Request<'_>, m: &Message, mi: usize, texts: &mut Vec<String>,
                 &mut out,
                 "input_text",
                 content,
+                super::shape::explicit(req.model.and_then(|m| m.profile.as_ref())),
                 req.explicit_mark((mi, pi), Wire::Responses),
             );
             out.push('}');

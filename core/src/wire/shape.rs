@@ -196,18 +196,21 @@ pub fn explicit(profile: Option<&crate::profile::Profile>) -> bool {
     profile.and_then(|p| p.cache_breakpoints) == Some(crate::kinds::Breakpoints::PromptCacheBreakpoint)
 }
 
-/// A tool result's text on the OpenAI wires: a string, or, carrying a run's breakpoint,
-/// a list of one `part` (`input_text` on responses, `text` on chat) marked with it.
-pub(super) fn tool_output(out: &mut String, part: &str, content: &str, mark: Option<&str>) {
-    let Some(mark) = mark else {
+/// A tool result's text on the OpenAI wires: a string, or, for a model that takes
+/// explicit breakpoints (`listed`), a list of one `part` (`input_text` on responses,
+/// `text` on chat), marked where a breakpoint falls. One form for every result of such a
+/// model, marked or not: a result marked in a run's continuation and unmarked in the next
+/// turn's history is the same prefix, which that turn reads from cache.
+pub(super) fn tool_output(out: &mut String, part: &str, content: &str, listed: bool, mark: Option<&str>) {
+    if !listed {
         json::string(out, content);
         return;
-    };
+    }
     out.push_str(r#"[{"type":""#);
     out.push_str(part);
     out.push_str(r#"","text":"#);
     json::string(out, content);
-    out.push_str(mark);
+    out.push_str(mark.unwrap_or(""));
     out.push_str("}]");
 }
 
