@@ -70,7 +70,9 @@ def count_body(body: dict, wire: str, tokenizer: str) -> int:
             if i["type"] == "function_call":
                 return c(i["name"]) + c(i["arguments"])
             if i["type"] == "function_call_output":
-                return c(i["output"])
+                # A string, or (a model taking explicit breakpoints) a list of input_text.
+                out = i["output"]
+                return c(out) if isinstance(out, str) else sum(c(p["text"]) for p in out)
             content = i["content"]
             if isinstance(content, str):
                 return c(content)
