@@ -307,6 +307,14 @@ impl Cols<'_> {
     pub(crate) fn need_text(&self, name: &str) -> Result<String, Error> {
         self.need::<String>(name)
     }
+    /// A row of a [`Query::parts`] statement whose `row_of` names no part its reader takes
+    /// (a part declared and not read is a bug).
+    pub(crate) fn unread_part(&self, tag: &str) -> ! {
+        pgrx::error!(
+            "pgprompt: internal error: a reader takes no row of part \"{tag}\": {}",
+            self.query.sql
+        )
+    }
     /// A `date` column as `to_char(d, 'YYYY-MM-DD')` spells it; "" for infinity.
     pub(crate) fn date(&self, name: &str) -> Result<String, Error> {
         Ok(iso_date(self.need::<pgrx::datum::Date>(name)?.to_pg_epoch_days()).unwrap_or_default())

@@ -47,7 +47,8 @@ pub(super) fn answerer_rows(
         match c.need_text("row_of")?.as_str() {
             "document" => documents.push(document(c)?),
             "memory" => memories.push(memory(c)?),
-            _ => found.push(skill(c)?),
+            "skill" => found.push(skill(c)?),
+            other => c.unread_part(other),
         }
         Ok::<Option<()>, pgprompt_core::error::Error>(None)
     })?;

@@ -191,11 +191,12 @@ impl HistorySource for SpiHistory<'_, '_> {
                         rounds: Vec::new(),
                         host,
                     })),
-                    _ => {
+                    "round" => {
                         let turn = c.need_uuid("turn_id")?;
                         rounds.entry(turn).or_default().push(read_round(c, turn)?);
                         Ok(None)
                     }
+                    other => c.unread_part(other),
                 },
             )?;
             // Newest first, each turn's rounds in order, whatever order the parts came in.

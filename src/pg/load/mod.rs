@@ -45,7 +45,8 @@ pub(crate) use rows::{read_turn, turn_columns};
 
 /// The conversation `$1` and its capture; for a compile, with the seal's pointers where
 /// the turn is its stored body (`seals::STORED_JOIN`); the turn `$2` (its creation day is
-/// read with the workspace) and the seq of the newest summary turn before it. One shard's
+/// read with the workspace) and the seq of the newest summary turn before it (the turn not
+/// parsed, nor the summary looked up, where the stored body is all a compile reads). One shard's
 /// rows (a router query to Citus): the workspace is a reference table's row, read in the
 /// next statement, as a call Citus delegates with `force_delegation` may run
 /// (docs/scale-out.md, "In a transaction"): a join of a distributed table with a
@@ -67,8 +68,9 @@ static CONVERSATION: LazyLock<Query> = LazyLock::new(|| {
         format!(
             "SELECT c.workspace_id, c.kind AS conversation_kind, c.answerer_id AS conversation_answerer_id, \
              c.creator_id, c.origin_channel, {}, {}, {}, t.created_at AS turn_created_at, \
-             (SELECT max(f.seq) FROM prompt.turns f WHERE f.conversation_id = $1 AND f.kind = 'summary' \
-               AND f.seq < t.seq) AS summary_floor \
+             CASE WHEN s.digest IS NULL OR s.pruned_at IS NOT NULL THEN \
+               (SELECT max(f.seq) FROM prompt.turns f WHERE f.conversation_id = $1 AND f.kind = 'summary' \
+                 AND f.seq < t.seq) END AS summary_floor \
              FROM prompt.conversations c \
              LEFT JOIN prompt.seals s ON {} \
              LEFT JOIN prompt.turns t ON t.conversation_id = $1 AND t.id = $2 \
@@ -262,7 +264,8 @@ fn workspace_users_models(
                 let u = rows::read_user(c)?;
                 users.insert(u.id, u);
             }
-            _ => models.push(rows::read_model(c)?),
+            "model" => models.push(rows::read_model(c)?),
+            other => c.unread_part(other),
         }
         Ok::<Option<()>, Error>(None)
     })?;
