@@ -20,10 +20,20 @@ use pgprompt_core::seal;
 
 use super::rows::{load_users, read_round, read_turn, turn_columns, ROUND, TURN};
 
+/// The seq of conversation `conv`'s newest summary turn before seq `before` (SQL
+/// expressions), where its history starts: a parent's stretch here, the compiled turn's
+/// own with the conversation row (`super::CONVERSATION`).
+pub(super) fn summary_floor(conv: &str, before: &str) -> String {
+    format!(
+        "(SELECT max(f.seq) FROM prompt.turns f WHERE f.conversation_id = {conv} AND f.kind = 'summary' \
+         AND f.seq < {before})"
+    )
+}
+
 static SUMMARY_FLOOR: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
         "a conversation's newest summary",
-        "SELECT max(seq) AS seq FROM prompt.turns WHERE conversation_id = $1 AND kind = 'summary' AND seq < $2",
+        format!("SELECT {} AS seq", summary_floor("$1", "$2")),
         &[("seq", INT8OID)],
     )
 });

@@ -68,9 +68,7 @@ static CONVERSATION: LazyLock<Query> = LazyLock::new(|| {
         format!(
             "SELECT c.workspace_id, c.kind AS conversation_kind, c.answerer_id AS conversation_answerer_id, \
              c.creator_id, c.origin_channel, {}, {}, {}, t.created_at AS turn_created_at, \
-             CASE WHEN s.digest IS NULL OR s.pruned_at IS NOT NULL THEN \
-               (SELECT max(f.seq) FROM prompt.turns f WHERE f.conversation_id = $1 AND f.kind = 'summary' \
-                 AND f.seq < t.seq) END AS summary_floor \
+             CASE WHEN s.digest IS NULL OR s.pruned_at IS NOT NULL THEN {} END AS summary_floor \
              FROM prompt.conversations c \
              LEFT JOIN prompt.seals s ON {} \
              LEFT JOIN prompt.turns t ON t.conversation_id = $1 AND t.id = $2 \
@@ -78,6 +76,7 @@ static CONVERSATION: LazyLock<Query> = LazyLock::new(|| {
             capture_columns("c."),
             seals::STORED_POINTERS,
             rows::turn_select("NULL::date"),
+            history::summary_floor("$1", "t.seq"),
             seals::STORED_JOIN
         ),
         &columns,
@@ -246,7 +245,8 @@ fn workspace_users_models(
     sealed: bool,
 ) -> Result<Reference> {
     let wanted = reads::models(conversation, t, sealed);
-    let (names, answerer) = wanted.clone().map(|m| (m.names, m.answerer)).unwrap_or_default();
+    let read_models = wanted.is_some();
+    let (names, answerer) = wanted.map(|m| (m.names, m.answerer)).unwrap_or_default();
     let ids: Vec<pgrx::Uuid> = ids.iter().copied().map(pg_uuid).collect();
     let args = [
         pg_uuid(conversation.workspace_id).into(),
@@ -254,7 +254,7 @@ fn workspace_users_models(
         ids.into(),
         names.into(),
         super::spi::nullable(answerer.map(pg_uuid)),
-        wanted.is_some().into(),
+        read_models.into(),
     ];
     let (mut workspace, mut users, mut models) = (None, HashMap::new(), Vec::new());
     run(client, &WORKSPACE_USERS_MODELS, &args, |c| {
