@@ -111,7 +111,7 @@ pub(crate) fn placed(
             && match kind {
                 PartKind::ToolResult { .. } => true,
                 PartKind::Text(_) | PartKind::Image { .. } => !msg.plain,
-                _ => false,
+                PartKind::ToolCall { .. } | PartKind::Said { .. } | PartKind::Opaque { .. } => false,
             }
     };
     let mut out: Vec<Breakpoint> = Vec::new();
