@@ -30,6 +30,7 @@
 
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
+use std::rc::Rc;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -37,7 +38,7 @@ use uuid::Uuid;
 
 use crate::kinds::{Breakpoints, Wire};
 use crate::rows::Model;
-use crate::tokens::{Counter, Memo};
+use crate::tokens::{Counter, Memo, Tokenizer};
 
 /// A request as it was sent.
 #[derive(Debug, Clone)]
@@ -53,11 +54,33 @@ pub struct Sent {
     /// The model its seal froze.
     pub model: Option<Model>,
     /// Its bytes.
-    pub body: String,
+    pub body: Request,
     /// What the provider billed as cache reads and writes (its recorded response).
     pub billed: Option<(Option<i32>, Option<i32>)>,
     /// What the provider said about a cache miss (`prompt.responses.billed_miss`).
     pub billed_miss: Option<Value>,
+}
+
+/// A request's bytes: whole, or in the pieces its seal is stored as, which the requests of
+/// a conversation share (each piece is read once per replay, however many requests
+/// repeat it).
+#[derive(Debug, Clone)]
+pub enum Request {
+    /// The body's bytes.
+    Whole(String),
+    /// The body as storage keeps it.
+    Pieces(Pieces),
+}
+
+/// A body as pieces: the text around its list (its head, then its tail: the body with
+/// an empty list), then its list's elements. A key names a piece's text among the
+/// requests replayed together (the same key, the same text); `None`: read on its own.
+#[derive(Debug, Clone)]
+pub struct Pieces {
+    /// The body with an empty list, keyed by its head's and its tail's.
+    pub frame: (Option<(i64, i64)>, Rc<str>),
+    /// The list's elements, in order.
+    pub elements: Vec<(Option<i64>, Rc<str>)>,
 }
 
 /// A row of `prompt.cache_report`.
@@ -116,6 +139,9 @@ pub struct Simulator {
     /// Prefix hash → when the entry expires.
     entries: HashMap<u64, f64>,
     previous: Option<(Option<String>, Vec<Block>)>,
+    /// The pieces read so far, by key (and the wire and tokenizer they were read with).
+    frames: HashMap<((i64, i64), Wire, Tokenizer), Rc<Frame>>,
+    elements: HashMap<(i64, Wire, Tokenizer), Rc<Vec<Piece>>>,
 }
 
 impl Simulator {
@@ -132,7 +158,10 @@ impl Simulator {
             .as_ref()
             .map_or(crate::tokens::Tokenizer::Cl100kBase, |m| m.tokenizer);
         let mut counter = Counter::new(tokenizer, memo);
-        let blocks = blocks(sent.wire, &sent.body, model_name.as_deref(), &mut counter);
+        let blocks = match &sent.body {
+            Request::Whole(text) => blocks(sent.wire, text, model_name.as_deref(), &mut counter),
+            Request::Pieces(p) => self.pieces(sent.wire, tokenizer, p, model_name.as_deref(), &mut counter),
+        };
         let cum: Vec<u32> = blocks
             .iter()
             .scan(0u32, |sum, b| {
@@ -161,6 +190,40 @@ impl Simulator {
             billed_cache_write: sent.billed.and_then(|b| b.1),
             billed_miss: sent.billed_miss.clone(),
         }
+    }
+
+    /// The blocks of a body in pieces, each piece with a key read once.
+    fn pieces(
+        &mut self,
+        wire: Wire,
+        tokenizer: Tokenizer,
+        p: &Pieces,
+        model: Option<&str>,
+        counter: &mut Counter<'_>,
+    ) -> Vec<Block> {
+        let parse = |text: &str| serde_json::from_str::<Value>(text).unwrap_or(Value::Null);
+        let read_frame = |counter: &mut Counter<'_>| Rc::new(frame(wire, &parse(&p.frame.1), counter));
+        let f = match p.frame.0 {
+            Some(key) => self
+                .frames
+                .entry((key, wire, tokenizer))
+                .or_insert_with(|| read_frame(counter))
+                .clone(),
+            None => read_frame(counter),
+        };
+        let mut read = Vec::with_capacity(p.elements.len());
+        for (key, text) in &p.elements {
+            let read_element = |counter: &mut Counter<'_>| Rc::new(element(wire, &parse(text), counter));
+            read.push(match key {
+                Some(key) => self
+                    .elements
+                    .entry((*key, wire, tokenizer))
+                    .or_insert_with(|| read_element(counter))
+                    .clone(),
+                None => read_element(counter),
+            });
+        }
+        assemble(model, &f, read.iter().map(|e| e.as_slice()))
     }
 
     fn live(&self, prefix: u64, at: f64) -> bool {
@@ -375,105 +438,215 @@ fn hash(text: &str) -> u64 {
     h.finish()
 }
 
-/// The raw blocks hashed in order, each with the prefix up to it, its tokens and its mark.
-fn hashed(wire: Wire, raw: Vec<(Zone, String, Value)>, model: Option<&str>, counter: &mut Counter<'_>) -> Vec<Block> {
-    let mut prefix = hash(model.unwrap_or(""));
-    let mut out: Vec<Block> = Vec::new();
-    for (zone, role, value) in raw {
-        // A Converse cachePoint is no block of its own: it marks the block before it.
-        if let Some(point) = value.get("cachePoint").filter(|_| wire == Wire::Converse) {
-            if let Some(b) = out.last_mut() {
-                b.marked = true;
-                b.ttl = point.get("ttl").and_then(Value::as_str).and_then(ttl_seconds_of);
-            }
-            continue;
-        }
-        let (plain, marked) = unmarked(&value);
-        let text = plain.to_string();
-        let own = hash(&format!("{role}\u{0}{text}"));
-        prefix = hash(&format!("{prefix:x}{own:x}"));
-        let tokens = match plain.get("text").and_then(Value::as_str).or(plain.as_str()) {
-            Some(t) => counter.count(t),
-            None => counter.count(&text),
-        };
-        out.push(Block {
-            prefix,
-            own,
-            tokens,
-            marked,
-            ttl: mark_ttl(&value),
-            zone,
-        });
+/// The hash of bytes given in parts, as if joined (no copy of them).
+fn hash_parts(parts: &[&[u8]]) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for p in parts {
+        h.write(p);
     }
-    out
+    h.finish()
 }
 
-/// The blocks of a body in the provider's cache order.
-fn blocks(wire: Wire, body: &str, model: Option<&str>, counter: &mut Counter<'_>) -> Vec<Block> {
-    let Ok(v) = serde_json::from_str::<Value>(body) else {
-        return Vec::new();
+/// A block as one piece of a body holds it, before its place in the request is known:
+/// everything but its prefix hash and its message index.
+#[derive(Debug, Clone)]
+enum Piece {
+    Block {
+        /// The hash of its role and its text without cache marks.
+        own: u64,
+        tokens: u32,
+        marked: bool,
+        ttl: Option<f64>,
+        zone: Zone,
+        /// A thinking block (Anthropic's request-level marker passes over it).
+        thinking: bool,
+    },
+    /// A Converse `cachePoint`: no block of its own, it marks the block before it.
+    Mark { ttl: Option<f64> },
+}
+
+impl Piece {
+    /// The piece placed in `zone` (a block read as a whole message: no part's type).
+    fn at(self, zone: Zone) -> Piece {
+        match self {
+            Piece::Block {
+                own,
+                tokens,
+                marked,
+                ttl,
+                thinking,
+                zone: _,
+            } => Piece::Block {
+                own,
+                tokens,
+                marked,
+                ttl,
+                zone,
+                thinking,
+            },
+            mark => mark,
+        }
+    }
+}
+
+/// What a body holds around its list: its tools and system blocks, and Anthropic's
+/// request-level marker (`Some(ttl)`) if it carries one.
+#[derive(Debug, Clone, Default)]
+struct Frame {
+    pieces: Vec<Piece>,
+    automatic: Option<Option<f64>>,
+}
+
+/// The keys of the list and of a message's parts, and of the system text, on `wire`.
+fn layout(wire: Wire) -> (&'static str, &'static str, &'static str) {
+    match wire {
+        Wire::Anthropic | Wire::Converse => ("system", "messages", "content"),
+        Wire::Chat => ("", "messages", ""),
+        Wire::Responses => ("instructions", "input", ""),
+        Wire::Gemini => ("systemInstruction", "contents", "parts"),
+    }
+}
+
+/// One JSON value of a body as a piece: its text without marks hashed with `role`, its
+/// tokens (a text block's text, any other block's JSON), its mark.
+fn piece(wire: Wire, zone: Zone, role: &str, value: &Value, counter: &mut Counter<'_>) -> Piece {
+    if let Some(point) = value.get("cachePoint").filter(|_| wire == Wire::Converse) {
+        return Piece::Mark {
+            ttl: point.get("ttl").and_then(Value::as_str).and_then(ttl_seconds_of),
+        };
+    }
+    let (plain, marked) = unmarked(value);
+    let text = plain.to_string();
+    let tokens = match plain.get("text").and_then(Value::as_str).or(plain.as_str()) {
+        Some(t) => counter.count(t),
+        None => counter.count(&text),
     };
-    let mut raw: Vec<(Zone, String, Value)> = Vec::new();
+    Piece::Block {
+        own: hash_parts(&[role.as_bytes(), &[0], text.as_bytes()]),
+        tokens,
+        marked,
+        ttl: mark_ttl(value),
+        zone,
+        // Only a message's part can be a thinking block.
+        thinking: matches!(zone, Zone::Message(..))
+            && value
+                .get("type")
+                .and_then(Value::as_str)
+                .is_some_and(|t| t.ends_with("thinking")),
+    }
+}
+
+/// The pieces of a body around its list (`v`: the body, its list ignored).
+fn frame(wire: Wire, v: &Value, counter: &mut Counter<'_>) -> Frame {
+    let mut pieces = Vec::new();
     let tools = match wire {
         Wire::Converse => v.get("toolConfig").and_then(|c| c.get("tools")),
         Wire::Anthropic | Wire::Chat | Wire::Responses | Wire::Gemini => v.get("tools"),
     };
     for t in tools.and_then(Value::as_array).into_iter().flatten() {
-        raw.push((Zone::Tools, String::new(), t.clone()));
+        pieces.push(piece(wire, Zone::Tools, "", t, counter));
     }
-    let (system, list, parts) = match wire {
-        Wire::Anthropic | Wire::Converse => ("system", "messages", "content"),
-        Wire::Chat => ("", "messages", ""),
-        Wire::Responses => ("instructions", "input", ""),
-        Wire::Gemini => ("systemInstruction", "contents", "parts"),
+    let (system, _, _) = layout(wire);
+    let system_items: Vec<&Value> = match v.get(system) {
+        Some(Value::Array(items)) => items.iter().collect(),
+        Some(Value::Object(o)) => o.get("parts").and_then(Value::as_array).into_iter().flatten().collect(),
+        Some(other) if !system.is_empty() => vec![other],
+        _ => Vec::new(),
     };
-    match v.get(system) {
+    for b in system_items {
+        pieces.push(piece(wire, Zone::System, "", b, counter));
+    }
+    let automatic = v
+        .get("cache_control")
+        .filter(|_| wire == Wire::Anthropic)
+        .map(|c| c.get("ttl").and_then(Value::as_str).and_then(ttl_seconds_of));
+    Frame { pieces, automatic }
+}
+
+/// The pieces of one element of a body's list (a message, an input item, a content).
+fn element(wire: Wire, m: &Value, counter: &mut Counter<'_>) -> Vec<Piece> {
+    let (_, _, parts) = layout(wire);
+    let role = m.get("role").and_then(Value::as_str).unwrap_or("");
+    match m.get(parts).filter(|_| !parts.is_empty()) {
         Some(Value::Array(items)) => items
             .iter()
-            .for_each(|b| raw.push((Zone::System, String::new(), b.clone()))),
-        Some(Value::Object(o)) => o
-            .get("parts")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .for_each(|b| raw.push((Zone::System, String::new(), b.clone()))),
-        Some(other) if !system.is_empty() => raw.push((Zone::System, String::new(), other.clone())),
-        _ => {}
+            .enumerate()
+            .map(|(pi, b)| piece(wire, Zone::Message(0, pi), role, b, counter))
+            .collect(),
+        Some(other) => vec![piece(wire, Zone::Message(0, 0), role, other, counter)],
+        // A message that is one block (its JSON whole) is never a thinking block.
+        None => vec![piece(wire, Zone::Tools, role, m, counter).at(Zone::Message(0, 0))],
     }
-    for (mi, m) in v.get(list).and_then(Value::as_array).into_iter().flatten().enumerate() {
-        let role = m.get("role").and_then(Value::as_str).unwrap_or("").to_string();
-        match m.get(parts).filter(|_| !parts.is_empty()) {
-            Some(Value::Array(items)) => {
-                for (pi, b) in items.iter().enumerate() {
-                    raw.push((Zone::Message(mi, pi), role.clone(), b.clone()));
+}
+
+/// The blocks of a request in order, each with the prefix up to it: its frame's, then
+/// its elements' (message `mi` the element's index), Anthropic's request-level marker
+/// on the last block that can be cached (not thinking).
+fn assemble<'p>(model: Option<&str>, frame: &Frame, elements: impl Iterator<Item = &'p [Piece]>) -> Vec<Block> {
+    let mut prefix = hash(model.unwrap_or(""));
+    let mut out: Vec<Block> = Vec::new();
+    let mut thinking: Vec<bool> = Vec::new();
+    let framed = frame.pieces.iter().map(|p| (None, p));
+    let listed = elements
+        .enumerate()
+        .flat_map(|(mi, e)| e.iter().map(move |p| (Some(mi), p)));
+    for (mi, p) in framed.chain(listed) {
+        match p {
+            Piece::Mark { ttl } => {
+                if let Some(b) = out.last_mut() {
+                    b.marked = true;
+                    b.ttl = *ttl;
                 }
             }
-            Some(other) => raw.push((Zone::Message(mi, 0), role.clone(), other.clone())),
-            None => raw.push((Zone::Message(mi, 0), role.clone(), m.clone())),
+            Piece::Block {
+                own,
+                tokens,
+                marked,
+                ttl,
+                zone,
+                thinking: is_thinking,
+            } => {
+                prefix = hash_parts(&[&prefix.to_le_bytes(), &own.to_le_bytes()]);
+                let zone = match (zone, mi) {
+                    (Zone::Message(_, pi), Some(mi)) => Zone::Message(mi, *pi),
+                    (z, _) => *z,
+                };
+                out.push(Block {
+                    prefix,
+                    own: *own,
+                    tokens: *tokens,
+                    marked: *marked,
+                    ttl: *ttl,
+                    zone,
+                });
+                thinking.push(*is_thinking);
+            }
         }
     }
-    let automatic = wire == Wire::Anthropic && v.get("cache_control").is_some();
-    let mut out = hashed(wire, raw, model, counter);
-    let automatic_ttl = v
-        .get("cache_control")
-        .and_then(|c| c.get("ttl"))
-        .and_then(Value::as_str)
-        .and_then(ttl_seconds_of);
-    if automatic {
-        // The request-level marker: the last block that can be cached (not thinking).
-        let thinking = |z: Zone| match z {
-            Zone::Message(mi, pi) => v[list][mi][parts][pi]
-                .get("type")
-                .and_then(Value::as_str)
-                .is_some_and(|t| t.ends_with("thinking")),
-            _ => false,
-        };
-        if let Some(b) = out.iter_mut().rev().find(|b| !thinking(b.zone)) {
-            b.marked = true;
-            b.ttl = automatic_ttl.or(b.ttl);
+    if let Some(automatic_ttl) = frame.automatic {
+        if let Some(i) = (0..out.len()).rev().find(|&i| !thinking[i]) {
+            out[i].marked = true;
+            out[i].ttl = automatic_ttl.or(out[i].ttl);
         }
     }
     out
+}
+
+/// The blocks of a whole body in the provider's cache order.
+fn blocks(wire: Wire, body: &str, model: Option<&str>, counter: &mut Counter<'_>) -> Vec<Block> {
+    let Ok(v) = serde_json::from_str::<Value>(body) else {
+        return Vec::new();
+    };
+    let (_, list, _) = layout(wire);
+    let f = frame(wire, &v, counter);
+    let elements: Vec<Vec<Piece>> = v
+        .get(list)
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|m| element(wire, m, counter))
+        .collect();
+    assemble(model, &f, elements.iter().map(Vec::as_slice))
 }
 
 #[cfg(test)]
@@ -496,7 +669,7 @@ mod tests {
             at,
             wire: Wire::Anthropic,
             model: Some(model.clone()),
-            body: body.to_string(),
+            body: Request::Whole(body.to_string()),
             billed: None,
             billed_miss: None,
         }
@@ -620,5 +793,90 @@ mod tests {
         // entry, read by its own breakpoint, is found.
         let system_only = sim.send(&sent(0, 2.0, body("S", &[("user", "other", true)]), &model), &mut memo);
         assert_eq!(far.predicted_cache_read, system_only.predicted_cache_read);
+    }
+
+    /// A body read in pieces (its frame, then each element) is read into the same blocks
+    /// as the whole body, on every wire: tools, system, parts, marks, Converse's
+    /// cachePoints, Anthropic's request-level marker passing over a thinking block.
+    #[test]
+    fn a_body_in_pieces_reads_as_the_whole_body() {
+        let marked = serde_json::json!({"type": "ephemeral", "ttl": "1h"});
+        let bodies = [
+            (
+                Wire::Anthropic,
+                "messages",
+                serde_json::json!({
+                "model": "m", "tools": [{"name": "t", "input_schema": {}}],
+                "system": [{"type": "text", "text": "S", "cache_control": marked}],
+                "messages": [
+                    {"role": "user", "content": [{"type": "text", "text": "one"}]},
+                    {"role": "assistant", "content": [{"type": "text", "text": "two"}, {"type": "thinking", "thinking": "t"}]},
+                    {"role": "user", "content": "three"}],
+                "cache_control": {"type": "ephemeral"}}),
+            ),
+            (
+                Wire::Converse,
+                "messages",
+                serde_json::json!({
+                "system": [{"text": "S"}, {"cachePoint": {"type": "default", "ttl": "1h"}}],
+                "toolConfig": {"tools": [{"toolSpec": {"name": "t"}}, {"cachePoint": {"type": "default"}}]},
+                "messages": [
+                    {"role": "user", "content": [{"text": "one"}, {"cachePoint": {"type": "default"}}]},
+                    {"role": "assistant", "content": [{"text": "two"}]}]}),
+            ),
+            (
+                Wire::Chat,
+                "messages",
+                serde_json::json!({
+                "model": "m", "tools": [{"type": "function", "function": {"name": "t"}}],
+                "messages": [{"role": "system", "content": "S"}, {"role": "user", "content": "one"},
+                             {"role": "user", "content": [{"type": "text", "text": "x", "prompt_cache_breakpoint": {}}]}]}),
+            ),
+            (
+                Wire::Responses,
+                "input",
+                serde_json::json!({
+                "model": "m", "instructions": "S",
+                "input": [{"role": "user", "content": [{"type": "input_text", "text": "one", "prompt_cache_breakpoint": {}}]}, {"type": "function_call", "call_id": "c", "name": "t", "arguments": "{}"}]}),
+            ),
+            (
+                Wire::Gemini,
+                "contents",
+                serde_json::json!({
+                "systemInstruction": {"parts": [{"text": "S"}]},
+                "contents": [{"role": "user", "parts": [{"text": "one"}, {"text": "two"}]}]}),
+            ),
+        ];
+        let seen = |b: &[Block]| -> Vec<String> {
+            b.iter()
+                .map(|b| {
+                    format!(
+                        "{:x} {:x} {} {} {:?} {:?}",
+                        b.prefix, b.own, b.tokens, b.marked, b.ttl, b.zone
+                    )
+                })
+                .collect()
+        };
+        for (wire, list, body) in bodies {
+            let mut memo = Memo::new();
+            let mut counter = Counter::new(Tokenizer::Cl100kBase, &mut memo);
+            let whole = blocks(wire, &body.to_string(), Some("m"), &mut counter);
+            let mut around = body.clone();
+            around[list] = Value::Array(Vec::new());
+            let elements = body[list].as_array().unwrap().iter().enumerate();
+            let p = Pieces {
+                frame: (Some((1, 2)), Rc::from(around.to_string())),
+                elements: elements
+                    .map(|(i, e)| (Some(i as i64), Rc::from(e.to_string())))
+                    .collect(),
+            };
+            let mut sim = Simulator::new();
+            for _ in 0..2 {
+                let pieces = sim.pieces(wire, Tokenizer::Cl100kBase, &p, Some("m"), &mut counter);
+                assert_eq!(seen(&pieces), seen(&whole), "{wire:?}");
+            }
+            // Gemini caches implicitly: its bodies carry no mark.
+            assert_eq!(whole.iter().any(|b| b.marked), wire != Wire::Gemini, "{wire:?}");
+        }
     }
 }

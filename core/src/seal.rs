@@ -8,6 +8,8 @@
 //! seal reuses the longest run of the previous seal's chain it repeats and adds a node
 //! per element after it, so storage grows with what is new, never with what is repeated.
 
+use std::rc::Rc;
+
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use uuid::Uuid;
@@ -287,6 +289,109 @@ pub fn verify(body: &Body, bytes: usize, stored_digest: &[u8]) -> std::result::R
         return Err("has a body that does not match its digest");
     }
     Ok(())
+}
+
+/// A stored body's pieces, as its nodes hold them: its head and tail, its elements (the
+/// lead's, then the chain's, oldest first) each with its node's id, the edits that mark
+/// them, and the size and digest it was sealed with.
+pub struct StoredPieces<'a> {
+    /// The head node's id and text.
+    pub head: (i64, Rc<str>),
+    /// The tail node's id and text.
+    pub tail: (i64, Rc<str>),
+    /// The elements' nodes, lead first.
+    pub elements: Vec<(i64, Rc<str>)>,
+    /// How many of `elements` are the lead's.
+    pub lead: usize,
+    /// The seal's patches.
+    pub patches: &'a [Patch],
+    /// The body's size in bytes, as sealed.
+    pub bytes: usize,
+    /// The body's SHA-256, as sealed.
+    pub digest: &'a [u8],
+}
+
+/// Reads stored bodies back as [`crate::cache::Pieces`] without joining them, checking
+/// each against its size and digest: the leading elements that bodies share (the same
+/// head, lead and chain nodes) are hashed once, so reading a conversation's requests
+/// costs what they add, not what they repeat.
+#[derive(Default)]
+pub struct PieceReader {
+    /// The digest's state after a shared prefix, keyed by the nodes that make it.
+    states: std::collections::HashMap<Vec<i64>, Sha256>,
+    frames: std::collections::HashMap<(i64, i64), Rc<str>>,
+}
+
+impl PieceReader {
+    /// The body's pieces, or why it does not read back as sealed.
+    pub fn read(&mut self, s: &StoredPieces<'_>) -> std::result::Result<crate::cache::Pieces, &'static str> {
+        let n = s.elements.len();
+        let mut patched = std::collections::BTreeMap::<usize, String>::new();
+        for p in s.patches {
+            let e = patched
+                .entry(p.at)
+                .or_insert_with(|| s.elements.get(p.at).map(|(_, t)| t.to_string()).unwrap_or_default());
+            let end = p
+                .offset
+                .checked_add(p.cut)
+                .ok_or("has patches that do not fit its elements")?;
+            if p.at >= n || end > e.len() || !e.is_char_boundary(p.offset) || !e.is_char_boundary(end) {
+                return Err("has patches that do not fit its elements");
+            }
+            e.replace_range(p.offset..end, &p.insert);
+        }
+        let text = |i: usize| patched.get(&i).map_or(&*s.elements[i].1, String::as_str);
+        let len = s.head.1.len() + s.tail.1.len() + (0..n).map(|i| text(i).len()).sum::<usize>() + n.saturating_sub(1);
+        if len != s.bytes {
+            return Err("has a body of another size than it recorded");
+        }
+        // The prefix up to chain element k, named by its nodes: the head, the lead, and
+        // the chain's oldest and k-th nodes (a chain node's parents fix the rest).
+        let lead = &s.elements[..s.lead.min(n)];
+        let key = |k: usize| -> Vec<i64> {
+            let mut v = vec![s.head.0, lead.len() as i64];
+            v.extend(lead.iter().map(|e| e.0));
+            v.extend([s.elements[s.lead].0, s.elements[k].0]);
+            v
+        };
+        let shared = patched.keys().next().copied().unwrap_or(n).min(n);
+        let cached = (s.lead..shared)
+            .rev()
+            .find_map(|k| self.states.get(&key(k)).map(|h| (h.clone(), k + 1)));
+        let (mut h, from) = cached.unwrap_or_else(|| {
+            let mut h = Sha256::new();
+            h.update(s.head.1.as_bytes());
+            (h, 0)
+        });
+        for i in from..n {
+            if i > 0 {
+                h.update(b",");
+            }
+            h.update(text(i).as_bytes());
+            if i >= s.lead && i < shared {
+                self.states.insert(key(i), h.clone());
+            }
+        }
+        h.update(s.tail.1.as_bytes());
+        if h.finalize().as_slice() != s.digest {
+            return Err("has a body that does not match its digest");
+        }
+        let frame = self
+            .frames
+            .entry((s.head.0, s.tail.0))
+            .or_insert_with(|| Rc::from(format!("{}{}", s.head.1, s.tail.1)))
+            .clone();
+        let elements = (0..n)
+            .map(|i| match patched.remove(&i) {
+                Some(t) => (None, Rc::from(t)),
+                None => (Some(s.elements[i].0), s.elements[i].1.clone()),
+            })
+            .collect();
+        Ok(crate::cache::Pieces {
+            frame: (Some((s.head.0, s.tail.0)), frame),
+            elements,
+        })
+    }
 }
 
 /// Reads a stored chain back (the other half of [`plan_chain`]): each node names its
@@ -653,6 +758,88 @@ pub(crate) fn seed_cut(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Stored bodies read back as pieces: the same bytes, checked against the digest
+    /// (a changed node, a patch that does not fit, another size are refused), a body
+    /// that repeats another's leading elements hashed from where they end.
+    #[test]
+    fn stored_bodies_read_back_as_pieces_checked_against_their_digests() {
+        fn node(id: i64, t: &str) -> (i64, Rc<str>) {
+            (id, Rc::from(t))
+        }
+        fn read(
+            reader: &mut PieceReader,
+            elements: &[(i64, Rc<str>)],
+            patches: &[Patch],
+            body: &Body,
+        ) -> std::result::Result<crate::cache::Pieces, &'static str> {
+            reader.read(&StoredPieces {
+                head: node(1, &body.head),
+                tail: node(2, &body.tail),
+                elements: elements.to_vec(),
+                lead: 0,
+                patches,
+                bytes: body.len(),
+                digest: &body_digest(body),
+            })
+        }
+        let plain = ["{\"a\":1}", "{\"b\":2}", "{\"c\":3}"].map(String::from);
+        let mut marked = plain.clone();
+        marked[2] = "{\"c\":3,\"mark\":true}".into();
+        let p = patches(&plain, &marked);
+        let body = Body {
+            head: "{\"m\":[".into(),
+            elements: marked.to_vec(),
+            tail: "]}".into(),
+        };
+        let elements = [node(10, &plain[0]), node(11, &plain[1]), node(12, &plain[2])];
+        let mut reader = PieceReader::default();
+        let pieces = read(&mut reader, &elements, &p, &body).unwrap();
+        let texts: Vec<String> = pieces.elements.iter().map(|(_, t)| t.to_string()).collect();
+        assert_eq!(texts, marked);
+        let keys: Vec<Option<i64>> = pieces.elements.iter().map(|e| e.0).collect();
+        assert_eq!(keys, [Some(10), Some(11), None], "a patched element is its own");
+        assert_eq!(&*pieces.frame.1, "{\"m\":[]}");
+        assert_eq!(reader.states.len(), 2, "the two unmarked elements' prefixes are kept");
+        // A longer body repeating the first two elements, read from their state.
+        let mut longer = body.clone();
+        longer.elements = vec![plain[0].clone(), plain[1].clone(), "{\"d\":4}".into()];
+        let mut e2 = elements.to_vec();
+        e2[2] = node(13, "{\"d\":4}");
+        assert!(read(&mut reader, &e2, &[], &longer).is_ok());
+        // A node whose text changed since it was sealed.
+        let mut bad = elements.to_vec();
+        bad[1] = node(11, "{\"b\":9}");
+        let mut fresh = PieceReader::default();
+        let digest = body_digest(&body);
+        let stored = |elements: Vec<(i64, Rc<str>)>, patches: &[Patch], bytes: usize| {
+            PieceReader::default().read(&StoredPieces {
+                head: node(1, &body.head),
+                tail: node(2, &body.tail),
+                elements,
+                lead: 0,
+                patches,
+                bytes,
+                digest: &digest,
+            })
+        };
+        assert_eq!(
+            stored(bad, &p, body.len()).err(),
+            Some("has a body that does not match its digest")
+        );
+        let unfit = [Patch {
+            at: 7,
+            offset: 0,
+            cut: 0,
+            insert: "x".into(),
+        }];
+        assert!(stored(elements.to_vec(), &unfit, body.len()).is_err());
+        assert_eq!(
+            stored(elements.to_vec(), &p, body.len() + 1).err(),
+            Some("has a body of another size than it recorded")
+        );
+        assert!(read(&mut fresh, &elements, &p, &body).is_ok());
+    }
 
     /// What the extension's queries match and read in a stored record is the record
     /// itself: a real seal's `frozen`, as stored, contains its own answerer's (and

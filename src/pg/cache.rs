@@ -2,19 +2,23 @@
 //! sent, read back from its seals and rounds, replayed through the core's model of the
 //! providers' caches (`pgprompt_core::cache`).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
 use std::sync::LazyLock;
 
-use pgrx::pg_sys::{FLOAT8ARRAYOID, FLOAT8OID, INT4ARRAYOID, INT4OID, JSONBOID, UUIDOID};
+use pgrx::pg_sys::{BOOLOID, FLOAT8ARRAYOID, FLOAT8OID, INT4ARRAYOID, INT4OID, JSONBOID, UUIDOID};
 use pgrx::prelude::*;
 use pgrx::spi::SpiClient;
 use uuid::Uuid;
 
 use super::errors::OrRaise;
 use super::load::{self, SpiHistory};
+use super::seals;
 use super::spi::{core_uuid, pg_uuid, run, Query};
-use pgprompt_core::cache::{Row, Sent, Simulator};
+use pgprompt_core::cache::{Request, Row, Sent, Simulator};
 use pgprompt_core::error::{Error, Result};
+use pgprompt_core::kinds::Wire;
+use pgprompt_core::rows::Model;
 use pgprompt_core::tokens::Memo;
 use pgprompt_core::Purpose;
 
@@ -24,7 +28,7 @@ use pgprompt_core::Purpose;
 static SENT: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
         "a sealed turn's requests",
-        "SELECT t.id, extract(epoch FROM s.sealed_at)::float8 AS sealed_at, \
+        "SELECT t.id, t.mode = 'run' AS run, extract(epoch FROM s.sealed_at)::float8 AS sealed_at, \
                 coalesce(array_agg(g.n ORDER BY g.n) FILTER (WHERE g.n IS NOT NULL), '{}') AS rounds, \
                 coalesce(array_agg(g.at ORDER BY g.n) FILTER (WHERE g.n IS NOT NULL), '{}') AS sent_at \
          FROM prompt.turns t \
@@ -34,9 +38,10 @@ static SENT: LazyLock<Query> = LazyLock::new(|| {
                             WHERE r.conversation_id = $1 AND r.turn_id = t.id \
                               AND r.sent_at IS NOT NULL GROUP BY r.sent_at) g ON true \
          WHERE t.conversation_id = $1 AND s.pruned_at IS NULL \
-         GROUP BY t.id, t.seq, s.sealed_at ORDER BY t.seq",
+         GROUP BY t.id, t.seq, t.mode, s.sealed_at ORDER BY t.seq",
         &[
             ("id", UUIDOID),
+            ("run", BOOLOID),
             ("sealed_at", FLOAT8OID),
             ("rounds", INT4ARRAYOID),
             ("sent_at", FLOAT8ARRAYOID),
@@ -80,6 +85,7 @@ fn sent(client: &SpiClient<'_>, conv: Uuid, window: Window, memo: &mut Memo) -> 
     let turns = run(client, &SENT, &[pg_uuid(conv).into()], |c| {
         Ok::<_, Error>(Some((
             c.need_uuid("id")?,
+            c.need::<bool>("run")?,
             c.need::<f64>("sealed_at")?,
             c.need::<Vec<i32>>("rounds")?,
             c.need::<Vec<f64>>("sent_at")?,
@@ -97,10 +103,11 @@ fn sent(client: &SpiClient<'_>, conv: Uuid, window: Window, memo: &mut Memo) -> 
     })?
     .into_iter()
     .collect();
-    // (turn, step, when), in order; only the window's are read back and compiled.
+    // (turn, step, when), in order; only the window's are read back.
+    let runs: HashSet<Uuid> = turns.iter().filter(|t| t.1).map(|t| t.0).collect();
     let mut wanted: Vec<(Uuid, i32, f64)> = turns
         .into_iter()
-        .flat_map(|(turn, sealed_at, steps, times)| {
+        .flat_map(|(turn, _, sealed_at, steps, times)| {
             let requests = std::iter::once((0, sealed_at)).chain(steps.into_iter().zip(times));
             requests.map(move |(step, at)| (turn, step, at)).collect::<Vec<_>>()
         })
@@ -108,6 +115,10 @@ fn sent(client: &SpiClient<'_>, conv: Uuid, window: Window, memo: &mut Memo) -> 
         .collect();
     let skip = wanted.len().saturating_sub(window.last);
     wanted.drain(..skip);
+    // Every turn's first request is its seal's body, read from the nodes the requests
+    // share (never compiled again); a continuation is its seal and the rounds it carried.
+    let firsts: Vec<Uuid> = wanted.iter().filter(|w| w.1 == 0).map(|w| w.0).collect();
+    let mut stored = seals::sent_pieces(client, conv, &firsts)?;
     let mut out = Vec::new();
     let mut i = 0;
     while i < wanted.len() {
@@ -115,36 +126,69 @@ fn sent(client: &SpiClient<'_>, conv: Uuid, window: Window, memo: &mut Memo) -> 
         let n = wanted[i..].iter().take_while(|w| w.0 == turn).count();
         let steps: Vec<(i32, f64)> = wanted[i..i + n].iter().map(|w| (w.1, w.2)).collect();
         i += n;
-        let load::Loaded::Context(ctx) = load::context(client, conv, turn, load::Read::Explain)? else {
-            continue;
-        };
-        let run_turn = ctx.turn.is_run();
+        let mut first = stored.remove(&turn);
+        // A stateful turn sent its body's stateful form: it is rendered from the seal.
+        let stateful = first.as_ref().is_some_and(|(f, _)| f.stateful.is_some());
+        let mut ctx = None;
         for (step, at) in steps {
-            let mut at_step = (*ctx).clone();
-            at_step.rounds.retain(|r| r.n <= step);
-            let Some(frozen) = at_step.seal.as_ref().map(|s| s.frozen.clone()) else {
+            let request = match (step, first.take()) {
+                (0, Some((frozen, pieces))) if !stateful => {
+                    pieces.map(|p| (frozen.wire, frozen.model, Request::Pieces(p)))
+                }
+                _ => continued(client, conv, turn, step, &mut ctx, memo)?,
+            };
+            let Some((wire, model, body)) = request else {
                 continue;
             };
-            let mut history = SpiHistory::new(client, &at_step);
-            let output = pgprompt_core::compile(&at_step, &mut history, memo, Purpose::Estimate)?;
-            if output.body.head.is_empty() {
-                continue;
-            }
             // A run's response for round n answered the request that carried n - 1.
-            let response_step = if run_turn { step + 1 } else { 0 };
+            let response_step = if runs.contains(&turn) { step + 1 } else { 0 };
             out.push(Sent {
                 turn_id: turn,
                 step,
                 at,
-                wire: frozen.wire,
-                model: frozen.model,
-                body: output.body.text(),
+                wire,
+                model,
+                body,
                 billed: billed.get(&(turn, response_step)).map(|b| b.0),
                 billed_miss: billed.get(&(turn, response_step)).and_then(|b| b.1.clone()),
             });
         }
     }
     Ok(out)
+}
+
+/// A request of a sealed turn rendered from its seal and the rounds up to `step` (what
+/// it sent, checked against the digests of both): a continuation, or a stateful turn's
+/// first request. `ctx` keeps the turn's context for its other steps. `None`: nothing
+/// was sent (a body not kept).
+fn continued(
+    client: &SpiClient<'_>,
+    conv: Uuid,
+    turn: Uuid,
+    step: i32,
+    ctx: &mut Option<Box<pgprompt_core::context::Context>>,
+    memo: &mut Memo,
+) -> Result<Option<(Wire, Option<Model>, Request)>> {
+    if ctx.is_none() {
+        let load::Loaded::Context(loaded) = load::context(client, conv, turn, load::Read::Explain)? else {
+            return Ok(None);
+        };
+        *ctx = Some(loaded);
+    }
+    let Some(ctx) = ctx.as_deref() else {
+        return Ok(None);
+    };
+    let mut at_step = ctx.clone();
+    at_step.rounds.retain(|r| r.n <= step);
+    let Some(frozen) = at_step.seal.as_ref().map(|s| s.frozen.clone()) else {
+        return Ok(None);
+    };
+    let mut history = SpiHistory::new(client, &at_step);
+    let output = pgprompt_core::compile(&at_step, &mut history, memo, Purpose::Estimate)?;
+    if output.body.head.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some((frozen.wire, frozen.model, Request::Whole(output.body.text()))))
 }
 
 /// The report of every request the conversation sent.
@@ -183,13 +227,14 @@ pub(super) fn predict(out: &pgprompt_core::Output) -> Option<serde_json::Value> 
                 last: 64,
             };
             let mut requests = sent(client, out.explain.conversation_id, window, memo)?;
+            let next = next_request(body, &requests);
             requests.push(Sent {
                 turn_id: out.explain.turn_id,
                 step: -1,
                 at: now,
                 wire: out.explain.wire,
                 model: out.explain.model_row.clone(),
-                body: body.text(),
+                body: next,
                 billed: None,
                 billed_miss: None,
             });
@@ -207,6 +252,31 @@ pub(super) fn predict(out: &pgprompt_core::Output) -> Option<serde_json::Value> 
         "predicted_cache_write": last.predicted_cache_write,
         "predicted_uncached": last.predicted_uncached,
     }))
+}
+
+/// The next request in pieces: each of its elements that a request replayed before it
+/// holds as a stored node is keyed by that node, so it is read once for both (a new
+/// request repeats all but its newest elements and its marks).
+fn next_request(body: &pgprompt_core::wire::Body, before: &[Sent]) -> Request {
+    let mut seen = HashSet::new();
+    let mut nodes: HashMap<&str, i64> = HashMap::new();
+    for r in before {
+        if let Request::Pieces(p) = &r.body {
+            for (key, text) in &p.elements {
+                if let Some(id) = key.filter(|id| seen.insert(*id)) {
+                    nodes.insert(text, id);
+                }
+            }
+        }
+    }
+    Request::Pieces(pgprompt_core::cache::Pieces {
+        frame: (None, Rc::from(format!("{}{}", body.head, body.tail))),
+        elements: body
+            .elements
+            .iter()
+            .map(|e| (nodes.get(e.as_str()).copied(), Rc::from(e.as_str())))
+            .collect(),
+    })
 }
 
 /// A row per request the conversation sent (its turns' sealed first requests and their

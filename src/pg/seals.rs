@@ -215,6 +215,113 @@ fn read_body(client: &SpiClient<'_>, conv: Uuid, p: &Pointers) -> std::result::R
     })
 }
 
+static SEALS_OF: LazyLock<Query> = LazyLock::new(|| {
+    let mut columns = vec![("turn_id", UUIDOID), ("frozen", TEXTOID), ("frozen_digest", BYTEAOID)];
+    columns.extend(POINTER_COLUMNS);
+    Query::new(
+        "a seal row",
+        format!(
+            "SELECT s.turn_id, s.frozen::text, s.frozen_digest, {POINTERS} FROM prompt.seals s \
+             WHERE s.conversation_id = $1 AND s.turn_id = ANY($2)"
+        ),
+        &columns,
+    )
+});
+
+/// The sealed first requests of `turns` as they were sent: what each seal froze and its
+/// body in pieces (`None`: pruned), every one checked against its digests as
+/// [`load`] checks it. Two statements whatever their number, and the nodes they share
+/// read once (`cache_report`, `explain_turn`'s prediction).
+pub fn sent_pieces(
+    client: &SpiClient<'_>,
+    conv: Uuid,
+    turns: &[Uuid],
+) -> Result<HashMap<Uuid, (Frozen, Option<pgprompt_core::cache::Pieces>)>> {
+    let ids: Vec<pgrx::Uuid> = turns.iter().copied().map(pg_uuid).collect();
+    let rows = run(client, &SEALS_OF, &[pg_uuid(conv).into(), ids.into()], |c| {
+        Ok::<_, Error>(Some((
+            c.need_uuid("turn_id")?,
+            c.need_text("frozen")?,
+            c.get::<Vec<u8>>("frozen_digest"),
+            Pointers::read(c),
+        )))
+    })?;
+    let mut seals = Vec::with_capacity(rows.len());
+    let (mut low, mut high, mut singles) = (i64::MAX, i64::MIN, Vec::new());
+    for (turn, frozen, frozen_digest, p) in rows {
+        if frozen_digest.as_deref() != Some(&digest(&frozen)[..]) {
+            return Err(corrupted(
+                conv,
+                turn,
+                "has a frozen record that does not match its digest",
+            ));
+        }
+        let frozen: Frozen = serde_json::from_str(&frozen)
+            .map_err(|e| corrupted(conv, turn, &format!("has a frozen record that cannot be read ({e})")))?;
+        if !p.pruned {
+            let (l, h) = check_pointers(&p).map_err(|why| corrupted(conv, turn, why))?;
+            if l <= h {
+                (low, high) = (low.min(l), high.max(h));
+            }
+            singles.extend(p.head.into_iter().chain(p.tail).chain(p.lead.iter().flatten().copied()));
+        }
+        seals.push((turn, frozen, p));
+    }
+    let nodes: HashMap<i64, (Option<i64>, std::rc::Rc<str>)> = match seals.iter().any(|s| !s.2.pruned) {
+        true => run(
+            client,
+            &NODES,
+            &[pg_uuid(conv).into(), low.into(), high.into(), singles.into()],
+            |c| {
+                Ok::<_, Error>(Some((
+                    c.need::<i64>("id")?,
+                    (c.get::<i64>("parent"), std::rc::Rc::from(c.need_text("body")?)),
+                )))
+            },
+        )?
+        .into_iter()
+        .collect(),
+        false => HashMap::new(),
+    };
+    let mut reader = seal::PieceReader::default();
+    let mut out = HashMap::with_capacity(seals.len());
+    for (turn, frozen, p) in seals {
+        let pieces = match p.pruned {
+            true => None,
+            false => Some(pieces_of(&nodes, &p, &mut reader).map_err(|why| corrupted(conv, turn, why))?),
+        };
+        out.insert(turn, (frozen, pieces));
+    }
+    Ok(out)
+}
+
+/// A seal's body in pieces from the nodes read, checked by `reader`.
+fn pieces_of(
+    nodes: &HashMap<i64, (Option<i64>, std::rc::Rc<str>)>,
+    p: &Pointers,
+    reader: &mut seal::PieceReader,
+) -> std::result::Result<pgprompt_core::cache::Pieces, &'static str> {
+    let patches: Vec<Patch> = serde_json::from_str(&p.patches).map_err(|_| "has a patch list that cannot be read")?;
+    let node = |id: Option<i64>| id.and_then(|id| nodes.get(&id).map(|(_, t)| (id, t.clone())));
+    let mut elements: Vec<(i64, std::rc::Rc<str>)> = p
+        .lead
+        .iter()
+        .map(|id| node(*id))
+        .collect::<Option<_>>()
+        .ok_or("lost a node")?;
+    let lead = elements.len();
+    elements.extend(walk_chain(nodes, p.chain, p.chain_length).ok_or("lost a node")?);
+    reader.read(&seal::StoredPieces {
+        head: node(p.head).ok_or("lost a node")?,
+        tail: node(p.tail).ok_or("lost a node")?,
+        elements,
+        lead,
+        patches: &patches,
+        bytes: usize::try_from(p.bytes).map_err(|_| "records a size out of range")?,
+        digest: &p.digest,
+    })
+}
+
 static PREVIOUS: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
         "the previous seal's chain",

@@ -199,3 +199,41 @@ def test_a_runs_continuations_read_the_rounds_before_them(cdb):
     assert cache["input_tokens"] == rows[1]["input_tokens"]
     assert cache["predicted_cache_read"] == rows[1]["predicted_cache_read"] + rows[1]["predicted_cache_write"]
     assert cache["predicted_cache_write"] == 0
+
+
+def test_a_first_request_is_read_from_its_seal_never_compiled_again(cdb):
+    """SPEC §15.5: cache_report and explain_turn's prediction read each turn's first
+    request from its seal's stored pieces. The report scans none of the tables a compile
+    reads, and the prediction runs as many statements after six sealed turns as after
+    two (it once compiled every earlier request: four statements each)."""
+    from test_response_loop import statements_run
+    c = cdb
+    conv = conversation(c)
+    bodies = []
+    for i in range(6):
+        t = reply(c, conv, f"Question {i}.")
+        bodies.append(compiled(c, conv, t))
+        answer(c, conv, t, f"Answer {i}.", f"msg_seal_read_{i}")
+        if i == 1:
+            probe = reply(c, conv, "And then?")
+            two = statements_run(c, "SELECT prompt.explain_turn(%s, %s)", (conv, probe))
+            c.execute("DELETE FROM prompt.turns WHERE id = %s", (probe,))
+
+    def scans():
+        return dict(c.execute("SELECT relname, coalesce(seq_scan, 0) + coalesce(idx_scan, 0) FROM pg_stat_xact_user_tables "
+                              "WHERE schemaname = 'prompt' AND relname IN ('users', 'documents', 'models', 'memories', "
+                              "'skills', 'workspaces')").fetchall())
+    c.execute("BEGIN")
+    try:
+        before = scans()
+        rows = report(c, conv)
+        after = scans()
+    finally:
+        c.execute("COMMIT")
+    read = {t: n - before.get(t, 0) for t, n in after.items() if n != before.get(t, 0)}
+    assert read == {}, f"cache_report compiled a turn again: it read {read}"
+    p = Provider(minimum=50)
+    assert [columns(r) for r in rows] == [p.send(Blocks(c, b), t) for b, t in zip(bodies, times(c, conv))]
+    probe = reply(c, conv, "And then?")
+    six = statements_run(c, "SELECT prompt.explain_turn(%s, %s)", (conv, probe))
+    assert len(six) == len(two), (two, six)
