@@ -1197,6 +1197,8 @@ COMMENT ON COLUMN prompt.rounds.sent_estimate IS
     'The estimate of the first request that carried the round, written with sent_at: what record_response keeps beside the usage of the response to it.';
 COMMENT ON COLUMN prompt.seals.frozen_digest IS
     'The SHA-256 of frozen''s jsonb text, written with the seal; every read of the seal checks it.';
+COMMENT ON COLUMN prompt.seals.pieces_digest IS
+    'The SHA-256 of the body''s pieces as stored (its head''s, tail''s and elements'' node digests in order, then its patch list), written with the seal: with each node checked against its own digest it covers the body, so cache_report and explain_turn check every request they replay at the cost of what it adds. NULL on a seal written before 0.5 (its body is hashed whole).';
 COMMENT ON TABLE prompt.tenants IS
     'Tenancy: once any row exists, every role is confined to the workspaces it is listed for here (it reads their rows and the shared ones, and writes only rows no other tenant''s compile reads); a role listed nowhere reads and writes no tenant''s rows unless it administers the extension. Managed by the extension''s owner; kept by pg_dump, and the policies come back with the extension.';
 COMMENT ON TABLE prompt.workspace_members IS

@@ -7,7 +7,9 @@
 --   with its conversation or turn once that is gone; an administrator's INSERT is a
 --   restore. prompt._in_cascade and prompt._seal_storage_guard are replaced;
 -- * every byte returned is covered: rounds.sent_digest and seals.frozen_digest, checked on
---   every read and by verify_seals (written here for what 0.4 sealed and sent);
+--   every read and by verify_seals (written here for what 0.4 sealed and sent), and
+--   seals.pieces_digest, what the cache report checks a seal's stored pieces against
+--   without hashing its body whole (NULL for what 0.4 sealed: hashed whole);
 -- * tenancy fails closed: once a tenant is listed, a role listed nowhere reads and writes
 --   no tenant's rows; tenancy follows the role's OID (tenants.role_oid, stamped from the
 --   name); prompt.administrators; a delete whose foreign-key action would change another
@@ -45,6 +47,8 @@ ALTER TABLE prompt.models
         CHECK (array_position(ARRAY['5m', '30m', '1h', '12h'], history_cache_ttl)
                <= array_position(ARRAY['5m', '30m', '1h', '12h'], cache_ttl));
 ALTER TABLE prompt.seals ADD COLUMN frozen_digest bytea;
+-- A seal of 0.4 keeps no pieces digest: the cache report hashes its body whole.
+ALTER TABLE prompt.seals ADD COLUMN pieces_digest bytea;
 ALTER TABLE prompt.tenants ADD COLUMN role_oid oid;
 CREATE INDEX tenants_role_oid ON prompt.tenants (role_oid);
 CREATE TABLE prompt.administrators (
@@ -1331,6 +1335,8 @@ COMMENT ON COLUMN prompt.rounds.sent_estimate IS
     'The estimate of the first request that carried the round, written with sent_at: what record_response keeps beside the usage of the response to it.';
 COMMENT ON COLUMN prompt.seals.frozen_digest IS
     'The SHA-256 of frozen''s jsonb text, written with the seal; every read of the seal checks it.';
+COMMENT ON COLUMN prompt.seals.pieces_digest IS
+    'The SHA-256 of the body''s pieces as stored (its head''s, tail''s and elements'' node digests in order, then its patch list), written with the seal: with each node checked against its own digest it covers the body, so cache_report and explain_turn check every request they replay at the cost of what it adds. NULL on a seal written before 0.5 (its body is hashed whole).';
 COMMENT ON TABLE prompt.tenants IS
     'Tenancy: once any row exists, every role is confined to the workspaces it is listed for here (it reads their rows and the shared ones, and writes only rows no other tenant''s compile reads); a role listed nowhere reads and writes no tenant''s rows unless it administers the extension. Managed by the extension''s owner; kept by pg_dump, and the policies come back with the extension.';
 COMMENT ON FUNCTION prompt._seal_storage_write() IS

@@ -370,6 +370,9 @@ CREATE TABLE prompt.seals (
     -- The SHA-256 of frozen's jsonb text: what every request of the turn is rendered
     -- from is checked like its bytes.
     frozen_digest   bytea,
+    -- The SHA-256 of the body's pieces (its nodes' digests and its patches): with each
+    -- node checked against its own digest, it covers the body without hashing it whole.
+    pieces_digest   bytea,
     PRIMARY KEY (conversation_id, turn_id),
     FOREIGN KEY (conversation_id, turn_id) REFERENCES prompt.turns (conversation_id, id) ON DELETE CASCADE
 );

@@ -309,6 +309,30 @@ pub struct StoredPieces<'a> {
     pub bytes: usize,
     /// The body's SHA-256, as sealed.
     pub digest: &'a [u8],
+    /// The seal's [`pieces_digest`] and each node's stored digest by id. `None` for a
+    /// seal written before 0.5, which has none: its body is hashed whole.
+    pub pieces: Option<(&'a [u8], &'a dyn Fn(i64) -> Option<[u8; 32]>)>,
+}
+
+/// The digest of a body's pieces as storage keeps them (`prompt.seals.pieces_digest`):
+/// the SHA-256 of its head node's, its tail node's and each element node's digest in
+/// order, then of its patch list as JSON. With every node checked against its own
+/// digest it covers the body's bytes as the body's digest does, and checking it costs
+/// 32 bytes an element instead of the body.
+pub fn pieces_digest<'d>(
+    head: &[u8; 32],
+    tail: &[u8; 32],
+    elements: impl IntoIterator<Item = &'d [u8; 32]>,
+    patches: &[Patch],
+) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(head);
+    h.update(tail);
+    for e in elements {
+        h.update(e);
+    }
+    h.update(serde_json::to_string(patches).unwrap_or_default().as_bytes());
+    h.finalize().into()
 }
 
 /// Reads stored bodies back as [`crate::cache::Pieces`] without joining them, checking
@@ -319,6 +343,8 @@ pub struct StoredPieces<'a> {
 pub struct PieceReader {
     /// The digest's state after a shared prefix, keyed by the nodes that make it.
     states: std::collections::HashMap<Vec<i64>, Sha256>,
+    /// The nodes checked against their own digests.
+    checked: std::collections::HashSet<i64>,
     frames: std::collections::HashMap<(i64, i64), Rc<str>>,
 }
 
@@ -345,6 +371,61 @@ impl PieceReader {
         if len != s.bytes {
             return Err("has a body of another size than it recorded");
         }
+        match s.pieces {
+            Some((pieces, node_digest)) => self.check_pieces(s, pieces, node_digest)?,
+            None => self.check_body(s, &patched)?,
+        }
+        let frame = self
+            .frames
+            .entry((s.head.0, s.tail.0))
+            .or_insert_with(|| Rc::from(format!("{}{}", s.head.1, s.tail.1)))
+            .clone();
+        let elements = (0..n)
+            .map(|i| match patched.remove(&i) {
+                Some(t) => (None, Rc::from(t)),
+                None => (Some(s.elements[i].0), s.elements[i].1.clone()),
+            })
+            .collect();
+        Ok(crate::cache::Pieces {
+            frame: (Some((s.head.0, s.tail.0)), frame),
+            elements,
+        })
+    }
+
+    /// Checks every node against its own digest (once a reader) and the seal's pieces
+    /// against its [`pieces_digest`].
+    fn check_pieces(
+        &mut self,
+        s: &StoredPieces<'_>,
+        pieces: &[u8],
+        node_digest: &dyn Fn(i64) -> Option<[u8; 32]>,
+    ) -> std::result::Result<(), &'static str> {
+        let nodes = [&s.head, &s.tail].into_iter().chain(&s.elements);
+        let mut digests = Vec::with_capacity(s.elements.len() + 2);
+        for (id, text) in nodes {
+            let d = node_digest(*id).ok_or("lost a node")?;
+            if !self.checked.contains(id) {
+                if digest(text) != d {
+                    return Err("has a node that does not match its digest");
+                }
+                self.checked.insert(*id);
+            }
+            digests.push(d);
+        }
+        if pieces_digest(&digests[0], &digests[1], &digests[2..], s.patches).as_slice() != pieces {
+            return Err("has pieces that do not match their digest");
+        }
+        Ok(())
+    }
+
+    /// Checks the body against its digest, hashing from the longest prefix read before.
+    fn check_body(
+        &mut self,
+        s: &StoredPieces<'_>,
+        patched: &std::collections::BTreeMap<usize, String>,
+    ) -> std::result::Result<(), &'static str> {
+        let n = s.elements.len();
+        let text = |i: usize| patched.get(&i).map_or(&*s.elements[i].1, String::as_str);
         // The prefix up to chain element k, named by its nodes: the head, the lead, and
         // the chain's oldest and k-th nodes (a chain node's parents fix the rest).
         let lead = &s.elements[..s.lead.min(n)];
@@ -376,21 +457,7 @@ impl PieceReader {
         if h.finalize().as_slice() != s.digest {
             return Err("has a body that does not match its digest");
         }
-        let frame = self
-            .frames
-            .entry((s.head.0, s.tail.0))
-            .or_insert_with(|| Rc::from(format!("{}{}", s.head.1, s.tail.1)))
-            .clone();
-        let elements = (0..n)
-            .map(|i| match patched.remove(&i) {
-                Some(t) => (None, Rc::from(t)),
-                None => (Some(s.elements[i].0), s.elements[i].1.clone()),
-            })
-            .collect();
-        Ok(crate::cache::Pieces {
-            frame: (Some((s.head.0, s.tail.0)), frame),
-            elements,
-        })
+        Ok(())
     }
 }
 
@@ -781,6 +848,7 @@ mod tests {
                 patches,
                 bytes: body.len(),
                 digest: &body_digest(body),
+                pieces: None,
             })
         }
         let plain = ["{\"a\":1}", "{\"b\":2}", "{\"c\":3}"].map(String::from);
@@ -821,6 +889,7 @@ mod tests {
                 patches,
                 bytes,
                 digest: &digest,
+                pieces: None,
             })
         };
         assert_eq!(
@@ -839,6 +908,47 @@ mod tests {
             Some("has a body of another size than it recorded")
         );
         assert!(read(&mut fresh, &elements, &p, &body).is_ok());
+
+        // A seal of 0.5 is checked by its pieces, its body never hashed whole: each node
+        // against its own digest, the pieces against the seal's pieces digest.
+        let nodes: std::collections::HashMap<i64, [u8; 32]> = [
+            (1, &body.head),
+            (2, &body.tail),
+            (10, &plain[0]),
+            (11, &plain[1]),
+            (12, &plain[2]),
+        ]
+        .into_iter()
+        .map(|(id, t)| (id, super::digest(t)))
+        .collect();
+        let lookup = |id: i64| nodes.get(&id).copied();
+        let listed = [10, 11, 12].map(|id| nodes[&id]);
+        let sealed = pieces_digest(&nodes[&1], &nodes[&2], &listed, &p);
+        let by_pieces = |elements: Vec<(i64, Rc<str>)>, pieces: &[u8]| {
+            PieceReader::default().read(&StoredPieces {
+                head: node(1, &body.head),
+                tail: node(2, &body.tail),
+                elements,
+                lead: 0,
+                patches: &p,
+                bytes: body.len(),
+                digest: &[0; 32],
+                pieces: Some((pieces, &lookup)),
+            })
+        };
+        let pieces = by_pieces(elements.to_vec(), &sealed).unwrap();
+        assert_eq!(pieces.elements[2].1.as_ref(), marked[2]);
+        let unmarked = pieces_digest(&nodes[&1], &nodes[&2], &listed, &[]);
+        assert_eq!(
+            by_pieces(elements.to_vec(), &unmarked).err(),
+            Some("has pieces that do not match their digest")
+        );
+        let mut bad = elements.to_vec();
+        bad[0] = node(10, "{\"a\":2}");
+        assert_eq!(
+            by_pieces(bad, &sealed).err(),
+            Some("has a node that does not match its digest")
+        );
     }
 
     /// What the extension's queries match and read in a stored record is the record

@@ -381,6 +381,9 @@ CREATE TABLE prompt.seals (
     -- The SHA-256 of frozen's jsonb text: what every request of the turn is rendered
     -- from is checked like its bytes.
     frozen_digest   bytea,
+    -- The SHA-256 of the body's pieces (its nodes' digests and its patches): with each
+    -- node checked against its own digest, it covers the body without hashing it whole.
+    pieces_digest   bytea,
     PRIMARY KEY (conversation_id, turn_id),
     FOREIGN KEY (conversation_id, turn_id) REFERENCES prompt.turns (conversation_id, id) ON DELETE CASCADE
 );
@@ -1260,7 +1263,7 @@ AS 'MODULE_PATHNAME', '_unconfined_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/cache.rs:216
+-- src/pg/cache.rs:286
 -- pgprompt::pg::cache::cache_report
 CREATE  FUNCTION "cache_report"(
 	"conversation_id" uuid /* pgrx :: Uuid */
@@ -1448,7 +1451,7 @@ AS 'MODULE_PATHNAME', 'record_count_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/responses.rs:295
+-- src/pg/responses.rs:304
 -- pgprompt::pg::responses::record_response
 CREATE  FUNCTION "record_response"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1462,7 +1465,7 @@ AS 'MODULE_PATHNAME', 'record_response_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/responses.rs:362
+-- src/pg/responses.rs:370
 -- pgprompt::pg::responses::record_tool_results
 CREATE  FUNCTION "record_tool_results"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -2780,6 +2783,8 @@ COMMENT ON COLUMN prompt.rounds.sent_estimate IS
     'The estimate of the first request that carried the round, written with sent_at: what record_response keeps beside the usage of the response to it.';
 COMMENT ON COLUMN prompt.seals.frozen_digest IS
     'The SHA-256 of frozen''s jsonb text, written with the seal; every read of the seal checks it.';
+COMMENT ON COLUMN prompt.seals.pieces_digest IS
+    'The SHA-256 of the body''s pieces as stored (its head''s, tail''s and elements'' node digests in order, then its patch list), written with the seal: with each node checked against its own digest it covers the body, so cache_report and explain_turn check every request they replay at the cost of what it adds. NULL on a seal written before 0.5 (its body is hashed whole).';
 COMMENT ON TABLE prompt.tenants IS
     'Tenancy: once any row exists, every role is confined to the workspaces it is listed for here (it reads their rows and the shared ones, and writes only rows no other tenant''s compile reads); a role listed nowhere reads and writes no tenant''s rows unless it administers the extension. Managed by the extension''s owner; kept by pg_dump, and the policies come back with the extension.';
 COMMENT ON TABLE prompt.workspace_members IS

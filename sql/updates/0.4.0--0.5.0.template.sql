@@ -7,7 +7,9 @@
 --   with its conversation or turn once that is gone; an administrator's INSERT is a
 --   restore. prompt._in_cascade and prompt._seal_storage_guard are replaced;
 -- * every byte returned is covered: rounds.sent_digest and seals.frozen_digest, checked on
---   every read and by verify_seals (written here for what 0.4 sealed and sent);
+--   every read and by verify_seals (written here for what 0.4 sealed and sent), and
+--   seals.pieces_digest, what the cache report checks a seal's stored pieces against
+--   without hashing its body whole (NULL for what 0.4 sealed: hashed whole);
 -- * tenancy fails closed: once a tenant is listed, a role listed nowhere reads and writes
 --   no tenant's rows; tenancy follows the role's OID (tenants.role_oid, stamped from the
 --   name); prompt.administrators; a delete whose foreign-key action would change another
@@ -45,6 +47,8 @@ ALTER TABLE prompt.models
         CHECK (array_position(ARRAY['5m', '30m', '1h', '12h'], history_cache_ttl)
                <= array_position(ARRAY['5m', '30m', '1h', '12h'], cache_ttl));
 ALTER TABLE prompt.seals ADD COLUMN frozen_digest bytea;
+-- A seal of 0.4 keeps no pieces digest: the cache report hashes its body whole.
+ALTER TABLE prompt.seals ADD COLUMN pieces_digest bytea;
 ALTER TABLE prompt.tenants ADD COLUMN role_oid oid;
 CREATE INDEX tenants_role_oid ON prompt.tenants (role_oid);
 {{block:schema:CREATE TABLE prompt.administrators}}

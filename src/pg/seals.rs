@@ -138,9 +138,14 @@ pub fn load(client: &SpiClient<'_>, conv: Uuid, t: &Turn) -> Result<Sealed> {
 static NODES: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
         "a seal node",
-        "SELECT id, parent, body FROM prompt.seal_nodes WHERE conversation_id = $1 \
+        "SELECT id, parent, body, digest FROM prompt.seal_nodes WHERE conversation_id = $1 \
          AND (id BETWEEN $2 AND $3 OR id = ANY($4))",
-        &[("id", INT8OID), ("parent", INT8OID), ("body", TEXTOID)],
+        &[
+            ("id", INT8OID),
+            ("parent", INT8OID),
+            ("body", TEXTOID),
+            ("digest", BYTEAOID),
+        ],
     )
 });
 
@@ -216,12 +221,17 @@ fn read_body(client: &SpiClient<'_>, conv: Uuid, p: &Pointers) -> std::result::R
 }
 
 static SEALS_OF: LazyLock<Query> = LazyLock::new(|| {
-    let mut columns = vec![("turn_id", UUIDOID), ("frozen", TEXTOID), ("frozen_digest", BYTEAOID)];
+    let mut columns = vec![
+        ("turn_id", UUIDOID),
+        ("frozen", TEXTOID),
+        ("frozen_digest", BYTEAOID),
+        ("pieces_digest", BYTEAOID),
+    ];
     columns.extend(POINTER_COLUMNS);
     Query::new(
         "a seal row",
         format!(
-            "SELECT s.turn_id, s.frozen::text, s.frozen_digest, {POINTERS} FROM prompt.seals s \
+            "SELECT s.turn_id, s.frozen::text, s.frozen_digest, s.pieces_digest, {POINTERS} FROM prompt.seals s \
              WHERE s.conversation_id = $1 AND s.turn_id = ANY($2)"
         ),
         &columns,
@@ -243,7 +253,7 @@ pub fn sent_pieces(
             c.need_uuid("turn_id")?,
             c.need_text("frozen")?,
             c.get::<Vec<u8>>("frozen_digest"),
-            Pointers::read(c),
+            (Pointers::read(c), c.get::<Vec<u8>>("pieces_digest")),
         )))
     })?;
     let mut seals = Vec::with_capacity(rows.len());
@@ -258,24 +268,36 @@ pub fn sent_pieces(
         }
         let frozen: Frozen = serde_json::from_str(&frozen)
             .map_err(|e| corrupted(conv, turn, &format!("has a frozen record that cannot be read ({e})")))?;
-        if !p.pruned {
-            let (l, h) = check_pointers(&p).map_err(|why| corrupted(conv, turn, why))?;
+        if !p.0.pruned {
+            let (l, h) = check_pointers(&p.0).map_err(|why| corrupted(conv, turn, why))?;
             if l <= h {
                 (low, high) = (low.min(l), high.max(h));
             }
-            singles.extend(p.head.into_iter().chain(p.tail).chain(p.lead.iter().flatten().copied()));
+            singles.extend(
+                p.0.head
+                    .into_iter()
+                    .chain(p.0.tail)
+                    .chain(p.0.lead.iter().flatten().copied()),
+            );
         }
         seals.push((turn, frozen, p));
     }
-    let nodes: HashMap<i64, (Option<i64>, std::rc::Rc<str>)> = match seals.iter().any(|s| !s.2.pruned) {
+    let nodes: Nodes = match seals.iter().any(|s| !s.2 .0.pruned) {
         true => run(
             client,
             &NODES,
             &[pg_uuid(conv).into(), low.into(), high.into(), singles.into()],
             |c| {
+                let d = c.get::<Vec<u8>>("digest").unwrap_or_default();
                 Ok::<_, Error>(Some((
                     c.need::<i64>("id")?,
-                    (c.get::<i64>("parent"), std::rc::Rc::from(c.need_text("body")?)),
+                    (
+                        c.get::<i64>("parent"),
+                        (
+                            std::rc::Rc::from(c.need_text("body")?),
+                            <[u8; 32]>::try_from(d.as_slice()).unwrap_or([0; 32]),
+                        ),
+                    ),
                 )))
             },
         )?
@@ -285,24 +307,33 @@ pub fn sent_pieces(
     };
     let mut reader = seal::PieceReader::default();
     let mut out = HashMap::with_capacity(seals.len());
-    for (turn, frozen, p) in seals {
+    for (turn, frozen, (p, pieces_digest)) in seals {
         let pieces = match p.pruned {
             true => None,
-            false => Some(pieces_of(&nodes, &p, &mut reader).map_err(|why| corrupted(conv, turn, why))?),
+            false => Some(
+                pieces_of(&nodes, &p, pieces_digest.as_deref(), &mut reader)
+                    .map_err(|why| corrupted(conv, turn, why))?,
+            ),
         };
         out.insert(turn, (frozen, pieces));
     }
     Ok(out)
 }
 
-/// A seal's body in pieces from the nodes read, checked by `reader`.
+/// Seal nodes read back: each one's parent, text and stored digest, by id.
+type Nodes = HashMap<i64, (Option<i64>, (std::rc::Rc<str>, [u8; 32]))>;
+
+/// A seal's body in pieces from the nodes read, checked by `reader` against the seal's
+/// pieces digest (a 0.4 seal has none: against its body's).
 fn pieces_of(
-    nodes: &HashMap<i64, (Option<i64>, std::rc::Rc<str>)>,
+    nodes: &Nodes,
     p: &Pointers,
+    pieces_digest: Option<&[u8]>,
     reader: &mut seal::PieceReader,
 ) -> std::result::Result<pgprompt_core::cache::Pieces, &'static str> {
     let patches: Vec<Patch> = serde_json::from_str(&p.patches).map_err(|_| "has a patch list that cannot be read")?;
-    let node = |id: Option<i64>| id.and_then(|id| nodes.get(&id).map(|(_, t)| (id, t.clone())));
+    let node = |id: Option<i64>| id.and_then(|id| nodes.get(&id).map(|(_, (t, _))| (id, t.clone())));
+    let node_digest = |id: i64| nodes.get(&id).map(|(_, (_, d))| *d);
     let mut elements: Vec<(i64, std::rc::Rc<str>)> = p
         .lead
         .iter()
@@ -310,7 +341,8 @@ fn pieces_of(
         .collect::<Option<_>>()
         .ok_or("lost a node")?;
     let lead = elements.len();
-    elements.extend(walk_chain(nodes, p.chain, p.chain_length).ok_or("lost a node")?);
+    let chain = walk_chain(nodes, p.chain, p.chain_length).ok_or("lost a node")?;
+    elements.extend(chain.into_iter().map(|(id, (t, _))| (id, t)));
     reader.read(&seal::StoredPieces {
         head: node(p.head).ok_or("lost a node")?,
         tail: node(p.tail).ok_or("lost a node")?,
@@ -319,6 +351,7 @@ fn pieces_of(
         patches: &patches,
         bytes: usize::try_from(p.bytes).map_err(|_| "records a size out of range")?,
         digest: &p.digest,
+        pieces: pieces_digest.map(|d| (d, &node_digest as &dyn Fn(i64) -> Option<[u8; 32]>)),
     })
 }
 
@@ -569,13 +602,19 @@ pub fn store(
         chain_ids.push(id);
     }
     w.flush();
+    let pieces_digest = seal::pieces_digest(
+        &digest(&stored.body.head),
+        &digest(&stored.body.tail),
+        &digests,
+        stored.patches,
+    );
     let frozen = serde_json::to_string(frozen).unwrap_or_else(|_| "{}".into());
     let patches = serde_json::to_string(stored.patches).unwrap_or_else(|_| "[]".into());
     spi(client.update(
         "INSERT INTO prompt.seals (conversation_id, turn_id, frozen, head, lead, chain, chain_length, chain_low, tail, digest, bytes, \
-         sealed_at, patches, frozen_digest) \
+         sealed_at, patches, frozen_digest, pieces_digest) \
          VALUES ($1, $2, $3::jsonb, $4, $5, $6, $7, $8, $9, $10, $11, coalesce($12, now()), $13::jsonb, \
-         sha256(convert_to($3::jsonb::text, 'UTF8')))",
+         sha256(convert_to($3::jsonb::text, 'UTF8')), $14)",
         None,
         &[
             pg_uuid(conv).into(),
@@ -591,6 +630,7 @@ pub fn store(
             i32::try_from(stored.body.len()).unwrap_or(i32::MAX).into(),
             nullable(sealed_at),
             patches.into(),
+            pieces_digest.to_vec().into(),
         ],
     ));
     Ok(())
@@ -804,7 +844,9 @@ pub fn verify(client: &SpiClient<'_>, conv: Option<Uuid>) -> Result<Vec<(Uuid, U
             continue;
         }
         let t = Turn::new(turn, 0, pgprompt_core::rows::TurnKind::Reply);
-        if let Err(e) = load(client, conv, &t) {
+        // The body, then its pieces (what the cache report reads) against their digest.
+        let read = load(client, conv, &t).and_then(|_| sent_pieces(client, conv, &[turn]).map(|_| ()));
+        if let Err(e) = read {
             let prefix = format!(
                 "{}: the seal of turn {turn} of conversation {conv} ",
                 Code::DataCorrupted.name()

@@ -237,3 +237,38 @@ def test_a_first_request_is_read_from_its_seal_never_compiled_again(cdb):
     probe = reply(c, conv, "And then?")
     six = statements_run(c, "SELECT prompt.explain_turn(%s, %s)", (conv, probe))
     assert len(six) == len(two), (two, six)
+
+
+def test_the_report_refuses_a_node_that_does_not_match_its_digest(cdb):
+    """The report reads a seal's stored pieces, each node checked against its own digest
+    and the pieces against the seal's: an edited node is data_corrupted, for a seal of
+    0.5 and for one of 0.4 (no pieces digest: its body is hashed whole), and
+    verify_seals names it. The node put back, the report reads again."""
+    from test_fail_closed import refused
+    c = cdb
+    conv = conversation(c)
+    t = reply(c, conv, "Question.")
+    compiled(c, conv, t)
+
+    def as_replica(sql, args):
+        with c.transaction():
+            c.execute("SET LOCAL session_replication_role = replica")
+            c.execute(sql, args)
+    node = c.execute("SELECT chain FROM prompt.seals WHERE turn_id = %s", (t,)).fetchone()[0]
+    body = c.execute("SELECT body FROM prompt.seal_nodes WHERE conversation_id = %s AND id = %s", (conv, node)).fetchone()[0]
+    pieces = c.execute("SELECT pieces_digest FROM prompt.seals WHERE turn_id = %s", (t,)).fetchone()[0]
+    assert pieces is not None
+    as_replica("UPDATE prompt.seal_nodes SET body = replace(body, 'Question', 'Answer!!') WHERE conversation_id = %s AND id = %s",
+               (conv, node))
+    try:
+        for digest in (pieces, None):
+            as_replica("UPDATE prompt.seals SET pieces_digest = %s WHERE turn_id = %s", (digest, t))
+            e = refused(c, "SELECT count(*) FROM prompt.cache_report(%s)", (conv,), "XX001")
+            expected = "has a node that does not match its digest" if digest else "has a body that does not match its digest"
+            assert expected in str(e), str(e)
+            assert c.execute("SELECT count(*) FROM prompt.verify_seals(%s)", (conv,)).fetchone()[0] == 1
+    finally:
+        as_replica("UPDATE prompt.seal_nodes SET body = %s WHERE conversation_id = %s AND id = %s", (body, conv, node))
+        as_replica("UPDATE prompt.seals SET pieces_digest = %s WHERE turn_id = %s", (pieces, t))
+    assert len(report(c, conv)) == 1
+    assert c.execute("SELECT count(*) FROM prompt.verify_seals(%s)", (conv,)).fetchone()[0] == 0

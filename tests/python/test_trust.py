@@ -89,6 +89,8 @@ def test_forged_seal_bytes_are_never_returned(trust):
     ("frozen = '{\"wire\": 7}'", "has a frozen record that does not match its digest"),
     ("frozen = '{\"wire\": 7}', frozen_digest = sha256(convert_to('{\"wire\": 7}', 'UTF8'))",
      "has a frozen record that cannot be read ("),
+    # What the cache report checks a seal's stored pieces against.
+    ("pieces_digest = sha256('x')", "has pieces that do not match their digest"),
 ])
 def test_edited_seal_rows_are_refused_before_they_size_anything(trust, edit, problem, no_crash):
     """What a seal row says is bounded before it sizes an allocation: an edited length,
@@ -97,14 +99,17 @@ def test_edited_seal_rows_are_refused_before_they_size_anything(trust, edit, pro
     saved = trust.execute("SELECT row_to_json(s)::text FROM prompt.seals s WHERE turn_id = %s", (T4,)).fetchone()[0]
     as_replica(trust, f"UPDATE prompt.seals SET {edit} WHERE turn_id = %s", (T4,))
     try:
-        call = "explain_turn" if edit.startswith("frozen") else "compile_turn"
-        refused(trust, f"SELECT prompt.{call}(%s, %s)", (C1, T4), "XX001")
+        if edit.startswith("pieces"):
+            refused(trust, "SELECT count(*) FROM prompt.cache_report(%s)", (C1,), "XX001")
+        else:
+            call = "explain_turn" if edit.startswith("frozen") else "compile_turn"
+            refused(trust, f"SELECT prompt.{call}(%s, %s)", (C1, T4), "XX001")
         got = trust.execute("SELECT problem FROM prompt.verify_seals(%s)", (C1,)).fetchall()
         assert len(got) == 1 and got[0][0].startswith(problem), got
     finally:
         as_replica(trust, "UPDATE prompt.seals s SET (frozen, head, lead, chain, chain_length, chain_low, tail, patches, digest, bytes, "
-                          "frozen_digest) = (SELECT r.frozen, r.head, r.lead, r.chain, r.chain_length, r.chain_low, r.tail, r.patches, "
-                          "r.digest, r.bytes, r.frozen_digest "
+                          "frozen_digest, pieces_digest) = (SELECT r.frozen, r.head, r.lead, r.chain, r.chain_length, r.chain_low, "
+                          "r.tail, r.patches, r.digest, r.bytes, r.frozen_digest, r.pieces_digest "
                           "FROM jsonb_populate_record(NULL::prompt.seals, %s::jsonb) r) WHERE turn_id = %s", (saved, T4))
     assert trust.execute("SELECT count(*) FROM prompt.verify_seals(%s)", (C1,)).fetchone()[0] == 0
 
