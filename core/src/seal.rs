@@ -311,8 +311,11 @@ pub struct StoredPieces<'a> {
     pub digest: &'a [u8],
     /// The seal's [`pieces_digest`] and each node's stored digest by id. `None` for a
     /// seal written before 0.5, which has none: its body is hashed whole.
-    pub pieces: Option<(&'a [u8], &'a dyn Fn(i64) -> Option<[u8; 32]>)>,
+    pub pieces: Option<(&'a [u8], &'a NodeDigest<'a>)>,
 }
+
+/// A node's stored digest by its id (`None`: no such node was read).
+pub type NodeDigest<'a> = dyn Fn(i64) -> Option<[u8; 32]> + 'a;
 
 /// The digest of a body's pieces as storage keeps them (`prompt.seals.pieces_digest`):
 /// the SHA-256 of its head node's, its tail node's and each element node's digest in
@@ -398,7 +401,7 @@ impl PieceReader {
         &mut self,
         s: &StoredPieces<'_>,
         pieces: &[u8],
-        node_digest: &dyn Fn(i64) -> Option<[u8; 32]>,
+        node_digest: &NodeDigest<'_>,
     ) -> std::result::Result<(), &'static str> {
         let nodes = [&s.head, &s.tail].into_iter().chain(&s.elements);
         let mut digests = Vec::with_capacity(s.elements.len() + 2);

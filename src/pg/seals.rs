@@ -351,7 +351,7 @@ fn pieces_of(
         patches: &patches,
         bytes: usize::try_from(p.bytes).map_err(|_| "records a size out of range")?,
         digest: &p.digest,
-        pieces: pieces_digest.map(|d| (d, &node_digest as &dyn Fn(i64) -> Option<[u8; 32]>)),
+        pieces: pieces_digest.map(|d| (d, &node_digest as &seal::NodeDigest<'_>)),
     })
 }
 
