@@ -208,6 +208,21 @@ def timed(fn, runs=RUNS, warmup=3):
     return xs
 
 
+def interleaved(calls, runs=RUNS, warmup=3):
+    """Each call's times, measured in one run: every round calls each once, in an order
+    that rotates, so the machine's drift falls on all of them alike."""
+    names = list(calls)
+    xs = {n: [] for n in names}
+    for i in range(warmup + runs):
+        k = i % len(names)
+        for n in names[k:] + names[:k]:
+            t0 = time.perf_counter()
+            calls[n]()
+            if i >= warmup:
+                xs[n].append(time.perf_counter() - t0)
+    return {n: summary(v) for n, v in xs.items()}
+
+
 def summary(xs):
     xs = sorted(xs)
     return {"median_ms": statistics.median(xs) * 1e3, "p95_ms": xs[min(len(xs) - 1, int(len(xs) * 0.95))] * 1e3}
@@ -339,6 +354,10 @@ def storage(rng):
             c.execute("SELECT prompt.compile_turn(%s, %s) IS NOT NULL", (C_SEAL, turn))
             c.execute("UPDATE prompt.turns SET content = %s WHERE id = %s", (answer, turn))
             raw += len(prompt) + len(answer)
+            if i in (40, 400):
+                # cache_report over the conversation's i requests (issue 43: linear in them).
+                report = lambda: c.execute("SELECT count(*) FROM prompt.cache_report(%s)", (C_SEAL,)).fetchone()  # noqa: E731
+                out[f"cache_report_{i}"] = summary(timed(report, runs=5 if i == 400 else 15, warmup=1))
             if i in (100, 200, 400):
                 c.execute("VACUUM prompt.seals, prompt.seal_nodes")
                 size = c.execute("SELECT pg_total_relation_size('prompt.seals') + pg_total_relation_size('prompt.seal_nodes')").fetchone()[0]
@@ -402,6 +421,17 @@ def measure():
         ).fetchone()[0]
         r["message_text"] = c.execute(f"SELECT sum(length(content)) {rows}", (C200, 1, 201)).fetchone()[0]
         r["body_bytes_200"] = c.execute("SELECT octet_length(prompt.preview_turn(%s, %s)::text)", (C200, T200)).fetchone()[0]
+        r["tools_body_bytes"] = c.execute("SELECT octet_length(prompt.preview_turn(%s, %s)::text)", (C_TOOLS, T_TOOLS)).fetchone()[0]
+        # Issue 43's ratios against 0.3, from one interleaved run (the figures above are
+        # each measured on its own).
+        r["interleaved"] = interleaved({
+            "floor_200": lambda: c.execute(string_floor, (C200, 1, 201)).fetchone(),
+            "json_floor_200": lambda: c.execute(json_floor, (C200, 1, 201)).fetchone(),
+            "preview_200": lambda: c.execute(preview, (C200, T200)).fetchone(),
+            "tools_200": lambda: c.execute(preview, (C_TOOLS, T_TOOLS)).fetchone(),
+            "client_pgprompt_200": lambda: c.execute("SELECT prompt.preview_turn(%s, %s)", (C200, T200)).fetchone()[0],
+            "client_floor_200": lambda: c.execute(json_rows, (C200, 1, 201)).fetchone()[0],
+        })
         r["estimate_10k"] = summary(timed(lambda: c.execute("SELECT count(*) FROM prompt.estimate_turn(%s, %s)", (C10K, T10K)).fetchone()))
 
         # End to end in a Python client: the body parsed as JSON, against the same
@@ -459,6 +489,7 @@ def measure():
     r["first_no_preload"], r["warm_no_preload"] = first_compile()
     r["pgbench"] = {str(n): pgbench(n) for n in (1, 2, 4)}
     r["storage"] = storage(random.Random(7))
+    r["cache_report"] = {k.rsplit("_", 1)[1]: r["storage"].pop(k) for k in list(r["storage"]) if k.startswith("cache_report_")}
     (OUT / "measure.json").write_text(json.dumps(r, indent=1))
 
 
@@ -482,7 +513,8 @@ def cache_lines() -> list:
     """The cache simulator's section (bench/cache_sim.py), when it has run."""
     path = OUT / "cache.json"
     if not path.exists():
-        return []
+        # Not run this time (`bench/run.sh measure`): the section as the last run wrote it.
+        return saved_section("cache", "## Prompt cache")
     c = json.loads(path.read_text())
     n, s, lc = c["newest"], c["stable"], c["langchain"]
     lines = [
@@ -527,6 +559,31 @@ def ok(v, target):
     if target.startswith(">="):
         return "met" if v >= float(target[2:]) else "MISSED"
     return ""
+
+
+def issue_43_ratios(r):
+    """Issue 43's targets for 0.5 against 0.3's figures: one interleaved run, and
+    cache_report's cost per request at 400 and at 40 requests."""
+    i = {k: v["median_ms"] for k, v in r["interleaved"].items()}
+    per_byte = (i["tools_200"] / r["tools_body_bytes"]) / (i["preview_200"] / r["body_bytes_200"])
+    rows = [
+        ("body / `json_agg` of the same rows (server)", i["preview_200"] / i["json_floor_200"], "0.84", "<= 0.85"),
+        ("body / `string_agg` of the rendered rows", i["preview_200"] / i["floor_200"], "1.46", "<= 1.3"),
+        ("Python client end to end / client floor", i["client_pgprompt_200"] / i["client_floor_200"], "0.87", "<= 0.9"),
+        ("tool-round conversation / message conversation, per body byte", per_byte, "1.31", "<= 1.3"),
+    ]
+    lines = ["", f"Against 0.3, one interleaved run ({RUNS} rounds, each call once per round in a rotating order; medians ms: "
+             + ", ".join(f"{k} {v:.2f}" for k, v in i.items()) + "):", "",
+             "| ratio | 0.3.0 | this run | target | |", "|---|---:|---:|---|---|"]
+    lines += [f"| {label} | {old} | {v:.2f} | {t} | {ok(v, t)} |" for label, v, old, t in rows]
+    cr = r.get("cache_report")
+    if cr:
+        per = {n: cr[n]["median_ms"] / int(n) for n in cr}
+        v = per["400"] / per["40"]
+        lines += ["", f"`cache_report` of a conversation of 40 and of 400 sealed exchanges (~2 KB each): {cr['40']['median_ms']:.1f} ms "
+                  f"and {cr['400']['median_ms']:.1f} ms, {per['40']:.2f} and {per['400']:.2f} ms per request; per request, "
+                  f"400 / 40: {v:.2f} (target <= 1.2, {ok(v, '<= 1.2')})."]
+    return lines
 
 
 def report():
@@ -626,6 +683,7 @@ def report():
     ]
     for label, v, target in ratios:
         lines.append(f"| {label} | {v:.2f} | {target} | {ok(v, target)} |")
+    lines += issue_43_ratios(r)
     fresh, cl, both = r["rss_kb_fresh"], r["rss_kb_cl100k"], r["rss_kb_both"]
     lines += [
         "",

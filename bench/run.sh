@@ -8,6 +8,8 @@
 #   bench/run.sh cache     # the prompt-cache simulator alone
 #   bench/run.sh runs      # the prompt cache over agent runs alone (bench/cache_runs.py)
 #   bench/run.sh statements  # statements per call alone (bench/statements.py)
+#   bench/run.sh measure   # the compile's measures and ratios alone (no cache simulators:
+#                          # their sections are kept as RESULTS.md has them)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -24,7 +26,7 @@ scripts/cluster.sh start "${OPTS[@]}"
 trap 'scripts/cluster.sh stop' EXIT
 eval "$(scripts/cluster.sh env)"
 
-if [ "$WHAT" = all ]; then
+if [ "$WHAT" = all ] || [ "$WHAT" = measure ]; then
   echo "== loading data (conversations of 200 and 10,000 turns)" >&2
   python3 bench/bench.py build
   echo "== measuring" >&2
@@ -36,15 +38,15 @@ if [ "$WHAT" = all ] || [ "$WHAT" = statements ]; then
   python3 bench/statements.py >/dev/null
   [ "$WHAT" = statements ] && exit 0
 fi
-if [ "$WHAT" != runs ]; then
+if [ "$WHAT" != runs ] && [ "$WHAT" != measure ]; then
   echo "== the prompt-cache simulator (2,000 turns, three trimmings)" >&2
   python3 bench/cache_sim.py >/dev/null
 fi
-if [ "$WHAT" != cache ]; then
+if [ "$WHAT" != cache ] && [ "$WHAT" != measure ]; then
   echo "== the prompt cache over agent runs (200 turns of 20 rounds)" >&2
   python3 bench/cache_runs.py >/dev/null
 fi
-if [ "$WHAT" = all ]; then
+if [ "$WHAT" = all ] || [ "$WHAT" = measure ]; then
   scripts/cluster.sh restart "${OPTS[@]}" shared_preload_libraries=pgprompt
   echo "== measuring first compiles, preloaded" >&2
   python3 bench/bench.py preload
