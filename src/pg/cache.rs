@@ -15,7 +15,7 @@ use super::errors::OrRaise;
 use super::load::{self, SpiHistory};
 use super::seals;
 use super::spi::{core_uuid, pg_uuid, run, Query};
-use pgprompt_core::cache::{Request, Row, Sent, Simulator};
+use pgprompt_core::cache::{Pieces, Request, Row, Sent, Simulator};
 use pgprompt_core::error::{Error, Result};
 use pgprompt_core::kinds::Wire;
 use pgprompt_core::rows::Model;
@@ -129,13 +129,15 @@ fn sent(client: &SpiClient<'_>, conv: Uuid, window: Window, memo: &mut Memo) -> 
         let mut first = stored.remove(&turn);
         // A stateful turn sent its body's stateful form: it is rendered from the seal.
         let stateful = first.as_ref().is_some_and(|(f, _)| f.stateful.is_some());
-        let mut ctx = None;
+        // What a continuation repeats of its first request is read as the same pieces.
+        let repeated = first.as_ref().and_then(|(_, p)| p.clone()).filter(|_| !stateful);
+        let mut turn_rows = None;
         for (step, at) in steps {
             let request = match (step, first.take()) {
                 (0, Some((frozen, pieces))) if !stateful => {
                     pieces.map(|p| (frozen.wire, frozen.model, Request::Pieces(p)))
                 }
-                _ => continued(client, conv, turn, step, &mut ctx, memo)?,
+                _ => continued(client, conv, turn, step, &mut turn_rows, repeated.as_ref(), memo)?,
             };
             let Some((wire, model, body)) = request else {
                 continue;
@@ -157,38 +159,72 @@ fn sent(client: &SpiClient<'_>, conv: Uuid, window: Window, memo: &mut Memo) -> 
     Ok(out)
 }
 
+/// A sealed turn's context for its continuations (its rounds set aside, each request
+/// given those it carried).
+struct TurnRows {
+    ctx: Box<pgprompt_core::context::Context>,
+    rounds: Vec<pgprompt_core::rounds::Round>,
+}
+
 /// A request of a sealed turn rendered from its seal and the rounds up to `step` (what
 /// it sent, checked against the digests of both): a continuation, or a stateful turn's
-/// first request. `ctx` keeps the turn's context for its other steps. `None`: nothing
-/// was sent (a body not kept).
+/// first request. `rows` keeps the turn's context for its other steps; the elements it
+/// repeats of `first` (the turn's first request) are read as first's pieces. `None`:
+/// nothing was sent (a body not kept).
 fn continued(
     client: &SpiClient<'_>,
     conv: Uuid,
     turn: Uuid,
     step: i32,
-    ctx: &mut Option<Box<pgprompt_core::context::Context>>,
+    rows: &mut Option<TurnRows>,
+    first: Option<&Pieces>,
     memo: &mut Memo,
 ) -> Result<Option<(Wire, Option<Model>, Request)>> {
-    if ctx.is_none() {
-        let load::Loaded::Context(loaded) = load::context(client, conv, turn, load::Read::Explain)? else {
+    if rows.is_none() {
+        let load::Loaded::Context(mut ctx) = load::context(client, conv, turn, load::Read::Explain)? else {
             return Ok(None);
         };
-        *ctx = Some(loaded);
+        let rounds = std::mem::take(&mut ctx.rounds);
+        *rows = Some(TurnRows { ctx, rounds });
     }
-    let Some(ctx) = ctx.as_deref() else {
+    let Some(TurnRows { ctx, rounds }) = rows.as_mut() else {
         return Ok(None);
     };
-    let mut at_step = ctx.clone();
-    at_step.rounds.retain(|r| r.n <= step);
-    let Some(frozen) = at_step.seal.as_ref().map(|s| s.frozen.clone()) else {
+    ctx.rounds = rounds.iter().filter(|r| r.n <= step).cloned().collect();
+    let Some(frozen) = ctx.seal.as_ref().map(|s| s.frozen.clone()) else {
         return Ok(None);
     };
-    let mut history = SpiHistory::new(client, &at_step);
-    let output = pgprompt_core::compile(&at_step, &mut history, memo, Purpose::Estimate)?;
+    let mut history = SpiHistory::new(client, ctx);
+    let output = pgprompt_core::compile(ctx, &mut history, memo, Purpose::Estimate)?;
     if output.body.head.is_empty() {
         return Ok(None);
     }
-    Ok(Some((frozen.wire, frozen.model, Request::Whole(output.body.text()))))
+    Ok(Some((
+        frozen.wire,
+        frozen.model,
+        Request::Pieces(repeating(&output.body, first)),
+    )))
+}
+
+/// A body in pieces, each element and its frame that `first` holds at the same place
+/// read as first's.
+fn repeating(body: &pgprompt_core::wire::Body, first: Option<&Pieces>) -> Pieces {
+    let frame_text = format!("{}{}", body.head, body.tail);
+    let frame = match first.filter(|f| *f.frame.1 == *frame_text) {
+        Some(f) => f.frame.clone(),
+        None => (None, Rc::from(frame_text)),
+    };
+    let theirs = first.map_or(&[][..], |f| f.elements.as_slice());
+    let elements = body
+        .elements
+        .iter()
+        .enumerate()
+        .map(|(i, e)| match theirs.get(i).filter(|(_, t)| **t == **e) {
+            Some(same) => same.clone(),
+            None => (None, Rc::from(e.as_str())),
+        })
+        .collect();
+    Pieces { frame, elements }
 }
 
 /// The report of every request the conversation sent.
