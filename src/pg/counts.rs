@@ -9,7 +9,7 @@ use serde_json::json;
 use super::api::explain_now;
 use super::errors::{raise, OrRaise};
 use super::jsonb::JsonBody;
-use super::spi::{core_uuid, nullable, pg_uuid, spi};
+use super::spi::{core_uuid, nullable, pg_uuid, run_write};
 use pgprompt_core::{Code, Error};
 
 /// The body a provider's token-count endpoint takes for the turn's request as
@@ -47,12 +47,10 @@ fn record_count(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid, input_tokens: 
     let step = out.last_round.unwrap_or(0);
     let estimated = i32::try_from(out.explain.estimate.total).unwrap_or(i32::MAX);
     Spi::connect_mut(|client| {
-        spi(client.update(
-            "INSERT INTO prompt.counts (conversation_id, turn_id, step, input_tokens, estimated_input_tokens, compiled_model) \
+        run_write(client, "INSERT INTO prompt.counts (conversation_id, turn_id, step, input_tokens, estimated_input_tokens, compiled_model) \
              VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (conversation_id, turn_id, step) DO UPDATE \
              SET input_tokens = EXCLUDED.input_tokens, estimated_input_tokens = EXCLUDED.estimated_input_tokens, \
                  compiled_model = EXCLUDED.compiled_model, counted_at = now()",
-            None,
             &[
                 pg_uuid(conv).into(),
                 pg_uuid(turn).into(),
@@ -61,7 +59,7 @@ fn record_count(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid, input_tokens: 
                 estimated.into(),
                 nullable(out.explain.model.clone()),
             ],
-        ));
+        );
     });
     pgrx::JsonB(json!({
         "turn_id": turn,

@@ -14,7 +14,7 @@ use uuid::Uuid;
 
 use super::errors::{raise, OrRaise};
 use super::jsonb::JsonbArg;
-use super::spi::{core_uuid, first, nullable, pg_uuid, run, spi, Query};
+use super::spi::{core_uuid, nullable, pg_uuid, run, run_write, Query};
 use pgprompt_core::response::{self, Response};
 use pgprompt_core::{Code, Error};
 
@@ -61,14 +61,6 @@ static NEWEST_ROUND: LazyLock<Query> = LazyLock::new(|| {
     )
 });
 
-static ANSWERED: LazyLock<Query> = LazyLock::new(|| {
-    Query::new(
-        "a response row",
-        "SELECT step FROM prompt.responses WHERE conversation_id = $1 AND turn_id = $2 AND step = 0",
-        &[("step", INT4OID)],
-    )
-});
-
 /// What `record_response` returns: what it wrote (or had written, for a response
 /// recorded before).
 fn summary(turn: Uuid, step: i32, r: &Response, estimated: i32) -> Value {
@@ -101,7 +93,9 @@ static ANSWERED_REQUEST: LazyLock<Query> = LazyLock::new(|| {
         "the request a response answers",
         "SELECT t.mode, s.frozen #>> '{model,name}' AS model, (s.frozen #>> '{estimate,total}')::int4 AS sealed, \
                 s.frozen_digest IS NOT DISTINCT FROM sha256(convert_to(s.frozen::text, 'UTF8')) AS verified, \
-                r.n, r.sent_estimate, t.summary IS NOT NULL AS summarized \
+                r.n, r.sent_estimate, t.summary IS NOT NULL AS summarized, \
+                EXISTS (SELECT 1 FROM prompt.responses p WHERE p.conversation_id = $1 AND p.turn_id = $2 \
+                        AND p.step = 0) AS answered \
          FROM prompt.turns t \
          LEFT JOIN prompt.seals s ON s.conversation_id = $1 AND s.turn_id = $2 AND s.pruned_at IS NULL \
          LEFT JOIN LATERAL (SELECT x.n, x.sent_estimate FROM prompt.rounds x \
@@ -116,6 +110,7 @@ static ANSWERED_REQUEST: LazyLock<Query> = LazyLock::new(|| {
             ("n", INT4OID),
             ("sent_estimate", INT4OID),
             ("summarized", BOOLOID),
+            ("answered", BOOLOID),
         ],
     )
 });
@@ -123,13 +118,14 @@ static ANSWERED_REQUEST: LazyLock<Query> = LazyLock::new(|| {
 /// The request a response answers ([`ANSWERED_REQUEST`]); where nothing stored says it
 /// (rounds written since the last compile, a round sent before 0.5, an in-turn summary,
 /// a pruned or a 0.2 seal, no seal at all), the turn as it now stands is compiled, as before 0.5 — and a
-/// turn never compiled is refused. With the turn's mode (`None`: no such turn visible).
+/// turn never compiled is refused. With the turn's mode (`None`: no such turn visible)
+/// and whether its request was answered already (a direct reply's response recorded).
 fn answered_request(
     client: &SpiClient<'_>,
     conv: Uuid,
     turn: Uuid,
     body_digest: [u8; 32],
-) -> (Answered, Option<String>) {
+) -> (Answered, Option<String>, bool) {
     let stored = run(
         client,
         &ANSWERED_REQUEST,
@@ -145,13 +141,16 @@ fn answered_request(
                 // then the request is what a compile says.
                 c.get::<i32>("sent_estimate")
                     .filter(|_| c.get::<bool>("summarized") != Some(true)),
+                c.get::<bool>("answered") == Some(true),
             )))
         },
     )
     .or_raise();
-    let (mode, stored) = match stored.into_iter().next() {
-        Some((mode, model, sealed, verified, newest, sent)) => (mode, Some((model, sealed, verified, newest, sent))),
-        None => (None, None),
+    let (mode, answered_before, stored) = match stored.into_iter().next() {
+        Some((mode, model, sealed, verified, newest, sent, answered)) => {
+            (mode, answered, Some((model, sealed, verified, newest, sent)))
+        }
+        None => (None, false, None),
     };
     if let Some((model, Some(sealed), verified, newest, sent)) = stored {
         if !verified {
@@ -175,6 +174,7 @@ fn answered_request(
                     body_digest,
                 },
                 mode,
+                answered_before,
             );
         }
     }
@@ -191,7 +191,7 @@ fn answered_request(
         estimated: i32::try_from(out.explain.estimate.total).unwrap_or(i32::MAX),
         body_digest,
     };
-    (answered, mode)
+    (answered, mode, answered_before)
 }
 
 /// What a recorded response answered: the compiled model, the estimate of the request,
@@ -205,7 +205,8 @@ struct Answered {
 fn insert_response(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, step: i32, r: &Response, a: &Answered) {
     let u = r.usage.clone();
     let n = |f: fn(&response::Usage) -> i64| nullable(u.as_ref().map(|u| i32::try_from(f(u)).unwrap_or(i32::MAX)));
-    spi(client.update(
+    run_write(
+        client,
         "INSERT INTO prompt.responses (conversation_id, turn_id, step, response_id, shape, model, compiled_model, \
          stop_reason, input_tokens, cache_creation_tokens, cache_read_tokens, output_tokens, billed_input_tokens, \
          estimated_input_tokens, body_digest, cache_creation_by_ttl, billed_miss, answer_digest) \
@@ -214,7 +215,6 @@ fn insert_response(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, step: i32
                                   (SELECT x.assistant::text FROM prompt.rounds x \
                                     WHERE x.conversation_id = $1 AND x.turn_id = $2 AND x.n = $3) END, 'UTF8')) \
                     FROM prompt.turns t WHERE t.conversation_id = $1 AND t.id = $2))",
-        None,
         &[
             pg_uuid(conv).into(),
             pg_uuid(turn).into(),
@@ -238,11 +238,12 @@ fn insert_response(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, step: i32
             ),
             nullable(r.cache_miss.as_ref().map(Value::to_string)),
         ],
-    ));
+    );
 }
 
-/// A direct reply: the text becomes the turn's answer (no tool calls, answered once).
-fn answer(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, r: &Response) {
+/// A direct reply: the text becomes the turn's answer (no tool calls, answered once:
+/// `answered_before` says a response to it is recorded).
+fn answer(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, r: &Response, answered_before: bool) {
     if let Some(path) = &r.first_call {
         refuse(
             path,
@@ -250,18 +251,18 @@ fn answer(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, r: &Response) {
             "Tool calls belong to run turns (mode = 'run'); a direct reply's answer is text.",
         );
     }
-    if first::<i32>(client, &ANSWERED, &[pg_uuid(conv).into(), pg_uuid(turn).into()]).is_some() {
+    if answered_before {
         refuse(
             "",
             format!("turn {turn} already has a recorded answer"),
             "A direct reply is answered once; record each new model call on a new turn.",
         );
     }
-    spi(client.update(
+    run_write(
+        client,
         "UPDATE prompt.turns SET content = $3 WHERE conversation_id = $1 AND id = $2",
-        None,
         &[pg_uuid(conv).into(), pg_uuid(turn).into(), r.text.clone().into()],
-    ));
+    );
 }
 
 /// A run's step: the next round, once the previous round's calls have their results.
@@ -293,11 +294,11 @@ fn next_round(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, r: &Response) 
         None => 1,
     };
     let assistant = Value::Array(r.assistant.clone()).to_string();
-    spi(client.update(
+    run_write(
+        client,
         "INSERT INTO prompt.rounds (conversation_id, turn_id, n, assistant) VALUES ($1, $2, $3, $4::jsonb)",
-        None,
         &[pg_uuid(conv).into(), pg_uuid(turn).into(), n.into(), assistant.into()],
-    ));
+    );
     n
 }
 
@@ -352,11 +353,11 @@ fn record_response(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid, response: J
                 return summary(turn, step, &r, est);
             }
         }
-        let (answered, mode) = answered_request(client, conv, turn, body_digest);
+        let (answered, mode, answered_before) = answered_request(client, conv, turn, body_digest);
         let step = if mode.as_deref() == Some("run") {
             next_round(client, conv, turn, &r)
         } else {
-            answer(client, conv, turn, &r);
+            answer(client, conv, turn, &r, answered_before);
             0
         };
         insert_response(client, conv, turn, step, &r, &answered);
@@ -373,13 +374,13 @@ fn record_tool_results(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid, results
     let (conv, turn) = (core_uuid(conversation_id), core_uuid(turn_id));
     super::session::require_updated();
     let updated = Spi::connect_mut(|client| {
-        spi(client.update(
+        run_write(
+            client,
             "UPDATE prompt.rounds r SET results = $3::jsonb WHERE r.conversation_id = $1 AND r.turn_id = $2 \
              AND r.n = (SELECT max(n) FROM prompt.rounds x WHERE x.conversation_id = $1 AND x.turn_id = $2) \
              RETURNING r.n",
-            None,
             &[pg_uuid(conv).into(), pg_uuid(turn).into(), results.0.clone().into()],
-        ))
+        )
         .first()
         .get_one::<i32>()
         .ok()

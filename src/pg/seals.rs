@@ -10,7 +10,7 @@ use pgrx::pg_sys::{BOOLOID, BYTEAOID, INT4OID, INT8ARRAYOID, INT8OID, TEXTOID, U
 use pgrx::spi::SpiClient;
 use uuid::Uuid;
 
-use super::spi::{first, nullable, pg_uuid, run, spi, Cols, Column, Query};
+use super::spi::{first, nullable, pg_uuid, run, run_write, Cols, Column, Query};
 use pgprompt_core::error::{Code, Error, Result};
 use pgprompt_core::rows::Turn;
 use pgprompt_core::seal::{self, digest, plan_chain, walk_chain, Frozen, Patch, Sealed};
@@ -483,10 +483,10 @@ impl Writer<'_, '_> {
         if self.ids.is_empty() {
             return;
         }
-        spi(self.client.update(
+        run_write(
+            self.client,
             "INSERT INTO prompt.seal_nodes (conversation_id, id, parent, digest, body) \
              SELECT $1, * FROM unnest($2::int8[], $3::int8[], $4::bytea[], $5::text[])",
-            None,
             &[
                 pg_uuid(self.conv).into(),
                 self.ids.into(),
@@ -494,7 +494,7 @@ impl Writer<'_, '_> {
                 self.digests.into(),
                 self.bodies.into(),
             ],
-        ));
+        );
     }
 }
 
@@ -504,11 +504,11 @@ impl Writer<'_, '_> {
 /// 40001 (retry the transaction) instead of writing over what it cannot see; under READ
 /// COMMITTED it waits, and the queries after it see what the other committed.
 pub fn lock_storage(client: &mut SpiClient<'_>, conv: Uuid) {
-    spi(client.update(
+    run_write(
+        client,
         "UPDATE prompt.conversations SET created_at = created_at WHERE id = $1",
-        None,
         &[pg_uuid(conv).into()],
-    ));
+    );
 }
 
 /// Writes a fresh compile's seal. False when another session sealed the turn first
@@ -540,11 +540,11 @@ pub struct Stored<'a> {
 /// Marks the turn sealed, with what its seal froze on the turn itself; false when it
 /// already was.
 fn claim(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, draft: &SealDraft) -> bool {
-    let claimed = spi(client.update(
+    let claimed = run_write(
+        client,
         "UPDATE prompt.turns SET sealed_at = now(), sealed_preface = $3::jsonb, sealed_catalog = $4, \
          sealed_mechanism = $5, sealed_versions = $6::jsonb \
          WHERE conversation_id = $1 AND id = $2 AND sealed_at IS NULL",
-        None,
         &[
             pg_uuid(conv).into(),
             pg_uuid(turn).into(),
@@ -553,7 +553,7 @@ fn claim(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, draft: &SealDraft) 
             draft.frozen.mechanism.as_str().to_string().into(),
             draft.versions.clone().into(),
         ],
-    ));
+    );
     claimed.len() == 1
 }
 
@@ -610,12 +610,10 @@ pub fn store(
     );
     let frozen = serde_json::to_string(frozen).unwrap_or_else(|_| "{}".into());
     let patches = serde_json::to_string(stored.patches).unwrap_or_else(|_| "[]".into());
-    spi(client.update(
-        "INSERT INTO prompt.seals (conversation_id, turn_id, frozen, head, lead, chain, chain_length, chain_low, tail, digest, bytes, \
+    run_write(client, "INSERT INTO prompt.seals (conversation_id, turn_id, frozen, head, lead, chain, chain_length, chain_low, tail, digest, bytes, \
          sealed_at, patches, frozen_digest, pieces_digest) \
          VALUES ($1, $2, $3::jsonb, $4, $5, $6, $7, $8, $9, $10, $11, coalesce($12, now()), $13::jsonb, \
          sha256(convert_to($3::jsonb::text, 'UTF8')), $14)",
-        None,
         &[
             pg_uuid(conv).into(),
             pg_uuid(turn).into(),
@@ -632,7 +630,7 @@ pub fn store(
             patches.into(),
             pieces_digest.to_vec().into(),
         ],
-    ));
+    );
     Ok(())
 }
 
@@ -722,12 +720,10 @@ fn read_stored(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Result<Option<
 /// them checks it.
 pub fn mark_sent(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, n: i32, estimate: i32) {
     let _open = super::guard::Open::hold();
-    spi(client.update(
-        "UPDATE prompt.rounds SET sent_at = now(), sent_digest = prompt._round_digest(assistant, results, steers, aborted), \
+    run_write(client, "UPDATE prompt.rounds SET sent_at = now(), sent_digest = prompt._round_digest(assistant, results, steers, aborted), \
          sent_estimate = $4 WHERE conversation_id = $1 AND turn_id = $2 AND n <= $3 AND sent_at IS NULL",
-        None,
         &[pg_uuid(conv).into(), pg_uuid(turn).into(), n.into(), estimate.into()],
-    ));
+    );
 }
 
 /// Drops the bodies of the conversation's seals older than `before` (keeping digest,
@@ -737,12 +733,10 @@ pub fn mark_sent(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, n: i32, est
 pub fn prune(client: &mut SpiClient<'_>, conv: Uuid, before: DatumWithOid<'_>) -> Result<i64> {
     lock_storage(client, conv);
     let _open = super::guard::Open::hold();
-    let pruned = spi(client.update(
-        "UPDATE prompt.seals SET head = NULL, lead = '{}', chain = NULL, chain_length = 0, chain_low = NULL, \
+    let pruned = run_write(client, "UPDATE prompt.seals SET head = NULL, lead = '{}', chain = NULL, chain_length = 0, chain_low = NULL, \
          tail = NULL, patches = '[]', pruned_at = now() WHERE conversation_id = $1 AND sealed_at < $2 AND pruned_at IS NULL",
-        None,
         &[pg_uuid(conv).into(), before],
-    ))
+    )
     .len() as i64;
     static LIVE: LazyLock<Query> = LazyLock::new(|| {
         Query::new(
@@ -792,11 +786,11 @@ pub fn prune(client: &mut SpiClient<'_>, conv: Uuid, before: DatumWithOid<'_>) -
     }
     let dead: Vec<i64> = nodes.keys().filter(|id| !keep.contains(id)).copied().collect();
     if !dead.is_empty() {
-        spi(client.update(
+        run_write(
+            client,
             "DELETE FROM prompt.seal_nodes WHERE conversation_id = $1 AND id = ANY($2)",
-            None,
             &[pg_uuid(conv).into(), dead.into()],
-        ));
+        );
     }
     Ok(pruned)
 }

@@ -101,6 +101,29 @@ thread_local! {
     static PLANS: RefCell<HashMap<String, Plan>> = RefCell::new(HashMap::new());
 }
 
+thread_local! {
+    /// Plans of pgprompt's writes, prepared once per backend (SPI_keepplan) as
+    /// [`PLANS`]'s are: a write is planned once, not on every call.
+    static WRITES: RefCell<HashMap<&'static str, pgrx::spi::OwnedPreparedStatement>> = RefCell::new(HashMap::new());
+}
+
+/// Runs the write `sql` with `args` (whose types name the parameters' on the first run)
+/// through its kept plan.
+pub(crate) fn run_write<'c>(
+    client: &mut SpiClient<'c>,
+    sql: &'static str,
+    args: &[DatumWithOid<'_>],
+) -> pgrx::spi::SpiTupleTable<'c> {
+    WRITES.with(|writes| {
+        let mut writes = writes.borrow_mut();
+        let statement = writes.entry(sql).or_insert_with(|| {
+            let types: Vec<pgrx::PgOid> = args.iter().map(|a| pgrx::PgOid::from(a.oid())).collect();
+            spi(client.prepare_mut(sql, &types)).keep()
+        });
+        spi(client.update(&*statement, None, args))
+    })
+}
+
 /// An SPI failure is a bug, not bad input: reported as an internal error.
 pub(crate) fn spi<T>(r: Result<T, pgrx::spi::SpiError>) -> T {
     match r {
