@@ -250,14 +250,21 @@ pub(crate) fn patches(plain: &[String], marked: &[String]) -> Vec<Patch> {
 /// altered).
 pub fn apply(elements: &mut [String], patches: &[Patch]) -> Option<()> {
     for p in patches {
-        let e = elements.get_mut(p.at)?;
-        let end = p.offset.checked_add(p.cut)?;
-        if end > e.len() || !e.is_char_boundary(p.offset) || !e.is_char_boundary(end) {
-            return None;
-        }
-        e.replace_range(p.offset..end, &p.insert);
+        p.apply_to(elements.get_mut(p.at)?)?;
     }
     Some(())
+}
+
+impl Patch {
+    /// Applies this edit to its element `e`. `None` when it does not fit.
+    fn apply_to(&self, e: &mut String) -> Option<()> {
+        let end = self.offset.checked_add(self.cut)?;
+        if end > e.len() || !e.is_char_boundary(self.offset) || !e.is_char_boundary(end) {
+            return None;
+        }
+        e.replace_range(self.offset..end, &self.insert);
+        Some(())
+    }
 }
 
 /// The SHA-256 of a text.
@@ -357,17 +364,10 @@ impl PieceReader {
         let n = s.elements.len();
         let mut patched = std::collections::BTreeMap::<usize, String>::new();
         for p in s.patches {
-            let e = patched
-                .entry(p.at)
-                .or_insert_with(|| s.elements.get(p.at).map(|(_, t)| t.to_string()).unwrap_or_default());
-            let end = p
-                .offset
-                .checked_add(p.cut)
-                .ok_or("has patches that do not fit its elements")?;
-            if p.at >= n || end > e.len() || !e.is_char_boundary(p.offset) || !e.is_char_boundary(end) {
-                return Err("has patches that do not fit its elements");
-            }
-            e.replace_range(p.offset..end, &p.insert);
+            let unfit = "has patches that do not fit its elements";
+            let (_, text) = s.elements.get(p.at).ok_or(unfit)?;
+            let e = patched.entry(p.at).or_insert_with(|| text.to_string());
+            p.apply_to(e).ok_or(unfit)?;
         }
         let text = |i: usize| patched.get(&i).map_or(&*s.elements[i].1, String::as_str);
         let len = s.head.1.len() + s.tail.1.len() + (0..n).map(|i| text(i).len()).sum::<usize>() + n.saturating_sub(1);

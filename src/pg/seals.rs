@@ -115,24 +115,29 @@ pub fn load(client: &SpiClient<'_>, conv: Uuid, t: &Turn) -> Result<Sealed> {
             .hint("Seals are written by compile_turn and kept by pg_dump; SELECT * FROM prompt.verify_seals(conversation_id) lists what is missing.")
         }));
     };
-    // What the seal froze is what every later request of the turn is rendered from (its
-    // model, breakpoints, a stateful chain, an in-turn summary's cut): as covered as the
-    // bytes, by the digest written with it (of jsonb's own text, the same on every read).
-    if frozen_digest.as_deref() != Some(&digest(&frozen)[..]) {
-        return Err(corrupted(
-            conv,
-            t.id,
-            "has a frozen record that does not match its digest",
-        ));
-    }
-    let frozen: Frozen = serde_json::from_str(&frozen)
-        .map_err(|e| corrupted(conv, t.id, &format!("has a frozen record that cannot be read ({e})")))?;
+    let frozen = checked_frozen(conv, t.id, &frozen, frozen_digest.as_deref())?;
     let body = if p.pruned {
         None
     } else {
         Some(read_verified(client, conv, t.id, &p)?)
     };
     Ok(Sealed { frozen, body })
+}
+
+/// What a seal froze, read from its `frozen` text once checked against its stored digest.
+/// It is what every later request of the turn is rendered from (its model, breakpoints, a
+/// stateful chain, an in-turn summary's cut): as covered as the bytes, by the digest
+/// written with it (of jsonb's own text, the same on every read).
+fn checked_frozen(conv: Uuid, turn: Uuid, frozen: &str, stored_digest: Option<&[u8]>) -> Result<Frozen> {
+    if stored_digest != Some(&digest(frozen)[..]) {
+        return Err(corrupted(
+            conv,
+            turn,
+            "has a frozen record that does not match its digest",
+        ));
+    }
+    serde_json::from_str(frozen)
+        .map_err(|e| corrupted(conv, turn, &format!("has a frozen record that cannot be read ({e})")))
 }
 
 static NODES: LazyLock<Query> = LazyLock::new(|| {
@@ -259,15 +264,7 @@ pub fn sent_pieces(
     let mut seals = Vec::with_capacity(rows.len());
     let (mut low, mut high, mut singles) = (i64::MAX, i64::MIN, Vec::new());
     for (turn, frozen, frozen_digest, p) in rows {
-        if frozen_digest.as_deref() != Some(&digest(&frozen)[..]) {
-            return Err(corrupted(
-                conv,
-                turn,
-                "has a frozen record that does not match its digest",
-            ));
-        }
-        let frozen: Frozen = serde_json::from_str(&frozen)
-            .map_err(|e| corrupted(conv, turn, &format!("has a frozen record that cannot be read ({e})")))?;
+        let frozen = checked_frozen(conv, turn, &frozen, frozen_digest.as_deref())?;
         if !p.0.pruned {
             let (l, h) = check_pointers(&p.0).map_err(|why| corrupted(conv, turn, why))?;
             if l <= h {
