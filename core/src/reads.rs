@@ -30,6 +30,22 @@ pub enum Read {
     /// seal is read; a 0.4 seal froze none, and its skills are read as they are now), an
     /// unsealed turn's as they are now, whatever its mode.
     Skills,
+    /// A sealed turn's request as it was sent (`cache_report`, `explain_turn`'s cache
+    /// prediction): its seal and its rounds, and the users only where its rounds' steers
+    /// need their voices — none of the rows a fresh compile reads.
+    Sent,
+}
+
+/// Whether a load reads the workspace, the users and the models: always, but for a
+/// sealed turn's sent request whose rounds carry no steer (a continuation renders from
+/// its seal and its rounds; only a steer's envelope names users).
+pub fn references(read: Read, sealed: bool, rounds: &[Round]) -> bool {
+    !(read == Read::Sent && sealed && !has_steers(rounds))
+}
+
+/// Whether any of the rounds carries a steer (with an author or without).
+fn has_steers(rounds: &[Round]) -> bool {
+    rounds.iter().any(|r| !r.steers.is_empty())
 }
 
 /// Whether the conversation row is read with the turn's stored body: for a compile, a
@@ -267,6 +283,11 @@ mod tests {
             "a sealed turn's skills are the ones its seal froze"
         );
         assert!(stored_first(Read::Body) && !stored_first(Read::Explain) && !stored_first(Read::Skills));
+        assert!(!stored_first(Read::Sent));
+        // A sent request of a sealed turn reads no reference rows unless a steer needs them.
+        assert!(!references(Read::Sent, true, &[]));
+        assert!(references(Read::Sent, false, &[]), "an unsealed turn is compiled whole");
+        assert!(references(Read::Explain, true, &[]));
     }
 
     #[test]

@@ -181,7 +181,7 @@ fn continued(
     memo: &mut Memo,
 ) -> Result<Option<(Wire, Option<Model>, Request)>> {
     if rows.is_none() {
-        let load::Loaded::Context(mut ctx) = load::context(client, conv, turn, load::Read::Explain)? else {
+        let load::Loaded::Context(mut ctx) = load::context(client, conv, turn, load::Read::Sent)? else {
             return Ok(None);
         };
         let rounds = std::mem::take(&mut ctx.rounds);

@@ -272,3 +272,32 @@ def test_the_report_refuses_a_node_that_does_not_match_its_digest(cdb):
         as_replica("UPDATE prompt.seals SET pieces_digest = %s WHERE turn_id = %s", (pieces, t))
     assert len(report(c, conv)) == 1
     assert c.execute("SELECT count(*) FROM prompt.verify_seals(%s)", (conv,)).fetchone()[0] == 0
+
+
+def test_a_runs_continuations_are_read_from_its_seal_and_rounds_alone(cdb):
+    """SPEC §15.5: a run's continuation is its seal and the rounds it carried. The report
+    reads neither the workspace, the users, the models nor the answerer's rows for it
+    (a steer's envelope alone names users)."""
+    c = cdb
+    conv = conversation(c)
+    run = reply(c, conv, "What's the weather in Lyon?", mode="run")
+    compiled(c, conv, run)
+    c.execute("SELECT prompt.record_response(%s, %s, %s)", (conv, run, json.dumps(sdk("anthropic", fixture("anthropic")))))
+    results = json.dumps([{"call_id": CALL_IDS["anthropic"], "content": '{"temp_c": 15}'}])
+    c.execute("SELECT prompt.record_tool_results(%s, %s, %s)", (conv, run, results))
+    compiled(c, conv, run)
+
+    def scans():
+        return dict(c.execute("SELECT relname, coalesce(seq_scan, 0) + coalesce(idx_scan, 0) FROM pg_stat_xact_user_tables "
+                              "WHERE schemaname = 'prompt' AND relname IN ('users', 'documents', 'models', 'memories', "
+                              "'skills', 'workspaces')").fetchall())
+    c.execute("BEGIN")
+    try:
+        before = scans()
+        rows = report(c, conv)
+        after = scans()
+    finally:
+        c.execute("COMMIT")
+    assert [(r["turn_id"], r["step"]) for r in rows] == [(run, 0), (run, 1)]
+    read = {t: n - before.get(t, 0) for t, n in after.items() if n != before.get(t, 0)}
+    assert read == {}, f"cache_report compiled a continuation again: it read {read}"

@@ -198,7 +198,20 @@ pub fn context(client: &SpiClient<'_>, conv: Uuid, turn: Uuid, read: Read) -> Re
         workspace,
         users,
         models,
-    } = workspace_users_models(client, &conversation, &mut t, created_at, &ids, seal.is_some())?;
+    } = match reads::references(read, seal.is_some(), &rounds) {
+        true => workspace_users_models(client, &conversation, &mut t, created_at, &ids, seal.is_some())?,
+        // A sent request renders from its seal and rounds alone.
+        false => Reference {
+            workspace: Workspace {
+                id: conversation.workspace_id,
+                name: None,
+                timezone: "UTC".into(),
+                paths: Vec::new(),
+            },
+            users: HashMap::new(),
+            models: HashMap::new(),
+        },
+    };
     let a = reads::answerer(&conversation, &t, &users);
     let diagnostics_previous = match reads::asks_cache_diagnostics(&t, a, &models, seal.is_some()) {
         true => previous_response(client, &conversation, &t)?,
