@@ -23,7 +23,7 @@
 use crate::items::{Message, PartKind};
 use crate::kinds::{Role, Wire};
 use crate::profile::Profile;
-use crate::wire::{explicit, Breakpoint, Pos, Stretch};
+use crate::wire::{Breakpoint, Marking, Pos, Stretch};
 
 /// The rounds a continuation appends, as the wire rendered them.
 pub(super) struct Appended<'a> {
@@ -41,25 +41,27 @@ pub(super) struct Appended<'a> {
 pub(super) fn run_breakpoints(wire: Wire, profile: Option<&Profile>, appended: &Appended<'_>) -> Vec<Breakpoint> {
     let minimum = profile.map_or(0, |p| u32::try_from(p.min_cache_tokens).unwrap_or(0));
     let rounds = segments(appended);
-    match wire {
-        Wire::Anthropic => {
+    let form = wire.form();
+    match form.marking(profile) {
+        // The request-level marker (Anthropic's) reads back within the lookback.
+        Marking::Blocks if form.request_marker() => {
             let lookback = profile.and_then(|p| p.cache_lookback).unwrap_or(20).max(1) as usize;
             let limit = profile.map_or(4, |p| usize::try_from(p.max_breakpoints).unwrap_or(0));
             // The request-level marker takes one of the request's breakpoints.
             let slots = limit.saturating_sub(appended.sealed_marks + 1);
-            intermediate(appended, &rounds, minimum, lookback, slots)
+            intermediate(wire, appended, &rounds, minimum, lookback, slots)
         }
-        Wire::Converse if profile.is_some_and(|p| p.cache_breakpoints.is_some()) => {
-            // No request-level marker: a cachePoint on each round's last input part while
-            // the request's breakpoints last (a mark once placed stays in every later
+        Marking::Blocks => {
+            // No request-level marker: a mark on each round's last input part while the
+            // request's breakpoints last (a mark once placed stays in every later
             // request, so a run longer than that caches up to its last mark).
             let limit = profile.map_or(4, |p| usize::try_from(p.max_breakpoints).unwrap_or(0));
             let mut marks = each_round(appended, &rounds, minimum);
             marks.truncate(limit.saturating_sub(appended.sealed_marks));
             marks
         }
-        Wire::Chat | Wire::Responses if explicit(profile) => each_round(appended, &rounds, minimum),
-        Wire::Chat | Wire::Responses | Wire::Gemini | Wire::Converse => Vec::new(),
+        Marking::InputParts => each_round(appended, &rounds, minimum),
+        Marking::Unmarked => Vec::new(),
     }
 }
 
@@ -124,6 +126,7 @@ fn breakpoint((message, part): Pos) -> Breakpoint {
 
 /// Anthropic: an intermediate breakpoint in each round the lookback cannot cross.
 fn intermediate(
+    wire: Wire,
     appended: &Appended<'_>,
     rounds: &[Round],
     minimum: u32,
@@ -133,7 +136,7 @@ fn intermediate(
     let blocks = blocks(appended);
     let kind = |b: usize| &appended.messages[blocks[b].0].parts[blocks[b].1].kind;
     // A thinking or server-tool block takes no mark (the marker skips it too).
-    let markable = |b: usize| kind(b).carried_on(Wire::Anthropic) && !matches!(kind(b), PartKind::Opaque { .. });
+    let markable = |b: usize| kind(b).carried_on(wire) && !matches!(kind(b), PartKind::Opaque { .. });
     let mut out = Vec::new();
     // The newest block the previous request's marker wrote (none before the first round:
     // the sealed body's own breakpoints are read by themselves).

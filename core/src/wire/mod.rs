@@ -18,7 +18,7 @@ mod shape;
 
 use crate::fields::Tool;
 use crate::items::Message;
-use crate::kinds::{CacheTtl, Wire};
+use crate::kinds::Wire;
 use crate::options::Options;
 use crate::rows::Model;
 
@@ -26,7 +26,8 @@ pub use count::count_body;
 pub use json::{pretty, to_text as json_text};
 pub use shape::explicit;
 pub(crate) use shape::system_in_place;
-use shape::{tool_list, ToolSpelling};
+use shape::tool_list;
+pub(crate) use shape::ToolSpelling;
 pub use shape::{Body, Breakpoint, Layout, Pos, Rendered, Request, Stretch, DEFAULT_MAX_TOKENS};
 
 /// Refuses a body that would be over [`crate::bounds::MAX_TEXT`] before it is rendered:
@@ -89,14 +90,10 @@ pub(crate) fn placed(
     breakpoints: &[Breakpoint],
 ) -> Vec<Breakpoint> {
     use crate::items::PartKind;
-    let any_block = match wire {
-        Wire::Anthropic => true,
-        // Bedrock refuses a cachePoint for a model that caches nothing: only a profile
-        // that names breakpoints places them.
-        Wire::Converse if profile.is_some_and(|p| p.cache_breakpoints.is_some()) => true,
-        Wire::Converse => return Vec::new(),
-        Wire::Chat | Wire::Responses if explicit(profile) => false,
-        Wire::Chat | Wire::Responses | Wire::Gemini => return Vec::new(),
+    let any_block = match wire.form().marking(profile) {
+        Marking::Blocks => true,
+        Marking::InputParts => false,
+        Marking::Unmarked => return Vec::new(),
     };
     let carries = |m: usize, p: usize| {
         let msg = &messages[m];
@@ -144,17 +141,87 @@ pub(crate) fn placed(
     out
 }
 
-/// Refuses what `wire`'s provider refuses though its request type takes it (a rule across
-/// fields), before the body is rendered: on `converse` only (its `check`).
-pub(crate) fn check_request(wire: Wire, req: &Request<'_>, turn: &str) -> crate::error::Result<()> {
-    match wire {
-        Wire::Converse => converse::check(req, turn),
-        Wire::Anthropic | Wire::Chat | Wire::Responses | Wire::Gemini => Ok(()),
+/// How a wire marks where a provider's prompt cache may end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Marking {
+    /// On any block that can carry a mark (Anthropic's `cache_control`, Converse's
+    /// `cachePoint`); the provider caches at its marks only.
+    Blocks,
+    /// On input parts, and on the request's last such part besides (OpenAI's explicit
+    /// breakpoints: OpenAI caches nothing it is not told to).
+    InputParts,
+    /// Nowhere: the provider caches by itself, or not at all.
+    Unmarked,
+}
+
+/// Everything a wire decides, behind one trait: each wire is a folder of this module
+/// (`anthropic/`, `chat/`, `responses/`, `gemini/`, `converse/`) with one value that
+/// implements it, registered in [`Wire::form`]. The rest of the core asks the form; it
+/// never matches on the wire.
+pub(crate) trait Form: Sync {
+    /// The whole request: head, elements and tail, with its layout.
+    fn render(&self, req: &Request<'_>) -> Rendered;
+
+    /// The elements alone of `req.messages` (a continuation's appended rounds: no system
+    /// field lifted), with the parts each carries.
+    fn elements(&self, req: &Request<'_>) -> (Vec<String>, Vec<Vec<Pos>>);
+
+    /// How the wire spells its tool definitions, and its tool search if it has one.
+    fn tools(&self) -> &'static ToolSpelling;
+
+    /// Where a body of this wire carries cache marks, for a model of `profile`.
+    fn marking(&self, profile: Option<&crate::profile::Profile>) -> Marking;
+
+    /// Whether a request carries a request-level cache mark (Anthropic's top-level
+    /// `cache_control`), which a run's continuation moves to its end.
+    fn request_marker(&self) -> bool {
+        false
+    }
+
+    /// Refuses what the provider refuses though its request type takes it (a rule across
+    /// fields), before the body is rendered.
+    fn check(&self, _req: &Request<'_>, _turn: &str) -> crate::error::Result<()> {
+        Ok(())
+    }
+
+    /// What [`Form::check`] refuses, for a continuation: `messages` (the rounds) appended
+    /// after the sealed element `last`.
+    fn check_rounds(
+        &self,
+        _last: Option<&str>,
+        _messages: &[Message],
+        _model: Option<&Model>,
+        _turn: &str,
+    ) -> crate::error::Result<()> {
+        Ok(())
+    }
+
+    /// The tail of a run's continuation: the sealed body's own unless the wire marks the
+    /// request as a whole (Anthropic's request-level cache marker).
+    fn continuing_tail(&self, tail: &str, _model: Option<&Model>) -> String {
+        tail.to_string()
     }
 }
 
-/// What [`check_request`] refuses, for a continuation: `messages` (the rounds) appended
-/// after the sealed element `last`.
+impl Wire {
+    /// The wire's [`Form`]: the one place a wire is registered.
+    pub(crate) fn form(self) -> &'static dyn Form {
+        match self {
+            Wire::Anthropic => &anthropic::Anthropic,
+            Wire::Chat => &chat::Chat,
+            Wire::Responses => &responses::Responses,
+            Wire::Gemini => &gemini::Gemini,
+            Wire::Converse => &converse::Converse,
+        }
+    }
+}
+
+/// Refuses what `wire`'s provider refuses though its request type takes it.
+pub(crate) fn check_request(wire: Wire, req: &Request<'_>, turn: &str) -> crate::error::Result<()> {
+    wire.form().check(req, turn)
+}
+
+/// What [`check_request`] refuses, for a continuation.
 pub(crate) fn check_rounds(
     wire: Wire,
     last: Option<&str>,
@@ -162,63 +229,38 @@ pub(crate) fn check_rounds(
     model: Option<&crate::rows::Model>,
     turn: &str,
 ) -> crate::error::Result<()> {
-    match wire {
-        Wire::Converse => converse::check_rounds(last, messages, model, turn),
-        Wire::Anthropic | Wire::Chat | Wire::Responses | Wire::Gemini => Ok(()),
-    }
+    wire.form().check_rounds(last, messages, model, turn)
 }
 
 /// Renders a whole request for `wire`.
 pub(crate) fn render(wire: Wire, req: &Request<'_>) -> Rendered {
-    match wire {
-        Wire::Anthropic => anthropic::render(req),
-        Wire::Chat => chat::render(req),
-        Wire::Responses => responses::render(req),
-        Wire::Gemini => gemini::render(req),
-        Wire::Converse => converse::render(req),
-    }
-}
-
-fn spelling(wire: Wire) -> &'static ToolSpelling {
-    match wire {
-        Wire::Anthropic => &anthropic::TOOLS,
-        Wire::Chat => &chat::TOOLS,
-        Wire::Responses => &responses::TOOLS,
-        Wire::Gemini => &gemini::TOOLS,
-        Wire::Converse => &converse::TOOLS,
-    }
+    wire.form().render(req)
 }
 
 /// Whether `wire` has a tool search (a deferred tool is sent, and found by it).
 pub(crate) fn searches(wire: Wire) -> bool {
-    spelling(wire).search.is_some()
+    wire.form().tools().search.is_some()
 }
 
 /// The exact text of the tool definitions as `wire` sends them (`None` without tools).
 pub fn tools_text(wire: Wire, tools: &[Tool]) -> Option<String> {
-    tool_list(spelling(wire), tools, true)
+    tool_list(wire.form().tools(), tools, true)
 }
 
 /// The text of the tool definitions `wire` loads into the model's context (what the
 /// estimate counts): a deferred tool is loaded only when the provider's tool search
 /// finds it, and the search tool itself is counted.
 pub(crate) fn loaded_tools_text(wire: Wire, tools: &[Tool]) -> Option<String> {
-    tool_list(spelling(wire), tools, false)
+    tool_list(wire.form().tools(), tools, false)
 }
 
-/// The tail of a run's continuation on `wire`: on `anthropic`, with the request-level
-/// cache marker (`anthropic::automatic_cache`); elsewhere the sealed body's own (Converse
-/// has no request-level marker: a run's rounds carry their own cachePoints).
+/// The tail of a run's continuation on `wire` ([`Form::continuing_tail`]).
 pub(crate) fn continuing_tail(wire: Wire, tail: &str, model: Option<&Model>) -> String {
-    match wire {
-        // The run's rounds: history's TTL.
-        Wire::Anthropic => anthropic::automatic_cache(tail, model.map_or(CacheTtl::FiveMinutes, |m| m.history_ttl())),
-        Wire::Chat | Wire::Responses | Wire::Gemini | Wire::Converse => tail.to_string(),
-    }
+    wire.form().continuing_tail(tail, model)
 }
 
 /// Renders messages appended after a sealed body (a continuation): elements only, no
-/// system field lifted, with a run's breakpoints ([`run_breakpoints`]). Positions in the layout index `messages`.
+/// system field lifted, with a run's breakpoints. Positions in the layout index `messages`.
 pub(crate) fn render_elements(
     wire: Wire,
     messages: &[Message],
@@ -234,13 +276,7 @@ pub(crate) fn render_elements(
         cache_key: "",
         diagnose: None,
     };
-    match wire {
-        Wire::Anthropic => anthropic::elements(&req, 0),
-        Wire::Chat => chat::elements(&req),
-        Wire::Responses => responses::elements(&req),
-        Wire::Gemini => gemini::elements(&req, 0),
-        Wire::Converse => converse::elements(&req, 0),
-    }
+    wire.form().elements(&req)
 }
 
 /// Per-block costs and the total of a rendered request: each part's tokens to its block,

@@ -196,6 +196,16 @@ pub fn explicit(profile: Option<&crate::profile::Profile>) -> bool {
     profile.and_then(|p| p.cache_breakpoints) == Some(crate::kinds::Breakpoints::PromptCacheBreakpoint)
 }
 
+/// Where an OpenAI wire marks cache breakpoints: on input parts for a model whose profile
+/// takes explicit breakpoints, nowhere otherwise (OpenAI's implicit cache).
+pub(super) fn openai_marking(profile: Option<&crate::profile::Profile>) -> super::Marking {
+    if explicit(profile) {
+        super::Marking::InputParts
+    } else {
+        super::Marking::Unmarked
+    }
+}
+
 /// A tool result's text on the OpenAI wires: a string, or, for a model that takes
 /// explicit breakpoints (`listed`), a list of one `part` (`input_text` on responses,
 /// `text` on chat), marked where a breakpoint falls. One form for every result of such a
@@ -395,7 +405,7 @@ impl Rendered {
 }
 
 /// How a wire spells its tool list: one renderer for every wire.
-pub(super) struct ToolSpelling {
+pub(crate) struct ToolSpelling {
     /// What opens and closes the list.
     pub(crate) list: (&'static str, &'static str),
     /// A tool, up to its name.

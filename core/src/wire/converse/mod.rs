@@ -257,3 +257,44 @@ pub(super) fn render(req: &Request<'_>) -> Rendered {
     }
     Rendered::new(head, (elements, element_layout), tail, system)
 }
+
+/// The converse wire (Amazon Bedrock's `POST /model/{modelId}/converse`).
+pub(crate) struct Converse;
+
+impl super::Form for Converse {
+    fn render(&self, req: &Request<'_>) -> Rendered {
+        render(req)
+    }
+
+    fn elements(&self, req: &Request<'_>) -> (Vec<String>, Vec<Vec<Pos>>) {
+        elements(req, 0)
+    }
+
+    fn tools(&self) -> &'static ToolSpelling {
+        &TOOLS
+    }
+
+    /// Bedrock refuses a cachePoint for a model that caches nothing: only a profile that
+    /// names breakpoints places them.
+    fn marking(&self, profile: Option<&crate::profile::Profile>) -> super::Marking {
+        if profile.is_some_and(|p| p.cache_breakpoints.is_some()) {
+            super::Marking::Blocks
+        } else {
+            super::Marking::Unmarked
+        }
+    }
+
+    fn check(&self, req: &Request<'_>, turn: &str) -> crate::error::Result<()> {
+        check(req, turn)
+    }
+
+    fn check_rounds(
+        &self,
+        last: Option<&str>,
+        messages: &[Message],
+        model: Option<&crate::rows::Model>,
+        turn: &str,
+    ) -> crate::error::Result<()> {
+        check_rounds(last, messages, model, turn)
+    }
+}

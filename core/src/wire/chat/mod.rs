@@ -141,3 +141,24 @@ pub(super) fn render(req: &Request<'_>) -> Rendered {
         elements(req),
     )
 }
+
+/// The chat wire (OpenAI's `POST /v1/chat/completions`).
+pub(crate) struct Chat;
+
+impl super::Form for Chat {
+    fn render(&self, req: &Request<'_>) -> Rendered {
+        render(req)
+    }
+
+    fn elements(&self, req: &Request<'_>) -> (Vec<String>, Vec<Vec<Pos>>) {
+        elements(req)
+    }
+
+    fn tools(&self) -> &'static ToolSpelling {
+        &TOOLS
+    }
+
+    fn marking(&self, profile: Option<&crate::profile::Profile>) -> super::Marking {
+        super::shape::openai_marking(profile)
+    }
+}

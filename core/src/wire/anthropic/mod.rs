@@ -153,3 +153,36 @@ pub(super) fn render(req: &Request<'_>) -> Rendered {
     }
     Rendered::new(head, (elements, element_layout), tail, system)
 }
+
+/// The anthropic wire (`POST /v1/messages`).
+pub(crate) struct Anthropic;
+
+impl super::Form for Anthropic {
+    fn render(&self, req: &Request<'_>) -> Rendered {
+        render(req)
+    }
+
+    fn elements(&self, req: &Request<'_>) -> (Vec<String>, Vec<Vec<Pos>>) {
+        elements(req, 0)
+    }
+
+    fn tools(&self) -> &'static ToolSpelling {
+        &TOOLS
+    }
+
+    fn marking(&self, _profile: Option<&crate::profile::Profile>) -> super::Marking {
+        super::Marking::Blocks
+    }
+
+    fn request_marker(&self) -> bool {
+        true
+    }
+
+    /// A run's continuation carries the request-level cache marker, at history's TTL.
+    fn continuing_tail(&self, tail: &str, model: Option<&crate::rows::Model>) -> String {
+        automatic_cache(
+            tail,
+            model.map_or(crate::kinds::CacheTtl::FiveMinutes, |m| m.history_ttl()),
+        )
+    }
+}

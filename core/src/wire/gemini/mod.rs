@@ -158,3 +158,25 @@ pub(super) fn render(req: &Request<'_>) -> Rendered {
     tail.raw("generationConfig", &config);
     Rendered::new(head, (elements, element_layout), tail, system)
 }
+
+/// The gemini wire (`POST /v1beta/models/{model}:generateContent`).
+pub(crate) struct Gemini;
+
+impl super::Form for Gemini {
+    fn render(&self, req: &Request<'_>) -> Rendered {
+        render(req)
+    }
+
+    fn elements(&self, req: &Request<'_>) -> (Vec<String>, Vec<Vec<Pos>>) {
+        elements(req, 0)
+    }
+
+    fn tools(&self) -> &'static ToolSpelling {
+        &TOOLS
+    }
+
+    /// Gemini caches implicitly: a body carries no marks.
+    fn marking(&self, _profile: Option<&crate::profile::Profile>) -> super::Marking {
+        super::Marking::Unmarked
+    }
+}

@@ -268,3 +268,24 @@ pub(crate) fn stateful(
         tail,
     }
 }
+
+/// The responses wire (OpenAI's `POST /v1/responses`).
+pub(crate) struct Responses;
+
+impl super::Form for Responses {
+    fn render(&self, req: &Request<'_>) -> Rendered {
+        render(req)
+    }
+
+    fn elements(&self, req: &Request<'_>) -> (Vec<String>, Vec<Vec<Pos>>) {
+        elements(req)
+    }
+
+    fn tools(&self) -> &'static ToolSpelling {
+        &TOOLS
+    }
+
+    fn marking(&self, profile: Option<&crate::profile::Profile>) -> super::Marking {
+        super::shape::openai_marking(profile)
+    }
+}
