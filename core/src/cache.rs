@@ -36,7 +36,7 @@ use serde::Serialize;
 use serde_json::Value;
 use uuid::Uuid;
 
-use crate::kinds::{Breakpoints, Wire};
+use crate::kinds::Wire;
 use crate::rows::Model;
 use crate::tokens::{Counter, Memo, Tokenizer};
 
@@ -342,14 +342,8 @@ struct Rules {
 impl Rules {
     fn of(wire: Wire, model: Option<&Model>) -> Rules {
         let profile = model.and_then(|m| m.profile.as_ref());
-        let explicit = match wire {
-            // Bedrock caches at its cachePoints only (a body without one reads nothing).
-            Wire::Anthropic | Wire::Converse => true,
-            Wire::Chat | Wire::Responses => {
-                profile.and_then(|p| p.cache_breakpoints) == Some(Breakpoints::PromptCacheBreakpoint)
-            }
-            Wire::Gemini => false,
-        };
+        let form = wire.form().cache_rules(profile);
+        let explicit = form.at_marks_only;
         // The model's TTL where it marks breakpoints; an implicit cache keeps five minutes.
         let ttl = match model.filter(|_| explicit) {
             Some(m) => profile.map_or(m.cache_ttl, |p| p.ttl(m.cache_ttl)).seconds() as f64,
@@ -357,21 +351,10 @@ impl Rules {
         };
         Rules {
             explicit,
-            lookback: match wire {
-                Wire::Anthropic | Wire::Converse => {
-                    Some(profile.and_then(|p| p.cache_lookback).unwrap_or(20).max(1) as usize)
-                }
-                Wire::Chat | Wire::Responses | Wire::Gemini => {
-                    profile.and_then(|p| p.cache_lookback).map(|l| l.max(1) as usize)
-                }
-            },
+            lookback: form.lookback,
             min: profile.map_or(1024, |p| p.min_cache_tokens.max(0) as u32),
-            step: (!explicit && matches!(wire, Wire::Chat | Wire::Responses)).then_some(128),
-            unnamed_ttl: if matches!(wire, Wire::Anthropic | Wire::Converse) {
-                300.0
-            } else {
-                ttl
-            },
+            step: form.step,
+            unnamed_ttl: if form.unnamed_five_minutes { 300.0 } else { ttl },
             ttl,
         }
     }
@@ -497,20 +480,10 @@ struct Frame {
     automatic: Option<Option<f64>>,
 }
 
-/// The keys of the list and of a message's parts, and of the system text, on `wire`.
-fn layout(wire: Wire) -> (&'static str, &'static str, &'static str) {
-    match wire {
-        Wire::Anthropic | Wire::Converse => ("system", "messages", "content"),
-        Wire::Chat => ("", "messages", ""),
-        Wire::Responses => ("instructions", "input", ""),
-        Wire::Gemini => ("systemInstruction", "contents", "parts"),
-    }
-}
-
 /// One JSON value of a body as a piece: its text without marks hashed with `role`, its
 /// tokens (a text block's text, any other block's JSON), its mark.
 fn piece(wire: Wire, zone: Zone, role: &str, value: &Value, counter: &mut Counter<'_>) -> Piece {
-    if let Some(point) = value.get("cachePoint").filter(|_| wire == Wire::Converse) {
+    if let Some(point) = wire.form().keys().mark_block.and_then(|k| value.get(k)) {
         return Piece::Mark {
             ttl: point.get("ttl").and_then(Value::as_str).and_then(ttl_seconds_of),
         };
@@ -539,14 +512,12 @@ fn piece(wire: Wire, zone: Zone, role: &str, value: &Value, counter: &mut Counte
 /// The pieces of a body around its list (`v`: the body, its list ignored).
 fn frame(wire: Wire, v: &Value, counter: &mut Counter<'_>) -> Frame {
     let mut pieces = Vec::new();
-    let tools = match wire {
-        Wire::Converse => v.get("toolConfig").and_then(|c| c.get("tools")),
-        Wire::Anthropic | Wire::Chat | Wire::Responses | Wire::Gemini => v.get("tools"),
-    };
+    let keys = wire.form().keys();
+    let tools = keys.tools.iter().try_fold(v, |at, k| at.get(k));
     for t in tools.and_then(Value::as_array).into_iter().flatten() {
         pieces.push(piece(wire, Zone::Tools, "", t, counter));
     }
-    let (system, _, _) = layout(wire);
+    let system = keys.system;
     let system_items: Vec<&Value> = match v.get(system) {
         Some(Value::Array(items)) => items.iter().collect(),
         Some(Value::Object(o)) => o.get("parts").and_then(Value::as_array).into_iter().flatten().collect(),
@@ -558,14 +529,14 @@ fn frame(wire: Wire, v: &Value, counter: &mut Counter<'_>) -> Frame {
     }
     let automatic = v
         .get("cache_control")
-        .filter(|_| wire == Wire::Anthropic)
+        .filter(|_| wire.form().request_marker())
         .map(|c| c.get("ttl").and_then(Value::as_str).and_then(ttl_seconds_of));
     Frame { pieces, automatic }
 }
 
 /// The pieces of one element of a body's list (a message, an input item, a content).
 fn element(wire: Wire, m: &Value, counter: &mut Counter<'_>) -> Vec<Piece> {
-    let (_, _, parts) = layout(wire);
+    let parts = wire.form().keys().parts;
     let role = m.get("role").and_then(Value::as_str).unwrap_or("");
     match m.get(parts).filter(|_| !parts.is_empty()) {
         Some(Value::Array(items)) => items
@@ -637,7 +608,7 @@ fn blocks(wire: Wire, body: &str, model: Option<&str>, counter: &mut Counter<'_>
     let Ok(v) = serde_json::from_str::<Value>(body) else {
         return Vec::new();
     };
-    let (_, list, _) = layout(wire);
+    let list = wire.form().keys().list;
     let f = frame(wire, &v, counter);
     let elements: Vec<Vec<Piece>> = v
         .get(list)

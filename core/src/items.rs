@@ -251,36 +251,7 @@ impl PartKind {
         if !self.carried_on(wire) {
             return Unit::Dropped;
         }
-        let assistant = role == Role::Assistant;
-        match wire {
-            Wire::Anthropic | Wire::Gemini | Wire::Converse => Unit::Shared,
-            // Every kind named: a new one is a compile error here, not a silent drop.
-            Wire::Chat => match self {
-                PartKind::ToolResult { .. } if !assistant => Unit::Own,
-                PartKind::Image { .. } if role == Role::User => Unit::Shared,
-                PartKind::Text(_) | PartKind::Said { .. } => Unit::Shared,
-                PartKind::ToolCall { .. } if assistant => Unit::Shared,
-                PartKind::ToolResult { .. }
-                | PartKind::Image { .. }
-                | PartKind::ToolCall { .. }
-                | PartKind::Opaque { .. } => Unit::Dropped,
-            },
-            Wire::Responses => match self {
-                PartKind::Text(_) | PartKind::Said { .. } | PartKind::ToolCall { .. } | PartKind::Opaque { .. }
-                    if assistant =>
-                {
-                    Unit::Own
-                }
-                PartKind::ToolResult { .. } if !assistant => Unit::Own,
-                PartKind::Text(_) | PartKind::Image { .. } if !assistant => Unit::Shared,
-                PartKind::Text(_)
-                | PartKind::Said { .. }
-                | PartKind::ToolCall { .. }
-                | PartKind::Opaque { .. }
-                | PartKind::ToolResult { .. }
-                | PartKind::Image { .. } => Unit::Dropped,
-            },
-        }
+        wire.form().unit(self, role)
     }
 }
 
@@ -295,8 +266,7 @@ pub(crate) fn marginal_cost(items: &[Item], following: Option<Follower>, wire: W
     let mut next = following;
     for item in items.iter().rev() {
         let units: Vec<Unit> = item.parts.iter().map(|p| p.kind.unit(wire, item.role)).collect();
-        if units.iter().all(|u| *u == Unit::Dropped) && matches!(wire, Wire::Anthropic | Wire::Gemini | Wire::Converse)
-        {
+        if units.iter().all(|u| *u == Unit::Dropped) && wire.form().merges_sides() {
             // Sends nothing: what comes before meets what comes after (on chat and
             // responses it is still a message of its own, which nothing merges across);
             // a system run before it is not the one after it. Within the message after
@@ -363,14 +333,12 @@ impl Follower {
     /// system run is lifted out of the list, and may end there).
     fn continues(&self, item: &Item, wire: Wire) -> bool {
         let same_message = self.same_message(item);
-        match wire {
-            Wire::Anthropic | Wire::Gemini | Wire::Converse => {
-                let side = |r: Role| r == Role::Assistant;
-                let lifted = item.role == Role::System && (self.role != Role::System || self.gap);
-                same_message || (side(self.role) == side(item.role) && !self.boundary && !lifted)
-            }
-            Wire::Chat | Wire::Responses => same_message,
+        if !wire.form().merges_sides() {
+            return same_message;
         }
+        let side = |r: Role| r == Role::Assistant;
+        let lifted = item.role == Role::System && (self.role != Role::System || self.gap);
+        same_message || (side(self.role) == side(item.role) && !self.boundary && !lifted)
     }
 }
 

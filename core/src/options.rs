@@ -566,7 +566,7 @@ fn converse_shape(o: &Options, max_tokens: i32) -> std::result::Result<(), Refus
 /// `stateful` chains stored responses only.
 fn responses_options(o: &Options, wire: Wire) -> std::result::Result<(), Refusal> {
     let refuse = |key: &'static str, what: &str| Err((key, format!("the {} wire {what}", wire.as_str())));
-    if wire != Wire::Responses {
+    if !wire.form().stores_responses() {
         if o.store.is_some() {
             return refuse("store", "takes no store (a Responses option)");
         }

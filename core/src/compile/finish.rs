@@ -252,7 +252,7 @@ impl Compiler<'_, '_> {
             })
         });
         let mut o = crate::options::resolve(levels, self.wire, max_tokens, rules)?;
-        if self.wire == crate::kinds::Wire::Responses
+        if self.wire.form().stores_responses()
             && (self.a.reasoning_replay || profile.is_some_and(|p| p.replays_thinking))
         {
             o.replaying_reasoning();

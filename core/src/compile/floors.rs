@@ -11,7 +11,7 @@ use crate::blocks::{self, Bindings};
 use crate::error::{Code, Error, Result};
 use crate::fields::{InlineEntry, Position};
 use crate::items::Item;
-use crate::kinds::{Role, UserKind, Wire};
+use crate::kinds::{Role, UserKind};
 use crate::macros::{self, Values};
 use crate::rows::{Document, Turn, User};
 use crate::template::{self, Block, Slot, Template};
@@ -147,12 +147,7 @@ impl Compiler<'_, '_> {
     /// document of role user or developer before it ends that run: on anthropic and gemini
     /// the block would be spoken as user text, so it is refused.
     fn system_stays_system(&self, template: &Template, rendered: &[Vec<Item>]) -> Result<()> {
-        let in_place = match self.wire {
-            Wire::Chat | Wire::Responses => true,
-            Wire::Anthropic | Wire::Converse => crate::wire::system_in_place(self.model),
-            Wire::Gemini => false,
-        };
-        if in_place {
+        if self.wire.form().system_in_place(self.model) {
             return Ok(());
         }
         let mut breaker: Option<(usize, Role)> = None;

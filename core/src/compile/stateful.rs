@@ -18,7 +18,6 @@ use crate::budget::Window;
 use crate::context::{Context, Previous};
 use crate::estimate::{BlockEstimate, Estimate};
 use crate::items::Message;
-use crate::kinds::Wire;
 use crate::seal::Stateful;
 use crate::tokens::Counter;
 use crate::wire::{self, Layout};
@@ -30,7 +29,7 @@ pub fn answerer(ctx: &Context) -> Option<uuid::Uuid> {
     let t = &ctx.turn;
     let a = super::compiler::answerer(ctx).ok()?;
     let model = ctx.models.get(t.model.as_deref().or(a.model.as_deref())?)?;
-    if model.wire != Wire::Responses {
+    if !model.wire.form().stores_responses() {
         return None;
     }
     let levels = [

@@ -17,7 +17,8 @@ pub(crate) mod responses;
 mod shape;
 
 use crate::fields::Tool;
-use crate::items::Message;
+use crate::items::{Message, PartKind, Unit};
+use crate::kinds::Role;
 use crate::kinds::Wire;
 use crate::options::Options;
 use crate::rows::Model;
@@ -25,7 +26,6 @@ use crate::rows::Model;
 pub use count::count_body;
 pub use json::{pretty, to_text as json_text};
 pub use shape::explicit;
-pub(crate) use shape::system_in_place;
 use shape::tool_list;
 pub(crate) use shape::ToolSpelling;
 pub use shape::{Body, Breakpoint, Layout, Pos, Rendered, Request, Stretch, DEFAULT_MAX_TOKENS};
@@ -154,6 +154,36 @@ pub(crate) enum Marking {
     Unmarked,
 }
 
+/// Where a body of a wire keeps what a prompt cache reads (the cache report walks a
+/// sealed body by these keys).
+#[derive(Debug)]
+pub(crate) struct Keys {
+    /// The lifted system field (`""`: the wire has none).
+    pub(crate) system: &'static str,
+    /// The body's one list.
+    pub(crate) list: &'static str,
+    /// A message's parts (`""`: an element is one block).
+    pub(crate) parts: &'static str,
+    /// The path to the tool definitions.
+    pub(crate) tools: &'static [&'static str],
+    /// The key of a mark that is a block of its own, after the block it closes
+    /// (Converse's `cachePoint`); `None` where a mark is a key of its block.
+    pub(crate) mark_block: Option<&'static str>,
+}
+
+/// How a provider's prompt cache reads a body of a wire, for a model's profile.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CacheRules {
+    /// The cache is read and written at marks only (a body without one reads nothing).
+    pub(crate) at_marks_only: bool,
+    /// How many blocks back from a mark a lookup looks (`None`: any).
+    pub(crate) lookback: Option<usize>,
+    /// An implicit cache's growth past the minimum, in tokens.
+    pub(crate) step: Option<u32>,
+    /// A mark that names no TTL keeps five minutes (otherwise the request's TTL).
+    pub(crate) unnamed_five_minutes: bool,
+}
+
 /// Everything a wire decides, behind one trait: each wire is a folder of this module
 /// (`anthropic/`, `chat/`, `responses/`, `gemini/`, `converse/`) with one value that
 /// implements it, registered in [`Wire::form`]. The rest of the core asks the form; it
@@ -171,6 +201,36 @@ pub(crate) trait Form: Sync {
 
     /// Where a body of this wire carries cache marks, for a model of `profile`.
     fn marking(&self, profile: Option<&crate::profile::Profile>) -> Marking;
+
+    /// How the wire sends a part of a message of `role` (a part it carries: a provider's
+    /// own block of another wire is dropped before this is asked). Every kind is named
+    /// in each wire's answer: a new kind is a compile error there, not a silent drop.
+    fn unit(&self, kind: &PartKind, role: Role) -> Unit;
+
+    /// Whether neighbouring messages of one side (user or assistant) merge into one
+    /// element, unless a round starts between them (anthropic, gemini, converse); on
+    /// the other wires a message is an element of its own, and a message that sends
+    /// nothing still separates its neighbours.
+    fn merges_sides(&self) -> bool;
+
+    /// Whether a system item keeps its place in the list wherever it stands (chat and
+    /// responses; anthropic and converse for a model whose profile takes system
+    /// messages); otherwise only the leading run of system items is lifted out and a
+    /// later one is spoken as user text.
+    fn system_in_place(&self, model: Option<&Model>) -> bool;
+
+    /// Where the body keeps its system field, list, parts, tools and marks.
+    fn keys(&self) -> &'static Keys;
+
+    /// How the provider's prompt cache reads the body, for a model of `profile`.
+    fn cache_rules(&self, profile: Option<&crate::profile::Profile>) -> CacheRules;
+
+    /// Whether the provider stores responses and chains them (Responses' `store`,
+    /// `include` and `previous_response_id`: stateful mode, and reasoning replayed from
+    /// its encrypted content when nothing is stored).
+    fn stores_responses(&self) -> bool {
+        false
+    }
 
     /// Whether a request carries a request-level cache mark (Anthropic's top-level
     /// `cache_control`), which a run's continuation moves to its end.

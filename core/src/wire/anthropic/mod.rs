@@ -166,6 +166,37 @@ impl super::Form for Anthropic {
         elements(req, 0)
     }
 
+    fn unit(&self, _kind: &PartKind, _role: crate::kinds::Role) -> crate::items::Unit {
+        crate::items::Unit::Shared
+    }
+
+    fn merges_sides(&self) -> bool {
+        true
+    }
+
+    fn system_in_place(&self, model: Option<&crate::rows::Model>) -> bool {
+        super::shape::system_in_place(model)
+    }
+
+    fn keys(&self) -> &'static super::Keys {
+        &super::Keys {
+            system: "system",
+            list: "messages",
+            parts: "content",
+            tools: &["tools"],
+            mark_block: None,
+        }
+    }
+
+    fn cache_rules(&self, profile: Option<&crate::profile::Profile>) -> super::CacheRules {
+        super::CacheRules {
+            at_marks_only: true,
+            lookback: Some(profile.and_then(|p| p.cache_lookback).unwrap_or(20).max(1) as usize),
+            step: None,
+            unnamed_five_minutes: true,
+        }
+    }
+
     fn tools(&self) -> &'static ToolSpelling {
         &TOOLS
     }

@@ -5,7 +5,7 @@
 
 use super::json;
 use super::shape::{Pos, Rendered, Request, ToolSpelling};
-use crate::items::{Message, PartKind};
+use crate::items::{Message, PartKind, Unit};
 use crate::kinds::Role;
 
 /// The text (and, for a user, image) parts of a message as `"content":...`: a string
@@ -152,6 +152,42 @@ impl super::Form for Chat {
 
     fn elements(&self, req: &Request<'_>) -> (Vec<String>, Vec<Vec<Pos>>) {
         elements(req)
+    }
+
+    fn unit(&self, kind: &PartKind, role: Role) -> Unit {
+        let assistant = role == Role::Assistant;
+        match kind {
+            PartKind::ToolResult { .. } if !assistant => Unit::Own,
+            PartKind::Image { .. } if role == Role::User => Unit::Shared,
+            PartKind::Text(_) | PartKind::Said { .. } => Unit::Shared,
+            PartKind::ToolCall { .. } if assistant => Unit::Shared,
+            PartKind::ToolResult { .. }
+            | PartKind::Image { .. }
+            | PartKind::ToolCall { .. }
+            | PartKind::Opaque { .. } => Unit::Dropped,
+        }
+    }
+
+    fn merges_sides(&self) -> bool {
+        false
+    }
+
+    fn system_in_place(&self, _model: Option<&crate::rows::Model>) -> bool {
+        true
+    }
+
+    fn keys(&self) -> &'static super::Keys {
+        &super::Keys {
+            system: "",
+            list: "messages",
+            parts: "",
+            tools: &["tools"],
+            mark_block: None,
+        }
+    }
+
+    fn cache_rules(&self, profile: Option<&crate::profile::Profile>) -> super::CacheRules {
+        super::shape::openai_cache_rules(profile)
     }
 
     fn tools(&self) -> &'static ToolSpelling {

@@ -270,6 +270,38 @@ impl super::Form for Converse {
         elements(req, 0)
     }
 
+    fn unit(&self, _kind: &PartKind, _role: crate::kinds::Role) -> crate::items::Unit {
+        crate::items::Unit::Shared
+    }
+
+    fn merges_sides(&self) -> bool {
+        true
+    }
+
+    fn system_in_place(&self, model: Option<&crate::rows::Model>) -> bool {
+        system_in_place(model)
+    }
+
+    fn keys(&self) -> &'static super::Keys {
+        &super::Keys {
+            system: "system",
+            list: "messages",
+            parts: "content",
+            tools: &["toolConfig", "tools"],
+            mark_block: Some("cachePoint"),
+        }
+    }
+
+    fn cache_rules(&self, profile: Option<&crate::profile::Profile>) -> super::CacheRules {
+        super::CacheRules {
+            // Bedrock caches at its cachePoints only.
+            at_marks_only: true,
+            lookback: Some(profile.and_then(|p| p.cache_lookback).unwrap_or(20).max(1) as usize),
+            step: None,
+            unnamed_five_minutes: true,
+        }
+    }
+
     fn tools(&self) -> &'static ToolSpelling {
         &TOOLS
     }

@@ -171,6 +171,38 @@ impl super::Form for Gemini {
         elements(req, 0)
     }
 
+    fn unit(&self, _kind: &PartKind, _role: crate::kinds::Role) -> crate::items::Unit {
+        crate::items::Unit::Shared
+    }
+
+    fn merges_sides(&self) -> bool {
+        true
+    }
+
+    fn system_in_place(&self, _model: Option<&crate::rows::Model>) -> bool {
+        false
+    }
+
+    fn keys(&self) -> &'static super::Keys {
+        &super::Keys {
+            system: "systemInstruction",
+            list: "contents",
+            parts: "parts",
+            tools: &["tools"],
+            mark_block: None,
+        }
+    }
+
+    /// Gemini's implicit cache.
+    fn cache_rules(&self, profile: Option<&crate::profile::Profile>) -> super::CacheRules {
+        super::CacheRules {
+            at_marks_only: false,
+            lookback: profile.and_then(|p| p.cache_lookback).map(|l| l.max(1) as usize),
+            step: None,
+            unnamed_five_minutes: false,
+        }
+    }
+
     fn tools(&self) -> &'static ToolSpelling {
         &TOOLS
     }

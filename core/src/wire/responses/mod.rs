@@ -11,8 +11,8 @@
 
 use super::json;
 use super::shape::{Pos, Rendered, Request, ToolSpelling};
-use crate::items::{Message, PartKind};
-use crate::kinds::Wire;
+use crate::items::{Message, PartKind, Unit};
+use crate::kinds::{Role, Wire};
 
 fn input_part(out: &mut String, kind: &PartKind, mark: Option<&str>) {
     match kind {
@@ -279,6 +279,51 @@ impl super::Form for Responses {
 
     fn elements(&self, req: &Request<'_>) -> (Vec<String>, Vec<Vec<Pos>>) {
         elements(req)
+    }
+
+    fn unit(&self, kind: &PartKind, role: Role) -> Unit {
+        let assistant = role == Role::Assistant;
+        match kind {
+            PartKind::Text(_) | PartKind::Said { .. } | PartKind::ToolCall { .. } | PartKind::Opaque { .. }
+                if assistant =>
+            {
+                Unit::Own
+            }
+            PartKind::ToolResult { .. } if !assistant => Unit::Own,
+            PartKind::Text(_) | PartKind::Image { .. } if !assistant => Unit::Shared,
+            PartKind::Text(_)
+            | PartKind::Said { .. }
+            | PartKind::ToolCall { .. }
+            | PartKind::Opaque { .. }
+            | PartKind::ToolResult { .. }
+            | PartKind::Image { .. } => Unit::Dropped,
+        }
+    }
+
+    fn merges_sides(&self) -> bool {
+        false
+    }
+
+    fn system_in_place(&self, _model: Option<&crate::rows::Model>) -> bool {
+        true
+    }
+
+    fn stores_responses(&self) -> bool {
+        true
+    }
+
+    fn keys(&self) -> &'static super::Keys {
+        &super::Keys {
+            system: "instructions",
+            list: "input",
+            parts: "",
+            tools: &["tools"],
+            mark_block: None,
+        }
+    }
+
+    fn cache_rules(&self, profile: Option<&crate::profile::Profile>) -> super::CacheRules {
+        super::shape::openai_cache_rules(profile)
     }
 
     fn tools(&self) -> &'static ToolSpelling {
