@@ -14,7 +14,7 @@
 //! options reader's pointers of keys holding `/` or `~`, now escaped as RFC 6901 says (as
 //! the other readers did). Its random values are `testing::random_json`, the fuzzer's.
 use pgprompt_core::testing::{random_json, Rng};
-use pgprompt_core::{fields, options, response, rounds, template};
+use pgprompt_core::{fields, options, rounds, template};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
@@ -213,7 +213,7 @@ fn read(name: &str, v: &Value) -> String {
             "{:?}",
             rounds::parse_values(1, [&v["a"], &v["r"], &v["s"]], false, Some(uuid::Uuid::nil()))
         ),
-        _ => format!("{:?}", response::parse(v)),
+        _ => format!("{:?}", pgprompt_core::wire::read_response(v)),
     }
 }
 

@@ -219,6 +219,9 @@ pub(crate) trait Form: Sync {
     /// later one is spoken as user text.
     fn system_in_place(&self, model: Option<&Model>) -> bool;
 
+    /// A provider's response body read, if `o` is of this wire's response shape.
+    fn read_response(&self, o: &crate::json_at::Obj<'_>) -> Option<crate::error::Result<crate::response::Response>>;
+
     /// Where the body keeps its system field, list, parts, tools and marks.
     fn keys(&self) -> &'static Keys;
 
@@ -274,6 +277,17 @@ impl Wire {
             Wire::Converse => &converse::Converse,
         }
     }
+}
+
+/// Reads a provider's response body (docs/design.md, "The response loop"): as the first
+/// wire, in [`Wire::ALL`]'s order, whose response shape it is; a body of no wire's shape
+/// is refused as `response_invalid`.
+pub fn read_response(v: &serde_json::Value) -> crate::error::Result<crate::response::Response> {
+    let o = crate::response::obj(&crate::json_at::At::root(v, ""))?;
+    Wire::ALL
+        .iter()
+        .find_map(|w| w.form().read_response(&o))
+        .unwrap_or_else(|| Err(crate::response::invalid("", "is of no known shape")))
 }
 
 /// Refuses what `wire`'s provider refuses though its request type takes it.

@@ -6,6 +6,8 @@
 //! Elements are written by hand with [`json::string`]: a body is mostly text, and its
 //! escaping is the renderer's one heavy step (see `json::string`).
 
+mod response;
+
 use super::json::{self, Obj};
 use super::shape::{list_of, role_elements, Pos, Rendered, Request, ToolSpelling};
 use crate::items::{Message, PartKind};
@@ -176,6 +178,10 @@ impl super::Form for Anthropic {
 
     fn system_in_place(&self, model: Option<&crate::rows::Model>) -> bool {
         super::shape::system_in_place(model)
+    }
+
+    fn read_response(&self, o: &crate::json_at::Obj<'_>) -> Option<crate::error::Result<crate::response::Response>> {
+        response::recognize(o)
     }
 
     fn keys(&self) -> &'static super::Keys {

@@ -3,6 +3,8 @@
 //! message, each result as a `tool` message, images as data URLs, `prompt_cache_key`.
 //! Elements are written by hand with [`json::string`], as on the Anthropic wire.
 
+mod response;
+
 use super::json;
 use super::shape::{Pos, Rendered, Request, ToolSpelling};
 use crate::items::{Message, PartKind, Unit};
@@ -174,6 +176,10 @@ impl super::Form for Chat {
 
     fn system_in_place(&self, _model: Option<&crate::rows::Model>) -> bool {
         true
+    }
+
+    fn read_response(&self, o: &crate::json_at::Obj<'_>) -> Option<crate::error::Result<crate::response::Response>> {
+        response::recognize(o)
     }
 
     fn keys(&self) -> &'static super::Keys {

@@ -13,6 +13,7 @@
 //! response reader with every wire's in `crate::response`: neither reads the wires).
 
 mod options;
+mod response;
 
 use super::json::{self, Obj};
 use super::shape::{list_of, merged, role_elements, system_in_place, Pos, Rendered, Request, ToolSpelling};
@@ -280,6 +281,10 @@ impl super::Form for Converse {
 
     fn system_in_place(&self, model: Option<&crate::rows::Model>) -> bool {
         system_in_place(model)
+    }
+
+    fn read_response(&self, o: &crate::json_at::Obj<'_>) -> Option<crate::error::Result<crate::response::Response>> {
+        response::recognize(o)
     }
 
     fn keys(&self) -> &'static super::Keys {

@@ -9,6 +9,8 @@
 //! A function response names its function: the name of the call with its id, among the
 //! messages rendered (a round's results follow its calls).
 
+mod response;
+
 use std::collections::HashMap;
 
 use super::json::{self, Obj};
@@ -181,6 +183,10 @@ impl super::Form for Gemini {
 
     fn system_in_place(&self, _model: Option<&crate::rows::Model>) -> bool {
         false
+    }
+
+    fn read_response(&self, o: &crate::json_at::Obj<'_>) -> Option<crate::error::Result<crate::response::Response>> {
+        response::recognize(o)
     }
 
     fn keys(&self) -> &'static super::Keys {

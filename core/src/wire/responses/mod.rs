@@ -9,6 +9,8 @@
 //! abort marker, each steer, the captures) stay their own items, so every request of a
 //! turn is the earlier one plus its new items.
 
+mod response;
+
 use super::json;
 use super::shape::{Pos, Rendered, Request, ToolSpelling};
 use crate::items::{Message, PartKind, Unit};
@@ -310,6 +312,10 @@ impl super::Form for Responses {
 
     fn stores_responses(&self) -> bool {
         true
+    }
+
+    fn read_response(&self, o: &crate::json_at::Obj<'_>) -> Option<crate::error::Result<crate::response::Response>> {
+        response::recognize(o)
     }
 
     fn keys(&self) -> &'static super::Keys {
