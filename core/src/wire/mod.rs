@@ -13,6 +13,7 @@ mod converse;
 mod count;
 mod gemini;
 mod json;
+mod openai;
 pub(crate) mod responses;
 mod shape;
 
@@ -221,6 +222,27 @@ pub(crate) trait Form: Sync {
 
     /// A provider's response body read, if `o` is of this wire's response shape.
     fn read_response(&self, o: &crate::json_at::Obj<'_>) -> Option<crate::error::Result<crate::response::Response>>;
+
+    /// Refuses what the wire cannot say of the request options, whatever the model (the
+    /// shape of its own fields), as (option's pointer, why).
+    fn check_options(&self, o: &Options, max_tokens: i32) -> Result<(), crate::options::Refusal>;
+
+    /// Refuses what the wire does not take from a model without a profile (0.3's rules).
+    fn check_unprofiled(&self, _o: &Options) -> Result<(), crate::options::Refusal> {
+        Ok(())
+    }
+
+    /// Whether the provider returns the model's thoughts on request (Gemini's
+    /// `includeThoughts`).
+    fn returns_thoughts(&self) -> bool {
+        false
+    }
+
+    /// Whether the provider explains a cache miss against a previous response
+    /// (`request_options.cache_diagnostics`).
+    fn takes_cache_diagnostics(&self) -> bool {
+        false
+    }
 
     /// Where the body keeps its system field, list, parts, tools and marks.
     fn keys(&self) -> &'static Keys;

@@ -41,13 +41,15 @@ pub(super) fn tail_with_tools(req: &Request<'_>, tools: &ToolSpelling) -> json::
 
 /// The body of an OpenAI wire (chat, responses): the model, the token limit under
 /// `limit`, the list under `list` (every message its own element, no system field
-/// lifted), then the tools, the options and `prompt_cache_key`.
+/// lifted), then the tools, the `options` (the wire's fields, as its `options::fields`
+/// spells them) and `prompt_cache_key`.
 pub(super) fn openai_body(
     req: &Request<'_>,
     wire: Wire,
     limit: &str,
     list: &str,
     tools: &ToolSpelling,
+    options: Vec<(&'static str, String)>,
     (elements, element_layout): (Vec<String>, Vec<Vec<Pos>>),
 ) -> Rendered {
     let mut head = json::Obj::new();
@@ -57,7 +59,7 @@ pub(super) fn openai_body(
     head.field(limit, &req.max_tokens());
     let head = head.open_list(list);
     let mut tail = tail_with_tools(req, tools);
-    for (key, value) in crate::options::fields(req.options, wire) {
+    for (key, value) in options {
         tail.raw(key, &value);
     }
     tail.field("prompt_cache_key", req.cache_key);

@@ -6,12 +6,14 @@
 //! Elements are written by hand with [`json::string`]: a body is mostly text, and its
 //! escaping is the renderer's one heavy step (see `json::string`).
 
+mod options;
 mod response;
 
 use super::json::{self, Obj};
 use super::shape::{list_of, role_elements, Pos, Rendered, Request, ToolSpelling};
 use crate::items::{Message, PartKind};
 use crate::kinds::Wire;
+use crate::options::Options;
 
 /// The breakpoint at `pos`, at its TTL (the stable prefix's, or history's).
 fn cache_control(req: &Request<'_>, pos: Pos, out: &mut String) {
@@ -144,7 +146,7 @@ pub(super) fn render(req: &Request<'_>) -> Rendered {
     let head = head.open_list("messages");
     let (elements, element_layout) = elements(req, leading);
     let mut tail = super::shape::tail_with_tools(req, &TOOLS);
-    for (key, value) in crate::options::fields(req.options, crate::kinds::Wire::Anthropic) {
+    for (key, value) in options::fields(req.options) {
         tail.raw(key, &value);
     }
     if let Some(previous) = req.diagnose {
@@ -182,6 +184,18 @@ impl super::Form for Anthropic {
 
     fn read_response(&self, o: &crate::json_at::Obj<'_>) -> Option<crate::error::Result<crate::response::Response>> {
         response::recognize(o)
+    }
+
+    fn check_options(&self, o: &Options, max_tokens: i32) -> Result<(), crate::options::Refusal> {
+        options::check(o, max_tokens)
+    }
+
+    fn check_unprofiled(&self, o: &Options) -> Result<(), crate::options::Refusal> {
+        options::check_unprofiled(o)
+    }
+
+    fn takes_cache_diagnostics(&self) -> bool {
+        true
     }
 
     fn keys(&self) -> &'static super::Keys {

@@ -3,12 +3,14 @@
 //! message, each result as a `tool` message, images as data URLs, `prompt_cache_key`.
 //! Elements are written by hand with [`json::string`], as on the Anthropic wire.
 
+mod options;
 mod response;
 
 use super::json;
 use super::shape::{Pos, Rendered, Request, ToolSpelling};
 use crate::items::{Message, PartKind, Unit};
 use crate::kinds::Role;
+use crate::options::Options;
 
 /// The text (and, for a user, image) parts of a message as `"content":...`: a string
 /// for a raw entry stored as one, else a list. Writes nothing when there are none.
@@ -140,6 +142,7 @@ pub(super) fn render(req: &Request<'_>) -> Rendered {
         "max_completion_tokens",
         "messages",
         &TOOLS,
+        options::fields(req.options),
         elements(req),
     )
 }
@@ -180,6 +183,10 @@ impl super::Form for Chat {
 
     fn read_response(&self, o: &crate::json_at::Obj<'_>) -> Option<crate::error::Result<crate::response::Response>> {
         response::recognize(o)
+    }
+
+    fn check_options(&self, o: &Options, _max_tokens: i32) -> Result<(), crate::options::Refusal> {
+        options::check(o)
     }
 
     fn keys(&self) -> &'static super::Keys {

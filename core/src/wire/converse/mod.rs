@@ -19,6 +19,7 @@ use super::json::{self, Obj};
 use super::shape::{list_of, merged, role_elements, system_in_place, Pos, Rendered, Request, ToolSpelling};
 use crate::items::{Message, PartKind};
 use crate::kinds::{CacheTtl, Role, Wire};
+use crate::options::Options;
 
 /// The `cachePoint` block closing the block before it, at its TTL: Bedrock's TTLs are 5m
 /// and 1h (a long TTL of another provider is its 1h); the short one is not spelled.
@@ -285,6 +286,10 @@ impl super::Form for Converse {
 
     fn read_response(&self, o: &crate::json_at::Obj<'_>) -> Option<crate::error::Result<crate::response::Response>> {
         response::recognize(o)
+    }
+
+    fn check_options(&self, o: &Options, max_tokens: i32) -> Result<(), crate::options::Refusal> {
+        options::check(o, max_tokens)
     }
 
     fn keys(&self) -> &'static super::Keys {

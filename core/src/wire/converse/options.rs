@@ -3,9 +3,12 @@
 //! `toolConfig.toolChoice`, `outputConfig` (`effort`, a JSON schema's `textFormat`),
 //! `requestMetadata`, and what only the model behind Bedrock reads in
 //! `additionalModelRequestFields` (Claude's `thinking`). What the wire cannot say is
-//! refused on write, at the option's pointer (`options::check_shape`).
+//! refused on write, at the option's pointer ([`check`]).
 
-use crate::options::{claude_thinking_text, metadata_text, q, strings, Format, Options, ToolChoice};
+use crate::kinds::Wire;
+use crate::options::{
+    claude_thinking, claude_thinking_text, metadata_text, q, refusal, strings, Format, Options, Refusal, ToolChoice,
+};
 
 /// The option fields of a Converse body, as JSON text.
 #[derive(Default)]
@@ -58,4 +61,43 @@ pub(crate) fn fields(o: &Options) -> Fields {
         f.output = Some(format!("{{{}}}", output.join(",")));
     }
     f
+}
+
+/// What the wire cannot say, whatever the model: refused on write, as (option's
+/// pointer, why).
+pub(super) fn check(o: &Options, max_tokens: i32) -> Result<(), Refusal> {
+    let refuse = |key: &'static str, what: &str| refusal(Wire::Converse, key, what);
+    if o.tool_choice == Some(ToolChoice::None) {
+        return refuse("tool_choice", "has no tool choice none (leave the tools out instead)");
+    }
+    if o.parallel_tool_calls.is_some() {
+        return refuse("parallel_tool_calls", "has no parallel_tool_calls switch");
+    }
+    if o.response_format == Some(Format::JsonObject) {
+        return refuse("response_format", "takes structured output as a json_schema only");
+    }
+    let beyond_one = |n: &serde_json::Number| n.as_f64().is_some_and(|v| v > 1.0);
+    if o.temperature.as_ref().is_some_and(beyond_one) {
+        return refuse("temperature", "takes a temperature from 0 to 1");
+    }
+    if let Some(m) = &o.metadata {
+        // Bedrock's RequestMetadata: 1 to 16 entries, each key and value of the characters
+        // [a-zA-Z0-9\s:_@$#=/+,.-] (a key 1 to 256 long, a value up to 256).
+        let spelled = |s: &str| {
+            s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c.is_whitespace() || ":_@$#=/+,.-".contains(c))
+        };
+        if m.is_empty()
+            || m.len() > 16
+            || m.iter().any(|(k, v)| {
+                k.is_empty() || k.chars().count() > 256 || v.chars().count() > 256 || !spelled(k) || !spelled(v)
+            })
+        {
+            return refuse(
+                "metadata",
+                "takes 1 to 16 metadata entries (requestMetadata), keys of 1 to 256 and values of up to 256 letters, digits, spaces and :_@$#=/+,.-",
+            );
+        }
+    }
+    claude_thinking(&o.thinking.clone().unwrap_or_default(), max_tokens, Wire::Converse)
 }

@@ -9,6 +9,7 @@
 //! A function response names its function: the name of the call with its id, among the
 //! messages rendered (a round's results follow its calls).
 
+mod options;
 mod response;
 
 use std::collections::HashMap;
@@ -17,6 +18,7 @@ use super::json::{self, Obj};
 use super::shape::{list_of, merged, Pos, Rendered, Request, ToolSpelling};
 use crate::items::{Message, PartKind};
 use crate::kinds::{Role, Wire};
+use crate::options::Options;
 
 /// Call id -> function name, over the messages being rendered.
 fn call_names(messages: &[Message]) -> HashMap<&str, &str> {
@@ -147,7 +149,7 @@ pub(super) fn render(req: &Request<'_>) -> Rendered {
     let head = head.open_list("contents");
     let (elements, element_layout) = elements(req, leading);
     let mut tail = super::shape::tail_with_tools(req, &TOOLS);
-    let (tool_config, generation) = crate::options::gemini(req.options);
+    let (tool_config, generation) = options::fields(req.options);
     if let Some(c) = &tool_config {
         tail.raw("toolConfig", c);
     }
@@ -187,6 +189,14 @@ impl super::Form for Gemini {
 
     fn read_response(&self, o: &crate::json_at::Obj<'_>) -> Option<crate::error::Result<crate::response::Response>> {
         response::recognize(o)
+    }
+
+    fn check_options(&self, o: &Options, _max_tokens: i32) -> Result<(), crate::options::Refusal> {
+        options::check(o)
+    }
+
+    fn returns_thoughts(&self) -> bool {
+        true
     }
 
     fn keys(&self) -> &'static super::Keys {

@@ -9,12 +9,14 @@
 //! abort marker, each steer, the captures) stay their own items, so every request of a
 //! turn is the earlier one plus its new items.
 
+mod options;
 mod response;
 
 use super::json;
 use super::shape::{Pos, Rendered, Request, ToolSpelling};
 use crate::items::{Message, PartKind, Unit};
 use crate::kinds::{Role, Wire};
+use crate::options::Options;
 
 fn input_part(out: &mut String, kind: &PartKind, mark: Option<&str>) {
     match kind {
@@ -166,6 +168,7 @@ pub(super) fn render(req: &Request<'_>) -> Rendered {
         "max_output_tokens",
         "input",
         &TOOLS,
+        options::fields(req.options),
         elements(req),
     )
 }
@@ -316,6 +319,14 @@ impl super::Form for Responses {
 
     fn read_response(&self, o: &crate::json_at::Obj<'_>) -> Option<crate::error::Result<crate::response::Response>> {
         response::recognize(o)
+    }
+
+    fn check_options(&self, o: &Options, _max_tokens: i32) -> Result<(), crate::options::Refusal> {
+        options::check(o)
+    }
+
+    fn takes_cache_diagnostics(&self) -> bool {
+        true
     }
 
     fn keys(&self) -> &'static super::Keys {

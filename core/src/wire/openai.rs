@@ -1,0 +1,58 @@
+//! What the two OpenAI wires (chat and responses) share in their options: the thinking
+//! they say by effort, the tool choice's spelling, the fields every OpenAI body takes.
+
+use crate::kinds::{Effort, ThinkingMode, Wire};
+use crate::options::{metadata_text, q, refusal, sampling, simple, strings, Options, Refusal, ToolChoice};
+
+/// What an OpenAI wire cannot say of thinking: a budget, a mode other than by effort.
+pub(super) fn check(o: &Options, wire: Wire) -> Result<(), Refusal> {
+    let t = o.thinking.clone().unwrap_or_default();
+    if t.budget.is_some() {
+        return refusal(wire, "thinking/budget_tokens", "takes a reasoning effort, not a budget");
+    }
+    if matches!(t.mode, Some(ThinkingMode::Adaptive | ThinkingMode::BetweenTools)) {
+        return refusal(
+            wire,
+            "thinking/mode",
+            "says thinking by its effort (mode disabled is effort none)",
+        );
+    }
+    if t.mode == Some(ThinkingMode::Disabled) && t.effort.is_some_and(|e| e != Effort::None) {
+        return refusal(wire, "thinking/effort", "turns thinking off with effort none only");
+    }
+    Ok(())
+}
+
+/// The fields every OpenAI body takes first (after its tools): `tool_choice` (a named
+/// tool as `function` spells it: nested on chat, flat on responses),
+/// `parallel_tool_calls`, `temperature`, `top_p`.
+pub(super) fn leading_fields(o: &Options, nested: bool) -> Vec<(&'static str, String)> {
+    let mut out = Vec::new();
+    if let Some(c) = &o.tool_choice {
+        let text = match c {
+            ToolChoice::Named(n) if nested => format!(r#"{{"type":"function","function":{{"name":{}}}}}"#, q(n)),
+            ToolChoice::Named(n) => format!(r#"{{"type":"function","name":{}}}"#, q(n)),
+            other => q(simple(other)),
+        };
+        out.push(("tool_choice", text));
+    }
+    if let Some(p) = o.parallel_tool_calls {
+        out.push(("parallel_tool_calls", p.to_string()));
+    }
+    sampling(o, &mut out);
+    out
+}
+
+/// The fields every OpenAI body takes last: `metadata`, `store`, `include` (the last two
+/// refused on write but on responses).
+pub(super) fn trailing_fields(o: &Options, out: &mut Vec<(&'static str, String)>) {
+    if let Some(m) = &o.metadata {
+        out.push(("metadata", metadata_text(m)));
+    }
+    if let Some(store) = o.store {
+        out.push(("store", store.to_string()));
+    }
+    if let Some(include) = &o.include {
+        out.push(("include", strings(include)));
+    }
+}
