@@ -5,8 +5,9 @@
 #     unsafe operation an explicit block with a SAFETY comment;
 #   - no function of either crate over 80 lines (tests aside);
 #   - no import cycle among the files of either crate (scripts/module-cycles.py: per file);
-#   - no match on a wire ends in a wildcard arm (scripts/wire-matches.py): a new wire is a
-#     compile error wherever it must be decided;
+#   - no match on a wire ends in a wildcard arm, and no code outside core/src/wire/ names a
+#     wire's variant (scripts/wire-matches.py): a new wire is a compile error wherever it
+#     must be decided, and it is decided in its folder;
 #   - every file that names the version agrees with Cargo.toml (scripts/version-check.py).
 #   - the 0.4.0 -> 0.5.0 update is what sql/updates/gen.py makes of today's SQL.
 set -euo pipefail

@@ -2,7 +2,10 @@
 names a wire (`wire`, `self.wire`, `frozen.wire`, `(wire, ...)`, a `Wire`), no arm of its
 own is `_`; a new wire is then a compile error wherever it must be decided. Heuristic,
 on the source text: scrutinees are read up to the match's `{`, arms at the match's
-own depth. Usage: wire-matches.py DIR..."""
+own depth. And a wire is a place (SPEC 15.4): outside `core/src/wire/` (its folders and
+the trait `Form` they implement) and `core/src/kinds.rs` (where `Wire` is declared), no
+code names a wire's variant (`Wire::Anthropic`, ...): the rest of the core asks the
+wire's form. Tests aside. Usage: wire-matches.py DIR..."""
 import pathlib
 import re
 import sys
@@ -44,6 +47,15 @@ def arms_wildcard(text: str, start: int) -> list[int]:
     return out
 
 
+VARIANT = re.compile(r"\bWire::(Anthropic|Chat|Responses|Gemini|Converse)\b")
+
+
+def placed(path: pathlib.Path) -> bool:
+    """Whether `path` may name a wire's variant: the wire folder and the enum's file."""
+    parts = path.as_posix()
+    return "/core/src/wire/" in "/" + parts or parts.endswith("core/src/kinds.rs")
+
+
 def main(dirs):
     bad = []
     for d in dirs:
@@ -51,6 +63,10 @@ def main(dirs):
             text = path.read_text()
             cut = text.find("#[cfg(test)]")
             body = text if cut < 0 else text[:cut]
+            if not placed(path) and path.name != "testing.rs":
+                for m in VARIANT.finditer(body):
+                    line = body.count("\n", 0, m.start()) + 1
+                    bad.append(f"{path}:{line}: names {m.group(0)} outside core/src/wire/ (ask the wire's form)")
             for m in MATCH.finditer(body):
                 scrutinee = m.group(1)
                 if not re.search(r"\bwire\b|\bshape\b", scrutinee):

@@ -85,6 +85,12 @@ spelled!(
         Converse = "converse"
     }
 );
+
+impl Wire {
+    /// The wire of a turn whose agent names no model (its body is previewed as
+    /// Anthropic's Messages API).
+    pub const DEFAULT: Wire = Wire::Anthropic;
+}
 spelled!(
     /// How a profile's turns are compiled.
     Mechanism {

@@ -12,6 +12,7 @@ use crate::kinds::{Role, Wire};
 use crate::rows::User;
 use crate::tokens::{Counter, IMAGE_TOKENS};
 use crate::voice::{Row, Voices};
+use crate::wire::replay;
 
 pub(crate) const ABORT_MARKER: &str = "[run aborted]";
 
@@ -264,31 +265,25 @@ fn optional_string(obj: &Obj<'_>, key: &str, ctx: &Ctx<'_>) -> Result<Option<Str
 /// Responses message, or `signature`, a Gemini thought signature.
 fn text(obj: &Obj<'_>, ctx: &Ctx<'_>) -> Result<AssistantPart> {
     let text = string_field(obj, "text", ctx, true)?;
-    let q = |v: &str| Value::String(v.to_string()).to_string();
     let item_id = optional_string(obj, "item_id", ctx)?;
     let phase = optional_string(obj, "phase", ctx)?;
     let signature = optional_string(obj, "signature", ctx)?;
     match (item_id, signature) {
         (None, None) if phase.is_none() => Ok(AssistantPart::Text(text)),
         (Some(id), None) => {
-            let phase = phase.map_or(String::new(), |p| format!(r#","phase":{}"#, q(&p)));
-            let json = format!(
-                r#"{{"type":"message","id":{},"role":"assistant","status":"completed","content":[{{"type":"output_text","text":{},"annotations":[]}}]{phase}}}"#,
-                q(&id),
-                q(&text)
-            );
+            let (wire, json) = replay::responses_message(&id, &text, phase.as_deref());
             Ok(AssistantPart::Said {
                 json: written(json, obj, ctx)?,
                 text,
-                wire: Wire::Responses,
+                wire,
             })
         }
         (None, Some(sig)) if phase.is_none() => {
-            let json = format!(r#"{{"text":{},"thoughtSignature":{}}}"#, q(&text), q(&sig));
+            let (wire, json) = replay::gemini_signed_text(&text, &sig);
             Ok(AssistantPart::Said {
                 json: written(json, obj, ctx)?,
                 text,
-                wire: Wire::Gemini,
+                wire,
             })
         }
         _ => Err(ctx.refused(
@@ -324,26 +319,14 @@ fn provider(obj: &Obj<'_>, ctx: &Ctx<'_>) -> Result<AssistantPart> {
 /// a Gemini `thought` {text, signature?}.
 fn opaque(kind: &str, obj: &Obj<'_>, ctx: &Ctx<'_>) -> Result<AssistantPart> {
     let s = |key: &str, required: bool| string_field(obj, key, ctx, required);
-    // Each block in its provider's documented key order (written by hand: serde_json's
-    // maps sort their keys).
-    let q = |v: &str| Value::String(v.to_string()).to_string();
-    let (wire, block, text) = match kind {
+    let ((wire, block), text) = match kind {
         "thinking" => {
             let (thinking, signature) = (s("thinking", true)?, s("signature", true)?);
-            let block = format!(
-                r#"{{"type":"thinking","thinking":{},"signature":{}}}"#,
-                q(&thinking),
-                q(&signature)
-            );
-            (Wire::Anthropic, block, thinking)
+            (replay::anthropic_thinking(&thinking, &signature), thinking)
         }
         "redacted_thinking" => {
             let data = s("data", true)?;
-            (
-                Wire::Anthropic,
-                format!(r#"{{"type":"redacted_thinking","data":{}}}"#, q(&data)),
-                data,
-            )
+            (replay::anthropic_redacted_thinking(&data), data)
         }
         "reasoning" => {
             let id = s("id", true)?;
@@ -356,26 +339,19 @@ fn opaque(kind: &str, obj: &Obj<'_>, ctx: &Ctx<'_>) -> Result<AssistantPart> {
                 .filter_map(|x| x.get("text").and_then(Value::as_str))
                 .collect::<Vec<_>>()
                 .join("\n");
-            let mut block = format!(
-                r#"{{"type":"reasoning","id":{},"summary":{}"#,
-                q(&id),
-                Value::Array(summary)
-            );
-            if let Some(Value::String(e)) = obj.map.get("encrypted_content") {
+            let encrypted = obj.map.get("encrypted_content").and_then(Value::as_str);
+            if let Some(e) = encrypted {
                 text.push_str(e);
-                block.push_str(&format!(r#","encrypted_content":{}"#, q(e)));
             }
-            block.push('}');
-            (Wire::Responses, block, text)
+            (
+                replay::responses_reasoning(&id, &Value::Array(summary), encrypted),
+                text,
+            )
         }
         _ => {
             let text = s("text", true)?;
-            let mut block = format!(r#"{{"text":{},"thought":true"#, q(&text));
-            if let Some(Value::String(sig)) = obj.map.get("signature") {
-                block.push_str(&format!(r#","thoughtSignature":{}"#, q(sig)));
-            }
-            block.push('}');
-            (Wire::Gemini, block, text)
+            let signature = obj.map.get("signature").and_then(Value::as_str);
+            (replay::gemini_thought(&text, signature), text)
         }
     };
     let json = written(block, obj, ctx)?;

@@ -14,6 +14,7 @@ mod count;
 mod gemini;
 mod json;
 mod openai;
+pub(crate) mod replay;
 pub(crate) mod responses;
 mod shape;
 

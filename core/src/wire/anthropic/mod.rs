@@ -158,6 +158,21 @@ pub(super) fn render(req: &Request<'_>) -> Rendered {
     Rendered::new(head, (elements, element_layout), tail, system)
 }
 
+/// A `thinking` block, replayed: `{type, thinking, signature}`.
+pub(crate) fn thinking(thinking: &str, signature: &str) -> String {
+    let q = super::replay::q;
+    format!(
+        r#"{{"type":"thinking","thinking":{},"signature":{}}}"#,
+        q(thinking),
+        q(signature)
+    )
+}
+
+/// A `redacted_thinking` block, replayed: `{type, data}`.
+pub(crate) fn redacted_thinking(data: &str) -> String {
+    format!(r#"{{"type":"redacted_thinking","data":{}}}"#, super::replay::q(data))
+}
+
 /// The anthropic wire (`POST /v1/messages`).
 pub(crate) struct Anthropic;
 

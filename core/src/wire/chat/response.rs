@@ -16,7 +16,7 @@ const HEADING: Heading = Heading {
 
 /// The response, if `o` is of this wire's shape (its usage's numbers checked first).
 pub(super) fn recognize(o: &Obj<'_>) -> Option<Result<Response>> {
-    if !(o.map.get("object").and_then(Value::as_str) == Some("chat.completion")) {
+    if o.map.get("object").and_then(Value::as_str) != Some("chat.completion") {
         return None;
     }
     Some(crate::response::counts(&o.at("usage")).and_then(|()| read(o)))

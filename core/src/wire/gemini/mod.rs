@@ -163,6 +163,23 @@ pub(super) fn render(req: &Request<'_>) -> Rendered {
     Rendered::new(head, (elements, element_layout), tail, system)
 }
 
+/// A text part with its thought signature, replayed.
+pub(crate) fn signed_text(text: &str, signature: &str) -> String {
+    let q = super::replay::q;
+    format!(r#"{{"text":{},"thoughtSignature":{}}}"#, q(text), q(signature))
+}
+
+/// A thought part, replayed: `{text, thought, thoughtSignature?}`.
+pub(crate) fn thought(text: &str, signature: Option<&str>) -> String {
+    let q = super::replay::q;
+    let mut block = format!(r#"{{"text":{},"thought":true"#, q(text));
+    if let Some(sig) = signature {
+        block.push_str(&format!(r#","thoughtSignature":{}"#, q(sig)));
+    }
+    block.push('}');
+    block
+}
+
 /// The gemini wire (`POST /v1beta/models/{model}:generateContent`).
 pub(crate) struct Gemini;
 

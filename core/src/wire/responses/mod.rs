@@ -274,6 +274,28 @@ pub(crate) fn stateful(
     }
 }
 
+/// An assistant `message` item, replayed with its id and phase.
+pub(crate) fn message(id: &str, text: &str, phase: Option<&str>) -> String {
+    let q = super::replay::q;
+    let phase = phase.map_or(String::new(), |p| format!(r#","phase":{}"#, q(p)));
+    format!(
+        r#"{{"type":"message","id":{},"role":"assistant","status":"completed","content":[{{"type":"output_text","text":{},"annotations":[]}}]{phase}}}"#,
+        q(id),
+        q(text)
+    )
+}
+
+/// A `reasoning` item, replayed: `{type, id, summary, encrypted_content?}`.
+pub(crate) fn reasoning(id: &str, summary: &serde_json::Value, encrypted: Option<&str>) -> String {
+    let q = super::replay::q;
+    let mut block = format!(r#"{{"type":"reasoning","id":{},"summary":{}"#, q(id), summary);
+    if let Some(e) = encrypted {
+        block.push_str(&format!(r#","encrypted_content":{}"#, q(e)));
+    }
+    block.push('}');
+    block
+}
+
 /// The responses wire (OpenAI's `POST /v1/responses`).
 pub(crate) struct Responses;
 
