@@ -20,38 +20,11 @@
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
-use crate::error::{quote, Code, Error, Result};
+use crate::error::{Code, Error, Result};
 use crate::kinds::Wire;
 
-const ANTHROPIC: &[&str] = &[
-    "model",
-    "messages",
-    "system",
-    "thinking",
-    "tool_choice",
-    "tools",
-    "output_config",
-    "cache_control",
-    "speed",
-];
-const RESPONSES: &[&str] = &[
-    "model",
-    "input",
-    "instructions",
-    "previous_response_id",
-    "reasoning",
-    "text",
-    "tool_choice",
-    "tools",
-    "parallel_tool_calls",
-    "truncation",
-    "conversation",
-];
-
-const CONVERSE: &[&str] = &["messages", "system", "toolConfig", "additionalModelRequestFields"];
-
 /// A JSON object's members in their order, each value as its text.
-struct Members(Vec<(String, Box<RawValue>)>);
+pub(crate) struct Members(Vec<(String, Box<RawValue>)>);
 
 impl<'de> serde::Deserialize<'de> for Members {
     fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
@@ -73,7 +46,7 @@ impl<'de> serde::Deserialize<'de> for Members {
     }
 }
 
-fn unavailable(what: String) -> Error {
+pub(crate) fn unavailable(what: String) -> Error {
     Error::new(Code::CountUnavailable, what)
         .hint("Count bodies exist for the anthropic, responses, gemini and converse wires (their providers' token-count endpoints).")
 }
@@ -87,42 +60,19 @@ pub fn count_body(wire: Wire, model: Option<&str>, body: &str) -> Result<String>
             format!("the request body does not read as a JSON object ({e})"),
         )
     })?;
-    let keep = |keys: &[&str]| -> String {
-        let kept: Vec<String> = members
+    wire.form().count_body(model, body, &members)
+}
+
+impl Members {
+    /// The members named in `keys`, in the body's order, each value's text untouched.
+    pub(crate) fn keep(&self, keys: &[&str]) -> String {
+        let kept: Vec<String> = self
             .0
             .iter()
             .filter(|(k, _)| keys.contains(&k.as_str()))
             .map(|(k, v)| format!("{}:{}", super::json::to_text(k), v.get()))
             .collect();
         format!("{{{}}}", kept.join(","))
-    };
-    match wire {
-        Wire::Anthropic => {
-            if model.is_none() {
-                return Err(unavailable(
-                    "the request names no model, and Anthropic's count endpoint needs one".into(),
-                ));
-            }
-            Ok(keep(ANTHROPIC))
-        }
-        Wire::Responses => Ok(keep(RESPONSES)),
-        Wire::Gemini => {
-            let name = model.ok_or_else(|| unavailable("the request names no model to count for".into()))?;
-            let inner = body.trim_start().strip_prefix('{').unwrap_or(body);
-            let resource = super::json::to_text(&format!("models/{name}"));
-            let sep = if inner.trim_start().starts_with('}') { "" } else { "," };
-            Ok(format!(
-                r#"{{"generateContentRequest":{{"model":{resource}{sep}{inner}}}"#
-            ))
-        }
-        // `POST /model/{modelId}/count-tokens` (the URL names the model): the Converse
-        // body's messages, system, toolConfig and additionalModelRequestFields under
-        // `input.converse` (botocore's `CountTokensRequest`).
-        Wire::Converse => Ok(format!(r#"{{"input":{{"converse":{}}}}}"#, keep(CONVERSE))),
-        Wire::Chat => Err(unavailable(format!(
-            "the chat wire has no token-count endpoint (OpenAI's Chat Completions), and the request is for {}",
-            quote(model.unwrap_or("no model"))
-        ))),
     }
 }
 

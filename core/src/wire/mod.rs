@@ -245,6 +245,11 @@ pub(crate) trait Form: Sync {
         false
     }
 
+    /// What the provider's token-count endpoint takes for the request `body` is (its
+    /// members as `members`), for `model`: the body's own bytes, each key the endpoint
+    /// takes copied as the body spells it; `count_unavailable` without an endpoint.
+    fn count_body(&self, model: Option<&str>, body: &str, members: &count::Members) -> crate::error::Result<String>;
+
     /// Where the body keeps its system field, list, parts, tools and marks.
     fn keys(&self) -> &'static Keys;
 

@@ -173,6 +173,19 @@ pub(crate) fn redacted_thinking(data: &str) -> String {
     format!(r#"{{"type":"redacted_thinking","data":{}}}"#, super::replay::q(data))
 }
 
+/// What `POST /v1/messages/count_tokens` takes of a body.
+const COUNTED: &[&str] = &[
+    "model",
+    "messages",
+    "system",
+    "thinking",
+    "tool_choice",
+    "tools",
+    "output_config",
+    "cache_control",
+    "speed",
+];
+
 /// The anthropic wire (`POST /v1/messages`).
 pub(crate) struct Anthropic;
 
@@ -211,6 +224,21 @@ impl super::Form for Anthropic {
 
     fn takes_cache_diagnostics(&self) -> bool {
         true
+    }
+
+    /// `POST /v1/messages/count_tokens` (anthropic's `MessageCountTokensParams`).
+    fn count_body(
+        &self,
+        model: Option<&str>,
+        _body: &str,
+        members: &super::count::Members,
+    ) -> crate::error::Result<String> {
+        if model.is_none() {
+            return Err(super::count::unavailable(
+                "the request names no model, and Anthropic's count endpoint needs one".into(),
+            ));
+        }
+        Ok(members.keep(COUNTED))
     }
 
     fn keys(&self) -> &'static super::Keys {

@@ -189,6 +189,19 @@ impl super::Form for Chat {
         options::check(o)
     }
 
+    /// OpenAI's Chat Completions has no token-count endpoint.
+    fn count_body(
+        &self,
+        model: Option<&str>,
+        _body: &str,
+        _members: &super::count::Members,
+    ) -> crate::error::Result<String> {
+        Err(super::count::unavailable(format!(
+            "the chat wire has no token-count endpoint (OpenAI's Chat Completions), and the request is for {}",
+            crate::error::quote(model.unwrap_or("no model"))
+        )))
+    }
+
     fn keys(&self) -> &'static super::Keys {
         &super::Keys {
             system: "",

@@ -260,6 +260,9 @@ pub(super) fn render(req: &Request<'_>) -> Rendered {
     Rendered::new(head, (elements, element_layout), tail, system)
 }
 
+/// What `POST /model/{modelId}/count-tokens` takes of a body, under `input.converse`.
+const COUNTED: &[&str] = &["messages", "system", "toolConfig", "additionalModelRequestFields"];
+
 /// The converse wire (Amazon Bedrock's `POST /model/{modelId}/converse`).
 pub(crate) struct Converse;
 
@@ -290,6 +293,18 @@ impl super::Form for Converse {
 
     fn check_options(&self, o: &Options, max_tokens: i32) -> Result<(), crate::options::Refusal> {
         options::check(o, max_tokens)
+    }
+
+    /// `POST /model/{modelId}/count-tokens` (the URL names the model): the Converse
+    /// body's messages, system, toolConfig and additionalModelRequestFields under
+    /// `input.converse` (botocore's `CountTokensRequest`).
+    fn count_body(
+        &self,
+        _model: Option<&str>,
+        _body: &str,
+        members: &super::count::Members,
+    ) -> crate::error::Result<String> {
+        Ok(format!(r#"{{"input":{{"converse":{}}}}}"#, members.keep(COUNTED)))
     }
 
     fn keys(&self) -> &'static super::Keys {

@@ -216,6 +216,23 @@ impl super::Form for Gemini {
         true
     }
 
+    /// `POST /v1beta/models/{model}:countTokens`: the whole `generateContent` request under
+    /// `generateContentRequest`, with the model's resource name.
+    fn count_body(
+        &self,
+        model: Option<&str>,
+        body: &str,
+        _members: &super::count::Members,
+    ) -> crate::error::Result<String> {
+        let name = model.ok_or_else(|| super::count::unavailable("the request names no model to count for".into()))?;
+        let inner = body.trim_start().strip_prefix('{').unwrap_or(body);
+        let resource = json::to_text(&format!("models/{name}"));
+        let sep = if inner.trim_start().starts_with('}') { "" } else { "," };
+        Ok(format!(
+            r#"{{"generateContentRequest":{{"model":{resource}{sep}{inner}}}"#
+        ))
+    }
+
     fn keys(&self) -> &'static super::Keys {
         &super::Keys {
             system: "systemInstruction",

@@ -296,6 +296,21 @@ pub(crate) fn reasoning(id: &str, summary: &serde_json::Value, encrypted: Option
     block
 }
 
+/// What `POST /v1/responses/input_tokens` takes of a body.
+const COUNTED: &[&str] = &[
+    "model",
+    "input",
+    "instructions",
+    "previous_response_id",
+    "reasoning",
+    "text",
+    "tool_choice",
+    "tools",
+    "parallel_tool_calls",
+    "truncation",
+    "conversation",
+];
+
 /// The responses wire (OpenAI's `POST /v1/responses`).
 pub(crate) struct Responses;
 
@@ -349,6 +364,16 @@ impl super::Form for Responses {
 
     fn takes_cache_diagnostics(&self) -> bool {
         true
+    }
+
+    /// `POST /v1/responses/input_tokens` (openai's `InputTokenCountParams`).
+    fn count_body(
+        &self,
+        _model: Option<&str>,
+        _body: &str,
+        members: &super::count::Members,
+    ) -> crate::error::Result<String> {
+        Ok(members.keep(COUNTED))
     }
 
     fn keys(&self) -> &'static super::Keys {
