@@ -18,7 +18,7 @@ pub const MAX_TEXT: usize = 256 * 1024 * 1024;
 
 /// Refuses a text of `len` bytes before it is built: `text_too_large` (54000) naming
 /// `what`.
-pub fn check(len: usize, what: &str) -> Result<()> {
+pub(crate) fn check(len: usize, what: &str) -> Result<()> {
     if len <= MAX_TEXT {
         return Ok(());
     }

@@ -156,7 +156,8 @@ impl Code {
     }
 
     /// Every code, for the README's error table and its test.
-    pub const ALL: [Code; 31] = [
+    #[cfg(test)]
+    pub(crate) const ALL: [Code; 31] = [
         Code::MacroUnknown,
         Code::TemplateInvalid,
         Code::DocumentTooLarge,
@@ -189,11 +190,6 @@ impl Code {
         Code::ExtensionNotUpdated,
         Code::CountUnavailable,
     ];
-
-    /// The code whose name is `name`.
-    pub fn named(name: &str) -> Option<Code> {
-        Code::ALL.into_iter().find(|c| c.name() == name)
-    }
 }
 
 /// A refusal: `message` already starts with `code.name()`.

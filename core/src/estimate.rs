@@ -53,10 +53,3 @@ pub struct Estimate {
     pub history: HistoryEstimate,
     pub total: u32,
 }
-
-impl Estimate {
-    /// The row of `block`, if the estimate has one.
-    pub fn block(&self, block: &str) -> Option<&BlockEstimate> {
-        self.blocks.iter().find(|b| b.block == block)
-    }
-}

@@ -13,13 +13,13 @@ use serde_json::Value;
 use crate::error::{quote, Code, Error, Result};
 use crate::items::PartKind;
 use crate::json_at::{At, JsonText, Obj, OrCode, Refusal};
-pub use crate::json_input::JsonInput;
+pub(crate) use crate::json_input::JsonInput;
 use crate::kinds::{PrefaceItem, Role, Wire};
 use crate::macros;
 use crate::template::{self, HistoryKnobs, Slot};
 
 /// Bound of a document body, a template and an inline entry.
-pub(crate) const MAX_TEXT_BYTES: usize = 64 * 1024;
+pub const MAX_TEXT_BYTES: usize = 64 * 1024;
 
 /// Which per-turn block a slot-less inline entry lands in (its `"position"`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

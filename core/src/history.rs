@@ -34,16 +34,18 @@ pub trait HistorySource {
 }
 
 /// A history source over turns held in memory (oldest first, as stored).
-pub struct VecHistory {
+#[cfg(any(test, feature = "testing"))]
+pub(crate) struct VecHistory {
     turns: Vec<HistoryTurn>,
     /// What [`HistorySource::previous_cut`] answers.
     pub(crate) previous_cut: Option<EntryAt>,
 }
 
+#[cfg(any(test, feature = "testing"))]
 impl VecHistory {
     /// A source over `oldest_first` (the turns before the compiled one), from the newest
     /// summary turn on; no previous cut.
-    pub fn new(mut oldest_first: Vec<HistoryTurn>) -> Self {
+    pub(crate) fn new(mut oldest_first: Vec<HistoryTurn>) -> Self {
         oldest_first.reverse();
         // History starts at the newest summary turn.
         if let Some(i) = oldest_first.iter().position(|h| h.turn.kind == TurnKind::Summary) {
@@ -56,6 +58,7 @@ impl VecHistory {
     }
 }
 
+#[cfg(any(test, feature = "testing"))]
 impl HistorySource for VecHistory {
     fn next_batch(&mut self, want: usize) -> Result<(Vec<HistoryTurn>, Vec<User>)> {
         let n = want.clamp(1, 64).min(self.turns.len());

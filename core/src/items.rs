@@ -174,7 +174,7 @@ impl Item {
 
 /// A compiled message.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Message {
+pub(crate) struct Message {
     pub(crate) role: Role,
     pub(crate) parts: Vec<Part>,
     /// The block of each part (same length as `parts`).

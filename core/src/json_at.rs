@@ -32,7 +32,7 @@ use crate::error::{Code, Error, Result};
 /// `Value`, serde_json reads it once as that value: once per seal written, never per
 /// compile).
 #[derive(Clone)]
-pub struct JsonText(Box<serde_json::value::RawValue>);
+pub(crate) struct JsonText(Box<serde_json::value::RawValue>);
 
 impl JsonText {
     /// `value` as compact text (as `Value::to_string` spells it).

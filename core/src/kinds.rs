@@ -89,7 +89,7 @@ spelled!(
 impl Wire {
     /// The wire of a turn whose agent names no model (its body is previewed as
     /// Anthropic's Messages API).
-    pub const DEFAULT: Wire = Wire::Anthropic;
+    pub(crate) const DEFAULT: Wire = Wire::Anthropic;
 }
 spelled!(
     /// How a profile's turns are compiled.
@@ -155,7 +155,7 @@ impl CacheTtl {
     }
 
     /// How long, in seconds.
-    pub fn seconds(self) -> u64 {
+    pub(crate) fn seconds(self) -> u64 {
         match self {
             CacheTtl::FiveMinutes => 300,
             CacheTtl::OneHour => 3600,

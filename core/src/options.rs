@@ -38,13 +38,6 @@ use crate::profile::{list, Profile};
 #[serde(transparent)]
 pub struct RequestOptions(pub Map<String, Value>);
 
-impl RequestOptions {
-    /// Whether it sets no option (`{}`).
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-}
-
 /// Parses `request_options` (of a model, an agent or a turn): an object of options.
 pub fn parse_request_options<'a>(input: impl JsonInput<'a>) -> Result<RequestOptions> {
     let value = input.value(|e| invalid("", format!("request_options is not JSON ({e})")))?;
@@ -88,7 +81,7 @@ pub(crate) const ENCRYPTED_REASONING: &str = "reasoning.encrypted_content";
 
 /// The `tool_choice` option: whether and which tool the model must call.
 #[derive(Debug, Clone, PartialEq)]
-pub enum ToolChoice {
+pub(crate) enum ToolChoice {
     /// `"auto"`: the model decides.
     Auto,
     /// `"none"`: the model calls no tool.
@@ -101,7 +94,7 @@ pub enum ToolChoice {
 
 /// The `response_format` option: the form of the model's output.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Format {
+pub(crate) enum Format {
     /// `{"type": "text"}`: plain text.
     Text,
     /// `{"type": "json_object"}`: any JSON object (refused on `anthropic`).
@@ -121,7 +114,7 @@ pub enum Format {
 /// come back. 0.3's `{"budget_tokens": N}` is the mode `enabled`; an effort alone means
 /// the profile's default mode (without a profile, no mode is sent).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Thinking {
+pub(crate) struct Thinking {
     pub(crate) mode: Option<ThinkingMode>,
     pub(crate) budget: Option<u64>,
     pub(crate) effort: Option<Effort>,
@@ -412,7 +405,7 @@ fn metadata(v: &At<'_>) -> Checked<Vec<(String, String)>> {
 }
 
 /// The neutral check a write runs on one level's options.
-pub fn check(options: &RequestOptions) -> Result<()> {
+pub(crate) fn check(options: &RequestOptions) -> Result<()> {
     parse(&options.0).map(|_| ())
 }
 

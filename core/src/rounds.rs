@@ -6,7 +6,7 @@ use uuid::Uuid;
 
 use crate::error::{Code, Error, Result};
 use crate::items::{Item, Part, PartKind};
-pub use crate::json_at::JsonText;
+pub(crate) use crate::json_at::JsonText;
 use crate::json_at::{At, Checked, Obj, Refusal};
 use crate::kinds::{Role, Wire};
 use crate::rows::User;
@@ -21,7 +21,7 @@ pub(crate) const NATIVE_IMAGE_TYPES: [&str; 4] = ["image/jpeg", "image/png", "im
 
 /// One part of a round's `assistant` column, as parsed and checked.
 #[derive(Debug, Clone, PartialEq)]
-pub enum AssistantPart {
+pub(crate) enum AssistantPart {
     /// Plain text the model said (a `text` part with no wire ids).
     Text(String),
     /// Text as its own wire recorded it (a Responses message with its id, a Gemini text
@@ -62,7 +62,7 @@ pub enum AssistantPart {
 /// An image a tool result captured (an entry of its `captures`): name, media type and
 /// base64 data, rendered after the round when eligible.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Capture {
+pub(crate) struct Capture {
     pub(crate) name: String,
     pub(crate) media_type: String,
     pub(crate) data: String,
@@ -73,7 +73,7 @@ pub struct Capture {
 /// A tool call's result, an entry of a round's `results` column: the call it answers,
 /// its content, whether it is an error, and its captures.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ToolResult {
+pub(crate) struct ToolResult {
     pub(crate) call_id: String,
     pub(crate) content: String,
     pub(crate) is_error: bool,
@@ -83,7 +83,7 @@ pub struct ToolResult {
 /// A row read mid-round, an entry of a round's `steers` column: its author, text and
 /// sending conversation (when it came from another one).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Steer {
+pub(crate) struct Steer {
     pub(crate) author_id: Option<Uuid>,
     pub(crate) text: String,
     pub(crate) sender_conversation_id: Option<Uuid>,
@@ -506,7 +506,7 @@ fn assistant_parts(round: &Round, thinking: Thinking, counter: &mut Counter<'_>)
 /// How a round renders: its thinking kept (the current run, or the answerer's newest
 /// earlier run under reasoning replay) or dropped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Thinking {
+pub(crate) enum Thinking {
     /// The round's opaque thinking and reasoning blocks are rendered.
     Keep,
     /// The round's opaque blocks are left out.
@@ -590,7 +590,7 @@ impl Round {
     /// Whether the round called tools and a call has no result yet (and the run was not
     /// aborted there): no provider takes such a request until `record_tool_results`
     /// writes them.
-    pub fn awaits_results(&self) -> bool {
+    pub(crate) fn awaits_results(&self) -> bool {
         !self.aborted && unanswered(self).next().is_some()
     }
 }

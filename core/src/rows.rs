@@ -88,13 +88,13 @@ impl Model {
     }
 
     /// The TTL of history's and a run's breakpoints.
-    pub fn history_ttl(&self) -> CacheTtl {
+    pub(crate) fn history_ttl(&self) -> CacheTtl {
         self.history_cache_ttl.unwrap_or(self.cache_ttl)
     }
 
     /// Refuses a model whose profile retired it: `model_retired`, naming the day and the
     /// replacement its profile gives.
-    pub fn check_lifecycle(&self) -> crate::error::Result<()> {
+    pub(crate) fn check_lifecycle(&self) -> crate::error::Result<()> {
         if !self.lifecycle.retired {
             return Ok(());
         }
@@ -318,7 +318,7 @@ pub struct Skill {
 
 impl Skill {
     /// A skill with no owner, runner or application set yet.
-    pub fn new(id: Uuid, source: &str, name: &str, description: &str) -> Skill {
+    pub(crate) fn new(id: Uuid, source: &str, name: &str, description: &str) -> Skill {
         Skill {
             id,
             source: source.into(),
@@ -438,7 +438,7 @@ impl Turn {
     }
 
     /// Whether the turn is run-backed (`mode = 'run'`).
-    pub fn is_run(&self) -> bool {
+    pub(crate) fn is_run(&self) -> bool {
         self.mode == Mode::Run
     }
 }

@@ -29,11 +29,8 @@ pub enum Slot {
 }
 
 impl Slot {
-    /// Every slot, in the default order.
-    pub const ALL: [Slot; 3] = [Slot::SystemPrompt, Slot::Character, Slot::Persona];
-
     /// The slot a name spells (`system_prompt`, `character`, `persona`); `None` for any other.
-    pub fn parse(s: &str) -> Option<Slot> {
+    pub(crate) fn parse(s: &str) -> Option<Slot> {
         match s {
             "system_prompt" => Some(Slot::SystemPrompt),
             "character" => Some(Slot::Character),
@@ -53,7 +50,7 @@ impl Slot {
 
 /// How history is trimmed once it stops fitting (a history budget's `trim`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Trim {
+pub(crate) enum Trim {
     /// Newest first, every turn (the default).
     Newest,
     /// Cache-stable: cut down to `low_water`, then keep the first entry while it fits.
@@ -87,7 +84,7 @@ impl HistoryKnobs {
 
 /// One block of a template's `blocks`, in the order the compile renders them.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Block {
+pub(crate) enum Block {
     /// A `slot` block: that slot's document.
     Slot(Slot),
     /// A `document` block: the durable document of that name (`^[A-Z][A-Z0-9_]{0,31}$`).
@@ -118,7 +115,7 @@ pub enum Block {
 
 impl Block {
     /// The block's name in the estimate.
-    pub fn name(&self) -> String {
+    pub(crate) fn name(&self) -> String {
         match self {
             Block::Slot(s) => s.as_str().to_string(),
             Block::Document(n) => format!("document:{n}"),

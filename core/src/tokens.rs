@@ -59,7 +59,8 @@ impl Tokenizer {
     }
 
     /// Its name as columns and `count_tokens` spell it.
-    pub fn name(self) -> &'static str {
+    #[cfg(test)]
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Tokenizer::Cl100kBase => "cl100k_base",
             Tokenizer::O200kBase => "o200k_base",
@@ -184,7 +185,7 @@ impl Memo {
 
     /// The count of `text` with `tokenizer`: the current scope's memoized count, else
     /// counted now and remembered (0 for an empty text, never memoized).
-    pub fn count(&mut self, tokenizer: Tokenizer, text: &str) -> u32 {
+    pub(crate) fn count(&mut self, tokenizer: Tokenizer, text: &str) -> u32 {
         if text.is_empty() {
             return 0;
         }
@@ -218,13 +219,8 @@ impl Memo {
     }
 
     /// Entries held, in both generations, for every scope.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.young.iter().chain(&self.old).map(HashMap::len).sum()
-    }
-
-    /// Whether it holds no entry, for any scope.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// Entries held for the current scope.
@@ -400,7 +396,7 @@ mod tests {
             assert!(memo.len() <= 10, "{}", memo.len());
         }
         memo.set_capacity(10);
-        assert!(!memo.is_empty(), "the same capacity again drops nothing");
+        assert!(memo.len() != 0, "the same capacity again drops nothing");
     }
 
     /// Counts from the reference Python tiktoken (tests/python/gen_token_fixtures.py).

@@ -1,5 +1,6 @@
-//! What the two OpenAI wires (chat and responses) share in their options: the thinking
-//! they say by effort, the tool choice's spelling, the fields every OpenAI body takes.
+//! What the two OpenAI wires (chat and responses) share: where they mark the prompt
+//! cache and how it reads them, and in their options the thinking they say by effort,
+//! the tool choice's spelling, the fields every OpenAI body takes.
 
 use crate::kinds::{Effort, ThinkingMode, Wire};
 use crate::options::{metadata_text, q, refusal, sampling, simple, strings, Options, Refusal, ToolChoice};
@@ -54,5 +55,28 @@ pub(super) fn trailing_fields(o: &Options, out: &mut Vec<(&'static str, String)>
     }
     if let Some(include) = &o.include {
         out.push(("include", strings(include)));
+    }
+}
+
+/// Where an OpenAI wire marks cache breakpoints: on input parts for a model whose profile
+/// takes explicit breakpoints, nowhere otherwise (OpenAI's implicit cache).
+pub(super) fn marking(profile: Option<&crate::profile::Profile>) -> super::form::Marking {
+    if super::shape::explicit(profile) {
+        super::form::Marking::InputParts
+    } else {
+        super::form::Marking::Unmarked
+    }
+}
+
+/// How OpenAI's prompt cache reads a body: at its explicit breakpoints only for a model
+/// whose profile takes them, otherwise implicitly, growing in steps of 128 tokens past
+/// the minimum.
+pub(super) fn cache_rules(profile: Option<&crate::profile::Profile>) -> super::form::CacheRules {
+    let explicit = super::shape::explicit(profile);
+    super::form::CacheRules {
+        at_marks_only: explicit,
+        lookback: profile.and_then(|p| p.cache_lookback).map(|l| l.max(1) as usize),
+        step: (!explicit).then_some(128),
+        unnamed_five_minutes: false,
     }
 }

@@ -34,8 +34,3 @@ pub(crate) fn gemini_signed_text(text: &str, signature: &str) -> (Wire, String) 
 pub(crate) fn gemini_thought(text: &str, signature: Option<&str>) -> (Wire, String) {
     (Wire::Gemini, super::gemini::thought(text, signature))
 }
-
-/// A string as JSON text.
-pub(super) fn q(s: &str) -> String {
-    serde_json::Value::String(s.to_string()).to_string()
-}

@@ -198,29 +198,6 @@ pub fn explicit(profile: Option<&crate::profile::Profile>) -> bool {
     profile.and_then(|p| p.cache_breakpoints) == Some(crate::kinds::Breakpoints::PromptCacheBreakpoint)
 }
 
-/// Where an OpenAI wire marks cache breakpoints: on input parts for a model whose profile
-/// takes explicit breakpoints, nowhere otherwise (OpenAI's implicit cache).
-pub(super) fn openai_marking(profile: Option<&crate::profile::Profile>) -> super::Marking {
-    if explicit(profile) {
-        super::Marking::InputParts
-    } else {
-        super::Marking::Unmarked
-    }
-}
-
-/// How OpenAI's prompt cache reads a body: at its explicit breakpoints only for a model
-/// whose profile takes them, otherwise implicitly, growing in steps of 128 tokens past
-/// the minimum.
-pub(super) fn openai_cache_rules(profile: Option<&crate::profile::Profile>) -> super::CacheRules {
-    let explicit = explicit(profile);
-    super::CacheRules {
-        at_marks_only: explicit,
-        lookback: profile.and_then(|p| p.cache_lookback).map(|l| l.max(1) as usize),
-        step: (!explicit).then_some(128),
-        unnamed_five_minutes: false,
-    }
-}
-
 /// A tool result's text on the OpenAI wires: a string, or, for a model that takes
 /// explicit breakpoints (`listed`), a list of one `part` (`input_text` on responses,
 /// `text` on chat), marked where a breakpoint falls. One form for every result of such a

@@ -200,17 +200,7 @@ pub fn context(client: &SpiClient<'_>, conv: Uuid, turn: Uuid, read: Read) -> Re
         models,
     } = match reads::references(read, seal.is_some(), &rounds) {
         true => workspace_users_models(client, &conversation, &mut t, created_at, &ids, seal.is_some())?,
-        // A sent request renders from its seal and rounds alone.
-        false => Reference {
-            workspace: Workspace {
-                id: conversation.workspace_id,
-                name: None,
-                timezone: "UTC".into(),
-                paths: Vec::new(),
-            },
-            users: HashMap::new(),
-            models: HashMap::new(),
-        },
+        false => Reference::unread(&conversation),
     };
     let a = reads::answerer(&conversation, &t, &users);
     let diagnostics_previous = match reads::asks_cache_diagnostics(&t, a, &models, seal.is_some()) {
@@ -245,6 +235,23 @@ struct Reference {
     workspace: Workspace,
     users: HashMap<Uuid, User>,
     models: HashMap<String, Model>,
+}
+
+impl Reference {
+    /// None read: a sent request renders from its seal and rounds alone (its workspace
+    /// only by id).
+    fn unread(conversation: &Conversation) -> Reference {
+        Reference {
+            workspace: Workspace {
+                id: conversation.workspace_id,
+                name: None,
+                timezone: "UTC".into(),
+                paths: Vec::new(),
+            },
+            users: HashMap::new(),
+            models: HashMap::new(),
+        }
+    }
 }
 
 /// The workspace (and the turn's creation day in its time zone), the users `ids` and the

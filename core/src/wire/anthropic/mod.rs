@@ -160,7 +160,7 @@ pub(super) fn render(req: &Request<'_>) -> Rendered {
 
 /// A `thinking` block, replayed: `{type, thinking, signature}`.
 pub(crate) fn thinking(thinking: &str, signature: &str) -> String {
-    let q = super::replay::q;
+    let q = |s: &str| super::json::to_text(s);
     format!(
         r#"{{"type":"thinking","thinking":{},"signature":{}}}"#,
         q(thinking),
@@ -170,7 +170,10 @@ pub(crate) fn thinking(thinking: &str, signature: &str) -> String {
 
 /// A `redacted_thinking` block, replayed: `{type, data}`.
 pub(crate) fn redacted_thinking(data: &str) -> String {
-    format!(r#"{{"type":"redacted_thinking","data":{}}}"#, super::replay::q(data))
+    format!(
+        r#"{{"type":"redacted_thinking","data":{}}}"#,
+        super::json::to_text(data)
+    )
 }
 
 /// What `POST /v1/messages/count_tokens` takes of a body.
@@ -189,7 +192,7 @@ const COUNTED: &[&str] = &[
 /// The anthropic wire (`POST /v1/messages`).
 pub(crate) struct Anthropic;
 
-impl super::Form for Anthropic {
+impl super::form::Form for Anthropic {
     fn render(&self, req: &Request<'_>) -> Rendered {
         render(req)
     }
@@ -241,8 +244,8 @@ impl super::Form for Anthropic {
         Ok(members.keep(COUNTED))
     }
 
-    fn keys(&self) -> &'static super::Keys {
-        &super::Keys {
+    fn keys(&self) -> &'static super::form::Keys {
+        &super::form::Keys {
             system: "system",
             list: "messages",
             parts: "content",
@@ -251,8 +254,8 @@ impl super::Form for Anthropic {
         }
     }
 
-    fn cache_rules(&self, profile: Option<&crate::profile::Profile>) -> super::CacheRules {
-        super::CacheRules {
+    fn cache_rules(&self, profile: Option<&crate::profile::Profile>) -> super::form::CacheRules {
+        super::form::CacheRules {
             at_marks_only: true,
             lookback: Some(profile.and_then(|p| p.cache_lookback).unwrap_or(20).max(1) as usize),
             step: None,
@@ -264,8 +267,8 @@ impl super::Form for Anthropic {
         &TOOLS
     }
 
-    fn marking(&self, _profile: Option<&crate::profile::Profile>) -> super::Marking {
-        super::Marking::Blocks
+    fn marking(&self, _profile: Option<&crate::profile::Profile>) -> super::form::Marking {
+        super::form::Marking::Blocks
     }
 
     fn request_marker(&self) -> bool {

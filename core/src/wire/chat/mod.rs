@@ -150,7 +150,7 @@ pub(super) fn render(req: &Request<'_>) -> Rendered {
 /// The chat wire (OpenAI's `POST /v1/chat/completions`).
 pub(crate) struct Chat;
 
-impl super::Form for Chat {
+impl super::form::Form for Chat {
     fn render(&self, req: &Request<'_>) -> Rendered {
         render(req)
     }
@@ -202,8 +202,8 @@ impl super::Form for Chat {
         )))
     }
 
-    fn keys(&self) -> &'static super::Keys {
-        &super::Keys {
+    fn keys(&self) -> &'static super::form::Keys {
+        &super::form::Keys {
             system: "",
             list: "messages",
             parts: "",
@@ -212,15 +212,15 @@ impl super::Form for Chat {
         }
     }
 
-    fn cache_rules(&self, profile: Option<&crate::profile::Profile>) -> super::CacheRules {
-        super::shape::openai_cache_rules(profile)
+    fn cache_rules(&self, profile: Option<&crate::profile::Profile>) -> super::form::CacheRules {
+        super::openai::cache_rules(profile)
     }
 
     fn tools(&self) -> &'static ToolSpelling {
         &TOOLS
     }
 
-    fn marking(&self, profile: Option<&crate::profile::Profile>) -> super::Marking {
-        super::shape::openai_marking(profile)
+    fn marking(&self, profile: Option<&crate::profile::Profile>) -> super::form::Marking {
+        super::openai::marking(profile)
     }
 }

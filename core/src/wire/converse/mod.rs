@@ -266,7 +266,7 @@ const COUNTED: &[&str] = &["messages", "system", "toolConfig", "additionalModelR
 /// The converse wire (Amazon Bedrock's `POST /model/{modelId}/converse`).
 pub(crate) struct Converse;
 
-impl super::Form for Converse {
+impl super::form::Form for Converse {
     fn render(&self, req: &Request<'_>) -> Rendered {
         render(req)
     }
@@ -307,8 +307,8 @@ impl super::Form for Converse {
         Ok(format!(r#"{{"input":{{"converse":{}}}}}"#, members.keep(COUNTED)))
     }
 
-    fn keys(&self) -> &'static super::Keys {
-        &super::Keys {
+    fn keys(&self) -> &'static super::form::Keys {
+        &super::form::Keys {
             system: "system",
             list: "messages",
             parts: "content",
@@ -317,8 +317,8 @@ impl super::Form for Converse {
         }
     }
 
-    fn cache_rules(&self, profile: Option<&crate::profile::Profile>) -> super::CacheRules {
-        super::CacheRules {
+    fn cache_rules(&self, profile: Option<&crate::profile::Profile>) -> super::form::CacheRules {
+        super::form::CacheRules {
             // Bedrock caches at its cachePoints only.
             at_marks_only: true,
             lookback: Some(profile.and_then(|p| p.cache_lookback).unwrap_or(20).max(1) as usize),
@@ -333,11 +333,11 @@ impl super::Form for Converse {
 
     /// Bedrock refuses a cachePoint for a model that caches nothing: only a profile that
     /// names breakpoints places them.
-    fn marking(&self, profile: Option<&crate::profile::Profile>) -> super::Marking {
+    fn marking(&self, profile: Option<&crate::profile::Profile>) -> super::form::Marking {
         if profile.is_some_and(|p| p.cache_breakpoints.is_some()) {
-            super::Marking::Blocks
+            super::form::Marking::Blocks
         } else {
-            super::Marking::Unmarked
+            super::form::Marking::Unmarked
         }
     }
 

@@ -165,13 +165,13 @@ pub(super) fn render(req: &Request<'_>) -> Rendered {
 
 /// A text part with its thought signature, replayed.
 pub(crate) fn signed_text(text: &str, signature: &str) -> String {
-    let q = super::replay::q;
+    let q = |s: &str| super::json::to_text(s);
     format!(r#"{{"text":{},"thoughtSignature":{}}}"#, q(text), q(signature))
 }
 
 /// A thought part, replayed: `{text, thought, thoughtSignature?}`.
 pub(crate) fn thought(text: &str, signature: Option<&str>) -> String {
-    let q = super::replay::q;
+    let q = |s: &str| super::json::to_text(s);
     let mut block = format!(r#"{{"text":{},"thought":true"#, q(text));
     if let Some(sig) = signature {
         block.push_str(&format!(r#","thoughtSignature":{}"#, q(sig)));
@@ -183,7 +183,7 @@ pub(crate) fn thought(text: &str, signature: Option<&str>) -> String {
 /// The gemini wire (`POST /v1beta/models/{model}:generateContent`).
 pub(crate) struct Gemini;
 
-impl super::Form for Gemini {
+impl super::form::Form for Gemini {
     fn render(&self, req: &Request<'_>) -> Rendered {
         render(req)
     }
@@ -233,8 +233,8 @@ impl super::Form for Gemini {
         ))
     }
 
-    fn keys(&self) -> &'static super::Keys {
-        &super::Keys {
+    fn keys(&self) -> &'static super::form::Keys {
+        &super::form::Keys {
             system: "systemInstruction",
             list: "contents",
             parts: "parts",
@@ -244,8 +244,8 @@ impl super::Form for Gemini {
     }
 
     /// Gemini's implicit cache.
-    fn cache_rules(&self, profile: Option<&crate::profile::Profile>) -> super::CacheRules {
-        super::CacheRules {
+    fn cache_rules(&self, profile: Option<&crate::profile::Profile>) -> super::form::CacheRules {
+        super::form::CacheRules {
             at_marks_only: false,
             lookback: profile.and_then(|p| p.cache_lookback).map(|l| l.max(1) as usize),
             step: None,
@@ -258,7 +258,7 @@ impl super::Form for Gemini {
     }
 
     /// Gemini caches implicitly: a body carries no marks.
-    fn marking(&self, _profile: Option<&crate::profile::Profile>) -> super::Marking {
-        super::Marking::Unmarked
+    fn marking(&self, _profile: Option<&crate::profile::Profile>) -> super::form::Marking {
+        super::form::Marking::Unmarked
     }
 }

@@ -276,7 +276,7 @@ pub(crate) fn stateful(
 
 /// An assistant `message` item, replayed with its id and phase.
 pub(crate) fn message(id: &str, text: &str, phase: Option<&str>) -> String {
-    let q = super::replay::q;
+    let q = |s: &str| super::json::to_text(s);
     let phase = phase.map_or(String::new(), |p| format!(r#","phase":{}"#, q(p)));
     format!(
         r#"{{"type":"message","id":{},"role":"assistant","status":"completed","content":[{{"type":"output_text","text":{},"annotations":[]}}]{phase}}}"#,
@@ -287,7 +287,7 @@ pub(crate) fn message(id: &str, text: &str, phase: Option<&str>) -> String {
 
 /// A `reasoning` item, replayed: `{type, id, summary, encrypted_content?}`.
 pub(crate) fn reasoning(id: &str, summary: &serde_json::Value, encrypted: Option<&str>) -> String {
-    let q = super::replay::q;
+    let q = |s: &str| super::json::to_text(s);
     let mut block = format!(r#"{{"type":"reasoning","id":{},"summary":{}"#, q(id), summary);
     if let Some(e) = encrypted {
         block.push_str(&format!(r#","encrypted_content":{}"#, q(e)));
@@ -314,7 +314,7 @@ const COUNTED: &[&str] = &[
 /// The responses wire (OpenAI's `POST /v1/responses`).
 pub(crate) struct Responses;
 
-impl super::Form for Responses {
+impl super::form::Form for Responses {
     fn render(&self, req: &Request<'_>) -> Rendered {
         render(req)
     }
@@ -376,8 +376,8 @@ impl super::Form for Responses {
         Ok(members.keep(COUNTED))
     }
 
-    fn keys(&self) -> &'static super::Keys {
-        &super::Keys {
+    fn keys(&self) -> &'static super::form::Keys {
+        &super::form::Keys {
             system: "instructions",
             list: "input",
             parts: "",
@@ -386,15 +386,15 @@ impl super::Form for Responses {
         }
     }
 
-    fn cache_rules(&self, profile: Option<&crate::profile::Profile>) -> super::CacheRules {
-        super::shape::openai_cache_rules(profile)
+    fn cache_rules(&self, profile: Option<&crate::profile::Profile>) -> super::form::CacheRules {
+        super::openai::cache_rules(profile)
     }
 
     fn tools(&self) -> &'static ToolSpelling {
         &TOOLS
     }
 
-    fn marking(&self, profile: Option<&crate::profile::Profile>) -> super::Marking {
-        super::shape::openai_marking(profile)
+    fn marking(&self, profile: Option<&crate::profile::Profile>) -> super::form::Marking {
+        super::openai::marking(profile)
     }
 }

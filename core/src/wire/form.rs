@@ -1,0 +1,161 @@
+//! What a wire decides, as one trait ([`Form`]) and the values its answers take. Each
+//! wire's folder implements it; `Wire::form` (in `mod.rs`) registers them. This file
+//! reads no wire's folder.
+
+use super::count::Members;
+use super::shape::{Pos, Rendered, Request, ToolSpelling};
+use crate::items::{Message, PartKind, Unit};
+use crate::kinds::Role;
+use crate::options::Options;
+use crate::rows::Model;
+
+/// How a wire marks where a provider's prompt cache may end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Marking {
+    /// On any block that can carry a mark (Anthropic's `cache_control`, Converse's
+    /// `cachePoint`); the provider caches at its marks only.
+    Blocks,
+    /// On input parts, and on the request's last such part besides (OpenAI's explicit
+    /// breakpoints: OpenAI caches nothing it is not told to).
+    InputParts,
+    /// Nowhere: the provider caches by itself, or not at all.
+    Unmarked,
+}
+
+/// Where a body of a wire keeps what a prompt cache reads (the cache report walks a
+/// sealed body by these keys).
+#[derive(Debug)]
+pub(crate) struct Keys {
+    /// The lifted system field (`""`: the wire has none).
+    pub(crate) system: &'static str,
+    /// The body's one list.
+    pub(crate) list: &'static str,
+    /// A message's parts (`""`: an element is one block).
+    pub(crate) parts: &'static str,
+    /// The path to the tool definitions.
+    pub(crate) tools: &'static [&'static str],
+    /// The key of a mark that is a block of its own, after the block it closes
+    /// (Converse's `cachePoint`); `None` where a mark is a key of its block.
+    pub(crate) mark_block: Option<&'static str>,
+}
+
+/// How a provider's prompt cache reads a body of a wire, for a model's profile.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CacheRules {
+    /// The cache is read and written at marks only (a body without one reads nothing).
+    pub(crate) at_marks_only: bool,
+    /// How many blocks back from a mark a lookup looks (`None`: any).
+    pub(crate) lookback: Option<usize>,
+    /// An implicit cache's growth past the minimum, in tokens.
+    pub(crate) step: Option<u32>,
+    /// A mark that names no TTL keeps five minutes (otherwise the request's TTL).
+    pub(crate) unnamed_five_minutes: bool,
+}
+
+/// Everything a wire decides, behind one trait: each wire is a folder of this module
+/// (`anthropic/`, `chat/`, `responses/`, `gemini/`, `converse/`) with one value that
+/// implements it, registered in `Wire::form`. The rest of the core asks the form; it
+/// never matches on the wire.
+pub(crate) trait Form: Sync {
+    /// The whole request: head, elements and tail, with its layout.
+    fn render(&self, req: &Request<'_>) -> Rendered;
+
+    /// The elements alone of `req.messages` (a continuation's appended rounds: no system
+    /// field lifted), with the parts each carries.
+    fn elements(&self, req: &Request<'_>) -> (Vec<String>, Vec<Vec<Pos>>);
+
+    /// How the wire spells its tool definitions, and its tool search if it has one.
+    fn tools(&self) -> &'static ToolSpelling;
+
+    /// Where a body of this wire carries cache marks, for a model of `profile`.
+    fn marking(&self, profile: Option<&crate::profile::Profile>) -> Marking;
+
+    /// How the wire sends a part of a message of `role` (a part it carries: a provider's
+    /// own block of another wire is dropped before this is asked). Every kind is named
+    /// in each wire's answer: a new kind is a compile error there, not a silent drop.
+    fn unit(&self, kind: &PartKind, role: Role) -> Unit;
+
+    /// Whether neighbouring messages of one side (user or assistant) merge into one
+    /// element, unless a round starts between them (anthropic, gemini, converse); on
+    /// the other wires a message is an element of its own, and a message that sends
+    /// nothing still separates its neighbours.
+    fn merges_sides(&self) -> bool;
+
+    /// Whether a system item keeps its place in the list wherever it stands (chat and
+    /// responses; anthropic and converse for a model whose profile takes system
+    /// messages); otherwise only the leading run of system items is lifted out and a
+    /// later one is spoken as user text.
+    fn system_in_place(&self, model: Option<&Model>) -> bool;
+
+    /// A provider's response body read, if `o` is of this wire's response shape.
+    fn read_response(&self, o: &crate::json_at::Obj<'_>) -> Option<crate::error::Result<crate::response::Response>>;
+
+    /// Refuses what the wire cannot say of the request options, whatever the model (the
+    /// shape of its own fields), as (option's pointer, why).
+    fn check_options(&self, o: &Options, max_tokens: i32) -> Result<(), crate::options::Refusal>;
+
+    /// Refuses what the wire does not take from a model without a profile (0.3's rules).
+    fn check_unprofiled(&self, _o: &Options) -> Result<(), crate::options::Refusal> {
+        Ok(())
+    }
+
+    /// Whether the provider returns the model's thoughts on request (Gemini's
+    /// `includeThoughts`).
+    fn returns_thoughts(&self) -> bool {
+        false
+    }
+
+    /// Whether the provider explains a cache miss against a previous response
+    /// (`request_options.cache_diagnostics`).
+    fn takes_cache_diagnostics(&self) -> bool {
+        false
+    }
+
+    /// What the provider's token-count endpoint takes for the request `body` is (its
+    /// members as `members`), for `model`: the body's own bytes, each key the endpoint
+    /// takes copied as the body spells it; `count_unavailable` without an endpoint.
+    fn count_body(&self, model: Option<&str>, body: &str, members: &Members) -> crate::error::Result<String>;
+
+    /// Where the body keeps its system field, list, parts, tools and marks.
+    fn keys(&self) -> &'static Keys;
+
+    /// How the provider's prompt cache reads the body, for a model of `profile`.
+    fn cache_rules(&self, profile: Option<&crate::profile::Profile>) -> CacheRules;
+
+    /// Whether the provider stores responses and chains them (Responses' `store`,
+    /// `include` and `previous_response_id`: stateful mode, and reasoning replayed from
+    /// its encrypted content when nothing is stored).
+    fn stores_responses(&self) -> bool {
+        false
+    }
+
+    /// Whether a request carries a request-level cache mark (Anthropic's top-level
+    /// `cache_control`), which a run's continuation moves to its end.
+    fn request_marker(&self) -> bool {
+        false
+    }
+
+    /// Refuses what the provider refuses though its request type takes it (a rule across
+    /// fields), before the body is rendered.
+    fn check(&self, _req: &Request<'_>, _turn: &str) -> crate::error::Result<()> {
+        Ok(())
+    }
+
+    /// What [`Form::check`] refuses, for a continuation: `messages` (the rounds) appended
+    /// after the sealed element `last`.
+    fn check_rounds(
+        &self,
+        _last: Option<&str>,
+        _messages: &[Message],
+        _model: Option<&Model>,
+        _turn: &str,
+    ) -> crate::error::Result<()> {
+        Ok(())
+    }
+
+    /// The tail of a run's continuation: the sealed body's own unless the wire marks the
+    /// request as a whole (Anthropic's request-level cache marker).
+    fn continuing_tail(&self, tail: &str, _model: Option<&Model>) -> String {
+        tail.to_string()
+    }
+}
