@@ -1,4 +1,4 @@
-"""The cheapest cache writes (SPEC §15.5, item 4): the cost of an offline optimum placement
+"""The cheapest cache writes: the cost of an offline optimum placement
 of cache breakpoints for a sequence of requests, to compare pgprompt's placement with.
 
 The optimum knows every later request. It is computed under the documented rules

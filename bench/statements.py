@@ -1,4 +1,4 @@
-"""Statements per call (SPEC §15.5), counted with pg_stat_statements (`track = all`, so the
+"""Statements per call, counted with pg_stat_statements (`track = all`, so the
 statements pgprompt runs inside a call are counted, the call itself left out), and the
 time of the calls beside the compile, interleaved medians from one run.
 
@@ -51,7 +51,7 @@ CALLS = [
 ]
 
 
-# History's batches (one query, run once per batch) count as one statement (SPEC §15.5).
+# History's batches (one query, run once per batch) count as one statement.
 BATCH = "ORDER BY t.seq DESC LIMIT"
 
 

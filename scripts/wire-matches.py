@@ -1,8 +1,8 @@
-"""No match on a wire ends in a wildcard (SPEC 15.4): in every `match` whose scrutinee
+"""No match on a wire ends in a wildcard: in every `match` whose scrutinee
 names a wire (`wire`, `self.wire`, `frozen.wire`, `(wire, ...)`, a `Wire`), no arm of its
 own is `_`; a new wire is then a compile error wherever it must be decided. Heuristic,
 on the source text: scrutinees are read up to the match's `{`, arms at the match's
-own depth. And a wire is a place (SPEC 15.4): outside `core/src/wire/` (its folders and
+own depth. And a wire is a place: outside `core/src/wire/` (its folders and
 the trait `Form` they implement) and `core/src/kinds.rs` (where `Wire` is declared), no
 code names a wire's variant (`Wire::Anthropic`, ...): the rest of the core asks the
 wire's form. Tests aside. Usage: wire-matches.py DIR..."""

@@ -90,7 +90,7 @@ pub(crate) fn allowance(window: &Window, floors: u32, knobs: &HistoryKnobs) -> R
             if knobs.share.is_some() {
                 return Err(Unavailable::ShareWithoutWindow);
             }
-            // A model without a window sizes nothing: it funds all history (SPEC §8).
+            // A model without a window sizes nothing: it funds all history.
             return Ok(Allowance {
                 tokens: None,
                 max_entries: None,

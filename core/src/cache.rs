@@ -1,4 +1,4 @@
-//! The cache report (SPEC §14.4, docs/guide.md "The cache report"): every request a conversation
+//! The cache report (docs/guide.md, "The cache report"): every request a conversation
 //! sent, replayed in order through a model of the providers' prompt caches, so a user can
 //! see what each request shared with the one before it, where it first differed and why,
 //! and what the provider should have read from cache, written and taken uncached — beside

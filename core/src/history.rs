@@ -80,7 +80,7 @@ impl HistorySource for VecHistory {
     }
 }
 
-/// The line that opens a summary turn's history item, before its content (SPEC §4).
+/// The line that opens a summary turn's history item, before its content.
 pub const SUMMARY_HEADER: &str = "[Summary of the earlier conversation]\n";
 pub(crate) const ROUNDS_SUMMARY_HEADER: &str = "[Summary of the earlier rounds]\n";
 

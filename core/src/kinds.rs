@@ -280,7 +280,7 @@ mod tests {
         assert!(Mechanism::parse("Default").is_none(), "no silent default");
     }
 
-    /// The SQL lists of wires are the core's (SPEC §15.4): each CHECK that lists them, in
+    /// The SQL lists of wires are the core's: each CHECK that lists them, in
     /// the schema and in the update that brings a 0.4 schema to it, lists `Wire::ALL`,
     /// in its order.
     #[test]

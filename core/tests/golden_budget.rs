@@ -284,7 +284,7 @@ fn a_window_the_exact_size_of_the_request_keeps_every_entry() {
     );
 }
 
-/// Seed rule (SPEC §8, §14.3): a model without a window sizes nothing, so it funds all
+/// Seed rule: a model without a window sizes nothing, so it funds all
 /// history — neither the template's nor the turn's max_tokens or max_entries caps it.
 #[test]
 fn a_windowless_model_funds_all_history_whatever_the_caps() {

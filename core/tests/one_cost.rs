@@ -1,4 +1,4 @@
-//! One cost (SPEC §14.3, docs/design.md "Budget"): selection, the floors, the estimate
+//! One cost (docs/design.md "Budget"): selection, the floors, the estimate
 //! and the gate count the same units on every wire. Over random conversations —
 //! messages, replies, runs whose rounds hold texts, several calls, results, captures,
 //! thinking and aborts, in history and in the compiled turn — and random windows, on all

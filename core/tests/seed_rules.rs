@@ -1,4 +1,4 @@
-//! Rules of the seeds and SPEC §4, §7, §8 that 0.3 broke or left untested, one test each;
+//! Rules of the seeds that 0.3 broke or left untested, one test each;
 //! each test's name says which rule it guards.
 
 use serde_json::{json, Value};
@@ -75,7 +75,7 @@ fn calls_and_results(wire: Wire, b: &Value) -> (Vec<String>, Vec<String>) {
     (calls, results)
 }
 
-/// SPEC §4 (a round renders each result and the abort marker): an aborted round whose
+/// A round renders each result and the abort marker: an aborted round whose
 /// calls the abort cut off still answers every call — with the abort marker's text, as
 /// an error — on every wire, in the current run and in history. (Refusing the write
 /// instead would lose the round the provider already returned.)
@@ -251,7 +251,7 @@ fn rule_default_ignores_a_stored_template() {
     );
 }
 
-/// SPEC §3.3: a slot document of role developer or user ends the leading system run: on
+/// A slot document of role developer or user ends the leading system run: on
 /// anthropic, what follows it is spoken in place on the user side, never hoisted.
 #[test]
 fn rule_a_developer_or_user_role_slot_document_breaks_the_system_run() {
@@ -312,7 +312,7 @@ fn rule_an_inline_slot_override_with_an_unknown_macro_is_refused() {
     );
 }
 
-/// SPEC §4: a reply another agent answered is its seed under its own voice and that
+/// A reply another agent answered is its seed under its own voice and that
 /// agent's text — never its sealed preface, and without text only its seed.
 #[test]
 fn rule_another_agents_turn_never_replays_its_preface_and_without_text_is_its_seed() {
@@ -337,7 +337,7 @@ fn rule_another_agents_turn_never_replays_its_preface_and_without_text_is_its_se
     assert!(!all.contains("@wren"), "no text: only its seed: {all}");
 }
 
-/// SPEC §4 (entries): within a run turn of history, each round is an entry newer than
+/// Within a run turn of history, each round is an entry newer than
 /// the seed, so under a tight budget the rounds outlive the opening words.
 #[test]
 fn rule_within_a_turn_rounds_outlive_its_opening_words() {
@@ -367,7 +367,7 @@ fn rule_an_edited_document_is_read_by_the_next_turn() {
     assert!(compiled(&s)[0].contains("You are Lark, edited."));
 }
 
-/// SPEC §3.4: a run's first request is the tool-less reply's body plus `tools` (the
+/// A run's first request is the tool-less reply's body plus `tools` (the
 /// same elements, byte for byte), on every wire.
 #[test]
 fn rule_a_runs_first_request_is_the_reply_plus_tools() {
@@ -452,7 +452,7 @@ fn body_of(b: &pgprompt_core::wire::Body) -> Value {
     serde_json::from_str(&b.text()).unwrap()
 }
 
-/// SPEC §5: a callable resolves the speaker pair's skills (the agent and the poster)
+/// A callable resolves the speaker pair's skills (the agent and the poster)
 /// and the selected Human's user skills.
 #[test]
 fn rule_the_speaker_and_selected_user_skill_sources() {
@@ -534,7 +534,7 @@ fn rule_a_renamed_handle_re_renders() {
     );
 }
 
-/// SPEC §4: a model without `native_images` reads each capture as an index line.
+/// A model without `native_images` reads each capture as an index line.
 #[test]
 fn rule_a_non_native_image_becomes_an_index_line() {
     let mut s = Scenario::new("Go on.").earlier(TurnKind::Reply, |h| {

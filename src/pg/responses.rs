@@ -84,7 +84,7 @@ fn summary(turn: Uuid, step: i32, r: &Response, estimated: i32) -> Value {
 }
 
 /// What the request a response answers was compiled as, read where its compile stored it
-/// (SPEC §15.5: no second compile): the model and estimate the seal froze (its record
+/// (no second compile): the model and estimate the seal froze (its record
 /// verified against its digest), or, once the turn's rounds were sent, the estimate of
 /// the request that first carried the newest (`rounds.sent_estimate`).
 /// The turn's mode, and the request its seal and newest round say a response answers.

@@ -1,5 +1,5 @@
 """The offline optimum the cache benchmark measures pgprompt's breakpoints against
-(bench/cache_optimum.py, SPEC §15.5 item 4) equals an exhaustive search over every
+(bench/cache_optimum.py) equals an exhaustive search over every
 placement of breakpoints under the same relaxed rules, on small random conversations
 (no entry expires: all are sent within the TTL)."""
 import itertools

@@ -1,4 +1,4 @@
-"""prompt.cache_report and explain_turn -> 'cache' (SPEC §14.4) against cases computed by
+"""prompt.cache_report and explain_turn -> 'cache' against cases computed by
 hand: the bodies a conversation sent, cut into blocks in the provider's cache order,
 counted with count_tokens, and run through the provider's rules as written here
 (prefix up to a breakpoint, a 20-block lookback, the model's minimum prefix, the TTL
@@ -202,7 +202,7 @@ def test_a_runs_continuations_read_the_rounds_before_them(cdb):
 
 
 def test_a_first_request_is_read_from_its_seal_never_compiled_again(cdb):
-    """SPEC §15.5: cache_report and explain_turn's prediction read each turn's first
+    """cache_report and explain_turn's prediction read each turn's first
     request from its seal's stored pieces. The report scans none of the tables a compile
     reads, and the prediction runs as many statements after six sealed turns as after
     two (it once compiled every earlier request: four statements each)."""
@@ -275,7 +275,7 @@ def test_the_report_refuses_a_node_that_does_not_match_its_digest(cdb):
 
 
 def test_a_runs_continuations_are_read_from_its_seal_and_rounds_alone(cdb):
-    """SPEC §15.5: a run's continuation is its seal and the rounds it carried. The report
+    """A run's continuation is its seal and the rounds it carried. The report
     reads neither the workspace, the users, the models nor the answerer's rows for it
     (a steer's envelope alone names users)."""
     c = cdb

@@ -1,4 +1,4 @@
-"""The fifth wire, Amazon Bedrock's Converse (SPEC §15.4): every body validated against
+"""The fifth wire, Amazon Bedrock's Converse: every body validated against
 botocore's own bedrock-runtime service model (ConverseRequest, CountTokensRequest,
 ConverseResponse); cachePoint blocks where the model's profile caches, none where no
 profile says so; profiles found through Bedrock's ids and cross-region inference

@@ -1,4 +1,4 @@
-"""Fail closed (README, "Security"; SPEC 15.1): every door 0.4 left open, tried again as a
+"""Fail closed (README, "Security"): every door 0.4 left open, tried again as a
 hostile tenant, as a writer that is not a tenant, and as a careless operator.
 
 - What was sent changes only through pgprompt's own writer: foreign-key actions from the

@@ -1,5 +1,5 @@
 """Today's cache-keeping forms and count bodies (README, "Model profiles", "Request
-options"; SPEC 15.3), each where a model's profile takes it and validated by the newest
+options"), each where a model's profile takes it and validated by the newest
 SDK types: a system entry in history as a {"role": "system"} message in place, thinking
 between tools, a TTL of history's breakpoints of its own, cache diagnostics against the
 previous response (and what the provider answers, in cache_report), and the body each

@@ -1,4 +1,4 @@
-"""The model catalog (README, "Model profiles"; SPEC 15.2) against the SDKs the tests pin:
+"""The model catalog (README, "Model profiles") against the SDKs the tests pin:
 every model id of anthropic's Model, openai's ChatModel and ResponsesModel and
 google-genai's model list resolves to the profile its family says (or to none), on the
 wires the SDK lists it for, and retires on the day the SDK's own deprecation tables give;

@@ -251,7 +251,7 @@ def test_calibration_and_token_margin_auto(rdb):
 
 
 def test_record_response_reads_what_the_compile_stored(rdb):
-    """SPEC §15.5: record_response never compiles the turn again. It takes the model and
+    """record_response never compiles the turn again. It takes the model and
     the estimate from the seal (the first request) or from the newest sent round (the
     request that carried it): in its transaction no table a compile reads (users,
     documents, models, memories, skills, workspaces) is scanned."""
@@ -313,7 +313,7 @@ def statements_run(c, sql, args) -> list:
 
 
 def test_an_unsealed_compile_reads_in_at_most_six_statements(rdb):
-    """SPEC §15.5: an unsealed compile runs at most 6 statements, history's batches counted
+    """An unsealed compile runs at most 6 statements, history's batches counted
     as one: the conversation with its seal's pointers, the turn and where history starts;
     the workspace, users and models (the profile's lookup inlined, no statement of its
     own); the answerer's documents, memory and skills; history's batches; their rounds."""
@@ -335,7 +335,7 @@ def test_an_unsealed_compile_reads_in_at_most_six_statements(rdb):
 
 
 def test_a_sealed_compile_reads_its_conversation_seal_and_nodes_only(rdb):
-    """SPEC §15.5: a sealed compile_turn runs at most 2 statements — the conversation row
+    """A sealed compile_turn runs at most 2 statements — the conversation row
     with the seal's pointers (where no round was written since), then the body's nodes.
     In its transaction only those tables are scanned (and, within the first statement, the
     turn's row and its rounds for their existence): not its workspace, users, models or

@@ -1,4 +1,4 @@
-"""Cache breakpoints inside a run (SPEC §10, issue 28): what a continuation marks on the
+"""Cache breakpoints inside a run: what a continuation marks on the
 rounds it appends, through the response loop on the three wires that take marks.
 
 Anthropic: a round of twelve parallel calls adds 24 blocks, more than the 20 the
@@ -203,7 +203,7 @@ def marked_items(body, wire):
 
 @pytest.mark.parametrize("wire", ["chat", "responses"])
 def test_openai_explicit_the_next_turn_reads_the_whole_request_before_it(db, wire):
-    """SPEC §15.5 item 4: OpenAI caches nothing it is not told to, so a sealed request marks
+    """OpenAI caches nothing it is not told to, so a sealed request marks
     its last input part besides its history, and the next turn's request, which holds it
     whole, reads all of it (before, only up to the earlier request's history mark). A
     history entry that ends in a run's rounds is marked on its last tool output, as the

@@ -1,4 +1,4 @@
-"""Seed rules the write triggers hold (SPEC §14.3, the seed's macro registry and memory
+"""Seed rules the write triggers hold (the seed's macro registry and memory
 bindings), each test named for the rule it guards: a typo never reaches a model as
 literal braces, and a turn's selected Human is a Human."""
 import psycopg

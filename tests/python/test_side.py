@@ -1,4 +1,4 @@
-"""Side conversations (SPEC §3.3, the seed's "A Side uses the answerer of the captured
+"""Side conversations (the seed's "A Side uses the answerer of the captured
 turn"): a conversation of kind `side` captured from a turn of its parent compiles with
 that turn's answerer, the parent's turns through the captured one in that answerer's
 reading, then its own turns; its first request extends the parent's request for the
@@ -220,7 +220,7 @@ def side_request(c, turn):
 
 @pytest.mark.parametrize("wire", list(MODELS))
 def test_a_side_freezes_what_it_captured(sdb, wire):
-    """SPEC §14.3: a Side reads its captured turn as it stood when the Side was created.
+    """A Side reads its captured turn as it stood when the Side was created.
     Captured mid-run, the turn then gets a round and its answer: the Side's second
     request still extends its first, and neither carries what came after the capture."""
     c = sdb

@@ -1,4 +1,4 @@
-"""Stateful responses (SPEC §14.3, seed 003: the transcript is owned by the provider's
+"""Stateful responses (the transcript is owned by the provider's
 stateful Responses, the system prompt is re-rendered every turn). A turn with
 request_options.stateful sends its system text as `instructions` and, when the previous
 request of its answerer has a recorded response and the chain holds, that response's id
@@ -81,7 +81,7 @@ def text_of(item):
 
 
 def stateful_form(body: dict, cut: int, previous: str = None) -> dict:
-    """The stateful form of a full body, as SPEC §14.3 says it: the system text as
+    """The stateful form of a full body, as docs/design.md says it: the system text as
     instructions, previous_response_id, the input from the cut on, no explicit cache
     options; every other field in its place."""
     items = body["input"]

@@ -1,4 +1,4 @@
-"""A trusted install (README, "Install"; SPEC 15.6): a database owner that is no superuser
+"""A trusted install (README, "Install"): a database owner that is no superuser
 creates the extension in its database (the script runs as the bootstrap superuser and
 creates schema prompt itself), uses it and grants it on; the schema is never the
 database owner's, and one that was there before holding objects is refused."""

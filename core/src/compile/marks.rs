@@ -1,4 +1,4 @@
-//! Cache breakpoints inside a run (SPEC §10, issue 28): the marks a continuation places
+//! Cache breakpoints inside a run: the marks a continuation places
 //! on the rounds it appends to a sealed body. Each mark depends only on its round and the
 //! rounds before it, so a round renders the same bytes in every later request of the run
 //! and each request stays a byte prefix of the next.
