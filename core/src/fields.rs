@@ -423,16 +423,20 @@ fn raw_part(p: At<'_>, carried: bool) -> Result<PartKind> {
             content: s("content")?,
             is_error: obj.at("is_error").value.as_bool().unwrap_or(false),
         }),
-        Some("provider") if carried => Ok(PartKind::Opaque {
-            wire: obj
-                .at("wire")
-                .read(|v| v.as_str().and_then(Wire::parse), "\"wire\" must be a wire")
-                .or_code(C)?,
-            json: obj
+        Some("provider") if carried => {
+            let json = obj
                 .at("block")
                 .read(JsonText::object, "\"block\" must be an object")
-                .or_code(C)?,
-        }),
+                .or_code(C)?;
+            Ok(PartKind::Opaque {
+                wire: obj
+                    .at("wire")
+                    .read(|v| v.as_str().and_then(Wire::parse), "\"wire\" must be a wire")
+                    .or_code(C)?,
+                text: json.to_string(),
+                json,
+            })
+        }
         Some(other) => Err(ty.refuse(format_args!("unknown part type \"{other}\"")).error(C)),
         None => Err(ty.refuse("a part needs a \"type\"").error(C)),
     }

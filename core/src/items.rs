@@ -11,6 +11,9 @@ use serde::{Serialize, Serializer};
 use crate::kinds::{Role, Wire};
 use crate::tokens::{Counter, IMAGE_TOKENS, MESSAGE_OVERHEAD};
 
+/// The one part type: what a message of a request carries, whether it came from a
+/// block, history, a raw input entry or a round's stored assistant parts (rounds store
+/// these). Each wire says how it sends each kind (`Form::unit`, every kind named).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum PartKind {
     Text(String),
@@ -40,6 +43,10 @@ pub(crate) enum PartKind {
     Opaque {
         wire: Wire,
         json: crate::json_at::JsonText,
+        /// What the block is counted by: its readable or encrypted text (a thinking
+        /// block's thinking, a reasoning item's summary and encrypted content), or its
+        /// JSON for a block pgprompt does not interpret.
+        text: String,
     },
     /// The assistant's text as its own wire recorded it: `json` replays it there (a
     /// Responses message item with its id, a Gemini text part with its thought
@@ -124,7 +131,7 @@ impl Serialize for Part {
                 m.serialize_entry("data", data)?;
                 m.end()
             }
-            PartKind::Opaque { wire, json } => {
+            PartKind::Opaque { wire, json, .. } => {
                 let mut m = s.serialize_map(Some(3))?;
                 m.serialize_entry("type", "provider")?;
                 m.serialize_entry("wire", wire.as_str())?;
@@ -358,7 +365,7 @@ pub(crate) fn counted(kind: PartKind, counter: &mut Counter<'_>) -> Part {
         PartKind::ToolCall { name, input, .. } => counter.count(name) + counter.count(input),
         PartKind::ToolResult { content, .. } => counter.count(content),
         PartKind::Image { .. } => IMAGE_TOKENS,
-        PartKind::Opaque { json, .. } => counter.count(json),
+        PartKind::Opaque { text, .. } => counter.count(text),
     };
     Part { kind, tokens }
 }
@@ -515,6 +522,7 @@ mod tests {
             kind: PartKind::Opaque {
                 wire: Wire::Anthropic,
                 json: "{}".into(),
+                text: "{}".into(),
             },
             tokens: 50,
         };

@@ -5,7 +5,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use crate::error::{Code, Error, Result};
-use crate::items::{Item, Part, PartKind};
+use crate::items::{counted, Item, Part, PartKind};
 pub(crate) use crate::json_at::JsonText;
 use crate::json_at::{At, Checked, Obj, Refusal};
 use crate::kinds::{Role, Wire};
@@ -18,46 +18,6 @@ pub(crate) const ABORT_MARKER: &str = "[run aborted]";
 
 /// Media types a provider accepts as an image part; others are indexed as lines.
 pub(crate) const NATIVE_IMAGE_TYPES: [&str; 4] = ["image/jpeg", "image/png", "image/gif", "image/webp"];
-
-/// One part of a round's `assistant` column, as parsed and checked.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum AssistantPart {
-    /// Plain text the model said (a `text` part with no wire ids).
-    Text(String),
-    /// Text as its own wire recorded it (a Responses message with its id, a Gemini text
-    /// part with its thought signature): `json` replays it there, `text` elsewhere.
-    Said {
-        /// The text itself, as every other wire reads it.
-        text: String,
-        /// The wire that recorded it (Responses or Gemini).
-        wire: Wire,
-        /// The part as that wire spells it (the message item or text part), replayed verbatim.
-        json: JsonText,
-    },
-    /// A `tool_call` part: a call the model made to a tool.
-    ToolCall {
-        /// The call's id (never empty, unique in the round); results name it as `call_id`.
-        id: String,
-        /// The called tool's name (never empty).
-        name: String,
-        /// The call's arguments as JSON text (an object; `{}` when the part has none).
-        input: JsonText,
-        /// The thought signature Gemini attached to the call; `None` when it has none.
-        signature: Option<String>,
-        /// The call's Responses item id (`fc_…`).
-        item_id: Option<String>,
-    },
-    /// Thinking or reasoning, kept verbatim for its provider's wire: `json` is the block
-    /// as that wire spells it, `text` what it costs (its readable or encrypted text).
-    Opaque {
-        /// The provider's wire, the only one the block is replayed on.
-        wire: Wire,
-        /// The block as that wire spells it, replayed verbatim.
-        json: JsonText,
-        /// The text the block is counted by (readable or encrypted; a provider block's JSON).
-        text: String,
-    },
-}
 
 /// An image a tool result captured (an entry of its `captures`): name, media type and
 /// base64 data, rendered after the round when eligible.
@@ -109,7 +69,7 @@ pub struct RoundRow {
 pub struct Round {
     /// The round's number in its turn, from 1 (`n`).
     pub n: i32,
-    pub(crate) assistant: Vec<AssistantPart>,
+    pub(crate) assistant: Vec<PartKind>,
     pub(crate) results: Vec<ToolResult>,
     pub(crate) steers: Vec<Steer>,
     pub(crate) aborted: bool,
@@ -206,7 +166,7 @@ pub fn parse_values(n: i32, columns: [&Value; 3], aborted: bool, turn: Option<Uu
     })
 }
 
-fn parse_assistant(v: &At<'_>, ctx: &Ctx<'_>) -> Result<Vec<AssistantPart>> {
+fn parse_assistant(v: &At<'_>, ctx: &Ctx<'_>) -> Result<Vec<PartKind>> {
     let mut assistant = Vec::new();
     for p in as_list(v, ctx)? {
         let obj = object(&p, ctx)?;
@@ -217,8 +177,8 @@ fn parse_assistant(v: &At<'_>, ctx: &Ctx<'_>) -> Result<Vec<AssistantPart>> {
                 let call = tool_call(&obj, ctx)?;
                 let dup = assistant
                     .iter()
-                    .any(|a| matches!((a, &call), (AssistantPart::ToolCall { id, .. }, AssistantPart::ToolCall { id: new, .. }) if id == new));
-                if let (true, AssistantPart::ToolCall { id, .. }) = (dup, &call) {
+                    .any(|a| matches!((a, &call), (PartKind::ToolCall { id, .. }, PartKind::ToolCall { id: new, .. }) if id == new));
+                if let (true, PartKind::ToolCall { id, .. }) = (dup, &call) {
                     return Err(ctx.refused(obj.at("id").refuse(format_args!("tool_call id \"{id}\" repeated"))));
                 }
                 assistant.push(call);
@@ -234,7 +194,7 @@ fn parse_assistant(v: &At<'_>, ctx: &Ctx<'_>) -> Result<Vec<AssistantPart>> {
     Ok(assistant)
 }
 
-fn tool_call(obj: &Obj<'_>, ctx: &Ctx<'_>) -> Result<AssistantPart> {
+fn tool_call(obj: &Obj<'_>, ctx: &Ctx<'_>) -> Result<PartKind> {
     let id = string_field(obj, "id", ctx, true)?;
     let name = string_field(obj, "name", ctx, true)?;
     if id.is_empty() {
@@ -246,7 +206,7 @@ fn tool_call(obj: &Obj<'_>, ctx: &Ctx<'_>) -> Result<AssistantPart> {
     let input = ctx
         .or(obj.at("input").optional(JsonText::object, "not an object"))?
         .unwrap_or_else(JsonText::empty_object);
-    Ok(AssistantPart::ToolCall {
+    Ok(PartKind::ToolCall {
         id,
         name,
         input,
@@ -263,16 +223,16 @@ fn optional_string(obj: &Obj<'_>, key: &str, ctx: &Ctx<'_>) -> Result<Option<Str
 
 /// A text part: plain, or as its wire recorded it — `item_id` (and `phase`) of a
 /// Responses message, or `signature`, a Gemini thought signature.
-fn text(obj: &Obj<'_>, ctx: &Ctx<'_>) -> Result<AssistantPart> {
+fn text(obj: &Obj<'_>, ctx: &Ctx<'_>) -> Result<PartKind> {
     let text = string_field(obj, "text", ctx, true)?;
     let item_id = optional_string(obj, "item_id", ctx)?;
     let phase = optional_string(obj, "phase", ctx)?;
     let signature = optional_string(obj, "signature", ctx)?;
     match (item_id, signature) {
-        (None, None) if phase.is_none() => Ok(AssistantPart::Text(text)),
+        (None, None) if phase.is_none() => Ok(PartKind::Text(text)),
         (Some(id), None) => {
             let (wire, json) = replay::responses_message(&id, &text, phase.as_deref());
-            Ok(AssistantPart::Said {
+            Ok(PartKind::Said {
                 json: written(json, obj, ctx)?,
                 text,
                 wire,
@@ -280,7 +240,7 @@ fn text(obj: &Obj<'_>, ctx: &Ctx<'_>) -> Result<AssistantPart> {
         }
         (None, Some(sig)) if phase.is_none() => {
             let (wire, json) = replay::gemini_signed_text(&text, &sig);
-            Ok(AssistantPart::Said {
+            Ok(PartKind::Said {
                 json: written(json, obj, ctx)?,
                 text,
                 wire,
@@ -300,13 +260,13 @@ fn written(text: String, obj: &Obj<'_>, ctx: &Ctx<'_>) -> Result<JsonText> {
 
 /// A provider's block pgprompt does not interpret (a server tool's call and result, a
 /// tool search, a compaction item, ...), kept verbatim for its wire.
-fn provider(obj: &Obj<'_>, ctx: &Ctx<'_>) -> Result<AssistantPart> {
+fn provider(obj: &Obj<'_>, ctx: &Ctx<'_>) -> Result<PartKind> {
     let wire = ctx.or(obj.at("wire").read(
         |v| v.as_str().and_then(Wire::parse),
         "not one of anthropic, chat, responses, gemini, converse",
     ))?;
     let block = ctx.or(obj.at("block").read(JsonText::object, "not an object"))?;
-    Ok(AssistantPart::Opaque {
+    Ok(PartKind::Opaque {
         wire,
         text: block.to_string(),
         json: block,
@@ -317,7 +277,7 @@ fn provider(obj: &Obj<'_>, ctx: &Ctx<'_>) -> Result<AssistantPart> {
 /// provider's wire replays: Anthropic `thinking` {thinking, signature} and
 /// `redacted_thinking` {data}; a Responses `reasoning` item {id, summary, encrypted_content?};
 /// a Gemini `thought` {text, signature?}.
-fn opaque(kind: &str, obj: &Obj<'_>, ctx: &Ctx<'_>) -> Result<AssistantPart> {
+fn opaque(kind: &str, obj: &Obj<'_>, ctx: &Ctx<'_>) -> Result<PartKind> {
     let s = |key: &str, required: bool| string_field(obj, key, ctx, required);
     let ((wire, block), text) = match kind {
         "thinking" => {
@@ -355,17 +315,17 @@ fn opaque(kind: &str, obj: &Obj<'_>, ctx: &Ctx<'_>) -> Result<AssistantPart> {
         }
     };
     let json = written(block, obj, ctx)?;
-    Ok(AssistantPart::Opaque { wire, json, text })
+    Ok(PartKind::Opaque { wire, json, text })
 }
 
-fn parse_results(v: &At<'_>, assistant: &[AssistantPart], ctx: &Ctx<'_>) -> Result<Vec<ToolResult>> {
+fn parse_results(v: &At<'_>, assistant: &[PartKind], ctx: &Ctx<'_>) -> Result<Vec<ToolResult>> {
     let mut results = Vec::new();
     for r in as_list(v, ctx)? {
         let obj = object(&r, ctx)?;
         let call_id = string_field(&obj, "call_id", ctx, true)?;
         let matched = assistant
             .iter()
-            .any(|a| matches!(a, AssistantPart::ToolCall { id, .. } if *id == call_id));
+            .any(|a| matches!(a, PartKind::ToolCall { id, .. } if *id == call_id));
         if !matched {
             return Err(ctx.refused(
                 obj.at("call_id")
@@ -461,45 +421,9 @@ fn assistant_parts(round: &Round, thinking: Thinking, counter: &mut Counter<'_>)
     round
         .assistant
         .iter()
-        .filter(|p| !matches!(p, AssistantPart::Text(t) | AssistantPart::Said { text: t, .. } if t.is_empty()))
-        .filter(|p| thinking == Thinking::Keep || !matches!(p, AssistantPart::Opaque { .. }))
-        .map(|p| match p {
-            AssistantPart::Text(t) => Part {
-                kind: PartKind::Text(t.clone()),
-                tokens: counter.count(t),
-            },
-            AssistantPart::Said { text, wire, json } => Part {
-                tokens: counter.count(text),
-                kind: PartKind::Said {
-                    text: text.clone(),
-                    wire: *wire,
-                    json: json.clone(),
-                },
-            },
-            AssistantPart::ToolCall {
-                id,
-                name,
-                input,
-                signature,
-                item_id,
-            } => Part {
-                tokens: counter.count(name) + counter.count(input),
-                kind: PartKind::ToolCall {
-                    id: id.clone(),
-                    name: name.clone(),
-                    input: input.clone(),
-                    signature: signature.clone(),
-                    item_id: item_id.clone(),
-                },
-            },
-            AssistantPart::Opaque { wire, json, text } => Part {
-                tokens: counter.count(text),
-                kind: PartKind::Opaque {
-                    wire: *wire,
-                    json: json.clone(),
-                },
-            },
-        })
+        .filter(|p| !matches!(p, PartKind::Text(t) | PartKind::Said { text: t, .. } if t.is_empty()))
+        .filter(|p| thinking == Thinking::Keep || !matches!(p, PartKind::Opaque { .. }))
+        .map(|p| counted(p.clone(), counter))
         .collect()
 }
 
@@ -607,7 +531,7 @@ pub fn keep_sendable(rounds: &mut Vec<Round>) {
 /// The ids of the round's calls that have no result, in call order.
 fn unanswered(round: &Round) -> impl Iterator<Item = &str> {
     round.assistant.iter().filter_map(move |p| match p {
-        AssistantPart::ToolCall { id, .. } if !round.results.iter().any(|r| r.call_id == *id) => Some(id.as_str()),
+        PartKind::ToolCall { id, .. } if !round.results.iter().any(|r| r.call_id == *id) => Some(id.as_str()),
         _ => None,
     })
 }

@@ -1012,6 +1012,7 @@ mod tests {
             PartKind::Opaque {
                 wire: Wire::Anthropic,
                 json: thinking.clone(),
+                text: "x".into(),
             },
             PartKind::ToolCall {
                 id: "c1".into(),

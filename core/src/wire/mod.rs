@@ -297,6 +297,7 @@ mod tests {
             (Role::Assistant, 1) => PartKind::Opaque {
                 wire: [Wire::Anthropic, Wire::Responses, Wire::Gemini, Wire::Converse][r.below(4) as usize],
                 json: r#"{"type":"thinking","thinking":"x","signature":"s"}"#.into(),
+                text: "x".into(),
             },
             (Role::User, 0) => PartKind::ToolResult {
                 call_id: format!("c{n}"),

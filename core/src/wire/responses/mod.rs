@@ -110,6 +110,7 @@ fn assistant(_req: &Request<'_>, m: &Message, mi: usize, texts: &mut Vec<String>
             PartKind::Opaque {
                 wire: crate::kinds::Wire::Responses,
                 json,
+                ..
             }
             | PartKind::Said { json, .. } => {
                 // A reasoning item, a server tool's item, or a message with its id,
