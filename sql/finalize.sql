@@ -1,6 +1,12 @@
 -- pgprompt: write-time refusals (docs/design.md, "Seals"; README, "Refused on write") as triggers, and the comments that make
 -- \d+ and \df+ explain themselves. Runs after the extension's functions exist.
 
+-- The wires are the library's (core/src/wire/, Wire::ALL): a wire it does not know is
+-- refused, and a new wire changes no list here.
+ALTER TABLE prompt.models ADD CONSTRAINT models_wire_valid CHECK (prompt._wire_known(wire));
+ALTER TABLE prompt.responses ADD CONSTRAINT responses_shape_valid CHECK (prompt._wire_known(shape));
+ALTER TABLE prompt.model_profiles ADD CONSTRAINT model_profiles_wires_valid CHECK (wires <> '{}' AND prompt._wires_known(wires));
+
 -- The tokenizers whose counts a write stores: those of the models in use.
 CREATE FUNCTION prompt._tokenizers_in_use() RETURNS text[]
 LANGUAGE sql STABLE PARALLEL SAFE
@@ -1185,6 +1191,10 @@ COMMENT ON FUNCTION prompt._my_workspaces() IS
     'Internal (tenancy policies): the workspaces the current role is a tenant of, by its OID; empty for a role listed nowhere.';
 COMMENT ON FUNCTION prompt._role() IS
     'Internal: the current role''s OID.';
+COMMENT ON FUNCTION prompt._wire_known(text) IS
+    'Internal (the CHECK of models.wire and responses.shape): whether the text names one of the library''s wires.';
+COMMENT ON FUNCTION prompt._wires_known(text[]) IS
+    'Internal (the CHECK of model_profiles.wires): whether every entry names one of the library''s wires (a NULL entry does not).';
 COMMENT ON TABLE prompt.administrators IS
     'Tenancy''s administrators: roles that, once tenants are listed, read and write every tenant''s rows (their grants decide), beside the extension''s owner and roles with BYPASSRLS. Managed by the extension''s owner; kept by pg_dump.';
 COMMENT ON COLUMN prompt.tenants.role_oid IS

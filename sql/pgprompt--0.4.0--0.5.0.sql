@@ -24,7 +24,8 @@
 -- * today's forms: models.history_cache_ttl (history's breakpoints' TTL), responses.
 --   billed_miss (a provider's cache diagnostics) and cache_report's billed_miss;
 -- * the fifth wire, Amazon Bedrock's Converse (models.wire, responses.shape, the
---   profiles' wires; Bedrock's Claude, Nova and Llama profiles; a cross-region inference
+--   profiles' wires: checked by the library, prompt._wire_known and _wires_known, not a
+--   list; Bedrock's Claude, Nova and Llama profiles; a cross-region inference
 --   profile's id matches as its model's);
 -- * responses.answer_digest: a stateful chain holds only while the answer it continues
 --   reads as it was recorded;
@@ -81,18 +82,13 @@ ALTER TABLE prompt.model_profiles
     ADD CONSTRAINT model_profiles_thinking_modes_valid
         CHECK (thinking_modes <@ ARRAY['adaptive', 'enabled', 'disabled', 'between_tools']),
     DROP CONSTRAINT model_profiles_wires_valid,
-    ADD CONSTRAINT model_profiles_wires_valid
-        CHECK (wires <> '{}' AND wires <@ ARRAY['anthropic', 'chat', 'responses', 'gemini', 'converse']),
     DROP CONSTRAINT model_profiles_provider_valid,
     ADD CONSTRAINT model_profiles_provider_valid CHECK (provider IN ('anthropic', 'openai', 'google', 'amazon', 'meta'));
 
--- The fifth wire: Amazon Bedrock's Converse.
-ALTER TABLE prompt.models
-    DROP CONSTRAINT models_wire_valid,
-    ADD CONSTRAINT models_wire_valid CHECK (wire IN ('anthropic', 'chat', 'responses', 'gemini', 'converse'));
-ALTER TABLE prompt.responses
-    DROP CONSTRAINT responses_shape_valid,
-    ADD CONSTRAINT responses_shape_valid CHECK (shape IN ('anthropic', 'chat', 'responses', 'gemini', 'converse'));
+-- The fifth wire, Amazon Bedrock's Converse: the lists of wires give way to the library's
+-- (their CHECKs are made again below, once prompt._wire_known exists).
+ALTER TABLE prompt.models DROP CONSTRAINT models_wire_valid;
+ALTER TABLE prompt.responses DROP CONSTRAINT responses_shape_valid;
 
 CREATE OR REPLACE VIEW prompt.model_calibration WITH (security_invoker = true) AS
 SELECT x.compiled_model AS model,
@@ -159,6 +155,23 @@ STRICT STABLE PARALLEL SAFE
 SET search_path TO pg_catalog, pg_temp
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', '_role_wrapper';
+CREATE FUNCTION prompt."_wire_known"(
+	"wire" TEXT /* & str */
+) RETURNS bool /* bool */
+IMMUTABLE STRICT PARALLEL SAFE
+SET search_path TO pg_catalog, pg_temp
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_wire_known_wrapper';
+CREATE FUNCTION prompt."_wires_known"(
+	"wires" TEXT[] /* Vec < Option < String > > */
+) RETURNS bool /* bool */
+IMMUTABLE STRICT PARALLEL SAFE
+SET search_path TO pg_catalog, pg_temp
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_wires_known_wrapper';
+ALTER TABLE prompt.models ADD CONSTRAINT models_wire_valid CHECK (prompt._wire_known(wire));
+ALTER TABLE prompt.responses ADD CONSTRAINT responses_shape_valid CHECK (prompt._wire_known(shape));
+ALTER TABLE prompt.model_profiles ADD CONSTRAINT model_profiles_wires_valid CHECK (wires <> '{}' AND prompt._wires_known(wires));
 CREATE FUNCTION prompt."_tenant_delete_guard"(
 	"table" TEXT, /* & str */
 	"id" uuid /* pgrx :: Uuid */
@@ -1323,6 +1336,10 @@ COMMENT ON FUNCTION prompt._my_workspaces() IS
     'Internal (tenancy policies): the workspaces the current role is a tenant of, by its OID; empty for a role listed nowhere.';
 COMMENT ON FUNCTION prompt._role() IS
     'Internal: the current role''s OID.';
+COMMENT ON FUNCTION prompt._wire_known(text) IS
+    'Internal (the CHECK of models.wire and responses.shape): whether the text names one of the library''s wires.';
+COMMENT ON FUNCTION prompt._wires_known(text[]) IS
+    'Internal (the CHECK of model_profiles.wires): whether every entry names one of the library''s wires (a NULL entry does not).';
 COMMENT ON TABLE prompt.administrators IS
     'Tenancy''s administrators: roles that, once tenants are listed, read and write every tenant''s rows (their grants decide), beside the extension''s owner and roles with BYPASSRLS. Managed by the extension''s owner; kept by pg_dump.';
 COMMENT ON COLUMN prompt.tenants.role_oid IS

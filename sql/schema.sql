@@ -62,9 +62,8 @@ CREATE TABLE prompt.model_profiles (
     name                      text PRIMARY KEY CONSTRAINT model_profiles_name_valid CHECK (name <> ''),
     provider                  text NOT NULL
                               CONSTRAINT model_profiles_provider_valid CHECK (provider IN ('anthropic', 'openai', 'google', 'amazon', 'meta')),
-    wires                     text[] NOT NULL
-                              CONSTRAINT model_profiles_wires_valid
-                              CHECK (wires <> '{}' AND wires <@ ARRAY['anthropic', 'chat', 'responses', 'gemini', 'converse']),
+    -- Its CHECK, model_profiles_wires_valid, asks the library (finalize.sql).
+    wires                     text[] NOT NULL,
     advisory_window           int CONSTRAINT model_profiles_advisory_window_positive CHECK (advisory_window > 0),
     hard_window               int CONSTRAINT model_profiles_hard_window_positive CHECK (hard_window > 0),
     max_output_tokens         int CONSTRAINT model_profiles_max_output_tokens_positive CHECK (max_output_tokens > 0),
@@ -111,8 +110,8 @@ CREATE TABLE prompt.model_profiles (
 
 CREATE TABLE prompt.models (
     name              text PRIMARY KEY,
-    wire              text NOT NULL
-                      CONSTRAINT models_wire_valid CHECK (wire IN ('anthropic', 'chat', 'responses', 'gemini', 'converse')),
+    -- Its CHECK, models_wire_valid, asks the library (finalize.sql).
+    wire              text NOT NULL,
     tokenizer         text NOT NULL DEFAULT 'cl100k_base'
                       CONSTRAINT models_tokenizer_valid CHECK (tokenizer IN ('cl100k_base', 'o200k_base')),
     advisory_window   int CONSTRAINT models_advisory_window_positive CHECK (advisory_window > 0),
@@ -396,8 +395,8 @@ CREATE TABLE prompt.responses (
     turn_id                uuid NOT NULL,
     step                   int NOT NULL CONSTRAINT responses_step_valid CHECK (step >= 0),
     response_id            text,
-    shape                  text NOT NULL
-        CONSTRAINT responses_shape_valid CHECK (shape IN ('anthropic', 'chat', 'responses', 'gemini', 'converse')),
+    -- Its CHECK, responses_shape_valid, asks the library (finalize.sql).
+    shape                  text NOT NULL,
     model                  text,
     compiled_model         text,
     stop_reason            text,

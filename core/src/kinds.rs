@@ -280,40 +280,38 @@ mod tests {
         assert!(Mechanism::parse("Default").is_none(), "no silent default");
     }
 
-    /// The SQL lists of wires are the core's: each CHECK that lists them, in
-    /// the schema and in the update that brings a 0.4 schema to it, lists `Wire::ALL`,
-    /// in its order.
+    /// The wires are the core's: no SQL file lists them (a new wire changes no schema),
+    /// and each constraint on a wire column asks the library (`prompt._wire_known`,
+    /// `prompt._wires_known`), in a fresh install and in the update from 0.4.
     #[test]
-    fn the_schemas_lists_of_wires_are_the_cores() {
-        let list: Vec<String> = Wire::ALL.iter().map(|w| format!("'{}'", w.as_str())).collect();
-        let list = list.join(", ");
+    fn the_schema_asks_the_core_for_its_wires() {
+        let finalize = include_str!("../../sql/finalize.sql");
+        let update = include_str!("../../sql/pgprompt--0.4.0--0.5.0.sql");
         for (file, text) in [
             ("sql/schema.sql", include_str!("../../sql/schema.sql")),
+            ("sql/finalize.sql", finalize),
             (
-                "the 0.4.0 -> 0.5.0 update",
+                "the 0.4.0 -> 0.5.0 update template",
                 include_str!("../../sql/updates/0.4.0--0.5.0.template.sql"),
             ),
+            ("the 0.4.0 -> 0.5.0 update", update),
         ] {
-            for constraint in [
-                "models_wire_valid",
-                "responses_shape_valid",
+            assert!(
+                !text.contains("'anthropic', 'chat'"),
+                "{file} lists the wires; ask prompt._wire_known instead"
+            );
+        }
+        for (constraint, check) in [
+            ("models_wire_valid", "CHECK (prompt._wire_known(wire))"),
+            ("responses_shape_valid", "CHECK (prompt._wire_known(shape))"),
+            (
                 "model_profiles_wires_valid",
-            ] {
-                let at = text
-                    .match_indices(constraint)
-                    .map(|(i, _)| i)
-                    .find(|&i| {
-                        text[i..]
-                            .trim_start_matches(constraint)
-                            .trim_start()
-                            .starts_with("CHECK")
-                    })
-                    .unwrap_or_else(|| panic!("{file} defines no {constraint}"));
-                let definition = &text[at..at + text[at..].find(')').map_or(0, |e| e + 1)];
-                assert!(
-                    definition.contains(&list),
-                    "{file}: {constraint} lists other wires than {list}: {definition}"
-                );
+                "CHECK (wires <> '{}' AND prompt._wires_known(wires))",
+            ),
+        ] {
+            let added = format!("ADD CONSTRAINT {constraint} {check};");
+            for (file, text) in [("sql/finalize.sql", finalize), ("the 0.4.0 -> 0.5.0 update", update)] {
+                assert!(text.contains(&added), "{file} does not {added}");
             }
         }
     }

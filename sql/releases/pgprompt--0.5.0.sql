@@ -73,9 +73,8 @@ CREATE TABLE prompt.model_profiles (
     name                      text PRIMARY KEY CONSTRAINT model_profiles_name_valid CHECK (name <> ''),
     provider                  text NOT NULL
                               CONSTRAINT model_profiles_provider_valid CHECK (provider IN ('anthropic', 'openai', 'google', 'amazon', 'meta')),
-    wires                     text[] NOT NULL
-                              CONSTRAINT model_profiles_wires_valid
-                              CHECK (wires <> '{}' AND wires <@ ARRAY['anthropic', 'chat', 'responses', 'gemini', 'converse']),
+    -- Its CHECK, model_profiles_wires_valid, asks the library (finalize.sql).
+    wires                     text[] NOT NULL,
     advisory_window           int CONSTRAINT model_profiles_advisory_window_positive CHECK (advisory_window > 0),
     hard_window               int CONSTRAINT model_profiles_hard_window_positive CHECK (hard_window > 0),
     max_output_tokens         int CONSTRAINT model_profiles_max_output_tokens_positive CHECK (max_output_tokens > 0),
@@ -122,8 +121,8 @@ CREATE TABLE prompt.model_profiles (
 
 CREATE TABLE prompt.models (
     name              text PRIMARY KEY,
-    wire              text NOT NULL
-                      CONSTRAINT models_wire_valid CHECK (wire IN ('anthropic', 'chat', 'responses', 'gemini', 'converse')),
+    -- Its CHECK, models_wire_valid, asks the library (finalize.sql).
+    wire              text NOT NULL,
     tokenizer         text NOT NULL DEFAULT 'cl100k_base'
                       CONSTRAINT models_tokenizer_valid CHECK (tokenizer IN ('cl100k_base', 'o200k_base')),
     advisory_window   int CONSTRAINT models_advisory_window_positive CHECK (advisory_window > 0),
@@ -407,8 +406,8 @@ CREATE TABLE prompt.responses (
     turn_id                uuid NOT NULL,
     step                   int NOT NULL CONSTRAINT responses_step_valid CHECK (step >= 0),
     response_id            text,
-    shape                  text NOT NULL
-        CONSTRAINT responses_shape_valid CHECK (shape IN ('anthropic', 'chat', 'responses', 'gemini', 'converse')),
+    -- Its CHECK, responses_shape_valid, asks the library (finalize.sql).
+    shape                  text NOT NULL,
     model                  text,
     compiled_model         text,
     stop_reason            text,
@@ -897,7 +896,7 @@ ON CONFLICT (name) DO NOTHING;
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:17
+-- src/pg/triggers.rs:34
 -- pgprompt::pg::triggers::_check_document
 CREATE  FUNCTION "_check_document"(
 	"name" TEXT, /* & str */
@@ -910,13 +909,13 @@ AS 'MODULE_PATHNAME', '_check_document_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:162
+-- src/pg/triggers.rs:179
 -- pgprompt::pg::triggers::_check_options_wire
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:129
+-- src/pg/triggers.rs:146
 -- pgprompt::pg::triggers::_check_options_wire
 CREATE  FUNCTION "_check_options_wire"(
 	"level" TEXT, /* Option < & str > */
@@ -933,7 +932,7 @@ AS 'MODULE_PATHNAME', '_check_options_wire_v4_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:116
+-- src/pg/triggers.rs:133
 -- pgprompt::pg::triggers::_check_request_options
 CREATE  FUNCTION "_check_request_options"(
 	"table" TEXT, /* Option < & str > */
@@ -946,7 +945,7 @@ AS 'MODULE_PATHNAME', '_check_request_options_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:167
+-- src/pg/triggers.rs:184
 -- pgprompt::pg::triggers::_check_round
 CREATE  FUNCTION "_check_round"(
 	"turn_id" uuid, /* pgrx :: Uuid */
@@ -962,7 +961,7 @@ AS 'MODULE_PATHNAME', '_check_round_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:181
+-- src/pg/triggers.rs:198
 -- pgprompt::pg::triggers::_check_round_place
 CREATE  FUNCTION "_check_round_place"(
 	"turn_id" uuid, /* Option < pgrx :: Uuid > */
@@ -978,7 +977,7 @@ AS 'MODULE_PATHNAME', '_check_round_place_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:24
+-- src/pg/triggers.rs:41
 -- pgprompt::pg::triggers::_check_template
 CREATE  FUNCTION "_check_template"(
 	"handle" TEXT, /* Option < & str > */
@@ -992,13 +991,13 @@ AS 'MODULE_PATHNAME', '_check_template_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:75
+-- src/pg/triggers.rs:92
 -- pgprompt::pg::triggers::_check_turn
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:50
+-- src/pg/triggers.rs:67
 -- pgprompt::pg::triggers::_check_turn
 CREATE  FUNCTION "_check_turn"(
 	"inline" TEXT, /* Option < & str > */
@@ -1016,7 +1015,7 @@ AS 'MODULE_PATHNAME', '_check_turn_v3_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:95
+-- src/pg/triggers.rs:112
 -- pgprompt::pg::triggers::_check_turn_shape
 CREATE  FUNCTION "_check_turn_shape"(
 	"id" uuid, /* Option < pgrx :: Uuid > */
@@ -1084,7 +1083,7 @@ AS 'MODULE_PATHNAME', '_my_workspaces_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:224
+-- src/pg/triggers.rs:241
 -- pgprompt::pg::triggers::_own_entries
 CREATE  FUNCTION "_own_entries"(
 	"summary" TEXT, /* Option < & str > */
@@ -1112,7 +1111,7 @@ AS 'MODULE_PATHNAME', '_parent_gone_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:239
+-- src/pg/triggers.rs:256
 -- pgprompt::pg::triggers::_refuse_sealed
 CREATE  FUNCTION "_refuse_sealed"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1127,13 +1126,13 @@ AS 'MODULE_PATHNAME', '_refuse_sealed_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:88
+-- src/pg/triggers.rs:105
 -- pgprompt::pg::triggers::_refuse_sealed_update
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:266
+-- src/pg/triggers.rs:283
 -- pgprompt::pg::triggers::_refuse_sent_round
 CREATE  FUNCTION "_refuse_sent_round"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1148,7 +1147,7 @@ AS 'MODULE_PATHNAME', '_refuse_sent_round_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:281
+-- src/pg/triggers.rs:298
 -- pgprompt::pg::triggers::_refuse_timezone
 CREATE  FUNCTION "_refuse_timezone"(
 	"timezone" TEXT /* & str */
@@ -1183,7 +1182,7 @@ AS 'MODULE_PATHNAME', '_role_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:202
+-- src/pg/triggers.rs:219
 -- pgprompt::pg::triggers::_row_tokens
 CREATE  FUNCTION "_row_tokens"(
 	"kind" TEXT, /* Option < & str > */
@@ -1263,7 +1262,31 @@ AS 'MODULE_PATHNAME', '_unconfined_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/cache.rs:286
+-- src/pg/triggers.rs:20
+-- pgprompt::pg::triggers::_wire_known
+CREATE  FUNCTION "_wire_known"(
+	"wire" TEXT /* & str */
+) RETURNS bool /* bool */
+IMMUTABLE STRICT PARALLEL SAFE
+SET search_path TO pg_catalog, pg_temp
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_wire_known_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- src/pg/triggers.rs:28
+-- pgprompt::pg::triggers::_wires_known
+CREATE  FUNCTION "_wires_known"(
+	"wires" TEXT[] /* Vec < Option < String > > */
+) RETURNS bool /* bool */
+IMMUTABLE STRICT PARALLEL SAFE
+SET search_path TO pg_catalog, pg_temp
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_wires_known_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- src/pg/cache.rs:322
 -- pgprompt::pg::cache::cache_report
 CREATE  FUNCTION "cache_report"(
 	"conversation_id" uuid /* pgrx :: Uuid */
@@ -1451,7 +1474,7 @@ AS 'MODULE_PATHNAME', 'record_count_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/responses.rs:304
+-- src/pg/responses.rs:305
 -- pgprompt::pg::responses::record_response
 CREATE  FUNCTION "record_response"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1465,7 +1488,7 @@ AS 'MODULE_PATHNAME', 'record_response_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/responses.rs:370
+-- src/pg/responses.rs:371
 -- pgprompt::pg::responses::record_tool_results
 CREATE  FUNCTION "record_tool_results"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1586,6 +1609,12 @@ AS 'MODULE_PATHNAME', 'verify_seals_wrapper';
 -- finalize
 -- pgprompt: write-time refusals (docs/design.md, "Seals"; README, "Refused on write") as triggers, and the comments that make
 -- \d+ and \df+ explain themselves. Runs after the extension's functions exist.
+
+-- The wires are the library's (core/src/wire/, Wire::ALL): a wire it does not know is
+-- refused, and a new wire changes no list here.
+ALTER TABLE prompt.models ADD CONSTRAINT models_wire_valid CHECK (prompt._wire_known(wire));
+ALTER TABLE prompt.responses ADD CONSTRAINT responses_shape_valid CHECK (prompt._wire_known(shape));
+ALTER TABLE prompt.model_profiles ADD CONSTRAINT model_profiles_wires_valid CHECK (wires <> '{}' AND prompt._wires_known(wires));
 
 -- The tokenizers whose counts a write stores: those of the models in use.
 CREATE FUNCTION prompt._tokenizers_in_use() RETURNS text[]
@@ -2771,6 +2800,10 @@ COMMENT ON FUNCTION prompt._my_workspaces() IS
     'Internal (tenancy policies): the workspaces the current role is a tenant of, by its OID; empty for a role listed nowhere.';
 COMMENT ON FUNCTION prompt._role() IS
     'Internal: the current role''s OID.';
+COMMENT ON FUNCTION prompt._wire_known(text) IS
+    'Internal (the CHECK of models.wire and responses.shape): whether the text names one of the library''s wires.';
+COMMENT ON FUNCTION prompt._wires_known(text[]) IS
+    'Internal (the CHECK of model_profiles.wires): whether every entry names one of the library''s wires (a NULL entry does not).';
 COMMENT ON TABLE prompt.administrators IS
     'Tenancy''s administrators: roles that, once tenants are listed, read and write every tenant''s rows (their grants decide), beside the extension''s owner and roles with BYPASSRLS. Managed by the extension''s owner; kept by pg_dump.';
 COMMENT ON COLUMN prompt.tenants.role_oid IS

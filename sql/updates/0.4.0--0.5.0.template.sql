@@ -24,7 +24,8 @@
 -- * today's forms: models.history_cache_ttl (history's breakpoints' TTL), responses.
 --   billed_miss (a provider's cache diagnostics) and cache_report's billed_miss;
 -- * the fifth wire, Amazon Bedrock's Converse (models.wire, responses.shape, the
---   profiles' wires; Bedrock's Claude, Nova and Llama profiles; a cross-region inference
+--   profiles' wires: checked by the library, prompt._wire_known and _wires_known, not a
+--   list; Bedrock's Claude, Nova and Llama profiles; a cross-region inference
 --   profile's id matches as its model's);
 -- * responses.answer_digest: a stateful chain holds only while the answer it continues
 --   reads as it was recorded;
@@ -68,18 +69,13 @@ ALTER TABLE prompt.model_profiles
     ADD CONSTRAINT model_profiles_thinking_modes_valid
         CHECK (thinking_modes <@ ARRAY['adaptive', 'enabled', 'disabled', 'between_tools']),
     DROP CONSTRAINT model_profiles_wires_valid,
-    ADD CONSTRAINT model_profiles_wires_valid
-        CHECK (wires <> '{}' AND wires <@ ARRAY['anthropic', 'chat', 'responses', 'gemini', 'converse']),
     DROP CONSTRAINT model_profiles_provider_valid,
     ADD CONSTRAINT model_profiles_provider_valid CHECK (provider IN ('anthropic', 'openai', 'google', 'amazon', 'meta'));
 
--- The fifth wire: Amazon Bedrock's Converse.
-ALTER TABLE prompt.models
-    DROP CONSTRAINT models_wire_valid,
-    ADD CONSTRAINT models_wire_valid CHECK (wire IN ('anthropic', 'chat', 'responses', 'gemini', 'converse'));
-ALTER TABLE prompt.responses
-    DROP CONSTRAINT responses_shape_valid,
-    ADD CONSTRAINT responses_shape_valid CHECK (shape IN ('anthropic', 'chat', 'responses', 'gemini', 'converse'));
+-- The fifth wire, Amazon Bedrock's Converse: the lists of wires give way to the library's
+-- (their CHECKs are made again below, once prompt._wire_known exists).
+ALTER TABLE prompt.models DROP CONSTRAINT models_wire_valid;
+ALTER TABLE prompt.responses DROP CONSTRAINT responses_shape_valid;
 
 {{block-replace:schema:CREATE VIEW prompt.model_calibration}}
 
@@ -94,6 +90,11 @@ DROP FUNCTION prompt._seal_storage_guard(text, text);
 {{pgrx:_unconfined}}
 {{pgrx:_my_workspaces}}
 {{pgrx:_role}}
+{{pgrx:_wire_known}}
+{{pgrx:_wires_known}}
+{{block:finalize:ALTER TABLE prompt.models ADD CONSTRAINT models_wire_valid}}
+{{block:finalize:ALTER TABLE prompt.responses ADD CONSTRAINT responses_shape_valid}}
+{{block:finalize:ALTER TABLE prompt.model_profiles ADD CONSTRAINT model_profiles_wires_valid}}
 {{pgrx:_tenant_delete_guard}}
 {{pgrx:count_body}}
 {{pgrx:record_count}}

@@ -14,6 +14,23 @@ use pgprompt_core::rounds::{self, RoundRow};
 use pgprompt_core::tokens::{row_counts, Tokenizer};
 use pgprompt_core::{compile, fields, history, macros, template};
 
+/// Internal: whether `wire` names a wire of the core's (`Wire::ALL`, the one list): the
+/// CHECK of `models.wire` and `responses.shape`. A new wire is its folder in the core,
+/// never a list in the schema.
+#[pg_extern(immutable, parallel_safe, strict)]
+#[search_path(pg_catalog, pg_temp)]
+fn _wire_known(wire: &str) -> bool {
+    Wire::parse(wire).is_some()
+}
+
+/// Internal: whether every entry of `wires` names a wire of the core's (a NULL entry does
+/// not): the CHECK of `model_profiles.wires`.
+#[pg_extern(immutable, parallel_safe, strict)]
+#[search_path(pg_catalog, pg_temp)]
+fn _wires_known(wires: Vec<Option<String>>) -> bool {
+    wires.iter().all(|w| w.as_deref().and_then(Wire::parse).is_some())
+}
+
 #[pg_extern(immutable, parallel_safe)]
 #[search_path(pg_catalog, pg_temp)]
 fn _check_document(name: &str, body: &str) {

@@ -282,3 +282,31 @@ def test_a_list_that_is_no_model_list_is_refused_and_nothing_written(cat, provid
         cat.execute("SELECT * FROM prompt.import_models(%s, %s::jsonb)", (provider, models)).fetchall()
     assert e.value.sqlstate == "22023" and e.value.diag.message_primary.startswith(message), e.value.diag.message_primary
     assert cat.execute("SELECT count(*) FROM prompt.model_profiles").fetchone()[0] == before
+
+
+def test_the_wires_are_the_librarys(cat):
+    """The constraints on a wire column ask the library (prompt._wire_known and
+    _wires_known): each of its five wires is taken; a wire it does not know, a wire spelled
+    in another case, an empty list and a NULL entry are refused (23514, naming the
+    constraint), and nothing is written."""
+    with cat.transaction():
+        for wire in ("anthropic", "chat", "responses", "gemini", "converse"):
+            cat.execute("INSERT INTO prompt.models (name, wire) VALUES (%s, %s)", (f"test-wire-{wire}", wire))
+        cat.execute("UPDATE prompt.model_profiles SET wires = ARRAY['anthropic', 'converse'] "
+                    "WHERE name = (SELECT min(name) FROM prompt.model_profiles)")
+        raise psycopg.Rollback()
+    refused = [
+        ("INSERT INTO prompt.models (name, wire) VALUES ('test-wire-x', 'telegraph')", "models_wire_valid"),
+        ("INSERT INTO prompt.models (name, wire) VALUES ('test-wire-x', 'Anthropic')", "models_wire_valid"),
+        ("UPDATE prompt.model_profiles SET wires = ARRAY['chat', NULL] "
+         "WHERE name = (SELECT min(name) FROM prompt.model_profiles)", "model_profiles_wires_valid"),
+        ("UPDATE prompt.model_profiles SET wires = '{}' "
+         "WHERE name = (SELECT min(name) FROM prompt.model_profiles)", "model_profiles_wires_valid"),
+        ("UPDATE prompt.model_profiles SET wires = ARRAY['chat', 'telegraph'] "
+         "WHERE name = (SELECT min(name) FROM prompt.model_profiles)", "model_profiles_wires_valid"),
+    ]
+    for sql, constraint in refused:
+        with pytest.raises(psycopg.Error) as e:
+            cat.execute(sql)
+        assert e.value.sqlstate == "23514" and e.value.diag.constraint_name == constraint, (sql, e.value)
+    assert cat.execute("SELECT count(*) FROM prompt.models WHERE name LIKE 'test-wire-%'").fetchone()[0] == 0
