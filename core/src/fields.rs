@@ -19,7 +19,7 @@ use crate::macros;
 use crate::template::{self, HistoryKnobs, Slot};
 
 /// Bound of a document body, a template and an inline entry.
-pub const MAX_TEXT_BYTES: usize = 64 * 1024;
+pub(crate) const MAX_TEXT_BYTES: usize = 64 * 1024;
 
 /// Which per-turn block a slot-less inline entry lands in (its `"position"`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

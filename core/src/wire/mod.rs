@@ -28,7 +28,6 @@ use crate::rows::Model;
 pub use count::count_body;
 pub(crate) use form::{Form, Marking};
 pub use json::{pretty, to_text as json_text};
-pub use shape::explicit;
 use shape::tool_list;
 pub use shape::{Body, Breakpoint, Layout, Pos, Rendered, Request, Stretch, DEFAULT_MAX_TOKENS};
 

@@ -194,7 +194,7 @@ pub(super) fn role_elements(
 }
 
 /// Whether a model's profile takes OpenAI's explicit breakpoints (`prompt_cache_breakpoint`).
-pub fn explicit(profile: Option<&crate::profile::Profile>) -> bool {
+pub(crate) fn explicit(profile: Option<&crate::profile::Profile>) -> bool {
     profile.and_then(|p| p.cache_breakpoints) == Some(crate::kinds::Breakpoints::PromptCacheBreakpoint)
 }
 
