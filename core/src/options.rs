@@ -19,7 +19,10 @@
 //!
 //! A model with a profile (`crate::profile`) is held to its rules (thinking modes,
 //! efforts, displays, budgets, sampling and its ranges, thinking beside a forced tool);
-//! a model without one keeps its wire's rules (`check_wire`).
+//! a model without one keeps its wire's rules (`check_wire`). Each wire checks and spells
+//! its own columns of this table in its folder (`wire/<wire>/options.rs`); this file
+//! holds the vocabulary, the merge, the profile's rules and the spellings several wires
+//! share.
 
 use serde_json::{Map, Number, Value};
 

@@ -1,9 +1,12 @@
 //! A provider's response body, as its API returned it, read into what the next compile
 //! needs (docs/design.md, "The response loop"): the assistant's parts in the round
 //! format (text, tool calls, thinking and reasoning verbatim), the stop reason, and the
-//! usage as billed. Five shapes: Anthropic `Message`, OpenAI `ChatCompletion`, OpenAI
-//! Responses `Response`, Gemini `GenerateContentResponse`, Bedrock `ConverseResponse`. Anything else, or a part of
-//! none of them, is refused as `response_invalid` with its JSON pointer.
+//! usage as billed. Five shapes, each read in its wire's folder (`wire/<wire>/response.rs`,
+//! tried in turn by `wire::read_response`): Anthropic `Message`, OpenAI `ChatCompletion`,
+//! OpenAI Responses `Response`, Gemini `GenerateContentResponse`, Bedrock
+//! `ConverseResponse`. Anything else, or a part of none of them, is refused as
+//! `response_invalid` with its JSON pointer. This file holds the response, its usage and
+//! what the readers share.
 
 use serde::Serialize;
 use serde_json::{json, Map, Value};

@@ -6,6 +6,9 @@
 //! Every renderer also reports its [`Layout`]: which compiled parts each element carries,
 //! so the estimate counts the body the provider receives (3 tokens per element and per
 //! lifted system field, 3 for the request, every part, and the tool definitions' JSON).
+//!
+//! Each wire is a folder of this module implementing [`Form`] (`form.rs`), registered in
+//! [`Wire::form`]; this file holds what asks every wire the same question.
 
 mod anthropic;
 mod chat;

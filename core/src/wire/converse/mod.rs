@@ -8,9 +8,9 @@
 //! the calls, a breakpoint as a `cachePoint` block right after the block it closes, the
 //! tools under `toolConfig`.
 //!
-//! This folder holds what the wire decides: the body and its elements here, the options'
-//! spelling in `options.rs` (their checks stay with every wire's in `crate::options`, the
-//! response reader with every wire's in `crate::response`: neither reads the wires).
+//! This folder holds what the wire decides, as every wire's does: the body, its elements
+//! and its `Form` here, its options' checks and spelling in `options.rs`, its response
+//! shape in `response.rs`.
 
 mod options;
 mod response;
