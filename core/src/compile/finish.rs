@@ -50,6 +50,7 @@ impl Compiler<'_, '_> {
         }
         let stateful = options.stateful.then(|| {
             super::stateful::link(
+                self.wire.form(),
                 self.ctx,
                 self.model.map(|m| m.name.as_str()),
                 (&fresh.messages, &rendered.layout, &rendered.body.elements),

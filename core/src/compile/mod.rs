@@ -34,7 +34,11 @@ pub fn compile(ctx: &Context, history: &mut dyn HistorySource, memo: &mut Memo, 
     let mut out = compile_full(ctx, history, memo, purpose)?;
     if let Some(s) = &out.explain.stateful {
         if !out.body.head.is_empty() {
-            out.body = crate::wire::responses::stateful(&out.body, s.previous_response_id.as_deref(), s.cut);
+            out.body = out
+                .explain
+                .wire
+                .form()
+                .chained(&out.body, s.previous_response_id.as_deref(), s.cut);
         }
     }
     Ok(out)

@@ -20,7 +20,7 @@ use crate::estimate::{BlockEstimate, Estimate};
 use crate::items::Message;
 use crate::seal::Stateful;
 use crate::tokens::Counter;
-use crate::wire::{self, Layout};
+use crate::wire::{self, Form, Layout};
 
 /// The answerer of a turn that asks for stateful mode on the responses wire (its
 /// merged request options say `stateful: true`): whose previous request the loader
@@ -47,6 +47,7 @@ pub fn answerer(ctx: &Context) -> Option<uuid::Uuid> {
 /// counts what the provider holds from the recorded usage in place of the elements not
 /// sent (block `held`).
 pub(super) fn link(
+    form: &dyn Form,
     ctx: &Context,
     model: Option<&str>,
     full: (&[Message], &Layout, &[String]),
@@ -55,13 +56,13 @@ pub(super) fn link(
     counter: &mut Counter<'_>,
 ) -> Stateful {
     let (messages, layout, elements) = full;
-    let (lead, _) = wire::responses::lead(elements);
+    let (lead, _) = form.lead(elements);
     let unlinked = Stateful {
         previous_response_id: None,
         cut: lead,
         held_tokens: None,
     };
-    let Some((p, cut, previous_instructions)) = chain_cut(ctx, model, elements, lead) else {
+    let Some((p, cut, previous_instructions)) = chain_cut(form, ctx, model, elements, lead) else {
         return unlinked;
     };
     let dropped = wire::elements_cost(messages, layout.elements.get(lead..cut).unwrap_or(&[]));
@@ -98,6 +99,7 @@ pub(super) fn link(
 /// when the chain to the previous request holds, with that request and its instructions;
 /// `None` when it is broken.
 fn chain_cut<'c>(
+    form: &dyn Form,
     ctx: &'c Context,
     model: Option<&str>,
     elements: &[String],
@@ -108,13 +110,13 @@ fn chain_cut<'c>(
     if !p.stateful || !same_model {
         return None;
     }
-    let (previous_lead, previous_instructions) = wire::responses::lead(&p.body.elements);
+    let (previous_lead, previous_instructions) = form.lead(&p.body.elements);
     let sent = p
         .body
         .elements
         .get(previous_lead..)?
         .iter()
-        .filter(|e| !is_reasoning(e));
+        .filter(|e| !form.is_reasoning(e));
     let own = elements.get(lead..)?;
     // What the previous request sent (messages, the model's answers and calls, tool
     // outputs) must recur in order, byte for byte: an answer edited since is not what
@@ -122,7 +124,7 @@ fn chain_cut<'c>(
     // (an earlier turn's is not replayed, the provider keeps it).
     let mut at = 0;
     for e in sent {
-        at += own.get(at..)?.iter().take_while(|o| is_reasoning(o)).count();
+        at += own.get(at..)?.iter().take_while(|o| form.is_reasoning(o)).count();
         if own.get(at)? != e {
             return None;
         }
@@ -130,21 +132,14 @@ fn chain_cut<'c>(
     }
     // Then what the response added (the loader has checked that the answer still reads
     // as it was recorded).
-    at += own[at..].iter().take_while(|o| is_output(o)).count();
+    at += own[at..].iter().take_while(|o| form.is_output(o)).count();
     Some((p, lead + at, previous_instructions))
-}
-
-fn is_output(e: &str) -> bool {
-    wire::responses::is_output(e)
-}
-
-fn is_reasoning(e: &str) -> bool {
-    wire::responses::is_reasoning(e)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kinds::Wire;
     use crate::testing::Scenario;
     use crate::wire::Body;
 
@@ -158,7 +153,8 @@ mod tests {
 
     /// The chain's cut for a full body, or `None`.
     fn cut(ctx: &Context, model: Option<&str>, full: &[String]) -> Option<usize> {
-        chain_cut(ctx, model, full, wire::responses::lead(full).0).map(|c| c.1)
+        let form = crate::kinds::Wire::Responses.form();
+        chain_cut(form, ctx, model, full, form.lead(full).0).map(|c| c.1)
     }
 
     const SYS: &str = r#"{"type":"message","role":"system","content":"Be brief."}"#;
@@ -224,7 +220,10 @@ mod tests {
             held_tokens: Some(15),
         };
         assert_eq!(
-            wire::responses::stateful(&full, s.previous_response_id.as_deref(), s.cut).text(),
+            Wire::Responses
+                .form()
+                .chained(&full, s.previous_response_id.as_deref(), s.cut)
+                .text(),
             r#"{"model":"resp","max_output_tokens":10,"instructions":"Be brief.","previous_response_id":"resp_1","input":[{"type":"message","role":"user","content":"and?"}]}"#
         );
         let unlinked = Stateful {
@@ -233,7 +232,9 @@ mod tests {
             held_tokens: None,
         };
         assert_eq!(
-            wire::responses::stateful(&full, unlinked.previous_response_id.as_deref(), unlinked.cut)
+            Wire::Responses
+                .form()
+                .chained(&full, unlinked.previous_response_id.as_deref(), unlinked.cut)
                 .elements
                 .len(),
             3,

@@ -3,7 +3,7 @@
 //! reads no wire's folder.
 
 use super::count::Members;
-use super::shape::{Pos, Rendered, Request, ToolSpelling};
+use super::shape::{Body, Pos, Rendered, Request, ToolSpelling};
 use crate::items::{Message, PartKind, Unit};
 use crate::kinds::Role;
 use crate::options::Options;
@@ -126,6 +126,32 @@ pub(crate) trait Form: Sync {
     /// `include` and `previous_response_id`: stateful mode, and reasoning replayed from
     /// its encrypted content when nothing is stored).
     fn stores_responses(&self) -> bool {
+        false
+    }
+
+    /// The form a chained request is sent in (a wire that [`Form::stores_responses`]):
+    /// the full `body` from the chain's `cut` on, after the response `previous` names,
+    /// the leading system text where the wire takes it apart. A wire that keeps no state
+    /// sends the body whole.
+    fn chained(&self, body: &Body, _previous: Option<&str>, _cut: usize) -> Body {
+        body.clone()
+    }
+
+    /// The leading system elements of a body's list (what a chained request sends apart):
+    /// how many, and their texts joined.
+    fn lead(&self, _elements: &[String]) -> (usize, Option<String>) {
+        (0, None)
+    }
+
+    /// Whether an element is one the model's response added (an answer, a call, a
+    /// provider's item), not one this side wrote.
+    fn is_output(&self, _element: &str) -> bool {
+        false
+    }
+
+    /// Whether an element is reasoning: what the provider holds whatever a later body
+    /// replays of it.
+    fn is_reasoning(&self, _element: &str) -> bool {
         false
     }
 

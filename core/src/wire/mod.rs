@@ -19,7 +19,7 @@ mod gemini;
 mod json;
 mod openai;
 pub(crate) mod replay;
-pub(crate) mod responses;
+mod responses;
 mod shape;
 
 use crate::fields::Tool;

@@ -206,7 +206,7 @@ fn system_text(element: &str) -> Option<String> {
 /// The leading system and developer elements of a body's `input` (texts only): how
 /// many, and their texts joined by a blank line — what a stateful request sends as
 /// `instructions`.
-pub(crate) fn lead(elements: &[String]) -> (usize, Option<String>) {
+fn lead(elements: &[String]) -> (usize, Option<String>) {
     let texts: Vec<String> = elements.iter().map_while(|e| system_text(e)).collect();
     let n = texts.len();
     (n, (n > 0).then(|| texts.join("\n\n")))
@@ -215,7 +215,7 @@ pub(crate) fn lead(elements: &[String]) -> (usize, Option<String>) {
 /// Whether an element is one the model's response adds (an assistant message, a call,
 /// reasoning, a server tool's item), not one this side writes (a user, system or
 /// developer message, a tool's output).
-pub(crate) fn is_output(element: &str) -> bool {
+fn is_output(element: &str) -> bool {
     const INPUT: [&str; 2] = [
         r#"{"type":"message","role":"user","content":"#,
         r#"{"type":"function_call_output","#,
@@ -227,7 +227,7 @@ pub(crate) fn is_output(element: &str) -> bool {
 /// may leave out or replay differently (an earlier turn's reasoning is not replayed;
 /// the provider holds it). Every other element a request sent — the model's messages
 /// and calls included — is what a chained request's provider holds, byte for byte.
-pub(crate) fn is_reasoning(element: &str) -> bool {
+fn is_reasoning(element: &str) -> bool {
     const NOT: [&str; 2] = [r#"{"type":"message","#, r#"{"type":"function_call"#];
     if NOT.iter().any(|p| element.starts_with(p)) {
         return false;
@@ -241,11 +241,7 @@ pub(crate) fn is_reasoning(element: &str) -> bool {
 /// `instructions`, `previous_response_id` when the chain holds, and the elements from
 /// the chain's cut on; the explicit cache options dropped (a stateful request places no
 /// breakpoints; the provider caches the chain by its key).
-pub(crate) fn stateful(
-    body: &super::shape::Body,
-    previous_response_id: Option<&str>,
-    cut: usize,
-) -> super::shape::Body {
+fn stateful(body: &super::shape::Body, previous_response_id: Option<&str>, cut: usize) -> super::shape::Body {
     let (lead, instructions) = lead(&body.elements);
     let from = cut.max(lead).min(body.elements.len());
     let mut added = String::new();
@@ -353,6 +349,22 @@ impl super::form::Form for Responses {
 
     fn stores_responses(&self) -> bool {
         true
+    }
+
+    fn chained(&self, body: &super::shape::Body, previous: Option<&str>, cut: usize) -> super::shape::Body {
+        stateful(body, previous, cut)
+    }
+
+    fn lead(&self, elements: &[String]) -> (usize, Option<String>) {
+        lead(elements)
+    }
+
+    fn is_output(&self, element: &str) -> bool {
+        is_output(element)
+    }
+
+    fn is_reasoning(&self, element: &str) -> bool {
+        is_reasoning(element)
     }
 
     fn read_response(&self, o: &crate::json_at::Obj<'_>) -> Option<crate::error::Result<crate::response::Response>> {
