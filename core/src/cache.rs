@@ -39,6 +39,7 @@ use uuid::Uuid;
 use crate::kinds::Wire;
 use crate::rows::Model;
 use crate::tokens::{Counter, Memo, Tokenizer};
+use crate::wire::Form;
 
 /// A request as it was sent.
 #[derive(Debug, Clone)]
@@ -342,7 +343,8 @@ struct Rules {
 impl Rules {
     fn of(wire: Wire, model: Option<&Model>) -> Rules {
         let profile = model.and_then(|m| m.profile.as_ref());
-        let form = wire.form().cache_rules(profile);
+        let form: &dyn Form = wire.form();
+        let form = form.cache_rules(profile);
         let explicit = form.at_marks_only;
         // The model's TTL where it marks breakpoints; an implicit cache keeps five minutes.
         let ttl = match model.filter(|_| explicit) {

@@ -247,6 +247,24 @@ pub(crate) enum Unit {
     Shared,
 }
 
+/// How a wire merges what it sends: the part of a wire's decisions the cost model reads.
+/// Each wire's `Form` is one (`wire/form.rs`); this file asks it and names no wire.
+pub(crate) trait Merging {
+    /// The wire it is (a provider's own block rides its wire only).
+    fn wire(&self) -> Wire;
+
+    /// How the wire sends a part of a message of `role` (a part it carries: a provider's
+    /// own block of another wire is dropped before this is asked). Every kind is named
+    /// in each wire's answer: a new kind is a compile error there, not a silent drop.
+    fn unit(&self, kind: &PartKind, role: Role) -> Unit;
+
+    /// Whether neighbouring messages of one side (user or assistant) merge into one
+    /// element, unless a round starts between them (anthropic, gemini, converse); on
+    /// the other wires a message is an element of its own, and a message that sends
+    /// nothing still separates its neighbours.
+    fn merges_sides(&self) -> bool;
+}
+
 impl PartKind {
     /// Whether `wire` sends the part at all: a provider's own block rides its wire only.
     pub(crate) fn carried_on(&self, wire: Wire) -> bool {
@@ -254,11 +272,11 @@ impl PartKind {
     }
 
     /// How `wire` sends this part of a message of `role`.
-    pub(crate) fn unit(&self, wire: Wire, role: Role) -> Unit {
-        if !self.carried_on(wire) {
+    pub(crate) fn unit(&self, wire: &dyn Merging, role: Role) -> Unit {
+        if !self.carried_on(wire.wire()) {
             return Unit::Dropped;
         }
-        wire.form().unit(self, role)
+        wire.unit(self, role)
     }
 }
 
@@ -268,12 +286,16 @@ impl PartKind {
 /// sends costs its overhead, charged to the newest item in it (an item that joins the
 /// element after it adds only its parts). Exact when what precedes the items does not
 /// merge into them, and never less than what they add.
-pub(crate) fn marginal_cost(items: &[Item], following: Option<Follower>, wire: Wire) -> (u32, Option<Follower>) {
+pub(crate) fn marginal_cost(
+    items: &[Item],
+    following: Option<Follower>,
+    wire: &dyn Merging,
+) -> (u32, Option<Follower>) {
     let mut cost = 0;
     let mut next = following;
     for item in items.iter().rev() {
         let units: Vec<Unit> = item.parts.iter().map(|p| p.kind.unit(wire, item.role)).collect();
-        if units.iter().all(|u| *u == Unit::Dropped) && wire.form().merges_sides() {
+        if units.iter().all(|u| *u == Unit::Dropped) && wire.merges_sides() {
             // Sends nothing: what comes before meets what comes after (on chat and
             // responses it is still a message of its own, which nothing merges across);
             // a system run before it is not the one after it. Within the message after
@@ -338,9 +360,9 @@ impl Follower {
     /// on anthropic and gemini also the same side (user or assistant) unless a round
     /// starts here, but never a system item before another role or a gap (a leading
     /// system run is lifted out of the list, and may end there).
-    fn continues(&self, item: &Item, wire: Wire) -> bool {
+    fn continues(&self, item: &Item, wire: &dyn Merging) -> bool {
         let same_message = self.same_message(item);
-        if !wire.form().merges_sides() {
+        if !wire.merges_sides() {
             return same_message;
         }
         let side = |r: Role| r == Role::Assistant;
@@ -458,11 +480,11 @@ mod tests {
         let tail = vec![t(Role::User, "input", 1)];
         let older = vec![t(Role::User, "a", 0), t(Role::Assistant, "b", 0)];
         let newer = vec![t(Role::Assistant, "c", 0), t(Role::User, "d", 0)];
-        let (tail_cost, after_tail) = marginal_cost(&tail, None, wire);
+        let (tail_cost, after_tail) = marginal_cost(&tail, None, wire.form());
         // Newest first: d merges into the input, c into nothing after it but d's message.
-        let (newer_cost, after_newer) = marginal_cost(&newer, after_tail, wire);
+        let (newer_cost, after_newer) = marginal_cost(&newer, after_tail, wire.form());
         assert_eq!(newer_cost, 1 + 1 + 3);
-        let (older_cost, _) = marginal_cost(&older, after_newer, wire);
+        let (older_cost, _) = marginal_cost(&older, after_newer, wire.form());
         assert_eq!(older_cost, 1 + 3 + 1, "b merges into c");
         let all: Vec<Item> = older.iter().chain(&newer).chain(&tail).cloned().collect();
         assert_eq!(
@@ -472,7 +494,7 @@ mod tests {
         let mut sep = t(Role::User, "result", 0);
         sep.separate = true;
         assert_eq!(
-            marginal_cost(&[sep], after_tail, wire).0,
+            marginal_cost(&[sep], after_tail, wire.form()).0,
             1 + 3,
             "a round's own item never merges"
         );
@@ -509,7 +531,7 @@ mod tests {
         let mut results = Item::new(Role::User, vec![result("a"), result("b")], 0);
         results.separate = true;
         let round = [said, results];
-        let cost = |wire| marginal_cost(&round, None, wire).0;
+        let cost = |wire: Wire| marginal_cost(&round, None, wire.form()).0;
         // anthropic and gemini: one message each side.
         assert_eq!(cost(Wire::Anthropic), (3 + 6) + (3 + 2));
         assert_eq!(cost(Wire::Gemini), (3 + 6) + (3 + 2));
@@ -527,7 +549,7 @@ mod tests {
             tokens: 50,
         };
         let alone = [Item::new(Role::Assistant, vec![thinking], 0)];
-        assert_eq!(marginal_cost(&alone, None, Wire::Chat).0, 0);
-        assert_eq!(marginal_cost(&alone, None, Wire::Anthropic).0, 53);
+        assert_eq!(marginal_cost(&alone, None, Wire::Chat.form()).0, 0);
+        assert_eq!(marginal_cost(&alone, None, Wire::Anthropic.form()).0, 53);
     }
 }

@@ -52,7 +52,7 @@ pub fn parse_request_options<'a>(input: impl JsonInput<'a>) -> Result<RequestOpt
     Ok(options)
 }
 
-const KEYS: [&str; 12] = [
+pub(crate) const KEYS: [&str; 12] = [
     "tool_choice",
     "parallel_tool_calls",
     "temperature",
@@ -151,12 +151,12 @@ pub struct Options {
 const HINT: &str = "request_options takes tool_choice, parallel_tool_calls, temperature, top_p, stop, response_format, thinking, metadata, store, include, stateful and cache_diagnostics (README, \"Request options\").";
 
 /// A refusal of the options reader as `request_options_invalid`.
-fn refused(r: json_at::Refusal) -> Error {
+pub(crate) fn refused(r: json_at::Refusal) -> Error {
     r.error(Code::RequestOptionsInvalid).hint(HINT)
 }
 
 /// A rule's refusal of the option at `key` (`""`: the whole, `thinking/effort`: a part).
-fn invalid(key: &str, what: impl AsRef<str>) -> Error {
+pub(crate) fn invalid(key: &str, what: impl AsRef<str>) -> Error {
     let path = if key.is_empty() {
         ROOT.to_string()
     } else {
@@ -169,7 +169,7 @@ fn invalid(key: &str, what: impl AsRef<str>) -> Error {
 }
 
 /// The pointer of the options.
-const ROOT: &str = "/request_options";
+pub(crate) const ROOT: &str = "/request_options";
 
 fn number(v: &At<'_>, key: &str, ok: impl Fn(f64) -> bool, range: &str) -> Checked<Number> {
     v.read(
@@ -193,7 +193,7 @@ fn boolean(v: &At<'_>, key: &str) -> Checked<bool> {
     )
 }
 
-fn read(map: &Obj<'_>) -> Checked<Options> {
+pub(crate) fn read(map: &Obj<'_>) -> Checked<Options> {
     let mut o = Options::default();
     for (key, v) in map.entries() {
         match key {
@@ -430,23 +430,6 @@ pub(crate) fn merge<'a>(levels: [(&'a str, &RequestOptions); 3]) -> (Map<String,
 /// A refusal of a key (its path under `/request_options`) and why.
 pub(crate) type Refusal = (&'static str, String);
 
-/// Refuses what `wire` cannot say, whatever the model: what only some wires take (the
-/// stored-response options, cache diagnostics, Gemini's thoughts), then the shape of
-/// the wire's own fields ([`crate::wire::Form::check_options`]). `max_tokens` bounds a
-/// thinking budget (Anthropic).
-pub(crate) fn check_shape(o: &Options, wire: Wire, max_tokens: i32) -> std::result::Result<(), Refusal> {
-    let form = wire.form();
-    responses_options(o, wire)?;
-    if o.thinking.as_ref().is_some_and(|t| t.include_thoughts.is_some()) && !form.returns_thoughts() {
-        return refusal(
-            wire,
-            "thinking/include_thoughts",
-            "returns no thoughts on request (a Gemini option)",
-        );
-    }
-    form.check_options(o, max_tokens)
-}
-
 /// A refusal of the option at `key` by `wire`: "the {wire} wire {what}".
 pub(crate) fn refusal(wire: Wire, key: &'static str, what: &str) -> std::result::Result<(), Refusal> {
     Err((key, format!("the {} wire {what}", wire.as_str())))
@@ -471,56 +454,24 @@ pub(crate) fn claude_thinking(t: &Thinking, max_tokens: i32, wire: Wire) -> std:
     Ok(())
 }
 
-/// The Responses options (`store`, `include`, `stateful`): refused on the other wires;
-/// `stateful` chains stored responses only.
-fn responses_options(o: &Options, wire: Wire) -> std::result::Result<(), Refusal> {
-    let refuse = |key: &'static str, what: &str| Err((key, format!("the {} wire {what}", wire.as_str())));
-    if !wire.form().stores_responses() {
-        if o.store.is_some() {
-            return refuse("store", "takes no store (a Responses option)");
-        }
-        if o.include.is_some() {
-            return refuse("include", "takes no include (a Responses option)");
-        }
-        if o.stateful {
-            return refuse("stateful", "keeps no conversation state (a Responses option)");
-        }
-    }
-    if o.stateful && o.store == Some(false) {
-        return refuse(
-            "stateful",
-            "chains stored responses only: stateful needs store true or unset",
-        );
-    }
-    if o.cache_diagnostics && !wire.form().takes_cache_diagnostics() {
-        return refuse(
-            "cache_diagnostics",
-            "returns no cache diagnostics (anthropic and responses do)",
-        );
-    }
-    Ok(())
-}
-
-/// Refuses what `wire` does not take from a model without a profile (0.3's rules):
-/// Anthropic's sampling options (its SDK's request type has none).
-pub(crate) fn check_wire(o: &Options, wire: Wire, max_tokens: i32) -> std::result::Result<(), Refusal> {
-    check_shape(o, wire, max_tokens)?;
-    wire.form().check_unprofiled(o)
-}
-
 // The profile's rules on options (`crate::profile` holds the rules, this module reads
 // the options against them).
 
 /// The mode a thinking option resolves to: the one it names, `enabled` for a budget,
 /// else the profile's default for an effort alone.
-fn mode_of(p: &Profile, t: &Thinking) -> Option<ThinkingMode> {
+pub(crate) fn mode_of(p: &Profile, t: &Thinking) -> Option<ThinkingMode> {
     t.mode
         .or(t.budget.map(|_| ThinkingMode::Enabled))
         .or(if t.effort.is_some() { p.thinking_default } else { None })
 }
 
 /// Refuses what the options ask that the model `model` does not take.
-fn profile_check(p: &Profile, model: &str, o: &Options, max_tokens: i32) -> std::result::Result<(), Refusal> {
+pub(crate) fn profile_check(
+    p: &Profile,
+    model: &str,
+    o: &Options,
+    max_tokens: i32,
+) -> std::result::Result<(), Refusal> {
     let who = p.who(model);
     if let Some(t) = &o.thinking {
         check_thinking(p, t, &who, max_tokens)?;
@@ -618,7 +569,7 @@ fn check_sampling(p: &Profile, o: &Options, who: &str) -> std::result::Result<()
 }
 
 /// Whether a request with these options thinks (for the forced-tool rule).
-fn thinks(p: &Profile, t: Option<&Thinking>) -> bool {
+pub(crate) fn thinks(p: &Profile, t: Option<&Thinking>) -> bool {
     t.is_some_and(|t| mode_of(p, t).is_some_and(|m| m != ThinkingMode::Disabled) || t.effort.is_some())
 }
 
@@ -634,103 +585,6 @@ pub struct Rules<'a> {
     pub model: &'a str,
     /// The profile of the model (`prompt.model_profiles`): the rules its options are checked against.
     pub profile: &'a Profile,
-}
-
-/// The shape of the wire, then the model's profile (or, without one, the wire's 0.3
-/// rules); the thinking mode sent is decided here. A refusal with an empty key is the
-/// model's own (its wire, its output limit).
-pub(crate) fn check_model(
-    o: &mut Options,
-    wire: Wire,
-    max_tokens: i32,
-    rules: Option<Rules<'_>>,
-) -> std::result::Result<(), Refusal> {
-    let Some(Rules { model, profile: p }) = rules else {
-        check_wire(o, wire, max_tokens)?;
-        o.mode = o
-            .thinking
-            .as_ref()
-            .and_then(|t| t.mode.or(t.budget.map(|_| ThinkingMode::Enabled)));
-        return Ok(());
-    };
-    // The model's rules first (they name the model), then what its wire can say.
-    p.check_model(model, wire, max_tokens)?;
-    profile_check(p, model, o, max_tokens)?;
-    if forced(o) && !p.thinking_with_forced_tool && thinks(p, o.thinking.as_ref()) {
-        return Err((
-            "tool_choice",
-            format!(
-                "{} takes no thinking beside a forced tool choice (required or a named tool)",
-                p.who(model)
-            ),
-        ));
-    }
-    check_shape(o, wire, max_tokens)?;
-    o.mode = o.thinking.as_ref().and_then(|t| mode_of(p, t));
-    Ok(())
-}
-
-/// The merged options of a request, parsed and checked against its wire and the model's
-/// profile; a refusal names the key and the level (model, agent, turn) that set it.
-pub fn resolve(
-    levels: [(&str, &RequestOptions); 3],
-    wire: Wire,
-    max_tokens: i32,
-    rules: Option<Rules<'_>>,
-) -> Result<Options> {
-    let (merged, origin) = merge(levels);
-    let level = |key: &str| origin.iter().find(|(k, _)| k == key).map_or("request", |(_, l)| *l);
-    let top = |key: &str| {
-        KEYS.iter()
-            .find(|k| key == **k || key.starts_with(&format!("{k}/")))
-            .copied()
-            .unwrap_or("")
-    };
-    let mut o = read(&Obj::root(&merged, ROOT)).map_err(|r| {
-        // The level that set the refused option: the pointer's first token, unescaped.
-        let token = r
-            .path
-            .strip_prefix(ROOT)
-            .and_then(|t| t.strip_prefix('/'))
-            .unwrap_or_default();
-        let key = token
-            .split('/')
-            .next()
-            .unwrap_or_default()
-            .replace("~1", "/")
-            .replace("~0", "~");
-        refused(r).detail(format!("Set by the {}'s request_options.", level(&key)))
-    })?;
-    check_model(&mut o, wire, max_tokens, rules).map_err(|(key, what)| {
-        let Some(r) = rules else {
-            return invalid(key, what).detail(format!(
-                "Set by the {}'s request_options; the request goes on the {} wire.",
-                level(top(key)),
-                wire.as_str()
-            ));
-        };
-        let hint = format!(
-            "The rules are the model's profile: SELECT * FROM prompt.model_profiles WHERE name = '{}'.",
-            r.profile.name
-        );
-        if key.is_empty() {
-            return Error::new(Code::ModelInvalid, what)
-                .detail(format!(
-                    "The row of prompt.models (wire {}, max_output_tokens {max_tokens}) does not fit its profile.",
-                    wire.as_str()
-                ))
-                .hint(hint);
-        }
-        invalid(key, what)
-            .detail(format!(
-                "Set by the {}'s request_options; the request goes on the {} wire, to a model of profile \"{}\".",
-                level(top(key)),
-                wire.as_str(),
-                r.profile.name
-            ))
-            .hint(hint)
-    })?;
-    Ok(o)
 }
 
 /// The tool options against the names of the tools the request loads (`searching`: the
@@ -843,6 +697,7 @@ pub(crate) fn openai_format(f: &Format, nested: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire::resolve_options as resolve;
     use serde_json::json;
 
     fn opts(v: Value) -> RequestOptions {

@@ -154,7 +154,8 @@ fn _check_options_wire_v4(
     profile: Option<&str>,
 ) {
     let level = level.unwrap_or("model");
-    use pgprompt_core::options::{resolve, RequestOptions};
+    use pgprompt_core::options::RequestOptions;
+    use pgprompt_core::wire::resolve_options as resolve;
     let own = fields::parse_request_options(options.unwrap_or("{}"))
         .map_err(|e| e.detail(format!("The value of the {level}'s request_options is not valid.")))
         .or_raise();

@@ -39,11 +39,11 @@ impl Compiler<'_, '_> {
         let post: Vec<Item> = rendered[hist_ix + 1..].iter().flatten().cloned().collect();
         let tools_tokens = self.tools_tokens();
         // The rounds the turn holds already are appended after the seed: a floor too.
-        let (post_cost, after_history) = items::marginal_cost(&post, None, self.wire);
+        let (post_cost, after_history) = items::marginal_cost(&post, None, self.wire.form());
         let native = self.model.is_some_and(|m| m.native_images);
         let rounds = super::continuation::rounds_floor(self.ctx, self.a.id, native, self.wire, &mut self.counter);
         let floors_raw = crate::tokens::sum([
-            items::marginal_cost(&pre, None, self.wire).0,
+            items::marginal_cost(&pre, None, self.wire.form()).0,
             post_cost,
             crate::tokens::REQUEST_OVERHEAD,
             tools_tokens,

@@ -234,7 +234,7 @@ pub(super) fn rounds_floor(
     if let Some(first) = items.first_mut() {
         first.boundary = true;
     }
-    crate::items::marginal_cost(&items, None, wire).0
+    crate::items::marginal_cost(&items, None, wire.form()).0
 }
 
 fn rendered_rounds(

@@ -252,7 +252,7 @@ impl Compiler<'_, '_> {
                 profile,
             })
         });
-        let mut o = crate::options::resolve(levels, self.wire, max_tokens, rules)?;
+        let mut o = crate::wire::resolve_options(levels, self.wire, max_tokens, rules)?;
         if self.wire.form().stores_responses()
             && (self.a.reasoning_replay || profile.is_some_and(|p| p.replays_thinking))
         {

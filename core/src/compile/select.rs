@@ -36,8 +36,8 @@ impl Preceding<'_> {
     /// of the last block's message, when the entry joins it (a user-side block before
     /// a user-side entry, on a wire that merges them), inflated as the floors are.
     fn saved(&self, oldest: Option<Follower>, wire: crate::kinds::Wire, window: &crate::budget::Window) -> u32 {
-        let alone = items::marginal_cost(self.items, None, wire).0;
-        let joined = items::marginal_cost(self.items, oldest, wire).0;
+        let alone = items::marginal_cost(self.items, None, wire.form()).0;
+        let joined = items::marginal_cost(self.items, oldest, wire.form()).0;
         match alone.saturating_sub(joined) {
             0 => 0,
             d => self
@@ -194,7 +194,7 @@ impl Compiler<'_, '_> {
                         continue;
                     }
                     let items = self.render_entry(plan, ht, template, block, thinking)?;
-                    let (cost, oldest) = items::marginal_cost(&items, following, self.wire);
+                    let (cost, oldest) = items::marginal_cost(&items, following, self.wire.form());
                     let cost = self.window.inflate(cost);
                     if selector.offer_saving(cost, || before.saved(oldest, self.wire, &self.window)) {
                         self.take_text(&items)?;

@@ -4,8 +4,7 @@
 
 use super::count::Members;
 use super::shape::{Body, Pos, Rendered, Request, ToolSpelling};
-use crate::items::{Message, PartKind, Unit};
-use crate::kinds::Role;
+use crate::items::{Merging, Message};
 use crate::options::Options;
 use crate::rows::Model;
 
@@ -52,11 +51,12 @@ pub(crate) struct CacheRules {
     pub(crate) unnamed_five_minutes: bool,
 }
 
-/// Everything a wire decides, behind one trait: each wire is a folder of this module
+/// Everything a wire decides, behind one trait (with [`Merging`], what the cost model
+/// reads): each wire is a folder of this module
 /// (`anthropic/`, `chat/`, `responses/`, `gemini/`, `converse/`) with one value that
 /// implements it, registered in `Wire::form`. The rest of the core asks the form; it
 /// never matches on the wire.
-pub(crate) trait Form: Sync {
+pub(crate) trait Form: Merging + Sync {
     /// The whole request: head, elements and tail, with its layout.
     fn render(&self, req: &Request<'_>) -> Rendered;
 
@@ -69,17 +69,6 @@ pub(crate) trait Form: Sync {
 
     /// Where a body of this wire carries cache marks, for a model of `profile`.
     fn marking(&self, profile: Option<&crate::profile::Profile>) -> Marking;
-
-    /// How the wire sends a part of a message of `role` (a part it carries: a provider's
-    /// own block of another wire is dropped before this is asked). Every kind is named
-    /// in each wire's answer: a new kind is a compile error there, not a silent drop.
-    fn unit(&self, kind: &PartKind, role: Role) -> Unit;
-
-    /// Whether neighbouring messages of one side (user or assistant) merge into one
-    /// element, unless a round starts between them (anthropic, gemini, converse); on
-    /// the other wires a message is an element of its own, and a message that sends
-    /// nothing still separates its neighbours.
-    fn merges_sides(&self) -> bool;
 
     /// Whether a system item keeps its place in the list wherever it stands (chat and
     /// responses; anthropic and converse for a model whose profile takes system

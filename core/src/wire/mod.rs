@@ -18,6 +18,7 @@ mod form;
 mod gemini;
 mod json;
 mod openai;
+mod options;
 pub(crate) mod replay;
 mod responses;
 mod shape;
@@ -31,6 +32,7 @@ use crate::rows::Model;
 pub use count::count_body;
 pub(crate) use form::{Form, Marking};
 pub use json::{pretty, to_text as json_text};
+pub use options::resolve_options;
 use shape::tool_list;
 pub use shape::{Body, Breakpoint, Layout, Pos, Rendered, Request, Stretch, DEFAULT_MAX_TOKENS};
 
@@ -336,7 +338,7 @@ mod tests {
                     item
                 })
                 .collect();
-            let modelled = marginal_cost(&items, None, wire).0 + crate::tokens::REQUEST_OVERHEAD;
+            let modelled = marginal_cost(&items, None, wire.form()).0 + crate::tokens::REQUEST_OVERHEAD;
             let messages = merge(items.clone());
             let req = Request {
                 messages: &messages,

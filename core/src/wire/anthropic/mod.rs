@@ -201,14 +201,6 @@ impl super::form::Form for Anthropic {
         elements(req, 0)
     }
 
-    fn unit(&self, _kind: &PartKind, _role: crate::kinds::Role) -> crate::items::Unit {
-        crate::items::Unit::Shared
-    }
-
-    fn merges_sides(&self) -> bool {
-        true
-    }
-
     fn system_in_place(&self, model: Option<&crate::rows::Model>) -> bool {
         super::shape::system_in_place(model)
     }
@@ -281,5 +273,19 @@ impl super::form::Form for Anthropic {
             tail,
             model.map_or(crate::kinds::CacheTtl::FiveMinutes, |m| m.history_ttl()),
         )
+    }
+}
+
+impl crate::items::Merging for Anthropic {
+    fn wire(&self) -> crate::kinds::Wire {
+        crate::kinds::Wire::Anthropic
+    }
+
+    fn unit(&self, _kind: &PartKind, _role: crate::kinds::Role) -> crate::items::Unit {
+        crate::items::Unit::Shared
+    }
+
+    fn merges_sides(&self) -> bool {
+        true
     }
 }

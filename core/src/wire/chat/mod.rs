@@ -159,24 +159,6 @@ impl super::form::Form for Chat {
         elements(req)
     }
 
-    fn unit(&self, kind: &PartKind, role: Role) -> Unit {
-        let assistant = role == Role::Assistant;
-        match kind {
-            PartKind::ToolResult { .. } if !assistant => Unit::Own,
-            PartKind::Image { .. } if role == Role::User => Unit::Shared,
-            PartKind::Text(_) | PartKind::Said { .. } => Unit::Shared,
-            PartKind::ToolCall { .. } if assistant => Unit::Shared,
-            PartKind::ToolResult { .. }
-            | PartKind::Image { .. }
-            | PartKind::ToolCall { .. }
-            | PartKind::Opaque { .. } => Unit::Dropped,
-        }
-    }
-
-    fn merges_sides(&self) -> bool {
-        false
-    }
-
     fn system_in_place(&self, _model: Option<&crate::rows::Model>) -> bool {
         true
     }
@@ -222,5 +204,29 @@ impl super::form::Form for Chat {
 
     fn marking(&self, profile: Option<&crate::profile::Profile>) -> super::form::Marking {
         super::openai::marking(profile)
+    }
+}
+
+impl crate::items::Merging for Chat {
+    fn wire(&self) -> crate::kinds::Wire {
+        crate::kinds::Wire::Chat
+    }
+
+    fn unit(&self, kind: &PartKind, role: Role) -> Unit {
+        let assistant = role == Role::Assistant;
+        match kind {
+            PartKind::ToolResult { .. } if !assistant => Unit::Own,
+            PartKind::Image { .. } if role == Role::User => Unit::Shared,
+            PartKind::Text(_) | PartKind::Said { .. } => Unit::Shared,
+            PartKind::ToolCall { .. } if assistant => Unit::Shared,
+            PartKind::ToolResult { .. }
+            | PartKind::Image { .. }
+            | PartKind::ToolCall { .. }
+            | PartKind::Opaque { .. } => Unit::Dropped,
+        }
+    }
+
+    fn merges_sides(&self) -> bool {
+        false
     }
 }

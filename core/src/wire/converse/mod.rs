@@ -275,14 +275,6 @@ impl super::form::Form for Converse {
         elements(req, 0)
     }
 
-    fn unit(&self, _kind: &PartKind, _role: crate::kinds::Role) -> crate::items::Unit {
-        crate::items::Unit::Shared
-    }
-
-    fn merges_sides(&self) -> bool {
-        true
-    }
-
     fn system_in_place(&self, model: Option<&crate::rows::Model>) -> bool {
         system_in_place(model)
     }
@@ -353,5 +345,19 @@ impl super::form::Form for Converse {
         turn: &str,
     ) -> crate::error::Result<()> {
         check_rounds(last, messages, model, turn)
+    }
+}
+
+impl crate::items::Merging for Converse {
+    fn wire(&self) -> crate::kinds::Wire {
+        crate::kinds::Wire::Converse
+    }
+
+    fn unit(&self, _kind: &PartKind, _role: crate::kinds::Role) -> crate::items::Unit {
+        crate::items::Unit::Shared
+    }
+
+    fn merges_sides(&self) -> bool {
+        true
     }
 }

@@ -192,14 +192,6 @@ impl super::form::Form for Gemini {
         elements(req, 0)
     }
 
-    fn unit(&self, _kind: &PartKind, _role: crate::kinds::Role) -> crate::items::Unit {
-        crate::items::Unit::Shared
-    }
-
-    fn merges_sides(&self) -> bool {
-        true
-    }
-
     fn system_in_place(&self, _model: Option<&crate::rows::Model>) -> bool {
         false
     }
@@ -260,5 +252,19 @@ impl super::form::Form for Gemini {
     /// Gemini caches implicitly: a body carries no marks.
     fn marking(&self, _profile: Option<&crate::profile::Profile>) -> super::form::Marking {
         super::form::Marking::Unmarked
+    }
+}
+
+impl crate::items::Merging for Gemini {
+    fn wire(&self) -> crate::kinds::Wire {
+        crate::kinds::Wire::Gemini
+    }
+
+    fn unit(&self, _kind: &PartKind, _role: crate::kinds::Role) -> crate::items::Unit {
+        crate::items::Unit::Shared
+    }
+
+    fn merges_sides(&self) -> bool {
+        true
     }
 }

@@ -320,29 +320,6 @@ impl super::form::Form for Responses {
         elements(req)
     }
 
-    fn unit(&self, kind: &PartKind, role: Role) -> Unit {
-        let assistant = role == Role::Assistant;
-        match kind {
-            PartKind::Text(_) | PartKind::Said { .. } | PartKind::ToolCall { .. } | PartKind::Opaque { .. }
-                if assistant =>
-            {
-                Unit::Own
-            }
-            PartKind::ToolResult { .. } if !assistant => Unit::Own,
-            PartKind::Text(_) | PartKind::Image { .. } if !assistant => Unit::Shared,
-            PartKind::Text(_)
-            | PartKind::Said { .. }
-            | PartKind::ToolCall { .. }
-            | PartKind::Opaque { .. }
-            | PartKind::ToolResult { .. }
-            | PartKind::Image { .. } => Unit::Dropped,
-        }
-    }
-
-    fn merges_sides(&self) -> bool {
-        false
-    }
-
     fn system_in_place(&self, _model: Option<&crate::rows::Model>) -> bool {
         true
     }
@@ -409,5 +386,34 @@ impl super::form::Form for Responses {
 
     fn marking(&self, profile: Option<&crate::profile::Profile>) -> super::form::Marking {
         super::openai::marking(profile)
+    }
+}
+
+impl crate::items::Merging for Responses {
+    fn wire(&self) -> crate::kinds::Wire {
+        crate::kinds::Wire::Responses
+    }
+
+    fn unit(&self, kind: &PartKind, role: Role) -> Unit {
+        let assistant = role == Role::Assistant;
+        match kind {
+            PartKind::Text(_) | PartKind::Said { .. } | PartKind::ToolCall { .. } | PartKind::Opaque { .. }
+                if assistant =>
+            {
+                Unit::Own
+            }
+            PartKind::ToolResult { .. } if !assistant => Unit::Own,
+            PartKind::Text(_) | PartKind::Image { .. } if !assistant => Unit::Shared,
+            PartKind::Text(_)
+            | PartKind::Said { .. }
+            | PartKind::ToolCall { .. }
+            | PartKind::Opaque { .. }
+            | PartKind::ToolResult { .. }
+            | PartKind::Image { .. } => Unit::Dropped,
+        }
+    }
+
+    fn merges_sides(&self) -> bool {
+        false
     }
 }
