@@ -19,10 +19,11 @@
 //!
 //! A model with a profile (`crate::profile`) is held to its rules (thinking modes,
 //! efforts, displays, budgets, sampling and its ranges, thinking beside a forced tool);
-//! a model without one keeps its wire's rules (`check_wire`). Each wire checks and spells
-//! its own columns of this table in its folder (`wire/<wire>/options.rs`); this file
-//! holds the vocabulary, the merge, the profile's rules and the spellings several wires
-//! share.
+//! a model without one keeps its wire's rules. Each wire checks and spells its own
+//! columns of this table in its folder (`wire/<wire>/options.rs`), and `wire/options.rs`
+//! resolves a request's options against its wire and its profile; this file holds the
+//! vocabulary, the merge, the profile's rules and the spellings several wires share, and
+//! asks no wire.
 
 use serde_json::{Map, Number, Value};
 

@@ -3,7 +3,7 @@
 //! efforts and displays it takes, whether a budget and which, which sampling options and
 //! in which range, its cache rules. A model row names its profile or matches one by the
 //! longest prefix of its name; a model without one keeps its wire's rules
-//! (`options::check_wire`). Request options are checked against the profile on write and
+//! (`wire/options.rs`). Request options are checked against the profile on write and
 //! at compile; a refusal names the model, the option and the rule.
 
 use serde::{Deserialize, Serialize};
