@@ -29,8 +29,9 @@ fn check_shape(o: &Options, wire: Wire, max_tokens: i32) -> std::result::Result<
     form.check_options(o, max_tokens)
 }
 
-/// The Responses options (`store`, `include`, `stateful`): refused on the other wires;
-/// `stateful` chains stored responses only.
+/// The options only some wires take: the stored-response ones (`store`, `include`,
+/// `stateful`) on a wire that stores responses, `stateful` with stored responses only,
+/// and `cache_diagnostics` where the provider explains a miss.
 fn only_some_wires(o: &Options, wire: Wire) -> std::result::Result<(), Refusal> {
     let refuse = |key: &'static str, what: &str| Err((key, format!("the {} wire {what}", wire.as_str())));
     if !wire.form().stores_responses() {
