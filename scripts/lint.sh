@@ -8,7 +8,8 @@
 #   - no match on a wire ends in a wildcard arm, and no code outside core/src/wire/ names a
 #     wire's variant (scripts/wire-matches.py): a new wire is a compile error wherever it
 #     must be decided, and it is decided in its folder;
-#   - every file that names the version agrees with Cargo.toml (scripts/version-check.py).
+#   - every file that names the version agrees with Cargo.toml (scripts/version-check.py);
+#   - ARCHITECTURE.md names every Rust file of both crates (scripts/architecture-map.py).
 #   - the 0.4.0 -> 0.5.0 update is what sql/updates/gen.py makes of today's SQL.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,5 +23,6 @@ python3 scripts/function-length.py src 80
 python3 scripts/module-cycles.py core/src src
 python3 scripts/wire-matches.py core/src src
 python3 scripts/version-check.py
+python3 scripts/architecture-map.py
 python3 sql/updates/gen.py sql/releases/pgprompt--0.5.0.sql --check
 echo "lints: clean"
