@@ -440,7 +440,7 @@ pub(crate) fn refusal(wire: Wire, key: &'static str, what: &str) -> std::result:
 /// `additionalModelRequestFields`): a budget of at least 1024 and below `max_tokens`, and
 /// an effort it takes.
 pub(crate) fn claude_thinking(t: &Thinking, max_tokens: i32, wire: Wire) -> std::result::Result<(), Refusal> {
-    let refuse = |key: &'static str, what: &str| Err((key, format!("the {} wire {what}", wire.as_str())));
+    let refuse = |key: &'static str, what: &str| refusal(wire, key, what);
     if let Some(b) = t.budget {
         if b < 1024 || b >= max_tokens.max(0) as u64 {
             return refuse(

@@ -193,17 +193,20 @@ impl Parts {
         stop: Option<String>,
         usage: Option<Usage>,
     ) -> Response {
-        let at = |key: Option<&str>| key.and_then(|k| o.get(k));
         Response {
             shape,
-            id: at(heading.id).and_then(Value::as_str).map(str::to_string),
-            model: at(heading.model).and_then(Value::as_str).map(str::to_string),
+            id: heading.id.and_then(|k| opt_string(o, k)),
+            model: heading.model.and_then(|k| opt_string(o, k)),
             assistant: self.assistant,
             text: self.text,
             first_call: self.first_call,
             stop_reason: stop,
             usage,
-            cache_miss: at(heading.diagnostics).filter(|v| v.is_object()).cloned(),
+            cache_miss: heading
+                .diagnostics
+                .and_then(|k| o.get(k))
+                .filter(|v| v.is_object())
+                .cloned(),
         }
     }
 }

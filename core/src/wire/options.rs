@@ -33,7 +33,7 @@ fn check_shape(o: &Options, wire: Wire, max_tokens: i32) -> std::result::Result<
 /// `stateful`) on a wire that stores responses, `stateful` with stored responses only,
 /// and `cache_diagnostics` where the provider explains a miss.
 fn only_some_wires(o: &Options, wire: Wire) -> std::result::Result<(), Refusal> {
-    let refuse = |key: &'static str, what: &str| Err((key, format!("the {} wire {what}", wire.as_str())));
+    let refuse = |key: &'static str, what: &str| refusal(wire, key, what);
     if !wire.form().stores_responses() {
         if o.store.is_some() {
             return refuse("store", "takes no store (a Responses option)");
