@@ -201,6 +201,24 @@ def test_a_runs_continuations_read_the_rounds_before_them(cdb):
     assert cache["predicted_cache_write"] == 0
 
 
+def report_and_tables_read(c, conv):
+    """The conversation's report, and how many times it scanned each of the tables a
+    compile reads (users, documents, models, memories, skills, workspaces), those it
+    scanned only."""
+    def scans():
+        return dict(c.execute("SELECT relname, coalesce(seq_scan, 0) + coalesce(idx_scan, 0) FROM pg_stat_xact_user_tables "
+                              "WHERE schemaname = 'prompt' AND relname IN ('users', 'documents', 'models', 'memories', "
+                              "'skills', 'workspaces')").fetchall())
+    c.execute("BEGIN")
+    try:
+        before = scans()
+        rows = report(c, conv)
+        after = scans()
+    finally:
+        c.execute("COMMIT")
+    return rows, {t: n - before.get(t, 0) for t, n in after.items() if n != before.get(t, 0)}
+
+
 def test_a_first_request_is_read_from_its_seal_never_compiled_again(cdb):
     """cache_report and explain_turn's prediction read each turn's first
     request from its seal's stored pieces. The report scans none of the tables a compile
@@ -218,19 +236,7 @@ def test_a_first_request_is_read_from_its_seal_never_compiled_again(cdb):
             probe = reply(c, conv, "And then?")
             two = statements_run(c, "SELECT prompt.explain_turn(%s, %s)", (conv, probe))
             c.execute("DELETE FROM prompt.turns WHERE id = %s", (probe,))
-
-    def scans():
-        return dict(c.execute("SELECT relname, coalesce(seq_scan, 0) + coalesce(idx_scan, 0) FROM pg_stat_xact_user_tables "
-                              "WHERE schemaname = 'prompt' AND relname IN ('users', 'documents', 'models', 'memories', "
-                              "'skills', 'workspaces')").fetchall())
-    c.execute("BEGIN")
-    try:
-        before = scans()
-        rows = report(c, conv)
-        after = scans()
-    finally:
-        c.execute("COMMIT")
-    read = {t: n - before.get(t, 0) for t, n in after.items() if n != before.get(t, 0)}
+    rows, read = report_and_tables_read(c, conv)
     assert read == {}, f"cache_report compiled a turn again: it read {read}"
     p = Provider(minimum=50)
     assert [columns(r) for r in rows] == [p.send(Blocks(c, b), t) for b, t in zip(bodies, times(c, conv))]
@@ -286,18 +292,6 @@ def test_a_runs_continuations_are_read_from_its_seal_and_rounds_alone(cdb):
     results = json.dumps([{"call_id": CALL_IDS["anthropic"], "content": '{"temp_c": 15}'}])
     c.execute("SELECT prompt.record_tool_results(%s, %s, %s)", (conv, run, results))
     compiled(c, conv, run)
-
-    def scans():
-        return dict(c.execute("SELECT relname, coalesce(seq_scan, 0) + coalesce(idx_scan, 0) FROM pg_stat_xact_user_tables "
-                              "WHERE schemaname = 'prompt' AND relname IN ('users', 'documents', 'models', 'memories', "
-                              "'skills', 'workspaces')").fetchall())
-    c.execute("BEGIN")
-    try:
-        before = scans()
-        rows = report(c, conv)
-        after = scans()
-    finally:
-        c.execute("COMMIT")
+    rows, read = report_and_tables_read(c, conv)
     assert [(r["turn_id"], r["step"]) for r in rows] == [(run, 0), (run, 1)]
-    read = {t: n - before.get(t, 0) for t, n in after.items() if n != before.get(t, 0)}
     assert read == {}, f"cache_report compiled a continuation again: it read {read}"
