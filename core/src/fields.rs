@@ -12,10 +12,11 @@ use serde_json::Value;
 
 use crate::error::{quote, Code, Error, Result};
 use crate::items::PartKind;
-use crate::json_at::{At, JsonText, Obj, OrCode, Refusal};
+use crate::json_at::{At, Obj, OrCode, Refusal};
 pub(crate) use crate::json_input::JsonInput;
-use crate::kinds::{PrefaceItem, Role, Wire};
+use crate::kinds::{PrefaceItem, Role};
 use crate::macros;
+use crate::part_json::{self, Place};
 use crate::template::{self, HistoryKnobs, Slot};
 
 /// Bound of a document body, a template and an inline entry.
@@ -347,6 +348,7 @@ pub(crate) fn parse_carried(carry: &Value) -> Result<Vec<RawEntry>> {
 
 fn raw_entries(v: &Value, carried: bool) -> Result<Vec<RawEntry>> {
     const C: Code = Code::RawInputInvalid;
+    let place = if carried { Place::Carried } else { Place::Input };
     let list = At::root(v, "/input")
         .list("input must be a list of {role, content}")
         .or_code(C)?;
@@ -371,7 +373,7 @@ fn raw_entries(v: &Value, carried: bool) -> Result<Vec<RawEntry>> {
                 let parts = content
                     .list("")
                     .or_code(C)?
-                    .map(|p| raw_part(p, carried))
+                    .map(|p| part_json::read(&p, place).or_code(C))
                     .collect::<Result<Vec<_>>>()?;
                 (parts, false)
             }
@@ -380,66 +382,6 @@ fn raw_entries(v: &Value, carried: bool) -> Result<Vec<RawEntry>> {
         out.push(RawEntry { role, parts, plain });
     }
     Ok(out)
-}
-
-fn raw_part(p: At<'_>, carried: bool) -> Result<PartKind> {
-    const C: Code = Code::RawInputInvalid;
-    let obj = p.object("a part is an object with a \"type\"").or_code(C)?;
-    let s = |key: &str| -> Result<String> {
-        obj.at(key)
-            .str(format_args!("\"{key}\" must be a string"))
-            .or_code(C)
-            .map(str::to_string)
-    };
-    let ty = obj.at("type");
-    match ty.value.as_str() {
-        Some("text") => Ok(PartKind::Text(s("text")?)),
-        Some("image") => {
-            let media_type = s("media_type")?;
-            let data = s("data")?;
-            if decode_base64(&data).is_none() {
-                return Err(obj.at("data").refuse("not valid base64").error(C));
-            }
-            Ok(PartKind::Image { media_type, data })
-        }
-        Some("tool_call") => {
-            let id = s("id")?;
-            let name = s("name")?;
-            let input = obj
-                .at("input")
-                .optional(JsonText::object, "input must be an object")
-                .or_code(C)?
-                .unwrap_or_else(JsonText::empty_object);
-            Ok(PartKind::ToolCall {
-                id,
-                name,
-                input,
-                signature: None,
-                item_id: None,
-            })
-        }
-        Some("tool_result") => Ok(PartKind::ToolResult {
-            call_id: s("call_id")?,
-            content: s("content")?,
-            is_error: obj.at("is_error").value.as_bool().unwrap_or(false),
-        }),
-        Some("provider") if carried => {
-            let json = obj
-                .at("block")
-                .read(JsonText::object, "\"block\" must be an object")
-                .or_code(C)?;
-            Ok(PartKind::Opaque {
-                wire: obj
-                    .at("wire")
-                    .read(|v| v.as_str().and_then(Wire::parse), "\"wire\" must be a wire")
-                    .or_code(C)?,
-                text: json.to_string(),
-                json,
-            })
-        }
-        Some(other) => Err(ty.refuse(format_args!("unknown part type \"{other}\"")).error(C)),
-        None => Err(ty.refuse("a part needs a \"type\"").error(C)),
-    }
 }
 
 /// Parses a sealed preface (`turns.sealed_preface`): `[{role, parts: [{type: text, text}]}]`,
@@ -552,14 +494,6 @@ pub fn check_turn(
     parse_callables(callables)?;
     parse_request_options(request_options)?;
     Ok(())
-}
-
-/// Strict standard base64 (RFC 4648 §4, padded, canonical trailing bits): `None` when it
-/// is not, so one image has one spelling. The `base64` crate's standard engine is
-/// exactly that strict by default.
-pub(crate) fn decode_base64(s: &str) -> Option<Vec<u8>> {
-    use base64::Engine;
-    base64::engine::general_purpose::STANDARD.decode(s).ok()
 }
 
 #[cfg(test)]

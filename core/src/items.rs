@@ -5,7 +5,7 @@
 //! merge, and a round never merges into what precedes it: a request that carried a
 //! round is a byte prefix of every later request of its turn.
 
-use serde::ser::{SerializeMap, SerializeStruct};
+use serde::ser::SerializeStruct;
 use serde::{Serialize, Serializer};
 
 use crate::kinds::{Role, Wire};
@@ -92,55 +92,6 @@ impl PartKind {
 pub(crate) struct Part {
     pub(crate) kind: PartKind,
     pub(crate) tokens: u32,
-}
-
-impl Serialize for Part {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match &self.kind {
-            PartKind::Text(text) | PartKind::Said { text, .. } => {
-                let mut m = s.serialize_map(Some(2))?;
-                m.serialize_entry("type", "text")?;
-                m.serialize_entry("text", text)?;
-                m.end()
-            }
-            PartKind::ToolCall { id, name, input, .. } => {
-                let mut m = s.serialize_map(Some(4))?;
-                m.serialize_entry("type", "tool_call")?;
-                m.serialize_entry("id", id)?;
-                m.serialize_entry("name", name)?;
-                // Serialized as the value its text spells (JsonText).
-                m.serialize_entry("input", input)?;
-                m.end()
-            }
-            PartKind::ToolResult {
-                call_id,
-                content,
-                is_error,
-            } => {
-                let mut m = s.serialize_map(Some(4))?;
-                m.serialize_entry("type", "tool_result")?;
-                m.serialize_entry("call_id", call_id)?;
-                m.serialize_entry("content", content)?;
-                m.serialize_entry("is_error", is_error)?;
-                m.end()
-            }
-            PartKind::Image { media_type, data } => {
-                let mut m = s.serialize_map(Some(3))?;
-                m.serialize_entry("type", "image")?;
-                m.serialize_entry("media_type", media_type)?;
-                m.serialize_entry("data", data)?;
-                m.end()
-            }
-            PartKind::Opaque { wire, json, .. } => {
-                let mut m = s.serialize_map(Some(3))?;
-                m.serialize_entry("type", "provider")?;
-                m.serialize_entry("wire", wire.as_str())?;
-                // Serialized as the value its text spells (JsonText).
-                m.serialize_entry("block", json)?;
-                m.end()
-            }
-        }
-    }
 }
 
 /// What a block or history entry renders.

@@ -32,6 +32,7 @@ pub(crate) mod json_input;
 pub mod kinds;
 pub mod macros;
 pub mod options;
+pub(crate) mod part_json;
 pub mod profile;
 pub mod reads;
 pub mod response;

@@ -14,6 +14,7 @@ use serde_json::{json, Map, Value};
 use crate::error::{Code, Error, Result};
 use crate::json_at::{At, Items, Obj, Refusal};
 use crate::kinds::Wire;
+use crate::part_json::write;
 
 /// Input and output tokens as the provider billed them. `input` is the uncached
 /// input; `billed_input` everything the prompt was billed for (input, cache writes and
@@ -149,14 +150,8 @@ impl Parts {
     /// Text with what its wire needs to replay it (a Responses message's `item_id` and
     /// `phase`, a Gemini `signature`).
     pub(crate) fn said(&mut self, t: String, native: &[(&str, Option<String>)]) {
+        self.assistant.push(write::text(&t, native));
         self.text.push_str(&t);
-        let mut part = json!({"type": "text", "text": t});
-        for (key, value) in native {
-            if let Some(v) = value {
-                part[*key] = Value::String(v.clone());
-            }
-        }
-        self.assistant.push(part);
     }
 
     pub(crate) fn call(
@@ -168,19 +163,12 @@ impl Parts {
         native: &[(&str, Option<String>)],
     ) {
         self.first_call.get_or_insert(path);
-        let mut call = json!({"type": "tool_call", "id": id, "name": name, "input": input});
-        for (key, value) in native {
-            if let Some(v) = value {
-                call[*key] = Value::String(v.clone());
-            }
-        }
-        self.assistant.push(call);
+        self.assistant.push(write::tool_call(&id, &name, input, native));
     }
 
     /// A block or item pgprompt does not interpret, kept verbatim for its wire.
     pub(crate) fn provider(&mut self, wire: Wire, block: &Map<String, Value>) {
-        self.assistant
-            .push(json!({"type": "provider", "wire": wire.as_str(), "block": Value::Object(block.clone())}));
+        self.assistant.push(write::provider(wire, block));
     }
 
     /// The response: the parts read, the stop reason and usage, and the id, model and

@@ -6,13 +6,12 @@ use uuid::Uuid;
 
 use crate::error::{Code, Error, Result};
 use crate::items::{counted, Item, Part, PartKind};
-pub(crate) use crate::json_at::JsonText;
 use crate::json_at::{At, Checked, Obj, Refusal};
-use crate::kinds::{Role, Wire};
+use crate::kinds::Role;
+use crate::part_json::{self, Place};
 use crate::rows::User;
 use crate::tokens::{Counter, IMAGE_TOKENS};
 use crate::voice::{Row, Voices};
-use crate::wire::replay;
 
 pub(crate) const ABORT_MARKER: &str = "[run aborted]";
 
@@ -167,155 +166,23 @@ pub fn parse_values(n: i32, columns: [&Value; 3], aborted: bool, turn: Option<Uu
 }
 
 fn parse_assistant(v: &At<'_>, ctx: &Ctx<'_>) -> Result<Vec<PartKind>> {
-    let mut assistant = Vec::new();
+    let mut assistant: Vec<PartKind> = Vec::new();
     for p in as_list(v, ctx)? {
-        let obj = object(&p, ctx)?;
-        let ty = obj.at("type");
-        match ty.value.as_str() {
-            Some("text") => assistant.push(text(&obj, ctx)?),
-            Some("tool_call") => {
-                let call = tool_call(&obj, ctx)?;
-                let dup = assistant
-                    .iter()
-                    .any(|a| matches!((a, &call), (PartKind::ToolCall { id, .. }, PartKind::ToolCall { id: new, .. }) if id == new));
-                if let (true, PartKind::ToolCall { id, .. }) = (dup, &call) {
-                    return Err(ctx.refused(obj.at("id").refuse(format_args!("tool_call id \"{id}\" repeated"))));
-                }
-                assistant.push(call);
+        let part = ctx.or(part_json::read(&p, Place::Round))?;
+        if let PartKind::ToolCall { id, .. } = &part {
+            let dup = assistant
+                .iter()
+                .any(|a| matches!(a, PartKind::ToolCall { id: seen, .. } if seen == id));
+            if dup {
+                return Err(ctx.refused(
+                    p.child(&Value::Null, "id")
+                        .refuse(format_args!("tool_call id \"{id}\" repeated")),
+                ));
             }
-            Some(kind @ ("thinking" | "redacted_thinking" | "reasoning" | "thought")) => {
-                assistant.push(opaque(kind, &obj, ctx)?);
-            }
-            Some("provider") => assistant.push(provider(&obj, ctx)?),
-            Some(other) => return Err(ctx.refused(ty.refuse(format_args!("unknown part type \"{other}\"")))),
-            None => return Err(ctx.refused(ty.refuse("missing part type"))),
         }
+        assistant.push(part);
     }
     Ok(assistant)
-}
-
-fn tool_call(obj: &Obj<'_>, ctx: &Ctx<'_>) -> Result<PartKind> {
-    let id = string_field(obj, "id", ctx, true)?;
-    let name = string_field(obj, "name", ctx, true)?;
-    if id.is_empty() {
-        return Err(ctx.refused(obj.at("id").refuse("empty tool_call id")));
-    }
-    if name.is_empty() {
-        return Err(ctx.refused(obj.at("name").refuse("empty tool_call name")));
-    }
-    let input = ctx
-        .or(obj.at("input").optional(JsonText::object, "not an object"))?
-        .unwrap_or_else(JsonText::empty_object);
-    Ok(PartKind::ToolCall {
-        id,
-        name,
-        input,
-        signature: optional_string(obj, "signature", ctx)?,
-        item_id: optional_string(obj, "item_id", ctx)?,
-    })
-}
-
-fn optional_string(obj: &Obj<'_>, key: &str, ctx: &Ctx<'_>) -> Result<Option<String>> {
-    Ok(ctx
-        .or(obj.at(key).optional(Value::as_str, "not a string"))?
-        .map(str::to_string))
-}
-
-/// A text part: plain, or as its wire recorded it — `item_id` (and `phase`) of a
-/// Responses message, or `signature`, a Gemini thought signature.
-fn text(obj: &Obj<'_>, ctx: &Ctx<'_>) -> Result<PartKind> {
-    let text = string_field(obj, "text", ctx, true)?;
-    let item_id = optional_string(obj, "item_id", ctx)?;
-    let phase = optional_string(obj, "phase", ctx)?;
-    let signature = optional_string(obj, "signature", ctx)?;
-    match (item_id, signature) {
-        (None, None) if phase.is_none() => Ok(PartKind::Text(text)),
-        (Some(id), None) => {
-            let (wire, json) = replay::responses_message(&id, &text, phase.as_deref());
-            Ok(PartKind::Said {
-                json: written(json, obj, ctx)?,
-                text,
-                wire,
-            })
-        }
-        (None, Some(sig)) if phase.is_none() => {
-            let (wire, json) = replay::gemini_signed_text(&text, &sig);
-            Ok(PartKind::Said {
-                json: written(json, obj, ctx)?,
-                text,
-                wire,
-            })
-        }
-        _ => Err(ctx.refused(
-            obj.refuse("a text part carries a Responses item_id (and phase) or a Gemini signature, not both"),
-        )),
-    }
-}
-
-/// A part as its wire spells it, written here by hand in the wire's key order (every
-/// value in it quoted by serde_json): checked once, as one JSON value.
-fn written(text: String, obj: &Obj<'_>, ctx: &Ctx<'_>) -> Result<JsonText> {
-    ctx.or(JsonText::written(text).ok_or_else(|| obj.refuse("cannot be replayed as JSON")))
-}
-
-/// A provider's block pgprompt does not interpret (a server tool's call and result, a
-/// tool search, a compaction item, ...), kept verbatim for its wire.
-fn provider(obj: &Obj<'_>, ctx: &Ctx<'_>) -> Result<PartKind> {
-    let wire = ctx.or(obj.at("wire").read(
-        |v| v.as_str().and_then(Wire::parse),
-        "not one of anthropic, chat, responses, gemini, converse",
-    ))?;
-    let block = ctx.or(obj.at("block").read(JsonText::object, "not an object"))?;
-    Ok(PartKind::Opaque {
-        wire,
-        text: block.to_string(),
-        json: block,
-    })
-}
-
-/// A thinking or reasoning part, as the round stores it, turned into the block its
-/// provider's wire replays: Anthropic `thinking` {thinking, signature} and
-/// `redacted_thinking` {data}; a Responses `reasoning` item {id, summary, encrypted_content?};
-/// a Gemini `thought` {text, signature?}.
-fn opaque(kind: &str, obj: &Obj<'_>, ctx: &Ctx<'_>) -> Result<PartKind> {
-    let s = |key: &str, required: bool| string_field(obj, key, ctx, required);
-    let ((wire, block), text) = match kind {
-        "thinking" => {
-            let (thinking, signature) = (s("thinking", true)?, s("signature", true)?);
-            (replay::anthropic_thinking(&thinking, &signature), thinking)
-        }
-        "redacted_thinking" => {
-            let data = s("data", true)?;
-            (replay::anthropic_redacted_thinking(&data), data)
-        }
-        "reasoning" => {
-            let id = s("id", true)?;
-            let summary = ctx
-                .or(obj.at("summary").optional(Value::as_array, "not a list"))?
-                .cloned()
-                .unwrap_or_default();
-            let mut text: String = summary
-                .iter()
-                .filter_map(|x| x.get("text").and_then(Value::as_str))
-                .collect::<Vec<_>>()
-                .join("\n");
-            let encrypted = obj.map.get("encrypted_content").and_then(Value::as_str);
-            if let Some(e) = encrypted {
-                text.push_str(e);
-            }
-            (
-                replay::responses_reasoning(&id, &Value::Array(summary), encrypted),
-                text,
-            )
-        }
-        _ => {
-            let text = s("text", true)?;
-            let signature = obj.map.get("signature").and_then(Value::as_str);
-            (replay::gemini_thought(&text, signature), text)
-        }
-    };
-    let json = written(block, obj, ctx)?;
-    Ok(PartKind::Opaque { wire, json, text })
 }
 
 fn parse_results(v: &At<'_>, assistant: &[PartKind], ctx: &Ctx<'_>) -> Result<Vec<ToolResult>> {
@@ -349,7 +216,7 @@ fn capture(c: &At<'_>, ctx: &Ctx<'_>) -> Result<Capture> {
     let obj = object(c, ctx)?;
     let data = string_field(&obj, "data", ctx, true)?;
     let bytes =
-        crate::fields::decode_base64(&data).ok_or_else(|| ctx.refused(obj.at("data").refuse("not valid base64")))?;
+        crate::part_json::decode_base64(&data).ok_or_else(|| ctx.refused(obj.at("data").refuse("not valid base64")))?;
     Ok(Capture {
         name: string_field(&obj, "name", ctx, true)?,
         media_type: string_field(&obj, "media_type", ctx, true)?,
@@ -585,11 +452,11 @@ mod tests {
 
     #[test]
     fn base64_is_strict() {
-        assert_eq!(crate::fields::decode_base64("aGVsbG8=").unwrap(), b"hello");
-        assert_eq!(crate::fields::decode_base64("aGVsbG8h").unwrap(), b"hello!");
-        assert_eq!(crate::fields::decode_base64("aGk=").unwrap(), b"hi");
-        assert_eq!(crate::fields::decode_base64("aA==").unwrap(), b"h");
-        assert_eq!(crate::fields::decode_base64("").unwrap(), b"");
+        assert_eq!(crate::part_json::decode_base64("aGVsbG8=").unwrap(), b"hello");
+        assert_eq!(crate::part_json::decode_base64("aGVsbG8h").unwrap(), b"hello!");
+        assert_eq!(crate::part_json::decode_base64("aGk=").unwrap(), b"hi");
+        assert_eq!(crate::part_json::decode_base64("aA==").unwrap(), b"h");
+        assert_eq!(crate::part_json::decode_base64("").unwrap(), b"");
         for bad in [
             "aGVsbG8",
             "aGk",
@@ -600,7 +467,7 @@ mod tests {
             "aB==",
             "!!!!",
         ] {
-            assert!(crate::fields::decode_base64(bad).is_none(), "{bad}");
+            assert!(crate::part_json::decode_base64(bad).is_none(), "{bad}");
         }
     }
 

@@ -7,6 +7,7 @@
 //! escaping is the renderer's one heavy step (see `json::string`).
 
 mod options;
+pub(super) mod replay;
 mod response;
 
 use super::json::{self, Obj};
@@ -156,24 +157,6 @@ pub(super) fn render(req: &Request<'_>) -> Rendered {
         tail.raw("diagnostics", &format!(r#"{{"previous_message_id":{id}}}"#));
     }
     Rendered::new(head, (elements, element_layout), tail, system)
-}
-
-/// A `thinking` block, replayed: `{type, thinking, signature}`.
-pub(crate) fn thinking(thinking: &str, signature: &str) -> String {
-    let q = |s: &str| super::json::to_text(s);
-    format!(
-        r#"{{"type":"thinking","thinking":{},"signature":{}}}"#,
-        q(thinking),
-        q(signature)
-    )
-}
-
-/// A `redacted_thinking` block, replayed: `{type, data}`.
-pub(crate) fn redacted_thinking(data: &str) -> String {
-    format!(
-        r#"{{"type":"redacted_thinking","data":{}}}"#,
-        super::json::to_text(data)
-    )
 }
 
 /// What `POST /v1/messages/count_tokens` takes of a body.

@@ -1,10 +1,11 @@
 //! Reading a response of this wire: Anthropic `Message`.
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::error::Result;
 use crate::json_at::Obj;
 use crate::kinds::Wire;
+use crate::part_json::write;
 use crate::response::{
     arguments, by_ttl, int, list, obj, opt_string, refused, string, sum, Heading, Parts, Response, Usage,
 };
@@ -35,11 +36,10 @@ fn read(o: &Obj<'_>) -> Result<Response> {
                 let input = arguments(&b.at("input"))?;
                 parts.call(path, string(&b, "id")?, string(&b, "name")?, input, &[]);
             }
-            Some("thinking") => parts.assistant.push(json!({"type": "thinking",
-                "thinking": string(&b, "thinking")?, "signature": string(&b, "signature")?})),
-            Some("redacted_thinking") => parts
+            Some("thinking") => parts
                 .assistant
-                .push(json!({"type": "redacted_thinking", "data": string(&b, "data")?})),
+                .push(write::thinking(&string(&b, "thinking")?, &string(&b, "signature")?)),
+            Some("redacted_thinking") => parts.assistant.push(write::redacted_thinking(&string(&b, "data")?)),
             // Server tools' calls and results (tool search, web search, code execution,
             // ...): replayed as they came, in place.
             Some(_) => parts.provider(Wire::Anthropic, b.map),

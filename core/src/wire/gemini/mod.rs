@@ -10,6 +10,7 @@
 //! messages rendered (a round's results follow its calls).
 
 mod options;
+pub(super) mod replay;
 mod response;
 
 use std::collections::HashMap;
@@ -161,23 +162,6 @@ pub(super) fn render(req: &Request<'_>) -> Rendered {
     config.push('}');
     tail.raw("generationConfig", &config);
     Rendered::new(head, (elements, element_layout), tail, system)
-}
-
-/// A text part with its thought signature, replayed.
-pub(crate) fn signed_text(text: &str, signature: &str) -> String {
-    let q = |s: &str| super::json::to_text(s);
-    format!(r#"{{"text":{},"thoughtSignature":{}}}"#, q(text), q(signature))
-}
-
-/// A thought part, replayed: `{text, thought, thoughtSignature?}`.
-pub(crate) fn thought(text: &str, signature: Option<&str>) -> String {
-    let q = |s: &str| super::json::to_text(s);
-    let mut block = format!(r#"{{"text":{},"thought":true"#, q(text));
-    if let Some(sig) = signature {
-        block.push_str(&format!(r#","thoughtSignature":{}"#, q(sig)));
-    }
-    block.push('}');
-    block
 }
 
 /// The gemini wire (`POST /v1beta/models/{model}:generateContent`).

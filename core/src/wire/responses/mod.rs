@@ -10,6 +10,7 @@
 //! turn is the earlier one plus its new items.
 
 mod options;
+pub(super) mod replay;
 mod response;
 
 use super::json;
@@ -269,28 +270,6 @@ fn stateful(body: &super::shape::Body, previous_response_id: Option<&str>, cut: 
         elements: body.elements[from..].to_vec(),
         tail,
     }
-}
-
-/// An assistant `message` item, replayed with its id and phase.
-pub(crate) fn message(id: &str, text: &str, phase: Option<&str>) -> String {
-    let q = |s: &str| super::json::to_text(s);
-    let phase = phase.map_or(String::new(), |p| format!(r#","phase":{}"#, q(p)));
-    format!(
-        r#"{{"type":"message","id":{},"role":"assistant","status":"completed","content":[{{"type":"output_text","text":{},"annotations":[]}}]{phase}}}"#,
-        q(id),
-        q(text)
-    )
-}
-
-/// A `reasoning` item, replayed: `{type, id, summary, encrypted_content?}`.
-pub(crate) fn reasoning(id: &str, summary: &serde_json::Value, encrypted: Option<&str>) -> String {
-    let q = |s: &str| super::json::to_text(s);
-    let mut block = format!(r#"{{"type":"reasoning","id":{},"summary":{}"#, q(id), summary);
-    if let Some(e) = encrypted {
-        block.push_str(&format!(r#","encrypted_content":{}"#, q(e)));
-    }
-    block.push('}');
-    block
 }
 
 /// What `POST /v1/responses/input_tokens` takes of a body.

@@ -1,10 +1,11 @@
 //! Reading a response of this wire: OpenAI Responses `Response`.
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::error::Result;
 use crate::json_at::Obj;
 use crate::kinds::Wire;
+use crate::part_json::write;
 use crate::response::{
     arguments, by_ttl, int, list, obj, opt_string, refused, string, Heading, Parts, Response, Usage,
 };
@@ -69,12 +70,11 @@ fn read(o: &Obj<'_>) -> Result<Response> {
                 );
             }
             Some("reasoning") => {
-                let mut r = json!({"type": "reasoning", "id": string(&item, "id")?,
-                    "summary": m.get("summary").cloned().unwrap_or(json!([]))});
-                if let Some(e) = m.get("encrypted_content").filter(|e| e.is_string()) {
-                    r["encrypted_content"] = e.clone();
-                }
-                parts.assistant.push(r);
+                let summary = m.get("summary").cloned().unwrap_or(Value::Array(Vec::new()));
+                let encrypted = m.get("encrypted_content").filter(|e| e.is_string());
+                parts
+                    .assistant
+                    .push(write::reasoning(&string(&item, "id")?, summary, encrypted));
             }
             // Tool search calls and outputs, hosted tools' calls, compaction items, ...:
             // replayed as they came, in place.
