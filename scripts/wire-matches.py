@@ -5,7 +5,10 @@ on the source text: scrutinees are read up to the match's `{`, arms at the match
 own depth. And a wire is a place: outside `core/src/wire/` (its folders and
 the trait `Form` they implement) and `core/src/kinds.rs` (where `Wire` is declared), no
 code names a wire's variant (`Wire::Anthropic`, ...): the rest of the core asks the
-wire's form. Tests aside. Usage: wire-matches.py DIR..."""
+wire's form. And in the wire folder, no match on a part's kind (one whose arms name
+`PartKind::`) ends in a wildcard: each wire names every kind it renders, sends or leaves
+out, so a new kind is a compile error wherever a wire must decide it, never a silent
+drop. Tests aside. Usage: wire-matches.py DIR..."""
 import pathlib
 import re
 import sys
@@ -15,6 +18,11 @@ MATCH = re.compile(r"\bmatch\s+([^{;]*?)\s*\{")
 
 def arms_wildcard(text: str, start: int) -> list[int]:
     """Offsets of `_ =>` / `_ if` arms at depth 1 of the block opening at `start`."""
+    return [i for i in arm_heads(text, start) if re.match(r"_\s*(=>|if\b)", text[i:])]
+
+
+def arm_heads(text: str, start: int) -> list[int]:
+    """Offsets where each arm's pattern starts, at depth 1 of the block opening at `start`."""
     depth, i, out = 0, start, []
     at_arm_start = True
     while i < len(text):
@@ -24,6 +32,10 @@ def arms_wildcard(text: str, start: int) -> list[int]:
             while j < len(text) and text[j] != '"':
                 j += 2 if text[j] == "\\" else 1
             i = j + 1
+            continue
+        char = re.match(r"'(\\.|[^\\'])'", text[i:]) if c == "'" else None
+        if char:
+            i += char.end()
             continue
         if text.startswith("//", i):
             i = text.index("\n", i)
@@ -38,7 +50,7 @@ def arms_wildcard(text: str, start: int) -> list[int]:
             if c == "," or c == "{":
                 at_arm_start = True
             elif not c.isspace():
-                if at_arm_start and re.match(r"_\s*(=>|if\b)", text[i:]):
+                if at_arm_start:
                     out.append(i)
                 at_arm_start = False
         if depth == 1 and c == "}":
@@ -69,6 +81,11 @@ def main(dirs):
                     bad.append(f"{path}:{line}: names {m.group(0)} outside core/src/wire/ (ask the wire's form)")
             for m in MATCH.finditer(body):
                 scrutinee = m.group(1)
+                heads = arm_heads(body, m.end() - 1)
+                if placed(path) and any(re.match(r"&?\s*PartKind::", body[i:]) for i in heads):
+                    for off in arms_wildcard(body, m.end() - 1):
+                        line = body.count("\n", 0, off) + 1
+                        bad.append(f"{path}:{line}: a match on a part's kind (`{scrutinee}`) ends in a wildcard arm")
                 if not re.search(r"\bwire\b|\bshape\b", scrutinee):
                     continue
                 for off in arms_wildcard(body, m.end() - 1):

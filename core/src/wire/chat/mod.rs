@@ -29,7 +29,7 @@ fn content(req: &Request<'_>, m: &Message, mi: usize, carried: &mut Vec<Pos>, ou
         let is_content = match &p.kind {
             PartKind::Text(_) | PartKind::Said { .. } => true,
             PartKind::Image { .. } => m.role == Role::User,
-            _ => false,
+            PartKind::ToolCall { .. } | PartKind::ToolResult { .. } | PartKind::Opaque { .. } => false,
         };
         if !is_content {
             continue;
@@ -47,7 +47,8 @@ fn content(req: &Request<'_>, m: &Message, mi: usize, carried: &mut Vec<Pos>, ou
                 json::string(out, &format!("data:{media_type};base64,{data}"));
                 out.push('}');
             }
-            _ => {}
+            // Not content: left out above.
+            PartKind::ToolCall { .. } | PartKind::ToolResult { .. } | PartKind::Opaque { .. } => {}
         }
         if let Some(mark) = req.explicit_mark((mi, pi), crate::kinds::Wire::Chat) {
             out.push_str(mark);

@@ -28,7 +28,11 @@ fn call_names(messages: &[Message]) -> HashMap<&str, &str> {
         .flat_map(|m| m.parts.iter())
         .filter_map(|p| match &p.kind {
             PartKind::ToolCall { id, name, .. } => Some((id.as_str(), name.as_str())),
-            _ => None,
+            PartKind::Text(_)
+            | PartKind::Said { .. }
+            | PartKind::ToolResult { .. }
+            | PartKind::Image { .. }
+            | PartKind::Opaque { .. } => None,
         })
         .collect()
 }

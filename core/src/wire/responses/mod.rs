@@ -29,7 +29,10 @@ fn input_part(out: &mut String, kind: &PartKind, mark: Option<&str>) {
             out.push_str(r#"{"type":"input_image","detail":"auto","image_url":"#);
             json::string(out, &format!("data:{media_type};base64,{data}"));
         }
-        _ => return,
+        // A message item carries texts and images alone (`user_side` picks them).
+        PartKind::Said { .. } | PartKind::ToolCall { .. } | PartKind::ToolResult { .. } | PartKind::Opaque { .. } => {
+            return
+        }
     }
     if let Some(mark) = mark {
         out.push_str(mark);
@@ -139,7 +142,9 @@ fn assistant(_req: &Request<'_>, m: &Message, mi: usize, texts: &mut Vec<String>
                 out.push_str(r#","arguments":"#);
                 json::string(&mut out, input);
             }
-            _ => continue,
+            // The model's side sends none of these; another wire's block is not replayed
+            // here.
+            PartKind::ToolResult { .. } | PartKind::Image { .. } | PartKind::Opaque { .. } => continue,
         }
         out.push('}');
         texts.push(out);
