@@ -38,7 +38,7 @@ pub fn compile(ctx: &Context, history: &mut dyn HistorySource, memo: &mut Memo, 
                 .explain
                 .wire
                 .form()
-                .chained(&out.body, s.previous_response_id.as_deref(), s.cut);
+                .chained(&out.body, s.previous_response_id.as_deref(), s.cut)?;
         }
     }
     Ok(out)

@@ -223,6 +223,7 @@ mod tests {
             Wire::Responses
                 .form()
                 .chained(&full, s.previous_response_id.as_deref(), s.cut)
+                .unwrap()
                 .text(),
             r#"{"model":"resp","max_output_tokens":10,"instructions":"Be brief.","previous_response_id":"resp_1","input":[{"type":"message","role":"user","content":"and?"}]}"#
         );
@@ -235,10 +236,30 @@ mod tests {
             Wire::Responses
                 .form()
                 .chained(&full, unlinked.previous_response_id.as_deref(), unlinked.cut)
+                .unwrap()
                 .elements
                 .len(),
             3,
             "the full body without its system element"
         );
+    }
+
+    /// The frame is read as the fields it was written as, not searched as text: a `}`
+    /// inside a value of the cache options (an id a response recorded) does not cut it
+    /// short, and a frame that does not read as JSON is refused.
+    #[test]
+    fn the_stateful_form_is_written_from_the_frames_fields() {
+        let mut full = body(&[SYS, U1, A1, U2]);
+        full.tail =
+            r#"],"prompt_cache_key":"k","prompt_cache_options":{"comparison_response_id":"resp_}{1"},"store":false}"#
+                .into();
+        let chained = Wire::Responses.form().chained(&full, Some("resp_1"), 3).unwrap().text();
+        assert_eq!(
+            chained,
+            r#"{"model":"resp","max_output_tokens":10,"instructions":"Be brief.","previous_response_id":"resp_1","input":[{"type":"message","role":"user","content":"and?"}],"prompt_cache_key":"k","store":false}"#
+        );
+        full.tail = "],".into();
+        let e = Wire::Responses.form().chained(&full, None, 1).unwrap_err();
+        assert_eq!(e.code, crate::error::Code::DataCorrupted);
     }
 }

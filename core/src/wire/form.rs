@@ -122,8 +122,8 @@ pub(crate) trait Form: Merging + Sync {
     /// the full `body` from the chain's `cut` on, after the response `previous` names,
     /// the leading system text where the wire takes it apart. A wire that keeps no state
     /// sends the body whole.
-    fn chained(&self, body: &Body, _previous: Option<&str>, _cut: usize) -> Body {
-        body.clone()
+    fn chained(&self, body: &Body, _previous: Option<&str>, _cut: usize) -> crate::error::Result<Body> {
+        Ok(body.clone())
     }
 
     /// The leading system elements of a body's list (what a chained request sends apart):

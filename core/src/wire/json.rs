@@ -96,6 +96,30 @@ pub(crate) fn raw(out: &mut String, json: &str) {
     out.push_str(json);
 }
 
+/// The fields of one JSON object, in order, each value as its own text: what a frame
+/// written by [`Obj`] is read back as. `None` when `text` is not one object.
+pub(crate) fn fields(text: &str) -> Option<Vec<(String, Box<RawValue>)>> {
+    use serde::de::{Deserializer as _, MapAccess, Visitor};
+    struct Fields;
+    impl<'de> Visitor<'de> for Fields {
+        type Value = Vec<(String, Box<RawValue>)>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("an object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut out = Vec::new();
+            while let Some(entry) = map.next_entry::<String, Box<RawValue>>()? {
+                out.push(entry);
+            }
+            Ok(out)
+        }
+    }
+    let mut de = serde_json::Deserializer::from_str(text);
+    let fields = (&mut de).deserialize_map(Fields).ok()?;
+    de.end().ok()?;
+    Some(fields)
+}
+
 /// An object written key by key, in the order given.
 pub(crate) struct Obj {
     out: String,

@@ -243,38 +243,48 @@ fn is_reasoning(element: &str) -> bool {
         .is_some_and(|v| v.get("type").and_then(|t| t.as_str()) == Some("reasoning"))
 }
 
-/// The stateful form of a full responses body: its leading system text as
-/// `instructions`, `previous_response_id` when the chain holds, and the elements from
-/// the chain's cut on; the explicit cache options dropped (a stateful request places no
-/// breakpoints; the provider caches the chain by its key).
-fn stateful(body: &super::shape::Body, previous_response_id: Option<&str>, cut: usize) -> super::shape::Body {
+/// The stateful form of a full responses body, its frame written again by the same
+/// writer with the chain as an option: the leading system text as `instructions` and
+/// `previous_response_id` (when the chain holds) before `input`, the elements from the
+/// chain's cut on, and no `prompt_cache_options` (a stateful request places no
+/// breakpoints; the provider caches the chain by its key). The frame's fields are read
+/// back in order, each value as the text it was written as; a frame that does not read
+/// as one object (it was written by the renderer, or verified against its seal) is
+/// refused, never cut by searching its text.
+fn stateful(
+    body: &super::shape::Body,
+    previous_response_id: Option<&str>,
+    cut: usize,
+) -> crate::error::Result<super::shape::Body> {
+    let unreadable = || {
+        crate::error::Error::new(
+            crate::error::Code::DataCorrupted,
+            "the frame of a responses body does not read as one JSON object",
+        )
+    };
+    let frame = json::fields(&format!("{}{}", body.head, body.tail)).ok_or_else(unreadable)?;
+    let list = frame.iter().position(|(k, _)| k == "input").ok_or_else(unreadable)?;
     let (lead, instructions) = lead(&body.elements);
-    let from = cut.max(lead).min(body.elements.len());
-    let mut added = String::new();
-    if let Some(text) = instructions {
-        added.push_str(r#""instructions":"#);
-        json::string(&mut added, &text);
-        added.push(',');
+    let mut head = json::Obj::new();
+    for (key, value) in &frame[..list] {
+        head.raw(key, value.get());
+    }
+    if let Some(text) = &instructions {
+        head.field("instructions", text);
     }
     if let Some(id) = previous_response_id {
-        added.push_str(r#""previous_response_id":"#);
-        json::string(&mut added, id);
-        added.push(',');
+        head.field("previous_response_id", id);
     }
-    let mut head = body.head.clone();
-    let at = head.rfind(r#""input":["#).unwrap_or(head.len());
-    head.insert_str(at, &added);
-    let mut tail = body.tail.clone();
-    if let Some(start) = tail.find(r#","prompt_cache_options":{"#) {
-        if let Some(len) = tail[start..].find('}') {
-            tail.replace_range(start..start + len + 1, "");
-        }
+    let mut tail = json::Obj::after("]");
+    for (key, value) in frame[list + 1..].iter().filter(|(k, _)| k != "prompt_cache_options") {
+        tail.raw(key, value.get());
     }
-    super::shape::Body {
-        head,
+    let from = cut.max(lead).min(body.elements.len());
+    Ok(super::shape::Body {
+        head: head.open_list("input"),
         elements: body.elements[from..].to_vec(),
-        tail,
-    }
+        tail: tail.close(),
+    })
 }
 
 /// What `POST /v1/responses/input_tokens` takes of a body.
@@ -312,7 +322,12 @@ impl super::form::Form for Responses {
         true
     }
 
-    fn chained(&self, body: &super::shape::Body, previous: Option<&str>, cut: usize) -> super::shape::Body {
+    fn chained(
+        &self,
+        body: &super::shape::Body,
+        previous: Option<&str>,
+        cut: usize,
+    ) -> crate::error::Result<super::shape::Body> {
         stateful(body, previous, cut)
     }
 
