@@ -373,7 +373,7 @@ fn raw_entries(v: &Value, carried: bool) -> Result<Vec<RawEntry>> {
                 let parts = content
                     .list("")
                     .or_code(C)?
-                    .map(|p| part_json::read(&p, place).or_code(C))
+                    .map(|p| part_json::read_part(&p, place).or_code(C))
                     .collect::<Result<Vec<_>>>()?;
                 (parts, false)
             }

@@ -2,9 +2,12 @@
 //! writes. One vocabulary of `{"type": ...}` objects — `text`, `image`, `tool_call`,
 //! `tool_result`, `thinking`, `redacted_thinking`, `reasoning`, `thought` and `provider` —
 //! of which each place takes the types it can hold ([`Place`]). The reader turns a part
-//! into its one type, [`PartKind`]; the writer spells a part for a round
-//! ([`write`], what `record_response` stores) or for a message ([`Part`]'s `Serialize`,
-//! what a compiled message, a raw turn's input and a seal's carried history hold).
+//! into its one type, [`PartKind`], or, for what a round recorded of its wire (thinking,
+//! reasoning, a text with its wire's ids), into a [`Recorded`] part that its wire spells
+//! as the block it replays (`wire::replay::part`; this file reads no wire). The writer
+//! spells a part for a round ([`write`], what `record_response` stores) or for a message
+//! ([`Part`]'s `Serialize`, what a compiled message, a raw turn's input and a seal's
+//! carried history hold).
 //!
 //! A new typed part adds its kind in `items.rs`, its reading and writing here, and how
 //! each wire sends it in the wire's folder (`Merging::unit` names every kind, with no
@@ -16,7 +19,6 @@ use serde_json::Value;
 use crate::items::{Part, PartKind};
 use crate::json_at::{At, Checked, JsonText, Obj};
 use crate::kinds::Wire;
-use crate::wire::replay;
 
 /// Where a part is read, and so which of the types it may have.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,8 +72,72 @@ pub(crate) fn decode_base64(s: &str) -> Option<Vec<u8>> {
     base64::engine::general_purpose::STANDARD.decode(s).ok()
 }
 
+/// A part a round recorded of its wire, before its wire spells the block it replays.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Recorded {
+    /// Anthropic's `thinking`.
+    Thinking { thinking: String, signature: String },
+    /// Anthropic's `redacted_thinking`.
+    RedactedThinking { data: String },
+    /// A Responses `reasoning` item.
+    Reasoning {
+        id: String,
+        summary: Vec<Value>,
+        encrypted: Option<String>,
+    },
+    /// A Gemini `thought`.
+    Thought { text: String, signature: Option<String> },
+    /// A Responses assistant message with its item id and phase.
+    Message {
+        id: String,
+        text: String,
+        phase: Option<String>,
+    },
+    /// A Gemini text part with its thought signature.
+    SignedText { text: String, signature: String },
+}
+
+impl Recorded {
+    /// The text the part is counted by: the thinking, the data, the reasoning's summary
+    /// texts and encrypted content, the thought's or message's text.
+    pub(crate) fn counted(&self) -> String {
+        match self {
+            Recorded::Thinking { thinking: t, .. }
+            | Recorded::RedactedThinking { data: t }
+            | Recorded::Thought { text: t, .. }
+            | Recorded::Message { text: t, .. }
+            | Recorded::SignedText { text: t, .. } => t.clone(),
+            Recorded::Reasoning { summary, encrypted, .. } => {
+                let mut text = summary
+                    .iter()
+                    .filter_map(|x| x.get("text").and_then(Value::as_str))
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                text.push_str(encrypted.as_deref().unwrap_or(""));
+                text
+            }
+        }
+    }
+}
+
+/// A part read: one of the one type, or one its wire spells ([`Recorded`], at a round).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Read {
+    Part(PartKind),
+    Recorded(Recorded),
+}
+
+/// Reads one part at `p`, of a type a message holds (`place` is [`Place::Input`] or
+/// [`Place::Carried`], which take no recorded part). A refusal names the pointer.
+pub(crate) fn read_part(p: &At<'_>, place: Place) -> Checked<PartKind> {
+    match read(p, place)? {
+        Read::Part(kind) => Ok(kind),
+        Read::Recorded(_) => Err(p.refuse("a part of a round where a message's part belongs")),
+    }
+}
+
 /// Reads one part at `p`, of a type `place` takes. A refusal names the pointer.
-pub(crate) fn read(p: &At<'_>, place: Place) -> Checked<PartKind> {
+pub(crate) fn read(p: &At<'_>, place: Place) -> Checked<Read> {
     let obj = p.object(place.says("a part", "not an object", "is an object with a \"type\""))?;
     let part = Reader { obj, place };
     let ty = part.obj.at("type");
@@ -81,19 +147,20 @@ pub(crate) fn read(p: &At<'_>, place: Place) -> Checked<PartKind> {
     if !place.takes(kind) {
         return Err(ty.refuse(format_args!("unknown part type \"{kind}\"")));
     }
-    match kind {
-        "text" if place == Place::Round => part.recorded_text(),
-        "text" => Ok(PartKind::Text(part.string("text")?)),
-        "image" => part.image(),
-        "tool_call" => part.tool_call(),
-        "tool_result" => Ok(PartKind::ToolResult {
+    let kind = match kind {
+        "text" if place == Place::Round => return part.recorded_text(),
+        "text" => PartKind::Text(part.string("text")?),
+        "image" => part.image()?,
+        "tool_call" => part.tool_call()?,
+        "tool_result" => PartKind::ToolResult {
             call_id: part.string("call_id")?,
             content: part.string("content")?,
             is_error: part.obj.at("is_error").flag(false, "\"is_error\" must be a boolean")?,
-        }),
-        "provider" => part.provider(),
-        thinking => part.opaque(thinking),
-    }
+        },
+        "provider" => part.provider()?,
+        thinking => return part.thinking(thinking).map(Read::Recorded),
+    };
+    Ok(Read::Part(kind))
 }
 
 /// One part's object, read where it stands.
@@ -167,32 +234,21 @@ impl Reader<'_> {
 
     /// A round's text part: plain, or as its wire recorded it — `item_id` (and `phase`)
     /// of a Responses message, or `signature`, a Gemini thought signature.
-    fn recorded_text(&self) -> Checked<PartKind> {
+    fn recorded_text(&self) -> Checked<Read> {
         let text = self.string("text")?;
         let item_id = self.optional("item_id")?;
         let phase = self.optional("phase")?;
         let signature = self.optional("signature")?;
-        let (wire, json) = match (item_id, signature) {
-            (None, None) if phase.is_none() => return Ok(PartKind::Text(text)),
-            (Some(id), None) => replay::responses_message(&id, &text, phase.as_deref()),
-            (None, Some(sig)) if phase.is_none() => replay::gemini_signed_text(&text, &sig),
+        Ok(Read::Recorded(match (item_id, signature) {
+            (None, None) if phase.is_none() => return Ok(Read::Part(PartKind::Text(text))),
+            (Some(id), None) => Recorded::Message { id, text, phase },
+            (None, Some(signature)) if phase.is_none() => Recorded::SignedText { text, signature },
             _ => {
                 return Err(self
                     .obj
                     .refuse("a text part carries a Responses item_id (and phase) or a Gemini signature, not both"))
             }
-        };
-        Ok(PartKind::Said {
-            json: self.written(json)?,
-            text,
-            wire,
-        })
-    }
-
-    /// A part as its wire spells it, written by hand in the wire's key order (every value
-    /// in it quoted by serde_json): checked once, as one JSON value.
-    fn written(&self, text: String) -> Checked<JsonText> {
-        JsonText::written(text).ok_or_else(|| self.obj.refuse("cannot be replayed as JSON"))
+        }))
     }
 
     /// A provider's block pgprompt does not interpret (a server tool's call and result, a
@@ -219,53 +275,36 @@ impl Reader<'_> {
         })
     }
 
-    /// A thinking or reasoning part, as the round stores it, turned into the block its
-    /// provider's wire replays: Anthropic `thinking` {thinking, signature} and
-    /// `redacted_thinking` {data}; a Responses `reasoning` item {id, summary,
-    /// encrypted_content?}; a Gemini `thought` {text, signature?}. Its text is what it is
-    /// counted by.
-    fn opaque(&self, kind: &str) -> Checked<PartKind> {
+    /// A thinking or reasoning part, as the round stores it: Anthropic `thinking`
+    /// {thinking, signature} and `redacted_thinking` {data}; a Responses `reasoning` item
+    /// {id, summary, encrypted_content?}; a Gemini `thought` {text, signature?}.
+    fn thinking(&self, kind: &str) -> Checked<Recorded> {
         let obj = &self.obj;
-        let ((wire, block), text) = match kind {
-            "thinking" => {
-                let (thinking, signature) = (self.string("thinking")?, self.string("signature")?);
-                (replay::anthropic_thinking(&thinking, &signature), thinking)
-            }
-            "redacted_thinking" => {
-                let data = self.string("data")?;
-                (replay::anthropic_redacted_thinking(&data), data)
-            }
-            "reasoning" => {
-                let id = self.string("id")?;
-                let summary = obj
+        Ok(match kind {
+            "thinking" => Recorded::Thinking {
+                thinking: self.string("thinking")?,
+                signature: self.string("signature")?,
+            },
+            "redacted_thinking" => Recorded::RedactedThinking {
+                data: self.string("data")?,
+            },
+            "reasoning" => Recorded::Reasoning {
+                id: self.string("id")?,
+                summary: obj
                     .at("summary")
                     .optional(Value::as_array, "not a list")?
                     .cloned()
-                    .unwrap_or_default();
-                let mut text: String = summary
-                    .iter()
-                    .filter_map(|x| x.get("text").and_then(Value::as_str))
-                    .collect::<Vec<_>>()
-                    .join("\n");
-                let encrypted = obj.map.get("encrypted_content").and_then(Value::as_str);
-                if let Some(e) = encrypted {
-                    text.push_str(e);
-                }
-                (
-                    replay::responses_reasoning(&id, &Value::Array(summary), encrypted),
-                    text,
-                )
-            }
-            _ => {
-                let text = self.string("text")?;
-                let signature = obj.map.get("signature").and_then(Value::as_str);
-                (replay::gemini_thought(&text, signature), text)
-            }
-        };
-        Ok(PartKind::Opaque {
-            wire,
-            json: self.written(block)?,
-            text,
+                    .unwrap_or_default(),
+                encrypted: obj
+                    .map
+                    .get("encrypted_content")
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
+            },
+            _ => Recorded::Thought {
+                text: self.string("text")?,
+                signature: obj.map.get("signature").and_then(Value::as_str).map(str::to_string),
+            },
         })
     }
 }
@@ -391,98 +430,81 @@ mod tests {
 
     use super::*;
 
-    /// A block as its wire's folder wrote it, in its key order.
-    fn exact(written: String) -> JsonText {
-        JsonText::written(written).unwrap()
-    }
-
-    fn back(v: &Value, place: Place) -> Checked<PartKind> {
+    fn back(v: &Value, place: Place) -> Checked<Read> {
         read(&At::root(v, ""), place)
     }
 
-    /// Every part the round writer writes, the reader takes back at a round, as the kind
-    /// its wire replays.
+    fn recorded(r: Recorded) -> Read {
+        Read::Recorded(r)
+    }
+
+    /// Every part the round writer writes, the reader takes back at a round: as the one
+    /// part type, or as the part its wire recorded.
     #[test]
     fn a_round_reads_back_what_its_writer_wrote() {
         let block = json!({"type": "web_search_tool_result", "tool_use_id": "s1", "content": []});
+        let summary = vec![json!({"type": "summary_text", "text": "so"})];
+        let s = |x: &str| x.to_string();
         let cases = [
-            (write::text("Hi", &[]), PartKind::Text("Hi".into())),
+            (write::text("Hi", &[]), Read::Part(PartKind::Text(s("Hi")))),
             (
-                write::text("Hi", &[("item_id", Some("msg_1".into())), ("phase", None)]),
-                PartKind::Said {
-                    wire: Wire::Responses,
-                    text: "Hi".into(),
-                    json: exact(replay::responses_message("msg_1", "Hi", None).1),
-                },
+                write::text("Hi", &[("item_id", Some(s("msg_1"))), ("phase", None)]),
+                recorded(Recorded::Message {
+                    id: s("msg_1"),
+                    text: s("Hi"),
+                    phase: None,
+                }),
             ),
             (
-                write::text("Hi", &[("signature", Some("sig".into()))]),
-                PartKind::Said {
-                    wire: Wire::Gemini,
-                    text: "Hi".into(),
-                    json: exact(replay::gemini_signed_text("Hi", "sig").1),
-                },
+                write::text("Hi", &[("signature", Some(s("sig")))]),
+                recorded(Recorded::SignedText {
+                    text: s("Hi"),
+                    signature: s("sig"),
+                }),
             ),
             (
-                write::tool_call("c1", "read", json!({"path": "a"}), &[("signature", Some("s".into()))]),
-                PartKind::ToolCall {
-                    id: "c1".into(),
-                    name: "read".into(),
+                write::tool_call("c1", "read", json!({"path": "a"}), &[("signature", Some(s("s")))]),
+                Read::Part(PartKind::ToolCall {
+                    id: s("c1"),
+                    name: s("read"),
                     input: r#"{"path":"a"}"#.into(),
-                    signature: Some("s".into()),
+                    signature: Some(s("s")),
                     item_id: None,
-                },
+                }),
             ),
             (
                 write::thinking("hm", "sig"),
-                PartKind::Opaque {
-                    wire: Wire::Anthropic,
-                    text: "hm".into(),
-                    json: exact(replay::anthropic_thinking("hm", "sig").1),
-                },
+                recorded(Recorded::Thinking {
+                    thinking: s("hm"),
+                    signature: s("sig"),
+                }),
             ),
             (
                 write::redacted_thinking("xyz"),
-                PartKind::Opaque {
-                    wire: Wire::Anthropic,
-                    text: "xyz".into(),
-                    json: exact(replay::anthropic_redacted_thinking("xyz").1),
-                },
+                recorded(Recorded::RedactedThinking { data: s("xyz") }),
             ),
             (
-                write::reasoning(
-                    "rs_1",
-                    json!([{"type": "summary_text", "text": "so"}]),
-                    Some(&json!("enc")),
-                ),
-                PartKind::Opaque {
-                    wire: Wire::Responses,
-                    text: "soenc".into(),
-                    json: exact(
-                        replay::responses_reasoning(
-                            "rs_1",
-                            &json!([{"type": "summary_text", "text": "so"}]),
-                            Some("enc"),
-                        )
-                        .1,
-                    ),
-                },
+                write::reasoning("rs_1", Value::Array(summary.clone()), Some(&json!("enc"))),
+                recorded(Recorded::Reasoning {
+                    id: s("rs_1"),
+                    summary,
+                    encrypted: Some(s("enc")),
+                }),
             ),
             (
-                write::thought("mull", Some("sig".into())),
-                PartKind::Opaque {
-                    wire: Wire::Gemini,
-                    text: "mull".into(),
-                    json: exact(replay::gemini_thought("mull", Some("sig")).1),
-                },
+                write::thought("mull", Some(s("sig"))),
+                recorded(Recorded::Thought {
+                    text: s("mull"),
+                    signature: Some(s("sig")),
+                }),
             ),
             (
                 write::provider(Wire::Anthropic, block.as_object().unwrap()),
-                PartKind::Opaque {
+                Read::Part(PartKind::Opaque {
                     wire: Wire::Anthropic,
                     text: block.to_string(),
                     json: block.to_string().as_str().into(),
-                },
+                }),
             ),
         ];
         for (written, kind) in cases {
@@ -523,7 +545,7 @@ mod tests {
                 tokens: 0,
             })
             .unwrap();
-            assert_eq!(back(&v, Place::Carried).unwrap(), kind, "{v}");
+            assert_eq!(back(&v, Place::Carried).unwrap(), Read::Part(kind), "{v}");
         }
     }
 
@@ -545,7 +567,7 @@ mod tests {
         let call = json!({"type": "tool_call", "id": "c1", "name": "f", "item_id": "fc_1"});
         assert!(matches!(
             back(&call, Place::Input),
-            Ok(PartKind::ToolCall { item_id: None, .. })
+            Ok(Read::Part(PartKind::ToolCall { item_id: None, .. }))
         ));
         for (bad, path, message) in [
             (json!({"type": "text"}), "/text", "\"text\" must be a string"),

@@ -8,10 +8,11 @@ use crate::error::{Code, Error, Result};
 use crate::items::{counted, Item, Part, PartKind};
 use crate::json_at::{At, Checked, Obj, Refusal};
 use crate::kinds::Role;
-use crate::part_json::{self, Place};
+use crate::part_json::{self, Place, Read};
 use crate::rows::User;
 use crate::tokens::{Counter, IMAGE_TOKENS};
 use crate::voice::{Row, Voices};
+use crate::wire::replay;
 
 pub(crate) const ABORT_MARKER: &str = "[run aborted]";
 
@@ -168,7 +169,12 @@ pub fn parse_values(n: i32, columns: [&Value; 3], aborted: bool, turn: Option<Uu
 fn parse_assistant(v: &At<'_>, ctx: &Ctx<'_>) -> Result<Vec<PartKind>> {
     let mut assistant: Vec<PartKind> = Vec::new();
     for p in as_list(v, ctx)? {
-        let part = ctx.or(part_json::read(&p, Place::Round))?;
+        let part = match ctx.or(part_json::read(&p, Place::Round))? {
+            Read::Part(kind) => kind,
+            Read::Recorded(recorded) => {
+                replay::part(&recorded).ok_or_else(|| ctx.refused(p.refuse("cannot be replayed as JSON")))?
+            }
+        };
         if let PartKind::ToolCall { id, .. } = &part {
             let dup = assistant
                 .iter()

@@ -1,39 +1,43 @@
-//! The blocks a round's provider parts replay as, each in its provider's documented key
-//! order (written by hand: serde_json's maps sort their keys), every value quoted by
-//! serde_json. The round format names the part (`thinking`, `reasoning`, `thought`, a
-//! text with its wire's ids); each wire's folder spells its own.
+//! The blocks a round's recorded parts replay as (`part_json::Recorded`: thinking,
+//! reasoning, a text with its wire's ids), each spelled in its own wire's folder
+//! (`<wire>/replay.rs`, in the provider's documented key order, every value quoted by
+//! serde_json).
 
+use crate::items::PartKind;
+use crate::json_at::JsonText;
 use crate::kinds::Wire;
+use crate::part_json::Recorded;
 
-/// Anthropic's `thinking` block: `{type, thinking, signature}`.
-pub(crate) fn anthropic_thinking(thinking: &str, signature: &str) -> (Wire, String) {
-    (Wire::Anthropic, super::anthropic::replay::thinking(thinking, signature))
-}
-
-/// Anthropic's `redacted_thinking` block: `{type, data}`.
-pub(crate) fn anthropic_redacted_thinking(data: &str) -> (Wire, String) {
-    (Wire::Anthropic, super::anthropic::replay::redacted_thinking(data))
-}
-
-/// A Responses assistant `message` item, with its id and phase.
-pub(crate) fn responses_message(id: &str, text: &str, phase: Option<&str>) -> (Wire, String) {
-    (Wire::Responses, super::responses::replay::message(id, text, phase))
-}
-
-/// A Responses `reasoning` item: `{type, id, summary, encrypted_content?}`.
-pub(crate) fn responses_reasoning(id: &str, summary: &serde_json::Value, encrypted: Option<&str>) -> (Wire, String) {
-    (
-        Wire::Responses,
-        super::responses::replay::reasoning(id, summary, encrypted),
-    )
-}
-
-/// A Gemini text part with its thought signature.
-pub(crate) fn gemini_signed_text(text: &str, signature: &str) -> (Wire, String) {
-    (Wire::Gemini, super::gemini::replay::signed_text(text, signature))
-}
-
-/// A Gemini thought part: `{text, thought, thoughtSignature?}`.
-pub(crate) fn gemini_thought(text: &str, signature: Option<&str>) -> (Wire, String) {
-    (Wire::Gemini, super::gemini::replay::thought(text, signature))
+/// The part a round recorded, as the block its wire replays: a thinking or reasoning
+/// block is opaque to every other wire; a text with its wire's ids is said text, plain
+/// text on another wire. `None` when the block does not read as JSON (the spellers'
+/// quoting never gives that).
+pub(crate) fn part(recorded: &Recorded) -> Option<PartKind> {
+    let (wire, block) = match recorded {
+        Recorded::Thinking { thinking, signature } => {
+            (Wire::Anthropic, super::anthropic::replay::thinking(thinking, signature))
+        }
+        Recorded::RedactedThinking { data } => (Wire::Anthropic, super::anthropic::replay::redacted_thinking(data)),
+        Recorded::Reasoning { id, summary, encrypted } => (
+            Wire::Responses,
+            super::responses::replay::reasoning(id, &serde_json::Value::Array(summary.clone()), encrypted.as_deref()),
+        ),
+        Recorded::Thought { text, signature } => {
+            (Wire::Gemini, super::gemini::replay::thought(text, signature.as_deref()))
+        }
+        Recorded::Message { id, text, phase } => (
+            Wire::Responses,
+            super::responses::replay::message(id, text, phase.as_deref()),
+        ),
+        Recorded::SignedText { text, signature } => (Wire::Gemini, super::gemini::replay::signed_text(text, signature)),
+    };
+    let json = JsonText::written(block)?;
+    let text = recorded.counted();
+    Some(match recorded {
+        Recorded::Message { .. } | Recorded::SignedText { .. } => PartKind::Said { wire, text, json },
+        Recorded::Thinking { .. }
+        | Recorded::RedactedThinking { .. }
+        | Recorded::Reasoning { .. }
+        | Recorded::Thought { .. } => PartKind::Opaque { wire, json, text },
+    })
 }

@@ -1,7 +1,6 @@
 //! How Anthropic's thinking blocks are replayed from a round's parts: `thinking`
 //! {type, thinking, signature} and `redacted_thinking` {type, data}, in the documented key
-//! order. A leaf: it reads nothing of the wire but the JSON writer, so the part reader
-//! (`part_json.rs`) can ask it without depending on the renderer.
+//! order (`wire/replay.rs` turns a round's recorded part into its block through these).
 
 /// A `thinking` block, replayed: `{type, thinking, signature}`.
 pub(crate) fn thinking(thinking: &str, signature: &str) -> String {

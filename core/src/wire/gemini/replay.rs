@@ -1,7 +1,6 @@
 //! How a Gemini round's parts are replayed: a text part with its thought signature and
-//! a thought part, in the documented key order. A leaf: it reads nothing of the wire but
-//! the JSON writer, so the part reader (`part_json.rs`) can ask it without depending on
-//! the renderer.
+//! a thought part, in the documented key order (`wire/replay.rs` turns a round's recorded
+//! part into its block through these).
 
 /// A text part with its thought signature, replayed.
 pub(crate) fn signed_text(text: &str, signature: &str) -> String {

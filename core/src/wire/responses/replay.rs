@@ -1,7 +1,6 @@
 //! How a Responses round's parts are replayed: an assistant `message` item with its id
-//! and phase, and a `reasoning` item, in the documented key order. A leaf: it reads
-//! nothing of the wire but the JSON writer, so the part reader (`part_json.rs`) can ask
-//! it without depending on the renderer.
+//! and phase, and a `reasoning` item, in the documented key order (`wire/replay.rs` turns
+//! a round's recorded part into its block through these).
 
 /// An assistant `message` item, replayed with its id and phase.
 pub(crate) fn message(id: &str, text: &str, phase: Option<&str>) -> String {
