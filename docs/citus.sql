@@ -69,6 +69,7 @@ ALTER TABLE prompt.seal_nodes DROP CONSTRAINT seal_nodes_conversation_id_fkey;
 ALTER TABLE prompt.seals DROP CONSTRAINT seals_conversation_id_turn_id_fkey;
 ALTER TABLE prompt.seals_02 DROP CONSTRAINT seals_02_conversation_id_turn_id_fkey;
 ALTER TABLE prompt.responses DROP CONSTRAINT responses_conversation_id_turn_id_fkey;
+ALTER TABLE prompt.counts DROP CONSTRAINT counts_conversation_id_turn_id_fkey;
 -- The tenants' restrictive policies (README, "Tenants") look their workspaces up in
 -- subqueries, which Citus refuses in a distributed or reference table's policy ("Subqueries
 -- are not supported in policies on distributed tables"): on Citus, row-level tenancy is
@@ -88,6 +89,24 @@ DROP POLICY pgprompt_tenant_reads ON prompt.seals; DROP POLICY pgprompt_tenant_i
 DROP POLICY pgprompt_tenant_reads ON prompt.seal_nodes; DROP POLICY pgprompt_tenant_inserts ON prompt.seal_nodes; DROP POLICY pgprompt_tenant_updates ON prompt.seal_nodes; DROP POLICY pgprompt_tenant_deletes ON prompt.seal_nodes;
 DROP POLICY pgprompt_tenant_reads ON prompt.seals_02; DROP POLICY pgprompt_tenant_inserts ON prompt.seals_02; DROP POLICY pgprompt_tenant_updates ON prompt.seals_02; DROP POLICY pgprompt_tenant_deletes ON prompt.seals_02;
 DROP POLICY pgprompt_tenant_reads ON prompt.responses; DROP POLICY pgprompt_tenant_inserts ON prompt.responses; DROP POLICY pgprompt_tenant_updates ON prompt.responses; DROP POLICY pgprompt_tenant_deletes ON prompt.responses;
+DROP POLICY pgprompt_tenant_reads ON prompt.counts; DROP POLICY pgprompt_tenant_inserts ON prompt.counts; DROP POLICY pgprompt_tenant_updates ON prompt.counts; DROP POLICY pgprompt_tenant_deletes ON prompt.counts;
+-- The extension's own permissive policy (pgprompt_rows) yields to a policy of the user's
+-- own through a subquery too, `(SELECT prompt._grants_decide(...))`, evaluated once per
+-- statement: Citus refuses that as well. Here it calls the function in the policy itself
+-- (the same decision, made per row).
+DO $rows$
+DECLARE
+    t text;
+BEGIN
+    FOREACH t IN ARRAY ARRAY['workspace_members', 'workspaces', 'users', 'models', 'model_profiles', 'documents',
+                             'memories', 'skills', 'conversations', 'turns', 'rounds', 'seals', 'seal_nodes',
+                             'seals_02', 'responses', 'counts'] LOOP
+        EXECUTE format('DROP POLICY pgprompt_rows ON prompt.%I', t);
+        EXECUTE format('CREATE POLICY pgprompt_rows ON prompt.%1$I USING (prompt._grants_decide(%2$L))'
+                       ' WITH CHECK (prompt._grants_decide(%2$L))', t, 'prompt.' || t);
+    END LOOP;
+END
+$rows$;
 $keys$;
     failed text;
 BEGIN
@@ -110,6 +129,7 @@ SELECT create_reference_table('prompt.skills');
 SELECT create_reference_table('prompt.memories');
 SELECT create_reference_table('prompt.tenants');
 SELECT create_reference_table('prompt.workspace_members');
+SELECT create_reference_table('prompt.administrators');
 SELECT create_distributed_table('prompt.conversations', 'id');
 SELECT create_distributed_table('prompt.turns', 'conversation_id', colocate_with := 'prompt.conversations');
 SELECT create_distributed_table('prompt.rounds', 'conversation_id', colocate_with := 'prompt.conversations');
@@ -117,6 +137,7 @@ SELECT create_distributed_table('prompt.seal_nodes', 'conversation_id', colocate
 SELECT create_distributed_table('prompt.seals', 'conversation_id', colocate_with := 'prompt.conversations');
 SELECT create_distributed_table('prompt.seals_02', 'conversation_id', colocate_with := 'prompt.conversations');
 SELECT create_distributed_table('prompt.responses', 'conversation_id', colocate_with := 'prompt.conversations');
+SELECT create_distributed_table('prompt.counts', 'conversation_id', colocate_with := 'prompt.conversations');
 
 -- A reference table's triggers run on each node's copy of the row, where Citus allows
 -- no query on another node's shards. The one that reads every conversation's turns (the
@@ -129,6 +150,37 @@ ALTER TABLE prompt.models DISABLE TRIGGER models_tokenizer;
 -- off, and a Side's row is written with its answerer and captured columns copied from
 -- the parent's turn in one INSERT … SELECT, as docs/scale-out.md shows.
 ALTER TABLE prompt.conversations DISABLE TRIGGER conversations_capture;
+
+-- The profile lookup a model's write check makes (prompt._model_profile) is a SQL function
+-- whose query (the longest matching profile name, in a subquery) Citus cannot plan with
+-- its parameters unbound: "parameterized queries for SQL functions referencing distributed
+-- tables are not supported". On every node it becomes the same query in PL/pgSQL, which
+-- Citus plans with the values bound, on every node. (An extension's function replaced
+-- here: a dump of the database restores the extension's own, so run this again after a
+-- restore.)
+DO $profile$
+DECLARE
+    plpgsql constant text := $fn$
+CREATE OR REPLACE FUNCTION prompt._model_profile(model_name text, profile_name text) RETURNS text
+LANGUAGE plpgsql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $body$ BEGIN RETURN (SELECT p.profile FROM prompt._model_profile_of(model_name, profile_name) p); END $body$
+$fn$;
+    failed text;
+BEGIN
+    EXECUTE plpgsql;
+    -- A worker takes DDL on the extension's objects only as Citus sends it, with its own
+    -- propagation off.
+    PERFORM run_command_on_workers('SET citus.enable_ddl_propagation TO off; ' || plpgsql);
+    SELECT string_agg(format('%s:%s: %s', nodename, nodeport, result), '; ') INTO failed
+      FROM run_command_on_workers($q$SELECT l.lanname FROM pg_catalog.pg_proc f JOIN pg_catalog.pg_language l ON l.oid = f.prolang
+                                     WHERE f.oid = 'prompt._model_profile(text, text)'::regprocedure$q$)
+     WHERE NOT success OR result <> 'plpgsql';
+    IF failed IS NOT NULL THEN
+        RAISE EXCEPTION 'prompt._model_profile is not the PL/pgSQL one on every worker: %', failed;
+    END IF;
+END
+$profile$;
 
 -- 3. The keys back, as the extension declares them. Two cannot be kept: Citus has no key
 --    from a distributed table to another shard of itself (conversations.parent_id: a
@@ -164,6 +216,7 @@ ALTER TABLE prompt.seal_nodes ADD CONSTRAINT seal_nodes_conversation_id_fkey FOR
 ALTER TABLE prompt.seals ADD CONSTRAINT seals_conversation_id_turn_id_fkey FOREIGN KEY (conversation_id, turn_id) REFERENCES prompt.turns(conversation_id, id) ON DELETE CASCADE;
 ALTER TABLE prompt.seals_02 ADD CONSTRAINT seals_02_conversation_id_turn_id_fkey FOREIGN KEY (conversation_id, turn_id) REFERENCES prompt.turns(conversation_id, id) ON DELETE CASCADE;
 ALTER TABLE prompt.responses ADD CONSTRAINT responses_conversation_id_turn_id_fkey FOREIGN KEY (conversation_id, turn_id) REFERENCES prompt.turns(conversation_id, id) ON DELETE CASCADE;
+ALTER TABLE prompt.counts ADD CONSTRAINT counts_conversation_id_turn_id_fkey FOREIGN KEY (conversation_id, turn_id) REFERENCES prompt.turns(conversation_id, id) ON DELETE CASCADE;
 
 -- 4. Each call runs on the node that holds its conversation (the first argument). Only a
 --    bare `SELECT prompt.compile_turn(c, t)` is sent there; see docs/scale-out.md.
@@ -177,6 +230,8 @@ SELECT create_distributed_function('prompt.estimate_turn(uuid,uuid)', 'conversat
 SELECT create_distributed_function('prompt.search_deferred(uuid,uuid,text)', 'conversation_id', colocate_with := 'prompt.conversations');
 SELECT create_distributed_function('prompt.transcript(uuid,uuid)', 'conversation_id', colocate_with := 'prompt.conversations');
 SELECT create_distributed_function('prompt.prune_seals(uuid,timestamptz)', 'conversation_id', colocate_with := 'prompt.conversations');
+SELECT create_distributed_function('prompt.count_body(uuid,uuid)', 'conversation_id', colocate_with := 'prompt.conversations');
+SELECT create_distributed_function('prompt.record_count(uuid,uuid,integer)', 'conversation_id', colocate_with := 'prompt.conversations');
 
 -- 5. Inside BEGIN … COMMIT (a driver's default mode) Citus delegates only a function
 --    distributed with force_delegation, and then every query the call runs must name

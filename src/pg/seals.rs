@@ -640,16 +640,21 @@ static STORED: LazyLock<Query> = LazyLock::new(|| {
 });
 
 /// The seal's columns the conversation row carries for a compile (`load::context`): the
-/// pointers of `prompt.seals s` joined on [`STORED_JOIN`], all NULL where it matched nothing.
-pub const STORED_POINTERS: &str = POINTERS;
+/// pointers of `prompt.seals s` joined on [`STORED_JOIN`], the digest NULL where it matched
+/// nothing or the read does not take the stored body (`$4` false: decided here rather than
+/// in the join, whose condition Citus must see join the conversation's shards).
+pub const STORED_POINTERS: &str = "s.pruned_at IS NOT NULL AS pruned, s.patches::text, s.head, s.lead, s.chain, \
+                                   s.chain_length, s.chain_low, s.tail, CASE WHEN $4 THEN s.digest END AS digest, s.bytes";
 /// The columns of [`STORED_POINTERS`].
 pub const STORED_COLUMNS: [Column; 10] = POINTER_COLUMNS;
-/// The join condition of `prompt.seals s` for the conversation `$1`'s row: the seal of turn
-/// `$2` when `$4` (a compile), the turn has no rounds and its frozen record is not stateful
-/// (`$3`, [`seal::frozen_stateful`]: it sends the stored body's stateful form). The turn's
-/// row must be visible and sealed, as the full path reads it: a policy of the user's on
-/// `prompt.turns` confines a sealed compile too.
-pub const STORED_JOIN: &str = "s.conversation_id = $1 AND s.turn_id = $2 AND $4 AND NOT s.frozen @> $3 \
+/// The join condition of `prompt.seals s` for the conversation `$1`'s row: the seal of
+/// turn `$2` when the turn has no rounds and its frozen record is not stateful (`$3`,
+/// [`seal::frozen_stateful`]: it sends the stored body's stateful form). The turn's row
+/// must be visible and sealed, as the full path reads it: a policy of the user's on
+/// `prompt.turns` confines a sealed compile too. No condition is a parameter alone: one
+/// the planner folds to false (as `$4` was when the read takes no stored body) leaves
+/// Citus a "complex join" of the conversation's shards; [`STORED_POINTERS`] applies `$4`.
+pub const STORED_JOIN: &str = "s.conversation_id = $1 AND s.turn_id = $2 AND NOT s.frozen @> $3 \
                                AND EXISTS (SELECT 1 FROM prompt.turns t WHERE t.conversation_id = $1 \
                                AND t.id = $2 AND t.sealed_at IS NOT NULL) \
                                AND NOT EXISTS (SELECT 1 FROM prompt.rounds r WHERE r.conversation_id = $1 \

@@ -68,7 +68,7 @@ static CONVERSATION: LazyLock<Query> = LazyLock::new(|| {
         format!(
             "SELECT c.workspace_id, c.kind AS conversation_kind, c.answerer_id AS conversation_answerer_id, \
              c.creator_id, c.origin_channel, {}, {}, {}, t.created_at AS turn_created_at, \
-             CASE WHEN s.digest IS NULL OR s.pruned_at IS NOT NULL THEN {} END AS summary_floor \
+             CASE WHEN NOT $4 OR s.digest IS NULL OR s.pruned_at IS NOT NULL THEN {} END AS summary_floor \
              FROM prompt.conversations c \
              LEFT JOIN prompt.seals s ON {} \
              LEFT JOIN prompt.turns t ON t.conversation_id = $1 AND t.id = $2 \
