@@ -98,22 +98,22 @@ pub(crate) enum Recorded {
 }
 
 impl Recorded {
-    /// The text the part is counted by: the thinking, the data, the reasoning's summary
-    /// texts and encrypted content, the thought's or message's text.
-    pub(crate) fn counted(&self) -> String {
+    /// The text the part is counted by (moved out of it): the thinking, the data, the
+    /// reasoning's summary texts and encrypted content, the thought's or message's text.
+    pub(crate) fn into_counted(self) -> String {
         match self {
             Recorded::Thinking { thinking: t, .. }
             | Recorded::RedactedThinking { data: t }
             | Recorded::Thought { text: t, .. }
             | Recorded::Message { text: t, .. }
-            | Recorded::SignedText { text: t, .. } => t.clone(),
+            | Recorded::SignedText { text: t, .. } => t,
             Recorded::Reasoning { summary, encrypted, .. } => {
                 let mut text = summary
                     .iter()
                     .filter_map(|x| x.get("text").and_then(Value::as_str))
                     .collect::<Vec<_>>()
                     .join("\n");
-                text.push_str(encrypted.as_deref().unwrap_or(""));
+                text.push_str(encrypted.as_deref().unwrap_or_default());
                 text
             }
         }
@@ -145,7 +145,7 @@ pub(crate) fn read(p: &At<'_>, place: Place) -> Checked<Read> {
         return Err(ty.refuse(place.says("a part", "missing part type", "needs a \"type\"")));
     };
     if !place.takes(kind) {
-        return Err(ty.refuse(format_args!("unknown part type \"{kind}\"")));
+        return Err(unknown(&ty, kind));
     }
     let kind = match kind {
         "text" if place == Place::Round => return part.recorded_text(),
@@ -158,9 +158,15 @@ pub(crate) fn read(p: &At<'_>, place: Place) -> Checked<Read> {
             is_error: part.obj.at("is_error").flag(false, "\"is_error\" must be a boolean")?,
         },
         "provider" => part.provider()?,
-        thinking => return part.thinking(thinking).map(Read::Recorded),
+        "thinking" | "redacted_thinking" | "reasoning" | "thought" => return part.thinking(kind).map(Read::Recorded),
+        other => return Err(unknown(&ty, other)),
     };
     Ok(Read::Part(kind))
+}
+
+/// A part whose type no reader here knows (or its place does not take): refused at `type`.
+fn unknown(ty: &At<'_>, kind: &str) -> crate::json_at::Refusal {
+    ty.refuse(format_args!("unknown part type \"{kind}\""))
 }
 
 /// One part's object, read where it stands.
@@ -301,10 +307,11 @@ impl Reader<'_> {
                     .and_then(Value::as_str)
                     .map(str::to_string),
             },
-            _ => Recorded::Thought {
+            "thought" => Recorded::Thought {
                 text: self.string("text")?,
                 signature: obj.map.get("signature").and_then(Value::as_str).map(str::to_string),
             },
+            other => return Err(unknown(&obj.at("type"), other)),
         })
     }
 }

@@ -172,7 +172,7 @@ fn parse_assistant(v: &At<'_>, ctx: &Ctx<'_>) -> Result<Vec<PartKind>> {
         let part = match ctx.or(part_json::read(&p, Place::Round))? {
             Read::Part(kind) => kind,
             Read::Recorded(recorded) => {
-                replay::part(&recorded).ok_or_else(|| ctx.refused(p.refuse("cannot be replayed as JSON")))?
+                replay::part(recorded).ok_or_else(|| ctx.refused(p.refuse("cannot be replayed as JSON")))?
             }
         };
         if let PartKind::ToolCall { id, .. } = &part {

@@ -12,8 +12,8 @@ use crate::part_json::Recorded;
 /// block is opaque to every other wire; a text with its wire's ids is said text, plain
 /// text on another wire. `None` when the block does not read as JSON (the spellers'
 /// quoting never gives that).
-pub(crate) fn part(recorded: &Recorded) -> Option<PartKind> {
-    let (wire, block) = match recorded {
+pub(crate) fn part(recorded: Recorded) -> Option<PartKind> {
+    let (wire, block) = match &recorded {
         Recorded::Thinking { thinking, signature } => {
             (Wire::Anthropic, super::anthropic::replay::thinking(thinking, signature))
         }
@@ -32,12 +32,16 @@ pub(crate) fn part(recorded: &Recorded) -> Option<PartKind> {
         Recorded::SignedText { text, signature } => (Wire::Gemini, super::gemini::replay::signed_text(text, signature)),
     };
     let json = JsonText::written(block)?;
-    let text = recorded.counted();
-    Some(match recorded {
-        Recorded::Message { .. } | Recorded::SignedText { .. } => PartKind::Said { wire, text, json },
+    let said = match &recorded {
+        Recorded::Message { .. } | Recorded::SignedText { .. } => true,
         Recorded::Thinking { .. }
         | Recorded::RedactedThinking { .. }
         | Recorded::Reasoning { .. }
-        | Recorded::Thought { .. } => PartKind::Opaque { wire, json, text },
+        | Recorded::Thought { .. } => false,
+    };
+    let text = recorded.into_counted();
+    Some(match said {
+        true => PartKind::Said { wire, text, json },
+        false => PartKind::Opaque { wire, json, text },
     })
 }
