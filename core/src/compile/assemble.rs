@@ -1,8 +1,9 @@
 //! Assembly under `default` and `assembly`: the floors, history funded from what they
 //! leave, everything merged into the compiled list, and where the cache breakpoints go.
 
-use super::compiler::{Compiler, Fresh};
+use super::compiler::{Answering, Fresh, Tally};
 use crate::budget::{self, Unavailable};
+use crate::context::Context;
 use crate::error::{Code, Error, Result};
 use crate::estimate::HistoryEstimate;
 use crate::history::HistorySource;
@@ -11,126 +12,135 @@ use crate::kinds::{Mechanism, PrefaceItem};
 use crate::template::{Block, HistoryKnobs, Template};
 use crate::wire::{Breakpoint, Stretch};
 
-impl Compiler<'_, '_> {
-    pub(super) fn assembled(&mut self, mechanism: Mechanism, source: &mut dyn HistorySource) -> Result<Fresh> {
-        let ctx = self.ctx;
-        let t = &ctx.turn;
-        let template = match mechanism {
-            Mechanism::Assembly => self.answerer_template()?,
-            _ => Template::default_order(),
-        };
-        super::floors::check_placement(&template, &t.inline, t)?;
-        check_variables(&template, t, mechanism)?;
-        let hist_ix = template.history_index();
-        let knobs = match &template.blocks[hist_ix] {
-            Block::History(k) => *k,
-            _ => HistoryKnobs::default(),
-        };
-        let knobs = t.history.map_or(knobs, |h| knobs.overridden_by(h));
-        let values = self.values(t.poster_id, &t.date);
-        let floors = self.floors(&template, &values)?;
-        let rendered = floors.rendered;
-        let input_ix = template.blocks.len() - 1;
+/// The compiled list under `default` or `assembly`: the floors, then history from what
+/// they leave, merged.
+pub(super) fn assembled(
+    ctx: &Context,
+    on: &Answering,
+    tally: &mut Tally,
+    mechanism: Mechanism,
+    source: &mut dyn HistorySource,
+) -> Result<Fresh> {
+    let t = &ctx.turn;
+    let template = match mechanism {
+        Mechanism::Assembly => super::floors::answerer_template(on.a)?,
+        _ => Template::default_order(),
+    };
+    super::floors::check_placement(&template, &t.inline, t)?;
+    check_variables(&template, t, mechanism)?;
+    let hist_ix = template.history_index();
+    let knobs = match &template.blocks[hist_ix] {
+        Block::History(k) => *k,
+        _ => HistoryKnobs::default(),
+    };
+    let knobs = t.history.map_or(knobs, |h| knobs.overridden_by(h));
+    let values = super::compiler::values(ctx, on.a, &tally.users, t.poster_id, &t.date);
+    let floors = super::floors::floors(ctx, on, tally, &template, &values)?;
+    let rendered = floors.rendered;
+    let input_ix = template.blocks.len() - 1;
 
-        // The floors: the blocks on either side of history, each side costed on its own
-        // (history may come between them), the request and the tool definitions, in the
-        // wire's own units (`items::Unit`).
-        let pre: Vec<Item> = rendered[..hist_ix].iter().flatten().cloned().collect();
-        let post: Vec<Item> = rendered[hist_ix + 1..].iter().flatten().cloned().collect();
-        let tools_tokens = self.tools_tokens();
-        // The rounds the turn holds already are appended after the seed: a floor too.
-        let (post_cost, after_history) = items::marginal_cost(&post, None, self.wire.form());
-        let native = self.model.is_some_and(|m| m.native_images);
-        let rounds = super::continuation::rounds_floor(self.ctx, self.a.id, native, self.wire, &mut self.counter);
-        let floors_raw = crate::tokens::sum([
-            items::marginal_cost(&pre, None, self.wire.form()).0,
-            post_cost,
-            crate::tokens::REQUEST_OVERHEAD,
-            tools_tokens,
-            rounds,
-        ]);
-        let before = super::select::Preceding {
-            items: &pre,
-            floors_raw,
-            floors: self.window.inflate(floors_raw),
-        };
+    // The floors: the blocks on either side of history, each side costed on its own
+    // (history may come between them), the request and the tool definitions, in the
+    // wire's own units (`items::Unit`).
+    let pre: Vec<Item> = rendered[..hist_ix].iter().flatten().cloned().collect();
+    let post: Vec<Item> = rendered[hist_ix + 1..].iter().flatten().cloned().collect();
+    let tools_tokens = tools_tokens(on, tally);
+    // The rounds the turn holds already are appended after the seed: a floor too.
+    let (post_cost, after_history) = items::marginal_cost(&post, None, on.wire.form());
+    let native = on.model.is_some_and(|m| m.native_images);
+    let rounds = super::continuation::rounds_floor(ctx, on.a.id, native, on.wire, &mut tally.counter);
+    let floors_raw = crate::tokens::sum([
+        items::marginal_cost(&pre, None, on.wire.form()).0,
+        post_cost,
+        crate::tokens::REQUEST_OVERHEAD,
+        tools_tokens,
+        rounds,
+    ]);
+    let before = super::select::Preceding {
+        items: &pre,
+        floors_raw,
+        floors: on.window.inflate(floors_raw),
+    };
 
-        // History: funded from what remains, newest entry first.
-        let (selection, budget_problem) =
-            self.funded_history(source, &template, &knobs, (&before, after_history), hist_ix)?;
-        let mut versions = floors.versions;
-        versions.history = Some(selection.estimate.selected);
+    // History: funded from what remains, newest entry first.
+    let laid = (&template, hist_ix);
+    let (selection, budget_problem) = funded_history(ctx, on, tally, source, laid, &knobs, (&before, after_history))?;
+    let mut versions = floors.versions;
+    versions.history = Some(selection.estimate.selected);
 
-        let preface = preface(&rendered[hist_ix + 1..input_ix]);
-        let pre_parts: usize = pre.iter().map(|i| i.parts.len()).sum();
-        let history_parts: usize = selection.items.iter().map(|i| i.parts.len()).sum();
-        let messages = merge(pre.into_iter().chain(selection.items).chain(post));
-        let cache_marker = cache_marker(&messages, pre_parts);
-        let breakpoints = breakpoints(&messages, pre_parts, history_parts);
-        Ok(Fresh {
-            mechanism,
-            messages,
-            blocks: template.blocks.iter().map(Block::name).collect(),
-            rendered,
-            history_block: Some(hist_ix),
-            seed_block: hist_ix + 1,
-            cache_marker,
-            breakpoints,
-            preface,
-            catalog: floors.catalog,
-            deferred_catalog: floors.deferred_catalog,
-            history: selection.estimate,
-            history_from: selection.from,
-            versions: versions.to_json(),
-            budget_problem,
-        })
-    }
+    let preface = preface(&rendered[hist_ix + 1..input_ix]);
+    let pre_parts: usize = pre.iter().map(|i| i.parts.len()).sum();
+    let history_parts: usize = selection.items.iter().map(|i| i.parts.len()).sum();
+    let messages = merge(pre.into_iter().chain(selection.items).chain(post));
+    let cache_marker = cache_marker(&messages, pre_parts);
+    let breakpoints = breakpoints(&messages, pre_parts, history_parts);
+    Ok(Fresh {
+        mechanism,
+        messages,
+        blocks: template.blocks.iter().map(Block::name).collect(),
+        rendered,
+        history_block: Some(hist_ix),
+        seed_block: hist_ix + 1,
+        cache_marker,
+        breakpoints,
+        preface,
+        catalog: floors.catalog,
+        deferred_catalog: floors.deferred_catalog,
+        history: selection.estimate,
+        history_from: selection.from,
+        versions: versions.to_json(),
+        budget_problem,
+    })
+}
 
-    /// History funded from what the floors leave; on a windowless model asked for a
-    /// share, no history and the problem (which the gate reports, the estimate shows).
-    fn funded_history(
-        &mut self,
-        source: &mut dyn HistorySource,
-        template: &Template,
-        knobs: &HistoryKnobs,
-        around: (&super::select::Preceding<'_>, Option<items::Follower>),
-        hist_ix: usize,
-    ) -> Result<(super::select::Selection, Option<Error>)> {
-        match budget::allowance(&self.window, around.0.floors, knobs) {
-            Ok(allowance) => Ok((self.select(source, template, allowance, hist_ix, around)?, None)),
-            Err(Unavailable::ShareWithoutWindow) => {
-                let ctx = self.ctx;
-                let mut none = HistoryEstimate::none(Some("history_budget_unavailable"));
-                none.available = source.count_rest(self.a.id, ctx.conversation.answerer_id)?;
-                let selection = super::select::Selection {
-                    items: Vec::new(),
-                    estimate: none,
-                    from: None,
-                };
-                Ok((selection, Some(self.share_without_window(knobs))))
-            }
+/// History funded from what the floors leave; on a windowless model asked for a share,
+/// no history and the problem (which the gate reports, the estimate shows).
+fn funded_history(
+    ctx: &Context,
+    on: &Answering,
+    tally: &mut Tally,
+    source: &mut dyn HistorySource,
+    laid: (&Template, usize),
+    knobs: &HistoryKnobs,
+    around: (&super::select::Preceding<'_>, Option<items::Follower>),
+) -> Result<(super::select::Selection, Option<Error>)> {
+    match budget::allowance(&on.window, around.0.floors, knobs) {
+        Ok(allowance) => Ok((
+            super::select::select(ctx, on, tally, source, laid, allowance, around)?,
+            None,
+        )),
+        Err(Unavailable::ShareWithoutWindow) => {
+            let mut none = HistoryEstimate::none(Some("history_budget_unavailable"));
+            none.available = source.count_rest(on.a.id, ctx.conversation.answerer_id)?;
+            let selection = super::select::Selection {
+                items: Vec::new(),
+                estimate: none,
+                from: None,
+            };
+            Ok((selection, Some(share_without_window(ctx, on, knobs))))
         }
     }
+}
 
-    fn share_without_window(&self, knobs: &HistoryKnobs) -> Error {
-        Error::new(
-            Code::HistoryBudgetUnavailable,
-            format!(
-                "the history budget of turn {} asks for a share of the window, and model {} has no window",
-                self.ctx.turn.id,
-                self.model_name()
-            ),
-        )
-        .detail(format!("budget.share = {}", knobs.share.unwrap_or_default()))
-        .hint("Give the model an advisory_window or hard_window, or use max_tokens instead of share.")
-    }
+/// History asked for as a share of a window the model does not have.
+fn share_without_window(ctx: &Context, on: &Answering, knobs: &HistoryKnobs) -> Error {
+    Error::new(
+        Code::HistoryBudgetUnavailable,
+        format!(
+            "the history budget of turn {} asks for a share of the window, and model {} has no window",
+            ctx.turn.id,
+            super::compiler::model_name(on.model)
+        ),
+    )
+    .detail(format!("budget.share = {}", knobs.share.unwrap_or_default()))
+    .hint("Give the model an advisory_window or hard_window, or use max_tokens instead of share.")
+}
 
-    /// The tokens of the tool definitions this wire loads into the model's context.
-    pub(super) fn tools_tokens(&mut self) -> u32 {
-        match crate::wire::loaded_tools_text(self.wire, &self.tools) {
-            Some(text) => self.counter.count(&text),
-            None => 0,
-        }
+/// The tokens of the tool definitions this wire loads into the model's context.
+fn tools_tokens(on: &Answering, tally: &mut Tally) -> u32 {
+    match crate::wire::loaded_tools_text(on.wire, &on.tools) {
+        Some(text) => tally.counter.count(&text),
+        None => 0,
     }
 }
 

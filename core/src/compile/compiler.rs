@@ -1,7 +1,8 @@
 //! What a compile works with and returns: its purpose, the compiler's state while it
 //! builds a fresh body, the result, what `explain_turn` shows and what the seal stores.
-//! The stages (`raw`, `assemble`, `finish`, `continuation`) extend [`Compiler`] and
-//! read these; none of them is read from here.
+//! The stages (`raw`, `assemble`, `floors`, `select`, `finish`, `continuation`) are
+//! functions of the context, the [`Answering`] a fresh compile fixed and the [`Tally`]
+//! it keeps; they read these, and none of them is read from here.
 
 use std::collections::HashMap;
 
@@ -140,17 +141,24 @@ pub(super) fn answerer(ctx: &Context) -> crate::error::Result<&User> {
         .ok_or_else(|| not_compilable(t, &format!("names answerer {a_id}, which is not visible")))
 }
 
-pub(super) struct Compiler<'a, 'm> {
-    pub(super) ctx: &'a Context,
+/// What a fresh compile fixed before its first stage: who answers, for which model, on
+/// which wire, with which tools, in which window, and for what. Every stage reads it;
+/// none changes it.
+pub(super) struct Answering<'a> {
     pub(super) a: &'a User,
     pub(super) model: Option<&'a Model>,
     pub(super) wire: Wire,
     pub(super) tools: Vec<Tool>,
     pub(super) window: Window,
+    pub(super) purpose: Purpose,
+}
+
+/// What the stages spend and learn as they go: tokens counted, the users history
+/// batches name (besides the context's), and the bytes of text built.
+pub(super) struct Tally<'m> {
     pub(super) counter: Counter<'m>,
     /// The context's users and those history batches named.
     pub(super) users: HashMap<Uuid, User>,
-    pub(super) purpose: Purpose,
     /// Bytes of text the blocks built so far: what is left of `bounds::MAX_TEXT` bounds
     /// the next substitution.
     pub(super) built: usize,
@@ -181,23 +189,9 @@ pub(super) struct Fresh {
     pub(super) budget_problem: Option<Error>,
 }
 
-impl Compiler<'_, '_> {
-    /// The macro values of a turn posted by `poster`, dated `date`.
-    pub(super) fn values(&self, poster: Option<Uuid>, date: &str) -> Values {
-        let human = poster
-            .and_then(|p| self.users.get(&p))
-            .and_then(User::controlling_human);
-        Values {
-            agent: self.a.display_name.clone(),
-            user: human
-                .and_then(|h| self.users.get(&h))
-                .and_then(|u| u.display_name.clone()),
-            workspace: self.ctx.workspace.name.clone(),
-            date: Some(date.to_string()).filter(|d| !d.is_empty()),
-            conversation_kind: Some(self.ctx.conversation.kind.clone()),
-        }
-    }
-
+impl Tally<'_> {
+    /// An item of `text` in `block`, its tokens counted and its bytes built (none when
+    /// the text is empty).
     pub(super) fn text_item(&mut self, role: Role, text: String, block: usize) -> Option<Item> {
         if text.is_empty() {
             return None;
@@ -211,9 +205,18 @@ impl Compiler<'_, '_> {
     pub(super) fn room(&self) -> usize {
         crate::bounds::MAX_TEXT.saturating_sub(self.built)
     }
+}
 
-    pub(super) fn model_name(&self) -> String {
-        model_name(self.model)
+/// The macro values of a turn of `ctx` posted by `poster`, dated `date`, answered by `a`
+/// (`users`: whom a poster may name as its controlling human).
+pub(super) fn values(ctx: &Context, a: &User, users: &HashMap<Uuid, User>, poster: Option<Uuid>, date: &str) -> Values {
+    let human = poster.and_then(|p| users.get(&p)).and_then(User::controlling_human);
+    Values {
+        agent: a.display_name.clone(),
+        user: human.and_then(|h| users.get(&h)).and_then(|u| u.display_name.clone()),
+        workspace: ctx.workspace.name.clone(),
+        date: Some(date.to_string()).filter(|d| !d.is_empty()),
+        conversation_kind: Some(ctx.conversation.kind.clone()),
     }
 }
 

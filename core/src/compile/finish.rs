@@ -1,8 +1,9 @@
 //! From the compiled list to the result: the body on the model's wire, the estimate of
 //! that body, the gate, what `explain_turn` shows, and what the seal freezes.
 
-use super::compiler::{explain, uniform_role, Compiler, Fresh, Output, SealDraft};
+use super::compiler::{explain, uniform_role, Answering, Fresh, Output, SealDraft, Tally};
 use super::gate;
+use crate::context::Context;
 use crate::error::{Code, Error, Result};
 use crate::estimate::{BlockEstimate, Estimate, WindowEstimate};
 use crate::items::Message;
@@ -11,173 +12,183 @@ use crate::template;
 use crate::tokens::REQUEST_OVERHEAD;
 use crate::wire::{self, Layout, Request};
 
-impl Compiler<'_, '_> {
-    pub(super) fn finish(&mut self, fresh: Fresh) -> Result<Output> {
-        if let Some(problem) = fresh.budget_problem.clone() {
-            if self.purpose.raises() {
-                return Err(problem);
-            }
+/// The body of the compiled list on the wire, its estimate through the gate, and the
+/// seal it drafts (continued when rounds were already stored).
+pub(super) fn finish(ctx: &Context, on: &Answering, tally: &mut Tally, fresh: Fresh) -> Result<Output> {
+    if let Some(problem) = fresh.budget_problem.clone() {
+        if on.purpose.raises() {
+            return Err(problem);
         }
-        let options = self.options()?;
-        let conversation = &self.ctx.conversation;
-        let cache_key = conversation.root_id.unwrap_or(conversation.id).to_string();
-        let request = |breakpoints| Request {
-            messages: &fresh.messages,
-            model: self.model,
-            tools: &self.tools,
-            breakpoints,
-            options: &options,
-            cache_key: &cache_key,
-            diagnose: options
-                .cache_diagnostics
-                .then_some(self.ctx.diagnostics_previous.as_deref()),
-        };
-        // Anthropic marks breakpoints in the body, and so do the OpenAI wires for a model
-        // whose profile takes explicit breakpoints; the others cache by key alone.
-        let profile = self.model.and_then(|m| m.profile.as_ref());
-        // A stateful request places none: the provider caches the chain it holds.
-        let tools_tokens = wire::loaded_tools_text(self.wire, &self.tools).map_or(0, |t| self.counter.count(&t));
-        let breakpoints = match options.stateful {
+    }
+    let options = options(ctx, on)?;
+    let conversation = &ctx.conversation;
+    let cache_key = conversation.root_id.unwrap_or(conversation.id).to_string();
+    let request = |breakpoints| Request {
+        messages: &fresh.messages,
+        model: on.model,
+        tools: &on.tools,
+        breakpoints,
+        options: &options,
+        cache_key: &cache_key,
+        diagnose: options.cache_diagnostics.then_some(ctx.diagnostics_previous.as_deref()),
+    };
+    // Anthropic marks breakpoints in the body, and so do the OpenAI wires for a model
+    // whose profile takes explicit breakpoints; the others cache by key alone.
+    let profile = on.model.and_then(|m| m.profile.as_ref());
+    // A stateful request places none: the provider caches the chain it holds.
+    let tools_tokens = wire::loaded_tools_text(on.wire, &on.tools).map_or(0, |t| tally.counter.count(&t));
+    let breakpoints = match options.stateful {
+        true => Vec::new(),
+        false => worth_caching(profile, &fresh.messages, &fresh.breakpoints, on.wire),
+    };
+    wire::check_size(&fresh.messages, &on.tools, 0)?;
+    wire::check_request(on.wire, &request(&breakpoints), &ctx.turn.id.to_string())?;
+    let rendered = wire::render(on.wire, &request(&breakpoints));
+    let mut estimate = estimate(on, tally.counter.tokenizer, &fresh, &rendered.layout, tools_tokens);
+    if on.purpose.raises() {
+        gate::gate(ctx, &super::compiler::model_name(on.model), &on.window, &estimate)?;
+    }
+    let stateful = options.stateful.then(|| {
+        super::stateful::link(
+            on.wire.form(),
+            ctx,
+            on.model.map(|m| m.name.as_str()),
+            (&fresh.messages, &rendered.layout, &rendered.body.elements),
+            &mut estimate,
+            &on.window,
+            &mut tally.counter,
+        )
+    });
+    let mut frozen = frozen(ctx, on, &fresh, &rendered.layout, breakpoints.clone(), estimate);
+    frozen.stateful = stateful;
+    // What storage shares: the elements unmarked, and the edits that mark this body.
+    let plain_elements = if breakpoints.is_empty() || on.purpose != super::compiler::Purpose::Compile {
+        rendered.body.elements.clone()
+    } else {
+        wire::render(on.wire, &request(&[])).body.elements
+    };
+    let patches = crate::seal::patches(&plain_elements, &rendered.body.elements);
+    let draft = SealDraft {
+        plain_elements,
+        patches,
+        body: rendered.body,
+        frozen,
+        preface: fresh.preface,
+        catalog: fresh.catalog,
+        versions: fresh.versions.to_string(),
+    };
+    if ctx.rounds.is_empty() {
+        let explain = explain(ctx, &draft.frozen, Some(fresh.messages), false);
+        return Ok(Output {
+            body: draft.body.clone(),
+            explain,
+            seal: Some(draft),
+            last_round: None,
+        });
+    }
+    continued(ctx, on, tally, draft)
+}
+
+/// Rounds already stored at the first compile: seal the seed, continue from it.
+fn continued(ctx: &Context, on: &Answering, tally: &mut Tally, draft: SealDraft) -> Result<Output> {
+    let sealed = Sealed {
+        frozen: draft.frozen.clone(),
+        body: Some(draft.body.clone()),
+    };
+    let mut out = super::continuation::extend(ctx, &sealed, &mut tally.counter, on.purpose)?;
+    out.seal = Some(draft);
+    Ok(out)
+}
+
+/// What the seal freezes besides the body.
+fn frozen(
+    ctx: &Context,
+    on: &Answering,
+    fresh: &Fresh,
+    layout: &Layout,
+    breakpoints: Vec<wire::Breakpoint>,
+    estimate: Estimate,
+) -> Frozen {
+    let is_seed = |m: usize, p: usize| fresh.history_block.is_none() || fresh.messages[m].blocks[p] >= fresh.seed_block;
+    Frozen {
+        mechanism: fresh.mechanism,
+        wire: on.wire,
+        model: on.model.cloned(),
+        answerer_id: on.a.id,
+        cache_marker: fresh.cache_marker,
+        cache_breakpoints: breakpoints,
+        preface: fresh.preface.clone(),
+        estimate,
+        seed_cut: seed_cut(&fresh.messages, layout, is_seed),
+        history_from: fresh.history_from,
+        deferred: crate::seal::Deferred {
+            catalog: fresh.deferred_catalog.clone(),
+            tools: on
+                .tools
+                .iter()
+                .filter(|t| t.deferred)
+                .map(crate::fields::Tool::definition)
+                .collect(),
+        },
+        stateful: None,
+        // What skills_for_turn answers for the sealed turn from now on.
+        skills: match ctx.turn.callables.is_empty() {
             true => Vec::new(),
-            false => worth_caching(profile, &fresh.messages, &fresh.breakpoints, self.wire),
-        };
-        wire::check_size(&fresh.messages, &self.tools, 0)?;
-        wire::check_request(self.wire, &request(&breakpoints), &self.ctx.turn.id.to_string())?;
-        let rendered = wire::render(self.wire, &request(&breakpoints));
-        let mut estimate = self.estimate(&fresh, &rendered.layout, tools_tokens);
-        if self.purpose.raises() {
-            gate::gate(self.ctx, &self.model_name(), &self.window, &estimate)?;
-        }
-        let stateful = options.stateful.then(|| {
-            super::stateful::link(
-                self.wire.form(),
-                self.ctx,
-                self.model.map(|m| m.name.as_str()),
-                (&fresh.messages, &rendered.layout, &rendered.body.elements),
-                &mut estimate,
-                &self.window,
-                &mut self.counter,
-            )
-        });
-        let mut frozen = self.frozen(&fresh, &rendered.layout, breakpoints.clone(), estimate);
-        frozen.stateful = stateful;
-        // What storage shares: the elements unmarked, and the edits that mark this body.
-        let plain_elements = if breakpoints.is_empty() || self.purpose != super::compiler::Purpose::Compile {
-            rendered.body.elements.clone()
-        } else {
-            wire::render(self.wire, &request(&[])).body.elements
-        };
-        let patches = crate::seal::patches(&plain_elements, &rendered.body.elements);
-        let draft = SealDraft {
-            plain_elements,
-            patches,
-            body: rendered.body,
-            frozen,
-            preface: fresh.preface,
-            catalog: fresh.catalog,
-            versions: fresh.versions.to_string(),
-        };
-        if self.ctx.rounds.is_empty() {
-            let explain = explain(self.ctx, &draft.frozen, Some(fresh.messages), false);
-            return Ok(Output {
-                body: draft.body.clone(),
-                explain,
-                seal: Some(draft),
-                last_round: None,
-            });
-        }
-        self.continued(draft)
+            false => super::skills::live(ctx).unwrap_or_default(),
+        },
     }
+}
 
-    /// Rounds already stored at the first compile: seal the seed, continue from it.
-    fn continued(&mut self, draft: SealDraft) -> Result<Output> {
-        let sealed = Sealed {
-            frozen: draft.frozen.clone(),
-            body: Some(draft.body.clone()),
+/// The estimate of the rendered body: per block, history, the tool definitions, and
+/// the total the gate compares with the window.
+fn estimate(
+    on: &Answering,
+    tokenizer: crate::tokens::Tokenizer,
+    fresh: &Fresh,
+    layout: &Layout,
+    tools_tokens: u32,
+) -> Estimate {
+    let n = fresh.blocks.len();
+    let (costs, total) = wire::costs(&fresh.messages, layout, tools_tokens, n, n);
+    let mut blocks = Vec::with_capacity(n + 1);
+    let mut running = REQUEST_OVERHEAD;
+    for (i, name) in fresh.blocks.iter().enumerate() {
+        let is_history = Some(i) == fresh.history_block;
+        if !is_history {
+            running = crate::tokens::add(running, costs[i]);
+        }
+        let role = match (is_history, fresh.history_block) {
+            (true, _) => None,
+            (false, Some(_)) => uniform_role(fresh.rendered[i].iter().map(|it| it.role)),
+            (false, None) => uniform_role(fresh.messages.iter().map(|m| m.role)),
         };
-        let mut out = super::continuation::extend(self.ctx, &sealed, &mut self.counter, self.purpose)?;
-        out.seal = Some(draft);
-        Ok(out)
-    }
-
-    /// What the seal freezes besides the body.
-    fn frozen(&self, fresh: &Fresh, layout: &Layout, breakpoints: Vec<wire::Breakpoint>, estimate: Estimate) -> Frozen {
-        let is_seed =
-            |m: usize, p: usize| fresh.history_block.is_none() || fresh.messages[m].blocks[p] >= fresh.seed_block;
-        Frozen {
-            mechanism: fresh.mechanism,
-            wire: self.wire,
-            model: self.model.cloned(),
-            answerer_id: self.a.id,
-            cache_marker: fresh.cache_marker,
-            cache_breakpoints: breakpoints,
-            preface: fresh.preface.clone(),
-            estimate,
-            seed_cut: seed_cut(&fresh.messages, layout, is_seed),
-            history_from: fresh.history_from,
-            deferred: crate::seal::Deferred {
-                catalog: fresh.deferred_catalog.clone(),
-                tools: self
-                    .tools
-                    .iter()
-                    .filter(|t| t.deferred)
-                    .map(crate::fields::Tool::definition)
-                    .collect(),
-            },
-            stateful: None,
-            // What skills_for_turn answers for the sealed turn from now on.
-            skills: match self.ctx.turn.callables.is_empty() {
-                true => Vec::new(),
-                false => super::skills::live(self.ctx).unwrap_or_default(),
-            },
-        }
-    }
-
-    /// The estimate of the rendered body: per block, history, the tool definitions, and
-    /// the total the gate compares with the window.
-    fn estimate(&self, fresh: &Fresh, layout: &Layout, tools_tokens: u32) -> Estimate {
-        let n = fresh.blocks.len();
-        let (costs, total) = wire::costs(&fresh.messages, layout, tools_tokens, n, n);
-        let mut blocks = Vec::with_capacity(n + 1);
-        let mut running = REQUEST_OVERHEAD;
-        for (i, name) in fresh.blocks.iter().enumerate() {
-            let is_history = Some(i) == fresh.history_block;
-            if !is_history {
-                running = crate::tokens::add(running, costs[i]);
-            }
-            let role = match (is_history, fresh.history_block) {
-                (true, _) => None,
-                (false, Some(_)) => uniform_role(fresh.rendered[i].iter().map(|it| it.role)),
-                (false, None) => uniform_role(fresh.messages.iter().map(|m| m.role)),
-            };
-            let rendered_something = fresh.history_block.is_none() || !fresh.rendered[i].is_empty();
-            blocks.push(BlockEstimate {
-                block: name.clone(),
-                role,
-                tokens: costs[i],
-                floor_unmet: !is_history && rendered_something && !self.window.fits(running),
-            });
-        }
-        running = crate::tokens::add(running, tools_tokens);
+        let rendered_something = fresh.history_block.is_none() || !fresh.rendered[i].is_empty();
         blocks.push(BlockEstimate {
-            block: "tools".into(),
-            role: None,
-            tokens: tools_tokens,
-            floor_unmet: tools_tokens > 0 && !self.window.fits(running),
+            block: name.clone(),
+            role,
+            tokens: costs[i],
+            floor_unmet: !is_history && rendered_something && !on.window.fits(running),
         });
-        let mut history = fresh.history.clone();
-        if let Some(h) = fresh.history_block {
-            history.tokens = costs[h];
-        }
-        Estimate {
-            window: WindowEstimate {
-                window: self.window,
-                tokenizer: self.counter.tokenizer,
-            },
-            blocks,
-            history,
-            total,
-        }
+    }
+    running = crate::tokens::add(running, tools_tokens);
+    blocks.push(BlockEstimate {
+        block: "tools".into(),
+        role: None,
+        tokens: tools_tokens,
+        floor_unmet: tools_tokens > 0 && !on.window.fits(running),
+    });
+    let mut history = fresh.history.clone();
+    if let Some(h) = fresh.history_block {
+        history.tokens = costs[h];
+    }
+    Estimate {
+        window: WindowEstimate {
+            window: on.window,
+            tokenizer,
+        },
+        blocks,
+        history,
+        total,
     }
 }
 
@@ -232,49 +243,45 @@ pub fn template_error(problems: &[template::Problem], what: &str) -> Error {
     ))
 }
 
-impl Compiler<'_, '_> {
-    /// The request's options: the model's, the agent's and the turn's, merged and
-    /// checked against the wire.
-    fn options(&self) -> Result<crate::options::Options> {
-        let none = crate::options::RequestOptions::default();
-        let levels = [
-            ("model", self.model.map_or(&none, |m| &m.request_options)),
-            ("agent", &self.a.request_options),
-            ("turn", &self.ctx.turn.request_options),
-        ];
-        let max_tokens = self
-            .model
-            .map_or(crate::wire::DEFAULT_MAX_TOKENS, |m| m.max_output_tokens);
-        let profile = self.model.and_then(|m| m.profile.as_ref());
-        let rules = self.model.and_then(|m| {
-            m.profile.as_ref().map(|profile| crate::options::Rules {
-                model: &m.name,
-                profile,
-            })
-        });
-        let mut o = crate::wire::resolve_options(levels, self.wire, max_tokens, rules)?;
-        if self.wire.form().stores_responses()
-            && (self.a.reasoning_replay || profile.is_some_and(|p| p.replays_thinking))
-        {
-            o.replaying_reasoning();
-        }
-        let loaded: Vec<&str> = self
-            .tools
-            .iter()
-            .filter(|t| !t.deferred)
-            .map(|t| t.name.as_str())
-            .collect();
-        let searching = wire::searches(self.wire) && self.tools.iter().any(|t| t.deferred);
-        crate::options::fit_tools(&mut o, &loaded, searching).map_err(|e| {
-            let (_, origin) = crate::options::merge(levels);
-            let level = origin
-                .iter()
-                .find(|(k, _)| k == "tool_choice")
-                .map_or("request", |(_, l)| *l);
-            e.detail(format!("Set by the {level}'s request_options."))
-        })?;
-        Ok(o)
+/// The request's options: the model's, the agent's and the turn's, merged and checked
+/// against the wire.
+fn options(ctx: &Context, on: &Answering) -> Result<crate::options::Options> {
+    let none = crate::options::RequestOptions::default();
+    let levels = [
+        ("model", on.model.map_or(&none, |m| &m.request_options)),
+        ("agent", &on.a.request_options),
+        ("turn", &ctx.turn.request_options),
+    ];
+    let max_tokens = on
+        .model
+        .map_or(crate::wire::DEFAULT_MAX_TOKENS, |m| m.max_output_tokens);
+    let profile = on.model.and_then(|m| m.profile.as_ref());
+    let rules = on.model.and_then(|m| {
+        m.profile.as_ref().map(|profile| crate::options::Rules {
+            model: &m.name,
+            profile,
+        })
+    });
+    let mut o = crate::wire::resolve_options(levels, on.wire, max_tokens, rules)?;
+    if on.wire.form().stores_responses() && (on.a.reasoning_replay || profile.is_some_and(|p| p.replays_thinking)) {
+        o.replaying_reasoning();
     }
+    let loaded: Vec<&str> = on
+        .tools
+        .iter()
+        .filter(|t| !t.deferred)
+        .map(|t| t.name.as_str())
+        .collect();
+    let searching = wire::searches(on.wire) && on.tools.iter().any(|t| t.deferred);
+    crate::options::fit_tools(&mut o, &loaded, searching).map_err(|e| {
+        let (_, origin) = crate::options::merge(levels);
+        let level = origin
+            .iter()
+            .find(|(k, _)| k == "tool_choice")
+            .map_or("request", |(_, l)| *l);
+        e.detail(format!("Set by the {level}'s request_options."))
+    })?;
+    Ok(o)
 }
 
 #[cfg(test)]

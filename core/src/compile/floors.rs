@@ -6,8 +6,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use uuid::Uuid;
 
-use super::compiler::Compiler;
+use super::compiler::{Answering, Tally};
 use crate::blocks::{self, Bindings};
+use crate::context::Context;
 use crate::error::{Code, Error, Result};
 use crate::fields::{InlineEntry, Position};
 use crate::items::Item;
@@ -50,259 +51,268 @@ pub(super) struct Floors {
     pub(super) versions: VersionLog,
 }
 
-impl Compiler<'_, '_> {
-    /// The answerer's template, read from its value (it was checked on write).
-    pub(super) fn answerer_template(&self) -> Result<Template> {
-        let a = self.a;
-        let Some(value) = a.prompt_template.as_ref() else {
+/// The answerer's template, read from its value (it was checked on write).
+pub(super) fn answerer_template(a: &User) -> Result<Template> {
+    let Some(value) = a.prompt_template.as_ref() else {
+        return Err(Error::new(
+            Code::TemplateInvalid,
+            format!(
+                "answerer @{} uses the assembly mechanism and has no prompt_template",
+                a.handle
+            ),
+        )
+        .detail("path: ")
+        .hint("Store a template in users.prompt_template, or set prompt_mechanism to 'default'."));
+    };
+    match template::parse(value) {
+        (Some(t), _) => Ok(t),
+        (None, problems) => Err(super::finish::template_error(
+            &problems,
+            &format!("prompt_template of @{}", a.handle),
+        )),
+    }
+}
+
+/// Renders every block but history, in template order.
+pub(super) fn floors(
+    ctx: &Context,
+    on: &Answering,
+    tally: &mut Tally,
+    template: &Template,
+    values: &Values,
+) -> Result<Floors> {
+    let t = &ctx.turn;
+    let a = on.a;
+    let bindings = Bindings {
+        agent: a.id,
+        workspace: ctx.workspace.id,
+        speaker: t.poster_id,
+        selected_human: super::compiler::selected_human(ctx)?,
+        conversation: ctx.conversation.id,
+    };
+    let mut versions = VersionLog::default();
+    let mut rendered: Vec<Vec<Item>> = Vec::with_capacity(template.blocks.len());
+    let mut catalog = None;
+    let mut deferred_catalog = Vec::new();
+    for (i, block) in template.blocks.iter().enumerate() {
+        let items = match block {
+            Block::Slot(slot) => slot_block(ctx, a, tally, *slot, values, i, &mut versions)?,
+            Block::Document(name) => document(ctx, a, tally, name, values, i, &mut versions)?,
+            Block::Memory => match blocks::memory(&ctx.memories, &bindings)? {
+                Some((text, ids)) => {
+                    versions.memories(ctx, &ids.into_iter().collect());
+                    tally.text_item(Role::System, text, i).into_iter().collect()
+                }
+                None => Vec::new(),
+            },
+            Block::Skills => {
+                (catalog, deferred_catalog) = skills_catalog(ctx, a, &bindings);
+                catalog
+                    .clone()
+                    .and_then(|c| tally.text_item(Role::System, c, i))
+                    .into_iter()
+                    .collect()
+            }
+            Block::Runtime => {
+                // The tools the request loads (a deferred one is loaded only when found).
+                let names: Vec<String> = on
+                    .tools
+                    .iter()
+                    .filter(|t| !t.deferred)
+                    .map(|t| t.name.clone())
+                    .collect();
+                let text = blocks::runtime(
+                    ctx.conversation.origin_channel.as_deref(),
+                    &ctx.workspace.paths,
+                    &ctx.workspace.timezone,
+                    &names,
+                );
+                tally.text_item(Role::System, text, i).into_iter().collect()
+            }
+            Block::Inline { .. } | Block::Lead | Block::Tail => {
+                per_turn_block(tally, block, i, template, &t.inline, &t.variables, values)?
+            }
+            Block::History(_) => Vec::new(),
+            Block::Input => input(ctx, a, tally, i).into_iter().collect(),
+        };
+        rendered.push(items);
+    }
+    system_stays_system(ctx, on, template, &rendered)?;
+    Ok(Floors {
+        rendered,
+        catalog,
+        deferred_catalog,
+        versions,
+    })
+}
+
+/// A system inline block lands where a system item stays one: in the leading run of
+/// system items, or anywhere on a wire that sends a system item in place (chat,
+/// responses, and anthropic for a model whose profile takes system messages). A slot
+/// document of role user or developer before it ends that run: on anthropic and gemini
+/// the block would be spoken as user text, so it is refused.
+fn system_stays_system(ctx: &Context, on: &Answering, template: &Template, rendered: &[Vec<Item>]) -> Result<()> {
+    if on.wire.form().system_in_place(on.model) {
+        return Ok(());
+    }
+    let mut breaker: Option<(usize, Role)> = None;
+    for (i, items) in rendered.iter().enumerate() {
+        if let (Some((j, role)), Block::Inline { role: Role::System, .. }, false) =
+            (breaker, &template.blocks[i], items.is_empty())
+        {
             return Err(Error::new(
-                Code::TemplateInvalid,
-                format!(
-                    "answerer @{} uses the assembly mechanism and has no prompt_template",
-                    a.handle
-                ),
-            )
-            .detail("path: ")
-            .hint("Store a template in users.prompt_template, or set prompt_mechanism to 'default'."));
-        };
-        match template::parse(value) {
-            (Some(t), _) => Ok(t),
-            (None, problems) => Err(super::finish::template_error(
-                &problems,
-                &format!("prompt_template of @{}", a.handle),
-            )),
-        }
-    }
-
-    /// Renders every block but history, in template order.
-    pub(super) fn floors(&mut self, template: &Template, values: &Values) -> Result<Floors> {
-        let ctx = self.ctx;
-        let t = &ctx.turn;
-        let bindings = Bindings {
-            agent: self.a.id,
-            workspace: ctx.workspace.id,
-            speaker: t.poster_id,
-            selected_human: super::compiler::selected_human(ctx)?,
-            conversation: ctx.conversation.id,
-        };
-        let mut versions = VersionLog::default();
-        let mut rendered: Vec<Vec<Item>> = Vec::with_capacity(template.blocks.len());
-        let mut catalog = None;
-        let mut deferred_catalog = Vec::new();
-        for (i, block) in template.blocks.iter().enumerate() {
-            let items = match block {
-                Block::Slot(slot) => self.slot(*slot, &t.inline, values, i, &mut versions)?,
-                Block::Document(name) => self.document(name, values, i, &mut versions)?,
-                Block::Memory => match blocks::memory(&ctx.memories, &bindings)? {
-                    Some((text, ids)) => {
-                        versions.memories(ctx, &ids.into_iter().collect());
-                        self.text_item(Role::System, text, i).into_iter().collect()
-                    }
-                    None => Vec::new(),
-                },
-                Block::Skills => {
-                    (catalog, deferred_catalog) = self.catalog(&bindings);
-                    catalog
-                        .clone()
-                        .and_then(|c| self.text_item(Role::System, c, i))
-                        .into_iter()
-                        .collect()
-                }
-                Block::Runtime => {
-                    // The tools the request loads (a deferred one is loaded only when found).
-                    let names: Vec<String> = self
-                        .tools
-                        .iter()
-                        .filter(|t| !t.deferred)
-                        .map(|t| t.name.clone())
-                        .collect();
-                    let text = blocks::runtime(
-                        ctx.conversation.origin_channel.as_deref(),
-                        &ctx.workspace.paths,
-                        &ctx.workspace.timezone,
-                        &names,
-                    );
-                    self.text_item(Role::System, text, i).into_iter().collect()
-                }
-                Block::Inline { .. } | Block::Lead | Block::Tail => {
-                    self.per_turn_block(block, i, template, &t.inline, &t.variables, values)?
-                }
-                Block::History(_) => Vec::new(),
-                Block::Input => self.input(i).into_iter().collect(),
-            };
-            rendered.push(items);
-        }
-        self.system_stays_system(template, &rendered)?;
-        Ok(Floors {
-            rendered,
-            catalog,
-            deferred_catalog,
-            versions,
-        })
-    }
-
-    /// A system inline block lands where a system item stays one: in the leading run of
-    /// system items, or anywhere on a wire that sends a system item in place (chat,
-    /// responses, and anthropic for a model whose profile takes system messages). A slot
-    /// document of role user or developer before it ends that run: on anthropic and gemini
-    /// the block would be spoken as user text, so it is refused.
-    fn system_stays_system(&self, template: &Template, rendered: &[Vec<Item>]) -> Result<()> {
-        if self.wire.form().system_in_place(self.model) {
-            return Ok(());
-        }
-        let mut breaker: Option<(usize, Role)> = None;
-        for (i, items) in rendered.iter().enumerate() {
-            if let (Some((j, role)), Block::Inline { role: Role::System, .. }, false) =
-                (breaker, &template.blocks[i], items.is_empty())
-            {
-                return Err(Error::new(
                     Code::InlineSystemOutsideLeadingRun,
                     format!(
                         "inline block /blocks/{i} of turn {} has role system and lands after the {} item of /blocks/{j}, outside the leading run",
-                        self.ctx.turn.id,
+                        ctx.turn.id,
                         role.as_str()
                     ),
                 )
-                .detail(format!("The {} wire lifts only the leading system items; this one would be spoken as user text.", self.wire.as_str()))
+                .detail(format!("The {} wire lifts only the leading system items; this one would be spoken as user text.", on.wire.as_str()))
                 .hint("Give the slot document before it role system, move the inline block before that slot, or give it role developer or user."));
-            }
-            if breaker.is_none() {
-                breaker = items.iter().find(|it| it.role != Role::System).map(|it| (i, it.role));
-            }
         }
-        Ok(())
-    }
-
-    fn slot(
-        &mut self,
-        slot: Slot,
-        entries: &[InlineEntry],
-        values: &Values,
-        block: usize,
-        versions: &mut VersionLog,
-    ) -> Result<Vec<Item>> {
-        let ctx = self.ctx;
-        if slot == Slot::SystemPrompt && self.a.kind == UserKind::Human {
-            return Ok(Vec::new());
+        if breaker.is_none() {
+            breaker = items.iter().find(|it| it.role != Role::System).map(|it| (i, it.role));
         }
-        let owner = match slot {
-            Slot::SystemPrompt => Some(self.a.id),
-            Slot::Character => None,
-            Slot::Persona => ctx
-                .turn
-                .poster_id
-                .and_then(|p| self.users.get(&p))
-                .and_then(User::controlling_human),
-        };
-        let owner_doc = ctx.documents.iter().find(|d| match slot {
-            Slot::Character => d.workspace_id == Some(ctx.workspace.id) && d.name == "character",
-            _ => owner.is_some() && d.user_id == owner && d.name == slot.as_str(),
-        });
-        let over = entries.iter().rev().find_map(|e| match e {
-            InlineEntry::Slot { slot: s, text, role } if *s == slot => Some((text, *role)),
-            _ => None,
-        });
-        let (text, role) = match (over, owner_doc) {
-            (Some((text, role)), doc) => (text.clone(), role.or(doc.map(|d| d.role)).unwrap_or(Role::System)),
-            (None, Some(doc)) => {
-                versions.document(doc);
-                (doc.body.clone(), doc.role)
-            }
-            (None, None) => return Ok(Vec::new()),
-        };
-        let place = format!("the {} slot", slot.as_str());
-        let text = macros::substitute(&text, values, &|_| None, self.room(), &place)?;
-        Ok(self.text_item(role, text, block).into_iter().collect())
     }
+    Ok(())
+}
 
-    fn document(&mut self, name: &str, values: &Values, block: usize, versions: &mut VersionLog) -> Result<Vec<Item>> {
-        let ctx = self.ctx;
-        let Some(doc) = ctx
-            .documents
-            .iter()
-            .find(|d| d.user_id == Some(self.a.id) && d.name == name)
-        else {
-            return Ok(Vec::new());
-        };
-        versions.document(doc);
-        let place = format!("document \"{name}\"");
-        let text = macros::substitute(&doc.body, values, &|_| None, self.room(), &place)?;
-        Ok(self.text_item(doc.role, text, block).into_iter().collect())
+/// A slot's document (or the turn's override of it), its macros substituted.
+fn slot_block(
+    ctx: &Context,
+    a: &User,
+    tally: &mut Tally,
+    slot: Slot,
+    values: &Values,
+    block: usize,
+    versions: &mut VersionLog,
+) -> Result<Vec<Item>> {
+    let entries = &ctx.turn.inline;
+    if slot == Slot::SystemPrompt && a.kind == UserKind::Human {
+        return Ok(Vec::new());
     }
-
-    /// The catalog block of the eager callables, and the lines of the deferred ones.
-    fn catalog(&mut self, bindings: &Bindings) -> (Option<String>, Vec<String>) {
-        let t = &self.ctx.turn;
-        if !t.is_run() || t.callables.is_empty() {
-            return (None, Vec::new());
+    let owner = match slot {
+        Slot::SystemPrompt => Some(a.id),
+        Slot::Character => None,
+        Slot::Persona => ctx
+            .turn
+            .poster_id
+            .and_then(|p| tally.users.get(&p))
+            .and_then(User::controlling_human),
+    };
+    let owner_doc = ctx.documents.iter().find(|d| match slot {
+        Slot::Character => d.workspace_id == Some(ctx.workspace.id) && d.name == "character",
+        _ => owner.is_some() && d.user_id == owner && d.name == slot.as_str(),
+    });
+    let over = entries.iter().rev().find_map(|e| match e {
+        InlineEntry::Slot { slot: s, text, role } if *s == slot => Some((text, *role)),
+        _ => None,
+    });
+    let (text, role) = match (over, owner_doc) {
+        (Some((text, role)), doc) => (text.clone(), role.or(doc.map(|d| d.role)).unwrap_or(Role::System)),
+        (None, Some(doc)) => {
+            versions.document(doc);
+            (doc.body.clone(), doc.role)
         }
-        // The skills table's rows, then kernel memory skills: within a source, a table
-        // row comes first and wins its name.
-        let mut skills = self.ctx.skills.clone();
-        skills.extend(blocks::memory_skills(&self.ctx.memories, bindings));
-        let application = self.a.application.as_deref();
-        let (deferred, eager): (Vec<_>, Vec<_>) = t.callables.iter().cloned().partition(|c| c.deferred);
-        let lines = blocks::catalog_lines(&skills, &eager, bindings, application);
-        let deferred = blocks::catalog_lines(&skills, &deferred, bindings, application);
-        (blocks::catalog(&lines), deferred)
-    }
+        (None, None) => return Ok(Vec::new()),
+    };
+    let place = format!("the {} slot", slot.as_str());
+    let text = macros::substitute(&text, values, &|_| None, tally.room(), &place)?;
+    Ok(tally.text_item(role, text, block).into_iter().collect())
+}
 
-    /// Inline, lead and tail blocks: what a turn lays down itself. Used for the current
-    /// turn and, when an earlier turn was never sealed, to lay its preface down again.
-    pub(super) fn per_turn_block(
-        &mut self,
-        block: &Block,
-        i: usize,
-        template: &Template,
-        entries: &[InlineEntry],
-        turn_vars: &BTreeMap<String, String>,
-        values: &Values,
-    ) -> Result<Vec<Item>> {
-        let vars = |name: &str| -> Option<&str> {
-            turn_vars
-                .get(name)
-                .or_else(|| template.variables.get(name))
-                .map(String::as_str)
-        };
-        match block {
-            Block::Inline { role, text } => {
-                let place = format!("inline block /blocks/{i}");
-                let text = macros::substitute(text, values, &vars, self.room(), &place)?;
-                Ok(self.text_item(*role, text, i).into_iter().collect())
-            }
-            Block::Lead | Block::Tail => {
-                let want = if *block == Block::Lead {
-                    Position::Lead
-                } else {
-                    Position::Tail
-                };
-                let mut out = Vec::new();
-                for (k, e) in entries.iter().enumerate() {
-                    if let InlineEntry::Placed { text, role, position } = e {
-                        if *position == want {
-                            let place = format!("inline entry /inline/{k}");
-                            let text = macros::substitute(text, values, &|_| None, self.room(), &place)?;
-                            out.extend(self.text_item(*role, text, i));
-                        }
+/// The answerer's document `name`, its macros substituted.
+fn document(
+    ctx: &Context,
+    a: &User,
+    tally: &mut Tally,
+    name: &str,
+    values: &Values,
+    block: usize,
+    versions: &mut VersionLog,
+) -> Result<Vec<Item>> {
+    let Some(doc) = ctx.documents.iter().find(|d| d.user_id == Some(a.id) && d.name == name) else {
+        return Ok(Vec::new());
+    };
+    versions.document(doc);
+    let place = format!("document \"{name}\"");
+    let text = macros::substitute(&doc.body, values, &|_| None, tally.room(), &place)?;
+    Ok(tally.text_item(doc.role, text, block).into_iter().collect())
+}
+
+/// The catalog block of the eager callables, and the lines of the deferred ones.
+fn skills_catalog(ctx: &Context, a: &User, bindings: &Bindings) -> (Option<String>, Vec<String>) {
+    let t = &ctx.turn;
+    if !t.is_run() || t.callables.is_empty() {
+        return (None, Vec::new());
+    }
+    // The skills table's rows, then kernel memory skills: within a source, a table
+    // row comes first and wins its name.
+    let mut skills = ctx.skills.clone();
+    skills.extend(blocks::memory_skills(&ctx.memories, bindings));
+    let application = a.application.as_deref();
+    let (deferred, eager): (Vec<_>, Vec<_>) = t.callables.iter().cloned().partition(|c| c.deferred);
+    let lines = blocks::catalog_lines(&skills, &eager, bindings, application);
+    let deferred = blocks::catalog_lines(&skills, &deferred, bindings, application);
+    (blocks::catalog(&lines), deferred)
+}
+
+/// Inline, lead and tail blocks: what a turn lays down itself. Used for the current
+/// turn and, when an earlier turn was never sealed, to lay its preface down again.
+pub(super) fn per_turn_block(
+    tally: &mut Tally,
+    block: &Block,
+    i: usize,
+    template: &Template,
+    entries: &[InlineEntry],
+    turn_vars: &BTreeMap<String, String>,
+    values: &Values,
+) -> Result<Vec<Item>> {
+    let vars = |name: &str| -> Option<&str> {
+        turn_vars
+            .get(name)
+            .or_else(|| template.variables.get(name))
+            .map(String::as_str)
+    };
+    match block {
+        Block::Inline { role, text } => {
+            let place = format!("inline block /blocks/{i}");
+            let text = macros::substitute(text, values, &vars, tally.room(), &place)?;
+            Ok(tally.text_item(*role, text, i).into_iter().collect())
+        }
+        Block::Lead | Block::Tail => {
+            let want = if *block == Block::Lead {
+                Position::Lead
+            } else {
+                Position::Tail
+            };
+            let mut out = Vec::new();
+            for (k, e) in entries.iter().enumerate() {
+                if let InlineEntry::Placed { text, role, position } = e {
+                    if *position == want {
+                        let place = format!("inline entry /inline/{k}");
+                        let text = macros::substitute(text, values, &|_| None, tally.room(), &place)?;
+                        out.extend(tally.text_item(*role, text, i));
                     }
                 }
-                Ok(out)
             }
-            _ => Ok(Vec::new()),
+            Ok(out)
         }
+        _ => Ok(Vec::new()),
     }
+}
 
-    /// The turn's opening words, as the final user item.
-    fn input(&mut self, block: usize) -> Option<Item> {
-        let t = &self.ctx.turn;
-        let text = t.prompt.as_deref().filter(|p| !p.is_empty())?;
-        let voices = Voices {
-            users: &self.users,
-            creator: self.ctx.conversation.creator_id,
-        };
-        let part = voices.words(Row::opening(t, text.into()), Some(self.a), &mut self.counter);
-        Some(Item::new(Role::User, vec![part], block))
-    }
+/// The turn's opening words, as the final user item.
+fn input(ctx: &Context, a: &User, tally: &mut Tally, block: usize) -> Option<Item> {
+    let t = &ctx.turn;
+    let text = t.prompt.as_deref().filter(|p| !p.is_empty())?;
+    let voices = Voices {
+        users: &tally.users,
+        creator: ctx.conversation.creator_id,
+    };
+    let part = voices.words(Row::opening(t, text.into()), Some(a), &mut tally.counter);
+    Some(Item::new(Role::User, vec![part], block))
 }
 
 /// Refuses a turn's inline entries that have nowhere to land (docs/design.md, "Blocks").

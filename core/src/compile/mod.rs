@@ -72,21 +72,22 @@ fn compile_full(ctx: &Context, history: &mut dyn HistorySource, memo: &mut Memo,
     if let (Some(m), true) = (model, purpose.raises()) {
         m.check_lifecycle()?;
     }
-    let mut c = compiler::Compiler {
-        ctx,
+    let on = compiler::Answering {
         a,
         model,
         wire: model.map_or(Wire::DEFAULT, |m| m.wire),
         tools: t.tools.clone().unwrap_or_default(),
         window: Window::of(model, a.reasoning_replay),
+        purpose,
+    };
+    let mut tally = compiler::Tally {
         counter: Counter::new(model.map_or(Tokenizer::Cl100kBase, |m| m.tokenizer), memo),
         users: ctx.users.clone(),
-        purpose,
         built: 0,
     };
     let fresh = match a.prompt_mechanism {
-        Mechanism::Raw => c.raw()?,
-        mechanism => c.assembled(mechanism, history)?,
+        Mechanism::Raw => raw::raw(ctx, &mut tally)?,
+        mechanism => assemble::assembled(ctx, &on, &mut tally, mechanism, history)?,
     };
-    c.finish(fresh)
+    finish::finish(ctx, &on, &mut tally, fresh)
 }

@@ -1,8 +1,9 @@
 //! History selection: entries read newest first, each costed as it lands before what
 //! follows it, taken while it fits what the budget left (docs/design.md, "Budget").
 
-use super::compiler::Compiler;
+use super::compiler::{Answering, Tally};
 use crate::budget::{Allowance, Selector, Stop};
+use crate::context::Context;
 use crate::context::HistoryTurn;
 use crate::error::Result;
 use crate::estimate::HistoryEstimate;
@@ -10,6 +11,7 @@ use crate::history::{self, EntryAt, HistorySource, Plan, Reader};
 use crate::items::{self, Follower, Item};
 use crate::kinds::{Role, TurnKind};
 use crate::rounds::Thinking;
+use crate::rows::User;
 use crate::template::Template;
 use crate::voice::{Row, Voices};
 use uuid::Uuid;
@@ -54,86 +56,107 @@ struct Taken {
     items: Vec<Item>,
 }
 
-impl Compiler<'_, '_> {
-    fn plan(&self, ht: &HistoryTurn) -> Vec<Plan> {
-        history::plan(ht, self.a.id, self.host_answerer(ht))
-    }
+/// The stored answerer of the conversation `ht` belongs to (a Side's parent's for its
+/// captured history).
+fn host_answerer(ctx: &Context, ht: &HistoryTurn) -> Option<Uuid> {
+    ht.host.map_or(ctx.conversation.answerer_id, |h| h.answerer_id)
+}
 
-    /// The stored answerer of the conversation `ht` belongs to (a Side's parent's for
-    /// its captured history).
-    fn host_answerer(&self, ht: &HistoryTurn) -> Option<Uuid> {
-        ht.host.map_or(self.ctx.conversation.answerer_id, |h| h.answerer_id)
-    }
+/// The creator of the conversation `ht` belongs to.
+fn host_creator(ctx: &Context, ht: &HistoryTurn) -> Option<Uuid> {
+    ht.host.map_or(ctx.conversation.creator_id, |h| h.creator_id)
+}
 
-    /// The creator of the conversation `ht` belongs to.
-    fn host_creator(&self, ht: &HistoryTurn) -> Option<Uuid> {
-        ht.host.map_or(self.ctx.conversation.creator_id, |h| h.creator_id)
-    }
+/// Where history lies: the template and the index of its history block.
+type Laid<'t> = (&'t Template, usize);
 
-    /// The seed of an own reply turn: its preface, then its opening words (moved out of
-    /// the turn, which is done with them).
-    fn seed(&mut self, ht: &mut HistoryTurn, template: &Template, block: usize) -> Result<Vec<Item>> {
-        let prompt = ht.turn.prompt.take().filter(|p| !p.is_empty());
-        let t = &ht.turn;
-        let mut items = match &t.sealed_preface {
-            Some(preface) => preface
-                .iter()
-                .map(|p| {
-                    let parts = p
-                        .texts
-                        .iter()
-                        .map(|text| items::text_part(text.clone(), self.counter.count(text)))
-                        .collect();
-                    Item::new(p.role, parts, block)
-                })
-                .collect(),
-            None => {
-                // Never sealed: lay its preface down as this template would have.
-                let values = self.values(t.poster_id, &t.date);
-                let hist_ix = template.history_index();
-                let mut out = Vec::new();
-                for b in &template.blocks[hist_ix + 1..] {
-                    out.extend(self.per_turn_block(b, block, template, &t.inline, &t.variables, &values)?);
-                }
-                out
+/// The seed of an own reply turn: its preface, then its opening words (moved out of
+/// the turn, which is done with them).
+fn seed(
+    ctx: &Context,
+    a: &User,
+    tally: &mut Tally,
+    ht: &mut HistoryTurn,
+    (template, block): Laid<'_>,
+) -> Result<Vec<Item>> {
+    let prompt = ht.turn.prompt.take().filter(|p| !p.is_empty());
+    let t = &ht.turn;
+    let mut items = match &t.sealed_preface {
+        Some(preface) => preface
+            .iter()
+            .map(|p| {
+                let parts = p
+                    .texts
+                    .iter()
+                    .map(|text| items::text_part(text.clone(), tally.counter.count(text)))
+                    .collect();
+                Item::new(p.role, parts, block)
+            })
+            .collect(),
+        None => {
+            // Never sealed: lay its preface down as this template would have.
+            let values = super::compiler::values(ctx, a, &tally.users, t.poster_id, &t.date);
+            let hist_ix = template.history_index();
+            let mut out = Vec::new();
+            for b in &template.blocks[hist_ix + 1..] {
+                out.extend(super::floors::per_turn_block(
+                    tally,
+                    b,
+                    block,
+                    template,
+                    &t.inline,
+                    &t.variables,
+                    &values,
+                )?);
             }
-        };
-        if let Some(text) = prompt {
-            let voices = Voices {
-                users: &self.users,
-                creator: self.host_creator(ht),
-            };
-            let part = voices.words(Row::opening(t, text.into()), Some(self.a), &mut self.counter);
-            items.push(Item::new(Role::User, vec![part], block));
+            out
         }
-        Ok(items)
+    };
+    if let Some(text) = prompt {
+        let voices = Voices {
+            users: &tally.users,
+            creator: host_creator(ctx, ht),
+        };
+        let part = voices.words(Row::opening(t, text.into()), Some(a), &mut tally.counter);
+        items.push(Item::new(Role::User, vec![part], block));
     }
+    Ok(items)
+}
 
-    fn render_entry(
-        &mut self,
-        plan: Plan,
-        ht: &mut HistoryTurn,
-        template: &Template,
-        block: usize,
-        thinking: Thinking,
-    ) -> Result<Vec<Item>> {
-        if plan == Plan::Seed {
-            return self.seed(ht, template, block);
+/// The items of one history entry, as `plan` says it is read.
+fn render_entry(
+    ctx: &Context,
+    on: &Answering,
+    tally: &mut Tally,
+    ht: &mut HistoryTurn,
+    (plan, thinking): (Plan, Thinking),
+    (template, block): Laid<'_>,
+) -> Result<Vec<Item>> {
+    if plan == Plan::Seed {
+        return seed(ctx, on.a, tally, ht, (template, block));
+    }
+    let conv_answerer_id = host_answerer(ctx, ht);
+    let reader = Reader {
+        a: on.a,
+        conv_answerer: conv_answerer_id.and_then(|id| tally.users.get(&id)),
+        conv_answerer_id,
+        voices: Voices {
+            users: &tally.users,
+            creator: host_creator(ctx, ht),
+        },
+        native_images: on.model.is_some_and(|m| m.native_images),
+        thinking,
+        block,
+    };
+    Ok(reader.render(plan, ht, &mut tally.counter))
+}
+
+impl Tally<'_> {
+    /// The users a history batch names, beside those met before.
+    fn meet(&mut self, users: Vec<User>) {
+        for u in users {
+            self.users.entry(u.id).or_insert(u);
         }
-        let conv_answerer_id = self.host_answerer(ht);
-        let reader = Reader {
-            a: self.a,
-            conv_answerer: conv_answerer_id.and_then(|id| self.users.get(&id)),
-            conv_answerer_id,
-            voices: Voices {
-                users: &self.users,
-                creator: self.host_creator(ht),
-            },
-            native_images: self.model.is_some_and(|m| m.native_images),
-            thinking,
-            block,
-        };
-        Ok(reader.render(plan, ht, &mut self.counter))
     }
 
     /// Counts the texts of an entry taken against the bound on what a compile builds (a
@@ -142,93 +165,92 @@ impl Compiler<'_, '_> {
         self.built = self.built.saturating_add(items::text_size(items));
         crate::bounds::check(self.built, "the history a compile takes")
     }
+}
 
-    /// Selects history newest first. `after` is what follows the newest entry, `before`
-    /// the blocks before the oldest (an entry at the boundary fits when it does less
-    /// what joining them saves). Under
-    /// stable trimming (`allowance.low_water`), entries older than where the answerer's
-    /// previous sealed request began are not taken while the rest fits; once history
-    /// does not fit, it is cut down to the low water.
-    pub(super) fn select(
-        &mut self,
-        source: &mut dyn HistorySource,
-        template: &Template,
-        allowance: Allowance,
-        block: usize,
-        (before, after): (&Preceding<'_>, Option<Follower>),
-    ) -> Result<Selection> {
-        let cut = match allowance.low_water {
-            Some(_) => source.previous_cut(self.a.id)?,
-            None => None,
-        };
-        let mut selector = Selector::new(allowance);
-        let mut following = after;
-        let mut taken: Vec<Taken> = Vec::new();
-        let mut available = 0u32;
-        // Under reasoning replay, the answerer's newest earlier run keeps its thinking.
-        let mut replay = self.a.reasoning_replay;
-        'batches: loop {
-            crate::bounds::interrupt();
-            let (batch, users) = source.next_batch(batch_size(&selector, &allowance))?;
-            if batch.is_empty() {
-                break;
-            }
-            for u in users {
-                self.users.entry(u.id).or_insert(u);
-            }
-            for mut ht in batch {
-                let ht = &mut ht;
-                let plans = self.plan(ht);
-                available += plans.len() as u32;
-                let thinking = thinking_of(&mut replay, &plans);
-                for (entry, plan) in plans.into_iter().enumerate().rev() {
-                    let at = EntryAt {
-                        depth: ht.host.map_or(0, |h| h.depth),
-                        seq: ht.turn.seq,
-                        entry: entry as u32,
-                    };
-                    if cut.is_some_and(|c| at < c) {
-                        selector.stop(Stop::StableCut);
-                    }
-                    if selector.stopped.is_some() {
-                        continue;
-                    }
-                    let items = self.render_entry(plan, ht, template, block, thinking)?;
-                    let (cost, oldest) = items::marginal_cost(&items, following, self.wire.form());
-                    let cost = self.window.inflate(cost);
-                    if selector.offer_saving(cost, || before.saved(oldest, self.wire, &self.window)) {
-                        self.take_text(&items)?;
-                        following = oldest;
-                        taken.push(Taken { at, cost, items });
-                    }
+/// Selects history newest first. `after` is what follows the newest entry, `before`
+/// the blocks before the oldest (an entry at the boundary fits when it does less
+/// what joining them saves). Under
+/// stable trimming (`allowance.low_water`), entries older than where the answerer's
+/// previous sealed request began are not taken while the rest fits; once history
+/// does not fit, it is cut down to the low water.
+pub(super) fn select(
+    ctx: &Context,
+    on: &Answering,
+    tally: &mut Tally,
+    source: &mut dyn HistorySource,
+    laid: Laid<'_>,
+    allowance: Allowance,
+    (before, after): (&Preceding<'_>, Option<Follower>),
+) -> Result<Selection> {
+    let cut = match allowance.low_water {
+        Some(_) => source.previous_cut(on.a.id)?,
+        None => None,
+    };
+    let mut selector = Selector::new(allowance);
+    let mut following = after;
+    let mut taken: Vec<Taken> = Vec::new();
+    let mut available = 0u32;
+    // Under reasoning replay, the answerer's newest earlier run keeps its thinking.
+    let mut replay = on.a.reasoning_replay;
+    'batches: loop {
+        crate::bounds::interrupt();
+        let (batch, users) = source.next_batch(batch_size(&selector, &allowance))?;
+        if batch.is_empty() {
+            break;
+        }
+        tally.meet(users);
+        for mut ht in batch {
+            let ht = &mut ht;
+            let plans = history::plan(ht, on.a.id, host_answerer(ctx, ht));
+            available += plans.len() as u32;
+            let thinking = thinking_of(&mut replay, &plans);
+            for (entry, plan) in plans.into_iter().enumerate().rev() {
+                let at = EntryAt {
+                    depth: ht.host.map_or(0, |h| h.depth),
+                    seq: ht.turn.seq,
+                    entry: entry as u32,
+                };
+                if cut.is_some_and(|c| at < c) {
+                    selector.stop(Stop::StableCut);
                 }
-                if ht.turn.kind == TurnKind::Summary {
-                    // History starts at the newest summary turn.
-                    break 'batches;
+                if selector.stopped.is_some() {
+                    continue;
+                }
+                let items = render_entry(ctx, on, tally, ht, (plan, thinking), laid)?;
+                let (cost, oldest) = items::marginal_cost(&items, following, on.wire.form());
+                let cost = on.window.inflate(cost);
+                if selector.offer_saving(cost, || before.saved(oldest, on.wire, &on.window)) {
+                    tally.take_text(&items)?;
+                    following = oldest;
+                    taken.push(Taken { at, cost, items });
                 }
             }
-            if selector.stopped.is_some() {
-                // Selection is over: the rest is only counted (for the estimate; a
-                // preview returns the body alone and skips it).
-                if self.purpose != super::compiler::Purpose::Preview {
-                    available += source.count_rest(self.a.id, self.ctx.conversation.answerer_id)?;
-                }
-                break;
+            if ht.turn.kind == TurnKind::Summary {
+                // History starts at the newest summary turn.
+                break 'batches;
             }
         }
-        cut_to_low_water(&allowance, &mut selector, &mut taken);
-        Ok(Selection {
-            from: taken.last().map(|t| t.at),
-            items: taken.into_iter().rev().flat_map(|t| t.items).collect(),
-            estimate: HistoryEstimate {
-                selected: selector.selected,
-                available,
-                tokens: 0,
-                budget: allowance.tokens,
-                skipped_reason: selector.stopped.map(|s| s.as_str().to_string()),
-            },
-        })
+        if selector.stopped.is_some() {
+            // Selection is over: the rest is only counted (for the estimate; a
+            // preview returns the body alone and skips it).
+            if on.purpose != super::compiler::Purpose::Preview {
+                available += source.count_rest(on.a.id, ctx.conversation.answerer_id)?;
+            }
+            break;
+        }
     }
+    cut_to_low_water(&allowance, &mut selector, &mut taken);
+    Ok(Selection {
+        from: taken.last().map(|t| t.at),
+        items: taken.into_iter().rev().flat_map(|t| t.items).collect(),
+        estimate: HistoryEstimate {
+            selected: selector.selected,
+            available,
+            tokens: 0,
+            budget: allowance.tokens,
+            skipped_reason: selector.stopped.map(|s| s.as_str().to_string()),
+        },
+    })
 }
 
 /// Whether a turn's rounds keep their thinking: the first own run met (newest first)
