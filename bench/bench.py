@@ -354,10 +354,6 @@ def storage(rng):
             c.execute("SELECT prompt.compile_turn(%s, %s) IS NOT NULL", (C_SEAL, turn))
             c.execute("UPDATE prompt.turns SET content = %s WHERE id = %s", (answer, turn))
             raw += len(prompt) + len(answer)
-            if i in (40, 400):
-                # cache_report over the conversation's i requests (issue 43: linear in them).
-                report = lambda: c.execute("SELECT count(*) FROM prompt.cache_report(%s)", (C_SEAL,)).fetchone()  # noqa: E731
-                out[f"cache_report_{i}"] = summary(timed(report, runs=5 if i == 400 else 15, warmup=1))
             if i in (100, 200, 400):
                 c.execute("VACUUM prompt.seals, prompt.seal_nodes")
                 size = c.execute("SELECT pg_total_relation_size('prompt.seals') + pg_total_relation_size('prompt.seal_nodes')").fetchone()[0]
@@ -489,7 +485,6 @@ def measure():
     r["first_no_preload"], r["warm_no_preload"] = first_compile()
     r["pgbench"] = {str(n): pgbench(n) for n in (1, 2, 4)}
     r["storage"] = storage(random.Random(7))
-    r["cache_report"] = {k.rsplit("_", 1)[1]: r["storage"].pop(k) for k in list(r["storage"]) if k.startswith("cache_report_")}
     (OUT / "measure.json").write_text(json.dumps(r, indent=1))
 
 
@@ -548,9 +543,10 @@ def cache_lines() -> list:
 
 
 def later_sections() -> list:
-    """The sections other benchmarks write (bench/cache_runs.py, bench/scale_out.py)."""
+    """The sections other benchmarks write (bench/cache_runs.py, bench/statements.py,
+    bench/cache_report.py, bench/scale_out.py)."""
     return (saved_section("cache_runs", "## Prompt cache over agent runs") + saved_section("statements", "## Statements per call")
-            + saved_section("scale_out", "## Scale-out"))
+            + saved_section("cache_report", "## Cache report") + saved_section("scale_out", "## Scale-out"))
 
 
 def ok(v, target):
@@ -562,8 +558,8 @@ def ok(v, target):
 
 
 def issue_43_ratios(r):
-    """Issue 43's targets for 0.5 against 0.3's figures: one interleaved run, and
-    cache_report's cost per request at 400 and at 40 requests."""
+    """Issue 43's targets for 0.5 against 0.3's figures, from one interleaved run
+    (cache_report's are bench/cache_report.py's)."""
     i = {k: v["median_ms"] for k, v in r["interleaved"].items()}
     per_byte = (i["tools_200"] / r["tools_body_bytes"]) / (i["preview_200"] / r["body_bytes_200"])
     rows = [
@@ -576,13 +572,6 @@ def issue_43_ratios(r):
              + ", ".join(f"{k} {v:.2f}" for k, v in i.items()) + "):", "",
              "| ratio | 0.3.0 | this run | target | |", "|---|---:|---:|---|---|"]
     lines += [f"| {label} | {old} | {v:.2f} | {t} | {ok(v, t)} |" for label, v, old, t in rows]
-    cr = r.get("cache_report")
-    if cr:
-        per = {n: cr[n]["median_ms"] / int(n) for n in cr}
-        v = per["400"] / per["40"]
-        lines += ["", f"`cache_report` of a conversation of 40 and of 400 sealed exchanges (~2 KB each): {cr['40']['median_ms']:.1f} ms "
-                  f"and {cr['400']['median_ms']:.1f} ms, {per['40']:.2f} and {per['400']:.2f} ms per request; per request, "
-                  f"400 / 40: {v:.2f} (target <= 1.2, {ok(v, '<= 1.2')})."]
     return lines
 
 

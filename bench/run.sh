@@ -8,6 +8,8 @@
 #   bench/run.sh cache     # the prompt-cache simulator alone
 #   bench/run.sh runs      # the prompt cache over agent runs alone (bench/cache_runs.py)
 #   bench/run.sh statements  # statements per call alone (bench/statements.py)
+#   bench/run.sh cache_report  # cache_report against the requests it reports alone
+#                              # (bench/cache_report.py)
 #   bench/run.sh measure   # the compile's measures and ratios alone (no cache simulators:
 #                          # their sections are kept as RESULTS.md has them)
 set -euo pipefail
@@ -37,6 +39,11 @@ if [ "$WHAT" = all ] || [ "$WHAT" = statements ]; then
   echo "== statements per call (pg_stat_statements)" >&2
   python3 bench/statements.py >/dev/null
   [ "$WHAT" = statements ] && exit 0
+fi
+if [ "$WHAT" = all ] || [ "$WHAT" = cache_report ]; then
+  echo "== cache_report over 40 and 400 requests" >&2
+  python3 bench/cache_report.py >/dev/null
+  [ "$WHAT" = cache_report ] && exit 0
 fi
 if [ "$WHAT" != runs ] && [ "$WHAT" != measure ]; then
   echo "== the prompt-cache simulator (2,000 turns, three trimmings)" >&2

@@ -13,7 +13,8 @@ text. Measured: the demo's turn and a 200-turn x 2 KB conversation, sealed `comp
 (read from storage) and unsealed `preview_turn`; the first `compile_turn` of a new turn
 (it writes the seal), after 6 and after 200 turns; each in autocommit (`prompt.*`) and in
 a transaction (`BEGIN`, the call, `COMMIT`: `prompt_tx.*` on Citus, `prompt.*` on the
-single node). The hop is the coordinator's time for a delegated `sealed_body` of the
+single node), and the same through prompt_tx's `*_text` forms, whose result the
+coordinator passes through without parsing it as json. The hop is the coordinator's time for a delegated `sealed_body` of the
 demo's sealed turn less the single node's; figures "net of the hop" subtract it. The
 same calls made directly on the worker that holds the conversation's shard say how much
 of the difference is the hop and how much the worker's own execution.
@@ -70,14 +71,15 @@ def load(port):
 
 class Side:
     """One server's connections: autocommit, and a transaction-mode one whose compile
-    functions live in `schema`."""
+    functions live in `schema`, named with `suffix` (prompt_tx's `_text` forms)."""
 
-    def __init__(self, port, schema):
+    def __init__(self, port, schema, suffix=""):
         self.auto, self.tx, self.schema = connect(port), connect(port, autocommit=False), schema
+        self.suffix = suffix
 
     def call(self, fn, conv, turn, tx):
         if tx:
-            self.tx.execute(f"SELECT {self.schema}.{fn}(%s, %s)", (conv, turn)).fetchone()
+            self.tx.execute(f"SELECT {self.schema}.{fn}{self.suffix}(%s, %s)", (conv, turn)).fetchone()
             self.tx.commit()
         else:
             self.auto.execute(f"SELECT prompt.{fn}(%s, %s)", (conv, turn)).fetchone()
@@ -150,19 +152,26 @@ SEALING = [
 ]
 
 
+# autocommit; a transaction through prompt_tx; the same through prompt_tx's text forms.
+FORMS = {"auto": "autocommit", "tx": "transaction", "text": "transaction, `prompt_tx.*_text`"}
+
+
 def med(xs):
     return statistics.median(xs) * 1e3
 
 
 def measure(single_port, coordinator_port):
     out = {"runs": RUNS, "machine": machine(), "date": time.strftime("%Y-%m-%d")}
-    single, citus = Side(single_port, "prompt"), Side(coordinator_port, "prompt_tx")
+    single = Side(single_port, "prompt")
+    through = Side(coordinator_port, "prompt_tx")
+    # The transaction form's text results, which the coordinator passes through unparsed.
+    coordinator = {"auto": through, "tx": through, "text": Side(coordinator_port, "prompt_tx", suffix="_text")}
     # The worker that holds each conversation's shard, called directly (no coordinator:
     # Citus's planner on every query the compile runs, local shard execution).
     workers = {conv: Side(worker_of(coordinator_port, conv), "prompt") for _, _, _, conv, _ in MEASURES}
     seq = {}
-    for tx in (False, True):
-        form = "tx" if tx else "auto"
+    for form in FORMS:
+        tx, citus = form != "auto", coordinator[form]
         for key, _, fn, conv, turn in MEASURES:
             # The three servers alternating call by call: the single node, the worker
             # holding the shard, the coordinator.
@@ -218,8 +227,9 @@ def lines(out):
         "|---|---|---:|---:|---:|---:|---|---|---:|---|---|",
     ]
     labels = {k: label for k, label, *_ in MEASURES}
-    hops = {form: out[f"{form}_hop"]["citus"] - out[f"{form}_hop"]["single"] for form in ("auto", "tx")}
-    for form, name in (("auto", "autocommit"), ("tx", "transaction")):
+    forms = [(f, FORMS[f]) for f in FORMS if f"{f}_hop" in out]
+    hops = {form: out[f"{form}_hop"]["citus"] - out[f"{form}_hop"]["single"] for form, _ in forms}
+    for form, name in forms:
         for key, *_ in MEASURES:
             m = out[f"{form}_{key}"]
             net = (m["citus"] - hops[form]) / m["worker"]
@@ -229,7 +239,9 @@ def lines(out):
                         f"{net:.3f} | {a[0]} | {a[1]} | {local:.3f} | {b[0]} | {b[1]} |")
     text += [
         "",
-        f"The hop: {hops['auto']:.2f} ms in autocommit, {hops['tx']:.2f} ms in a transaction. "
+        "The hop: " + ", ".join(f"{hops[f]:.2f} ms ({name})" for f, name in forms) + ". "
+        "The text forms return the same bytes as `text`; the single node and the worker are called as in a "
+        "transaction (`prompt.*`, json). "
         f"The coordinator's connections to the workers: `citus.node_conninfo = '{out['node_conninfo']}'`, "
         f"SSL in use: {', '.join(str(s) for s in out['node_ssl']) or 'no connection seen'}. "
         f"The 200-turn body is {out['c200_body_bytes'] / 1e3:.0f} KB.",
@@ -240,7 +252,7 @@ def lines(out):
         "| call | form | single ms | coordinator ms | ratio | net of the hop |",
         "|---|---|---:|---:|---:|---:|",
     ]
-    for form, name in (("auto", "autocommit"), ("tx", "transaction")):
+    for form, name in forms:
         for key, label, _ in SEALING:
             m = out[f"{form}_{key}"]
             text.append(f"| {label} | {name} | {m['single']:.2f} | {m['citus']:.2f} | "

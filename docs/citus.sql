@@ -258,6 +258,30 @@ CREATE FUNCTION prompt_tx.estimate_turn(conversation_id uuid, turn_id uuid)
     RETURNS TABLE (block text, role text, tokens int, floor_unmet bool, selected int, available int, skipped_reason text)
     LANGUAGE plpgsql STRICT STABLE SET search_path = pg_catalog, pg_temp
     AS $$ BEGIN RETURN QUERY SELECT * FROM prompt.estimate_turn(conversation_id, turn_id); END $$;
+-- The same bodies as text: the coordinator relays a delegated call's result through its
+-- type's input function, and json_in (jsonb_in for explain_turn) parses the whole body
+-- again where textin copies it. For a client that forwards the body as it is.
+CREATE FUNCTION prompt_tx.compile_turn_text(conversation_id uuid, turn_id uuid) RETURNS text
+    LANGUAGE plpgsql STRICT SET search_path = pg_catalog, pg_temp
+    AS $$ BEGIN RETURN prompt.compile_turn(conversation_id, turn_id)::text; END $$;
+CREATE FUNCTION prompt_tx.preview_turn_text(conversation_id uuid, turn_id uuid) RETURNS text
+    LANGUAGE plpgsql STRICT STABLE SET search_path = pg_catalog, pg_temp
+    AS $$ BEGIN RETURN prompt.preview_turn(conversation_id, turn_id)::text; END $$;
+CREATE FUNCTION prompt_tx.explain_turn_text(conversation_id uuid, turn_id uuid) RETURNS text
+    LANGUAGE plpgsql STRICT STABLE SET search_path = pg_catalog, pg_temp
+    AS $$ BEGIN RETURN prompt.explain_turn(conversation_id, turn_id)::text; END $$;
+CREATE FUNCTION prompt_tx.sealed_body_text(conversation_id uuid, turn_id uuid) RETURNS text
+    LANGUAGE plpgsql STRICT STABLE SET search_path = pg_catalog, pg_temp
+    AS $$ BEGIN RETURN prompt.sealed_body(conversation_id, turn_id)::text; END $$;
+DO $$ DECLARE f text; BEGIN
+    FOREACH f IN ARRAY ARRAY['compile_turn_text', 'preview_turn_text', 'explain_turn_text', 'sealed_body_text'] LOOP
+        EXECUTE format('COMMENT ON FUNCTION prompt_tx.%I(uuid, uuid) IS %L', f,
+                       format('prompt.%s as text, in the form Citus delegates inside a transaction block: the coordinator passes it through unparsed.',
+                              replace(f, '_text', '')));
+        PERFORM create_distributed_function(format('prompt_tx.%I(uuid,uuid)', f)::regprocedure, 'conversation_id'::text,
+                                            colocate_with := 'prompt.conversations', force_delegation := true);
+    END LOOP;
+END $$;
 DO $$ DECLARE f text; BEGIN
     FOREACH f IN ARRAY ARRAY['compile_turn', 'preview_turn', 'explain_turn', 'sealed_body', 'estimate_turn'] LOOP
         EXECUTE format('COMMENT ON FUNCTION prompt_tx.%I(uuid, uuid) IS %L', f,

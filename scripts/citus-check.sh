@@ -24,6 +24,7 @@ cd "$(dirname "$0")/.."
 UNSEALED="preview_turn explain_turn estimate_turn transcript"
 SEALED="compile_turn preview_turn explain_turn estimate_turn sealed_body transcript"
 TX="preview_turn explain_turn estimate_turn compile_turn sealed_body"
+TX_TEXT="preview_turn explain_turn compile_turn sealed_body" # prompt_tx's *_text forms
 NOT_SIDES="c.kind <> 'side'"
 without_now() { # explain_turn's `cache` says what the provider's cache does with the body
     # sent now (TTLs from the times the seal and rounds were sent): compared without it
@@ -37,16 +38,18 @@ except ValueError:
     else cat; fi
 }
 results() { # each reply turn's result of each function, as "function turn md5", in one order;
-    # $3: the schema (prompt_tx: each call in its own BEGIN … COMMIT), $4: which conversations
+    # $3: the schema (prompt_tx: each call in its own BEGIN … COMMIT; prompt_tx_text: the
+    # same, through prompt_tx's *_text forms), $4: which conversations
     local db=$1 fns=$2 schema=${3:-prompt} only=${4:-true} t fn call
     for t in $($db -At -c "SELECT t.conversation_id || ':' || t.id FROM prompt.turns t JOIN prompt.conversations c
                            ON c.id = t.conversation_id WHERE t.kind = 'reply' AND $only ORDER BY t.conversation_id, t.seq"); do
         for fn in $fns; do
-            [ "$schema" = prompt_tx ] && [ "$fn" = transcript ] && continue
+            [ "$schema" != prompt ] && [ "$fn" = transcript ] && continue
             call="SELECT prompt.$fn('${t%%:*}', '${t##*:}')"
             [ "$fn" = estimate_turn ] && call="SELECT * FROM prompt.$fn('${t%%:*}', '${t##*:}')"
             [ "$schema" = prompt_tx ] && call="${call/prompt./prompt_tx.}"
-            if [ "$schema" = prompt_tx ]; then set -- -c BEGIN -c "$call" -c COMMIT; else set -- -c "$call"; fi
+            [ "$schema" = prompt_tx_text ] && call="SELECT prompt_tx.${fn}_text('${t%%:*}', '${t##*:}')"
+            if [ "$schema" != prompt ]; then set -- -c BEGIN -c "$call" -c COMMIT; else set -- -c "$call"; fi
             echo "$fn ${t##*:} $($db -At "$@" 2>&1 | without_now "$fn" | md5sum | cut -c1-32)"
         done
     done
@@ -67,6 +70,7 @@ same() { # $1: what was loaded. Before the compiles, the compiles (in a transact
     results citus compile_turn prompt "c.kind = 'side'" >/dev/null
     compare "$1, after the compiles" "$SEALED"
     compare "$1, after the compiles, prompt_tx in a transaction" "$TX" prompt_tx "$NOT_SIDES"
+    compare "$1, after the compiles, prompt_tx's text forms in a transaction" "$TX_TEXT" prompt_tx_text "$NOT_SIDES"
 }
 for f in tests/citus/workload.sql; do single -f "$f" >/dev/null; citus -f "$f" >/dev/null; done
 same "the demo and 16 conversations"
@@ -105,4 +109,6 @@ remote() { citus -c "SET citus.log_remote_commands = on" -c "SET client_min_mess
 n=$(remote -c BEGIN -c "SELECT prompt_tx.compile_turn(md5('conv5')::uuid, md5('r25')::uuid)" -c COMMIT)
 [ "$n" = 3 ] || { echo "a sealed prompt_tx.compile_turn in a transaction issued $n remote commands, not 3" >&2; exit 1; }
 echo "in a transaction, prompt_tx.compile_turn is delegated: $n remote commands (BEGIN, the call, COMMIT)"
+n=$(remote -c BEGIN -c "SELECT prompt_tx.compile_turn_text(md5('conv5')::uuid, md5('r25')::uuid)" -c COMMIT)
+[ "$n" = 3 ] || { echo "a sealed prompt_tx.compile_turn_text in a transaction issued $n remote commands, not 3" >&2; exit 1; }
 echo "citus-check: passed"
