@@ -8,10 +8,15 @@ ALTER TABLE prompt.responses ADD CONSTRAINT responses_shape_valid CHECK (prompt.
 ALTER TABLE prompt.model_profiles ADD CONSTRAINT model_profiles_wires_valid CHECK (wires <> '{}' AND prompt._wires_known(wires));
 
 -- The tokenizers whose counts a write stores: those of the models in use.
+-- PL/pgSQL, not SQL: a SQL function with a SET clause is parsed and planned again at every
+-- call, and the turns trigger calls this one on every write of a turn's text (measured:
+-- 0.05 ms of record_response's 0.8 ms; a PL/pgSQL function keeps its plan for the session).
 CREATE FUNCTION prompt._tokenizers_in_use() RETURNS text[]
-LANGUAGE sql STABLE PARALLEL SAFE
+LANGUAGE plpgsql STABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
-AS $$ SELECT coalesce(array_agg(DISTINCT tokenizer ORDER BY tokenizer), ARRAY['cl100k_base']) FROM prompt.models $$;
+AS $$ BEGIN
+    RETURN (SELECT coalesce(array_agg(DISTINCT tokenizer ORDER BY tokenizer), ARRAY['cl100k_base']) FROM prompt.models);
+END $$;
 
 -- The profile a model follows (its JSON, as core/src/profile.rs reads it), as a row (none:
 -- no profile): the one its row names, else the one whose name is the model's name or the

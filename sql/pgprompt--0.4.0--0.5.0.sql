@@ -230,6 +230,12 @@ COMMENT ON FUNCTION prompt.cache_report(uuid) IS
 
 -- What was sent -----------------------------------------------------------------------
 
+CREATE OR REPLACE FUNCTION prompt._tokenizers_in_use() RETURNS text[]
+LANGUAGE plpgsql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$ BEGIN
+    RETURN (SELECT coalesce(array_agg(DISTINCT tokenizer ORDER BY tokenizer), ARRAY['cl100k_base']) FROM prompt.models);
+END $$;
 CREATE OR REPLACE FUNCTION prompt._turns_write() RETURNS trigger
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
 AS $$

@@ -909,7 +909,7 @@ AS 'MODULE_PATHNAME', '_check_document_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:179
+-- src/pg/triggers.rs:180
 -- pgprompt::pg::triggers::_check_options_wire
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
@@ -945,7 +945,7 @@ AS 'MODULE_PATHNAME', '_check_request_options_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:184
+-- src/pg/triggers.rs:185
 -- pgprompt::pg::triggers::_check_round
 CREATE  FUNCTION "_check_round"(
 	"turn_id" uuid, /* pgrx :: Uuid */
@@ -961,7 +961,7 @@ AS 'MODULE_PATHNAME', '_check_round_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:198
+-- src/pg/triggers.rs:199
 -- pgprompt::pg::triggers::_check_round_place
 CREATE  FUNCTION "_check_round_place"(
 	"turn_id" uuid, /* Option < pgrx :: Uuid > */
@@ -1083,7 +1083,7 @@ AS 'MODULE_PATHNAME', '_my_workspaces_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:241
+-- src/pg/triggers.rs:242
 -- pgprompt::pg::triggers::_own_entries
 CREATE  FUNCTION "_own_entries"(
 	"summary" TEXT, /* Option < & str > */
@@ -1111,7 +1111,7 @@ AS 'MODULE_PATHNAME', '_parent_gone_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:256
+-- src/pg/triggers.rs:257
 -- pgprompt::pg::triggers::_refuse_sealed
 CREATE  FUNCTION "_refuse_sealed"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1132,7 +1132,7 @@ AS 'MODULE_PATHNAME', '_refuse_sealed_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:283
+-- src/pg/triggers.rs:284
 -- pgprompt::pg::triggers::_refuse_sent_round
 CREATE  FUNCTION "_refuse_sent_round"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1147,7 +1147,7 @@ AS 'MODULE_PATHNAME', '_refuse_sent_round_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:298
+-- src/pg/triggers.rs:299
 -- pgprompt::pg::triggers::_refuse_timezone
 CREATE  FUNCTION "_refuse_timezone"(
 	"timezone" TEXT /* & str */
@@ -1182,7 +1182,7 @@ AS 'MODULE_PATHNAME', '_role_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:219
+-- src/pg/triggers.rs:220
 -- pgprompt::pg::triggers::_row_tokens
 CREATE  FUNCTION "_row_tokens"(
 	"kind" TEXT, /* Option < & str > */
@@ -1617,10 +1617,15 @@ ALTER TABLE prompt.responses ADD CONSTRAINT responses_shape_valid CHECK (prompt.
 ALTER TABLE prompt.model_profiles ADD CONSTRAINT model_profiles_wires_valid CHECK (wires <> '{}' AND prompt._wires_known(wires));
 
 -- The tokenizers whose counts a write stores: those of the models in use.
+-- PL/pgSQL, not SQL: a SQL function with a SET clause is parsed and planned again at every
+-- call, and the turns trigger calls this one on every write of a turn's text (measured:
+-- 0.05 ms of record_response's 0.8 ms; a PL/pgSQL function keeps its plan for the session).
 CREATE FUNCTION prompt._tokenizers_in_use() RETURNS text[]
-LANGUAGE sql STABLE PARALLEL SAFE
+LANGUAGE plpgsql STABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
-AS $$ SELECT coalesce(array_agg(DISTINCT tokenizer ORDER BY tokenizer), ARRAY['cl100k_base']) FROM prompt.models $$;
+AS $$ BEGIN
+    RETURN (SELECT coalesce(array_agg(DISTINCT tokenizer ORDER BY tokenizer), ARRAY['cl100k_base']) FROM prompt.models);
+END $$;
 
 -- The profile a model follows (its JSON, as core/src/profile.rs reads it), as a row (none:
 -- no profile): the one its row names, else the one whose name is the model's name or the

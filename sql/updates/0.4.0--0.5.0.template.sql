@@ -106,6 +106,7 @@ DROP FUNCTION prompt.cache_report(uuid);
 
 -- What was sent -----------------------------------------------------------------------
 
+{{fn-replace:_tokenizers_in_use}}
 {{fn-replace:_turns_write}}
 {{fn-replace:_turns_delete}}
 {{fn-replace:_rounds_write}}
