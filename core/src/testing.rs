@@ -287,7 +287,7 @@ impl Scenario {
         let draft = out.seal.clone().expect("a fresh compile seals");
         self.ctx.seal = Some(Sealed {
             frozen: draft.frozen,
-            body: Some(draft.body),
+            body: out.sealed_body().map(|(body, _)| body.clone()),
         });
         out
     }

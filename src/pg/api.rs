@@ -187,7 +187,7 @@ fn compile_turn_json(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) -> JsonBo
         Compiled::Output(out) => out,
         Compiled::Pending(e) => raise(e),
     };
-    if let Some(draft) = &out.seal {
+    if out.seal.is_some() {
         if !writable() {
             raise(
                 Error::new(
@@ -198,7 +198,7 @@ fn compile_turn_json(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) -> JsonBo
                 .hint("Use prompt.preview_turn here, or compile on the primary in a read-write transaction."),
             );
         }
-        if !Spi::connect_mut(|client| seals::write(client, conv, turn, draft)).or_raise() {
+        if !Spi::connect_mut(|client| seals::write(client, conv, turn, &out)).or_raise() {
             // Another session sealed the turn first: its seal is the turn's.
             return JsonBody(compile_now(conv, turn, Purpose::Compile).body());
         }

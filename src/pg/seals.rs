@@ -15,7 +15,7 @@ use pgprompt_core::error::{Code, Error, Result};
 use pgprompt_core::rows::Turn;
 use pgprompt_core::seal::{self, digest, plan_chain, walk_chain, Frozen, Patch, Sealed};
 use pgprompt_core::wire::Body;
-use pgprompt_core::SealDraft;
+use pgprompt_core::{Output, SealDraft};
 
 /// A seal row's pointers to its body (the node ids of its pieces) and what the body must
 /// be: its size and digest.
@@ -510,7 +510,10 @@ pub fn lock_storage(client: &mut SpiClient<'_>, conv: Uuid) {
 
 /// Writes a fresh compile's seal. False when another session sealed the turn first
 /// (then nothing is written).
-pub fn write(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, draft: &SealDraft) -> Result<bool> {
+pub fn write(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, out: &Output) -> Result<bool> {
+    let (Some(draft), Some((body, plain))) = (&out.seal, out.sealed_body()) else {
+        return Ok(false);
+    };
     lock_storage(client, conv);
     // Sealing is pgprompt's own write of the turn's seal columns and of seal storage.
     let _open = super::guard::Open::hold();
@@ -518,8 +521,8 @@ pub fn write(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, draft: &SealDra
         return Ok(false);
     }
     let stored = Stored {
-        body: &draft.body,
-        plain: &draft.plain_elements,
+        body,
+        plain,
         patches: &draft.patches,
     };
     store(client, conv, turn, &stored, &draft.frozen, None)?;

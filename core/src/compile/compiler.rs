@@ -79,12 +79,14 @@ pub struct Explain {
 /// What a fresh compile stores (docs/design.md, "Seals").
 #[derive(Debug, Clone, PartialEq)]
 pub struct SealDraft {
-    /// The sealed body: the request for the turn's first model call.
-    pub body: Body,
-    /// The body's elements without cache breakpoints (what storage shares between
-    /// seals), and the edits that mark them.
-    pub plain_elements: Vec<String>,
-    /// The edits that turn `plain_elements` into the body's elements (empty when they are
+    /// The sealed body when it is not the output's own: rounds were already stored at the
+    /// first compile, and the output continues this seed. `None`: the output's body is the
+    /// one sealed (it is not copied; [`Output::sealed_body`] reads either).
+    pub(crate) seed: Option<Body>,
+    /// The sealed body's elements without cache breakpoints (what storage shares between
+    /// seals); empty when they are its elements as they are (no patch marks them).
+    pub(crate) plain_elements: Vec<String>,
+    /// The edits that turn the plain elements into the body's elements (empty when they are
     /// the same).
     pub patches: Vec<crate::seal::Patch>,
     /// What the seal freezes besides the body (mechanism, wire, model, estimate, ...).
@@ -118,6 +120,19 @@ impl Output {
     /// The body's token estimate (`explain.estimate`).
     pub fn estimate(&self) -> &Estimate {
         &self.explain.estimate
+    }
+
+    /// What a fresh compile's seal stores (`None`: the turn was sealed already): the body
+    /// sent first — the output's own, or the seed it continues — and that body's elements
+    /// without cache breakpoints.
+    pub fn sealed_body(&self) -> Option<(&Body, &[String])> {
+        let draft = self.seal.as_ref()?;
+        let body = draft.seed.as_ref().unwrap_or(&self.body);
+        let plain = match draft.patches.is_empty() {
+            true => &body.elements,
+            false => &draft.plain_elements,
+        };
+        Some((body, plain))
     }
 }
 

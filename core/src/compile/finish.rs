@@ -61,17 +61,21 @@ pub(super) fn finish(ctx: &Context, on: &Answering, tally: &mut Tally, fresh: Fr
     });
     let mut frozen = frozen(ctx, on, &fresh, &rendered.layout, breakpoints.clone(), estimate);
     frozen.stateful = stateful;
-    // What storage shares: the elements unmarked, and the edits that mark this body.
-    let plain_elements = if breakpoints.is_empty() || on.purpose != super::compiler::Purpose::Compile {
-        rendered.body.elements.clone()
-    } else {
-        wire::render(on.wire, &request(&[])).body.elements
+    // What storage shares: the elements unmarked, and the edits that mark this body (none
+    // without breakpoints, or for a purpose that does not seal: then the plain elements
+    // are the body's own, and nothing is copied).
+    let (plain_elements, patches) = match breakpoints.is_empty() || on.purpose != super::compiler::Purpose::Compile {
+        true => (Vec::new(), Vec::new()),
+        false => {
+            let plain = wire::render(on.wire, &request(&[])).body.elements;
+            let patches = crate::seal::patches(&plain, &rendered.body.elements);
+            (plain, patches)
+        }
     };
-    let patches = crate::seal::patches(&plain_elements, &rendered.body.elements);
     let draft = SealDraft {
+        seed: None,
         plain_elements,
         patches,
-        body: rendered.body,
         frozen,
         preface: fresh.preface,
         catalog: fresh.catalog,
@@ -80,22 +84,29 @@ pub(super) fn finish(ctx: &Context, on: &Answering, tally: &mut Tally, fresh: Fr
     if ctx.rounds.is_empty() {
         let explain = explain(ctx, &draft.frozen, Some(fresh.messages), false);
         return Ok(Output {
-            body: draft.body.clone(),
+            body: rendered.body,
             explain,
             seal: Some(draft),
             last_round: None,
         });
     }
-    continued(ctx, on, tally, draft)
+    continued(ctx, on, tally, draft, rendered.body)
 }
 
-/// Rounds already stored at the first compile: seal the seed, continue from it.
-fn continued(ctx: &Context, on: &Answering, tally: &mut Tally, draft: SealDraft) -> Result<Output> {
+/// Rounds already stored at the first compile: seal the seed `body`, continue from it.
+fn continued(
+    ctx: &Context,
+    on: &Answering,
+    tally: &mut Tally,
+    mut draft: SealDraft,
+    body: wire::Body,
+) -> Result<Output> {
     let sealed = Sealed {
         frozen: draft.frozen.clone(),
-        body: Some(draft.body.clone()),
+        body: Some(body),
     };
     let mut out = super::continuation::extend(ctx, &sealed, &mut tally.counter, on.purpose)?;
+    draft.seed = sealed.body;
     out.seal = Some(draft);
     Ok(out)
 }
