@@ -59,7 +59,7 @@ pub(super) fn finish(ctx: &Context, on: &Answering, tally: &mut Tally, fresh: Fr
             &mut tally.counter,
         )
     });
-    let mut frozen = frozen(ctx, on, &fresh, &rendered.layout, breakpoints.clone(), estimate);
+    let mut frozen = frozen(ctx, on, &fresh, &rendered.layout, breakpoints.clone(), estimate)?;
     frozen.stateful = stateful;
     // What storage shares: the elements unmarked, and the edits that mark this body (none
     // without breakpoints, or for a purpose that does not seal: then the plain elements
@@ -111,7 +111,8 @@ fn continued(
     Ok(out)
 }
 
-/// What the seal freezes besides the body.
+/// What the seal freezes besides the body. A skill set that cannot be read is refused, not
+/// frozen empty.
 fn frozen(
     ctx: &Context,
     on: &Answering,
@@ -119,9 +120,9 @@ fn frozen(
     layout: &Layout,
     breakpoints: Vec<wire::Breakpoint>,
     estimate: Estimate,
-) -> Frozen {
+) -> Result<Frozen> {
     let is_seed = |m: usize, p: usize| fresh.history_block.is_none() || fresh.messages[m].blocks[p] >= fresh.seed_block;
-    Frozen {
+    Ok(Frozen {
         mechanism: fresh.mechanism,
         wire: on.wire,
         model: on.model.cloned(),
@@ -145,9 +146,9 @@ fn frozen(
         // What skills_for_turn answers for the sealed turn from now on.
         skills: match ctx.turn.callables.is_empty() {
             true => Vec::new(),
-            false => super::skills::live(ctx).unwrap_or_default(),
+            false => super::skills::live(ctx)?,
         },
-    }
+    })
 }
 
 /// The estimate of the rendered body: per block, history, the tool definitions, and
@@ -297,6 +298,21 @@ fn options(ctx: &Context, on: &Answering) -> Result<crate::options::Options> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_skill_set_that_cannot_be_read_is_refused_not_frozen_empty() {
+        // Under raw no block reads memory_user_id, so only the frozen skill set meets a
+        // row the write trigger would refuse now: one naming an agent.
+        let mut s = Scenario::new("ignored under raw").turn(|t| {
+            t.input = Some(crate::testing::raw_input(r#"[{"role": "user", "content": "One."}]"#));
+            t.callables = crate::testing::callables(r#"[{"name": "skill"}]"#);
+            t.memory_user_id = Some(crate::testing::id(LARK));
+        });
+        s.user_mut(LARK).prompt_mechanism = crate::kinds::Mechanism::Raw;
+        let e = s.run(Purpose::Compile).unwrap_err();
+        assert_eq!(e.code, crate::error::Code::TurnFieldInvalid, "{}", e.message);
+        assert!(e.message.contains("memory_user_id"), "{}", e.message);
+    }
+
     use crate::compile::Purpose;
     use crate::kinds::Role;
     use crate::testing::{Scenario, ADA, LARK};
