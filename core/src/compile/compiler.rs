@@ -80,8 +80,9 @@ pub struct Explain {
 #[derive(Debug, Clone, PartialEq)]
 pub struct SealDraft {
     /// The sealed body when it is not the output's own: rounds were already stored at the
-    /// first compile, and the output continues this seed. `None`: the output's body is the
-    /// one sealed (it is not copied; [`Output::sealed_body`] reads either).
+    /// first compile, and the output continues this seed; or the output is its stateful
+    /// form. `None`: the output's body is the one sealed (it is not copied;
+    /// [`Output::sealed_body`] reads either).
     pub(crate) seed: Option<Body>,
     /// The sealed body's elements without cache breakpoints (what storage shares between
     /// seals); empty when they are its elements as they are (no patch marks them).

@@ -34,11 +34,16 @@ pub fn compile(ctx: &Context, history: &mut dyn HistorySource, memo: &mut Memo, 
     let mut out = compile_full(ctx, history, memo, purpose)?;
     if let Some(s) = &out.explain.stateful {
         if !out.body.head.is_empty() {
-            out.body = out
+            let chained = out
                 .explain
                 .wire
                 .form()
                 .chained(&out.body, s.previous_response_id.as_deref(), s.cut)?;
+            let full = std::mem::replace(&mut out.body, chained);
+            // A fresh compile seals the full form: it becomes the draft's seed (moved).
+            if let Some(draft) = out.seal.as_mut().filter(|d| d.seed.is_none()) {
+                draft.seed = Some(full);
+            }
         }
     }
     Ok(out)

@@ -248,6 +248,27 @@ mod tests {
     /// inside a value of the cache options (an id a response recorded) does not cut it
     /// short, and a frame that does not read as JSON is refused.
     #[test]
+    fn a_stateful_turn_seals_its_full_form_and_sends_its_stateful_form() {
+        // The system text is lifted into `instructions` in the stateful form.
+        let s = Scenario::new("And now?")
+            .doc(crate::testing::LARK, "system_prompt", "Be brief.")
+            .turn(|t| {
+                t.model = Some("resp".into());
+                t.request_options = crate::testing::request_options(r#"{"stateful": true}"#);
+            });
+        let out = s.run(crate::compile::Purpose::Compile).unwrap();
+        let (sealed, plain) = out.sealed_body().expect("a fresh compile seals");
+        assert_ne!(sealed, &out.body, "the seal keeps the full form");
+        assert_eq!(plain, sealed.elements.as_slice());
+        let st = out.explain.stateful.as_ref().unwrap();
+        let form = Wire::Responses.form();
+        let chained = form
+            .chained(sealed, st.previous_response_id.as_deref(), st.cut)
+            .unwrap();
+        assert_eq!(chained, out.body, "what is sent is the stateful form of what is sealed");
+    }
+
+    #[test]
     fn the_stateful_form_is_written_from_the_frames_fields() {
         let mut full = body(&[SYS, U1, A1, U2]);
         full.tail =
