@@ -44,7 +44,7 @@ pub(super) fn assembled(
     // wire's own units (`items::Unit`).
     let pre: Vec<Item> = rendered[..hist_ix].iter().flatten().cloned().collect();
     let post: Vec<Item> = rendered[hist_ix + 1..].iter().flatten().cloned().collect();
-    let tools_tokens = tools_tokens(on, tally);
+    let tools_tokens = super::compiler::tools_tokens(on, tally);
     // The rounds the turn holds already are appended after the seed: a floor too.
     let (post_cost, after_history) = items::marginal_cost(&post, None, on.wire.form());
     let native = on.model.is_some_and(|m| m.native_images);
@@ -100,7 +100,7 @@ fn funded_history(
     on: &Answering,
     tally: &mut Tally,
     source: &mut dyn HistorySource,
-    laid: (&Template, usize),
+    laid: super::select::Laid<'_>,
     knobs: &HistoryKnobs,
     around: (&super::select::Preceding<'_>, Option<items::Follower>),
 ) -> Result<(super::select::Selection, Option<Error>)> {
@@ -134,14 +134,6 @@ fn share_without_window(ctx: &Context, on: &Answering, knobs: &HistoryKnobs) -> 
     )
     .detail(format!("budget.share = {}", knobs.share.unwrap_or_default()))
     .hint("Give the model an advisory_window or hard_window, or use max_tokens instead of share.")
-}
-
-/// The tokens of the tool definitions this wire loads into the model's context.
-fn tools_tokens(on: &Answering, tally: &mut Tally) -> u32 {
-    match crate::wire::loaded_tools_text(on.wire, &on.tools) {
-        Some(text) => tally.counter.count(&text),
-        None => 0,
-    }
 }
 
 /// Refuses a turn variable its answerer's template does not declare (a typo would

@@ -223,6 +223,15 @@ impl Tally<'_> {
     }
 }
 
+/// The tokens of the tool definitions this wire loads into the model's context (the floors
+/// and the estimate both charge them).
+pub(super) fn tools_tokens(on: &Answering, tally: &mut Tally) -> u32 {
+    match crate::wire::loaded_tools_text(on.wire, &on.tools) {
+        Some(text) => tally.counter.count(&text),
+        None => 0,
+    }
+}
+
 /// The macro values of a turn of `ctx` posted by `poster`, dated `date`, answered by `a`
 /// (`users`: whom a poster may name as its controlling human).
 pub(super) fn values(ctx: &Context, a: &User, users: &HashMap<Uuid, User>, poster: Option<Uuid>, date: &str) -> Values {

@@ -36,7 +36,7 @@ pub(super) fn finish(ctx: &Context, on: &Answering, tally: &mut Tally, fresh: Fr
     // whose profile takes explicit breakpoints; the others cache by key alone.
     let profile = on.model.and_then(|m| m.profile.as_ref());
     // A stateful request places none: the provider caches the chain it holds.
-    let tools_tokens = wire::loaded_tools_text(on.wire, &on.tools).map_or(0, |t| tally.counter.count(&t));
+    let tools_tokens = super::compiler::tools_tokens(on, tally);
     let breakpoints = match options.stateful {
         true => Vec::new(),
         false => worth_caching(profile, &fresh.messages, &fresh.breakpoints, on.wire),

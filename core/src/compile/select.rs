@@ -68,7 +68,7 @@ fn host_creator(ctx: &Context, ht: &HistoryTurn) -> Option<Uuid> {
 }
 
 /// Where history lies: the template and the index of its history block.
-type Laid<'t> = (&'t Template, usize);
+pub(super) type Laid<'t> = (&'t Template, usize);
 
 /// The seed of an own reply turn: its preface, then its opening words (moved out of
 /// the turn, which is done with them).
