@@ -18,7 +18,6 @@ bench/RESULTS.md.
 import json
 import os
 import random
-import statistics
 import sys
 import time
 
@@ -38,16 +37,6 @@ SAVED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "out", "cache_r
 
 def report_once(c, conv):
     return c.execute("SELECT count(*), sum(input_tokens) FROM prompt.cache_report(%s)", (conv,)).fetchone()
-
-
-def timed(c, conv, runs):
-    report_once(c, conv)
-    xs = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        report_once(c, conv)
-        xs.append(time.perf_counter() - t0)
-    return statistics.median(xs) * 1e3
 
 
 def measure():
@@ -77,8 +66,8 @@ def measure():
                 c.execute("ANALYZE prompt.turns, prompt.seals, prompt.seal_nodes, prompt.rounds, prompt.responses")
                 for name, _, _, conv in CASES:
                     requests, tokens = report_once(c, conv)
-                    out[f"{name}_{i}"] = {"ms": timed(c, conv, RUNS), "requests": requests,
-                                          "tokens": int(tokens)}
+                    ms = B.summary(B.timed(lambda: report_once(c, conv), RUNS, warmup=1))["median_ms"]
+                    out[f"{name}_{i}"] = {"ms": ms, "requests": requests, "tokens": int(tokens)}
     os.makedirs(os.path.dirname(SAVED), exist_ok=True)
     with open(SAVED, "w") as f:
         json.dump(out, f, indent=1)
