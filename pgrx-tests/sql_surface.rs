@@ -58,26 +58,25 @@ fn turn_dates_are_spelled_as_to_char_spells_them() {
     // A compile reads `created_at` as a date and spells it in Rust (`{{date}}`);
     // PostgreSQL's to_char is the reference over the whole timestamp range: BC years,
     // leap days, years past 9999, and infinity (no spelling).
-    let rows: Vec<(i32, Option<String>)> = Spi::connect(|client| {
-        client
-            .select(
-                "SELECT d, to_char(d, 'YYYY-MM-DD') FROM (SELECT DATE '4713-11-24 BC' + n AS d \
-                 FROM generate_series(0, 109000000, 997) n UNION ALL \
-                 VALUES (DATE '2000-02-29'), (DATE '1900-02-28'), (DATE '0001-01-01'), \
-                 (DATE '0001-12-31 BC'), (DATE 'infinity'), (DATE '-infinity')) s",
-                None,
-                &[],
-            )
-            .expect("dates")
-            .map(|r| {
-                let d = r.get::<pgrx::datum::Date>(1).expect("a date").expect("not null");
-                (d.to_pg_epoch_days(), r.get::<String>(2).expect("text"))
-            })
-            .collect()
-    });
+    // Read as a compile reads a turn's day: through the core's `Columns::date`.
+    use pgprompt_core::Columns as _;
+    let q = crate::pg::spi::Query::new(
+        "a date row",
+        "SELECT d, to_char(d, 'YYYY-MM-DD') AS want FROM (SELECT DATE '4713-11-24 BC' + n AS d \
+         FROM generate_series(0, 109000000, 997) n UNION ALL \
+         VALUES (DATE '2000-02-29'), (DATE '1900-02-28'), (DATE '0001-01-01'), \
+         (DATE '0001-12-31 BC'), (DATE 'infinity'), (DATE '-infinity')) s",
+        &[("d", pgrx::pg_sys::DATEOID), ("want", pgrx::pg_sys::TEXTOID)],
+    );
+    let rows: Vec<(String, String)> = Spi::connect(|client| {
+        crate::pg::spi::run(client, &q, &[], |c| {
+            Ok::<_, pgprompt_core::Error>(Some((c.date("d")?, c.text("want").unwrap_or_default())))
+        })
+    })
+    .expect("dates");
     assert!(rows.len() > 100_000);
-    for (days, want) in rows {
-        assert_eq!(pgprompt_core::rows::iso_date(days), want, "pg epoch day {days}");
+    for (got, want) in rows {
+        assert_eq!(got, want, "the day spelled {want} by to_char");
     }
 }
 
@@ -668,6 +667,7 @@ fn a_reader_takes_columns_by_name_and_a_swapped_column_or_a_null_is_an_error_nam
         "{message}"
     );
     // A NULL where the compile needs a value: data_corrupted naming the column.
+    use pgprompt_core::Columns as _;
     let q = Query::new("a turn row", "SELECT NULL::text AS kind", &[("kind", pgrx::pg_sys::TEXTOID)]);
     let err = Spi::connect(|client| run(client, &q, &[], |c| c.need_text("kind").map(Some))).unwrap_err();
     assert_eq!(err.code, pgprompt_core::Code::DataCorrupted);

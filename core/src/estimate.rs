@@ -20,8 +20,8 @@ pub struct BlockEstimate {
 pub struct HistoryEstimate {
     pub selected: u32,
     pub available: u32,
-    pub tokens: u32,
-    pub budget: Option<u32>,
+    pub(crate) tokens: u32,
+    pub(crate) budget: Option<u32>,
     pub skipped_reason: Option<String>,
 }
 

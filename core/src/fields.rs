@@ -80,7 +80,7 @@ pub fn check_size(text: &str, what: &str) -> Result<()> {
 }
 
 /// Parses `turns.inline`.
-pub fn parse_inline<'a>(input: impl JsonInput<'a>) -> Result<Vec<InlineEntry>> {
+pub(crate) fn parse_inline<'a>(input: impl JsonInput<'a>) -> Result<Vec<InlineEntry>> {
     const C: Code = Code::InlineEntryInvalid;
     let v = parse_json(input, C, "inline")?;
     At::root(&v, "/inline")
@@ -147,7 +147,7 @@ fn inline_entry(e: At<'_>) -> Result<InlineEntry> {
 }
 
 /// Parses `turns.variables`: string values, named like template variables.
-pub fn parse_variables<'a>(input: impl JsonInput<'a>) -> Result<BTreeMap<String, String>> {
+pub(crate) fn parse_variables<'a>(input: impl JsonInput<'a>) -> Result<BTreeMap<String, String>> {
     const C: Code = Code::TurnFieldInvalid;
     let v = parse_json(input, C, "variables")?;
     let obj = At::root(&v, "/variables")
@@ -174,7 +174,7 @@ pub fn parse_variables<'a>(input: impl JsonInput<'a>) -> Result<BTreeMap<String,
 }
 
 /// Parses `turns.history`, the turn's history intent.
-pub fn parse_history<'a>(input: impl JsonInput<'a>) -> Result<HistoryKnobs> {
+pub(crate) fn parse_history<'a>(input: impl JsonInput<'a>) -> Result<HistoryKnobs> {
     const C: Code = Code::TurnFieldInvalid;
     let v = parse_json(input, C, "history")?;
     let (knobs, problems) = template::parse_history_intent(&v);
@@ -218,7 +218,7 @@ pub(crate) fn is_tool_name(s: &str) -> bool {
 }
 
 /// Parses `turns.tools`.
-pub fn parse_tools<'a>(input: impl JsonInput<'a>) -> Result<Vec<Tool>> {
+pub(crate) fn parse_tools<'a>(input: impl JsonInput<'a>) -> Result<Vec<Tool>> {
     const C: Code = Code::TurnFieldInvalid;
     let v = parse_json(input, C, "tools")?;
     let list = At::root(&v, "/tools")
@@ -279,14 +279,14 @@ pub struct Callable {
     pub(crate) name: String,
     /// The runner whose skills alone it lists (`"runner"`; `None`: the application's, the
     /// agent's, the workspace's, the speaker pair's and the selected Human's).
-    pub runner: Option<String>,
+    pub(crate) runner: Option<String>,
     /// Left out of the eager catalog; its lines are frozen with the seal for a tool
     /// search (`explain_turn` → `deferred`).
     pub(crate) deferred: bool,
 }
 
 /// Parses `turns.callables`.
-pub fn parse_callables<'a>(input: impl JsonInput<'a>) -> Result<Vec<Callable>> {
+pub(crate) fn parse_callables<'a>(input: impl JsonInput<'a>) -> Result<Vec<Callable>> {
     const C: Code = Code::TurnFieldInvalid;
     let v = parse_json(input, C, "callables")?;
     let list = At::root(&v, "/callables")
@@ -334,7 +334,7 @@ pub struct RawEntry {
 
 /// Parses `turns.input`: `[{role, content}]`, content a string or a list of parts
 /// (`text`, `image`, `tool_call`, `tool_result`, as in compiled messages).
-pub fn parse_raw_input<'a>(input: impl JsonInput<'a>) -> Result<Vec<RawEntry>> {
+pub(crate) fn parse_raw_input<'a>(input: impl JsonInput<'a>) -> Result<Vec<RawEntry>> {
     raw_entries(&*parse_json(input, Code::RawInputInvalid, "input")?, false)
 }
 
@@ -386,7 +386,7 @@ fn raw_entries(v: &Value, carried: bool) -> Result<Vec<RawEntry>> {
 
 /// Parses a sealed preface (`turns.sealed_preface`): `[{role, parts: [{type: text, text}]}]`,
 /// as a seal wrote it.
-pub fn parse_preface<'a>(input: impl JsonInput<'a>) -> Result<Vec<PrefaceItem>> {
+pub(crate) fn parse_preface<'a>(input: impl JsonInput<'a>) -> Result<Vec<PrefaceItem>> {
     const C: Code = Code::TurnFieldInvalid;
     let v = parse_json(input, C, "sealed_preface")?;
     let list = At::root(&v, "/sealed_preface")

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{quote, Code, Error, Result};
 
 /// A column value outside what the schema's checks admit (the database was altered).
-pub fn unknown_value(column: &str, value: &str) -> Error {
+pub(crate) fn unknown_value(column: &str, value: &str) -> Error {
     Error::new(
         Code::TurnNotCompilable,
         format!(
@@ -30,7 +30,8 @@ macro_rules! spelled {
 
         impl $name {
             /// Every value, in the order the enum declares them.
-            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+            #[allow(dead_code)] // some enums' lists are read by tests alone
+            pub(crate) const ALL: &'static [$name] = &[$($name::$variant),+];
 
             /// The value spelled exactly `s` (case-sensitive); None for an unknown spelling.
             pub fn parse(s: &str) -> Option<$name> {
@@ -236,11 +237,11 @@ pub struct PrefaceItem {
 pub struct EntryAt {
     /// Omitted when 0, so seals of a conversation's own history keep their bytes.
     #[serde(default, skip_serializing_if = "is_zero")]
-    pub depth: u8,
+    pub(crate) depth: u8,
     /// The `seq` of the entry's turn in the conversation at `depth`.
-    pub seq: i64,
+    pub(crate) seq: i64,
     /// The entry's index among its turn's entries, from 0.
-    pub entry: u32,
+    pub(crate) entry: u32,
 }
 
 fn is_zero(d: &u8) -> bool {

@@ -19,6 +19,7 @@ pub(crate) mod blocks;
 pub mod bounds;
 pub(crate) mod budget;
 pub mod cache;
+mod columns;
 pub mod compile;
 pub mod context;
 pub mod envelope;
@@ -45,8 +46,48 @@ pub mod transcript;
 pub(crate) mod voice;
 pub mod wire;
 
-pub use compile::{compile, Explain, Output, Purpose, SealDraft};
+pub use columns::Columns;
+pub use compile::{compile, Output, Purpose, SealDraft};
 pub use error::{Code, Error, Result};
 
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
+
+// The crate's suites (tests/: golden, property, fuzz), compiled into its own test build:
+// they set what the crate keeps to itself (a turn's columns, a model's lifecycle)
+// without widening its public face, and name it as a client would (`pgprompt_core::`).
+#[cfg(test)]
+extern crate self as pgprompt_core;
+#[cfg(test)]
+#[path = "../tests/fuzz.rs"]
+mod suite_fuzz;
+#[cfg(test)]
+#[path = "../tests/golden.rs"]
+mod suite_golden;
+#[cfg(test)]
+#[path = "../tests/golden_assembly.rs"]
+mod suite_golden_assembly;
+#[cfg(test)]
+#[path = "../tests/golden_budget.rs"]
+mod suite_golden_budget;
+#[cfg(test)]
+#[path = "../tests/golden_refusals.rs"]
+mod suite_golden_refusals;
+#[cfg(test)]
+#[path = "../tests/golden_voices.rs"]
+mod suite_golden_voices;
+#[cfg(test)]
+#[path = "../tests/one_cost.rs"]
+mod suite_one_cost;
+#[cfg(test)]
+#[path = "../tests/sealed_prefix.rs"]
+mod suite_sealed_prefix;
+#[cfg(test)]
+#[path = "../tests/seed_rules.rs"]
+mod suite_seed_rules;
+#[cfg(test)]
+#[path = "../tests/stable_trim.rs"]
+mod suite_stable_trim;
+#[cfg(test)]
+#[path = "../tests/thinking.rs"]
+mod suite_thinking;

@@ -102,7 +102,7 @@ pub(crate) fn unknown_error(word: &str, place: &str) -> Error {
 
 /// What each macro renders for one turn. `None` renders empty (a source that is absent).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Values {
+pub(crate) struct Values {
     pub(crate) agent: Option<String>,
     pub(crate) user: Option<String>,
     pub(crate) workspace: Option<String>,
@@ -131,7 +131,7 @@ impl Values {
 /// The result is measured before it is built: over `room` bytes it is refused
 /// (`text_too_large`, naming `place`), so a long value substituted many times never
 /// reaches an allocation.
-pub fn substitute<'v>(
+pub(crate) fn substitute<'v>(
     text: &str,
     values: &'v Values,
     vars: &dyn Fn(&str) -> Option<&'v str>,

@@ -183,7 +183,7 @@ fn number(v: &At<'_>, key: &str, ok: impl Fn(f64) -> bool, range: &str) -> Check
 }
 
 /// Parses an options object (one level's, or the merged one).
-pub fn parse(map: &Map<String, Value>) -> Result<Options> {
+pub(crate) fn parse(map: &Map<String, Value>) -> Result<Options> {
     read(&Obj::root(map, ROOT)).map_err(refused)
 }
 

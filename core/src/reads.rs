@@ -185,13 +185,18 @@ pub fn asks_cache_diagnostics(
 pub struct AnswererRows {
     /// The answerer.
     pub answerer: Uuid,
+    /// Whose memory: the answerer's, and the user the turn names (`memory_user_id`).
+    pub owners: Vec<Uuid>,
     /// The answerer's application (skills may be bound to it).
     pub application: Option<String>,
     /// The poster's controlling Human (its persona document).
     pub human: Option<Uuid>,
-    /// The turn's skills: `Some(recall_only)` for a run, or for `skills_for_turn` (with
-    /// the recall-only skills, which a catalog never lists); `None`: no skills.
+    /// The skills the turn's callables can resolve to: `Some(recall_only)` for a run, or
+    /// for `skills_for_turn` (with the recall-only skills, which a catalog never lists);
+    /// `None`: no skills (nor where the turn names no callable).
     pub skills: Option<bool>,
+    /// The runners the turn's callables name (their skills alone are listed).
+    pub runners: Vec<String>,
 }
 
 /// The answerer's documents, memory and skills to read: none for a sealed turn (it
@@ -216,9 +221,11 @@ pub fn answerer_rows(
         .and_then(User::controlling_human);
     Some(AnswererRows {
         answerer: a.id,
+        owners: [Some(a.id), t.memory_user_id].into_iter().flatten().collect(),
         application: a.application.clone(),
         human,
-        skills: (t.is_run() || read == Read::Skills).then_some(true),
+        skills: (!t.callables.is_empty() && (t.is_run() || read == Read::Skills)).then_some(true),
+        runners: t.callables.iter().filter_map(|c| c.runner.clone()).collect(),
     })
 }
 
@@ -314,6 +321,8 @@ mod tests {
         let conv = conversation("conversation");
         let mut t = reply(Mode::Run);
         t.memory_user_id = Some(id(12));
+        t.callables =
+            crate::fields::parse_callables(r#"[{"name": "refund", "runner": "billing"}]"#).expect("callables");
         assert_eq!(
             users(&conv, &t, Some(id(13)), &[], &[]),
             vec![id(10), id(11), id(12), id(13)]
@@ -337,18 +346,28 @@ mod tests {
             answerer_rows(&t, a, &read, false, Read::Body),
             Some(AnswererRows {
                 answerer: id(10),
+                owners: vec![id(10), id(12)],
                 application: None,
                 human: Some(id(12)),
-                skills: Some(true)
+                skills: Some(true),
+                runners: vec!["billing".to_string()],
             }),
             "a run reads its recall-only skills too (the seal freezes the whole set)"
+        );
+        let mut plain = t.clone();
+        plain.callables.clear();
+        assert_eq!(
+            answerer_rows(&plain, a, &read, false, Read::Body).map(|w| w.skills),
+            Some(None),
+            "no callable, no skills"
         );
         assert_eq!(answerer_rows(&t, a, &read, true, Read::Body), None);
         assert!(
             answerer_rows(&t, a, &read, true, Read::Skills).is_some(),
             "a sealed turn's skills as they are now, for a seal that froze none"
         );
-        let direct = reply(Mode::DirectReply);
+        let mut direct = reply(Mode::DirectReply);
+        direct.callables = t.callables.clone();
         assert_eq!(
             answerer_rows(&direct, a, &read, false, Read::Body).and_then(|r| r.skills),
             None

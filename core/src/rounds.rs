@@ -151,7 +151,7 @@ pub fn parse(row: &RoundRow, turn: Option<Uuid>) -> Result<Round> {
 
 /// Checks one stored round whose columns (assistant, results, steers) were read as
 /// JSON values already.
-pub fn parse_values(n: i32, columns: [&Value; 3], aborted: bool, turn: Option<Uuid>) -> Result<Round> {
+pub(crate) fn parse_values(n: i32, columns: [&Value; 3], aborted: bool, turn: Option<Uuid>) -> Result<Round> {
     let [assistant, results, steers] = columns;
     let ctx = |column| Ctx { turn, n, column };
     let assistant = parse_assistant(&At::root(assistant, ""), &ctx("assistant"))?;

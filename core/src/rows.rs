@@ -13,7 +13,7 @@ use crate::fields::{Callable, InlineEntry, RawEntry, RequestOptions, Tool};
 use crate::template::HistoryKnobs;
 use crate::tokens::Tokenizer;
 
-pub use crate::kinds::{unknown_value, CacheTtl, Mechanism, Mode, PrefaceItem, Role, TurnKind, UserKind, Wire};
+pub use crate::kinds::{CacheTtl, Mechanism, Mode, PrefaceItem, Role, TurnKind, UserKind, Wire};
 
 /// A model a request is compiled for (`prompt.models`). Frozen into a seal whole.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -21,55 +21,55 @@ pub struct Model {
     /// The provider's model id (`models.name`), sent as the request's `model`.
     pub name: String,
     /// The wire the request body is rendered for (`models.wire`).
-    pub wire: Wire,
+    pub(crate) wire: Wire,
     /// The tokenizer estimates are counted with (`models.tokenizer`, default `cl100k_base`).
-    pub tokenizer: Tokenizer,
+    pub(crate) tokenizer: Tokenizer,
     /// The advisory window in tokens (`models.advisory_window`), else the profile's when the row
     /// sets neither window; `None` when unset.
-    pub advisory_window: Option<i32>,
+    pub(crate) advisory_window: Option<i32>,
     /// The hard window in tokens (`models.hard_window`), else the profile's when the row sets
     /// neither window; `None` when unset.
-    pub hard_window: Option<i32>,
+    pub(crate) hard_window: Option<i32>,
     /// Whether captured images are sent as image parts (`models.native_images`); otherwise each is
     /// one text line.
-    pub native_images: bool,
+    pub(crate) native_images: bool,
     /// The fraction every count is inflated by before it meets the window (`models.token_margin`,
     /// 0 to 10); with `token_margin_auto`, at least the calibration's.
     pub token_margin: f32,
     /// The request's output token limit (`models.max_output_tokens`, default 4096).
-    pub max_output_tokens: i32,
+    pub(crate) max_output_tokens: i32,
     /// The TTL of the request's cache breakpoints (`models.cache_ttl`, default `5m`).
-    pub cache_ttl: CacheTtl,
+    pub(crate) cache_ttl: CacheTtl,
     /// The request options the model sets (`models.request_options`).
     #[serde(default)]
-    pub request_options: RequestOptions,
+    pub(crate) request_options: RequestOptions,
     /// The rules the model enforces (`models.profile`, or the profile its name matches).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) profile: Option<crate::profile::Profile>,
     /// The TTL of the breakpoints after the stable prefix (history, a run's rounds):
     /// `models.history_cache_ttl`, `None`: the model's `cache_ttl`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub history_cache_ttl: Option<CacheTtl>,
+    pub(crate) history_cache_ttl: Option<CacheTtl>,
     /// Where the model stands in its provider's lifecycle today (the extension compares its
     /// profile's dates with the day; a seal never freezes it).
     #[serde(skip)]
-    pub lifecycle: Lifecycle,
+    pub(crate) lifecycle: Lifecycle,
 }
 
 /// A model's place in its lifecycle on the day of the compile, as the extension read it
 /// (the core reads no clock).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Lifecycle {
+pub(crate) struct Lifecycle {
     /// Its profile's `retires_at` has passed: a fresh compile is refused (`model_retired`).
-    pub retired: bool,
+    pub(crate) retired: bool,
     /// Its profile's `deprecated_at` has passed, or its retirement is announced: it
     /// compiles, with a NOTICE.
-    pub deprecated: bool,
+    pub(crate) deprecated: bool,
 }
 
 impl Model {
     /// A model with every optional column at its default.
-    pub fn new(name: &str, wire: Wire) -> Model {
+    pub(crate) fn new(name: &str, wire: Wire) -> Model {
         Model {
             name: name.into(),
             wire,
@@ -139,7 +139,7 @@ impl Model {
     }
 
     /// The model with its profile: the windows its row leaves unset are the profile's.
-    pub fn with_profile(mut self, profile: Option<crate::profile::Profile>) -> Model {
+    pub(crate) fn with_profile(mut self, profile: Option<crate::profile::Profile>) -> Model {
         if let Some(p) = &profile {
             if self.advisory_window.is_none() && self.hard_window.is_none() {
                 self.advisory_window = p.advisory_window;
@@ -157,32 +157,32 @@ pub struct User {
     /// The user's id.
     pub id: Uuid,
     /// The user's handle (`users.handle`), named as `@HANDLE` in the speaker envelope.
-    pub handle: String,
+    pub(crate) handle: String,
     /// The user's display name, the `{{agent}}` or `{{user}}` macro's value; `None` renders empty.
-    pub display_name: Option<String>,
+    pub(crate) display_name: Option<String>,
     /// Whether the user is a human or an agent (`users.kind`).
-    pub kind: UserKind,
+    pub(crate) kind: UserKind,
     /// An agent's controlling Human (`users.steward_id`); `None` for a human, or an agent without one.
-    pub steward_id: Option<Uuid>,
+    pub(crate) steward_id: Option<Uuid>,
     /// How the user compiles as an answerer (`users.prompt_mechanism`: default, assembly or raw).
-    pub prompt_mechanism: Mechanism,
+    pub(crate) prompt_mechanism: Mechanism,
     /// `prompt_template`, as the loader read it from jsonb: read as a template by the
     /// compile that needs it (the answerer's), and checked on every write.
-    pub prompt_template: Option<serde_json::Value>,
+    pub(crate) prompt_template: Option<serde_json::Value>,
     /// The model the user answers with when the turn names none (`users.model`); `None`: no model.
-    pub model: Option<String>,
+    pub(crate) model: Option<String>,
     /// Whether the user replays its newest earlier run's reasoning in history (`users.reasoning_replay`);
     /// the window loses an eighth when set.
-    pub reasoning_replay: bool,
+    pub(crate) reasoning_replay: bool,
     /// An agent's application, whose skills it inherits (`users.application`); `None`: none.
-    pub application: Option<String>,
+    pub(crate) application: Option<String>,
     /// The request options the agent sets (`users.request_options`).
-    pub request_options: RequestOptions,
+    pub(crate) request_options: RequestOptions,
 }
 
 impl User {
     /// A user with every optional column at its default.
-    pub fn new(id: Uuid, handle: &str, kind: UserKind) -> User {
+    pub(crate) fn new(id: Uuid, handle: &str, kind: UserKind) -> User {
         User {
             id,
             handle: handle.into(),
@@ -343,9 +343,9 @@ pub struct Turn {
     /// The turn's place in the timeline (`turns.seq`, unique per conversation).
     pub seq: i64,
     /// The turn's kind (`turns.kind`: message, reply or summary).
-    pub kind: TurnKind,
+    pub(crate) kind: TurnKind,
     /// A message turn's role (`turns.role`); `None` for other kinds.
-    pub role: Option<Role>,
+    pub(crate) role: Option<Role>,
     /// Who posted the row (`turns.author_id`).
     pub author_id: Option<Uuid>,
     /// A reply turn's answerer (`turns.answerer_id`); `None`: the conversation's.
@@ -362,40 +362,40 @@ pub struct Turn {
     /// a stamped row is always wrapped.
     pub sender_conversation_id: Option<Uuid>,
     /// Whether the turn is a direct reply or run-backed (`turns.mode`, default `direct_reply`).
-    pub mode: Mode,
+    pub(crate) mode: Mode,
     /// The turn's inline entries (`turns.inline`): lead and tail text, or slot replacements.
-    pub inline: Vec<InlineEntry>,
+    pub(crate) inline: Vec<InlineEntry>,
     /// The turn's variables (`turns.variables`), over the template's defaults.
-    pub variables: BTreeMap<String, String>,
+    pub(crate) variables: BTreeMap<String, String>,
     /// The raw entries the `raw` mechanism sends verbatim (`turns.input`); `None` when NULL.
-    pub input: Option<Vec<RawEntry>>,
+    pub(crate) input: Option<Vec<RawEntry>>,
     /// The tools the turn declares (`turns.tools`); `None` when NULL (no tools).
-    pub tools: Option<Vec<Tool>>,
+    pub(crate) tools: Option<Vec<Tool>>,
     /// The skill callables the turn declares (`turns.callables`); a run turn lists their catalog.
-    pub callables: Vec<Callable>,
+    pub(crate) callables: Vec<Callable>,
     /// The turn's model (`turns.model`), over the answerer's; `None`: the answerer's.
-    pub model: Option<String>,
+    pub(crate) model: Option<String>,
     /// The turn's history intent (`turns.history`), whose knobs override the template's history
     /// block; `None`: the template's.
-    pub history: Option<HistoryKnobs>,
+    pub(crate) history: Option<HistoryKnobs>,
     /// A Human the turn selects for `user` memory and skills (`turns.memory_user_id`); `None`: none.
-    pub memory_user_id: Option<Uuid>,
+    pub(crate) memory_user_id: Option<Uuid>,
     /// The in-turn summary (`turns.summary`): when non-empty, it renders in place of the seed and
     /// the rounds before `summary_round`.
-    pub summary: Option<String>,
+    pub(crate) summary: Option<String>,
     /// The first round the in-turn summary leaves (`turns.summary_round`, from 1); `None` keeps
     /// every round.
-    pub summary_round: Option<i32>,
+    pub(crate) summary_round: Option<i32>,
     /// The turn's request options (`turns.request_options`).
-    pub request_options: RequestOptions,
+    pub(crate) request_options: RequestOptions,
     /// `created_at` as an ISO 8601 date in the workspace's timezone (for `{{date}}`).
     pub date: String,
     /// Stored counts, one slot per tokenizer ([`Tokenizer::index`]).
-    pub content_tokens: Vec<Option<i32>>,
+    pub(crate) content_tokens: Vec<Option<i32>>,
     /// Stored counts of `prompt` as rendered bare, one slot per tokenizer ([`Tokenizer::index`]).
-    pub prompt_tokens: Vec<Option<i32>>,
+    pub(crate) prompt_tokens: Vec<Option<i32>>,
     /// The preface the turn's seal froze, when it is sealed; later turns replay it.
-    pub sealed_preface: Option<Vec<PrefaceItem>>,
+    pub(crate) sealed_preface: Option<Vec<PrefaceItem>>,
 }
 
 impl Turn {
@@ -447,7 +447,7 @@ impl Turn {
 /// the proleptic Gregorian calendar of PostgreSQL's `j2date`, BC years by their number,
 /// at least four digits. Infinite dates have no spelling (`to_char` gives NULL), and
 /// neither has a day outside PostgreSQL's date range.
-pub fn iso_date(pg_epoch_days: i32) -> Option<String> {
+pub(crate) fn iso_date(pg_epoch_days: i32) -> Option<String> {
     // Julian days of 2000-01-01 and of the last day PostgreSQL's dates reach.
     const POSTGRES_EPOCH_JDATE: i64 = 2_451_545;
     const LAST_JDATE: i64 = 2_147_483_493;

@@ -38,16 +38,16 @@ pub struct Frozen {
     pub(crate) cache_breakpoints: Vec<Breakpoint>,
     pub(crate) preface: Vec<PrefaceItem>,
     /// The sealed body's token estimate (a continuation adds its rounds to its total).
-    pub estimate: Estimate,
+    pub(crate) estimate: Estimate,
     /// Where an in-turn summary cuts the body.
     pub(crate) seed_cut: SeedCut,
     /// Where the body's history began: the answerer's next turn under stable trimming
     /// keeps it while it fits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub history_from: Option<crate::kinds::EntryAt>,
+    pub(crate) history_from: Option<crate::kinds::EntryAt>,
     /// What the turn deferred: kept for a tool search over it.
     #[serde(default, skip_serializing_if = "Deferred::is_empty")]
-    pub deferred: Deferred,
+    pub(crate) deferred: Deferred,
     /// Compiled in stateful mode (`request_options.stateful`): the body the turn sends is
     /// the stored one in its stateful form (docs/design.md, "Stateful responses").
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -55,7 +55,7 @@ pub struct Frozen {
     /// The turn's effective skill set when it was sealed (`skills_for_turn` of a sealed
     /// turn): empty for a turn that declares no callable.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub skills: Vec<crate::rows::TurnSkill>,
+    pub(crate) skills: Vec<crate::rows::TurnSkill>,
 }
 
 /// A stateful turn's chain, frozen with its seal: the seal stores the full request, and

@@ -328,7 +328,7 @@ impl Checker {
 }
 
 /// Every problem of `value` as a template, and the template when there is none.
-pub fn parse(value: &Value) -> (Option<Template>, Vec<Problem>) {
+pub(crate) fn parse(value: &Value) -> (Option<Template>, Vec<Problem>) {
     let mut c = Checker { problems: Vec::new() };
     let root = At::root(value, "");
     let root = root.object(format_args!(

@@ -36,7 +36,7 @@ fn assembled(template: Value) -> Scenario {
 /// The layout of seed 003 as a template: core instructions, the durable documents, the
 /// catalog without recall-only skills, runtime context; transcript and turn-local input
 /// outside the system prompt.
-pub fn seed_003_template() -> Value {
+fn seed_003_template() -> Value {
     json!({
         "blocks": [
             {"type": "slot", "slot": "system_prompt"},

@@ -20,6 +20,7 @@ use pgprompt_core::error::{Error, Result};
 use pgprompt_core::kinds::Wire;
 use pgprompt_core::rows::Model;
 use pgprompt_core::tokens::Memo;
+use pgprompt_core::Columns as _;
 use pgprompt_core::Purpose;
 
 /// The sealed turns of a conversation in order: when each was sealed, and the requests

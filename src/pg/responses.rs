@@ -16,6 +16,7 @@ use super::errors::{raise, OrRaise};
 use super::jsonb::JsonbArg;
 use super::spi::{core_uuid, nullable, pg_uuid, run, run_write, Query};
 use pgprompt_core::response::{self, Response};
+use pgprompt_core::Columns as _;
 use pgprompt_core::{Code, Error};
 
 fn refuse(path: &str, what: String, hint: &str) -> ! {

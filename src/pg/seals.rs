@@ -15,6 +15,7 @@ use pgprompt_core::error::{Code, Error, Result};
 use pgprompt_core::rows::Turn;
 use pgprompt_core::seal::{self, digest, plan_chain, walk_chain, Frozen, Patch, Sealed};
 use pgprompt_core::wire::Body;
+use pgprompt_core::Columns as _;
 use pgprompt_core::{Output, SealDraft};
 
 /// A seal row's pointers to its body (the node ids of its pieces) and what the body must

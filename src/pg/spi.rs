@@ -14,8 +14,8 @@ use pgrx::pg_sys;
 use pgrx::spi::{OwnedPreparedStatement, SpiClient};
 use uuid::Uuid;
 
-use pgprompt_core::error::{Code, Error};
-use pgprompt_core::rows::iso_date;
+use pgprompt_core::error::Error;
+use pgprompt_core::Columns;
 
 /// A column a query returns: its name in the result (the SQL's own, or its alias) and
 /// its type.
@@ -306,30 +306,6 @@ impl Cols<'_> {
         self.get::<T>(name).ok_or_else(|| self.null(name))
     }
 
-    /// The error of a NULL in column `name`, where a value is needed.
-    pub(crate) fn null(&self, name: &str) -> Error {
-        Error::new(
-            Code::DataCorrupted,
-            format!(
-                "column \"{name}\" of {} is NULL, where a value is needed",
-                self.query.what
-            ),
-        )
-        .hint("The schema allows no NULL there: a row was written around the extension's constraints.")
-    }
-
-    pub(crate) fn uuid(&self, name: &str) -> Option<Uuid> {
-        self.get::<pgrx::Uuid>(name).map(core_uuid)
-    }
-    pub(crate) fn need_uuid(&self, name: &str) -> Result<Uuid, Error> {
-        self.need::<pgrx::Uuid>(name).map(core_uuid)
-    }
-    pub(crate) fn text(&self, name: &str) -> Option<String> {
-        self.get::<String>(name)
-    }
-    pub(crate) fn need_text(&self, name: &str) -> Result<String, Error> {
-        self.need::<String>(name)
-    }
     /// A row of a [`Query::parts`] statement whose `row_of` names no part its reader takes
     /// (a part declared and not read is a bug).
     pub(crate) fn unread_part(&self, tag: &str) -> ! {
@@ -338,13 +314,40 @@ impl Cols<'_> {
             self.query.sql
         )
     }
-    /// A `date` column as `to_char(d, 'YYYY-MM-DD')` spells it; "" for infinity.
-    pub(crate) fn date(&self, name: &str) -> Result<String, Error> {
-        Ok(iso_date(self.need::<pgrx::datum::Date>(name)?.to_pg_epoch_days()).unwrap_or_default())
+}
+
+/// The row's columns as the core's readers take them (`pgprompt_core::Columns`):
+/// each typed read checks the column's type against the query's (a mismatch is a bug,
+/// reported as an internal error).
+impl Columns for Cols<'_> {
+    fn what(&self) -> &str {
+        self.query.what
     }
-    /// A `jsonb` column read from its binary form (`Err(())` when it nests deeper
-    /// than serde_json reads); `None` for NULL.
-    pub(crate) fn jsonb(&self, name: &str) -> Result<Option<serde_json::Value>, ()> {
+    fn text(&self, name: &str) -> Option<String> {
+        self.get::<String>(name)
+    }
+    fn uuid(&self, name: &str) -> Option<Uuid> {
+        self.get::<pgrx::Uuid>(name).map(core_uuid)
+    }
+    fn int4(&self, name: &str) -> Option<i32> {
+        self.get::<i32>(name)
+    }
+    fn int8(&self, name: &str) -> Option<i64> {
+        self.get::<i64>(name)
+    }
+    fn float4(&self, name: &str) -> Option<f32> {
+        self.get::<f32>(name)
+    }
+    fn boolean(&self, name: &str) -> Option<bool> {
+        self.get::<bool>(name)
+    }
+    fn days(&self, name: &str) -> Option<i32> {
+        self.get::<pgrx::datum::Date>(name).map(|d| d.to_pg_epoch_days())
+    }
+    fn ints(&self, name: &str) -> Vec<Option<i32>> {
+        self.get::<Vec<Option<i32>>>(name).unwrap_or_default()
+    }
+    fn jsonb(&self, name: &str) -> Result<Option<serde_json::Value>, ()> {
         let i = self.at(name);
         let (value, null, oid) = (self.values[i], self.nulls[i], self.types[i]);
         if oid != pg_sys::JSONBOID {
@@ -355,25 +358,6 @@ impl Cols<'_> {
         }
         // SAFETY: a non-NULL datum of the current row whose type is jsonb (checked).
         unsafe { super::jsonb::jsonb_value(value) }.map(Some).ok_or(())
-    }
-    /// A `jsonb` column's value, read from its binary form (`None`: NULL); one nested
-    /// deeper than serde_json reads (refused on write) is `data_corrupted` naming it.
-    pub(crate) fn json(&self, name: &str) -> Result<Option<serde_json::Value>, Error> {
-        self.jsonb(name).map_err(|()| {
-            Error::new(
-                Code::DataCorrupted,
-                format!("column \"{name}\" of {} nests deeper than 128 levels", self.query.what),
-            )
-            .hint("The write checks refuse such a value: a row was written around the extension's constraints.")
-        })
-    }
-    /// A `jsonb` column's value where the compile needs one (NULL: `data_corrupted`).
-    pub(crate) fn need_json(&self, name: &str) -> Result<serde_json::Value, Error> {
-        self.json(name)?.ok_or_else(|| self.null(name))
-    }
-    /// An `int4[]` column (NULL: none).
-    pub(crate) fn ints(&self, name: &str) -> Vec<Option<i32>> {
-        self.get::<Vec<Option<i32>>>(name).unwrap_or_default()
     }
 }
 

@@ -10,6 +10,7 @@ use super::errors::{raise, OrRaise};
 use super::load::{load_users, missing_turn};
 use super::spi::{core_uuid, first, pg_uuid, run, Query};
 use pgprompt_core::rows::{Turn, TurnKind};
+use pgprompt_core::Columns as _;
 use pgprompt_core::{Code, Error};
 
 static CONVERSATION: LazyLock<Query> = LazyLock::new(|| {

@@ -23,7 +23,7 @@ use crate::history::HistorySource;
 use crate::kinds::{Mechanism, TurnKind, Wire};
 use crate::tokens::{Counter, Memo, Tokenizer};
 
-pub use compiler::{Explain, Output, Purpose, SealDraft};
+pub use compiler::{Output, Purpose, SealDraft};
 pub use finish::template_error;
 pub use skills::skills_for_turn;
 pub use stateful::answerer as stateful_answerer;

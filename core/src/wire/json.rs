@@ -7,7 +7,7 @@ use serde_json::value::RawValue;
 
 /// A JSON value as compact text. Serializing the compiler's own values cannot fail
 /// (no map has non-string keys); were it to, `null` is written rather than a panic.
-pub fn to_text<T: Serialize + ?Sized>(value: &T) -> String {
+pub(crate) fn to_text<T: Serialize + ?Sized>(value: &T) -> String {
     serde_json::to_string(value).unwrap_or_else(|_| "null".into())
 }
 

@@ -31,10 +31,12 @@ use crate::rows::Model;
 
 pub use count::count_body;
 pub(crate) use form::{Form, Marking};
-pub use json::{pretty, to_text as json_text};
+pub use json::pretty;
+pub(crate) use json::to_text as json_text;
 pub use options::resolve_options;
 use shape::tool_list;
-pub use shape::{Body, Breakpoint, Layout, Pos, Rendered, Request, Stretch, DEFAULT_MAX_TOKENS};
+pub use shape::{Body, DEFAULT_MAX_TOKENS};
+pub(crate) use shape::{Breakpoint, Layout, Pos, Rendered, Request, Stretch};
 
 /// Refuses a body that would be over [`crate::bounds::MAX_TEXT`] before it is rendered:
 /// `base` bytes already there (a sealed body a continuation extends), then each part of

@@ -238,12 +238,12 @@ fn request_ttl(wire: Wire, profile: Option<&crate::profile::Profile>, ttl: Cache
 pub const DEFAULT_MAX_TOKENS: i32 = 4096;
 
 /// A compiled part's position: (message, part) in the compiled list.
-pub type Pos = (usize, usize);
+pub(crate) type Pos = (usize, usize);
 
 /// What a cache breakpoint closes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Stretch {
+pub(crate) enum Stretch {
     /// The slots, documents, memory and catalog: they change only when someone writes them.
     StablePrefix,
     /// The newest history entry: the next turn reads this turn's history from cache.
@@ -254,14 +254,14 @@ pub enum Stretch {
 
 /// A cache breakpoint: the last part of a stretch of the request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Breakpoint {
+pub(crate) struct Breakpoint {
     pub(crate) message: usize,
     pub(crate) part: usize,
     pub(crate) after: Stretch,
 }
 
 /// What a wire renders from.
-pub struct Request<'a> {
+pub(crate) struct Request<'a> {
     pub(crate) messages: &'a [Message],
     pub(crate) model: Option<&'a Model>,
     pub(crate) tools: &'a [Tool],
@@ -345,30 +345,27 @@ impl Body {
         out
     }
 
-    /// The body's length in bytes.
+    /// The body's length in bytes (never 0: a body always has its frame, so there is no
+    /// `is_empty` to ask).
+    #[allow(clippy::len_without_is_empty)]
     pub fn len(&self) -> usize {
         self.head.len()
             + self.tail.len()
             + self.elements.iter().map(String::len).sum::<usize>()
             + self.elements.len().saturating_sub(1)
     }
-
-    /// Whether the body has no bytes at all.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 }
 
 /// Which compiled parts each element, and the lifted system field, carries.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Layout {
+pub(crate) struct Layout {
     pub(crate) system: Vec<Pos>,
     pub(crate) elements: Vec<Vec<Pos>>,
 }
 
 /// A rendered request: its body and its layout.
 #[derive(Debug, Clone)]
-pub struct Rendered {
+pub(crate) struct Rendered {
     pub(crate) body: Body,
     pub(crate) layout: Layout,
 }

@@ -11,36 +11,28 @@ use uuid::Uuid;
 use crate::pg::spi::{nullable, pg_uuid, run, Cols, Query};
 use pgprompt_core::error::Result;
 use pgprompt_core::reads;
-use pgprompt_core::rows::{Document, Memory, Role, Skill, Turn};
+use pgprompt_core::rows::{Document, Memory, Role, Skill};
+use pgprompt_core::Columns as _;
 
 /// The answerer's documents, memory and skills, as [`reads::answerer_rows`] named them,
 /// in one statement.
 pub(super) fn answerer_rows(
     client: &SpiClient<'_>,
-    t: &Turn,
     w: &reads::AnswererRows,
     workspace: Uuid,
     conv: Uuid,
 ) -> Result<(Vec<Document>, Vec<Memory>, Vec<Skill>)> {
-    // The skills a turn's callables can resolve to; recall-only ones too when asked (the
-    // catalog never lists them).
-    let skills = w.skills.is_some() && !t.callables.is_empty();
-    let runners: Vec<String> = t.callables.iter().filter_map(|c| c.runner.clone()).collect();
-    let owners: Vec<pgrx::Uuid> = [Some(w.answerer), t.memory_user_id]
-        .into_iter()
-        .flatten()
-        .map(pg_uuid)
-        .collect();
+    let owners: Vec<pgrx::Uuid> = w.owners.iter().copied().map(pg_uuid).collect();
     let args = [
         pg_uuid(w.answerer).into(),
         pg_uuid(workspace).into(),
         nullable(w.human.map(pg_uuid)),
         pg_uuid(conv).into(),
         owners.into(),
-        runners.into(),
+        w.runners.clone().into(),
         nullable(w.application.clone()),
         w.skills.unwrap_or(false).into(),
-        skills.into(),
+        w.skills.is_some().into(),
     ];
     let (mut documents, mut memories, mut found) = (Vec::new(), Vec::new(), Vec::new());
     run(client, &ANSWERER_ROWS, &args, |c| {

@@ -19,6 +19,7 @@ use pgprompt_core::rows::{TurnKind, User};
 use pgprompt_core::seal;
 
 use super::rows::{load_users, read_round, read_turn, turn_columns, ROUND, TURN};
+use pgprompt_core::Columns as _;
 
 /// The seq of conversation `conv`'s newest summary turn before seq `before` (SQL
 /// expressions), where its history starts: a parent's stretch here, the compiled turn's

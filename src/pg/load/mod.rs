@@ -34,6 +34,7 @@ use pgprompt_core::rows::{Conversation, Model, User, Workspace};
 
 use answerer::answerer_rows;
 use captures::{capture_columns, capture_state, side_captures, Capture, CAPTURE_COLUMNS};
+use pgprompt_core::Columns as _;
 use rows::{read_round, ROUND};
 
 pub use history::SpiHistory;
@@ -209,7 +210,7 @@ pub fn context(client: &SpiClient<'_>, conv: Uuid, turn: Uuid, read: Read) -> Re
     };
     let wanted = a.and_then(|a| reads::answerer_rows(&t, a, &users, seal.is_some(), read));
     let (documents, memories, skills) = match wanted {
-        Some(w) => answerer_rows(client, &t, &w, workspace.id, conv)?,
+        Some(w) => answerer_rows(client, &w, workspace.id, conv)?,
         None => (Vec::new(), Vec::new(), Vec::new()),
     };
     Ok(Loaded::Context(Box::new(Context {

@@ -9,11 +9,9 @@ use pgrx::spi::SpiClient;
 use uuid::Uuid;
 
 use crate::pg::spi::{pg_uuid, run, Cols, Column, Query};
-use pgprompt_core::error::{Code, Error, Result};
-use pgprompt_core::fields;
-use pgprompt_core::rounds::{self, Round};
-use pgprompt_core::rows::{CacheTtl, Mechanism, Mode, Model, Role, Turn, TurnKind, User, UserKind, Wire};
-use pgprompt_core::tokens::Tokenizer;
+use pgprompt_core::error::{Error, Result};
+use pgprompt_core::rounds::Round;
+use pgprompt_core::rows::{Model, Turn, User};
 
 /// The turn columns [`read_turn`] takes, as the SQL names them, its creation day in the
 /// time zone `tz`.
@@ -68,48 +66,12 @@ pub(crate) const TURN: [Column; 28] = [
 /// A turn as stored, its JSON columns parsed once (`None`: no turn, a left join's
 /// empty side). Returns whether it is sealed too.
 pub(crate) fn read_turn(c: &Cols<'_>) -> Result<Option<(Turn, bool)>> {
-    let Some((mut t, sealed)) = read_undated(c)? else {
-        return Ok(None);
-    };
-    t.date = c.date("created_on")?;
-    Ok(Some((t, sealed)))
+    Turn::from_columns(c, true)
 }
 
 /// A turn as [`read_turn`] reads it, but for its creation day (`created_on` not read).
 pub(super) fn read_undated(c: &Cols<'_>) -> Result<Option<(Turn, bool)>> {
-    let Some(id) = c.uuid("id") else { return Ok(None) };
-    let kind = TurnKind::from_column("turns.kind", &c.need_text("kind")?)?;
-    let mut t = Turn::new(id, c.need::<i64>("seq")?, kind);
-    t.role = c
-        .text("role")
-        .map(|r| Role::from_column("turns.role", &r))
-        .transpose()?;
-    t.author_id = c.uuid("author_id");
-    t.answerer_id = c.uuid("answerer_id");
-    t.poster_id = c.uuid("poster_id");
-    t.content = c.text("content");
-    t.prompt = c.text("prompt");
-    t.origin = c.text("origin");
-    t.sender_conversation_id = c.uuid("sender_conversation_id");
-    t.mode = Mode::from_column("turns.mode", &c.need_text("mode")?)?;
-    t.inline = fields::parse_inline(&c.need_json("inline")?)?;
-    t.variables = fields::parse_variables(&c.need_json("variables")?)?;
-    t.input = c.json("input")?.map(|i| fields::parse_raw_input(&i)).transpose()?;
-    t.tools = c.json("tools")?.map(|i| fields::parse_tools(&i)).transpose()?;
-    t.callables = fields::parse_callables(&c.need_json("callables")?)?;
-    t.model = c.text("model");
-    t.history = c.json("history")?.map(|h| fields::parse_history(&h)).transpose()?;
-    t.memory_user_id = c.uuid("memory_user_id");
-    t.summary = c.text("summary");
-    t.summary_round = c.get::<i32>("summary_round");
-    t.request_options = fields::parse_request_options(&c.need_json("request_options")?)?;
-    t.content_tokens = c.ints("content_tokens");
-    t.prompt_tokens = c.ints("prompt_tokens");
-    t.sealed_preface = c
-        .json("sealed_preface")?
-        .map(|p| fields::parse_preface(&p))
-        .transpose()?;
-    Ok(Some((t, c.need::<bool>("sealed")?)))
+    Turn::from_columns(c, false)
 }
 
 /// The user rows whose ids are the array `ids` (an SQL parameter), and their stewards.
@@ -148,17 +110,7 @@ pub(crate) fn load_users(client: &SpiClient<'_>, ids: &[Uuid]) -> Result<Vec<Use
 
 /// A user as stored, from the columns of [`USER`].
 pub(super) fn read_user(c: &Cols<'_>) -> Result<User> {
-    let kind = UserKind::from_column("users.kind", &c.need_text("kind")?)?;
-    let mut u = User::new(c.need_uuid("id")?, &c.need_text("handle")?, kind);
-    u.display_name = c.text("display_name");
-    u.steward_id = c.uuid("steward_id");
-    u.prompt_mechanism = Mechanism::from_column("users.prompt_mechanism", &c.need_text("prompt_mechanism")?)?;
-    u.prompt_template = c.json("prompt_template")?;
-    u.model = c.text("model");
-    u.reasoning_replay = c.need::<bool>("reasoning_replay")?;
-    u.application = c.text("application");
-    u.request_options = fields::parse_request_options(&c.need_json("request_options")?)?;
-    Ok(u)
+    User::from_columns(c)
 }
 
 /// The model rows `filter` (an SQL condition on `m`) keeps, each with its profile and
@@ -214,28 +166,8 @@ pub(crate) fn models(client: &SpiClient<'_>, names: &[String]) -> Result<HashMap
 
 /// A model as stored, from the columns of [`MODEL`], and whether its margin is calibrated.
 pub(super) fn read_model(c: &Cols<'_>) -> Result<(String, Model, bool)> {
-    let name = c.need_text("name")?;
-    let mut m = Model::new(&name, Wire::from_column("models.wire", &c.need_text("wire")?)?);
-    m.tokenizer = Tokenizer::parse(&c.need_text("tokenizer")?)?;
-    m.advisory_window = c.get::<i32>("advisory_window");
-    m.hard_window = c.get::<i32>("hard_window");
-    m.native_images = c.need::<bool>("native_images")?;
-    m.token_margin = c.need::<f32>("token_margin")?;
-    let auto = c.need::<bool>("token_margin_auto")?;
-    m.max_output_tokens = c.need::<i32>("max_output_tokens")?;
-    m.cache_ttl = CacheTtl::from_column("models.cache_ttl", &c.need_text("cache_ttl")?)?;
-    m.history_cache_ttl = c
-        .text("history_cache_ttl")
-        .map(|t| CacheTtl::from_column("models.history_cache_ttl", &t))
-        .transpose()?;
-    m.request_options = fields::parse_request_options(&c.need_json("request_options")?)?;
-    // No profile: the model row names none and no shipped profile has its name.
-    let profile = pgprompt_core::profile::Profile::from_json(&c.text("profile").unwrap_or_default())?;
-    m.lifecycle = pgprompt_core::rows::Lifecycle {
-        retired: c.need::<bool>("retired")?,
-        deprecated: c.need::<bool>("deprecated")?,
-    };
-    Ok((name, m.with_profile(profile), auto))
+    let (m, auto) = Model::from_columns(c)?;
+    Ok((m.name.clone(), m, auto))
 }
 
 /// The models read, by name, each with token_margin_auto at least its calibration.
@@ -282,28 +214,7 @@ pub(super) const ROUND: [Column; 5] = [
     ("aborted", BOOLOID),
 ];
 
-/// A round as stored, parsed once (`turn` names it in errors). Its JSON columns are
-/// read from their binary form: writing them as text and parsing that back was most of
-/// the cost of a tool round (docs/guide.md, "Performance: where the time goes").
+/// A round as stored, parsed once (`turn` names it in errors).
 pub(super) fn read_round(c: &Cols<'_>, turn: Uuid) -> Result<Round> {
-    let n = c.need::<i32>("n")?;
-    let column = |name: &str| -> Result<serde_json::Value> {
-        match c.jsonb(name) {
-            Ok(Some(v)) => Ok(v),
-            Ok(None) => Err(c.null(name)),
-            Err(()) => Err(Error::new(
-                Code::RoundInvalid,
-                format!("round {n} of turn {turn}: {name} nests deeper than 128 levels at /{name}"),
-            )),
-        }
-    };
-    let assistant = column("assistant")?;
-    let results = column("results")?;
-    let steers = column("steers")?;
-    rounds::parse_values(
-        n,
-        [&assistant, &results, &steers],
-        c.need::<bool>("aborted")?,
-        Some(turn),
-    )
+    Round::from_columns(c, turn)
 }
