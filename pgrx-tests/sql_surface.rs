@@ -81,6 +81,22 @@ fn turn_dates_are_spelled_as_to_char_spells_them() {
 }
 
 #[pg_test]
+fn every_sqlstate_is_packed_as_postgres_packs_it() {
+    // The core's table spells each SQLSTATE; the extension packs it (MAKE_SQLSTATE).
+    use pgprompt_core::Code;
+    use pgrx::PgSqlErrorCode::*;
+    let sqlstate = crate::pg::errors::sqlstate;
+    assert_eq!(sqlstate(Code::DocumentTooLarge), ERRCODE_PROGRAM_LIMIT_EXCEEDED);
+    assert_eq!(sqlstate(Code::DataCorrupted), ERRCODE_DATA_CORRUPTED);
+    assert_eq!(sqlstate(Code::TenantWriteRefused), ERRCODE_INSUFFICIENT_PRIVILEGE);
+    assert_eq!(sqlstate(Code::TurnNotFound), ERRCODE_NO_DATA_FOUND);
+    assert_eq!(sqlstate(Code::SealConversionPending), ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE);
+    assert_eq!(sqlstate(Code::SealReadOnly), ERRCODE_READ_ONLY_SQL_TRANSACTION);
+    assert_eq!(sqlstate(Code::CountUnavailable), ERRCODE_FEATURE_NOT_SUPPORTED);
+    assert_eq!(sqlstate(Code::MacroUnknown), ERRCODE_INVALID_PARAMETER_VALUE);
+}
+
+#[pg_test]
 fn every_function_and_table_has_a_comment() {
     let missing = one::<i64>(
         "SELECT count(*) FROM pg_proc p WHERE p.pronamespace = 'prompt'::regnamespace \

@@ -6,41 +6,13 @@ use pgrx::PgSqlErrorCode;
 
 use pgprompt_core::{Code, Error};
 
-/// The SQLSTATE of each error (README, "Errors"): exhaustive, so a new code cannot be
-/// added without deciding its state.
+/// The SQLSTATE of each error: the core's (`Code::sqlstate`, the one table), packed as
+/// PostgreSQL's `MAKE_SQLSTATE` packs its five characters, six bits each.
 pub fn sqlstate(code: Code) -> PgSqlErrorCode {
-    use PgSqlErrorCode::*;
-    match code {
-        Code::DocumentTooLarge | Code::EstimatedInputExceedsModelLimit | Code::TextTooLarge => {
-            ERRCODE_PROGRAM_LIMIT_EXCEEDED
-        }
-        Code::DataCorrupted => ERRCODE_DATA_CORRUPTED,
-        Code::HistoryRewriteNotPermitted | Code::TenantWriteRefused => ERRCODE_INSUFFICIENT_PRIVILEGE,
-        Code::ConversationNotFound | Code::TurnNotFound => ERRCODE_NO_DATA_FOUND,
-        Code::TurnNotCompilable
-        | Code::SealedTurnImmutable
-        | Code::SealedRequestPruned
-        | Code::SealConversionPending
-        | Code::ExtensionNotUpdated => ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
-        Code::SealReadOnly => ERRCODE_READ_ONLY_SQL_TRANSACTION,
-        Code::CountUnavailable => ERRCODE_FEATURE_NOT_SUPPORTED,
-        Code::MacroUnknown
-        | Code::TemplateInvalid
-        | Code::HistoryBudgetUnavailable
-        | Code::InlineSystemOutsideLeadingRun
-        | Code::InlinePositionUnavailable
-        | Code::InlineEntryInvalid
-        | Code::TurnFieldInvalid
-        | Code::TurnInvalid
-        | Code::RawInputInvalid
-        | Code::RoundInvalid
-        | Code::RequestOptionsInvalid
-        | Code::ModelInvalid
-        | Code::ModelRetired
-        | Code::TokenizerUnknown
-        | Code::TimezoneInvalid
-        | Code::ResponseInvalid => ERRCODE_INVALID_PARAMETER_VALUE,
-    }
+    let packed = code.sqlstate().bytes().enumerate().fold(0i32, |acc, (i, c)| {
+        acc | (i32::from(c.wrapping_sub(b'0') & 0x3F) << (6 * i))
+    });
+    PgSqlErrorCode::from(packed)
 }
 
 /// Raises `e` as a PostgreSQL ERROR. Never returns.
