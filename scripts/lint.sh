@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
 PG_MAJOR=${PG_MAJOR:-15}
 
-cargo clippy --quiet -p pgprompt-core --all-targets --features testing -- -D warnings
+cargo clippy --quiet -p pgprompt-core --all-targets -- -D warnings
 cargo clippy --quiet -p pgprompt --all-targets --no-default-features --features "pg$PG_MAJOR pg_test" -- -D warnings
 python3 scripts/function-length.py core/src 80
 python3 scripts/function-length.py src 80

@@ -34,14 +34,14 @@ pub trait HistorySource {
 }
 
 /// A history source over turns held in memory (oldest first, as stored).
-#[cfg(any(test, feature = "testing"))]
+#[cfg(test)]
 pub(crate) struct VecHistory {
     turns: Vec<HistoryTurn>,
     /// What [`HistorySource::previous_cut`] answers.
     pub(crate) previous_cut: Option<EntryAt>,
 }
 
-#[cfg(any(test, feature = "testing"))]
+#[cfg(test)]
 impl VecHistory {
     /// A source over `oldest_first` (the turns before the compiled one), from the newest
     /// summary turn on; no previous cut.
@@ -58,7 +58,7 @@ impl VecHistory {
     }
 }
 
-#[cfg(any(test, feature = "testing"))]
+#[cfg(test)]
 impl HistorySource for VecHistory {
     fn next_batch(&mut self, want: usize) -> Result<(Vec<HistoryTurn>, Vec<User>)> {
         let n = want.clamp(1, 64).min(self.turns.len());

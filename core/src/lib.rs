@@ -50,7 +50,7 @@ pub use columns::Columns;
 pub use compile::{compile, Output, Purpose, SealDraft};
 pub use error::{Code, Error, Result};
 
-#[cfg(any(test, feature = "testing"))]
+#[cfg(test)]
 pub mod testing;
 
 // The crate's suites (tests/: golden, property, fuzz), compiled into its own test build:

@@ -1,6 +1,7 @@
-//! The rows a compile reads, typed (docs/design.md, "Rows"). The database layer reads
-//! each column once and builds these values with the parsers of [`crate::fields`] and
-//! [`crate::rounds`]; tests build them directly. Nothing here is parsed again later, and
+//! The rows a compile reads, typed (docs/design.md, "Rows"). The database layer hands
+//! each row over as [`crate::Columns`], whose readers (`Turn::from_columns`, ...) read
+//! each column once with the parsers of [`crate::fields`] and [`crate::rounds`]; tests
+//! build them directly. Nothing here is parsed again later, and
 //! every enum is exhaustive: a value the schema's checks should have refused is an error,
 //! never a silent default.
 

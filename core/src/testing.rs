@@ -1,4 +1,4 @@
-//! Test support (the `testing` feature; the crate's own tests turn it on): a small
+//! Test support (compiled into the crate's own test build only): a small
 //! builder of rows, the way a client writes them, golden files of whole results, and a
 //! deterministic generator for property tests.
 
