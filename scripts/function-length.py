@@ -21,6 +21,10 @@ for path in sorted(root.rglob("*.rs")):
         m = FN.match(line)
         if not m:
             continue
+        # A declaration without a body (a trait's required method) ends with ";".
+        opens = next((k for k in range(i, len(lines)) if lines[k].rstrip().endswith(("{", ";"))), i)
+        if lines[opens].rstrip().endswith(";"):
+            continue
         end = " " * len(m.group(1)) + "}"
         for j in range(i + 1, len(lines)):
             if lines[j] == end:

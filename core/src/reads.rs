@@ -6,18 +6,225 @@
 //! then [`after_turn`] (the turn's rounds, its seal; a Side's captures); then the
 //! workspace, [`users`] (everyone those rows name) and [`models`] in one statement; then
 //! [`answerer_rows`] (the answerer's documents, memory and skills, one statement); history
-//! is read in batches whose new authors [`history_users`] names. The
-//! extension runs the queries each step names and hands the rows back; it decides
+//! is read in batches whose new authors [`history_users`] names. [`load`] takes the
+//! steps; the extension implements [`Store`], one method a statement, and decides
 //! nothing itself.
 
 use std::collections::{HashMap, HashSet};
 
 use uuid::Uuid;
 
-use crate::context::{CaptureState, Captured, HistoryTurn};
+use crate::context::{CaptureState, Captured, Context, HistoryTurn};
+use crate::error::{Error, Result};
 use crate::kinds::Mechanism;
 use crate::rounds::Round;
-use crate::rows::{Conversation, Turn, User};
+use crate::rows::{Conversation, Document, Memory, Model, Skill, Turn, User, Workspace};
+use crate::seal::Sealed;
+use crate::wire::Body;
+
+/// The statements a turn's load runs, run by the extension (over SPI, as the caller, so
+/// row-level security decides what is read): [`load`] decides which to run, in which
+/// order, from what the ones before returned. Each method is one statement (history's
+/// batches are read apart, by the compile).
+pub trait Store {
+    /// A sealed turn's stored pointers, as the first statement reads them.
+    type Stored;
+    /// The turn's creation time, as the first statement reads it (the workspace's
+    /// statement spells its day in the workspace's time zone).
+    type Instant;
+    /// The conversation row with the turn (and, with `stored_first`, the pointers of the
+    /// turn's stored body): `None` when no conversation row is visible.
+    fn first(
+        &mut self,
+        conv: Uuid,
+        turn: Uuid,
+        stored_first: bool,
+    ) -> Result<Option<First<Self::Stored, Self::Instant>>>;
+    /// The sealed body the pointers name, verified (`None`: it is to be compiled, e.g.
+    /// pruned).
+    fn stored_body(&mut self, stored: Self::Stored, conv: Uuid, turn: Uuid) -> Result<Option<Body>>;
+    /// Why the turn cannot be read: another conversation's, or not visible.
+    fn missing_turn(&mut self, conv: Uuid, turn: Uuid) -> Error;
+    /// The turn's rounds a request carries, each sent one checked against its digest.
+    fn rounds(&mut self, conv: Uuid, turn: Uuid) -> Result<Vec<Round>>;
+    /// The turn's seal: what it froze, and its body (verified).
+    fn seal(&mut self, conv: Uuid, turn: &Turn) -> Result<Sealed>;
+    /// A Side's captures, up its chain of parents.
+    fn captures(
+        &mut self,
+        conv: Uuid,
+        parent: Option<Uuid>,
+        captured_turn: Uuid,
+        state: CaptureState,
+    ) -> Result<Vec<Captured>>;
+    /// The workspace (with the day `created_at` falls on in its time zone), the users
+    /// `users` and their stewards, and the models `models` names: one statement (`None`:
+    /// the workspace row is not visible).
+    fn references(
+        &mut self,
+        conversation: &Conversation,
+        created_at: Option<Self::Instant>,
+        users: &[Uuid],
+        models: Option<ModelRows>,
+    ) -> Result<Option<References>>;
+    /// The newest response recorded for an earlier turn of the turn's answerer.
+    fn previous_response(&mut self, conversation: &Conversation, turn: &Turn) -> Result<Option<String>>;
+    /// The answerer's documents, memory and skills `wanted` names: one statement.
+    fn answerer_rows(
+        &mut self,
+        wanted: &AnswererRows,
+        workspace: Uuid,
+        conv: Uuid,
+    ) -> Result<(Vec<Document>, Vec<Memory>, Vec<Skill>)>;
+}
+
+/// The conversation's row as [`Store::first`] reads it.
+pub struct First<S, I> {
+    /// The conversation (its `root_id` is set by the load, from the captures).
+    pub conversation: Conversation,
+    /// Its capture, for a Side: the parent, the captured turn and how it stood.
+    pub capture: (Option<Uuid>, Option<Uuid>, CaptureState),
+    /// The stored body's pointers, where the turn is its stored body.
+    pub stored: Option<S>,
+    /// The turn and whether it is sealed (`None`: not visible, or not read where the
+    /// stored body is all a compile reads).
+    pub turn: Option<(Turn, bool)>,
+    /// The turn's creation time.
+    pub created_at: Option<I>,
+    /// The seq of the newest summary turn before the turn.
+    pub summary_floor: Option<i64>,
+}
+
+/// What [`Store::references`] reads: reference tables' rows.
+pub struct References {
+    /// The conversation's workspace.
+    pub workspace: Workspace,
+    /// The turn's creation day in the workspace's time zone.
+    pub day: String,
+    /// The users read, by id.
+    pub users: HashMap<Uuid, User>,
+    /// The models read, by name.
+    pub models: HashMap<String, Model>,
+}
+
+/// What a load starts a compile from: a sealed turn's stored body when nothing is to be
+/// added to it, or everything but history.
+pub enum Loaded {
+    /// The stored body, verified.
+    Stored(Body),
+    /// Everything but history.
+    Context(Box<Context>),
+}
+
+/// Loads everything but history for turn `turn` of conversation `conv`, in the steps
+/// this module names, each statement run by `store`.
+pub fn load<S: Store>(store: &mut S, conv: Uuid, turn: Uuid, read: Read) -> Result<Loaded> {
+    let first = store.first(conv, turn, stored_first(read))?;
+    let Some(First {
+        mut conversation,
+        capture,
+        stored,
+        turn: found,
+        created_at,
+        summary_floor,
+    }) = first
+    else {
+        return Err(conversation_not_found(conv));
+    };
+    if let Some(body) = stored.map(|s| store.stored_body(s, conv, turn)).transpose()?.flatten() {
+        return Ok(Loaded::Stored(body));
+    }
+    let Some((mut t, sealed)) = found else {
+        return Err(store.missing_turn(conv, turn));
+    };
+    let next = after_turn(&t, sealed);
+    let rounds = match next.rounds {
+        true => store.rounds(conv, turn)?,
+        false => Vec::new(),
+    };
+    let seal = match next.seal {
+        true => Some(store.seal(conv, &t)?),
+        false => None,
+    };
+    // A Side's history (a sealed turn renders from its seal, not from history).
+    let captured = match captures(&conversation, capture, seal.is_some()) {
+        Some((parent, captured_turn, state)) => store.captures(conv, parent, captured_turn, state)?,
+        None => Vec::new(),
+    };
+    conversation.root_id = captured.last().map(|c| c.conversation_id);
+    let sealed_answerer = seal.as_ref().map(|s| s.frozen.answerer_id);
+    let ids = users(&conversation, &t, sealed_answerer, &rounds, &captured);
+    let References {
+        workspace,
+        day,
+        users,
+        models,
+    } = match references(read, seal.is_some(), &rounds) {
+        true => store
+            .references(
+                &conversation,
+                created_at,
+                &ids,
+                models(&conversation, &t, seal.is_some()),
+            )?
+            .ok_or_else(|| conversation_not_found(conv))?,
+        false => References::unread(&conversation),
+    };
+    t.date = day;
+    let a = answerer(&conversation, &t, &users);
+    let diagnostics_previous = match asks_cache_diagnostics(&t, a, &models, seal.is_some()) {
+        true => store.previous_response(&conversation, &t)?,
+        false => None,
+    };
+    let wanted = a.and_then(|a| answerer_rows(&t, a, &users, seal.is_some(), read));
+    let (documents, memories, skills) = match wanted {
+        Some(w) => store.answerer_rows(&w, workspace.id, conv)?,
+        None => (Vec::new(), Vec::new(), Vec::new()),
+    };
+    Ok(Loaded::Context(Box::new(Context {
+        conversation,
+        workspace,
+        turn: t,
+        rounds,
+        users,
+        models,
+        documents,
+        memories,
+        skills,
+        seal,
+        captured,
+        previous: None,
+        diagnostics_previous,
+        summary_floor,
+    })))
+}
+
+/// No such conversation, or one whose row or workspace row-level security hides.
+fn conversation_not_found(conv: Uuid) -> Error {
+    Error::new(
+        crate::error::Code::ConversationNotFound,
+        format!("conversation {conv} does not exist"),
+    )
+    .hint("The id may be wrong, or row-level security may hide the conversation from this role.")
+}
+
+impl References {
+    /// None read: a sent request renders from its seal and rounds alone (its workspace
+    /// only by id).
+    fn unread(conversation: &Conversation) -> References {
+        References {
+            workspace: Workspace {
+                id: conversation.workspace_id,
+                name: None,
+                timezone: "UTC".into(),
+                paths: Vec::new(),
+            },
+            day: String::new(),
+            users: HashMap::new(),
+            models: HashMap::new(),
+        }
+    }
+}
 
 /// What a caller loads a turn for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,7 +246,7 @@ pub enum Read {
 /// Whether a load reads the workspace, the users and the models: always, but for a
 /// sealed turn's sent request whose rounds carry no steer (a continuation renders from
 /// its seal and its rounds; only a steer's envelope names users).
-pub fn references(read: Read, sealed: bool, rounds: &[Round]) -> bool {
+pub(crate) fn references(read: Read, sealed: bool, rounds: &[Round]) -> bool {
     !(read == Read::Sent && sealed && !has_steers(rounds))
 }
 
@@ -52,21 +259,21 @@ fn has_steers(rounds: &[Round]) -> bool {
 /// sealed turn with no rounds written since and not stateful (it sends the stored body's
 /// stateful form) is its stored body, and nothing else is read (two statements: the
 /// conversation with the seal's pointers, then the body's nodes).
-pub fn stored_first(read: Read) -> bool {
+pub(crate) fn stored_first(read: Read) -> bool {
     read == Read::Body
 }
 
 /// What to read once the conversation row and the turn are in.
 #[derive(Debug, Clone, PartialEq)]
-pub struct AfterTurn {
+pub(crate) struct AfterTurn {
     /// The turn's rounds (a run's; the write triggers keep them to runs).
-    pub rounds: bool,
+    pub(crate) rounds: bool,
     /// The turn's seal (what it froze, and its body).
-    pub seal: bool,
+    pub(crate) seal: bool,
 }
 
 /// The reads after the turn: rounds for a run, the seal of a sealed turn.
-pub fn after_turn(turn: &Turn, sealed: bool) -> AfterTurn {
+pub(crate) fn after_turn(turn: &Turn, sealed: bool) -> AfterTurn {
     AfterTurn {
         rounds: turn.is_run(),
         seal: sealed,
@@ -75,7 +282,7 @@ pub fn after_turn(turn: &Turn, sealed: bool) -> AfterTurn {
 
 /// A Side's captures to read (its parent conversation, the captured turn and how it
 /// stood), for a turn that renders from history (not from a seal): `None` otherwise.
-pub fn captures(
+pub(crate) fn captures(
     conversation: &Conversation,
     capture: (Option<Uuid>, Option<Uuid>, CaptureState),
     sealed: bool,
@@ -89,7 +296,7 @@ pub fn captures(
 /// The users a compile names: the answerers, the poster, the author, the creator, the
 /// memory owner, the sealed answerer, steer authors, and each captured parent's creator
 /// and stored answerer (its turns read with their own); sorted, once each.
-pub fn users(
+pub(crate) fn users(
     conversation: &Conversation,
     t: &Turn,
     sealed_answerer: Option<Uuid>,
@@ -126,7 +333,7 @@ fn steer_authors(rounds: &[Round]) -> impl Iterator<Item = Uuid> + '_ {
 }
 
 /// The answerer of the turn among the users read: its own, else its conversation's.
-pub fn answerer<'u>(conversation: &Conversation, t: &Turn, users: &'u HashMap<Uuid, User>) -> Option<&'u User> {
+pub(crate) fn answerer<'u>(conversation: &Conversation, t: &Turn, users: &'u HashMap<Uuid, User>) -> Option<&'u User> {
     t.answerer_id.or(conversation.answerer_id).and_then(|id| users.get(&id))
 }
 
@@ -142,7 +349,7 @@ pub struct ModelRows {
 
 /// The model rows a compile reads: none for a sealed turn (its seal froze the model row
 /// it was compiled for).
-pub fn models(conversation: &Conversation, t: &Turn, sealed: bool) -> Option<ModelRows> {
+pub(crate) fn models(conversation: &Conversation, t: &Turn, sealed: bool) -> Option<ModelRows> {
     (!sealed).then(|| ModelRows {
         names: t.model.iter().cloned().collect(),
         answerer: t.answerer_id.or(conversation.answerer_id),
@@ -152,7 +359,7 @@ pub fn models(conversation: &Conversation, t: &Turn, sealed: bool) -> Option<Mod
 /// Whether a first compile asks for cache diagnostics, so the previous response of its
 /// answerer is to be read (`Context::diagnostics_previous`): `cache_diagnostics` set true
 /// at any level of its options (the turn's, the answerer's, its model's).
-pub fn asks_cache_diagnostics(
+pub(crate) fn asks_cache_diagnostics(
     t: &Turn,
     answerer: Option<&User>,
     models: &HashMap<String, crate::rows::Model>,
@@ -204,7 +411,7 @@ pub struct AnswererRows {
 /// except that `skills_for_turn` reads the skills as they are now (a seal of 0.4 froze
 /// none). A run reads its recall-only skills too: the seal freezes the turn's whole set
 /// (the catalog lists none of them).
-pub fn answerer_rows(
+pub(crate) fn answerer_rows(
     t: &Turn,
     a: &User,
     users: &HashMap<Uuid, User>,

@@ -1,8 +1,8 @@
 //! Loading a compile's rows in a few set-based queries, into the core's typed rows.
 //! Every query runs through SPI as the caller, so row-level security decides what a
-//! compile reads. The core names what to read, step by step (`core/src/reads.rs`);
-//! this folder runs the queries it names, each declaring its columns by name beside
-//! the reader that takes them (`super::spi::Query`):
+//! compile reads. The core takes the steps (`core/src/reads.rs`, `load`); this folder
+//! runs the statement each step asks of its `Store`, each declaring its columns by name
+//! beside the reader that takes them (`super::spi::Query`):
 //!
 //! - `mod.rs`: the face: everything but history for one turn ([`context`]), from the
 //!   conversation, its workspace and the turn; a stateful turn's previous request;
@@ -26,11 +26,14 @@ use uuid::Uuid;
 
 use super::seals;
 use super::spi::{core_uuid, first, pg_uuid, run, Cols, Query};
-use pgprompt_core::context::Context;
+use pgprompt_core::context::{CaptureState, Captured, Context};
 use pgprompt_core::error::{Code, Error, Result};
 use pgprompt_core::reads;
 use pgprompt_core::rounds::Round;
-use pgprompt_core::rows::{Conversation, Model, User, Workspace};
+use pgprompt_core::rows::{Conversation, Document, Memory, Skill, Turn, Workspace};
+use pgprompt_core::seal::Sealed;
+use pgprompt_core::wire::Body;
+use pgrx::datum::TimestampWithTimeZone;
 
 use answerer::answerer_rows;
 use captures::{capture_columns, capture_state, side_captures, Capture, CAPTURE_COLUMNS};
@@ -116,158 +119,115 @@ static WORKSPACE_USERS_MODELS: LazyLock<Query> = LazyLock::new(|| {
     )
 });
 
-/// What a compile starts from: a sealed turn's stored body when nothing is to be added
-/// to it, or everything but history.
-pub enum Loaded {
-    Stored(pgprompt_core::wire::Body),
-    Context(Box<Context>),
-}
+pub use pgprompt_core::reads::{Loaded, Read};
 
-pub use pgprompt_core::reads::Read;
-
-/// The conversation's row as [`CONVERSATION`] reads it.
-struct First {
-    conversation: Conversation,
-    capture: Capture,
-    stored: Option<seals::StoredSeal>,
-    /// The turn (`None`: not visible, or not read where the stored body is all a compile reads).
-    turn: Option<(pgprompt_core::rows::Turn, bool)>,
-    created_at: Option<pgrx::datum::TimestampWithTimeZone>,
-    summary_floor: Option<i64>,
-}
-
-impl First {
-    fn read(c: &Cols<'_>, conv: Uuid) -> Result<First> {
-        let (conversation, capture) = conversation_row(c, conv)?;
-        let stored = seals::StoredSeal::read(c);
-        // The stored body is all a compile reads, unless it was pruned.
-        let turn = match stored.as_ref().is_none_or(seals::StoredSeal::pruned) {
-            true => rows::read_undated(c)?,
-            false => None,
-        };
-        Ok(First {
-            conversation,
-            capture,
-            stored,
-            turn,
-            created_at: c.get("turn_created_at"),
-            summary_floor: c.get::<i64>("summary_floor"),
-        })
-    }
-}
-
-/// Loads everything but history for turn `turn` of conversation `conv`.
-pub fn context(client: &SpiClient<'_>, conv: Uuid, turn: Uuid, read: Read) -> Result<Loaded> {
-    let [stateful, wanted] = seals::StoredSeal::args(reads::stored_first(read));
-    let args = [pg_uuid(conv).into(), pg_uuid(turn).into(), stateful, wanted];
-    let first = run(client, &CONVERSATION, &args, |c| First::read(c, conv).map(Some))?;
-    let Some(First {
-        mut conversation,
+/// The conversation's row as [`CONVERSATION`] reads it: the turn is parsed only where a
+/// compile reads more than the stored body (none stored, or it was pruned).
+fn first_row(c: &Cols<'_>, conv: Uuid) -> Result<reads::First<seals::StoredSeal, TimestampWithTimeZone>> {
+    let (conversation, capture) = conversation_row(c, conv)?;
+    let stored = seals::StoredSeal::read(c);
+    let turn = match stored.as_ref().is_none_or(seals::StoredSeal::pruned) {
+        true => rows::read_undated(c)?,
+        false => None,
+    };
+    Ok(reads::First {
+        conversation,
         capture,
         stored,
-        turn: found,
-        created_at,
-        summary_floor,
-    }) = first.into_iter().next()
-    else {
-        return Err(conversation_not_found(conv));
-    };
-    if let Some(body) = stored.map(|s| s.body(client, conv, turn)).transpose()?.flatten() {
-        return Ok(Loaded::Stored(body));
+        turn,
+        created_at: c.get("turn_created_at"),
+        summary_floor: c.get::<i64>("summary_floor"),
+    })
+}
+
+/// Loads everything but history for turn `turn` of conversation `conv`: the core decides
+/// what to read ([`reads::load`]), [`SpiStore`] runs each statement.
+pub fn context(client: &SpiClient<'_>, conv: Uuid, turn: Uuid, read: Read) -> Result<Loaded> {
+    reads::load(&mut SpiStore { client }, conv, turn, read)
+}
+
+/// The load's statements over SPI, as the caller.
+struct SpiStore<'a, 'c> {
+    client: &'a SpiClient<'c>,
+}
+
+impl reads::Store for SpiStore<'_, '_> {
+    type Stored = seals::StoredSeal;
+    type Instant = TimestampWithTimeZone;
+
+    fn first(
+        &mut self,
+        conv: Uuid,
+        turn: Uuid,
+        stored_first: bool,
+    ) -> Result<Option<reads::First<seals::StoredSeal, TimestampWithTimeZone>>> {
+        let [stateful, wanted] = seals::StoredSeal::args(stored_first);
+        let args = [pg_uuid(conv).into(), pg_uuid(turn).into(), stateful, wanted];
+        let rows = run(self.client, &CONVERSATION, &args, |c| first_row(c, conv).map(Some))?;
+        Ok(rows.into_iter().next())
     }
-    let Some((mut t, sealed)) = found else {
-        return Err(missing_turn(client, conv, turn));
-    };
-    let next = reads::after_turn(&t, sealed);
-    let rounds = match next.rounds {
-        true => current_rounds(client, conv, turn)?,
-        false => Vec::new(),
-    };
-    let seal = match next.seal {
-        true => Some(seals::load(client, conv, &t)?),
-        false => None,
-    };
-    // A Side's history (a sealed turn renders from its seal, not from history).
-    let captured = match reads::captures(&conversation, capture, seal.is_some()) {
-        Some((parent, captured_turn, state)) => side_captures(client, conv, parent, captured_turn, state)?,
-        None => Vec::new(),
-    };
-    conversation.root_id = captured.last().map(|c| c.conversation_id);
-    let sealed_answerer = seal.as_ref().map(|s| s.frozen.answerer_id);
-    let ids = reads::users(&conversation, &t, sealed_answerer, &rounds, &captured);
-    let Reference {
-        workspace,
-        users,
-        models,
-    } = match reads::references(read, seal.is_some(), &rounds) {
-        true => workspace_users_models(client, &conversation, &mut t, created_at, &ids, seal.is_some())?,
-        false => Reference::unread(&conversation),
-    };
-    let a = reads::answerer(&conversation, &t, &users);
-    let diagnostics_previous = match reads::asks_cache_diagnostics(&t, a, &models, seal.is_some()) {
-        true => previous_response(client, &conversation, &t)?,
-        false => None,
-    };
-    let wanted = a.and_then(|a| reads::answerer_rows(&t, a, &users, seal.is_some(), read));
-    let (documents, memories, skills) = match wanted {
-        Some(w) => answerer_rows(client, &w, workspace.id, conv)?,
-        None => (Vec::new(), Vec::new(), Vec::new()),
-    };
-    Ok(Loaded::Context(Box::new(Context {
-        conversation,
-        workspace,
-        turn: t,
-        rounds,
-        users,
-        models,
-        documents,
-        memories,
-        skills,
-        seal,
-        captured,
-        previous: None,
-        diagnostics_previous,
-        summary_floor,
-    })))
-}
 
-/// What [`workspace_users_models`] reads: reference tables' rows.
-struct Reference {
-    workspace: Workspace,
-    users: HashMap<Uuid, User>,
-    models: HashMap<String, Model>,
-}
+    fn stored_body(&mut self, stored: seals::StoredSeal, conv: Uuid, turn: Uuid) -> Result<Option<Body>> {
+        stored.body(self.client, conv, turn)
+    }
 
-impl Reference {
-    /// None read: a sent request renders from its seal and rounds alone (its workspace
-    /// only by id).
-    fn unread(conversation: &Conversation) -> Reference {
-        Reference {
-            workspace: Workspace {
-                id: conversation.workspace_id,
-                name: None,
-                timezone: "UTC".into(),
-                paths: Vec::new(),
-            },
-            users: HashMap::new(),
-            models: HashMap::new(),
-        }
+    fn missing_turn(&mut self, conv: Uuid, turn: Uuid) -> Error {
+        missing_turn(self.client, conv, turn)
+    }
+
+    fn rounds(&mut self, conv: Uuid, turn: Uuid) -> Result<Vec<Round>> {
+        current_rounds(self.client, conv, turn)
+    }
+
+    fn seal(&mut self, conv: Uuid, turn: &Turn) -> Result<Sealed> {
+        seals::load(self.client, conv, turn)
+    }
+
+    fn captures(
+        &mut self,
+        conv: Uuid,
+        parent: Option<Uuid>,
+        captured_turn: Uuid,
+        state: CaptureState,
+    ) -> Result<Vec<Captured>> {
+        side_captures(self.client, conv, parent, captured_turn, state)
+    }
+
+    fn references(
+        &mut self,
+        conversation: &Conversation,
+        created_at: Option<TimestampWithTimeZone>,
+        users: &[Uuid],
+        models: Option<reads::ModelRows>,
+    ) -> Result<Option<reads::References>> {
+        workspace_users_models(self.client, conversation, created_at, users, models)
+    }
+
+    fn previous_response(&mut self, conversation: &Conversation, turn: &Turn) -> Result<Option<String>> {
+        previous_response(self.client, conversation, turn)
+    }
+
+    fn answerer_rows(
+        &mut self,
+        wanted: &reads::AnswererRows,
+        workspace: Uuid,
+        conv: Uuid,
+    ) -> Result<(Vec<Document>, Vec<Memory>, Vec<Skill>)> {
+        answerer_rows(self.client, wanted, workspace, conv)
     }
 }
 
 /// The workspace (and the turn's creation day in its time zone), the users `ids` and the
-/// models [`reads::models`] names, in one statement.
+/// models `models` names, in one statement (`None`: the workspace row is not visible).
 fn workspace_users_models(
     client: &SpiClient<'_>,
     conversation: &Conversation,
-    t: &mut pgprompt_core::rows::Turn,
-    created_at: Option<pgrx::datum::TimestampWithTimeZone>,
+    created_at: Option<TimestampWithTimeZone>,
     ids: &[Uuid],
-    sealed: bool,
-) -> Result<Reference> {
-    let wanted = reads::models(conversation, t, sealed);
-    let read_models = wanted.is_some();
-    let (names, answerer) = wanted.map(|m| (m.names, m.answerer)).unwrap_or_default();
+    models: Option<reads::ModelRows>,
+) -> Result<Option<reads::References>> {
+    let read_models = models.is_some();
+    let (names, answerer) = models.map(|m| (m.names, m.answerer)).unwrap_or_default();
     let ids: Vec<pgrx::Uuid> = ids.iter().copied().map(pg_uuid).collect();
     let args = [
         pg_uuid(conversation.workspace_id).into(),
@@ -291,23 +251,14 @@ fn workspace_users_models(
         Ok::<Option<()>, Error>(None)
     })?;
     let Some((workspace, day)) = workspace else {
-        return Err(conversation_not_found(conversation.id));
+        return Ok(None);
     };
-    t.date = day;
-    Ok(Reference {
+    Ok(Some(reads::References {
         workspace,
+        day,
         users,
         models: rows::with_calibration(client, models)?,
-    })
-}
-
-/// No such conversation, or one whose row or workspace row-level security hides.
-fn conversation_not_found(conv: Uuid) -> Error {
-    Error::new(
-        Code::ConversationNotFound,
-        format!("conversation {conv} does not exist"),
-    )
-    .hint("The id may be wrong, or row-level security may hide the conversation from this role.")
+    }))
 }
 
 /// The conversation and its capture, from the row of [`CONVERSATION`].
