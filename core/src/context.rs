@@ -50,11 +50,11 @@ pub struct Context {
     /// Models by name (the turn's and the answerer's).
     pub models: HashMap<String, Model>,
     /// The answerer's documents, the workspace's, and the persona of P's Human.
-    pub documents: Vec<Document>,
+    pub(crate) documents: Vec<Document>,
     /// The memory entries in the turn's effective bindings, any order.
-    pub memories: Vec<Memory>,
+    pub(crate) memories: Vec<Memory>,
     /// The skills the turn's callables could list, any order.
-    pub skills: Vec<Skill>,
+    pub(crate) skills: Vec<Skill>,
     /// The turn's seal, when it has one: a continuation renders from it alone.
     pub seal: Option<crate::seal::Sealed>,
     /// A Side's captures, nearest first: its parent conversation and the turn captured
@@ -68,7 +68,7 @@ pub struct Context {
     /// For a first compile that asks for cache diagnostics (`request_options.cache_diagnostics`):
     /// the id of the newest response recorded for an earlier turn of its answerer in the
     /// conversation (`None`: none is recorded, or none was asked for).
-    pub diagnostics_previous: Option<String>,
+    pub(crate) diagnostics_previous: Option<String>,
     /// The seq of the newest summary turn before the turn in its conversation, where its
     /// history starts (`None`: there is none), read with the turn.
     pub summary_floor: Option<i64>,

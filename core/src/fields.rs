@@ -24,7 +24,7 @@ pub(crate) const MAX_TEXT_BYTES: usize = 64 * 1024;
 
 /// Which per-turn block a slot-less inline entry lands in (its `"position"`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Position {
+pub(crate) enum Position {
     /// The `lead` block (the default).
     Lead,
     /// The `tail` block.
@@ -42,7 +42,7 @@ impl Position {
 
 /// One entry of `turns.inline`: a slot override or a text placed in the lead or tail block.
 #[derive(Debug, Clone, PartialEq)]
-pub enum InlineEntry {
+pub(crate) enum InlineEntry {
     /// Replaces a slot's document for this turn alone.
     Slot {
         /// The slot replaced (`"slot"`: `system_prompt`, `character` or `persona`).
@@ -188,7 +188,7 @@ pub(crate) fn parse_history<'a>(input: impl JsonInput<'a>) -> Result<HistoryKnob
 
 /// A tool the turn declares: `{name, description, input_schema, deferred?}` as JSON text.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Tool {
+pub(crate) struct Tool {
     pub(crate) name: String,
     pub(crate) description: Option<String>,
     /// `input_schema` as compact JSON text, as the wire renderers embed it.
@@ -275,7 +275,7 @@ fn flag(obj: &Obj<'_>, key: &str) -> Result<bool> {
 /// One entry of `turns.callables` (`{name, runner?, deferred?}`): a callable whose skills
 /// the catalog lists.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Callable {
+pub(crate) struct Callable {
     pub(crate) name: String,
     /// The runner whose skills alone it lists (`"runner"`; `None`: the application's, the
     /// agent's, the workspace's, the speaker pair's and the selected Human's).
@@ -325,7 +325,7 @@ pub(crate) fn parse_callables<'a>(input: impl JsonInput<'a>) -> Result<Vec<Calla
 
 /// One raw input entry (`raw` mechanism): a role and its parts, sent verbatim.
 #[derive(Debug, Clone, PartialEq)]
-pub struct RawEntry {
+pub(crate) struct RawEntry {
     pub(crate) role: Role,
     pub(crate) parts: Vec<PartKind>,
     /// The content was stored as a string: the wire keeps it a string.

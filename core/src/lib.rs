@@ -51,7 +51,7 @@ pub use compile::{compile, Output, Purpose, SealDraft};
 pub use error::{Code, Error, Result};
 
 #[cfg(test)]
-pub mod testing;
+mod testing;
 
 // The crate's suites (tests/: golden, property, fuzz), compiled into its own test build:
 // they set what the crate keeps to itself (a turn's columns, a model's lifecycle)

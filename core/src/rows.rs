@@ -390,7 +390,7 @@ pub struct Turn {
     /// The turn's request options (`turns.request_options`).
     pub(crate) request_options: RequestOptions,
     /// `created_at` as an ISO 8601 date in the workspace's timezone (for `{{date}}`).
-    pub date: String,
+    pub(crate) date: String,
     /// Stored counts, one slot per tokenizer ([`Tokenizer::index`]).
     pub(crate) content_tokens: Vec<Option<i32>>,
     /// Stored counts of `prompt` as rendered bare, one slot per tokenizer ([`Tokenizer::index`]).

@@ -19,7 +19,7 @@ pub(crate) const MAX_HISTORY_ENTRIES: u64 = 200;
 /// A slot document (`documents.name` `system_prompt`, `character` or `persona`), which a
 /// turn's inline entry may replace for that turn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Slot {
+pub(crate) enum Slot {
     /// `system_prompt`: the answering agent's `system_prompt` document.
     SystemPrompt,
     /// `character`: the conversation's workspace's `character` document.
@@ -59,7 +59,7 @@ pub(crate) enum Trim {
 
 /// The history block's knobs, and a turn's history intent (same fields).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct HistoryKnobs {
+pub(crate) struct HistoryKnobs {
     pub(crate) max_entries: Option<u32>,
     pub(crate) share: Option<f64>,
     pub(crate) min_tokens: Option<u64>,

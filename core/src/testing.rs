@@ -20,29 +20,29 @@ use crate::template::HistoryKnobs;
 use crate::tokens::Memo;
 
 /// The scenario's uuid numbered `n` (`ADA`, `LARK`, `WS`, ...).
-pub fn id(n: u128) -> Uuid {
+pub(crate) fn id(n: u128) -> Uuid {
     Uuid::from_u128(n)
 }
 
 /// Ada's number for [`id`].
-pub const ADA: u128 = 0x1; // the creator, a human
+pub(crate) const ADA: u128 = 0x1; // the creator, a human
 /// Lark's number for [`id`].
-pub const LARK: u128 = 0x2; // the answering agent
+pub(crate) const LARK: u128 = 0x2; // the answering agent
 /// Omar's number for [`id`].
-pub const OMAR: u128 = 0x3; // Lark's steward
+pub(crate) const OMAR: u128 = 0x3; // Lark's steward
 /// Grace's number for [`id`].
-pub const GRACE: u128 = 0x4; // a guest human, Wren's steward
+pub(crate) const GRACE: u128 = 0x4; // a guest human, Wren's steward
 /// Wren's number for [`id`].
-pub const WREN: u128 = 0x5; // a second agent
+pub(crate) const WREN: u128 = 0x5; // a second agent
 /// The workspace's (Acme's) number for [`id`].
-pub const WS: u128 = 0xa1;
+pub(crate) const WS: u128 = 0xa1;
 /// The conversation's number for [`id`].
-pub const CONV: u128 = 0xc1;
+pub(crate) const CONV: u128 = 0xc1;
 /// The current turn's number for [`id`].
-pub const TURN: u128 = 0xd0;
+pub(crate) const TURN: u128 = 0xd0;
 
 /// A user numbered `n` with its `handle`, `display_name` and `kind`, the rest defaults.
-pub fn user(n: u128, handle: &str, name: &str, kind: UserKind) -> User {
+pub(crate) fn user(n: u128, handle: &str, name: &str, kind: UserKind) -> User {
     let mut u = User::new(id(n), handle, kind);
     u.display_name = Some(name.into());
     u
@@ -50,7 +50,7 @@ pub fn user(n: u128, handle: &str, name: &str, kind: UserKind) -> User {
 
 /// A model on `wire` with `advisory_window` `advisory` and `max_output_tokens` 1024, the
 /// rest defaults.
-pub fn model(name: &str, wire: &str, advisory: Option<i32>) -> Model {
+pub(crate) fn model(name: &str, wire: &str, advisory: Option<i32>) -> Model {
     let mut m = Model::new(name, Wire::parse(wire).expect("a wire"));
     m.advisory_window = advisory;
     m.max_output_tokens = 1024;
@@ -58,51 +58,51 @@ pub fn model(name: &str, wire: &str, advisory: Option<i32>) -> Model {
 }
 
 /// A turn's JSON columns, parsed as the loader parses them (the test's own JSON).
-pub fn inline(json: &str) -> Vec<InlineEntry> {
+pub(crate) fn inline(json: &str) -> Vec<InlineEntry> {
     fields::parse_inline(json).expect("inline entries")
 }
 /// A `users.prompt_template`, as the loader reads it (the test's own JSON).
-pub fn template(json: &str) -> serde_json::Value {
+pub(crate) fn template(json: &str) -> serde_json::Value {
     serde_json::from_str(json).expect("a template is JSON")
 }
 /// `turns.variables`, parsed.
-pub fn variables(json: &str) -> std::collections::BTreeMap<String, String> {
+pub(crate) fn variables(json: &str) -> std::collections::BTreeMap<String, String> {
     fields::parse_variables(json).expect("variables")
 }
 /// `turns.tools`, parsed.
-pub fn tools(json: &str) -> Vec<Tool> {
+pub(crate) fn tools(json: &str) -> Vec<Tool> {
     fields::parse_tools(json).expect("tools")
 }
 /// Request options, parsed (and checked) as the loader parses them.
-pub fn request_options(json: &str) -> crate::options::RequestOptions {
+pub(crate) fn request_options(json: &str) -> crate::options::RequestOptions {
     crate::options::parse_request_options(json).expect("valid request options")
 }
 
 /// `turns.callables`, parsed as the loader parses them.
-pub fn callables(json: &str) -> Vec<Callable> {
+pub(crate) fn callables(json: &str) -> Vec<Callable> {
     fields::parse_callables(json).expect("callables")
 }
 /// `turns.history`, the turn's history intent, parsed.
-pub fn history_intent(json: &str) -> HistoryKnobs {
+pub(crate) fn history_intent(json: &str) -> HistoryKnobs {
     fields::parse_history(json).expect("a history intent")
 }
 /// `turns.input`, the raw mechanism's entries, parsed.
-pub fn raw_input(json: &str) -> Vec<fields::RawEntry> {
+pub(crate) fn raw_input(json: &str) -> Vec<fields::RawEntry> {
     fields::parse_raw_input(json).expect("raw entries")
 }
 
 /// The rows of one compile, built up by its methods: the context and the turns of history.
-pub struct Scenario {
+pub(crate) struct Scenario {
     /// What the compile reads besides history (the conversation, the current turn, ...).
-    pub ctx: Context,
+    pub(crate) ctx: Context,
     /// The turns of history, oldest first.
-    pub history: Vec<HistoryTurn>,
+    pub(crate) history: Vec<HistoryTurn>,
 }
 
 impl Scenario {
     /// Ada's conversation with Lark (stewarded by Omar; Wren by Grace) in Acme, on `claude` (window
     /// 100000); the current turn is a reply Ada opened with `prompt`.
-    pub fn new(prompt: &str) -> Scenario {
+    pub(crate) fn new(prompt: &str) -> Scenario {
         let mut lark = user(LARK, "lark", "Lark", UserKind::Agent);
         lark.steward_id = Some(id(OMAR));
         lark.model = Some("claude".into());
@@ -162,17 +162,17 @@ impl Scenario {
     }
 
     /// The scenario's user numbered `n`, to change; panics when there is none.
-    pub fn user_mut(&mut self, n: u128) -> &mut User {
+    pub(crate) fn user_mut(&mut self, n: u128) -> &mut User {
         self.ctx.users.get_mut(&id(n)).expect("a scenario user")
     }
 
     /// The scenario's model named `name`, to change; panics when there is none.
-    pub fn model_mut(&mut self, name: &str) -> &mut Model {
+    pub(crate) fn model_mut(&mut self, name: &str) -> &mut Model {
         self.ctx.models.get_mut(name).expect("a scenario model")
     }
 
     /// A document of a user (`owner` a user id) or, for `character`, of the workspace.
-    pub fn doc(mut self, owner: u128, name: &str, body: &str) -> Self {
+    pub(crate) fn doc(mut self, owner: u128, name: &str, body: &str) -> Self {
         let n = self.ctx.documents.len() as u128;
         let (user_id, workspace_id) = if name == "character" {
             (None, Some(id(WS)))
@@ -193,7 +193,7 @@ impl Scenario {
 
     /// A memory entry of `scope` at `path`, owned as that scope reads it (Lark, Acme,
     /// Lark about Ada, Ada, or the conversation).
-    pub fn memory(mut self, scope: &str, path: &str, body: &str) -> Self {
+    pub(crate) fn memory(mut self, scope: &str, path: &str, body: &str) -> Self {
         let n = self.ctx.memories.len() as u128;
         let (user_id, speaker_id, workspace_id, conversation_id) = match scope {
             "agent" => (Some(id(LARK)), None, None, None),
@@ -217,7 +217,7 @@ impl Scenario {
     }
 
     /// A skill from `source` (owned by Lark for `agent`, by Acme for `workspace`), shaped by `f`.
-    pub fn skill(mut self, source: &str, name: &str, description: &str, f: impl FnOnce(&mut Skill)) -> Self {
+    pub(crate) fn skill(mut self, source: &str, name: &str, description: &str, f: impl FnOnce(&mut Skill)) -> Self {
         let n = self.ctx.skills.len() as u128;
         let mut s = Skill::new(id(0x5c00 + n), source, name, description);
         match source {
@@ -231,7 +231,7 @@ impl Scenario {
     }
 
     /// A message turn of history.
-    pub fn message(mut self, role: Role, author: u128, content: &str) -> Self {
+    pub(crate) fn message(mut self, role: Role, author: u128, content: &str) -> Self {
         let seq = self.history.len() as i64 + 1;
         let mut t = Turn::new(id(0xe000 + seq as u128), seq, TurnKind::Message);
         t.role = Some(role);
@@ -247,7 +247,7 @@ impl Scenario {
     }
 
     /// A turn of history of any kind, shaped by `f`.
-    pub fn earlier(mut self, kind: TurnKind, f: impl FnOnce(&mut HistoryTurn)) -> Self {
+    pub(crate) fn earlier(mut self, kind: TurnKind, f: impl FnOnce(&mut HistoryTurn)) -> Self {
         let seq = self.history.len() as i64 + 1;
         let mut t = Turn::new(id(0xe000 + seq as u128), seq, kind);
         t.date = "2026-11-29".into();
@@ -262,19 +262,19 @@ impl Scenario {
     }
 
     /// The current turn, shaped by `f`.
-    pub fn turn(mut self, f: impl FnOnce(&mut Turn)) -> Self {
+    pub(crate) fn turn(mut self, f: impl FnOnce(&mut Turn)) -> Self {
         f(&mut self.ctx.turn);
         self
     }
 
     /// Compiles the scenario for `purpose`, with no previous cut.
-    pub fn run(&self, purpose: Purpose) -> Result<Output> {
+    pub(crate) fn run(&self, purpose: Purpose) -> Result<Output> {
         self.run_after(purpose, None)
     }
 
     /// Compiles as [`Scenario::run`], where the answerer's previous sealed request's
     /// history began at `previous_cut` (what cache-stable trimming keeps).
-    pub fn run_after(&self, purpose: Purpose, previous_cut: Option<EntryAt>) -> Result<Output> {
+    pub(crate) fn run_after(&self, purpose: Purpose, previous_cut: Option<EntryAt>) -> Result<Output> {
         let mut memo = Memo::new();
         let mut history = VecHistory::new(self.history.clone());
         history.previous_cut = previous_cut;
@@ -282,7 +282,7 @@ impl Scenario {
     }
 
     /// Compiles and keeps the seal, as `compile_turn` stores it: later runs continue it.
-    pub fn seal(&mut self) -> Output {
+    pub(crate) fn seal(&mut self) -> Output {
         let out = self.run(Purpose::Compile).expect("the first compile");
         let draft = out.seal.clone().expect("a fresh compile seals");
         self.ctx.seal = Some(Sealed {
@@ -294,7 +294,7 @@ impl Scenario {
 }
 
 /// A round, written as a client writes it (JSON), parsed as the loader parses it.
-pub fn round(n: i32, assistant: &str, results: &str, steers: &str, aborted: bool) -> Round {
+pub(crate) fn round(n: i32, assistant: &str, results: &str, steers: &str, aborted: bool) -> Round {
     rounds::parse(
         &RoundRow {
             n,
@@ -309,11 +309,11 @@ pub fn round(n: i32, assistant: &str, results: &str, steers: &str, aborted: bool
 }
 
 /// A small deterministic generator (xorshift64) for the property tests.
-pub struct Rng(pub u64);
+pub(crate) struct Rng(pub u64);
 
 impl Rng {
     /// A number below `m`.
-    pub fn below(&mut self, m: u64) -> u64 {
+    pub(crate) fn below(&mut self, m: u64) -> u64 {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
@@ -321,13 +321,13 @@ impl Rng {
     }
 
     /// One of `xs`, picked at random.
-    pub fn pick<'a>(&mut self, xs: &'a [&'a str]) -> &'a str {
+    pub(crate) fn pick<'a>(&mut self, xs: &'a [&'a str]) -> &'a str {
         xs[self.below(xs.len() as u64) as usize]
     }
 }
 
 /// Pieces of text the fuzzers join: macro braces, envelope tags and escapes, odd characters.
-pub const PIECES: &[&str] = &[
+pub(crate) const PIECES: &[&str] = &[
     "{{",
     "}}",
     "{",
@@ -360,13 +360,13 @@ pub const PIECES: &[&str] = &[
 ];
 
 /// A random text of up to 23 [`PIECES`].
-pub fn text(r: &mut Rng) -> String {
+pub(crate) fn text(r: &mut Rng) -> String {
     (0..r.below(24)).map(|_| r.pick(PIECES)).collect()
 }
 
 /// Any JSON up to `depth` levels deep, its keys and a third of its strings drawn from
 /// `hints` (the words of the thing under test), so it often gets past the first check.
-pub fn random_json(r: &mut Rng, depth: u32, hints: &[&str]) -> Value {
+pub(crate) fn random_json(r: &mut Rng, depth: u32, hints: &[&str]) -> Value {
     let choice = if depth == 0 { r.below(5) } else { r.below(9) };
     match choice {
         0 => Value::Null,
@@ -391,19 +391,19 @@ pub fn random_json(r: &mut Rng, depth: u32, hints: &[&str]) -> Value {
 }
 
 /// The body of a result, parsed.
-pub fn body(out: &Output) -> Value {
+pub(crate) fn body(out: &Output) -> Value {
     serde_json::from_str(&out.body.text()).expect("the body is JSON")
 }
 
 /// What `explain_turn` would show for a result, as JSON.
-pub fn explain(out: &Output) -> Value {
+pub(crate) fn explain(out: &Output) -> Value {
     serde_json::to_value(&out.explain).expect("an explanation serializes")
 }
 
 /// Compares a whole result — the body exactly as sent, and the explanation — with
 /// `tests/golden/NAME.json` (pretty-printed, key order kept); `GOLDEN_UPDATE=1` rewrites
 /// the file instead. Returns the explanation.
-pub fn golden(name: &str, out: &Output) -> Value {
+pub(crate) fn golden(name: &str, out: &Output) -> Value {
     let explain_text = serde_json::to_string(&out.explain).expect("an explanation serializes");
     let text = crate::wire::pretty(&format!(
         "{{\"body\":{},\"explain\":{}}}",
@@ -435,7 +435,7 @@ pub fn golden(name: &str, out: &Output) -> Value {
 }
 
 /// The texts of the compiled messages, `role: text | text`, for readable asserts.
-pub fn outline(explain: &Value) -> Vec<String> {
+pub(crate) fn outline(explain: &Value) -> Vec<String> {
     explain["messages"]
         .as_array()
         .expect("a fresh compile lists its messages")
