@@ -34,7 +34,7 @@ pub(crate) const IMAGE_TOKENS: u32 = 85;
 /// A BPE encoding tokens are counted with (`models.tokenizer`, `count_tokens`' argument).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Tokenizer {
+pub(crate) enum Tokenizer {
     /// `cl100k_base` (the default).
     Cl100kBase,
     /// `o200k_base`.
@@ -43,11 +43,11 @@ pub enum Tokenizer {
 
 impl Tokenizer {
     /// Every tokenizer, in the order of their slots in the `*_tokens int[]` cache columns.
-    pub const ALL: [Tokenizer; 2] = [Tokenizer::Cl100kBase, Tokenizer::O200kBase];
+    pub(crate) const ALL: [Tokenizer; 2] = [Tokenizer::Cl100kBase, Tokenizer::O200kBase];
 
     /// The tokenizer named `name` (`cl100k_base`, `o200k_base`); any other is refused as
     /// `tokenizer_unknown`.
-    pub fn parse(name: &str) -> Result<Tokenizer> {
+    pub(crate) fn parse(name: &str) -> Result<Tokenizer> {
         match name {
             "cl100k_base" => Ok(Tokenizer::Cl100kBase),
             "o200k_base" => Ok(Tokenizer::O200kBase),
@@ -83,14 +83,14 @@ impl Tokenizer {
     }
 
     /// Builds the encoder now (it is otherwise built on first use).
-    pub fn warm(self) {
+    fn warm(self) {
         let _ = self.encoder();
     }
 
     /// The exact count of `text` as ordinary text. A long text is counted piece by piece
     /// (the pieces the encoder's own pre-tokenizer splits it into, which is what its
     /// `count` sums), asking the host every `INTERRUPT_EVERY` bytes whether to stop.
-    pub fn count(self, text: &str) -> u32 {
+    pub(crate) fn count(self, text: &str) -> u32 {
         if text.is_empty() {
             return 0;
         }
@@ -164,14 +164,16 @@ impl Memo {
         }
     }
 
-    /// Lookups from now on find and add only `scope`'s entries.
-    pub fn set_scope(&mut self, scope: u32) {
+    /// Lookups from now on find and add only `scope`'s entries, and the memo holds at
+    /// most `capacity` entries: held entries over it age at once (the young generation
+    /// becomes the old one, and an old one still over the capacity goes).
+    pub fn configure(&mut self, scope: u32, capacity: usize) {
         self.scope = scope;
+        self.set_capacity(capacity);
     }
 
-    /// Changes the capacity. Held entries over it age at once: the young generation
-    /// becomes the old one, and an old one still over the capacity goes.
-    pub fn set_capacity(&mut self, capacity: usize) {
+    /// Changes the capacity ([`Memo::configure`]).
+    fn set_capacity(&mut self, capacity: usize) {
         self.capacity = capacity.max(2);
         if self.len() > self.capacity {
             for t in 0..2 {
@@ -223,8 +225,14 @@ impl Memo {
         self.young.iter().chain(&self.old).map(HashMap::len).sum()
     }
 
+    /// The current scope's share of the memo: the entries it holds, the capacity, and its
+    /// lookups answered from the memo and lookups that counted (`memo_stats`).
+    pub fn stats(&self) -> (usize, usize, (u64, u64)) {
+        (self.scope_len(), self.capacity, self.hits_and_misses())
+    }
+
     /// Entries held for the current scope.
-    pub fn scope_len(&self) -> usize {
+    fn scope_len(&self) -> usize {
         self.young
             .iter()
             .chain(&self.old)
@@ -232,13 +240,8 @@ impl Memo {
             .sum()
     }
 
-    /// The capacity, in entries across both generations and tokenizers.
-    pub fn capacity(&self) -> usize {
-        self.capacity
-    }
-
     /// The current scope's lookups answered from the memo, and lookups that counted.
-    pub fn hits_and_misses(&self) -> (u64, u64) {
+    fn hits_and_misses(&self) -> (u64, u64) {
         self.stats.get(&self.scope).copied().unwrap_or_default()
     }
 }
@@ -276,8 +279,10 @@ impl<'m> Counter<'m> {
     }
 }
 
-/// The counts a row stores for `text`, one slot per tokenizer in `which` (others NULL).
-pub fn row_counts(text: &str, which: &[Tokenizer]) -> Vec<Option<i32>> {
+/// The counts a row stores for `text`, one slot per tokenizer, each counted where
+/// `names` names its tokenizer (the others, and names of no tokenizer, NULL).
+pub fn row_counts<S: AsRef<str>>(text: &str, names: &[S]) -> Vec<Option<i32>> {
+    let which: Vec<Tokenizer> = names.iter().filter_map(|n| Tokenizer::parse(n.as_ref()).ok()).collect();
     Tokenizer::ALL
         .iter()
         .map(|t| {
@@ -286,6 +291,20 @@ pub fn row_counts(text: &str, which: &[Tokenizer]) -> Vec<Option<i32>> {
                 .then(|| i32::try_from(t.count(text)).unwrap_or(i32::MAX))
         })
         .collect()
+}
+
+/// The exact count of `text` with the tokenizer named `tokenizer` (`count_tokens`);
+/// a name of no tokenizer is `tokenizer_unknown`.
+pub fn count(text: &str, tokenizer: &str) -> Result<u32> {
+    Ok(Tokenizer::parse(tokenizer)?.count(text))
+}
+
+/// Builds every tokenizer's encoder now (each is otherwise built on first use): at
+/// `shared_preload_libraries` load, so every backend inherits them.
+pub fn warm() {
+    for t in Tokenizer::ALL {
+        t.warm();
+    }
 }
 
 #[cfg(test)]
@@ -311,12 +330,13 @@ mod tests {
     #[test]
     fn a_scope_finds_only_its_own_counts() {
         let mut m = Memo::new();
-        m.set_scope(1);
+        let capacity = m.capacity;
+        m.configure(1, capacity);
         m.count(Tokenizer::Cl100kBase, "a secret");
         m.count(Tokenizer::Cl100kBase, "a secret");
         assert_eq!((m.scope_len(), m.hits_and_misses()), (1, (1, 1)));
-        m.set_scope(2);
-        assert_eq!((m.scope_len(), m.hits_and_misses()), (0, (0, 0)));
+        m.configure(2, capacity);
+        assert_eq!(m.stats(), (0, capacity, (0, 0)));
         m.count(Tokenizer::Cl100kBase, "a secret");
         assert_eq!((m.scope_len(), m.hits_and_misses()), (1, (0, 1)));
         assert_eq!(m.len(), 2);
@@ -471,7 +491,9 @@ mod tests {
 
     #[test]
     fn row_counts_fill_only_the_asked_slots() {
-        let c = row_counts("hello world", &[Tokenizer::O200kBase]);
+        let c = row_counts("hello world", &["o200k_base"]);
         assert_eq!(c, vec![None, Some(2)]);
+        // A name of no tokenizer fills no slot (the write checks refuse it elsewhere).
+        assert_eq!(row_counts("hello world", &["cl100k_base", "p50k"]), vec![Some(2), None]);
     }
 }

@@ -10,22 +10,19 @@ use super::load::{self, SpiHistory};
 use super::seals;
 use super::session::{self, writable};
 use super::spi::core_uuid;
-use pgprompt_core::tokens::Tokenizer;
 use pgprompt_core::{self as compiler, envelope, template, Code, Error, Output, Purpose};
 
 /// Builds the encoders now: at `shared_preload_libraries` load, so every backend
 /// inherits them instead of building its own on first use.
 pub fn warm_tokenizers() {
-    for t in Tokenizer::ALL {
-        t.warm();
-    }
+    pgprompt_core::tokens::warm();
 }
 
 #[pg_extern(immutable, strict, parallel_safe)]
 #[search_path(pg_catalog, pg_temp)]
 fn count_tokens(body: &str, tokenizer: default!(&str, "'cl100k_base'")) -> i32 {
-    let t = Tokenizer::parse(tokenizer).or_raise();
-    i32::try_from(t.count(body)).unwrap_or(i32::MAX)
+    let n = pgprompt_core::tokens::count(body, tokenizer).or_raise();
+    i32::try_from(n).unwrap_or(i32::MAX)
 }
 
 #[pg_extern(immutable, strict, parallel_safe)]

@@ -15,8 +15,7 @@ thread_local! {
 pub(super) fn with_memo<T>(f: impl FnOnce(&mut Memo) -> T) -> T {
     MEMO.with(|m| {
         let mut memo = m.borrow_mut();
-        memo.set_capacity(super::settings::memo_capacity());
-        memo.set_scope(role_scope());
+        memo.configure(role_scope(), super::settings::memo_capacity());
         f(&mut memo)
     })
 }
@@ -25,8 +24,8 @@ pub(super) fn with_memo<T>(f: impl FnOnce(&mut Memo) -> T) -> T {
 pub(super) fn memo_stats() -> (usize, usize, (u64, u64)) {
     MEMO.with(|m| {
         let mut m = m.borrow_mut();
-        m.set_scope(role_scope());
-        (m.scope_len(), m.capacity(), m.hits_and_misses())
+        m.configure(role_scope(), super::settings::memo_capacity());
+        m.stats()
     })
 }
 

@@ -11,7 +11,7 @@ use super::spi::core_uuid;
 use pgprompt_core::error::{quote, Code, Error};
 use pgprompt_core::kinds::Wire;
 use pgprompt_core::rounds::{self, RoundRow};
-use pgprompt_core::tokens::{row_counts, Tokenizer};
+use pgprompt_core::tokens::row_counts;
 use pgprompt_core::{compile, fields, history, macros, template};
 
 /// Internal: whether `wire` names a wire of the core's (`Wire::ALL`, the one list): the
@@ -225,12 +225,7 @@ fn _row_tokens(
     tokenizers: Option<Vec<Option<String>>>,
 ) -> Option<Vec<Option<i32>>> {
     let body = body?;
-    let which: Vec<Tokenizer> = tokenizers
-        .unwrap_or_default()
-        .iter()
-        .flatten()
-        .filter_map(|t| Tokenizer::parse(t).ok())
-        .collect();
+    let which: Vec<String> = tokenizers.unwrap_or_default().into_iter().flatten().collect();
     Some(if kind == Some("summary") {
         row_counts(&format!("{}{body}", history::SUMMARY_HEADER), &which)
     } else {
