@@ -6,9 +6,11 @@
 //! [`compile`], stores seals and maps [`Error`]s to SQLSTATEs.
 //!
 //! The stages, in the order data flows (docs/design.md; ARCHITECTURE.md is the map):
-//! - [`reads`]: which rows a compile reads, step by step (the extension runs the queries);
-//! - [`rows`]: the typed rows a compile reads, parsed once at the edge by [`fields`]
-//!   (a turn's JSON columns), [`rounds`] and [`template`];
+//! - [`reads`]: which rows a compile reads, step by step ([`reads::load`]; the extension
+//!   runs the queries, a [`reads::Store`]);
+//! - [`rows`]: the typed rows a compile reads, read from the extension's [`Columns`] by
+//!   `columns` and parsed once at the edge by [`fields`] (a turn's JSON columns),
+//!   [`rounds`] and [`template`];
 //! - [`blocks`], [`macros`], [`voice`], [`envelope`]: what each block renders;
 //! - [`history`] and [`budget`]: the entries of history and how many fit;
 //! - [`compile`]: the pipeline — floors, selection, assembly, the gate, continuations;
@@ -20,10 +22,10 @@ pub mod bounds;
 pub(crate) mod budget;
 pub mod cache;
 mod columns;
-pub mod compile;
+mod compile;
 pub mod context;
 pub mod envelope;
-pub mod error;
+mod error;
 pub(crate) mod estimate;
 pub mod fields;
 pub mod history;
@@ -44,11 +46,25 @@ pub mod template;
 pub mod tokens;
 pub mod transcript;
 pub(crate) mod voice;
-pub mod wire;
+mod wire;
 
 pub use columns::Columns;
-pub use compile::{compile, Output, Purpose, SealDraft};
-pub use error::{Code, Error, Result};
+pub use compile::{
+    compile,
+    compiler::{Output, Purpose, SealDraft},
+    finish::template_error,
+    full_request,
+    skills::skills_for_turn,
+    stateful::answerer as stateful_answerer,
+};
+pub use error::{quote, Code, Error, Result};
+pub use wire::{
+    count::count_body,
+    json::pretty,
+    options::resolve_options,
+    read_response,
+    shape::{Body, DEFAULT_MAX_TOKENS},
+};
 
 #[cfg(test)]
 mod testing;

@@ -698,7 +698,7 @@ pub(crate) fn openai_format(f: &Format, nested: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::resolve_options as resolve;
+    use crate::wire::options::resolve_options as resolve;
     use serde_json::json;
 
     fn opts(v: Value) -> RequestOptions {

@@ -405,7 +405,7 @@ pub(crate) fn explain(out: &Output) -> Value {
 /// the file instead. Returns the explanation.
 pub(crate) fn golden(name: &str, out: &Output) -> Value {
     let explain_text = serde_json::to_string(&out.explain).expect("an explanation serializes");
-    let text = crate::wire::pretty(&format!(
+    let text = crate::pretty(&format!(
         "{{\"body\":{},\"explain\":{}}}",
         out.body.text(),
         explain_text

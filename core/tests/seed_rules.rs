@@ -195,7 +195,7 @@ fn rule_skills_for_turn_is_the_complete_effective_set() {
             t.mode = Mode::Run;
             t.callables = callables(r#"[{"name": "skill"}, {"name": "ci_skill", "runner": "ci"}]"#);
         });
-    let got: Vec<(String, String, String, bool)> = pgprompt_core::compile::skills_for_turn(&s.ctx)
+    let got: Vec<(String, String, String, bool)> = pgprompt_core::skills_for_turn(&s.ctx)
         .unwrap()
         .into_iter()
         .map(|k| (k.callable, k.source, k.name, k.recall_only))

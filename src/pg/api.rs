@@ -70,19 +70,19 @@ fn memo_stats() -> TableIterator<
 #[pg_extern(immutable, strict, parallel_safe)]
 #[search_path(pg_catalog, pg_temp)]
 fn pretty(body: JsonArg) -> String {
-    pgprompt_core::wire::pretty(&body.0).or_raise()
+    pgprompt_core::pretty(&body.0).or_raise()
 }
 
 /// What a compile produced: a sealed turn's stored body as it is, or a compile's output;
 /// or the turn's seal is a 0.2 seal not converted yet (which `compile_turn` converts).
 enum Compiled {
-    Stored(pgprompt_core::wire::Body),
+    Stored(pgprompt_core::Body),
     Output(Box<Output>),
     Pending(Error),
 }
 
 impl Compiled {
-    fn body(self) -> pgprompt_core::wire::Body {
+    fn body(self) -> pgprompt_core::Body {
         match self {
             Compiled::Stored(body) => body,
             Compiled::Output(out) => out.body,
@@ -125,7 +125,7 @@ fn compile_in_snapshot(conv: Uuid, turn: Uuid, purpose: Purpose) -> Compiled {
         };
         let out = session::with_memo(|memo| {
             // A stateful turn's first compile reads the request it may chain to.
-            if let (None, Some(a)) = (&ctx.seal, compiler::compile::stateful_answerer(&ctx)) {
+            if let (None, Some(a)) = (&ctx.seal, compiler::stateful_answerer(&ctx)) {
                 ctx.previous = load::previous(client, &ctx, a, memo)?;
             }
             let mut history = SpiHistory::new(client, &ctx);
@@ -263,7 +263,7 @@ fn skills_for_turn(
         load::Loaded::Context(ctx) => ctx,
         load::Loaded::Stored(_) => unreachable!("a skills read never takes the stored body"),
     };
-    let rows: Vec<_> = compiler::compile::skills_for_turn(&ctx)
+    let rows: Vec<_> = compiler::skills_for_turn(&ctx)
         .or_raise()
         .into_iter()
         .map(|s| (s.callable, s.source, s.name, s.description, s.recall_only))

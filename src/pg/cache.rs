@@ -16,12 +16,12 @@ use super::load::{self, SpiHistory};
 use super::seals;
 use super::spi::{core_uuid, pg_uuid, run, Query};
 use pgprompt_core::cache::{Pieces, Request, Row, Sent, Simulator};
-use pgprompt_core::error::{Error, Result};
 use pgprompt_core::kinds::Wire;
 use pgprompt_core::rows::Model;
 use pgprompt_core::tokens::Memo;
 use pgprompt_core::Columns as _;
 use pgprompt_core::Purpose;
+use pgprompt_core::{Error, Result};
 
 /// The sealed turns of a conversation in order: when each was sealed, and the requests
 /// its continuations sent (the newest round each carried, and when: rounds sent together
@@ -209,7 +209,7 @@ fn continued(
 
 /// A body in pieces, each element and its frame that `first` holds at the same place
 /// read as first's.
-fn repeating(body: &pgprompt_core::wire::Body, first: Option<&Pieces>) -> Pieces {
+fn repeating(body: &pgprompt_core::Body, first: Option<&Pieces>) -> Pieces {
     let frame_text = format!("{}{}", body.head, body.tail);
     let frame = match first.filter(|f| *f.frame.1 == *frame_text) {
         Some(f) => f.frame.clone(),
@@ -294,7 +294,7 @@ pub(super) fn predict(out: &pgprompt_core::Output) -> Option<serde_json::Value> 
 /// The next request in pieces: each of its elements that a request replayed before it
 /// holds as a stored node is keyed by that node, so it is read once for both (a new
 /// request repeats all but its newest elements and its marks).
-fn next_request(body: &pgprompt_core::wire::Body, before: &[Sent]) -> Request {
+fn next_request(body: &pgprompt_core::Body, before: &[Sent]) -> Request {
     let mut seen = HashSet::new();
     let mut nodes: HashMap<&str, i64> = HashMap::new();
     for r in before {

@@ -19,8 +19,8 @@ use pgprompt_core::{Code, Error};
 fn count_body(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) -> JsonBody {
     let out = explain_now(core_uuid(conversation_id), core_uuid(turn_id));
     let model = out.explain.model.as_deref();
-    let text = pgprompt_core::wire::count_body(out.explain.wire, model, &out.body.text()).or_raise();
-    JsonBody(pgprompt_core::wire::Body {
+    let text = pgprompt_core::count_body(out.explain.wire, model, &out.body.text()).or_raise();
+    JsonBody(pgprompt_core::Body {
         head: text,
         elements: Vec::new(),
         tail: String::new(),

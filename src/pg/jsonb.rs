@@ -12,7 +12,7 @@ use pgrx::{direct_function_call_as_datum, pg_sys, IntoDatum};
 /// A body returned as `json`, written straight into its datum: one allocation, one copy
 /// of each piece (joining the pieces into a String first was a second copy of
 /// the whole body, and its allocation a page-faulted buffer, on every call).
-pub struct JsonBody(pub pgprompt_core::wire::Body);
+pub struct JsonBody(pub pgprompt_core::Body);
 
 /// PostgreSQL's largest allocation (`MaxAllocSize`), and so its largest text.
 const MAX_ALLOC: usize = 0x3fff_ffff;

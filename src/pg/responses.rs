@@ -315,7 +315,7 @@ fn record_response(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid, response: J
             "Pass the provider's response body as it came.",
         )
     });
-    let r = pgprompt_core::wire::read_response(&value).or_raise();
+    let r = pgprompt_core::read_response(&value).or_raise();
     let body_digest = pgprompt_core::seal::digest(&response.0);
     let written = Spi::connect_mut(|client| {
         // One recorder of the conversation at a time: a second call with the same

@@ -11,11 +11,11 @@ use pgrx::spi::SpiClient;
 use uuid::Uuid;
 
 use super::spi::{first, nullable, pg_uuid, run, run_write, Cols, Column, Query};
-use pgprompt_core::error::{Code, Error, Result};
 use pgprompt_core::rows::Turn;
 use pgprompt_core::seal::{self, digest, plan_chain, walk_chain, Frozen, Patch, Sealed};
-use pgprompt_core::wire::Body;
+use pgprompt_core::Body;
 use pgprompt_core::Columns as _;
+use pgprompt_core::{Code, Error, Result};
 use pgprompt_core::{Output, SealDraft};
 
 /// A seal row's pointers to its body (the node ids of its pieces) and what the body must

@@ -14,8 +14,8 @@ use pgrx::pg_sys;
 use pgrx::spi::{OwnedPreparedStatement, SpiClient};
 use uuid::Uuid;
 
-use pgprompt_core::error::Error;
 use pgprompt_core::Columns;
+use pgprompt_core::Error;
 
 /// A column a query returns: its name in the result (the SQL's own, or its alias) and
 /// its type.

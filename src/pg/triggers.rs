@@ -8,11 +8,11 @@ use super::api::refuse;
 use super::errors::OrRaise;
 use super::jsonb::JsonbArg;
 use super::spi::core_uuid;
-use pgprompt_core::error::{quote, Code, Error};
 use pgprompt_core::kinds::Wire;
 use pgprompt_core::rounds::{self, RoundRow};
 use pgprompt_core::tokens::row_counts;
-use pgprompt_core::{compile, fields, history, macros, template};
+use pgprompt_core::{fields, history, macros, template};
+use pgprompt_core::{quote, Code, Error};
 
 /// Internal: whether `wire` names a wire of the core's (`Wire::ALL`, the one list): the
 /// CHECK of `models.wire` and `responses.shape`. A new wire is its folder in the core,
@@ -57,7 +57,7 @@ fn _check_template(handle: Option<&str>, mechanism: Option<&str>, template: Opti
     };
     let (_, problems) = template::parse_text(&template.0);
     if !problems.is_empty() {
-        refuse(compile::template_error(
+        refuse(pgprompt_core::template_error(
             &problems,
             &format!("prompt_template of @{handle}"),
         ));
@@ -155,12 +155,12 @@ fn _check_options_wire_v4(
 ) {
     let level = level.unwrap_or("model");
     use pgprompt_core::options::RequestOptions;
-    use pgprompt_core::wire::resolve_options as resolve;
+    use pgprompt_core::resolve_options as resolve;
     let own = fields::parse_request_options(options.unwrap_or("{}"))
         .map_err(|e| e.detail(format!("The value of the {level}'s request_options is not valid.")))
         .or_raise();
     let wire = Wire::from_column("models.wire", wire.unwrap_or("")).or_raise();
-    let max_tokens = max_output_tokens.unwrap_or(pgprompt_core::wire::DEFAULT_MAX_TOKENS);
+    let max_tokens = max_output_tokens.unwrap_or(pgprompt_core::DEFAULT_MAX_TOKENS);
     let profile = pgprompt_core::profile::Profile::from_json(profile.unwrap_or("")).or_raise();
     let none = RequestOptions::default();
     let levels = match level {

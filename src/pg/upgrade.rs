@@ -13,10 +13,10 @@ use pgrx::prelude::*;
 use super::errors::OrRaise;
 use super::seals;
 use super::spi::{pg_uuid, run, Column, Query};
-use pgprompt_core::error::{Code, Error};
 use pgprompt_core::rows::Model;
 use pgprompt_core::tokens::Memo;
 use pgprompt_core::Columns as _;
+use pgprompt_core::{Code, Error};
 
 /// Takes the next 0.2 seals out of `seals_02` (`filter` narrows them to one conversation)
 /// and reads what converting them needs: a conversation's seals in timeline order, so each

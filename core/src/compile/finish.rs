@@ -274,7 +274,7 @@ fn options(ctx: &Context, on: &Answering) -> Result<crate::options::Options> {
             profile,
         })
     });
-    let mut o = crate::wire::resolve_options(levels, on.wire, max_tokens, rules)?;
+    let mut o = crate::wire::options::resolve_options(levels, on.wire, max_tokens, rules)?;
     if on.wire.form().stores_responses() && (on.a.reasoning_replay || profile.is_some_and(|p| p.replays_thinking)) {
         o.replaying_reasoning();
     }

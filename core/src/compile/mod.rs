@@ -5,16 +5,16 @@
 //! the estimate, the gate, and the continuation of a sealed turn.
 
 mod assemble;
-mod compiler;
+pub(crate) mod compiler;
 mod continuation;
-mod finish;
+pub(crate) mod finish;
 mod floors;
 mod gate;
 mod marks;
 mod raw;
 mod select;
-mod skills;
-mod stateful;
+pub(crate) mod skills;
+pub(crate) mod stateful;
 
 use crate::budget::Window;
 use crate::context::Context;
@@ -23,10 +23,7 @@ use crate::history::HistorySource;
 use crate::kinds::{Mechanism, TurnKind, Wire};
 use crate::tokens::{Counter, Memo, Tokenizer};
 
-pub use compiler::{Output, Purpose, SealDraft};
-pub use finish::template_error;
-pub use skills::skills_for_turn;
-pub use stateful::answerer as stateful_answerer;
+pub(crate) use compiler::{Output, Purpose};
 
 /// Compiles the turn `ctx.turn`, reading history newest first from `history`. A
 /// stateful turn's body is sent in its stateful form (the seal keeps the full one).

@@ -13,15 +13,15 @@
 mod anthropic;
 mod chat;
 mod converse;
-mod count;
+pub(crate) mod count;
 mod form;
 mod gemini;
-mod json;
+pub(crate) mod json;
 mod openai;
-mod options;
+pub(crate) mod options;
 pub(crate) mod replay;
 mod responses;
-mod shape;
+pub(crate) mod shape;
 
 use crate::fields::Tool;
 use crate::items::Message;
@@ -29,13 +29,10 @@ use crate::kinds::Wire;
 use crate::options::Options;
 use crate::rows::Model;
 
-pub use count::count_body;
 pub(crate) use form::{Form, Marking};
-pub use json::pretty;
 pub(crate) use json::to_text as json_text;
-pub use options::resolve_options;
 use shape::tool_list;
-pub use shape::{Body, DEFAULT_MAX_TOKENS};
+pub(crate) use shape::{Body, DEFAULT_MAX_TOKENS};
 pub(crate) use shape::{Breakpoint, Layout, Pos, Rendered, Request, Stretch};
 
 /// Refuses a body that would be over [`crate::bounds::MAX_TEXT`] before it is rendered:

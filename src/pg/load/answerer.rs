@@ -9,10 +9,10 @@ use pgrx::spi::SpiClient;
 use uuid::Uuid;
 
 use crate::pg::spi::{nullable, pg_uuid, run, Cols, Query};
-use pgprompt_core::error::Result;
 use pgprompt_core::reads;
 use pgprompt_core::rows::{Document, Memory, Role, Skill};
 use pgprompt_core::Columns as _;
+use pgprompt_core::Result;
 
 /// The answerer's documents, memory and skills, as [`reads::answerer_rows`] named them,
 /// in one statement.
@@ -42,7 +42,7 @@ pub(super) fn answerer_rows(
             "skill" => found.push(skill(c)?),
             other => c.unread_part(other),
         }
-        Ok::<Option<()>, pgprompt_core::error::Error>(None)
+        Ok::<Option<()>, pgprompt_core::Error>(None)
     })?;
     Ok((documents, memories, found))
 }

@@ -11,12 +11,12 @@ use uuid::Uuid;
 
 use crate::pg::spi::{first, pg_uuid, run, Query};
 use pgprompt_core::context::{Captured, Context, HistoryTurn, Host};
-use pgprompt_core::error::{Error, Result};
 use pgprompt_core::history::{self, EntryAt, HistorySource};
 use pgprompt_core::reads;
 use pgprompt_core::rounds::Round;
 use pgprompt_core::rows::{TurnKind, User};
 use pgprompt_core::seal;
+use pgprompt_core::{Error, Result};
 
 use super::rows::{load_users, read_round, read_turn, turn_columns, ROUND, TURN};
 use pgprompt_core::Columns as _;

@@ -27,12 +27,12 @@ use uuid::Uuid;
 use super::seals;
 use super::spi::{core_uuid, first, pg_uuid, run, Cols, Query};
 use pgprompt_core::context::{CaptureState, Captured, Context};
-use pgprompt_core::error::{Code, Error, Result};
 use pgprompt_core::reads;
 use pgprompt_core::rounds::Round;
 use pgprompt_core::rows::{Conversation, Document, Memory, Skill, Turn, Workspace};
 use pgprompt_core::seal::Sealed;
-use pgprompt_core::wire::Body;
+use pgprompt_core::Body;
+use pgprompt_core::{Code, Error, Result};
 use pgrx::datum::TimestampWithTimeZone;
 
 use answerer::answerer_rows;
@@ -466,7 +466,7 @@ pub fn previous(
     let Some(frozen) = before.seal.as_ref().map(|s| s.frozen.clone()) else {
         return Ok(None);
     };
-    let Some(body) = pgprompt_core::compile::full_request(&before, memo)? else {
+    let Some(body) = pgprompt_core::full_request(&before, memo)? else {
         return Ok(None);
     };
     Ok(Some(pgprompt_core::context::Previous {

@@ -9,9 +9,9 @@ use pgrx::spi::SpiClient;
 use uuid::Uuid;
 
 use crate::pg::spi::{pg_uuid, run, Cols, Column, Query};
-use pgprompt_core::error::{Error, Result};
 use pgprompt_core::rounds::Round;
 use pgprompt_core::rows::{Model, Turn, User};
+use pgprompt_core::{Error, Result};
 
 /// The turn columns [`read_turn`] takes, as the SQL names them, its creation day in the
 /// time zone `tz`.
