@@ -428,7 +428,7 @@ pub fn preface_json(items: &[PrefaceItem]) -> String {
     Value::Array(list).to_string()
 }
 
-pub use crate::options::{parse_request_options, RequestOptions};
+pub(crate) use crate::options::{parse_request_options, RequestOptions};
 
 /// A turn's shape, checked on write: a reply is opened by someone's words (its
 /// poster), a message speaks in a role, and a turn that has rounds stays a run.

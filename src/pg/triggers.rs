@@ -8,8 +8,8 @@ use super::api::refuse;
 use super::errors::OrRaise;
 use super::jsonb::JsonbArg;
 use super::spi::core_uuid;
-use pgprompt_core::kinds::Wire;
 use pgprompt_core::rounds::{self, RoundRow};
+use pgprompt_core::rows::Wire;
 use pgprompt_core::tokens::row_counts;
 use pgprompt_core::{fields, history, macros, template};
 use pgprompt_core::{quote, Code, Error};
@@ -134,7 +134,7 @@ fn _check_turn_shape(
 #[search_path(pg_catalog, pg_temp)]
 fn _check_request_options(table: Option<&str>, options: Option<&str>) {
     let table = table.unwrap_or("request_options");
-    fields::parse_request_options(options.unwrap_or("{}"))
+    pgprompt_core::options::parse_request_options(options.unwrap_or("{}"))
         .map_err(|e| e.detail(format!("The value of {table}.request_options is not valid.")))
         .or_raise();
 }
@@ -156,7 +156,7 @@ fn _check_options_wire_v4(
     let level = level.unwrap_or("model");
     use pgprompt_core::options::RequestOptions;
     use pgprompt_core::resolve_options as resolve;
-    let own = fields::parse_request_options(options.unwrap_or("{}"))
+    let own = pgprompt_core::options::parse_request_options(options.unwrap_or("{}"))
         .map_err(|e| e.detail(format!("The value of the {level}'s request_options is not valid.")))
         .or_raise();
     let wire = Wire::from_column("models.wire", wire.unwrap_or("")).or_raise();
