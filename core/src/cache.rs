@@ -134,9 +134,16 @@ struct Block {
     zone: Zone,
 }
 
+/// Replays `requests` in order through a model of the provider's prompt cache, empty
+/// at first: a row of the report for each.
+pub fn replay(requests: &[Sent], memo: &mut Memo) -> Vec<Row> {
+    let mut sim = Simulator::new();
+    requests.iter().map(|r| sim.send(r, memo)).collect()
+}
+
 /// The provider's cache, as the requests replayed so far left it.
 #[derive(Debug, Default)]
-pub struct Simulator {
+pub(crate) struct Simulator {
     /// Prefix hash → when the entry expires.
     entries: HashMap<u64, f64>,
     previous: Option<(Option<String>, Vec<Block>)>,
@@ -147,12 +154,12 @@ pub struct Simulator {
 
 impl Simulator {
     /// An empty cache, before any request is replayed.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Simulator::default()
     }
 
     /// Replays one request: its row of the report.
-    pub fn send(&mut self, sent: &Sent, memo: &mut Memo) -> Row {
+    pub(crate) fn send(&mut self, sent: &Sent, memo: &mut Memo) -> Row {
         let model_name = sent.model.as_ref().map(|m| m.name.clone());
         let tokenizer = sent
             .model

@@ -15,7 +15,7 @@ use super::errors::OrRaise;
 use super::load::{self, SpiHistory};
 use super::seals;
 use super::spi::{core_uuid, pg_uuid, run, Query};
-use pgprompt_core::cache::{Pieces, Request, Row, Sent, Simulator};
+use pgprompt_core::cache::{replay, Pieces, Request, Row, Sent};
 use pgprompt_core::rows::Model;
 use pgprompt_core::rows::Wire;
 use pgprompt_core::tokens::Memo;
@@ -233,8 +233,7 @@ fn report(conv: Uuid) -> Vec<Row> {
     Spi::connect(|client| {
         super::session::with_memo(|memo| {
             let requests = sent(client, conv, ALL, memo)?;
-            let mut sim = Simulator::new();
-            Ok(requests.iter().map(|r| sim.send(r, memo)).collect())
+            Ok(replay(&requests, memo))
         })
     })
     .or_raise()
@@ -275,8 +274,7 @@ pub(super) fn predict(out: &pgprompt_core::Output) -> Option<serde_json::Value> 
                 billed: None,
                 billed_miss: None,
             });
-            let mut sim = Simulator::new();
-            Ok::<_, Error>(requests.iter().map(|r| sim.send(r, memo)).collect::<Vec<Row>>())
+            Ok::<_, Error>(replay(&requests, memo))
         })
     })
     .or_raise();
