@@ -8,7 +8,7 @@ use uuid::Uuid;
 use crate::context::HistoryTurn;
 use crate::error::Result;
 use crate::items::{self, Item, Part};
-pub use crate::kinds::EntryAt;
+pub(crate) use crate::kinds::EntryAt;
 use crate::kinds::{Role, TurnKind};
 use crate::rounds;
 use crate::rows::User;

@@ -45,7 +45,8 @@ pub trait Store {
     fn stored_body(&mut self, stored: Self::Stored, conv: Uuid, turn: Uuid) -> Result<Option<Body>>;
     /// Why the turn cannot be read: another conversation's, or not visible.
     fn missing_turn(&mut self, conv: Uuid, turn: Uuid) -> Error;
-    /// The turn's rounds a request carries, each sent one checked against its digest.
+    /// The turn's rounds in order, each one a request carried checked against its digest
+    /// (the load keeps those a request can carry).
     fn rounds(&mut self, conv: Uuid, turn: Uuid) -> Result<Vec<Round>>;
     /// The turn's seal: what it froze, and its body (verified).
     fn seal(&mut self, conv: Uuid, turn: &Turn) -> Result<Sealed>;
@@ -137,15 +138,7 @@ pub fn load<S: Store>(store: &mut S, conv: Uuid, turn: Uuid, read: Read) -> Resu
     let Some((mut t, sealed)) = found else {
         return Err(store.missing_turn(conv, turn));
     };
-    let next = after_turn(&t, sealed);
-    let rounds = match next.rounds {
-        true => store.rounds(conv, turn)?,
-        false => Vec::new(),
-    };
-    let seal = match next.seal {
-        true => Some(store.seal(conv, &t)?),
-        false => None,
-    };
+    let (rounds, seal) = after(store, conv, &t, sealed)?;
     // A Side's history (a sealed turn renders from its seal, not from history).
     let captured = match captures(&conversation, capture, seal.is_some()) {
         Some((parent, captured_turn, state)) => store.captures(conv, parent, captured_turn, state)?,
@@ -197,6 +190,25 @@ pub fn load<S: Store>(store: &mut S, conv: Uuid, turn: Uuid, read: Read) -> Resu
         diagnostics_previous,
         summary_floor,
     })))
+}
+
+/// What [`after_turn`] names: the rounds a request can carry (a run's), the seal of a
+/// sealed turn.
+fn after<S: Store>(store: &mut S, conv: Uuid, t: &Turn, sealed: bool) -> Result<(Vec<Round>, Option<Sealed>)> {
+    let next = after_turn(t, sealed);
+    let rounds = match next.rounds {
+        true => {
+            let mut rounds = store.rounds(conv, t.id)?;
+            crate::rounds::keep_sendable(&mut rounds);
+            rounds
+        }
+        false => Vec::new(),
+    };
+    let seal = match next.seal {
+        true => Some(store.seal(conv, t)?),
+        false => None,
+    };
+    Ok((rounds, seal))
 }
 
 /// No such conversation, or one whose row or workspace row-level security hides.

@@ -395,7 +395,7 @@ impl Round {
 /// Keeps the rounds a request may carry: those before the first round that awaits its
 /// results (a compile between a response and its tool results sends the request that
 /// response answered, and marks nothing sent).
-pub fn keep_sendable(rounds: &mut Vec<Round>) {
+pub(crate) fn keep_sendable(rounds: &mut Vec<Round>) {
     if let Some(at) = rounds.iter().position(Round::awaits_results) {
         rounds.truncate(at);
     }

@@ -11,7 +11,8 @@ use uuid::Uuid;
 
 use crate::pg::spi::{first, pg_uuid, run, Query};
 use pgprompt_core::context::{Captured, Context, HistoryTurn, Host};
-use pgprompt_core::history::{self, EntryAt, HistorySource};
+use pgprompt_core::history::{self, HistorySource};
+use pgprompt_core::kinds::EntryAt;
 use pgprompt_core::reads;
 use pgprompt_core::rounds::Round;
 use pgprompt_core::rows::{TurnKind, User};

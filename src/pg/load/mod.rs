@@ -331,12 +331,12 @@ static CURRENT_ROUNDS: LazyLock<Query> = LazyLock::new(|| {
     )
 });
 
-/// The turn's rounds a request carries: each round a request already carried is checked
-/// against the digest of what was sent (`data_corrupted` when it no longer matches), and
-/// a newest round whose calls still await their results is left out (the request it
-/// answered is what the provider can take).
+/// The turn's rounds: each round a request already carried is checked against the
+/// digest of what was sent (`data_corrupted` when it no longer matches). The load leaves
+/// out a newest round whose calls still await their results (`reads::load`: the request
+/// it answered is what the provider can take).
 fn current_rounds(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Result<Vec<Round>> {
-    let mut rounds = run(
+    let rounds = run(
         client,
         &CURRENT_ROUNDS,
         &[pg_uuid(conv).into(), pg_uuid(turn).into()],
@@ -356,7 +356,6 @@ fn current_rounds(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Result<Vec<
             Ok(Some(round))
         },
     )?;
-    pgprompt_core::rounds::keep_sendable(&mut rounds);
     Ok(rounds)
 }
 
