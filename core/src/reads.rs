@@ -24,8 +24,9 @@ use crate::wire::Body;
 
 /// The statements a turn's load runs, run by the extension (over SPI, as the caller, so
 /// row-level security decides what is read): [`load`] decides which to run, in which
-/// order, from what the ones before returned. Each method is one statement (history's
-/// batches are read apart, by the compile).
+/// order, from what the ones before returned. Each method is one read: one statement, or
+/// the few the seal's nodes, a Side's parents and a calibrated model's margin add
+/// (history's batches are read apart, by the compile).
 pub trait Store {
     /// A sealed turn's stored pointers, as the first statement reads them.
     type Stored;
