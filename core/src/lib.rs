@@ -107,3 +107,27 @@ mod suite_stable_trim;
 #[cfg(test)]
 #[path = "../tests/thinking.rs"]
 mod suite_thinking;
+
+#[cfg(test)]
+mod suites {
+    /// Every file of tests/ is one of the suites above: with `autotests = false`, a suite
+    /// left out of lib.rs would never run.
+    #[test]
+    fn every_suite_in_tests_is_compiled_into_the_crate() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let lib = std::fs::read_to_string(root.join("src/lib.rs")).expect("lib.rs");
+        let mut files: Vec<String> = std::fs::read_dir(root.join("tests"))
+            .expect("tests/")
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|n| n.ends_with(".rs"))
+            .collect();
+        files.sort();
+        assert!(!files.is_empty());
+        for f in files {
+            assert!(
+                lib.contains(&format!("#[path = \"../tests/{f}\"]")),
+                "tests/{f} is not compiled into the crate's tests (src/lib.rs)"
+            );
+        }
+    }
+}
