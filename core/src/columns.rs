@@ -215,3 +215,117 @@ impl Round {
         rounds::parse_values(n, [&assistant, &results, &steers], c.need_bool("aborted")?, Some(turn))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+
+    /// A row as a map of columns, for the readers (NULL: absent; a `json` column mapped to
+    /// `None`: nested deeper than serde_json reads).
+    #[derive(Default)]
+    struct Row {
+        text: HashMap<&'static str, String>,
+        json: HashMap<&'static str, Option<Value>>,
+        boolean: HashMap<&'static str, bool>,
+        int: HashMap<&'static str, i64>,
+    }
+
+    impl Columns for Row {
+        fn what(&self) -> &str {
+            "a test row"
+        }
+        fn text(&self, name: &str) -> Option<String> {
+            self.text.get(name).cloned()
+        }
+        fn uuid(&self, name: &str) -> Option<Uuid> {
+            self.text.get(name).and_then(|t| t.parse().ok())
+        }
+        fn int4(&self, name: &str) -> Option<i32> {
+            self.int.get(name).and_then(|n| i32::try_from(*n).ok())
+        }
+        fn int8(&self, name: &str) -> Option<i64> {
+            self.int.get(name).copied()
+        }
+        fn float4(&self, _: &str) -> Option<f32> {
+            None
+        }
+        fn boolean(&self, name: &str) -> Option<bool> {
+            self.boolean.get(name).copied()
+        }
+        fn days(&self, name: &str) -> Option<i32> {
+            self.int4(name)
+        }
+        fn ints(&self, _: &str) -> Vec<Option<i32>> {
+            Vec::new()
+        }
+        fn jsonb(&self, name: &str) -> std::result::Result<Option<Value>, ()> {
+            match self.json.get(name) {
+                None => Ok(None),
+                Some(Some(v)) => Ok(Some(v.clone())),
+                Some(None) => Err(()),
+            }
+        }
+    }
+
+    fn turn_row() -> Row {
+        let mut r = Row::default();
+        r.text.insert("id", Uuid::from_u128(1).to_string());
+        r.int.insert("seq", 3);
+        r.text.insert("kind", "reply".into());
+        r.text.insert("mode", "direct_reply".into());
+        for (name, v) in [
+            ("inline", "[]"),
+            ("variables", "{}"),
+            ("callables", "[]"),
+            ("request_options", "{}"),
+        ] {
+            r.json.insert(name, Some(serde_json::from_str(v).expect("json")));
+        }
+        r.boolean.insert("sealed", false);
+        r.int.insert("created_on", 9830);
+        r
+    }
+
+    #[test]
+    fn a_turn_reads_each_column_by_name_and_a_null_where_a_value_is_needed_is_data_corrupted() {
+        let (t, sealed) = Turn::from_columns(&turn_row(), true).expect("a turn").expect("a row");
+        assert_eq!((t.seq, t.date.as_str(), sealed), (3, "2026-11-30", false));
+        let (undated, _) = Turn::from_columns(&turn_row(), false).expect("a turn").expect("a row");
+        assert_eq!(undated.date, "", "read later, with the workspace");
+        let mut no_mode = turn_row();
+        no_mode.text.remove("mode");
+        let e = Turn::from_columns(&no_mode, true).expect_err("refused");
+        assert_eq!(e.code, Code::DataCorrupted);
+        assert!(
+            e.message.contains(r#"column "mode" of a test row is NULL"#),
+            "{}",
+            e.message
+        );
+        let mut empty = turn_row();
+        empty.text.remove("id");
+        assert!(
+            Turn::from_columns(&empty, true).expect("no turn").is_none(),
+            "a left join's empty side"
+        );
+    }
+
+    #[test]
+    fn a_round_nested_deeper_than_serde_reads_is_round_invalid_naming_its_column() {
+        let mut r = Row::default();
+        r.int.insert("n", 2);
+        r.json.insert("assistant", None);
+        r.json.insert("results", Some(Value::Array(Vec::new())));
+        r.json.insert("steers", Some(Value::Array(Vec::new())));
+        r.boolean.insert("aborted", false);
+        let e = Round::from_columns(&r, Uuid::from_u128(9)).expect_err("refused");
+        assert_eq!(e.code, Code::RoundInvalid);
+        assert!(e.message.contains("round 2 of turn"), "{}", e.message);
+        assert!(
+            e.message.contains("assistant nests deeper than 128 levels"),
+            "{}",
+            e.message
+        );
+    }
+}

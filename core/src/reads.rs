@@ -614,3 +614,195 @@ mod tests {
         assert_eq!(history_users(&batch, &known), vec![id(20)]);
     }
 }
+
+#[cfg(test)]
+mod load_tests {
+    //! `load` against a fake `Store` that records each read it is asked for: the order
+    //! and the choice of statements, decided here and nowhere else.
+    use super::*;
+    use crate::kinds::{Mode, TurnKind, UserKind};
+    use crate::rows::Model;
+
+    fn id(n: u128) -> Uuid {
+        Uuid::from_u128(n)
+    }
+
+    /// A conversation with one reply turn (a run), its answerer and its model.
+    struct Fake {
+        calls: Vec<&'static str>,
+        conversation: bool,
+        turn: Option<(Turn, bool)>,
+        stored: Option<Body>,
+    }
+
+    impl Fake {
+        fn new(turn: Option<(Turn, bool)>) -> Fake {
+            Fake {
+                calls: Vec::new(),
+                conversation: true,
+                turn,
+                stored: None,
+            }
+        }
+    }
+
+    fn run_turn() -> Turn {
+        let mut t = Turn::new(id(100), 5, TurnKind::Reply);
+        t.mode = Mode::Run;
+        t.model = Some("claude".into());
+        t
+    }
+
+    impl Store for Fake {
+        type Stored = ();
+        type Instant = ();
+        fn first(&mut self, conv: Uuid, _: Uuid, stored_first: bool) -> Result<Option<First<(), ()>>> {
+            self.calls.push("first");
+            Ok(self.conversation.then(|| First {
+                conversation: Conversation {
+                    id: conv,
+                    workspace_id: id(2),
+                    kind: "conversation".into(),
+                    answerer_id: Some(id(10)),
+                    creator_id: Some(id(11)),
+                    origin_channel: None,
+                    root_id: None,
+                },
+                capture: (None, None, CaptureState::default()),
+                stored: (stored_first && self.stored.is_some()).then_some(()),
+                turn: self.turn.clone(),
+                created_at: Some(()),
+                summary_floor: None,
+            }))
+        }
+        fn stored_body(&mut self, _: (), _: Uuid, _: Uuid) -> Result<Option<Body>> {
+            self.calls.push("stored_body");
+            Ok(self.stored.clone())
+        }
+        fn missing_turn(&mut self, _: Uuid, turn: Uuid) -> Error {
+            self.calls.push("missing_turn");
+            Error::new(crate::error::Code::TurnNotFound, format!("turn {turn} does not exist"))
+        }
+        fn rounds(&mut self, _: Uuid, _: Uuid) -> Result<Vec<Round>> {
+            self.calls.push("rounds");
+            let call = r#"[{"type": "tool_call", "id": "c1", "name": "x", "input": {}}]"#;
+            let result = r#"[{"call_id": "c1", "content": "ok"}]"#;
+            Ok(vec![
+                crate::testing::round(1, call, result, "[]", false),
+                crate::testing::round(2, call, "[]", "[]", false),
+            ])
+        }
+        fn seal(&mut self, _: Uuid, _: &Turn) -> Result<Sealed> {
+            self.calls.push("seal");
+            Err(Error::new(crate::error::Code::DataCorrupted, "no seal in this fake"))
+        }
+        fn captures(&mut self, _: Uuid, _: Option<Uuid>, _: Uuid, _: CaptureState) -> Result<Vec<Captured>> {
+            self.calls.push("captures");
+            Ok(Vec::new())
+        }
+        fn references(
+            &mut self,
+            conversation: &Conversation,
+            _: Option<()>,
+            users: &[Uuid],
+            models: Option<ModelRows>,
+        ) -> Result<Option<References>> {
+            self.calls.push("references");
+            assert_eq!(users, &[id(10), id(11)], "the answerer and the creator");
+            let models = models.expect("an unsealed turn reads its models");
+            assert_eq!(
+                (models.names, models.answerer),
+                (vec!["claude".to_string()], Some(id(10)))
+            );
+            let lark = User::new(id(10), "lark", UserKind::Agent);
+            Ok(Some(References {
+                workspace: Workspace {
+                    id: conversation.workspace_id,
+                    name: Some("Acme".into()),
+                    timezone: "UTC".into(),
+                    paths: Vec::new(),
+                },
+                day: "2026-12-04".into(),
+                users: [(id(10), lark)].into_iter().collect(),
+                models: [(
+                    "claude".to_string(),
+                    Model::new("claude", crate::kinds::Wire::Anthropic),
+                )]
+                .into_iter()
+                .collect(),
+            }))
+        }
+        fn previous_response(&mut self, _: &Conversation, _: &Turn) -> Result<Option<String>> {
+            self.calls.push("previous_response");
+            Ok(None)
+        }
+        fn answerer_rows(
+            &mut self,
+            wanted: &AnswererRows,
+            _: Uuid,
+            _: Uuid,
+        ) -> Result<(Vec<Document>, Vec<Memory>, Vec<Skill>)> {
+            self.calls.push("answerer_rows");
+            assert_eq!(wanted.answerer, id(10));
+            Ok((Vec::new(), Vec::new(), Vec::new()))
+        }
+    }
+
+    #[test]
+    fn an_unsealed_run_reads_its_rounds_then_its_references_then_its_answerer_rows() {
+        let mut store = Fake::new(Some((run_turn(), false)));
+        let Loaded::Context(ctx) = load(&mut store, id(1), id(100), Read::Body).expect("a load") else {
+            panic!("an unsealed turn is compiled, not read from storage");
+        };
+        assert_eq!(store.calls, ["first", "rounds", "references", "answerer_rows"]);
+        assert_eq!(
+            ctx.turn.date, "2026-12-04",
+            "the turn's day, in the workspace's time zone"
+        );
+        assert_eq!(
+            ctx.rounds.iter().map(|r| r.n).collect::<Vec<_>>(),
+            [1],
+            "a round whose calls await their results is not carried"
+        );
+        assert_eq!(ctx.workspace.name.as_deref(), Some("Acme"));
+    }
+
+    #[test]
+    fn a_compile_of_a_stored_body_reads_nothing_else() {
+        let mut store = Fake::new(None);
+        store.stored = Some(Body {
+            head: "{".into(),
+            elements: Vec::new(),
+            tail: "}".into(),
+        });
+        let Loaded::Stored(body) = load(&mut store, id(1), id(100), Read::Body).expect("a load") else {
+            panic!("the stored body");
+        };
+        assert_eq!(body.text(), "{}");
+        assert_eq!(store.calls, ["first", "stored_body"]);
+        // An estimate never takes the stored body: it reads the turn.
+        let mut store = Fake::new(None);
+        store.stored = Some(body);
+        let e = load(&mut store, id(1), id(100), Read::Explain).err().expect("no turn");
+        assert_eq!(e.code, crate::error::Code::TurnNotFound);
+        assert_eq!(store.calls, ["first", "missing_turn"]);
+    }
+
+    #[test]
+    fn no_conversation_is_conversation_not_found_and_a_failed_read_stops_the_load() {
+        let mut store = Fake::new(Some((run_turn(), false)));
+        store.conversation = false;
+        let e = load(&mut store, id(1), id(100), Read::Body)
+            .err()
+            .expect("no conversation");
+        assert_eq!(e.code, crate::error::Code::ConversationNotFound);
+        assert_eq!(store.calls, ["first"]);
+        // A sealed turn reads its seal; when that read fails, nothing after it runs.
+        let mut store = Fake::new(Some((run_turn(), true)));
+        let e = load(&mut store, id(1), id(100), Read::Explain)
+            .err()
+            .expect("the seal fails");
+        assert_eq!(e.code, crate::error::Code::DataCorrupted);
+        assert_eq!(store.calls, ["first", "rounds", "seal"]);
+    }
+}

@@ -3,8 +3,8 @@
 //! entries, turn fields, rounds and texts go through every entry point; nothing may
 //! panic, and every refusal carries its code.
 //!
-//!     cargo test -p pgprompt-core --features testing --test fuzz   # the short run (tests)
-//!     PGPROMPT_FUZZ_ITERATIONS=200000 cargo test -p pgprompt-core --release --features testing --test fuzz   # a long run
+//!     cargo test -p pgprompt-core --lib suite_fuzz   # the short run (tests)
+//!     PGPROMPT_FUZZ_ITERATIONS=200000 cargo test -p pgprompt-core --release --lib suite_fuzz   # a long run
 //!
 //! Seeds of interest live in tests/fuzz/corpus.json and are always run.
 

@@ -6,8 +6,8 @@
 //! into `tests/golden/refusals.json`. A change of any message, pointer or code, or of
 //! what a reader accepts, changes a digest.
 //!
-//!     GOLDEN_UPDATE=1 cargo test -p pgprompt-core --test golden_refusals   # rewrite
-//!     REFUSALS_DUMP=/tmp/a.txt cargo test -p pgprompt-core --test golden_refusals   # every case, to diff two checkouts
+//!     GOLDEN_UPDATE=1 cargo test -p pgprompt-core --lib suite_golden_refusals   # rewrite
+//!     REFUSALS_DUMP=/tmp/a.txt cargo test -p pgprompt-core --lib suite_golden_refusals   # every case, to diff two checkouts
 //!
 //! The JSON readers moved onto one mechanism (`json_at`) with this corpus, and one of
 //! 4,000 cases a reader, identical before and after (run in two checkouts), but for the
