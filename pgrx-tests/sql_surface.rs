@@ -662,11 +662,12 @@ fn raised(f: impl FnOnce() + std::panic::UnwindSafe) -> Option<String> {
 
 #[pg_test]
 fn a_reader_takes_columns_by_name_and_a_swapped_column_or_a_null_is_an_error_naming_it() {
-    use crate::pg::load::{read_turn, turn_columns, TURN};
+    use crate::pg::load::{turn_columns, TURN};
+    use pgprompt_core::rows::Turn;
     use crate::pg::spi::{run, Query};
     let read = |sql: String| {
         let q = Query::new("a turn row", sql, &TURN);
-        Spi::connect(|client| run(client, &q, &[], read_turn).map(|rows| rows.len()))
+        Spi::connect(|client| run(client, &q, &[], |c| Turn::from_columns(c, true)).map(|rows| rows.len()))
     };
     let columns = turn_columns("'UTC'");
     let sql = |cols: &str| format!("SELECT {cols} FROM prompt.turns t");

@@ -15,11 +15,11 @@ use pgprompt_core::history::{self, HistorySource};
 use pgprompt_core::kinds::EntryAt;
 use pgprompt_core::reads;
 use pgprompt_core::rounds::Round;
-use pgprompt_core::rows::{TurnKind, User};
+use pgprompt_core::rows::{Turn, TurnKind, User};
 use pgprompt_core::seal;
 use pgprompt_core::{Error, Result};
 
-use super::rows::{load_users, read_round, read_turn, turn_columns, ROUND, TURN};
+use super::rows::{load_users, turn_columns, ROUND, TURN};
 use pgprompt_core::Columns as _;
 
 /// The seq of conversation `conv`'s newest summary turn before seq `before` (SQL
@@ -198,14 +198,14 @@ impl HistorySource for SpiHistory<'_, '_> {
                     timezone.into(),
                 ],
                 |c| match c.need_text("row_of")?.as_str() {
-                    "turn" => Ok(read_turn(c)?.map(|(turn, _)| HistoryTurn {
+                    "turn" => Ok(Turn::from_columns(c, true)?.map(|(turn, _)| HistoryTurn {
                         turn,
                         rounds: Vec::new(),
                         host,
                     })),
                     "round" => {
                         let turn = c.need_uuid("turn_id")?;
-                        rounds.entry(turn).or_default().push(read_round(c, turn)?);
+                        rounds.entry(turn).or_default().push(Round::from_columns(c, turn)?);
                         Ok(None)
                     }
                     other => c.unread_part(other),

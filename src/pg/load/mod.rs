@@ -29,7 +29,7 @@ use super::spi::{core_uuid, first, pg_uuid, run, Cols, Query};
 use pgprompt_core::context::{CaptureState, Captured, Context};
 use pgprompt_core::reads;
 use pgprompt_core::rounds::Round;
-use pgprompt_core::rows::{Conversation, Document, Memory, Skill, Turn, Workspace};
+use pgprompt_core::rows::{Conversation, Document, Memory, Model, Skill, Turn, User, Workspace};
 use pgprompt_core::seal::Sealed;
 use pgprompt_core::Body;
 use pgprompt_core::{Code, Error, Result};
@@ -38,14 +38,14 @@ use pgrx::datum::TimestampWithTimeZone;
 use answerer::answerer_rows;
 use captures::{capture_columns, capture_state, side_captures, Capture, CAPTURE_COLUMNS};
 use pgprompt_core::Columns as _;
-use rows::{read_round, ROUND};
+use rows::ROUND;
 
 pub use history::SpiHistory;
 pub(crate) use rows::TURN;
 pub(super) use rows::{load_users, models};
 // The turn row's reader is the crate's for a #[pg_test] that swaps its columns.
 #[cfg(any(test, feature = "pg_test"))]
-pub(crate) use rows::{read_turn, turn_columns};
+pub(crate) use rows::turn_columns;
 
 /// The conversation `$1` and its capture; for a compile, with the seal's pointers where
 /// the turn is its stored body (`seals::STORED_JOIN`); the turn `$2` (its creation day is
@@ -127,7 +127,7 @@ fn first_row(c: &Cols<'_>, conv: Uuid) -> Result<reads::First<seals::StoredSeal,
     let (conversation, capture) = conversation_row(c, conv)?;
     let stored = seals::StoredSeal::read(c);
     let turn = match stored.as_ref().is_none_or(seals::StoredSeal::pruned) {
-        true => rows::read_undated(c)?,
+        true => Turn::from_columns(c, false)?,
         false => None,
     };
     Ok(reads::First {
@@ -242,10 +242,10 @@ fn workspace_users_models(
         match c.need_text("row_of")?.as_str() {
             "workspace" => workspace = Some((workspace_row(c)?, c.date("created_on")?)),
             "user" => {
-                let u = rows::read_user(c)?;
+                let u = User::from_columns(c)?;
                 users.insert(u.id, u);
             }
-            "model" => models.push(rows::read_model(c)?),
+            "model" => models.push(Model::from_columns(c)?),
             other => c.unread_part(other),
         }
         Ok::<Option<()>, Error>(None)
@@ -341,7 +341,7 @@ fn current_rounds(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Result<Vec<
         &CURRENT_ROUNDS,
         &[pg_uuid(conv).into(), pg_uuid(turn).into()],
         |c| {
-            let round = read_round(c, turn)?;
+            let round = Round::from_columns(c, turn)?;
             if !c.need::<bool>("intact")? {
                 return Err(Error::new(
                     Code::DataCorrupted,

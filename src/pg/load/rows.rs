@@ -1,5 +1,6 @@
-//! The rows more than one read takes, each declared once by name beside its reader: a
-//! turn (the compiled one and history's), a user, a model, a round.
+//! The rows more than one read takes, each query declared once with its columns by name
+//! (the core reads them: `core/src/columns.rs`): a turn (the compiled one and history's), a
+//! user, a model, a round.
 
 use std::collections::HashMap;
 use std::sync::LazyLock;
@@ -8,19 +9,18 @@ use pgrx::pg_sys::{BOOLOID, DATEOID, FLOAT4OID, INT4ARRAYOID, INT4OID, INT8OID, 
 use pgrx::spi::SpiClient;
 use uuid::Uuid;
 
-use crate::pg::spi::{pg_uuid, run, Cols, Column, Query};
-use pgprompt_core::rounds::Round;
-use pgprompt_core::rows::{Model, Turn, User};
+use crate::pg::spi::{pg_uuid, run, Column, Query};
+use pgprompt_core::rows::{Model, User};
 use pgprompt_core::{Error, Result};
 
-/// The turn columns [`read_turn`] takes, as the SQL names them, its creation day in the
+/// The turn columns `Turn::from_columns` takes, as the SQL names them, its creation day in the
 /// time zone `tz`.
 pub(crate) fn turn_columns(tz: &str) -> String {
     turn_select(&format!("(t.created_at AT TIME ZONE {tz})::date"))
 }
 
 /// The turn columns with `created_on` the SQL expression `day` (`NULL::date` where the
-/// day is read later, with the workspace: [`read_undated`]).
+/// day is read later, with the workspace: `Turn::from_columns` undated).
 pub(super) fn turn_select(day: &str) -> String {
     format!(
         "t.id, t.seq, t.kind, t.role, t.author_id, t.answerer_id, t.poster_id, t.content, t.prompt, t.origin, \
@@ -63,17 +63,6 @@ pub(crate) const TURN: [Column; 28] = [
     ("sealed", BOOLOID),
 ];
 
-/// A turn as stored, its JSON columns parsed once (`None`: no turn, a left join's
-/// empty side). Returns whether it is sealed too.
-pub(crate) fn read_turn(c: &Cols<'_>) -> Result<Option<(Turn, bool)>> {
-    Turn::from_columns(c, true)
-}
-
-/// A turn as [`read_turn`] reads it, but for its creation day (`created_on` not read).
-pub(super) fn read_undated(c: &Cols<'_>) -> Result<Option<(Turn, bool)>> {
-    Turn::from_columns(c, false)
-}
-
 /// The user rows whose ids are the array `ids` (an SQL parameter), and their stewards.
 pub(super) fn users_sql(ids: &str) -> String {
     format!(
@@ -83,7 +72,7 @@ pub(super) fn users_sql(ids: &str) -> String {
     )
 }
 
-/// The columns of [`users_sql`], read by [`read_user`].
+/// The columns of [`users_sql`], read by `User::from_columns`.
 pub(super) const USER: [Column; 11] = [
     ("id", UUIDOID),
     ("handle", TEXTOID),
@@ -105,12 +94,7 @@ pub(crate) fn load_users(client: &SpiClient<'_>, ids: &[Uuid]) -> Result<Vec<Use
         return Ok(Vec::new());
     }
     let ids: Vec<pgrx::Uuid> = ids.iter().copied().map(pg_uuid).collect();
-    run(client, &USERS, &[ids.into()], |c| read_user(c).map(Some))
-}
-
-/// A user as stored, from the columns of [`USER`].
-pub(super) fn read_user(c: &Cols<'_>) -> Result<User> {
-    User::from_columns(c)
+    run(client, &USERS, &[ids.into()], |c| User::from_columns(c).map(Some))
 }
 
 /// The model rows `filter` (an SQL condition on `m`) keeps, each with its profile and
@@ -133,7 +117,7 @@ pub(super) fn models_sql(filter: &str) -> String {
     )
 }
 
-/// The columns of [`models_sql`], read by [`read_model`].
+/// The columns of [`models_sql`], read by `Model::from_columns`.
 pub(super) const MODEL: [Column; 15] = [
     ("name", TEXTOID),
     ("wire", TEXTOID),
@@ -160,27 +144,20 @@ pub(crate) fn models(client: &SpiClient<'_>, names: &[String]) -> Result<HashMap
     if names.is_empty() {
         return Ok(HashMap::new());
     }
-    let models = run(client, &MODELS, &[names.to_vec().into()], |c| read_model(c).map(Some))?;
+    let models = run(client, &MODELS, &[names.to_vec().into()], |c| {
+        Model::from_columns(c).map(Some)
+    })?;
     with_calibration(client, models)
 }
 
-/// A model as stored, from the columns of [`MODEL`], and whether its margin is calibrated.
-pub(super) fn read_model(c: &Cols<'_>) -> Result<(String, Model, bool)> {
-    let (m, auto) = Model::from_columns(c)?;
-    Ok((m.name.clone(), m, auto))
-}
-
 /// The models read, by name, each with token_margin_auto at least its calibration.
-pub(super) fn with_calibration(
-    client: &SpiClient<'_>,
-    models: Vec<(String, Model, bool)>,
-) -> Result<HashMap<String, Model>> {
+pub(super) fn with_calibration(client: &SpiClient<'_>, models: Vec<(Model, bool)>) -> Result<HashMap<String, Model>> {
     let mut out = HashMap::with_capacity(models.len());
-    for (name, mut m, auto) in models {
+    for (mut m, auto) in models {
         if auto {
-            m.token_margin = m.token_margin.max(calibrated(client, &name)?);
+            m.token_margin = m.token_margin.max(calibrated(client, &m.name)?);
         }
-        out.insert(name, m);
+        out.insert(m.name.clone(), m);
     }
     Ok(out)
 }
@@ -205,7 +182,7 @@ fn calibrated(client: &SpiClient<'_>, model: &str) -> Result<f32> {
     Ok(rows.into_iter().next().unwrap_or(0.0).clamp(0.0, 10.0))
 }
 
-/// The columns [`read_round`] takes.
+/// The columns `Round::from_columns` takes.
 pub(super) const ROUND: [Column; 5] = [
     ("n", INT4OID),
     ("assistant", JSONBOID),
@@ -213,8 +190,3 @@ pub(super) const ROUND: [Column; 5] = [
     ("steers", JSONBOID),
     ("aborted", BOOLOID),
 ];
-
-/// A round as stored, parsed once (`turn` names it in errors).
-pub(super) fn read_round(c: &Cols<'_>, turn: Uuid) -> Result<Round> {
-    Round::from_columns(c, turn)
-}
