@@ -229,6 +229,16 @@ impl Error {
         self.hint = Some(hint.into());
         self
     }
+
+    /// `conversation_not_found`: no such conversation, or one whose row (or workspace)
+    /// row-level security hides from the caller (a compile's load, `transcript`).
+    pub fn conversation_not_found(conv: uuid::Uuid) -> Self {
+        Error::new(
+            Code::ConversationNotFound,
+            format!("conversation {conv} does not exist"),
+        )
+        .hint("The id may be wrong, or row-level security may hide the conversation from this role.")
+    }
 }
 
 impl fmt::Display for Error {

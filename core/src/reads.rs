@@ -131,7 +131,7 @@ pub fn load<S: Store>(store: &mut S, conv: Uuid, turn: Uuid, read: Read) -> Resu
         summary_floor,
     }) = first
     else {
-        return Err(conversation_not_found(conv));
+        return Err(Error::conversation_not_found(conv));
     };
     if let Some(body) = stored.map(|s| store.stored_body(s, conv, turn)).transpose()?.flatten() {
         return Ok(Loaded::Stored(body));
@@ -161,7 +161,7 @@ pub fn load<S: Store>(store: &mut S, conv: Uuid, turn: Uuid, read: Read) -> Resu
                 &ids,
                 models(&conversation, &t, seal.is_some()),
             )?
-            .ok_or_else(|| conversation_not_found(conv))?,
+            .ok_or_else(|| Error::conversation_not_found(conv))?,
         false => References::unread(&conversation),
     };
     t.date = day;
@@ -210,15 +210,6 @@ fn after<S: Store>(store: &mut S, conv: Uuid, t: &Turn, sealed: bool) -> Result<
         false => None,
     };
     Ok((rounds, seal))
-}
-
-/// No such conversation, or one whose row or workspace row-level security hides.
-fn conversation_not_found(conv: Uuid) -> Error {
-    Error::new(
-        crate::error::Code::ConversationNotFound,
-        format!("conversation {conv} does not exist"),
-    )
-    .hint("The id may be wrong, or row-level security may hide the conversation from this role.")
 }
 
 impl References {

@@ -11,7 +11,7 @@ use super::load::{load_users, missing_turn};
 use super::spi::{core_uuid, first, pg_uuid, run, Query};
 use pgprompt_core::rows::{Turn, TurnKind};
 use pgprompt_core::Columns as _;
-use pgprompt_core::{Code, Error};
+use pgprompt_core::Error;
 
 static CONVERSATION: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
@@ -61,13 +61,7 @@ fn transcript(conversation_id: pgrx::Uuid, through_turn_id: pgrx::Uuid) -> Strin
         })
         .or_raise();
         let Some(&(creator, answerer)) = people.first() else {
-            raise(
-                Error::new(
-                    Code::ConversationNotFound,
-                    format!("conversation {conv} does not exist"),
-                )
-                .hint("The id may be wrong, or row-level security may hide the conversation from this role."),
-            );
+            raise(Error::conversation_not_found(conv));
         };
         let Some(seq) = first::<i64>(client, &THROUGH, &[pg_uuid(conv).into(), pg_uuid(through).into()]) else {
             raise(missing_turn(client, conv, through));
