@@ -68,7 +68,7 @@ fn parse_json<'a>(input: impl JsonInput<'a>, code: Code, column: &str) -> Result
 }
 
 /// Refuses a text over the 64 KiB bound.
-pub fn check_size(text: &str, what: &str) -> Result<()> {
+pub(crate) fn check_size(text: &str, what: &str) -> Result<()> {
     if text.len() > MAX_TEXT_BYTES {
         return Err(Error::new(
             Code::DocumentTooLarge,

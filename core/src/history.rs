@@ -81,12 +81,12 @@ impl HistorySource for VecHistory {
 }
 
 /// The line that opens a summary turn's history item, before its content.
-pub const SUMMARY_HEADER: &str = "[Summary of the earlier conversation]\n";
+pub(crate) const SUMMARY_HEADER: &str = "[Summary of the earlier conversation]\n";
 pub(crate) const ROUNDS_SUMMARY_HEADER: &str = "[Summary of the earlier rounds]\n";
 
 /// One entry of a turn, oldest first within the turn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Plan {
+pub(crate) enum Plan {
     /// A message turn's content in its role.
     Message,
     /// A summary turn.
@@ -125,7 +125,12 @@ fn correspondent_seed_shown(ht: &HistoryTurn, a: Uuid) -> bool {
 /// (or the in-turn summary in its place), each round from `summary_round` on, and a
 /// direct reply's answer (unless a summary replaced it). The write triggers store their number (`turns.own_entries`)
 /// through the same function, so counting history never reads its text.
-pub fn own_plan(has_summary: bool, summary_round: Option<i32>, round_ns: &[i32], has_content: bool) -> Vec<Plan> {
+pub(crate) fn own_plan(
+    has_summary: bool,
+    summary_round: Option<i32>,
+    round_ns: &[i32],
+    has_content: bool,
+) -> Vec<Plan> {
     let mut out = Vec::with_capacity(round_ns.len() + 2);
     let from = if has_summary {
         out.push(Plan::RoundsSummary);

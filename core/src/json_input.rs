@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 
 /// A JSON column's value as its caller holds it: read already (the loader takes jsonb
 /// columns from their binary form), or as JSON text, parsed here.
-pub trait JsonInput<'a> {
+pub(crate) trait JsonInput<'a> {
     /// The value; `not_json` makes the refusal of a text that is not JSON (given the
     /// parser's message).
     fn value(self, not_json: impl FnOnce(String) -> Error) -> Result<Cow<'a, Value>>;

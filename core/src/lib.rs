@@ -21,50 +21,52 @@ pub(crate) mod blocks;
 pub mod bounds;
 pub(crate) mod budget;
 pub mod cache;
+mod checks;
 mod columns;
 mod compile;
 pub mod context;
 pub mod envelope;
 mod error;
 pub(crate) mod estimate;
-pub mod fields;
-pub mod history;
+pub(crate) mod fields;
+pub(crate) mod history;
 pub(crate) mod items;
 pub(crate) mod json_at;
 pub(crate) mod json_input;
 pub mod kinds;
-pub mod macros;
-pub mod options;
+pub(crate) mod macros;
+pub(crate) mod options;
 pub(crate) mod part_json;
-pub mod profile;
+pub(crate) mod profile;
 pub mod reads;
 pub mod response;
-pub mod rounds;
+pub(crate) mod rounds;
 pub mod rows;
 pub mod seal;
-pub mod template;
+pub(crate) mod template;
 pub mod tokens;
 pub mod transcript;
 pub(crate) mod voice;
 mod wire;
 
+pub use checks::{
+    check_document, check_options_wire, check_request_options, check_round, check_template, own_entries, row_tokens,
+    template_problems,
+};
 pub use columns::Columns;
 pub use compile::{
     compile,
     compiler::{Output, Purpose, SealDraft},
-    finish::template_error,
     full_request,
     skills::skills_for_turn,
     stateful::answerer as stateful_answerer,
 };
 pub use error::{quote, Code, Error, Result};
-pub use wire::{
-    count::count_body,
-    json::pretty,
-    options::resolve_options,
-    read_response,
-    shape::{Body, DEFAULT_MAX_TOKENS},
-};
+pub use fields::{check_shape, check_turn, preface_json};
+pub use history::{stored_entries, HistorySource, StoredCount};
+pub use rounds::{check_place as check_round_place, Round};
+pub use template::Problem as TemplateProblem;
+pub use wire::{count::count_body, json::pretty, read_response, shape::Body};
 
 #[cfg(test)]
 mod testing;

@@ -75,7 +75,7 @@ fn memchr_braces(bytes: &[u8]) -> Option<usize> {
 
 /// Refuses the first word that is neither a macro nor accepted by `is_variable`.
 /// `place` names where the text lives, for the message (`document "persona"`).
-pub fn check(text: &str, is_variable: &dyn Fn(&str) -> bool, place: &str) -> Result<()> {
+pub(crate) fn check(text: &str, is_variable: &dyn Fn(&str) -> bool, place: &str) -> Result<()> {
     match first_unknown(text, is_variable) {
         None => Ok(()),
         Some(word) => Err(unknown_error(word, place)),

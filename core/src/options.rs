@@ -40,10 +40,10 @@ use crate::profile::{list, Profile};
 /// own spelling. Keys are the wire-neutral names of this module.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(transparent)]
-pub struct RequestOptions(pub Map<String, Value>);
+pub(crate) struct RequestOptions(pub Map<String, Value>);
 
 /// Parses `request_options` (of a model, an agent or a turn): an object of options.
-pub fn parse_request_options<'a>(input: impl JsonInput<'a>) -> Result<RequestOptions> {
+pub(crate) fn parse_request_options<'a>(input: impl JsonInput<'a>) -> Result<RequestOptions> {
     let value = input.value(|e| invalid("", format!("request_options is not JSON ({e})")))?;
     let Value::Object(map) = value.into_owned() else {
         return Err(invalid("", "request_options must be an object"));
@@ -128,7 +128,7 @@ pub(crate) struct Thinking {
 
 /// The options of one request, parsed.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Options {
+pub(crate) struct Options {
     pub(crate) tool_choice: Option<ToolChoice>,
     pub(crate) parallel_tool_calls: Option<bool>,
     pub(crate) temperature: Option<Number>,
@@ -581,7 +581,7 @@ pub(crate) fn forced(o: &Options) -> bool {
 
 /// The model a request goes to and the profile whose rules it follows.
 #[derive(Debug, Clone, Copy)]
-pub struct Rules<'a> {
+pub(crate) struct Rules<'a> {
     /// The model's name, as refusals name it.
     pub model: &'a str,
     /// The profile of the model (`prompt.model_profiles`): the rules its options are checked against.

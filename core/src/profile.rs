@@ -14,7 +14,7 @@ use crate::tokens::Tokenizer;
 /// A model profile, as the `prompt.model_profiles` row spells it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Profile {
+pub(crate) struct Profile {
     /// The profile's name (`model_profiles.name`): a model name, or a prefix of the names it serves.
     pub name: String,
     pub(crate) provider: String,
@@ -94,7 +94,7 @@ pub(crate) fn list<T: Copy>(values: &[T], name: fn(T) -> &'static str) -> String
 
 impl Profile {
     /// Reads the row `row_to_json` spelled. `None` for JSON null.
-    pub fn from_json(text: &str) -> crate::error::Result<Option<Profile>> {
+    pub(crate) fn from_json(text: &str) -> crate::error::Result<Option<Profile>> {
         if text.is_empty() || text == "null" {
             return Ok(None);
         }

@@ -51,7 +51,7 @@ pub(crate) struct Steer {
 
 /// One stored round as its columns arrive (JSON as text), before [`parse`].
 #[derive(Debug, Clone, PartialEq)]
-pub struct RoundRow {
+pub(crate) struct RoundRow {
     /// The round's number in its turn, from 1 (`n`).
     pub n: i32,
     /// The `assistant` column: the model's parts, a JSON list.
@@ -141,7 +141,7 @@ fn object<'v>(at: &At<'v>, ctx: &Ctx<'_>) -> Result<Obj<'v>> {
 
 /// Parses and checks one stored round, its columns as JSON text. `turn` names it in
 /// errors.
-pub fn parse(row: &RoundRow, turn: Option<Uuid>) -> Result<Round> {
+pub(crate) fn parse(row: &RoundRow, turn: Option<Uuid>) -> Result<Round> {
     let ctx = |column| Ctx { turn, n: row.n, column };
     let assistant = parse_json(&row.assistant, &ctx("assistant"))?;
     let results = parse_json(&row.results, &ctx("results"))?;

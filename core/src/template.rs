@@ -141,7 +141,7 @@ impl Block {
 
 /// A valid assembly template (`users.prompt_template`): its blocks and its variables' defaults.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Template {
+pub(crate) struct Template {
     pub(crate) blocks: Vec<Block>,
     pub(crate) variables: BTreeMap<String, String>,
 }
@@ -671,7 +671,7 @@ fn inline_text(c: &mut Checker, obj: &Obj<'_>, variables: &BTreeMap<String, Stri
 }
 
 /// Every problem of a template given as JSON text (what the SQL layer receives).
-pub fn parse_text(text: &str) -> (Option<Template>, Vec<Problem>) {
+pub(crate) fn parse_text(text: &str) -> (Option<Template>, Vec<Problem>) {
     match serde_json::from_str::<Value>(text) {
         Ok(v) => parse(&v),
         Err(e) => (

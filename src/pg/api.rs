@@ -10,7 +10,7 @@ use super::load::{self, SpiHistory};
 use super::seals;
 use super::session::{self, writable};
 use super::spi::core_uuid;
-use pgprompt_core::{self as compiler, envelope, template, Code, Error, Output, Purpose};
+use pgprompt_core::{self as compiler, envelope, Code, Error, Output, Purpose};
 
 /// Builds the encoders now: at `shared_preload_libraries` load, so every backend
 /// inherits them instead of building its own on first use.
@@ -42,7 +42,7 @@ fn unescape_envelope(body: &str) -> String {
 fn validate_template(
     template: JsonbArg,
 ) -> TableIterator<'static, (name!(path, String), name!(code, String), name!(message, String))> {
-    let (_, problems) = template::parse_text(&template.0);
+    let problems = compiler::template_problems(&template.0);
     TableIterator::new(problems.into_iter().map(|p| (p.path, p.code.to_string(), p.message)))
 }
 

@@ -164,7 +164,7 @@ fn sent(client: &SpiClient<'_>, conv: Uuid, window: Window, memo: &mut Memo) -> 
 /// given those it carried).
 struct TurnRows {
     ctx: Box<pgprompt_core::context::Context>,
-    rounds: Vec<pgprompt_core::rounds::Round>,
+    rounds: Vec<pgprompt_core::Round>,
 }
 
 /// A request of a sealed turn rendered from its seal and the rounds up to `step` (what

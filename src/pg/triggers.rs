@@ -8,10 +8,7 @@ use super::api::refuse;
 use super::errors::OrRaise;
 use super::jsonb::JsonbArg;
 use super::spi::core_uuid;
-use pgprompt_core::rounds::{self, RoundRow};
 use pgprompt_core::rows::Wire;
-use pgprompt_core::tokens::row_counts;
-use pgprompt_core::{fields, history, macros, template};
 use pgprompt_core::{quote, Code, Error};
 
 /// Internal: whether `wire` names a wire of the core's (`Wire::ALL`, the one list): the
@@ -34,34 +31,13 @@ fn _wires_known(wires: Vec<Option<String>>) -> bool {
 #[pg_extern(immutable, parallel_safe)]
 #[search_path(pg_catalog, pg_temp)]
 fn _check_document(name: &str, body: &str) {
-    fields::check_size(body, &format!("the body of document \"{name}\"")).or_raise();
-    macros::check(body, &|_| false, &format!("document \"{name}\"")).or_raise();
+    pgprompt_core::check_document(name, body).or_raise();
 }
 
 #[pg_extern(immutable, parallel_safe)]
 #[search_path(pg_catalog, pg_temp)]
 fn _check_template(handle: Option<&str>, mechanism: Option<&str>, template: Option<JsonbArg>) {
-    let handle = handle.unwrap_or("");
-    let Some(template) = template else {
-        if mechanism == Some("assembly") {
-            refuse(
-                Error::new(
-                    Code::TemplateInvalid,
-                    format!("user @{handle} has prompt_mechanism 'assembly' and no prompt_template"),
-                )
-                .detail("path: ")
-                .hint("Write the template and the mechanism in one statement."),
-            );
-        }
-        return;
-    };
-    let (_, problems) = template::parse_text(&template.0);
-    if !problems.is_empty() {
-        refuse(pgprompt_core::template_error(
-            &problems,
-            &format!("prompt_template of @{handle}"),
-        ));
-    }
+    pgprompt_core::check_template(handle, mechanism, template.as_ref().map(|t| t.0.as_str())).or_raise();
 }
 
 #[pg_extern(immutable, parallel_safe, name = "_check_turn")]
@@ -75,7 +51,7 @@ fn _check_turn_v3(
     callables: Option<&str>,
     request_options: Option<&str>,
 ) {
-    fields::check_turn(
+    pgprompt_core::check_turn(
         inline.unwrap_or("[]"),
         variables.unwrap_or("{}"),
         history,
@@ -119,7 +95,7 @@ fn _check_turn_shape(
     mode: Option<&str>,
     leaves_run_with_rounds: Option<bool>,
 ) {
-    fields::check_shape(
+    pgprompt_core::check_shape(
         id.map(core_uuid).unwrap_or_default(),
         kind.unwrap_or(""),
         role,
@@ -133,10 +109,7 @@ fn _check_turn_shape(
 #[pg_extern(immutable, parallel_safe)]
 #[search_path(pg_catalog, pg_temp)]
 fn _check_request_options(table: Option<&str>, options: Option<&str>) {
-    let table = table.unwrap_or("request_options");
-    pgprompt_core::options::parse_request_options(options.unwrap_or("{}"))
-        .map_err(|e| e.detail(format!("The value of {table}.request_options is not valid.")))
-        .or_raise();
+    pgprompt_core::check_request_options(table, options).or_raise();
 }
 
 /// One level's request options (`model`, `agent` or `turn`) against the wire, token
@@ -153,26 +126,7 @@ fn _check_options_wire_v4(
     model: Option<&str>,
     profile: Option<&str>,
 ) {
-    let level = level.unwrap_or("model");
-    use pgprompt_core::options::RequestOptions;
-    use pgprompt_core::resolve_options as resolve;
-    let own = pgprompt_core::options::parse_request_options(options.unwrap_or("{}"))
-        .map_err(|e| e.detail(format!("The value of the {level}'s request_options is not valid.")))
-        .or_raise();
-    let wire = Wire::from_column("models.wire", wire.unwrap_or("")).or_raise();
-    let max_tokens = max_output_tokens.unwrap_or(pgprompt_core::DEFAULT_MAX_TOKENS);
-    let profile = pgprompt_core::profile::Profile::from_json(profile.unwrap_or("")).or_raise();
-    let none = RequestOptions::default();
-    let levels = match level {
-        "agent" => [("model", &none), ("agent", &own), ("turn", &none)],
-        "turn" => [("model", &none), ("agent", &none), ("turn", &own)],
-        _ => [("model", &own), ("agent", &none), ("turn", &none)],
-    };
-    let rules = profile.as_ref().map(|profile| pgprompt_core::options::Rules {
-        model: model.unwrap_or(&profile.name),
-        profile,
-    });
-    resolve(levels, wire, max_tokens, rules).or_raise();
+    pgprompt_core::check_options_wire(level, options, wire, max_output_tokens, model, profile).or_raise();
 }
 
 /// The four-argument check the 0.3.0 triggers call (kept so their SQL runs against this
@@ -185,14 +139,7 @@ fn _check_options_wire(level: Option<&str>, options: Option<&str>, wire: Option<
 #[pg_extern(immutable, parallel_safe)]
 #[search_path(pg_catalog, pg_temp)]
 fn _check_round(turn_id: pgrx::Uuid, n: i32, assistant: &str, results: &str, steers: &str) {
-    let row = RoundRow {
-        n,
-        assistant: assistant.into(),
-        results: results.into(),
-        steers: steers.into(),
-        aborted: false,
-    };
-    rounds::parse(&row, Some(core_uuid(turn_id))).or_raise();
+    pgprompt_core::check_round(core_uuid(turn_id), n, assistant, results, steers).or_raise();
 }
 
 /// Where a round sits: on a run reply turn, after the round before it.
@@ -205,7 +152,7 @@ fn _check_round_place(
     mode: Option<&str>,
     previous_exists: Option<bool>,
 ) {
-    rounds::check_place(
+    pgprompt_core::check_round_place(
         turn_id.map(core_uuid).unwrap_or_default(),
         n.unwrap_or(0),
         kind,
@@ -224,16 +171,11 @@ fn _row_tokens(
     body: Option<&str>,
     tokenizers: Option<Vec<Option<String>>>,
 ) -> Option<Vec<Option<i32>>> {
-    let body = body?;
     let which: Vec<String> = tokenizers.unwrap_or_default().into_iter().flatten().collect();
-    Some(if kind == Some("summary") {
-        row_counts(&format!("{}{body}", history::SUMMARY_HEADER), &which)
-    } else {
-        row_counts(body, &which)
-    })
+    Some(pgprompt_core::row_tokens(kind, body?, &which))
 }
 
-/// The entry count of a reply turn read by its own answerer (`history::own_plan`).
+/// The entry count of a reply turn read by its own answerer (the core's `own_entries`).
 #[pg_extern(immutable, parallel_safe)]
 #[search_path(pg_catalog, pg_temp)]
 fn _own_entries(
@@ -242,9 +184,8 @@ fn _own_entries(
     content: Option<&str>,
     round_ns: Option<Vec<Option<i32>>>,
 ) -> i32 {
-    let has = |s: Option<&str>| s.is_some_and(|s| !s.is_empty());
     let ns: Vec<i32> = round_ns.unwrap_or_default().into_iter().flatten().collect();
-    i32::try_from(history::own_plan(has(summary), summary_round, &ns, has(content)).len()).unwrap_or(i32::MAX)
+    pgprompt_core::own_entries(summary, summary_round, content, &ns)
 }
 
 /// Refuses a change to a sealed turn: `what` is the column, `delete` or `delete_replayed`;

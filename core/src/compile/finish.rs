@@ -234,7 +234,7 @@ fn prefix_tokens(messages: &[Message], b: &wire::Breakpoint) -> u32 {
 }
 
 /// The first problem of a template as a `template_invalid` error.
-pub fn template_error(problems: &[template::Problem], what: &str) -> Error {
+pub(crate) fn template_error(problems: &[template::Problem], what: &str) -> Error {
     let Some(p) = problems.first() else {
         return Error::new(Code::TemplateInvalid, format!("{what} is not a valid template"));
     };

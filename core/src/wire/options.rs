@@ -103,7 +103,7 @@ fn check_model(
 
 /// The merged options of a request, parsed and checked against its wire and the model's
 /// profile; a refusal names the key and the level (model, agent, turn) that set it.
-pub fn resolve_options(
+pub(crate) fn resolve_options(
     levels: [(&str, &RequestOptions); 3],
     wire: Wire,
     max_tokens: i32,

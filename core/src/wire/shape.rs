@@ -235,7 +235,7 @@ fn request_ttl(wire: Wire, profile: Option<&crate::profile::Profile>, ttl: Cache
 }
 
 /// Anthropic's default when no model row names `max_output_tokens`.
-pub const DEFAULT_MAX_TOKENS: i32 = 4096;
+pub(crate) const DEFAULT_MAX_TOKENS: i32 = 4096;
 
 /// A compiled part's position: (message, part) in the compiled list.
 pub(crate) type Pos = (usize, usize);

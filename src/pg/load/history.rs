@@ -11,12 +11,12 @@ use uuid::Uuid;
 
 use crate::pg::spi::{first, pg_uuid, run, Query};
 use pgprompt_core::context::{Captured, Context, HistoryTurn, Host};
-use pgprompt_core::history::{self, HistorySource};
 use pgprompt_core::kinds::EntryAt;
 use pgprompt_core::reads;
-use pgprompt_core::rounds::Round;
 use pgprompt_core::rows::{Turn, TurnKind, User};
 use pgprompt_core::seal;
+use pgprompt_core::Round;
+use pgprompt_core::{stored_entries, HistorySource, StoredCount};
 use pgprompt_core::{Error, Result};
 
 use super::rows::{load_users, turn_columns, ROUND, TURN};
@@ -251,7 +251,7 @@ impl HistorySource for SpiHistory<'_, '_> {
                 &COUNT_REST,
                 &[pg_uuid(conv).into(), before.into(), floor.into()],
                 |c| {
-                    Ok(Some(history::StoredCount {
+                    Ok(Some(StoredCount {
                         kind: TurnKind::from_column("turns.kind", &c.need_text("kind")?)?,
                         answerer_id: c.uuid("answerer_id"),
                         turns: c.need::<i64>("turns")?,
@@ -259,7 +259,7 @@ impl HistorySource for SpiHistory<'_, '_> {
                     }))
                 },
             )?;
-            n = n.saturating_add(history::stored_entries(&groups, a, answerer));
+            n = n.saturating_add(stored_entries(&groups, a, answerer));
         }
         Ok(n)
     }

@@ -28,10 +28,10 @@ use super::seals;
 use super::spi::{core_uuid, first, pg_uuid, run, Cols, Query};
 use pgprompt_core::context::{CaptureState, Captured, Context};
 use pgprompt_core::reads;
-use pgprompt_core::rounds::Round;
 use pgprompt_core::rows::{Conversation, Document, Memory, Model, Skill, Turn, User, Workspace};
 use pgprompt_core::seal::Sealed;
 use pgprompt_core::Body;
+use pgprompt_core::Round;
 use pgprompt_core::{Code, Error, Result};
 use pgrx::datum::TimestampWithTimeZone;
 
