@@ -663,7 +663,7 @@ fn raised(f: impl FnOnce() + std::panic::UnwindSafe) -> Option<String> {
 #[pg_test]
 fn a_reader_takes_columns_by_name_and_a_swapped_column_or_a_null_is_an_error_naming_it() {
     use crate::pg::load::{turn_columns, TURN};
-    use pgprompt_core::rows::Turn;
+    use pgprompt_core::Turn;
     use crate::pg::spi::{run, Query};
     let read = |sql: String| {
         let q = Query::new("a turn row", sql, &TURN);

@@ -25,7 +25,7 @@ pub extern "C-unwind" fn _PG_init() {
     pg::settings::register();
     // Long work in the core (counting, rendering, pretty printing) asks here whether the
     // statement was cancelled or timed out: CHECK_FOR_INTERRUPTS raises 57014 then.
-    pgprompt_core::bounds::set_interrupt_check(check_for_interrupts);
+    pgprompt_core::set_interrupt_check(check_for_interrupts);
     // SAFETY: a plain read of a PostgreSQL global from the backend's (only) thread,
     // during library load.
     if unsafe { pgrx::pg_sys::process_shared_preload_libraries_in_progress } {

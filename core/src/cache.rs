@@ -674,7 +674,7 @@ mod tests {
     #[test]
     fn a_second_request_reads_the_prefix_the_first_wrote_until_its_ttl_runs_out() {
         let model = claude(1);
-        let mut memo = Memo::new();
+        let mut memo = Memo::default();
         let mut sim = Simulator::new();
         let long = "policy ".repeat(50);
         let first = sim.send(&sent(0, 0.0, body(&long, &[("user", "hi", true)]), &model), &mut memo);
@@ -704,7 +704,7 @@ mod tests {
     #[test]
     fn a_changed_system_text_is_the_first_difference_and_a_prefix_below_the_minimum_is_not_cached() {
         let model = claude(100_000);
-        let mut memo = Memo::new();
+        let mut memo = Memo::default();
         let mut sim = Simulator::new();
         let a = sim.send(
             &sent(0, 0.0, body("Be brief.", &[("user", "hi", true)]), &model),
@@ -726,7 +726,7 @@ mod tests {
     #[test]
     fn a_trimmed_history_is_told_apart() {
         let model = claude(1);
-        let mut memo = Memo::new();
+        let mut memo = Memo::default();
         let mut sim = Simulator::new();
         sim.send(
             &sent(
@@ -759,7 +759,7 @@ mod tests {
     #[test]
     fn the_lookback_loses_an_entry_more_than_twenty_blocks_back() {
         let model = claude(1);
-        let mut memo = Memo::new();
+        let mut memo = Memo::default();
         let mut sim = Simulator::new();
         let mut msgs: Vec<(&str, &str, bool)> = vec![("user", "start", true)];
         sim.send(&sent(0, 0.0, body("S", &msgs), &model), &mut memo);
@@ -838,7 +838,7 @@ mod tests {
                 .collect()
         };
         for (wire, list, body) in bodies {
-            let mut memo = Memo::new();
+            let mut memo = Memo::default();
             let mut counter = Counter::new(Tokenizer::Cl100kBase, &mut memo);
             let whole = blocks(wire, &body.to_string(), Some("m"), &mut counter);
             let mut around = body.clone();

@@ -18,23 +18,24 @@ pub(crate) fn unknown_value(column: &str, value: &str) -> Error {
     .hint("The schema's CHECK constraints admit only known values; was the table altered?")
 }
 
-/// Declares a string-valued enum: its spellings, `parse` (None for an unknown one),
+/// Declares a string-valued enum (public or not, as `$vis` says): its spellings, `parse` (None for an unknown one),
 /// `from_column` (an error naming the column) and `as_str`.
 macro_rules! spelled {
-    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident = $text:literal),+ $(,)? }) => {
+    ($(#[$meta:meta])* $vis:vis $name:ident { $($(#[$vmeta:meta])* $variant:ident = $text:literal),+ $(,)? }) => {
         $(#[$meta])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-        pub enum $name {
+        $vis enum $name {
             $($(#[$vmeta])* #[serde(rename = $text)] $variant),+
         }
 
+        // A crate-private enum may not be read from a column, parsed or spelled outside a test.
+        #[allow(dead_code)]
         impl $name {
             /// Every value, in the order the enum declares them.
-            #[allow(dead_code)] // some enums' lists are read by tests alone
             pub(crate) const ALL: &'static [$name] = &[$($name::$variant),+];
 
             /// The value spelled exactly `s` (case-sensitive); None for an unknown spelling.
-            pub fn parse(s: &str) -> Option<$name> {
+            $vis fn parse(s: &str) -> Option<$name> {
                 match s {
                     $($text => Some($name::$variant),)+
                     _ => None,
@@ -42,12 +43,12 @@ macro_rules! spelled {
             }
 
             /// A stored value: unknown spellings are an error naming `column`.
-            pub fn from_column(column: &str, s: &str) -> Result<$name> {
+            $vis fn from_column(column: &str, s: &str) -> Result<$name> {
                 $name::parse(s).ok_or_else(|| unknown_value(column, s))
             }
 
             /// Its spelling: the text stored in a column and serialized on the wire.
-            pub fn as_str(self) -> &'static str {
+            $vis fn as_str(self) -> &'static str {
                 match self {
                     $($name::$variant => $text),+
                 }
@@ -58,7 +59,7 @@ macro_rules! spelled {
 
 spelled!(
     /// A message role.
-    Role {
+    pub Role {
         /// `system`: instructions; a leading run of them is lifted into `system` (anthropic)
         /// or `systemInstruction` (gemini).
         System = "system",
@@ -73,7 +74,7 @@ spelled!(
 );
 spelled!(
     /// The provider API a model speaks.
-    Wire {
+    pub Wire {
         /// `anthropic`: Anthropic's Messages API.
         Anthropic = "anthropic",
         /// `chat`: OpenAI's Chat Completions API.
@@ -94,7 +95,7 @@ impl Wire {
 }
 spelled!(
     /// How a profile's turns are compiled.
-    Mechanism {
+    pub Mechanism {
         /// `default`: the fixed block order, from `system_prompt` to the turn's input.
         Default = "default",
         /// `assembly`: the block order of the answerer's `prompt_template`.
@@ -105,7 +106,7 @@ spelled!(
 );
 spelled!(
     /// What a user row is (`users.kind`): a person or an agent.
-    UserKind {
+    pub UserKind {
         /// `human`: a person; their own controlling Human.
         Human = "human",
         /// `agent`: an agent, controlled by the Human its `steward_id` names.
@@ -114,7 +115,7 @@ spelled!(
 );
 spelled!(
     /// What a turn is (`turns.kind`).
-    TurnKind {
+    pub TurnKind {
         /// `message`: a message spoken in its `role`, its text in `content`.
         Message = "message",
         /// `reply`: an answerer's reply to its poster's words (`prompt`); what `compile_turn`
@@ -126,7 +127,7 @@ spelled!(
 );
 spelled!(
     /// A reply turn answered in one call, or run-backed with rounds.
-    Mode {
+    pub Mode {
         /// `direct_reply`: one model call, whose text is the reply.
         DirectReply = "direct_reply",
         /// `run`: run-backed: its model calls, with their tool results, are its rounds.
@@ -137,7 +138,7 @@ spelled!(
     /// How long a provider keeps a cached prefix: Anthropic's `cache_control.ttl` (5m, 1h)
     /// or OpenAI's `prompt_cache_options.ttl` (30m, 12h). On the other provider a TTL is
     /// its nearest: the short one (5m, 30m) or the long one (1h, 12h).
-    CacheTtl {
+    pub CacheTtl {
         /// `5m`: Anthropic's short TTL (the default).
         FiveMinutes = "5m",
         /// `1h`: Anthropic's long TTL.
@@ -167,7 +168,7 @@ impl CacheTtl {
 }
 spelled!(
     /// A thinking mode of the neutral vocabulary (`request_options.thinking.mode`).
-    ThinkingMode {
+    pub(crate) ThinkingMode {
         /// `adaptive`: the model decides how much to think; takes no budget (not on chat or
         /// responses).
         Adaptive = "adaptive",
@@ -184,7 +185,7 @@ spelled!(
 spelled!(
     /// A reasoning effort of the neutral vocabulary (`request_options.thinking.effort`):
     /// Anthropic's `output_config.effort`, OpenAI's reasoning effort, Gemini's thinking level.
-    Effort {
+    pub(crate) Effort {
         /// `none`: no reasoning; what `disabled` thinking sends on chat and responses.
         None = "none",
         /// `minimal`: one step above none (not on anthropic).
@@ -203,7 +204,7 @@ spelled!(
 );
 spelled!(
     /// Whether thinking comes back summarized or omitted (`request_options.thinking.display`).
-    Display {
+    pub(crate) Display {
         /// `summarized`: thinking comes back as a summary.
         Summarized = "summarized",
         /// `omitted`: thinking's text is omitted from the response.
@@ -213,7 +214,7 @@ spelled!(
 spelled!(
     /// How a provider takes explicit cache breakpoints: Anthropic's `cache_control` on a
     /// block, OpenAI's `prompt_cache_breakpoint` on an input part.
-    Breakpoints {
+    pub(crate) Breakpoints {
         /// `cache_control`: Anthropic's marker on a block.
         CacheControl = "cache_control",
         /// `prompt_cache_breakpoint`: OpenAI's marker on an input part, with `prompt_cache_options`.

@@ -5,27 +5,31 @@
 //! `unsafe`; the extension (the crate at the repository's top) loads rows, calls
 //! [`compile`], stores seals and maps [`Error`]s to SQLSTATEs.
 //!
-//! The stages, in the order data flows (docs/design.md; ARCHITECTURE.md is the map):
-//! - [`reads`]: which rows a compile reads, step by step ([`reads::load`]; the extension
-//!   runs the queries, a [`reads::Store`]);
-//! - [`rows`]: the typed rows a compile reads, read from the extension's [`Columns`] by
-//!   `columns` and parsed once at the edge by [`fields`] (a turn's JSON columns),
-//!   [`rounds`] and [`template`];
-//! - [`blocks`], [`macros`], [`voice`], [`envelope`]: what each block renders;
-//! - [`history`] and [`budget`]: the entries of history and how many fit;
-//! - [`compile`]: the pipeline — floors, selection, assembly, the gate, continuations;
-//! - [`wire`]: the body on the provider's wire; [`estimate`] its count;
+//! The face is what this file re-exports, and three modules named as namespaces:
+//! [`seal`] (what a seal freezes, and how sealed bodies share storage), [`tokens`]
+//! (counting, the memo) and [`cache`] (the prompt-cache replay). Every other module is
+//! private. The stages, in the order data flows (docs/design.md; ARCHITECTURE.md is
+//! the map):
+//! - `reads`: which rows a compile reads, step by step ([`load`]; the extension runs the
+//!   queries, a [`Store`]);
+//! - `rows`: the typed rows a compile reads, read from the extension's [`Columns`] by
+//!   `columns` and parsed once at the edge by `fields` (a turn's JSON columns), `rounds`
+//!   and `template`; `checks`: the same parsers as the write triggers run them;
+//! - `blocks`, `macros`, `voice`, `envelope`: what each block renders;
+//! - `history` and `budget`: the entries of history and how many fit;
+//! - `compile`: the pipeline — floors, selection, assembly, the gate, continuations;
+//! - `wire`: the body on the provider's wire; `estimate` its count;
 //! - [`seal`]: what a seal freezes, and how sealed bodies share storage.
 
 pub(crate) mod blocks;
-pub mod bounds;
+pub(crate) mod bounds;
 pub(crate) mod budget;
 pub mod cache;
 mod checks;
 mod columns;
 mod compile;
-pub mod context;
-pub mod envelope;
+pub(crate) mod context;
+pub(crate) mod envelope;
 mod error;
 pub(crate) mod estimate;
 pub(crate) mod fields;
@@ -33,40 +37,64 @@ pub(crate) mod history;
 pub(crate) mod items;
 pub(crate) mod json_at;
 pub(crate) mod json_input;
-pub mod kinds;
+pub(crate) mod kinds;
 pub(crate) mod macros;
 pub(crate) mod options;
 pub(crate) mod part_json;
 pub(crate) mod profile;
-pub mod reads;
-pub mod response;
+pub(crate) mod reads;
+pub(crate) mod response;
 pub(crate) mod rounds;
-pub mod rows;
+pub(crate) mod rows;
 pub mod seal;
 pub(crate) mod template;
 pub mod tokens;
-pub mod transcript;
+pub(crate) mod transcript;
 pub(crate) mod voice;
 mod wire;
 
-pub use checks::{
-    check_document, check_options_wire, check_request_options, check_round, check_template, own_entries, row_tokens,
-    template_problems,
+// The write-time checks, one per trigger.
+pub use crate::{
+    checks::{
+        check_document, check_options_wire, check_request_options, check_round, check_template, own_entries,
+        row_tokens, template_problems,
+    },
+    fields::{check_shape, check_turn},
+    rounds::check_place as check_round_place,
+    template::Problem as TemplateProblem,
 };
-pub use columns::Columns;
-pub use compile::{
-    compile,
-    compiler::{Output, Purpose, SealDraft},
-    full_request,
-    skills::skills_for_turn,
-    stateful::answerer as stateful_answerer,
+// What a compile reads: the steps that read it (a Store runs each statement), the rows
+// read from the extension's Columns, their kinds, the context they make, history's source.
+pub use crate::{
+    columns::Columns,
+    context::{CaptureState, Captured, Context, HistoryTurn, Host, Previous},
+    history::{stored_entries, HistorySource, StoredCount},
+    kinds::{CacheTtl, EntryAt, Mechanism, Mode, PrefaceItem, Role, TurnKind, UserKind, Wire},
+    reads::{history_users, load, AnswererRows, First, Loaded, ModelRows, Read, References, Store},
+    rounds::Round,
+    rows::{Conversation, Document, Memory, Model, Skill, Turn, TurnSkill, User, Workspace},
 };
-pub use error::{quote, Code, Error, Result};
-pub use fields::{check_shape, check_turn, preface_json};
-pub use history::{stored_entries, HistorySource, StoredCount};
-pub use rounds::{check_place as check_round_place, Round};
-pub use template::Problem as TemplateProblem;
-pub use wire::{count::count_body, json::pretty, read_response, shape::Body};
+// The compile and what it returns: the body, its count and reading, what the seal keeps.
+pub use crate::{
+    compile::{
+        compile,
+        compiler::{Output, Purpose, SealDraft},
+        full_request,
+        skills::skills_for_turn,
+        stateful::answerer as stateful_answerer,
+    },
+    fields::preface_json,
+    wire::{count::count_body, json::pretty, read_response, shape::Body},
+};
+// A provider's response, the summarizer's transcript, the errors, and the host's side:
+// bounded work and the envelope's escaping.
+pub use crate::{
+    bounds::{interrupt, set_interrupt_check, MAX_TEXT},
+    envelope::{escape as escape_envelope, unescape as unescape_envelope},
+    error::{quote, Code, Error, Result},
+    response::{Response, Usage},
+    transcript::transcript,
+};
 
 #[cfg(test)]
 mod testing;

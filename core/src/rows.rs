@@ -14,7 +14,7 @@ use crate::fields::{Callable, InlineEntry, RawEntry, RequestOptions, Tool};
 use crate::template::HistoryKnobs;
 use crate::tokens::Tokenizer;
 
-pub use crate::kinds::{CacheTtl, Mechanism, Mode, PrefaceItem, Role, TurnKind, UserKind, Wire};
+pub(crate) use crate::kinds::{CacheTtl, Mechanism, Mode, PrefaceItem, Role, TurnKind, UserKind, Wire};
 
 /// A model a request is compiled for (`prompt.models`). Frozen into a seal whole.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

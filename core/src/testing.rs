@@ -275,7 +275,7 @@ impl Scenario {
     /// Compiles as [`Scenario::run`], where the answerer's previous sealed request's
     /// history began at `previous_cut` (what cache-stable trimming keeps).
     pub(crate) fn run_after(&self, purpose: Purpose, previous_cut: Option<EntryAt>) -> Result<Output> {
-        let mut memo = Memo::new();
+        let mut memo = Memo::default();
         let mut history = VecHistory::new(self.history.clone());
         history.previous_cut = previous_cut;
         compile(&self.ctx, &mut history, &mut memo, purpose)

@@ -142,6 +142,7 @@ type Key = (u32, u64, usize);
 /// The default capacity, in entries across both generations and tokenizers.
 pub(crate) const MEMO_CAPACITY: usize = 200_000;
 
+/// An empty memo of the default capacity (200 000 entries), in scope 0.
 impl Default for Memo {
     fn default() -> Self {
         Memo::with_capacity(MEMO_CAPACITY)
@@ -149,11 +150,6 @@ impl Default for Memo {
 }
 
 impl Memo {
-    /// An empty memo of the default capacity (200 000 entries), in scope 0.
-    pub fn new() -> Self {
-        Memo::default()
-    }
-
     pub(crate) fn with_capacity(capacity: usize) -> Self {
         Memo {
             young: Default::default(),
@@ -281,7 +277,7 @@ impl<'m> Counter<'m> {
 
 /// The counts a row stores for `text`, one slot per tokenizer, each counted where
 /// `names` names its tokenizer (the others, and names of no tokenizer, NULL).
-pub fn row_counts<S: AsRef<str>>(text: &str, names: &[S]) -> Vec<Option<i32>> {
+pub(crate) fn row_counts<S: AsRef<str>>(text: &str, names: &[S]) -> Vec<Option<i32>> {
     let which: Vec<Tokenizer> = names.iter().filter_map(|n| Tokenizer::parse(n.as_ref()).ok()).collect();
     Tokenizer::ALL
         .iter()
@@ -329,7 +325,7 @@ mod tests {
 
     #[test]
     fn a_scope_finds_only_its_own_counts() {
-        let mut m = Memo::new();
+        let mut m = Memo::default();
         let capacity = m.capacity;
         m.configure(1, capacity);
         m.count(Tokenizer::Cl100kBase, "a secret");
@@ -388,7 +384,7 @@ mod tests {
 
     #[test]
     fn memo_returns_the_same_counts() {
-        let mut memo = Memo::new();
+        let mut memo = Memo::default();
         let text = "The quick brown fox. ".repeat(40);
         let direct = Tokenizer::Cl100kBase.count(&text);
         assert_eq!(memo.count(Tokenizer::Cl100kBase, &text), direct);
@@ -403,7 +399,7 @@ mod tests {
 
     #[test]
     fn a_lowered_capacity_holds_at_once_and_gradually_after() {
-        let mut memo = Memo::new();
+        let mut memo = Memo::default();
         let texts: Vec<String> = (0..50).map(|i| format!("text number {i}")).collect();
         for t in &texts {
             memo.count(Tokenizer::Cl100kBase, t);

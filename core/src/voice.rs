@@ -155,7 +155,7 @@ mod tests {
             users: &users,
             creator: Some(Uuid::from_u128(1)),
         };
-        let mut memo = Memo::new();
+        let mut memo = Memo::default();
         let mut c = Counter::new(Tokenizer::Cl100kBase, &mut memo);
         let row = |author: u128| Row {
             text: "hi".into(),

@@ -10,7 +10,7 @@ use super::load::{self, SpiHistory};
 use super::seals;
 use super::session::{self, writable};
 use super::spi::core_uuid;
-use pgprompt_core::{self as compiler, envelope, Code, Error, Output, Purpose};
+use pgprompt_core::{self as compiler, Code, Error, Output, Purpose};
 
 /// Builds the encoders now: at `shared_preload_libraries` load, so every backend
 /// inherits them instead of building its own on first use.
@@ -28,13 +28,13 @@ fn count_tokens(body: &str, tokenizer: default!(&str, "'cl100k_base'")) -> i32 {
 #[pg_extern(immutable, strict, parallel_safe)]
 #[search_path(pg_catalog, pg_temp)]
 fn escape_envelope(body: &str) -> String {
-    envelope::escape(body)
+    compiler::escape_envelope(body)
 }
 
 #[pg_extern(immutable, strict, parallel_safe)]
 #[search_path(pg_catalog, pg_temp)]
 fn unescape_envelope(body: &str) -> String {
-    envelope::unescape(body)
+    compiler::unescape_envelope(body)
 }
 
 #[pg_extern(immutable, strict, parallel_safe)]

@@ -16,11 +16,11 @@ use super::load::{self, SpiHistory};
 use super::seals;
 use super::spi::{core_uuid, pg_uuid, run, Query};
 use pgprompt_core::cache::{replay, Pieces, Request, Row, Sent};
-use pgprompt_core::rows::Model;
-use pgprompt_core::rows::Wire;
 use pgprompt_core::tokens::Memo;
 use pgprompt_core::Columns as _;
+use pgprompt_core::Model;
 use pgprompt_core::Purpose;
+use pgprompt_core::Wire;
 use pgprompt_core::{Error, Result};
 
 /// The sealed turns of a conversation in order: when each was sealed, and the requests
@@ -163,7 +163,7 @@ fn sent(client: &SpiClient<'_>, conv: Uuid, window: Window, memo: &mut Memo) -> 
 /// A sealed turn's context for its continuations (its rounds set aside, each request
 /// given those it carried).
 struct TurnRows {
-    ctx: Box<pgprompt_core::context::Context>,
+    ctx: Box<pgprompt_core::Context>,
     rounds: Vec<pgprompt_core::Round>,
 }
 

@@ -15,9 +15,9 @@ use uuid::Uuid;
 use super::errors::{raise, OrRaise};
 use super::jsonb::JsonbArg;
 use super::spi::{core_uuid, nullable, pg_uuid, run, run_write, Query};
-use pgprompt_core::response::{self, Response};
 use pgprompt_core::Columns as _;
 use pgprompt_core::{Code, Error};
+use pgprompt_core::{Response, Usage};
 
 fn refuse(path: &str, what: String, hint: &str) -> ! {
     let path = if path.is_empty() { "/" } else { path };
@@ -205,7 +205,7 @@ struct Answered {
 
 fn insert_response(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, step: i32, r: &Response, a: &Answered) {
     let u = r.usage.clone();
-    let n = |f: fn(&response::Usage) -> i64| nullable(u.as_ref().map(|u| i32::try_from(f(u)).unwrap_or(i32::MAX)));
+    let n = |f: fn(&Usage) -> i64| nullable(u.as_ref().map(|u| i32::try_from(f(u)).unwrap_or(i32::MAX)));
     run_write(
         client,
         "INSERT INTO prompt.responses (conversation_id, turn_id, step, response_id, shape, model, compiled_model, \

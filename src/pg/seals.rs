@@ -11,10 +11,10 @@ use pgrx::spi::SpiClient;
 use uuid::Uuid;
 
 use super::spi::{first, nullable, pg_uuid, run, run_write, Cols, Column, Query};
-use pgprompt_core::rows::Turn;
 use pgprompt_core::seal::{self, digest, plan_chain, walk_chain, Frozen, Patch, Sealed};
 use pgprompt_core::Body;
 use pgprompt_core::Columns as _;
+use pgprompt_core::Turn;
 use pgprompt_core::{Code, Error, Result};
 use pgprompt_core::{Output, SealDraft};
 
@@ -157,7 +157,7 @@ static NODES: LazyLock<Query> = LazyLock::new(|| {
 
 /// Checks a seal row's pointers before they size anything: `Err` says what does not fit.
 fn check_pointers(p: &Pointers) -> std::result::Result<(i64, i64), &'static str> {
-    if p.bytes < 0 || usize::try_from(p.bytes).map_or(true, |b| b > pgprompt_core::bounds::MAX_TEXT) {
+    if p.bytes < 0 || usize::try_from(p.bytes).map_or(true, |b| b > pgprompt_core::MAX_TEXT) {
         return Err("records a size out of range");
     }
     if p.lead.iter().any(Option::is_none) || p.lead.len() > MAX_CHAIN as usize {
@@ -834,7 +834,7 @@ pub fn verify(client: &SpiClient<'_>, conv: Option<Uuid>) -> Result<Vec<(Uuid, U
         )))
     })?;
     for (conv, turn, has_seal) in turns {
-        pgprompt_core::bounds::interrupt();
+        pgprompt_core::interrupt();
         if !has_seal {
             problems.push((
                 conv,
@@ -843,7 +843,7 @@ pub fn verify(client: &SpiClient<'_>, conv: Option<Uuid>) -> Result<Vec<(Uuid, U
             ));
             continue;
         }
-        let t = Turn::new(turn, 0, pgprompt_core::rows::TurnKind::Reply);
+        let t = Turn::new(turn, 0, pgprompt_core::TurnKind::Reply);
         // The body, then its pieces (what the cache report reads) against their digest.
         let read = load(client, conv, &t).and_then(|_| sent_pieces(client, conv, &[turn]).map(|_| ()));
         if let Err(e) = read {

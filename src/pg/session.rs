@@ -8,7 +8,7 @@ use pgrx::pg_sys;
 
 thread_local! {
     /// Counts of texts that have no stored count, kept for the backend's life.
-    static MEMO: RefCell<Memo> = RefCell::new(Memo::new());
+    static MEMO: RefCell<Memo> = RefCell::new(Memo::default());
 }
 
 /// Runs `f` with the backend's memo of counts, scoped to the current role.

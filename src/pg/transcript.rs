@@ -9,9 +9,9 @@ use uuid::Uuid;
 use super::errors::{raise, OrRaise};
 use super::load::{load_users, missing_turn};
 use super::spi::{core_uuid, first, pg_uuid, run, Query};
-use pgprompt_core::rows::{Turn, TurnKind};
 use pgprompt_core::Columns as _;
 use pgprompt_core::Error;
+use pgprompt_core::{Turn, TurnKind};
 
 static CONVERSATION: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
@@ -92,6 +92,6 @@ fn transcript(conversation_id: pgrx::Uuid, through_turn_id: pgrx::Uuid) -> Strin
             .into_iter()
             .map(|u| (u.id, u))
             .collect();
-        pgprompt_core::transcript::transcript(&turns, &users, creator, answerer).or_raise()
+        pgprompt_core::transcript(&turns, &users, creator, answerer).or_raise()
     })
 }

@@ -8,7 +8,7 @@ use super::api::refuse;
 use super::errors::OrRaise;
 use super::jsonb::JsonbArg;
 use super::spi::core_uuid;
-use pgprompt_core::rows::Wire;
+use pgprompt_core::Wire;
 use pgprompt_core::{quote, Code, Error};
 
 /// Internal: whether `wire` names a wire of the core's (`Wire::ALL`, the one list): the

@@ -13,9 +13,9 @@ use pgrx::prelude::*;
 use super::errors::OrRaise;
 use super::seals;
 use super::spi::{pg_uuid, run, Column, Query};
-use pgprompt_core::rows::Model;
 use pgprompt_core::tokens::Memo;
 use pgprompt_core::Columns as _;
+use pgprompt_core::Model;
 use pgprompt_core::{Code, Error};
 
 /// Takes the next 0.2 seals out of `seals_02` (`filter` narrows them to one conversation)
@@ -131,7 +131,7 @@ fn convert_batch(conv: Option<pgrx::Uuid>, limit: i64) -> i64 {
             e.detail("The model rows a batch of 0.2 seals (prompt.seals_02) names cannot be read; the batch stops.")
         })
         .or_raise();
-    let mut memo = Memo::new();
+    let mut memo = Memo::default();
     for (old, request) in seals {
         let model = pgprompt_core::seal::model_02(&request).and_then(|name| models.get(name).cloned());
         convert(old, &request, model, &mut memo);

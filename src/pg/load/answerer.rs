@@ -9,16 +9,16 @@ use pgrx::spi::SpiClient;
 use uuid::Uuid;
 
 use crate::pg::spi::{nullable, pg_uuid, run, Cols, Query};
-use pgprompt_core::reads;
-use pgprompt_core::rows::{Document, Memory, Role, Skill};
+use pgprompt_core::AnswererRows;
 use pgprompt_core::Columns as _;
 use pgprompt_core::Result;
+use pgprompt_core::{Document, Memory, Role, Skill};
 
-/// The answerer's documents, memory and skills, as [`reads::answerer_rows`] named them,
+/// The answerer's documents, memory and skills, as the core's load named them,
 /// in one statement.
 pub(super) fn answerer_rows(
     client: &SpiClient<'_>,
-    w: &reads::AnswererRows,
+    w: &AnswererRows,
     workspace: Uuid,
     conv: Uuid,
 ) -> Result<(Vec<Document>, Vec<Memory>, Vec<Skill>)> {

@@ -8,8 +8,8 @@ use pgrx::spi::SpiClient;
 use uuid::Uuid;
 
 use crate::pg::spi::{pg_uuid, run, Cols, Column, Query};
-use pgprompt_core::context::{CaptureState, Captured, Host};
 use pgprompt_core::Columns as _;
+use pgprompt_core::{CaptureState, Captured, Host};
 use pgprompt_core::{Code, Error, Result};
 
 /// A Side's capture as its row names it: the parent, the captured turn, what it read of it.

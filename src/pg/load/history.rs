@@ -10,14 +10,14 @@ use pgrx::spi::SpiClient;
 use uuid::Uuid;
 
 use crate::pg::spi::{first, pg_uuid, run, Query};
-use pgprompt_core::context::{Captured, Context, HistoryTurn, Host};
-use pgprompt_core::kinds::EntryAt;
-use pgprompt_core::reads;
-use pgprompt_core::rows::{Turn, TurnKind, User};
+use pgprompt_core::history_users;
 use pgprompt_core::seal;
+use pgprompt_core::EntryAt;
 use pgprompt_core::Round;
 use pgprompt_core::{stored_entries, HistorySource, StoredCount};
+use pgprompt_core::{Captured, Context, HistoryTurn, Host};
 use pgprompt_core::{Error, Result};
+use pgprompt_core::{Turn, TurnKind, User};
 
 use super::rows::{load_users, turn_columns, ROUND, TURN};
 use pgprompt_core::Columns as _;
@@ -230,7 +230,7 @@ impl HistorySource for SpiHistory<'_, '_> {
             }
         }
 
-        let ids = reads::history_users(&turns, &self.known);
+        let ids = history_users(&turns, &self.known);
         let users = load_users(self.client, &ids)?;
         self.known.extend(ids);
         self.known.extend(users.iter().map(|u| u.id));

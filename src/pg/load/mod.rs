@@ -26,13 +26,13 @@ use uuid::Uuid;
 
 use super::seals;
 use super::spi::{core_uuid, first, pg_uuid, run, Cols, Query};
-use pgprompt_core::context::{CaptureState, Captured, Context};
-use pgprompt_core::reads;
-use pgprompt_core::rows::{Conversation, Document, Memory, Model, Skill, Turn, User, Workspace};
 use pgprompt_core::seal::Sealed;
 use pgprompt_core::Body;
 use pgprompt_core::Round;
+use pgprompt_core::{AnswererRows, First, ModelRows, References, Store};
+use pgprompt_core::{CaptureState, Captured, Context};
 use pgprompt_core::{Code, Error, Result};
+use pgprompt_core::{Conversation, Document, Memory, Model, Skill, Turn, User, Workspace};
 use pgrx::datum::TimestampWithTimeZone;
 
 use answerer::answerer_rows;
@@ -119,18 +119,18 @@ static WORKSPACE_USERS_MODELS: LazyLock<Query> = LazyLock::new(|| {
     )
 });
 
-pub use pgprompt_core::reads::{Loaded, Read};
+pub use pgprompt_core::{Loaded, Read};
 
 /// The conversation's row as [`CONVERSATION`] reads it: the turn is parsed only where a
 /// compile reads more than the stored body (none stored, or it was pruned).
-fn first_row(c: &Cols<'_>, conv: Uuid) -> Result<reads::First<seals::StoredSeal, TimestampWithTimeZone>> {
+fn first_row(c: &Cols<'_>, conv: Uuid) -> Result<First<seals::StoredSeal, TimestampWithTimeZone>> {
     let (conversation, capture) = conversation_row(c, conv)?;
     let stored = seals::StoredSeal::read(c);
     let turn = match stored.as_ref().is_none_or(seals::StoredSeal::pruned) {
         true => Turn::from_columns(c, false)?,
         false => None,
     };
-    Ok(reads::First {
+    Ok(First {
         conversation,
         capture,
         stored,
@@ -141,9 +141,9 @@ fn first_row(c: &Cols<'_>, conv: Uuid) -> Result<reads::First<seals::StoredSeal,
 }
 
 /// Loads everything but history for turn `turn` of conversation `conv`: the core decides
-/// what to read ([`reads::load`]), [`SpiStore`] runs each statement.
+/// what to read ([`pgprompt_core::load`]), [`SpiStore`] runs each statement.
 pub fn context(client: &SpiClient<'_>, conv: Uuid, turn: Uuid, read: Read) -> Result<Loaded> {
-    reads::load(&mut SpiStore { client }, conv, turn, read)
+    pgprompt_core::load(&mut SpiStore { client }, conv, turn, read)
 }
 
 /// The load's statements over SPI, as the caller.
@@ -151,7 +151,7 @@ struct SpiStore<'a, 'c> {
     client: &'a SpiClient<'c>,
 }
 
-impl reads::Store for SpiStore<'_, '_> {
+impl Store for SpiStore<'_, '_> {
     type Stored = seals::StoredSeal;
     type Instant = TimestampWithTimeZone;
 
@@ -160,7 +160,7 @@ impl reads::Store for SpiStore<'_, '_> {
         conv: Uuid,
         turn: Uuid,
         stored_first: bool,
-    ) -> Result<Option<reads::First<seals::StoredSeal, TimestampWithTimeZone>>> {
+    ) -> Result<Option<First<seals::StoredSeal, TimestampWithTimeZone>>> {
         let [stateful, wanted] = seals::StoredSeal::args(stored_first);
         let args = [pg_uuid(conv).into(), pg_uuid(turn).into(), stateful, wanted];
         let rows = run(self.client, &CONVERSATION, &args, |c| first_row(c, conv).map(Some))?;
@@ -198,8 +198,8 @@ impl reads::Store for SpiStore<'_, '_> {
         conversation: &Conversation,
         created_at: Option<TimestampWithTimeZone>,
         users: &[Uuid],
-        models: Option<reads::ModelRows>,
-    ) -> Result<Option<reads::References>> {
+        models: Option<ModelRows>,
+    ) -> Result<Option<References>> {
         workspace_users_models(self.client, conversation, created_at, users, models)
     }
 
@@ -209,7 +209,7 @@ impl reads::Store for SpiStore<'_, '_> {
 
     fn answerer_rows(
         &mut self,
-        wanted: &reads::AnswererRows,
+        wanted: &AnswererRows,
         workspace: Uuid,
         conv: Uuid,
     ) -> Result<(Vec<Document>, Vec<Memory>, Vec<Skill>)> {
@@ -224,8 +224,8 @@ fn workspace_users_models(
     conversation: &Conversation,
     created_at: Option<TimestampWithTimeZone>,
     ids: &[Uuid],
-    models: Option<reads::ModelRows>,
-) -> Result<Option<reads::References>> {
+    models: Option<ModelRows>,
+) -> Result<Option<References>> {
     let read_models = models.is_some();
     let (names, answerer) = models.map(|m| (m.names, m.answerer)).unwrap_or_default();
     let ids: Vec<pgrx::Uuid> = ids.iter().copied().map(pg_uuid).collect();
@@ -253,7 +253,7 @@ fn workspace_users_models(
     let Some((workspace, day)) = workspace else {
         return Ok(None);
     };
-    Ok(Some(reads::References {
+    Ok(Some(References {
         workspace,
         day,
         users,
@@ -333,7 +333,7 @@ static CURRENT_ROUNDS: LazyLock<Query> = LazyLock::new(|| {
 
 /// The turn's rounds: each round a request already carried is checked against the
 /// digest of what was sent (`data_corrupted` when it no longer matches). The load leaves
-/// out a newest round whose calls still await their results (`reads::load`: the request
+/// out a newest round whose calls still await their results (`pgprompt_core::load`: the request
 /// it answered is what the provider can take).
 fn current_rounds(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Result<Vec<Round>> {
     let rounds = run(
@@ -373,11 +373,7 @@ static PREVIOUS_RESPONSE: LazyLock<Query> = LazyLock::new(|| {
     )
 });
 
-fn previous_response(
-    client: &SpiClient<'_>,
-    c: &Conversation,
-    t: &pgprompt_core::rows::Turn,
-) -> Result<Option<String>> {
+fn previous_response(client: &SpiClient<'_>, c: &Conversation, t: &pgprompt_core::Turn) -> Result<Option<String>> {
     let answerer = t.answerer_id.or(c.answerer_id);
     let rows = run(
         client,
@@ -432,7 +428,7 @@ pub fn previous(
     ctx: &Context,
     a: Uuid,
     memo: &mut pgprompt_core::tokens::Memo,
-) -> Result<Option<pgprompt_core::context::Previous>> {
+) -> Result<Option<pgprompt_core::Previous>> {
     let conv = ctx.conversation.id;
     let rows = run(
         client,
@@ -468,7 +464,7 @@ pub fn previous(
     let Some(body) = pgprompt_core::full_request(&before, memo)? else {
         return Ok(None);
     };
-    Ok(Some(pgprompt_core::context::Previous {
+    Ok(Some(pgprompt_core::Previous {
         response_id,
         model,
         input_tokens,

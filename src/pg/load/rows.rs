@@ -10,8 +10,8 @@ use pgrx::spi::SpiClient;
 use uuid::Uuid;
 
 use crate::pg::spi::{pg_uuid, run, Column, Query};
-use pgprompt_core::rows::{Model, User};
 use pgprompt_core::{Error, Result};
+use pgprompt_core::{Model, User};
 
 /// The turn columns `Turn::from_columns` takes, as the SQL names them, its creation day in the
 /// time zone `tz`.
