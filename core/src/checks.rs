@@ -13,9 +13,184 @@ use crate::rounds::{self, RoundRow};
 use crate::template::{self, Problem};
 use crate::{fields, history, macros, tokens};
 
+/// A row as a write trigger hands it over: the columns its check reads, NULL as `None`.
+/// Each variant is one trigger's check; [`check`] runs it.
+#[derive(Debug, Clone, Copy)]
+pub enum Write<'a> {
+    /// A document (`prompt.documents`): within the text bound, its macros well formed (a
+    /// document names no variables).
+    Document {
+        /// Its name, as refusals name it.
+        name: &'a str,
+        /// Its body.
+        body: &'a str,
+    },
+    /// A user's `prompt_template` (JSON text): a template that parses, and one wherever
+    /// the mechanism is `assembly`. The first problem is the refusal.
+    Template {
+        /// The user's handle, as refusals name it.
+        handle: Option<&'a str>,
+        /// `prompt_mechanism`.
+        mechanism: Option<&'a str>,
+        /// `prompt_template`.
+        template: Option<&'a str>,
+    },
+    /// A turn's JSON columns, each parsed as a compile reads it.
+    TurnColumns {
+        /// `inline` (`[]` when NULL).
+        inline: Option<&'a str>,
+        /// `variables` (`{}` when NULL).
+        variables: Option<&'a str>,
+        /// `history`.
+        history: Option<&'a str>,
+        /// `input`.
+        input: Option<&'a str>,
+        /// `tools`.
+        tools: Option<&'a str>,
+        /// `callables` (`[]` when NULL).
+        callables: Option<&'a str>,
+        /// `request_options` (`{}` when NULL).
+        request_options: Option<&'a str>,
+    },
+    /// A turn's shape: a reply needs its poster, a message its role, and a turn with
+    /// rounds stays a run.
+    TurnShape {
+        /// The turn's id.
+        id: Uuid,
+        /// `kind`.
+        kind: Option<&'a str>,
+        /// `role`.
+        role: Option<&'a str>,
+        /// Whether `poster_id` is set.
+        has_poster: bool,
+        /// `mode` (`direct_reply` when NULL).
+        mode: Option<&'a str>,
+        /// Whether the write takes a turn that has rounds out of `run`.
+        leaves_run_with_rounds: bool,
+    },
+    /// A row's `request_options` on their own: an object of known options, each well
+    /// formed.
+    RequestOptions {
+        /// The table, as the refusal's detail names it (`request_options` when NULL).
+        table: Option<&'a str>,
+        /// `request_options` (`{}` when NULL).
+        options: Option<&'a str>,
+    },
+    /// One level's request options against the wire, output limit and profile of the
+    /// model it names.
+    OptionsWire {
+        /// `model`, `agent` or `turn` (another reads as `model`).
+        level: Option<&'a str>,
+        /// The level's `request_options` (`{}` when NULL).
+        options: Option<&'a str>,
+        /// The model's wire.
+        wire: Option<&'a str>,
+        /// The model's `max_output_tokens` (the default when NULL).
+        max_output_tokens: Option<i32>,
+        /// The model's name, as refusals name it (the profile's name when NULL).
+        model: Option<&'a str>,
+        /// Its profile's row as `row_to_json` spells it (empty or `null`: none).
+        profile: Option<&'a str>,
+    },
+    /// A round as it is written: its assistant parts, results and steers.
+    Round {
+        /// Its turn.
+        turn: Uuid,
+        /// Its number.
+        n: i32,
+        /// `assistant`.
+        assistant: &'a str,
+        /// `results`.
+        results: &'a str,
+        /// `steers`.
+        steers: &'a str,
+    },
+    /// Where a round sits: on a run reply turn, numbered right after the round before it.
+    RoundPlace {
+        /// Its turn.
+        turn: Uuid,
+        /// Its number.
+        n: i32,
+        /// The turn's `kind`.
+        kind: Option<&'a str>,
+        /// The turn's `mode`.
+        mode: Option<&'a str>,
+        /// Whether round `n - 1` exists.
+        previous_exists: bool,
+    },
+}
+
+/// Runs a write trigger's check: `Err` is the refusal the write gets, and nothing of the
+/// row is written.
+pub fn check(row: Write<'_>) -> Result<()> {
+    match row {
+        Write::Document { name, body } => check_document(name, body),
+        Write::Template {
+            handle,
+            mechanism,
+            template,
+        } => check_template(handle, mechanism, template),
+        Write::TurnColumns {
+            inline,
+            variables,
+            history,
+            input,
+            tools,
+            callables,
+            request_options,
+        } => fields::check_turn(
+            inline.unwrap_or("[]"),
+            variables.unwrap_or("{}"),
+            history,
+            input,
+            tools,
+            callables.unwrap_or("[]"),
+            request_options.unwrap_or("{}"),
+        ),
+        Write::TurnShape {
+            id,
+            kind,
+            role,
+            has_poster,
+            mode,
+            leaves_run_with_rounds,
+        } => fields::check_shape(
+            id,
+            kind.unwrap_or(""),
+            role,
+            has_poster,
+            mode.unwrap_or("direct_reply"),
+            leaves_run_with_rounds,
+        ),
+        Write::RequestOptions { table, options } => check_request_options(table, options),
+        Write::OptionsWire {
+            level,
+            options,
+            wire,
+            max_output_tokens,
+            model,
+            profile,
+        } => check_options_wire(level, options, wire, max_output_tokens, model, profile),
+        Write::Round {
+            turn,
+            n,
+            assistant,
+            results,
+            steers,
+        } => check_round(turn, n, assistant, results, steers),
+        Write::RoundPlace {
+            turn,
+            n,
+            kind,
+            mode,
+            previous_exists,
+        } => rounds::check_place(turn, n, kind, mode, previous_exists),
+    }
+}
+
 /// A document's body: within the text bound, its macros well formed (a document names
 /// no variables).
-pub fn check_document(name: &str, body: &str) -> Result<()> {
+fn check_document(name: &str, body: &str) -> Result<()> {
     let what = format!("document \"{name}\"");
     fields::check_size(body, &format!("the body of {what}"))?;
     macros::check(body, &|_| false, &what)
@@ -23,7 +198,7 @@ pub fn check_document(name: &str, body: &str) -> Result<()> {
 
 /// A user's `prompt_template`: a template that parses, and one wherever the mechanism is
 /// `assembly`. The first problem is the refusal.
-pub fn check_template(handle: Option<&str>, mechanism: Option<&str>, template: Option<&str>) -> Result<()> {
+fn check_template(handle: Option<&str>, mechanism: Option<&str>, template: Option<&str>) -> Result<()> {
     let handle = handle.unwrap_or("");
     let Some(template) = template else {
         return match mechanism {
@@ -52,7 +227,7 @@ pub fn template_problems(template: &str) -> Vec<Problem> {
 
 /// A row's `request_options` on their own (`table` names the column in the refusal's
 /// detail): an object of known options, each well formed.
-pub fn check_request_options(table: Option<&str>, options: Option<&str>) -> Result<()> {
+fn check_request_options(table: Option<&str>, options: Option<&str>) -> Result<()> {
     let table = table.unwrap_or("request_options");
     parse_request_options(options.unwrap_or("{}"))
         .map(drop)
@@ -63,7 +238,7 @@ pub fn check_request_options(table: Option<&str>, options: Option<&str>) -> Resu
 /// against the wire, output limit and profile of the model it names, when the row is
 /// written. `profile` is the profile's row as `row_to_json` spells it (empty or `null`:
 /// none); `model` names the model in refusals (by default, the profile's name).
-pub fn check_options_wire(
+fn check_options_wire(
     level: Option<&str>,
     options: Option<&str>,
     wire: Option<&str>,
@@ -91,7 +266,7 @@ pub fn check_options_wire(
 }
 
 /// A round of turn `turn` as it is written: its assistant parts, results and steers.
-pub fn check_round(turn: Uuid, n: i32, assistant: &str, results: &str, steers: &str) -> Result<()> {
+fn check_round(turn: Uuid, n: i32, assistant: &str, results: &str, steers: &str) -> Result<()> {
     let row = RoundRow {
         n,
         assistant: assistant.into(),
@@ -170,6 +345,82 @@ mod tests {
             Code::TurnNotCompilable
         );
         assert!(check_options_wire(None, None, Some("chat"), None, None, Some("null")).is_ok());
+    }
+
+    #[test]
+    fn each_trigger_reads_its_columns_with_their_defaults() {
+        // A turn's NULL JSON columns read as empty ones.
+        let turn = Write::TurnColumns {
+            inline: None,
+            variables: None,
+            history: None,
+            input: None,
+            tools: None,
+            callables: None,
+            request_options: None,
+        };
+        assert!(check(turn).is_ok());
+        // A turn with rounds leaving `run` by a NULL mode is named as a direct reply.
+        let shape = Write::TurnShape {
+            id: Uuid::nil(),
+            kind: Some("reply"),
+            role: None,
+            has_poster: true,
+            mode: None,
+            leaves_run_with_rounds: true,
+        };
+        let e = check(shape).unwrap_err();
+        assert!(e.message.contains("cannot become \"direct_reply\""), "{}", e.message);
+        let e = check(Write::Document {
+            name: "d",
+            body: "{{nope}}",
+        })
+        .unwrap_err();
+        assert!(e.message.ends_with("in document \"d\""), "{}", e.message);
+        let e = check(Write::RoundPlace {
+            turn: Uuid::nil(),
+            n: 1,
+            kind: Some("message"),
+            mode: None,
+            previous_exists: false,
+        });
+        assert_eq!(e.unwrap_err().code, Code::RoundInvalid);
+        let round = Write::Round {
+            turn: Uuid::nil(),
+            n: 1,
+            assistant: "[]",
+            results: "[]",
+            steers: "[]",
+        };
+        assert!(check(round).is_ok());
+        let wire = Write::OptionsWire {
+            level: Some("turn"),
+            options: Some("[]"),
+            wire: Some("chat"),
+            max_output_tokens: None,
+            model: None,
+            profile: None,
+        };
+        let e = check(wire).unwrap_err();
+        assert_eq!(
+            e.detail.as_deref(),
+            Some("The value of the turn's request_options is not valid.")
+        );
+        let template = Write::Template {
+            handle: Some("ada"),
+            mechanism: Some("assembly"),
+            template: None,
+        };
+        assert_eq!(check(template).unwrap_err().code, Code::TemplateInvalid);
+        let e = check(Write::RequestOptions {
+            table: Some("models"),
+            options: Some("1"),
+        })
+        .unwrap_err();
+        assert_eq!(
+            e.detail.as_deref(),
+            Some("The value of models.request_options is not valid.")
+        );
     }
 
     #[test]

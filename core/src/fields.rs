@@ -432,7 +432,7 @@ pub(crate) use crate::options::{parse_request_options, RequestOptions};
 
 /// A turn's shape, checked on write: a reply is opened by someone's words (its
 /// poster), a message speaks in a role, and a turn that has rounds stays a run.
-pub fn check_shape(
+pub(crate) fn check_shape(
     id: uuid::Uuid,
     kind: &str,
     role: Option<&str>,
@@ -471,7 +471,7 @@ pub fn check_shape(
 }
 
 /// Every write-time check of a turn's JSON columns, as the trigger runs them.
-pub fn check_turn(
+pub(crate) fn check_turn(
     inline: &str,
     variables: &str,
     history: Option<&str>,

@@ -53,14 +53,9 @@ pub(crate) mod transcript;
 pub(crate) mod voice;
 mod wire;
 
-// The write-time checks, one per trigger.
+// The write-time checks: one call, a variant per trigger.
 pub use crate::{
-    checks::{
-        check_document, check_options_wire, check_request_options, check_round, check_template, own_entries,
-        row_tokens, template_problems,
-    },
-    fields::{check_shape, check_turn},
-    rounds::check_place as check_round_place,
+    checks::{check, own_entries, row_tokens, template_problems, Write},
     template::Problem as TemplateProblem,
 };
 // What a compile reads: the steps that read it (a Store runs each statement), the rows

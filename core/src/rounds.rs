@@ -247,7 +247,13 @@ fn parse_steers(v: &At<'_>, ctx: &Ctx<'_>) -> Result<Vec<Steer>> {
 
 /// Where a round may sit (checked on write): on a run reply turn, numbered right after
 /// the round before it (`n` = 1, or round `n - 1` exists).
-pub fn check_place(turn: Uuid, n: i32, kind: Option<&str>, mode: Option<&str>, previous_exists: bool) -> Result<()> {
+pub(crate) fn check_place(
+    turn: Uuid,
+    n: i32,
+    kind: Option<&str>,
+    mode: Option<&str>,
+    previous_exists: bool,
+) -> Result<()> {
     let refuse = |path: &str, what: String, hint: &str| {
         Err(Error::new(
             Code::RoundInvalid,

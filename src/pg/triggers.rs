@@ -8,8 +8,7 @@ use super::api::refuse;
 use super::errors::OrRaise;
 use super::jsonb::JsonbArg;
 use super::spi::core_uuid;
-use pgprompt_core::Wire;
-use pgprompt_core::{quote, Code, Error};
+use pgprompt_core::{check, quote, Code, Error, Wire, Write};
 
 /// Internal: whether `wire` names a wire of the core's (`Wire::ALL`, the one list): the
 /// CHECK of `models.wire` and `responses.shape`. A new wire is its folder in the core,
@@ -31,13 +30,18 @@ fn _wires_known(wires: Vec<Option<String>>) -> bool {
 #[pg_extern(immutable, parallel_safe)]
 #[search_path(pg_catalog, pg_temp)]
 fn _check_document(name: &str, body: &str) {
-    pgprompt_core::check_document(name, body).or_raise();
+    check(Write::Document { name, body }).or_raise();
 }
 
 #[pg_extern(immutable, parallel_safe)]
 #[search_path(pg_catalog, pg_temp)]
 fn _check_template(handle: Option<&str>, mechanism: Option<&str>, template: Option<JsonbArg>) {
-    pgprompt_core::check_template(handle, mechanism, template.as_ref().map(|t| t.0.as_str())).or_raise();
+    check(Write::Template {
+        handle,
+        mechanism,
+        template: template.as_ref().map(|t| t.0.as_str()),
+    })
+    .or_raise();
 }
 
 #[pg_extern(immutable, parallel_safe, name = "_check_turn")]
@@ -51,15 +55,15 @@ fn _check_turn_v3(
     callables: Option<&str>,
     request_options: Option<&str>,
 ) {
-    pgprompt_core::check_turn(
-        inline.unwrap_or("[]"),
-        variables.unwrap_or("{}"),
+    check(Write::TurnColumns {
+        inline,
+        variables,
         history,
         input,
         tools,
-        callables.unwrap_or("[]"),
-        request_options.unwrap_or("{}"),
-    )
+        callables,
+        request_options,
+    })
     .or_raise();
 }
 
@@ -95,21 +99,21 @@ fn _check_turn_shape(
     mode: Option<&str>,
     leaves_run_with_rounds: Option<bool>,
 ) {
-    pgprompt_core::check_shape(
-        id.map(core_uuid).unwrap_or_default(),
-        kind.unwrap_or(""),
+    check(Write::TurnShape {
+        id: id.map(core_uuid).unwrap_or_default(),
+        kind,
         role,
-        poster_id.is_some(),
-        mode.unwrap_or("direct_reply"),
-        leaves_run_with_rounds.unwrap_or(false),
-    )
+        has_poster: poster_id.is_some(),
+        mode,
+        leaves_run_with_rounds: leaves_run_with_rounds.unwrap_or(false),
+    })
     .or_raise();
 }
 
 #[pg_extern(immutable, parallel_safe)]
 #[search_path(pg_catalog, pg_temp)]
 fn _check_request_options(table: Option<&str>, options: Option<&str>) {
-    pgprompt_core::check_request_options(table, options).or_raise();
+    check(Write::RequestOptions { table, options }).or_raise();
 }
 
 /// One level's request options (`model`, `agent` or `turn`) against the wire, token
@@ -126,7 +130,15 @@ fn _check_options_wire_v4(
     model: Option<&str>,
     profile: Option<&str>,
 ) {
-    pgprompt_core::check_options_wire(level, options, wire, max_output_tokens, model, profile).or_raise();
+    check(Write::OptionsWire {
+        level,
+        options,
+        wire,
+        max_output_tokens,
+        model,
+        profile,
+    })
+    .or_raise();
 }
 
 /// The four-argument check the 0.3.0 triggers call (kept so their SQL runs against this
@@ -139,7 +151,14 @@ fn _check_options_wire(level: Option<&str>, options: Option<&str>, wire: Option<
 #[pg_extern(immutable, parallel_safe)]
 #[search_path(pg_catalog, pg_temp)]
 fn _check_round(turn_id: pgrx::Uuid, n: i32, assistant: &str, results: &str, steers: &str) {
-    pgprompt_core::check_round(core_uuid(turn_id), n, assistant, results, steers).or_raise();
+    check(Write::Round {
+        turn: core_uuid(turn_id),
+        n,
+        assistant,
+        results,
+        steers,
+    })
+    .or_raise();
 }
 
 /// Where a round sits: on a run reply turn, after the round before it.
@@ -152,13 +171,13 @@ fn _check_round_place(
     mode: Option<&str>,
     previous_exists: Option<bool>,
 ) {
-    pgprompt_core::check_round_place(
-        turn_id.map(core_uuid).unwrap_or_default(),
-        n.unwrap_or(0),
+    check(Write::RoundPlace {
+        turn: turn_id.map(core_uuid).unwrap_or_default(),
+        n: n.unwrap_or(0),
         kind,
         mode,
-        previous_exists.unwrap_or(false),
-    )
+        previous_exists: previous_exists.unwrap_or(false),
+    })
     .or_raise();
 }
 
