@@ -693,7 +693,7 @@ fn a_reader_takes_columns_by_name_and_a_swapped_column_or_a_null_is_an_error_nam
 
 /// Stable trimming through SQL: the next turn's history begins where the answerer's
 /// previous sealed request's did, read from that seal's record by the part the core
-/// names (`seal::frozen_for`, `seal::HISTORY_FROM`), while it fits (`stable_cut`);
+/// names and hands over (`HistorySource::previous_frozen`), while it fits (`stable_cut`);
 /// without that start everything would fit, and nothing would be skipped.
 #[pg_test]
 fn stable_trimming_begins_where_the_previous_sealed_request_began() {

@@ -28,16 +28,26 @@ pub trait HistorySource {
     /// the rest is only counted).
     fn count_rest(&mut self, a: Uuid, conv_answerer: Option<Uuid>) -> Result<u32>;
 
-    /// Where the history of answerer `a`'s previous sealed request in this conversation
-    /// began (its `history_from`), for cache-stable trimming; None when there is none.
-    fn previous_cut(&mut self, a: Uuid) -> Result<Option<EntryAt>>;
+    /// The part `key` of the frozen record of the newest sealed reply before the turn
+    /// whose record contains `like` (`frozen @> like`, `frozen -> key`): where the
+    /// history of an answerer's previous sealed request began, for cache-stable trimming
+    /// (read by [`previous_cut`]). `None` when there is no such reply.
+    fn previous_frozen(&mut self, like: &serde_json::Value, key: &str) -> Result<Option<serde_json::Value>>;
+}
+
+/// Where the history of answerer `a`'s previous sealed request in this conversation
+/// began (its `history_from`); `None` when there is none. The source matches and reads
+/// the record's part as this names it, so no host spells its layout.
+pub(crate) fn previous_cut(source: &mut dyn HistorySource, a: Uuid) -> Result<Option<EntryAt>> {
+    let part = source.previous_frozen(&crate::seal::frozen_for(a, None), crate::seal::HISTORY_FROM)?;
+    crate::seal::history_from(part.as_ref())
 }
 
 /// A history source over turns held in memory (oldest first, as stored).
 #[cfg(test)]
 pub(crate) struct VecHistory {
     turns: Vec<HistoryTurn>,
-    /// What [`HistorySource::previous_cut`] answers.
+    /// Where [`previous_cut`] finds the previous request's history began.
     pub(crate) previous_cut: Option<EntryAt>,
 }
 
@@ -75,8 +85,9 @@ impl HistorySource for VecHistory {
         Ok(u32::try_from(n).unwrap_or(u32::MAX))
     }
 
-    fn previous_cut(&mut self, _a: Uuid) -> Result<Option<EntryAt>> {
-        Ok(self.previous_cut)
+    fn previous_frozen(&mut self, _like: &serde_json::Value, key: &str) -> Result<Option<serde_json::Value>> {
+        assert_eq!(key, crate::seal::HISTORY_FROM);
+        Ok(self.previous_cut.map(|at| serde_json::to_value(at).unwrap_or_default()))
     }
 }
 

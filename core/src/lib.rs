@@ -47,6 +47,7 @@ pub(crate) mod response;
 pub(crate) mod rounds;
 pub(crate) mod rows;
 pub mod seal;
+mod storage;
 pub(crate) mod template;
 pub mod tokens;
 pub(crate) mod transcript;
@@ -69,7 +70,8 @@ pub use crate::{
     rounds::Round,
     rows::{Conversation, Document, Memory, Model, Skill, Turn, TurnSkill, User, Workspace},
 };
-// The compile and what it returns: the body, its count and reading, what the seal keeps.
+// The compile and what it returns: the body, its count and reading, what the seal keeps
+// and how its body is stored over the conversation's nodes.
 pub use crate::{
     compile::{
         compile,
@@ -79,6 +81,10 @@ pub use crate::{
         stateful::answerer as stateful_answerer,
     },
     fields::preface_json,
+    storage::{
+        dead_seal_nodes, lay_out_seal, read_frozen, read_sealed_body, read_sealed_pieces, LaidSeal, SealNode,
+        SealNodes, SealPointers,
+    },
     wire::{count::count_body, json::pretty, read_response, shape::Body},
 };
 // A provider's response, the summarizer's transcript, the errors, and the host's side:

@@ -34,12 +34,15 @@ pub trait Store {
     /// statement spells its day in the workspace's time zone).
     type Instant;
     /// The conversation row with the turn (and, with `stored_first`, the pointers of the
-    /// turn's stored body): `None` when no conversation row is visible.
+    /// turn's stored body, unless its seal's frozen record contains `stateful`: a
+    /// stateful turn sends its stored body in another form): `None` when no conversation
+    /// row is visible.
     fn first(
         &mut self,
         conv: Uuid,
         turn: Uuid,
         stored_first: bool,
+        stateful: &serde_json::Value,
     ) -> Result<Option<First<Self::Stored, Self::Instant>>>;
     /// The sealed body the pointers name, verified (`None`: it is to be compiled, e.g.
     /// pruned).
@@ -121,7 +124,7 @@ pub enum Loaded {
 /// Loads everything but history for turn `turn` of conversation `conv`, in the steps
 /// this module names, each statement run by `store`.
 pub fn load<S: Store>(store: &mut S, conv: Uuid, turn: Uuid, read: Read) -> Result<Loaded> {
-    let first = store.first(conv, turn, stored_first(read))?;
+    let first = store.first(conv, turn, stored_first(read), &crate::seal::frozen_stateful())?;
     let Some(First {
         mut conversation,
         capture,
@@ -647,7 +650,13 @@ mod load_tests {
     impl Store for Fake {
         type Stored = ();
         type Instant = ();
-        fn first(&mut self, conv: Uuid, _: Uuid, stored_first: bool) -> Result<Option<First<(), ()>>> {
+        fn first(
+            &mut self,
+            conv: Uuid,
+            _: Uuid,
+            stored_first: bool,
+            _: &serde_json::Value,
+        ) -> Result<Option<First<(), ()>>> {
             self.calls.push("first");
             Ok(self.conversation.then(|| First {
                 conversation: Conversation {

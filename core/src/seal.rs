@@ -80,7 +80,7 @@ pub struct Stateful {
 /// layout: the part of a stored [`Frozen`] record (`prompt.seals.frozen`) that every seal
 /// compiled for answerer `a` contains, and on `wire` too when given. A query matches it
 /// by containment (`frozen @> $n`).
-pub fn frozen_for(a: Uuid, wire: Option<Wire>) -> serde_json::Value {
+pub(crate) fn frozen_for(a: Uuid, wire: Option<Wire>) -> serde_json::Value {
     /// Frozen's own keys and spellings (a test holds them to a real record).
     #[derive(Serialize)]
     struct For {
@@ -93,19 +93,19 @@ pub fn frozen_for(a: Uuid, wire: Option<Wire>) -> serde_json::Value {
 
 /// The part every stored record of a stateful seal ([`Frozen::stateful`]) contains, for
 /// a query's `frozen @> $n`.
-pub fn frozen_stateful() -> serde_json::Value {
+pub(crate) fn frozen_stateful() -> serde_json::Value {
     serde_json::json!({ "stateful": {} })
 }
 
 /// The key of a stored [`Frozen`] record that says where its body's history began
 /// ([`Frozen::history_from`]): a query reads that part alone (`frozen -> $n`), the
 /// rest of the record (a deferred tool's schema, carried parts) unread.
-pub const HISTORY_FROM: &str = "history_from";
+pub(crate) const HISTORY_FROM: &str = "history_from";
 
 /// Where the body of a stored [`Frozen`] record began its history, from the record's
 /// value at [`HISTORY_FROM`] (`None`, or `null`: from the start). A value that does not
 /// read is `data_corrupted`, never a history from the start.
-pub fn history_from(value: Option<&serde_json::Value>) -> crate::error::Result<Option<crate::kinds::EntryAt>> {
+pub(crate) fn history_from(value: Option<&serde_json::Value>) -> crate::error::Result<Option<crate::kinds::EntryAt>> {
     let Some(value) = value.filter(|v| !v.is_null()) else {
         return Ok(None);
     };
@@ -248,7 +248,7 @@ pub(crate) fn patches(plain: &[String], marked: &[String]) -> Vec<Patch> {
 
 /// Applies `patches` to stored elements. `None` when one does not fit (storage was
 /// altered).
-pub fn apply(elements: &mut [String], patches: &[Patch]) -> Option<()> {
+pub(crate) fn apply(elements: &mut [String], patches: &[Patch]) -> Option<()> {
     for p in patches {
         p.apply_to(elements.get_mut(p.at)?)?;
     }
@@ -273,7 +273,7 @@ pub fn digest(text: &str) -> [u8; 32] {
 }
 
 /// The SHA-256 of a body's bytes (`Body::text`), without joining them first.
-pub fn body_digest(body: &Body) -> [u8; 32] {
+pub(crate) fn body_digest(body: &Body) -> [u8; 32] {
     let mut h = Sha256::new();
     h.update(body.head.as_bytes());
     for (i, e) in body.elements.iter().enumerate() {
@@ -288,7 +288,7 @@ pub fn body_digest(body: &Body) -> [u8; 32] {
 
 /// Whether a body read back from storage is the one sealed: its length and its digest
 /// are the ones stored with it. `Err` says which does not match.
-pub fn verify(body: &Body, bytes: usize, stored_digest: &[u8]) -> std::result::Result<(), &'static str> {
+pub(crate) fn verify(body: &Body, bytes: usize, stored_digest: &[u8]) -> std::result::Result<(), &'static str> {
     if body.len() != bytes {
         return Err("has a body of another size than it recorded");
     }
@@ -301,7 +301,7 @@ pub fn verify(body: &Body, bytes: usize, stored_digest: &[u8]) -> std::result::R
 /// A stored body's pieces, as its nodes hold them: its head and tail, its elements (the
 /// lead's, then the chain's, oldest first) each with its node's id, the edits that mark
 /// them, and the size and digest it was sealed with.
-pub struct StoredPieces<'a> {
+pub(crate) struct StoredPieces<'a> {
     /// The head node's id and text.
     pub head: (i64, Rc<str>),
     /// The tail node's id and text.
@@ -322,14 +322,14 @@ pub struct StoredPieces<'a> {
 }
 
 /// A node's stored digest by its id (`None`: no such node was read).
-pub type NodeDigest<'a> = dyn Fn(i64) -> Option<[u8; 32]> + 'a;
+pub(crate) type NodeDigest<'a> = dyn Fn(i64) -> Option<[u8; 32]> + 'a;
 
 /// The digest of a body's pieces as storage keeps them (`prompt.seals.pieces_digest`):
 /// the SHA-256 of its head node's, its tail node's and each element node's digest in
 /// order, then of its patch list as JSON. With every node checked against its own
 /// digest it covers the body's bytes as the body's digest does, and checking it costs
 /// 32 bytes an element instead of the body.
-pub fn pieces_digest<'d>(
+pub(crate) fn pieces_digest<'d>(
     head: &[u8; 32],
     tail: &[u8; 32],
     elements: impl IntoIterator<Item = &'d [u8; 32]>,
@@ -350,7 +350,7 @@ pub fn pieces_digest<'d>(
 /// head, lead and chain nodes) are hashed once, so reading a conversation's requests
 /// costs what they add, not what they repeat.
 #[derive(Default)]
-pub struct PieceReader {
+pub(crate) struct PieceReader {
     /// The digest's state after a shared prefix, keyed by the nodes that make it.
     states: std::collections::HashMap<Vec<i64>, Sha256>,
     /// The nodes checked against their own digests.
@@ -360,7 +360,7 @@ pub struct PieceReader {
 
 impl PieceReader {
     /// The body's pieces, or why it does not read back as sealed.
-    pub fn read(&mut self, s: &StoredPieces<'_>) -> std::result::Result<crate::cache::Pieces, &'static str> {
+    pub(crate) fn read(&mut self, s: &StoredPieces<'_>) -> std::result::Result<crate::cache::Pieces, &'static str> {
         let n = s.elements.len();
         let mut patched = std::collections::BTreeMap::<usize, String>::new();
         for p in s.patches {
@@ -467,7 +467,7 @@ impl PieceReader {
 /// Reads a stored chain back (the other half of [`plan_chain`]): each node names its
 /// parent; from the newest node, `length` nodes, oldest first. `None` when a node
 /// is missing or the chain is shorter.
-pub fn walk_chain<T: Clone>(
+pub(crate) fn walk_chain<T: Clone>(
     nodes: &std::collections::HashMap<i64, (Option<i64>, T)>,
     newest: Option<i64>,
     length: i32,
@@ -490,7 +490,7 @@ pub fn walk_chain<T: Clone>(
 
 /// How a new seal's elements are stored against the previous seal's chain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ChainPlan {
+pub(crate) struct ChainPlan {
     /// `elements[..lead]` are stored on their own (before the chain).
     pub lead: usize,
     /// `elements[lead..lead + len]` are the previous chain's `prev[at..at + len]`.
@@ -504,7 +504,7 @@ pub struct ChainPlan {
 /// Only the first few new elements are tried as starts (what leads a chain is the
 /// system part of a chat request, or an oldest message trimming cut short), and only a
 /// few places per start, so planning stays linear; a miss costs storage, never bytes.
-pub fn plan_chain(prev: &[[u8; 32]], elements: &[[u8; 32]]) -> ChainPlan {
+pub(crate) fn plan_chain(prev: &[[u8; 32]], elements: &[[u8; 32]]) -> ChainPlan {
     const STARTS: usize = 16;
     const PLACES: usize = 8;
     let mut best = ChainPlan { lead: 0, at: 0, len: 0 };

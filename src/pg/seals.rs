@@ -2,7 +2,7 @@
 //! shared against the previous seal's chain, reading a body back byte for byte, marking
 //! the rounds a continuation sent, and pruning old bodies on purpose.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use pgrx::datum::DatumWithOid;
@@ -11,29 +11,14 @@ use pgrx::spi::SpiClient;
 use uuid::Uuid;
 
 use super::spi::{first, nullable, pg_uuid, run, run_write, Cols, Column, Query};
-use pgprompt_core::seal::{self, digest, plan_chain, walk_chain, Frozen, Patch, Sealed};
+use pgprompt_core::seal::{Frozen, Patch, Sealed};
 use pgprompt_core::Body;
 use pgprompt_core::Columns as _;
-use pgprompt_core::Turn;
 use pgprompt_core::{Code, Error, Result};
 use pgprompt_core::{Output, SealDraft};
+use pgprompt_core::{SealNode, SealNodes, SealPointers};
 
-/// A seal row's pointers to its body (the node ids of its pieces) and what the body must
-/// be: its size and digest.
-struct Pointers {
-    pruned: bool,
-    patches: String,
-    head: Option<i64>,
-    lead: Vec<Option<i64>>,
-    chain: Option<i64>,
-    chain_length: i32,
-    chain_low: Option<i64>,
-    tail: Option<i64>,
-    digest: Vec<u8>,
-    bytes: i32,
-}
-
-/// The columns [`Pointers::read`] takes, of `prompt.seals s`.
+/// The columns [`pointers`] takes, of `prompt.seals s`.
 const POINTERS: &str = "s.pruned_at IS NOT NULL AS pruned, s.patches::text, s.head, s.lead, s.chain, s.chain_length, \
                         s.chain_low, s.tail, s.digest, s.bytes";
 const POINTER_COLUMNS: [Column; 10] = [
@@ -49,29 +34,24 @@ const POINTER_COLUMNS: [Column; 10] = [
     ("bytes", INT4OID),
 ];
 
-impl Pointers {
-    /// A NULL where a body needs a value reads as what [`check_pointers`] and the digest
-    /// check refuse (a negative size or length, no patch list, an empty digest): the
-    /// seal is `data_corrupted`, named with its turn, never read with a default.
-    fn read(c: &Cols<'_>) -> Pointers {
-        Pointers {
-            pruned: c.get::<bool>("pruned").unwrap_or(false),
-            patches: c.text("patches").unwrap_or_default(),
-            head: c.get::<i64>("head"),
-            lead: c.get::<Vec<Option<i64>>>("lead").unwrap_or_default(),
-            chain: c.get::<i64>("chain"),
-            chain_length: c.get::<i32>("chain_length").unwrap_or(-1),
-            chain_low: c.get::<i64>("chain_low"),
-            tail: c.get::<i64>("tail"),
-            digest: c.get::<Vec<u8>>("digest").unwrap_or_default(),
-            bytes: c.get::<i32>("bytes").unwrap_or(-1),
-        }
+/// A seal row's pointers to its body, as the core checks them: a NULL where a body needs
+/// a value reads as what the checks refuse (a negative size or length, no patch list, an
+/// empty digest), so the seal is `data_corrupted`, named with its turn, never read with a
+/// default.
+fn pointers(c: &Cols<'_>) -> SealPointers {
+    SealPointers {
+        pruned: c.get::<bool>("pruned").unwrap_or(false),
+        patches: c.text("patches").unwrap_or_default(),
+        head: c.get::<i64>("head"),
+        lead: c.get::<Vec<Option<i64>>>("lead").unwrap_or_default(),
+        chain: c.get::<i64>("chain"),
+        chain_length: c.get::<i32>("chain_length").unwrap_or(-1),
+        chain_low: c.get::<i64>("chain_low"),
+        tail: c.get::<i64>("tail"),
+        digest: c.get::<Vec<u8>>("digest").unwrap_or_default(),
+        bytes: c.get::<i32>("bytes").unwrap_or(-1),
     }
 }
-
-/// How many nodes a chain may have (a seal row's `chain_length` is checked against it
-/// and against its id range before it sizes anything).
-const MAX_CHAIN: i64 = 10_000_000;
 
 /// A seal whose rows do not fit together or do not match its digest: `data_corrupted`
 /// (XX001), naming the turn. Its bytes are never returned.
@@ -99,46 +79,31 @@ static SEAL: LazyLock<Query> = LazyLock::new(|| {
 
 /// The seal of a sealed turn: what it froze, and its body (verified against its digest)
 /// unless it was pruned.
-pub fn load(client: &SpiClient<'_>, conv: Uuid, t: &Turn) -> Result<Sealed> {
-    let rows = run(client, &SEAL, &[pg_uuid(conv).into(), pg_uuid(t.id).into()], |c| {
+pub fn load(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Result<Sealed> {
+    let rows = run(client, &SEAL, &[pg_uuid(conv).into(), pg_uuid(turn).into()], |c| {
         Ok::<_, Error>(Some((
             c.need_text("frozen")?,
             c.get::<Vec<u8>>("frozen_digest"),
-            Pointers::read(c),
+            pointers(c),
         )))
     })?;
     let Some((frozen, frozen_digest, p)) = rows.into_iter().next() else {
-        return Err(pending(client, conv, t.id).unwrap_or_else(|| {
+        return Err(pending(client, conv, turn).unwrap_or_else(|| {
             Error::new(
                 Code::DataCorrupted,
-                format!("turn {} of conversation {conv} is sealed, and its seal is missing from prompt.seals", t.id),
+                format!("turn {turn} of conversation {conv} is sealed, and its seal is missing from prompt.seals"),
             )
             .hint("Seals are written by compile_turn and kept by pg_dump; SELECT * FROM prompt.verify_seals(conversation_id) lists what is missing.")
         }));
     };
-    let frozen = checked_frozen(conv, t.id, &frozen, frozen_digest.as_deref())?;
+    let frozen =
+        pgprompt_core::read_frozen(&frozen, frozen_digest.as_deref()).map_err(|why| corrupted(conv, turn, &why))?;
     let body = if p.pruned {
         None
     } else {
-        Some(read_verified(client, conv, t.id, &p)?)
+        Some(read_verified(client, conv, turn, &p)?)
     };
     Ok(Sealed { frozen, body })
-}
-
-/// What a seal froze, read from its `frozen` text once checked against its stored digest.
-/// It is what every later request of the turn is rendered from (its model, breakpoints, a
-/// stateful chain, an in-turn summary's cut): as covered as the bytes, by the digest
-/// written with it (of jsonb's own text, the same on every read).
-fn checked_frozen(conv: Uuid, turn: Uuid, frozen: &str, stored_digest: Option<&[u8]>) -> Result<Frozen> {
-    if stored_digest != Some(&digest(frozen)[..]) {
-        return Err(corrupted(
-            conv,
-            turn,
-            "has a frozen record that does not match its digest",
-        ));
-    }
-    serde_json::from_str(frozen)
-        .map_err(|e| corrupted(conv, turn, &format!("has a frozen record that cannot be read ({e})")))
 }
 
 static NODES: LazyLock<Query> = LazyLock::new(|| {
@@ -155,75 +120,10 @@ static NODES: LazyLock<Query> = LazyLock::new(|| {
     )
 });
 
-/// Checks a seal row's pointers before they size anything: `Err` says what does not fit.
-fn check_pointers(p: &Pointers) -> std::result::Result<(i64, i64), &'static str> {
-    if p.bytes < 0 || usize::try_from(p.bytes).map_or(true, |b| b > pgprompt_core::MAX_TEXT) {
-        return Err("records a size out of range");
-    }
-    if p.lead.iter().any(Option::is_none) || p.lead.len() > MAX_CHAIN as usize {
-        return Err("has a lead list that does not fit");
-    }
-    let length = i64::from(p.chain_length);
-    match (p.chain_low, p.chain) {
-        (Some(low), Some(high))
-            if (1..=MAX_CHAIN).contains(&length) && high.checked_sub(low).is_some_and(|span| span >= length - 1) =>
-        {
-            Ok((low, high))
-        }
-        (None, None) if length == 0 => Ok((1, 0)),
-        _ => Err("has chain pointers that do not fit together"),
-    }
-}
-
-/// A sealed body read back from its nodes and checked against its size and digest.
-fn read_verified(client: &SpiClient<'_>, conv: Uuid, turn: Uuid, p: &Pointers) -> Result<Body> {
-    let body = read_body(client, conv, p).map_err(|why| corrupted(conv, turn, why))?;
-    let bytes = usize::try_from(p.bytes).unwrap_or(usize::MAX);
-    pgprompt_core::seal::verify(&body, bytes, &p.digest).map_err(|why| corrupted(conv, turn, why))?;
-    Ok(body)
-}
-
-/// A sealed body, read back from its nodes. `Err` says which piece is missing or does
-/// not fit.
-fn read_body(client: &SpiClient<'_>, conv: Uuid, p: &Pointers) -> std::result::Result<Body, &'static str> {
-    let (low, high) = check_pointers(p)?;
-    let patches: Vec<Patch> = serde_json::from_str(&p.patches).map_err(|_| "has a patch list that cannot be read")?;
-    let lead: Vec<i64> = p.lead.iter().flatten().copied().collect();
-    let singles: Vec<i64> = p.head.into_iter().chain(p.tail).chain(lead.iter().copied()).collect();
-    let rows = run(
-        client,
-        &NODES,
-        &[pg_uuid(conv).into(), low.into(), high.into(), singles.into()],
-        |c| {
-            Ok::<_, Error>(Some((
-                c.need::<i64>("id")?,
-                (c.get::<i64>("parent"), c.need_text("body")?),
-            )))
-        },
-    )
-    .map_err(|_| "has a node without its text")?;
-    let nodes: HashMap<i64, (Option<i64>, String)> = rows.into_iter().collect();
-    let text = |id: Option<i64>| id.and_then(|id| nodes.get(&id)).map(|(_, t)| t.clone());
-    let mut elements: Vec<String> = lead
-        .iter()
-        .map(|id| text(Some(*id)))
-        .collect::<Option<_>>()
-        .ok_or("lost a node")?;
-    elements.extend(
-        walk_chain(&nodes, p.chain, p.chain_length)
-            .ok_or("lost a node")?
-            .into_iter()
-            .map(|(_, t)| t),
-    );
-    if patches.len() > elements.len() {
-        return Err("has more patches than elements");
-    }
-    pgprompt_core::seal::apply(&mut elements, &patches).ok_or("has patches that do not fit its elements")?;
-    Ok(Body {
-        head: text(p.head).ok_or("lost a node")?,
-        elements,
-        tail: text(p.tail).ok_or("lost a node")?,
-    })
+/// A sealed body read back from its nodes and checked against its size and digest (the
+/// core's `read_body`).
+fn read_verified(client: &SpiClient<'_>, conv: Uuid, turn: Uuid, p: &SealPointers) -> Result<Body> {
+    pgprompt_core::read_sealed_body(&mut SpiNodes { client, conv }, p).map_err(|why| corrupted(conv, turn, why))
 }
 
 static SEALS_OF: LazyLock<Query> = LazyLock::new(|| {
@@ -259,98 +159,78 @@ pub fn sent_pieces(
             c.need_uuid("turn_id")?,
             c.need_text("frozen")?,
             c.get::<Vec<u8>>("frozen_digest"),
-            (Pointers::read(c), c.get::<Vec<u8>>("pieces_digest")),
+            (pointers(c), c.get::<Vec<u8>>("pieces_digest")),
         )))
     })?;
     let mut seals = Vec::with_capacity(rows.len());
-    let (mut low, mut high, mut singles) = (i64::MAX, i64::MIN, Vec::new());
-    for (turn, frozen, frozen_digest, p) in rows {
-        let frozen = checked_frozen(conv, turn, &frozen, frozen_digest.as_deref())?;
-        if !p.0.pruned {
-            let (l, h) = check_pointers(&p.0).map_err(|why| corrupted(conv, turn, why))?;
-            if l <= h {
-                (low, high) = (low.min(l), high.max(h));
-            }
-            singles.extend(
-                p.0.head
-                    .into_iter()
-                    .chain(p.0.tail)
-                    .chain(p.0.lead.iter().flatten().copied()),
-            );
-        }
-        seals.push((turn, frozen, p));
+    for (turn, frozen, frozen_digest, stored) in rows {
+        let frozen =
+            pgprompt_core::read_frozen(&frozen, frozen_digest.as_deref()).map_err(|why| corrupted(conv, turn, &why))?;
+        seals.push((turn, frozen, stored));
     }
-    let nodes: Nodes = match seals.iter().any(|s| !s.2 .0.pruned) {
-        true => run(
-            client,
-            &NODES,
-            &[pg_uuid(conv).into(), low.into(), high.into(), singles.into()],
-            |c| {
-                let d = c.get::<Vec<u8>>("digest").unwrap_or_default();
-                Ok::<_, Error>(Some((
-                    c.need::<i64>("id")?,
-                    (
-                        c.get::<i64>("parent"),
-                        (
-                            std::rc::Rc::from(c.need_text("body")?),
-                            <[u8; 32]>::try_from(d.as_slice()).unwrap_or([0; 32]),
-                        ),
-                    ),
-                )))
-            },
-        )?
+    let stored: Vec<(&SealPointers, Option<&[u8]>)> = seals.iter().map(|(_, _, (p, d))| (p, d.as_deref())).collect();
+    let pieces = pgprompt_core::read_sealed_pieces(&mut SpiNodes { client, conv }, &stored)?
+        .map_err(|(i, why)| corrupted(conv, seals[i].0, why))?;
+    Ok(seals
         .into_iter()
-        .collect(),
-        false => HashMap::new(),
-    };
-    let mut reader = seal::PieceReader::default();
-    let mut out = HashMap::with_capacity(seals.len());
-    for (turn, frozen, (p, pieces_digest)) in seals {
-        let pieces = match p.pruned {
-            true => None,
-            false => Some(
-                pieces_of(&nodes, &p, pieces_digest.as_deref(), &mut reader)
-                    .map_err(|why| corrupted(conv, turn, why))?,
-            ),
-        };
-        out.insert(turn, (frozen, pieces));
-    }
-    Ok(out)
+        .zip(pieces)
+        .map(|((turn, frozen, _), pieces)| (turn, (frozen, pieces)))
+        .collect())
 }
 
-/// Seal nodes read back: each one's parent, text and stored digest, by id.
-type Nodes = HashMap<i64, (Option<i64>, (std::rc::Rc<str>, [u8; 32]))>;
+/// One conversation's seal nodes, read over SPI as the core asks (`seal::Nodes`).
+struct SpiNodes<'a, 'c> {
+    client: &'a SpiClient<'c>,
+    conv: Uuid,
+}
 
-/// A seal's body in pieces from the nodes read, checked by `reader` against the seal's
-/// pieces digest (a 0.4 seal has none: against its body's).
-fn pieces_of(
-    nodes: &Nodes,
-    p: &Pointers,
-    pieces_digest: Option<&[u8]>,
-    reader: &mut seal::PieceReader,
-) -> std::result::Result<pgprompt_core::cache::Pieces, &'static str> {
-    let patches: Vec<Patch> = serde_json::from_str(&p.patches).map_err(|_| "has a patch list that cannot be read")?;
-    let node = |id: Option<i64>| id.and_then(|id| nodes.get(&id).map(|(_, (t, _))| (id, t.clone())));
-    let node_digest = |id: i64| nodes.get(&id).map(|(_, (_, d))| *d);
-    let mut elements: Vec<(i64, std::rc::Rc<str>)> = p
-        .lead
-        .iter()
-        .map(|id| node(*id))
-        .collect::<Option<_>>()
-        .ok_or("lost a node")?;
-    let lead = elements.len();
-    let chain = walk_chain(nodes, p.chain, p.chain_length).ok_or("lost a node")?;
-    elements.extend(chain.into_iter().map(|(id, (t, _))| (id, t)));
-    reader.read(&seal::StoredPieces {
-        head: node(p.head).ok_or("lost a node")?,
-        tail: node(p.tail).ok_or("lost a node")?,
-        elements,
-        lead,
-        patches: &patches,
-        bytes: usize::try_from(p.bytes).map_err(|_| "records a size out of range")?,
-        digest: &p.digest,
-        pieces: pieces_digest.map(|d| (d, &node_digest as &seal::NodeDigest<'_>)),
-    })
+impl SealNodes for SpiNodes<'_, '_> {
+    fn read(&mut self, low: i64, high: i64, singles: &[i64], texts: bool) -> Result<Vec<SealNode>> {
+        let args = [
+            pg_uuid(self.conv).into(),
+            low.into(),
+            high.into(),
+            singles.to_vec().into(),
+        ];
+        run(self.client, if texts { &NODES } else { &DIGESTS }, &args, |c| {
+            Ok::<_, Error>(Some(SealNode {
+                id: c.need::<i64>("id")?,
+                parent: c.get::<i64>("parent"),
+                text: match texts {
+                    true => Some(c.need_text("body")?),
+                    false => None,
+                },
+                digest: c.get::<Vec<u8>>("digest").unwrap_or_default(),
+            }))
+        })
+    }
+
+    fn previous(&mut self, like: &serde_json::Value) -> Result<Option<(i64, i32, i64)>> {
+        let args = [pg_uuid(self.conv).into(), pgrx::JsonB(like.clone()).into()];
+        let rows = run(self.client, &PREVIOUS, &args, |c| {
+            Ok::<_, Error>(Some((
+                c.get::<i64>("chain"),
+                c.get::<i32>("chain_length").unwrap_or(0),
+                c.get::<i64>("chain_low"),
+            )))
+        })?;
+        Ok(match rows.into_iter().next() {
+            Some((Some(chain), length, Some(low))) => Some((chain, length, low)),
+            _ => None,
+        })
+    }
+
+    fn find(&mut self, parent: Option<i64>, digest: &[u8]) -> Result<Option<(i64, String)>> {
+        let args = [pg_uuid(self.conv).into(), nullable(parent), digest.to_vec().into()];
+        let found = run(self.client, &FIND_NODE, &args, |c| {
+            Ok::<_, Error>(Some((c.need::<i64>("id")?, c.need_text("body")?)))
+        })?;
+        Ok(found.into_iter().next())
+    }
+
+    fn newest(&mut self) -> Result<i64> {
+        Ok(first::<i64>(self.client, &MAX_NODE, &[pg_uuid(self.conv).into()]).unwrap_or(0))
+    }
 }
 
 static PREVIOUS: LazyLock<Query> = LazyLock::new(|| {
@@ -366,49 +246,11 @@ static PREVIOUS: LazyLock<Query> = LazyLock::new(|| {
 static DIGESTS: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
         "a seal node's digest",
-        "SELECT id, parent, digest FROM prompt.seal_nodes WHERE conversation_id = $1 AND id BETWEEN $2 AND $3",
+        "SELECT id, parent, digest FROM prompt.seal_nodes WHERE conversation_id = $1 \
+         AND (id BETWEEN $2 AND $3 OR id = ANY($4))",
         &[("id", INT8OID), ("parent", INT8OID), ("digest", BYTEAOID)],
     )
 });
-
-/// The chain of the conversation's seal most like the new one (same answerer and wire,
-/// newest): its node ids and digests, oldest first. Nothing to share (the new seal's
-/// elements are all written anew) when there is none or it does not read back whole.
-fn previous_chain(client: &SpiClient<'_>, conv: Uuid, frozen: &Frozen) -> Vec<(i64, Vec<u8>)> {
-    let prev = run(
-        client,
-        &PREVIOUS,
-        &[
-            pg_uuid(conv).into(),
-            pgrx::JsonB(seal::frozen_for(frozen.answerer_id, Some(frozen.wire))).into(),
-        ],
-        |c| {
-            Ok::<_, std::convert::Infallible>(Some((
-                c.get::<i64>("chain"),
-                c.get::<i32>("chain_length").unwrap_or(0),
-                c.get::<i64>("chain_low"),
-            )))
-        },
-    )
-    .unwrap_or_default();
-    let Some((Some(chain), length, Some(low))) = prev.into_iter().next() else {
-        return Vec::new();
-    };
-    let rows = run(
-        client,
-        &DIGESTS,
-        &[pg_uuid(conv).into(), low.into(), chain.into()],
-        |c| {
-            Ok::<_, std::convert::Infallible>(Some((
-                c.get::<i64>("id").unwrap_or(0),
-                (c.get::<i64>("parent"), c.get::<Vec<u8>>("digest").unwrap_or_default()),
-            )))
-        },
-    )
-    .unwrap_or_default();
-    let nodes: HashMap<i64, (Option<i64>, Vec<u8>)> = rows.into_iter().collect();
-    walk_chain(&nodes, Some(chain), length).unwrap_or_default()
-}
 
 static MAX_NODE: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
@@ -425,76 +267,6 @@ static FIND_NODE: LazyLock<Query> = LazyLock::new(|| {
         &[("id", INT8OID), ("body", TEXTOID)],
     )
 });
-
-/// Allocates node ids and writes nodes, reusing any node with the same parent and text.
-struct Writer<'a, 'c> {
-    client: &'a mut SpiClient<'c>,
-    conv: Uuid,
-    next_id: i64,
-    ids: Vec<i64>,
-    parents: Vec<Option<i64>>,
-    digests: Vec<Vec<u8>>,
-    bodies: Vec<String>,
-}
-
-impl Writer<'_, '_> {
-    /// The node of `text` under `parent`: an existing one (holding exactly this text), or
-    /// a new one queued. `fresh_parent`: the parent was queued here, so no existing node
-    /// can match.
-    fn node(&mut self, parent: Option<i64>, text: &str, fresh_parent: bool) -> Result<(i64, bool)> {
-        let d = digest(text).to_vec();
-        if !fresh_parent {
-            let found = run(
-                self.client,
-                &FIND_NODE,
-                &[pg_uuid(self.conv).into(), nullable(parent), d.clone().into()],
-                |c| Ok::<_, Error>(Some((c.need::<i64>("id")?, c.need_text("body")?))),
-            )?;
-            if let Some((id, body)) = found.into_iter().next() {
-                if body != text {
-                    return Err(Error::new(
-                        Code::DataCorrupted,
-                        format!("seal node {id} of conversation {} does not hold the text its digest names", self.conv),
-                    )
-                    .hint("Seal storage changes only through pgprompt; SELECT * FROM prompt.verify_seals(conversation_id) lists the seals it breaks."));
-                }
-                return Ok((id, false));
-            }
-        }
-        if let Some(i) = self
-            .digests
-            .iter()
-            .zip(&self.parents)
-            .position(|(x, p)| *x == d && *p == parent)
-        {
-            return Ok((self.ids[i], true));
-        }
-        self.next_id += 1;
-        self.ids.push(self.next_id);
-        self.parents.push(parent);
-        self.digests.push(d);
-        self.bodies.push(text.to_string());
-        Ok((self.next_id, true))
-    }
-
-    fn flush(self) {
-        if self.ids.is_empty() {
-            return;
-        }
-        run_write(
-            self.client,
-            "INSERT INTO prompt.seal_nodes (conversation_id, id, parent, digest, body) \
-             SELECT $1, * FROM unnest($2::int8[], $3::int8[], $4::bytea[], $5::text[])",
-            &[
-                pg_uuid(self.conv).into(),
-                self.ids.into(),
-                self.parents.into(),
-                self.digests.into(),
-                self.bodies.into(),
-            ],
-        );
-    }
-}
 
 /// Takes the conversation's seal-storage lock: one writer of its seals (sealing, pruning,
 /// converting) at a time. It is a row update of the conversation, so under REPEATABLE
@@ -569,48 +341,35 @@ pub fn store(
     frozen: &Frozen,
     sealed_at: Option<pgrx::datum::TimestampWithTimeZone>,
 ) -> Result<()> {
-    let prev = previous_chain(client, conv, frozen);
-    let digests: Vec<[u8; 32]> = stored.plain.iter().map(|e| digest(e)).collect();
-    let prev_digests: Vec<[u8; 32]> = prev
-        .iter()
-        .map(|(_, d)| <[u8; 32]>::try_from(d.as_slice()).unwrap_or([0; 32]))
-        .collect();
-    let plan = plan_chain(&prev_digests, &digests);
-    let next_id = first::<i64>(client, &MAX_NODE, &[pg_uuid(conv).into()]).unwrap_or(0);
-    let mut w = Writer {
-        client,
+    let laid = pgprompt_core::lay_out_seal(
+        &mut SpiNodes { client: &*client, conv },
         conv,
-        next_id,
-        ids: Vec::new(),
-        parents: Vec::new(),
-        digests: Vec::new(),
-        bodies: Vec::new(),
-    };
-    let head = w.node(None, &stored.body.head, false)?.0;
-    let tail = w.node(None, &stored.body.tail, false)?.0;
-    let lead: Vec<i64> = stored.plain[..plan.lead]
-        .iter()
-        .map(|e| w.node(None, e, false).map(|(id, _)| id))
-        .collect::<Result<_>>()?;
-    let reused = &prev[plan.at..plan.at + plan.len];
-    let mut parent = reused.last().map(|(id, _)| *id);
-    let mut chain_ids: Vec<i64> = reused.iter().map(|(id, _)| *id).collect();
-    let mut fresh = false;
-    for e in &stored.plain[plan.lead + plan.len..] {
-        let (id, queued) = w.node(parent, e, fresh)?;
-        fresh = queued;
-        parent = Some(id);
-        chain_ids.push(id);
-    }
-    w.flush();
-    let pieces_digest = seal::pieces_digest(
-        &digest(&stored.body.head),
-        &digest(&stored.body.tail),
-        &digests,
+        frozen,
+        stored.body,
+        stored.plain,
         stored.patches,
-    );
-    let frozen = serde_json::to_string(frozen).unwrap_or_else(|_| "{}".into());
-    let patches = serde_json::to_string(stored.patches).unwrap_or_else(|_| "[]".into());
+    )?;
+    if !laid.nodes.is_empty() {
+        let (mut ids, mut parents, mut digests, mut bodies) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for n in laid.nodes {
+            ids.push(n.id);
+            parents.push(n.parent);
+            digests.push(n.digest);
+            bodies.push(n.text.unwrap_or_default());
+        }
+        run_write(
+            client,
+            "INSERT INTO prompt.seal_nodes (conversation_id, id, parent, digest, body) \
+             SELECT $1, * FROM unnest($2::int8[], $3::int8[], $4::bytea[], $5::text[])",
+            &[
+                pg_uuid(conv).into(),
+                ids.into(),
+                parents.into(),
+                digests.into(),
+                bodies.into(),
+            ],
+        );
+    }
     run_write(client, "INSERT INTO prompt.seals (conversation_id, turn_id, frozen, head, lead, chain, chain_length, chain_low, tail, digest, bytes, \
          sealed_at, patches, frozen_digest, pieces_digest) \
          VALUES ($1, $2, $3::jsonb, $4, $5, $6, $7, $8, $9, $10, $11, coalesce($12, now()), $13::jsonb, \
@@ -618,18 +377,18 @@ pub fn store(
         &[
             pg_uuid(conv).into(),
             pg_uuid(turn).into(),
-            frozen.into(),
-            head.into(),
-            lead.into(),
-            nullable(chain_ids.last().copied()),
-            i32::try_from(chain_ids.len()).unwrap_or(i32::MAX).into(),
-            nullable(chain_ids.iter().min().copied()),
-            tail.into(),
-            pgprompt_core::seal::body_digest(stored.body).to_vec().into(),
-            i32::try_from(stored.body.len()).unwrap_or(i32::MAX).into(),
+            laid.frozen.into(),
+            laid.head.into(),
+            laid.lead.into(),
+            nullable(laid.chain),
+            laid.chain_length.into(),
+            nullable(laid.chain_low),
+            laid.tail.into(),
+            laid.digest.into(),
+            laid.bytes.into(),
             nullable(sealed_at),
-            patches.into(),
-            pieces_digest.to_vec().into(),
+            laid.patches.into(),
+            laid.pieces_digest.into(),
         ],
     );
     Ok(())
@@ -653,7 +412,7 @@ pub const STORED_POINTERS: &str = "s.pruned_at IS NOT NULL AS pruned, s.patches:
 pub const STORED_COLUMNS: [Column; 10] = POINTER_COLUMNS;
 /// The join condition of `prompt.seals s` for the conversation `$1`'s row: the seal of
 /// turn `$2` when the turn has no rounds and its frozen record is not stateful (`$3`,
-/// [`seal::frozen_stateful`]: it sends the stored body's stateful form). The turn's row
+/// as the core names it: it sends the stored body's stateful form). The turn's row
 /// must be visible and sealed, as the full path reads it: a policy of the user's on
 /// `prompt.turns` confines a sealed compile too. No condition is a parameter alone: one
 /// the planner folds to false (as `$4` was when the read takes no stored body) leaves
@@ -665,13 +424,13 @@ pub const STORED_JOIN: &str = "s.conversation_id = $1 AND s.turn_id = $2 AND NOT
                                AND r.turn_id = $2)";
 
 /// The pointers [`STORED_JOIN`] found, read from the conversation's row (`None`: no seal).
-pub(crate) struct StoredSeal(Pointers);
+pub(crate) struct StoredSeal(SealPointers);
 
 impl StoredSeal {
     /// The pointers in a row carrying [`STORED_POINTERS`]: `None` where the join matched no
     /// seal (its digest, never NULL in a seal row, is NULL).
     pub(crate) fn read(c: &Cols<'_>) -> Option<StoredSeal> {
-        c.get::<Vec<u8>>("digest").map(|_| StoredSeal(Pointers::read(c)))
+        c.get::<Vec<u8>>("digest").map(|_| StoredSeal(pointers(c)))
     }
 
     /// Whether the seal's body was pruned (a compile then reads the turn and says why).
@@ -689,9 +448,10 @@ impl StoredSeal {
     }
 
     /// The arguments `$3` and `$4` of [`STORED_JOIN`] for a read that does (`wanted`) or does
-    /// not take the stored body.
-    pub(crate) fn args(wanted: bool) -> [DatumWithOid<'static>; 2] {
-        [pgrx::JsonB(seal::frozen_stateful()).into(), wanted.into()]
+    /// not take the stored body; `stateful` is the part of a stateful seal's record, as the
+    /// core names it.
+    pub(crate) fn args(stateful: &serde_json::Value, wanted: bool) -> [DatumWithOid<'static>; 2] {
+        [pgrx::JsonB(stateful.clone()).into(), wanted.into()]
     }
 }
 
@@ -713,7 +473,7 @@ pub fn sealed_body(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Result<Opt
 /// seal.
 fn read_stored(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Result<Option<std::result::Result<Body, ()>>> {
     let args = [pg_uuid(conv).into(), pg_uuid(turn).into()];
-    let rows = run(client, &STORED, &args, |c| Ok::<_, Error>(Some(Pointers::read(c))))?;
+    let rows = run(client, &STORED, &args, |c| Ok::<_, Error>(Some(pointers(c))))?;
     match rows.into_iter().next() {
         None => Ok(None),
         Some(p) if p.pruned => Ok(Some(Err(()))),
@@ -769,28 +529,25 @@ pub fn prune(client: &mut SpiClient<'_>, conv: Uuid, before: DatumWithOid<'_>) -
     let live = run(client, &LIVE, &[pg_uuid(conv).into()], |c| {
         Ok::<_, Error>(Some((
             c.need_uuid("turn_id")?,
-            c.get::<i64>("head"),
-            c.get::<i64>("tail"),
-            c.get::<Vec<Option<i64>>>("lead").unwrap_or_default(),
-            c.get::<i64>("chain"),
-            // A NULL length reads no chain: the walk below finds it broken.
-            c.get::<i32>("chain_length").unwrap_or(-1),
+            SealPointers {
+                head: c.get::<i64>("head"),
+                tail: c.get::<i64>("tail"),
+                lead: c.get::<Vec<Option<i64>>>("lead").unwrap_or_default(),
+                chain: c.get::<i64>("chain"),
+                // A NULL length reads no chain: the walk finds it broken.
+                chain_length: c.get::<i32>("chain_length").unwrap_or(-1),
+                ..SealPointers::default()
+            },
         )))
     })?;
-    let nodes: HashMap<i64, (Option<i64>, ())> = run(client, &ALL, &[pg_uuid(conv).into()], |c| {
-        Ok::<_, Error>(Some((c.need::<i64>("id")?, (c.get::<i64>("parent"), ()))))
+    let parents: HashMap<i64, Option<i64>> = run(client, &ALL, &[pg_uuid(conv).into()], |c| {
+        Ok::<_, Error>(Some((c.need::<i64>("id")?, c.get::<i64>("parent"))))
     })?
     .into_iter()
     .collect();
-    let mut keep: HashSet<i64> = HashSet::new();
-    for (turn, head, tail, lead, chain, length) in live {
-        keep.extend(head.into_iter().chain(tail).chain(lead.into_iter().flatten()));
-        // A live body whose chain is broken stops the prune: nothing it might still
-        // reach is dropped.
-        let chain = walk_chain(&nodes, chain, length).ok_or_else(|| corrupted(conv, turn, "lost a node"))?;
-        keep.extend(chain.into_iter().map(|(id, _)| id));
-    }
-    let dead: Vec<i64> = nodes.keys().filter(|id| !keep.contains(id)).copied().collect();
+    // A live body whose chain is broken stops the prune: nothing it might still reach
+    // is dropped.
+    let dead = pgprompt_core::dead_seal_nodes(&live, &parents).map_err(|turn| corrupted(conv, turn, "lost a node"))?;
     if !dead.is_empty() {
         run_write(
             client,
@@ -843,9 +600,8 @@ pub fn verify(client: &SpiClient<'_>, conv: Option<Uuid>) -> Result<Vec<(Uuid, U
             ));
             continue;
         }
-        let t = Turn::new(turn, 0, pgprompt_core::TurnKind::Reply);
         // The body, then its pieces (what the cache report reads) against their digest.
-        let read = load(client, conv, &t).and_then(|_| sent_pieces(client, conv, &[turn]).map(|_| ()));
+        let read = load(client, conv, turn).and_then(|_| sent_pieces(client, conv, &[turn]).map(|_| ()));
         if let Err(e) = read {
             let prefix = format!(
                 "{}: the seal of turn {turn} of conversation {conv} ",

@@ -183,7 +183,7 @@ pub(super) fn select(
     (before, after): (&Preceding<'_>, Option<Follower>),
 ) -> Result<Selection> {
     let cut = match allowance.low_water {
-        Some(_) => source.previous_cut(on.a.id)?,
+        Some(_) => crate::history::previous_cut(source, on.a.id)?,
         None => None,
     };
     let mut selector = Selector::new(allowance);

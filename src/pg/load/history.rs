@@ -11,8 +11,6 @@ use uuid::Uuid;
 
 use crate::pg::spi::{first, pg_uuid, run, Query};
 use pgprompt_core::history_users;
-use pgprompt_core::seal;
-use pgprompt_core::EntryAt;
 use pgprompt_core::Round;
 use pgprompt_core::{stored_entries, HistorySource, StoredCount};
 use pgprompt_core::{Captured, Context, HistoryTurn, Host};
@@ -82,20 +80,20 @@ static COUNT_REST: LazyLock<Query> = LazyLock::new(|| {
     )
 });
 
-/// Where an answerer's previous sealed request began its history (stable trimming): the
-/// newest sealed reply before the turn whose seal froze that answerer. The core names
-/// what to match and which part to read (`seal::frozen_for`, `seal::HISTORY_FROM`) and
-/// reads it (`seal::history_from`): no path into the record is spelled here, and the
+/// A part of the frozen record of the newest sealed reply before the turn whose record
+/// contains `$3` (`HistorySource::previous_frozen`: where an answerer's previous sealed
+/// request began its history, for stable trimming). The core names what to match and
+/// which part to read, and reads it: no path into the record is spelled here, and the
 /// rest of the record is not read.
 static PREVIOUS_CUT: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
         "a previous seal's history start",
-        "SELECT s.frozen -> $4 AS history_from \
+        "SELECT s.frozen -> $4 AS part \
          FROM prompt.turns t JOIN prompt.seals s ON s.conversation_id = t.conversation_id AND s.turn_id = t.id \
          WHERE t.conversation_id = $1 AND t.seq < $2 AND t.kind = 'reply' AND t.sealed_at IS NOT NULL \
            AND s.frozen @> $3 \
          ORDER BY t.seq DESC LIMIT 1",
-        &[("history_from", JSONBOID)],
+        &[("part", JSONBOID)],
     )
 });
 
@@ -238,7 +236,7 @@ impl HistorySource for SpiHistory<'_, '_> {
     }
 
     /// Sums the entry counts the write triggers store (`own_entries`, from the core's
-    /// `own_plan`): an index-only scan of (conversation_id, seq) INCLUDE (kind,
+    /// `own_entries`): an index-only scan of (conversation_id, seq) INCLUDE (kind,
     /// answerer_id, own_entries) per stretch left, no turn text read.
     fn count_rest(&mut self, a: Uuid, conv_answerer: Option<Uuid>) -> Result<u32> {
         let mut n = 0u32;
@@ -264,18 +262,16 @@ impl HistorySource for SpiHistory<'_, '_> {
         Ok(n)
     }
 
-    fn previous_cut(&mut self, a: Uuid) -> Result<Option<EntryAt>> {
-        let rows = run(
-            self.client,
-            &PREVIOUS_CUT,
-            &[
-                pg_uuid(self.conv).into(),
-                self.turn_seq.into(),
-                pgrx::JsonB(seal::frozen_for(a, None)).into(),
-                seal::HISTORY_FROM.into(),
-            ],
-            |c| Ok::<_, Error>(Some(seal::history_from(c.json("history_from")?.as_ref())?)),
-        )?;
+    fn previous_frozen(&mut self, like: &serde_json::Value, key: &str) -> Result<Option<serde_json::Value>> {
+        let args = [
+            pg_uuid(self.conv).into(),
+            self.turn_seq.into(),
+            pgrx::JsonB(like.clone()).into(),
+            key.into(),
+        ];
+        let rows = run(self.client, &PREVIOUS_CUT, &args, |c| {
+            Ok::<_, Error>(Some(c.json("part")?))
+        })?;
         Ok(rows.into_iter().next().flatten())
     }
 }

@@ -160,8 +160,9 @@ impl Store for SpiStore<'_, '_> {
         conv: Uuid,
         turn: Uuid,
         stored_first: bool,
+        stateful: &serde_json::Value,
     ) -> Result<Option<First<seals::StoredSeal, TimestampWithTimeZone>>> {
-        let [stateful, wanted] = seals::StoredSeal::args(stored_first);
+        let [stateful, wanted] = seals::StoredSeal::args(stateful, stored_first);
         let args = [pg_uuid(conv).into(), pg_uuid(turn).into(), stateful, wanted];
         let rows = run(self.client, &CONVERSATION, &args, |c| first_row(c, conv).map(Some))?;
         Ok(rows.into_iter().next())
@@ -180,7 +181,7 @@ impl Store for SpiStore<'_, '_> {
     }
 
     fn seal(&mut self, conv: Uuid, turn: &Turn) -> Result<Sealed> {
-        seals::load(self.client, conv, turn)
+        seals::load(self.client, conv, turn.id)
     }
 
     fn captures(

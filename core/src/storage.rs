@@ -1,0 +1,599 @@
+//! Seal storage (docs/design.md, "Seals"): how a sealed body is laid out over its
+//! conversation's nodes, and how it is read back and checked against its digests. The
+//! host runs the statements ([`SealNodes`], over one conversation's `prompt.seal_nodes`) and
+//! keeps the seal row ([`SealPointers`]); what to read, what to write and whether it fits are
+//! decided here.
+
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
+
+use uuid::Uuid;
+
+use crate::cache::Pieces;
+use crate::error::{Code, Error, Result};
+use crate::seal::{
+    apply, body_digest, digest, frozen_for, pieces_digest, plan_chain, verify, walk_chain, Frozen, Patch, PieceReader,
+    StoredPieces,
+};
+use crate::wire::Body;
+
+/// How many nodes a chain may have: a seal row's `chain_length` is checked against it
+/// and against its id range before it sizes anything.
+const MAX_CHAIN: i64 = 10_000_000;
+
+/// A seal row's pointers to its body (`prompt.seals`: the node ids of its pieces), and
+/// what the body must be: its size and digest. A NULL where a body needs a value is
+/// given as what the checks refuse (a negative size or length, no patch list, an empty
+/// digest), never as a default that reads.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SealPointers {
+    /// `pruned_at IS NOT NULL`: the body was dropped (its digest and size stay).
+    pub pruned: bool,
+    /// `patches`, as JSON text.
+    pub patches: String,
+    /// `head`.
+    pub head: Option<i64>,
+    /// `lead`.
+    pub lead: Vec<Option<i64>>,
+    /// `chain`: the chain's newest node.
+    pub chain: Option<i64>,
+    /// `chain_length` (-1 for NULL).
+    pub chain_length: i32,
+    /// `chain_low`: the chain's lowest node id.
+    pub chain_low: Option<i64>,
+    /// `tail`.
+    pub tail: Option<i64>,
+    /// `digest`: the SHA-256 of the body's bytes.
+    pub digest: Vec<u8>,
+    /// `bytes`: the body's size (-1 for NULL).
+    pub bytes: i32,
+}
+
+/// A node of `prompt.seal_nodes`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SealNode {
+    /// `id`.
+    pub id: i64,
+    /// `parent`: the older node of its chain (`None`: a chain's oldest, or a node stored
+    /// on its own).
+    pub parent: Option<i64>,
+    /// `body`: its text (`None` where the statement read digests alone).
+    pub text: Option<String>,
+    /// `digest`: the SHA-256 of its text.
+    pub digest: Vec<u8>,
+}
+
+/// The reads of seal storage over one conversation's nodes, run by the host. What is
+/// written is returned ([`LaidSeal`]) for the host to write, under the conversation's
+/// storage lock.
+pub trait SealNodes {
+    /// The nodes whose id is in `low..=high` or in `singles`, with their texts when
+    /// `texts` (else their digests alone).
+    fn read(&mut self, low: i64, high: i64, singles: &[i64], texts: bool) -> Result<Vec<SealNode>>;
+    /// The chain of the conversation's live seal most like the new one: the newest seal
+    /// whose frozen record contains `like` first, else the newest (its `chain`,
+    /// `chain_length` and `chain_low`; `None`: no live seal has a chain).
+    fn previous(&mut self, like: &serde_json::Value) -> Result<Option<(i64, i32, i64)>>;
+    /// The node under `parent` whose digest is `digest`: its id and text.
+    fn find(&mut self, parent: Option<i64>, digest: &[u8]) -> Result<Option<(i64, String)>>;
+    /// The conversation's largest node id (0: none yet).
+    fn newest(&mut self) -> Result<i64>;
+}
+
+/// Checks a seal row's pointers before they size anything: the range of chain ids.
+fn span(p: &SealPointers) -> std::result::Result<(i64, i64), &'static str> {
+    if p.bytes < 0 || usize::try_from(p.bytes).map_or(true, |b| b > crate::bounds::MAX_TEXT) {
+        return Err("records a size out of range");
+    }
+    if p.lead.iter().any(Option::is_none) || p.lead.len() > MAX_CHAIN as usize {
+        return Err("has a lead list that does not fit");
+    }
+    let length = i64::from(p.chain_length);
+    match (p.chain_low, p.chain) {
+        (Some(low), Some(high))
+            if (1..=MAX_CHAIN).contains(&length) && high.checked_sub(low).is_some_and(|span| span >= length - 1) =>
+        {
+            Ok((low, high))
+        }
+        (None, None) if length == 0 => Ok((1, 0)),
+        _ => Err("has chain pointers that do not fit together"),
+    }
+}
+
+/// The node ids a seal names outside its chain: its head, its tail and its lead.
+fn singles(p: &SealPointers) -> impl Iterator<Item = i64> + '_ {
+    p.head.into_iter().chain(p.tail).chain(p.lead.iter().flatten().copied())
+}
+
+fn patches_of(p: &SealPointers) -> std::result::Result<Vec<Patch>, &'static str> {
+    serde_json::from_str(&p.patches).map_err(|_| "has a patch list that cannot be read")
+}
+
+/// What a seal froze, from its `frozen` text once checked against its stored digest.
+/// `Err` says why it is refused.
+pub fn read_frozen(text: &str, stored_digest: Option<&[u8]>) -> std::result::Result<Frozen, String> {
+    if stored_digest != Some(&digest(text)[..]) {
+        return Err("has a frozen record that does not match its digest".into());
+    }
+    serde_json::from_str(text).map_err(|e| format!("has a frozen record that cannot be read ({e})"))
+}
+
+/// A sealed body read back from its nodes, checked against its size and digest. `Err`
+/// says which piece is missing or does not fit.
+pub fn read_sealed_body(nodes: &mut impl SealNodes, p: &SealPointers) -> std::result::Result<Body, &'static str> {
+    let (low, high) = span(p)?;
+    let patches = patches_of(p)?;
+    let ids: Vec<i64> = singles(p).collect();
+    let read = nodes
+        .read(low, high, &ids, true)
+        .map_err(|_| "has a node without its text")?;
+    let mut texts: HashMap<i64, (Option<i64>, String)> = HashMap::with_capacity(read.len());
+    for n in read {
+        texts.insert(n.id, (n.parent, n.text.ok_or("has a node without its text")?));
+    }
+    let text = |id: Option<i64>| id.and_then(|id| texts.get(&id)).map(|(_, t)| t.clone());
+    let mut elements: Vec<String> = p
+        .lead
+        .iter()
+        .map(|id| text(*id))
+        .collect::<Option<_>>()
+        .ok_or("lost a node")?;
+    elements.extend(
+        walk_chain(&texts, p.chain, p.chain_length)
+            .ok_or("lost a node")?
+            .into_iter()
+            .map(|(_, t)| t),
+    );
+    if patches.len() > elements.len() {
+        return Err("has more patches than elements");
+    }
+    apply(&mut elements, &patches).ok_or("has patches that do not fit its elements")?;
+    let body = Body {
+        head: text(p.head).ok_or("lost a node")?,
+        elements,
+        tail: text(p.tail).ok_or("lost a node")?,
+    };
+    verify(&body, usize::try_from(p.bytes).unwrap_or(usize::MAX), &p.digest)?;
+    Ok(body)
+}
+
+/// The bodies of several seals in pieces, as they were sent (`None`: pruned), each
+/// checked against its pieces digest (a seal written before 0.5 has none: against its
+/// body's): one read of the nodes they name, each node decompressed and checked once
+/// however many seals share it. `Err` names the first seal (its index) that does not
+/// read back, and why.
+pub fn read_sealed_pieces(
+    nodes: &mut impl SealNodes,
+    seals: &[(&SealPointers, Option<&[u8]>)],
+) -> Result<std::result::Result<Vec<Option<Pieces>>, Failed>> {
+    let (mut low, mut high, mut ids) = (i64::MAX, i64::MIN, Vec::new());
+    for (i, (p, _)) in seals.iter().enumerate() {
+        if p.pruned {
+            continue;
+        }
+        let (l, h) = match span(p) {
+            Ok(span) => span,
+            Err(why) => return Ok(Err((i, why))),
+        };
+        if l <= h {
+            (low, high) = (low.min(l), high.max(h));
+        }
+        ids.extend(singles(p));
+    }
+    let read = match seals.iter().any(|(p, _)| !p.pruned) {
+        true => nodes.read(low, high, &ids, true)?,
+        false => Vec::new(),
+    };
+    let mut stored: Stored = HashMap::with_capacity(read.len());
+    for n in read {
+        let Some(text) = n.text else {
+            return Err(Error::new(
+                Code::DataCorrupted,
+                format!("seal node {} has no text", n.id),
+            ));
+        };
+        let d = <[u8; 32]>::try_from(n.digest.as_slice()).unwrap_or([0; 32]);
+        stored.insert(n.id, (n.parent, (Rc::from(text), d)));
+    }
+    let mut reader = PieceReader::default();
+    let mut out = Vec::with_capacity(seals.len());
+    for (i, (p, pieces_digest)) in seals.iter().enumerate() {
+        out.push(match p.pruned {
+            true => None,
+            false => match pieces(&stored, p, *pieces_digest, &mut reader) {
+                Ok(pieces) => Some(pieces),
+                Err(why) => return Ok(Err((i, why))),
+            },
+        });
+    }
+    Ok(Ok(out))
+}
+
+/// The seal (its index) that does not read back, and why.
+type Failed = (usize, &'static str);
+
+/// Seal nodes read back: each one's parent, text and stored digest, by id.
+type Stored = HashMap<i64, (Option<i64>, (Rc<str>, [u8; 32]))>;
+
+/// A seal's body in pieces from the nodes read, checked by `reader`.
+fn pieces(
+    nodes: &Stored,
+    p: &SealPointers,
+    pieces_digest: Option<&[u8]>,
+    reader: &mut PieceReader,
+) -> std::result::Result<Pieces, &'static str> {
+    let patches = patches_of(p)?;
+    let node = |id: Option<i64>| id.and_then(|id| nodes.get(&id).map(|(_, (t, _))| (id, t.clone())));
+    let node_digest = |id: i64| nodes.get(&id).map(|(_, (_, d))| *d);
+    let mut elements: Vec<(i64, Rc<str>)> = p
+        .lead
+        .iter()
+        .map(|id| node(*id))
+        .collect::<Option<_>>()
+        .ok_or("lost a node")?;
+    let lead = elements.len();
+    let chain = walk_chain(nodes, p.chain, p.chain_length).ok_or("lost a node")?;
+    elements.extend(chain.into_iter().map(|(id, (t, _))| (id, t)));
+    reader.read(&StoredPieces {
+        head: node(p.head).ok_or("lost a node")?,
+        tail: node(p.tail).ok_or("lost a node")?,
+        elements,
+        lead,
+        patches: &patches,
+        bytes: usize::try_from(p.bytes).map_err(|_| "records a size out of range")?,
+        digest: &p.digest,
+        pieces: pieces_digest.map(|d| (d, &node_digest as &crate::seal::NodeDigest<'_>)),
+    })
+}
+
+/// What [`lay_out_seal`] decided to store of a body: the new nodes, and the seal row's
+/// pointers, digests and records (`prompt.seals`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LaidSeal {
+    /// The new nodes, written first (into `prompt.seal_nodes`).
+    pub nodes: Vec<SealNode>,
+    /// `head`.
+    pub head: i64,
+    /// `lead`.
+    pub lead: Vec<i64>,
+    /// `chain` (`None`: no chain).
+    pub chain: Option<i64>,
+    /// `chain_length`.
+    pub chain_length: i32,
+    /// `chain_low`.
+    pub chain_low: Option<i64>,
+    /// `tail`.
+    pub tail: i64,
+    /// `digest`: the SHA-256 of the body's bytes.
+    pub digest: Vec<u8>,
+    /// `bytes`: the body's size.
+    pub bytes: i32,
+    /// `patches`, as JSON text.
+    pub patches: String,
+    /// `pieces_digest`.
+    pub pieces_digest: Vec<u8>,
+    /// `frozen`, as JSON text (`frozen_digest` is its SHA-256, of jsonb's own text).
+    pub frozen: String,
+}
+
+/// Lays a body out over its conversation's nodes, sharing the longest run of elements it repeats from the chain
+/// of the conversation's seal most like it (same answerer and wire, newest), and reusing
+/// any node that holds the same text under the same parent: the nodes to write and the
+/// seal row that names them. `plain`: the body's elements unmarked (what consecutive seals share);
+/// `patches`: the edits that mark them. A node whose text is not what its digest names
+/// is `data_corrupted`.
+pub fn lay_out_seal(
+    nodes: &mut impl SealNodes,
+    conv: Uuid,
+    frozen: &Frozen,
+    body: &Body,
+    plain: &[String],
+    patches: &[Patch],
+) -> Result<LaidSeal> {
+    let prev = previous_chain(nodes, frozen);
+    let digests: Vec<[u8; 32]> = plain.iter().map(|e| digest(e)).collect();
+    let prev_digests: Vec<[u8; 32]> = prev
+        .iter()
+        .map(|(_, d)| <[u8; 32]>::try_from(d.as_slice()).unwrap_or([0; 32]))
+        .collect();
+    let plan = plan_chain(&prev_digests, &digests);
+    let mut w = Writer {
+        nodes,
+        conv,
+        next_id: 0,
+        queued: Vec::new(),
+    };
+    w.next_id = w.nodes.newest()?;
+    let head = w.node(None, &body.head, false)?.0;
+    let tail = w.node(None, &body.tail, false)?.0;
+    let lead: Vec<i64> = plain[..plan.lead]
+        .iter()
+        .map(|e| w.node(None, e, false).map(|(id, _)| id))
+        .collect::<Result<_>>()?;
+    let reused = &prev[plan.at..plan.at + plan.len];
+    let mut parent = reused.last().map(|(id, _)| *id);
+    let mut chain: Vec<i64> = reused.iter().map(|(id, _)| *id).collect();
+    let mut fresh = false;
+    for e in &plain[plan.lead + plan.len..] {
+        let (id, queued) = w.node(parent, e, fresh)?;
+        fresh = queued;
+        parent = Some(id);
+        chain.push(id);
+    }
+    Ok(LaidSeal {
+        nodes: w.queued,
+        head,
+        lead,
+        chain: chain.last().copied(),
+        chain_length: i32::try_from(chain.len()).unwrap_or(i32::MAX),
+        chain_low: chain.iter().min().copied(),
+        tail,
+        digest: body_digest(body).to_vec(),
+        bytes: i32::try_from(body.len()).unwrap_or(i32::MAX),
+        patches: serde_json::to_string(patches).unwrap_or_else(|_| "[]".into()),
+        pieces_digest: pieces_digest(&digest(&body.head), &digest(&body.tail), &digests, patches).to_vec(),
+        frozen: serde_json::to_string(frozen).unwrap_or_else(|_| "{}".into()),
+    })
+}
+
+/// The chain of the conversation's seal most like `frozen`: its node ids and digests,
+/// oldest first. Nothing to share (every element is written anew) when there is none or
+/// it does not read back whole.
+fn previous_chain(nodes: &mut impl SealNodes, frozen: &Frozen) -> Vec<(i64, Vec<u8>)> {
+    let like = frozen_for(frozen.answerer_id, Some(frozen.wire));
+    let Ok(Some((chain, length, low))) = nodes.previous(&like) else {
+        return Vec::new();
+    };
+    let read = nodes.read(low, chain, &[], false).unwrap_or_default();
+    let digests: HashMap<i64, (Option<i64>, Vec<u8>)> =
+        read.into_iter().map(|n| (n.id, (n.parent, n.digest))).collect();
+    walk_chain(&digests, Some(chain), length).unwrap_or_default()
+}
+
+/// Allocates node ids and queues new nodes, reusing any node with the same parent and
+/// text.
+struct Writer<'n, N> {
+    nodes: &'n mut N,
+    conv: Uuid,
+    next_id: i64,
+    queued: Vec<SealNode>,
+}
+
+impl<N: SealNodes> Writer<'_, N> {
+    /// The node of `text` under `parent`: an existing one (holding exactly this text), or
+    /// a new one queued. `fresh_parent`: the parent was queued here, so no existing node
+    /// can match.
+    fn node(&mut self, parent: Option<i64>, text: &str, fresh_parent: bool) -> Result<(i64, bool)> {
+        let d = digest(text).to_vec();
+        if !fresh_parent {
+            if let Some((id, stored)) = self.nodes.find(parent, &d)? {
+                if stored != text {
+                    return Err(Error::new(
+                        Code::DataCorrupted,
+                        format!("seal node {id} of conversation {} does not hold the text its digest names", self.conv),
+                    )
+                    .hint("Seal storage changes only through pgprompt; SELECT * FROM prompt.verify_seals(conversation_id) lists the seals it breaks."));
+                }
+                return Ok((id, false));
+            }
+        }
+        if let Some(n) = self.queued.iter().find(|n| n.digest == d && n.parent == parent) {
+            return Ok((n.id, true));
+        }
+        self.next_id += 1;
+        self.queued.push(SealNode {
+            id: self.next_id,
+            parent,
+            text: Some(text.to_string()),
+            digest: d,
+        });
+        Ok((self.next_id, true))
+    }
+}
+
+/// The nodes no live seal uses any more, of `parents` (every node's parent by id), given
+/// the live seals' pointers: what pruning deletes. `Err` names a live seal whose chain is
+/// broken (then nothing it might still reach may go).
+pub fn dead_seal_nodes(
+    live: &[(Uuid, SealPointers)],
+    parents: &HashMap<i64, Option<i64>>,
+) -> std::result::Result<Vec<i64>, Uuid> {
+    let nodes: HashMap<i64, (Option<i64>, ())> = parents.iter().map(|(id, p)| (*id, (*p, ()))).collect();
+    let mut keep: HashSet<i64> = HashSet::new();
+    for (turn, p) in live {
+        keep.extend(singles(p));
+        let chain = walk_chain(&nodes, p.chain, p.chain_length).ok_or(*turn)?;
+        keep.extend(chain.into_iter().map(|(id, _)| id));
+    }
+    let mut dead: Vec<i64> = parents.keys().filter(|id| !keep.contains(id)).copied().collect();
+    dead.sort_unstable();
+    Ok(dead)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::Scenario;
+
+    /// One conversation's nodes in memory, as the host keeps them, and the seals written
+    /// (their pointers and the frozen record each contains).
+    #[derive(Default)]
+    struct Memory {
+        nodes: HashMap<i64, SealNode>,
+        seals: Vec<(SealPointers, serde_json::Value)>,
+    }
+
+    impl SealNodes for Memory {
+        fn read(&mut self, low: i64, high: i64, singles: &[i64], texts: bool) -> Result<Vec<SealNode>> {
+            let mut out: Vec<SealNode> = self
+                .nodes
+                .values()
+                .filter(|n| (low..=high).contains(&n.id) || singles.contains(&n.id))
+                .cloned()
+                .map(|n| SealNode {
+                    text: n.text.filter(|_| texts),
+                    ..n
+                })
+                .collect();
+            out.sort_by_key(|n| n.id);
+            Ok(out)
+        }
+
+        fn previous(&mut self, like: &serde_json::Value) -> Result<Option<(i64, i32, i64)>> {
+            let contains = |v: &serde_json::Value| like.as_object().unwrap().iter().all(|(k, x)| v.get(k) == Some(x));
+            let newest = self.seals.iter().rev().filter(|(p, _)| !p.pruned && p.chain.is_some());
+            let best = newest
+                .clone()
+                .find(|(_, f)| contains(f))
+                .or_else(|| newest.clone().next());
+            Ok(best.map(|(p, _)| (p.chain.unwrap(), p.chain_length, p.chain_low.unwrap())))
+        }
+
+        fn find(&mut self, parent: Option<i64>, digest: &[u8]) -> Result<Option<(i64, String)>> {
+            let n = self.nodes.values().find(|n| n.parent == parent && n.digest == digest);
+            Ok(n.map(|n| (n.id, n.text.clone().unwrap())))
+        }
+
+        fn newest(&mut self) -> Result<i64> {
+            Ok(self.nodes.keys().max().copied().unwrap_or(0))
+        }
+    }
+
+    impl Memory {
+        /// Lays `body` out and stores what the host would: its new nodes and its row.
+        fn seal(&mut self, frozen: &Frozen, body: &Body, patches: &[Patch]) -> SealPointers {
+            let laid = lay_out_seal(self, Uuid::nil(), frozen, body, &body.elements, patches).unwrap();
+            for n in laid.nodes {
+                assert!(self.nodes.insert(n.id, n).is_none(), "a node id is written twice");
+            }
+            let p = SealPointers {
+                pruned: false,
+                patches: laid.patches,
+                head: Some(laid.head),
+                lead: laid.lead.into_iter().map(Some).collect(),
+                chain: laid.chain,
+                chain_length: laid.chain_length,
+                chain_low: laid.chain_low,
+                tail: Some(laid.tail),
+                digest: laid.digest,
+                bytes: laid.bytes,
+            };
+            self.seals
+                .push((p.clone(), serde_json::from_str(&laid.frozen).unwrap()));
+            p
+        }
+    }
+
+    fn body(elements: &[&str]) -> Body {
+        Body {
+            head: "{\"messages\":[".into(),
+            elements: elements.iter().map(|e| e.to_string()).collect(),
+            tail: "]}".into(),
+        }
+    }
+
+    #[test]
+    fn a_body_is_laid_out_over_shared_nodes_and_reads_back_checked() {
+        let frozen = Scenario::new("hello")
+            .run(crate::Purpose::Compile)
+            .unwrap()
+            .seal
+            .unwrap()
+            .frozen;
+        let mut store = Memory::default();
+        let first = body(&["\"s\"", "\"a\"", "\"b\""]);
+        let p1 = store.seal(&frozen, &first, &[]);
+        let written = store.nodes.len();
+        // The next request repeats the first's elements and adds two: only they are new.
+        let second = body(&["\"s\"", "\"a\"", "\"b\"", "\"c\"", "\"d\""]);
+        let p2 = store.seal(&frozen, &second, &[]);
+        assert_eq!(store.nodes.len(), written + 2, "storage grows with what is new");
+        assert_eq!(read_sealed_body(&mut store, &p1).unwrap(), first);
+        assert_eq!(read_sealed_body(&mut store, &p2).unwrap(), second);
+
+        // A marked element is stored plain, with its patch.
+        let plain = body(&["\"s\"", "\"a\"", "\"b\"", "\"c\"", "\"d\"", "\"e\""]);
+        let patch = crate::seal::patches(
+            &plain.elements,
+            &["\"s\"", "\"a\"", "\"b!\"", "\"c\"", "\"d\"", "\"e\""].map(String::from),
+        );
+        let laid = lay_out_seal(&mut store, Uuid::nil(), &frozen, &plain, &plain.elements, &patch).unwrap();
+        assert_eq!(laid.nodes.len(), 1, "the marked element is shared unmarked");
+
+        // Pieces read back for several seals at once, each checked.
+        let seals = [(&p1, None), (&p2, None)];
+        let pieces = read_sealed_pieces(&mut store, &seals).unwrap().unwrap();
+        assert_eq!(pieces.len(), 2);
+        assert_eq!(pieces[1].as_ref().unwrap().elements.len(), 5);
+
+        // Pruning the first seal frees nothing the second still uses.
+        let live = [(Uuid::nil(), p2.clone())];
+        let parents: HashMap<i64, Option<i64>> = store.nodes.values().map(|n| (n.id, n.parent)).collect();
+        assert_eq!(dead_seal_nodes(&live, &parents).unwrap(), Vec::<i64>::new());
+        assert_eq!(dead_seal_nodes(&[], &parents).unwrap().len(), store.nodes.len());
+    }
+
+    #[test]
+    fn a_body_that_does_not_read_back_is_refused() {
+        let frozen = Scenario::new("hello")
+            .run(crate::Purpose::Compile)
+            .unwrap()
+            .seal
+            .unwrap()
+            .frozen;
+        let mut store = Memory::default();
+        let p = store.seal(&frozen, &body(&["\"s\"", "\"a\""]), &[]);
+        let chain = p.chain.unwrap();
+
+        let mut altered = store.nodes.clone();
+        altered.get_mut(&chain).unwrap().text = Some("\"z\"".into());
+        let mut bad = Memory {
+            nodes: altered,
+            seals: Vec::new(),
+        };
+        assert_eq!(
+            read_sealed_body(&mut bad, &p),
+            Err("has a body that does not match its digest")
+        );
+        let refused = read_sealed_pieces(&mut bad, &[(&p, None)]).unwrap();
+        assert_eq!(refused.err(), Some((0, "has a body that does not match its digest")));
+        // Writing over a node whose text is not what its digest names is data_corrupted.
+        let e = lay_out_seal(
+            &mut bad,
+            Uuid::nil(),
+            &frozen,
+            &body(&["\"s\"", "\"a\""]),
+            &["\"s\"", "\"a\""].map(String::from),
+            &[],
+        );
+        assert_eq!(e.unwrap_err().code, Code::DataCorrupted);
+
+        let mut lost = Memory {
+            nodes: store.nodes.clone(),
+            ..Memory::default()
+        };
+        lost.nodes.remove(&chain);
+        assert_eq!(read_sealed_body(&mut lost, &p), Err("lost a node"));
+        let parents: HashMap<i64, Option<i64>> = lost.nodes.values().map(|n| (n.id, n.parent)).collect();
+        assert_eq!(dead_seal_nodes(&[(Uuid::max(), p.clone())], &parents), Err(Uuid::max()));
+
+        let short = SealPointers { bytes: -1, ..p.clone() };
+        assert_eq!(read_sealed_body(&mut store, &short), Err("records a size out of range"));
+        let unfit = SealPointers {
+            chain_length: 5,
+            ..p.clone()
+        };
+        assert_eq!(
+            read_sealed_body(&mut store, &unfit),
+            Err("has chain pointers that do not fit together")
+        );
+        assert_eq!(
+            frozen_of_text("{}", None),
+            Err("has a frozen record that does not match its digest".to_string())
+        );
+    }
+
+    fn frozen_of_text(text: &str, d: Option<&[u8]>) -> std::result::Result<(), String> {
+        read_frozen(text, d).map(drop)
+    }
+}
