@@ -14,7 +14,7 @@ use crate::error::{Code, Error, Result};
 /// variable, a transcript, an envelope. PostgreSQL's own limit for a value is 1 GB; this
 /// one is lower so that the copies a result takes on its way out stay well inside a
 /// backend's memory.
-pub const MAX_TEXT: usize = 256 * 1024 * 1024;
+pub(crate) const MAX_TEXT: usize = 256 * 1024 * 1024;
 
 /// Refuses a text of `len` bytes before it is built: `text_too_large` (54000) naming
 /// `what`.

@@ -413,7 +413,7 @@ pub(crate) fn parse_preface<'a>(input: impl JsonInput<'a>) -> Result<Vec<Preface
 }
 
 /// A sealed preface as stored: the inverse of [`parse_preface`].
-pub fn preface_json(items: &[PrefaceItem]) -> String {
+pub(crate) fn preface_json(items: &[PrefaceItem]) -> String {
     let list: Vec<Value> = items
         .iter()
         .map(|i| {

@@ -5,7 +5,9 @@
 
 use uuid::Uuid;
 
-use crate::context::HistoryTurn;
+use std::collections::HashSet;
+
+use crate::context::{HistoryTurn, Host};
 use crate::error::Result;
 use crate::items::{self, Item, Part};
 pub(crate) use crate::kinds::EntryAt;
@@ -17,22 +19,53 @@ use crate::voice::{Row, Voices};
 
 /// Newest-first access to the turns before the compiled one, from the newest summary
 /// turn on. The database layer reads them in batches so a compile reads the rows it
-/// renders, not the conversation; tests serve them from a vector ([`VecHistory`]).
+/// renders, not the conversation; tests serve them from a vector ([`VecHistory`]). The
+/// source reads; which users to read, what the rest counts and where a previous request
+/// began are the core's ([`next_batch`], [`count_rest`], [`previous_cut`]).
 pub trait HistorySource {
-    /// The next older turns (newest first), about `want` of them, with any users they
-    /// name; empty when done.
-    fn next_batch(&mut self, want: usize) -> Result<(Vec<HistoryTurn>, Vec<User>)>;
+    /// The next older turns (newest first), about `want` of them; empty when done.
+    fn next_batch(&mut self, want: usize) -> Result<Vec<HistoryTurn>>;
 
-    /// The number of entries of every turn not yet returned, read by answerer `a` in a
-    /// conversation whose stored answerer is `conv_answerer` (once selection stops,
-    /// the rest is only counted).
-    fn count_rest(&mut self, a: Uuid, conv_answerer: Option<Uuid>) -> Result<u32>;
+    /// The users `ids` names that are visible (the authors, answerers, posters and steer
+    /// authors of a batch the compile has not read yet).
+    fn users(&mut self, ids: &[Uuid]) -> Result<Vec<User>>;
+
+    /// The stored entry counts of every turn not yet returned, stretch by stretch: each
+    /// stretch's host (`None`: the compiled turn's own conversation) and its groups (once
+    /// selection stops, the rest is only counted).
+    fn rest(&mut self) -> Result<Vec<(Option<Host>, Vec<StoredCount>)>>;
 
     /// The part `key` of the frozen record of the newest sealed reply before the turn
     /// whose record contains `like` (`frozen @> like`, `frozen -> key`): where the
     /// history of an answerer's previous sealed request began, for cache-stable trimming
     /// (read by [`previous_cut`]). `None` when there is no such reply.
     fn previous_frozen(&mut self, like: &serde_json::Value, key: &str) -> Result<Option<serde_json::Value>>;
+}
+
+/// The next batch of history, about `want` turns, with the users it names that are not
+/// `known` yet (each read once: `known` grows by every id asked for).
+pub(crate) fn next_batch(
+    source: &mut dyn HistorySource,
+    want: usize,
+    known: &mut HashSet<Uuid>,
+) -> Result<(Vec<HistoryTurn>, Vec<User>)> {
+    let turns = source.next_batch(want)?;
+    let ids = crate::reads::history_users(&turns, known);
+    let users = match ids.is_empty() {
+        true => Vec::new(),
+        false => source.users(&ids)?,
+    };
+    known.extend(ids);
+    Ok((turns, users))
+}
+
+/// The entries of every turn the source has not returned, read by answerer `a` in a
+/// conversation whose stored answerer is `conv_answerer`: from the stored counts alone.
+pub(crate) fn count_rest(source: &mut dyn HistorySource, a: Uuid, conv_answerer: Option<Uuid>) -> Result<u32> {
+    Ok(source.rest()?.iter().fold(0u32, |n, (host, groups)| {
+        let answerer = host.map_or(conv_answerer, |h| h.answerer_id);
+        n.saturating_add(stored_entries(groups, a, answerer))
+    }))
 }
 
 /// Where the history of answerer `a`'s previous sealed request in this conversation
@@ -70,19 +103,31 @@ impl VecHistory {
 
 #[cfg(test)]
 impl HistorySource for VecHistory {
-    fn next_batch(&mut self, want: usize) -> Result<(Vec<HistoryTurn>, Vec<User>)> {
+    fn next_batch(&mut self, want: usize) -> Result<Vec<HistoryTurn>> {
         let n = want.clamp(1, 64).min(self.turns.len());
-        Ok((self.turns.drain(..n).collect(), Vec::new()))
+        Ok(self.turns.drain(..n).collect())
     }
 
-    fn count_rest(&mut self, a: Uuid, conv_answerer: Option<Uuid>) -> Result<u32> {
-        let n: usize = self
-            .turns
-            .iter()
-            .map(|h| plan(h, a, h.host.map_or(conv_answerer, |host| host.answerer_id)).len())
-            .sum();
-        self.turns.clear();
-        Ok(u32::try_from(n).unwrap_or(u32::MAX))
+    fn users(&mut self, _ids: &[Uuid]) -> Result<Vec<User>> {
+        Ok(Vec::new())
+    }
+
+    /// Each turn left as the database counts it: a group of one under its host, with the
+    /// `own_entries` the write trigger stores.
+    fn rest(&mut self) -> Result<Vec<(Option<Host>, Vec<StoredCount>)>> {
+        let rest = self.turns.drain(..).map(|h| {
+            let ns: Vec<i32> = h.rounds.iter().map(|r| r.n).collect();
+            let t = &h.turn;
+            let own = own_plan(nonempty(&t.summary), t.summary_round, &ns, nonempty(&t.content)).len();
+            let group = StoredCount {
+                kind: t.kind,
+                answerer_id: t.answerer_id,
+                turns: 1,
+                own_entries: own as i64,
+            };
+            (h.host, vec![group])
+        });
+        Ok(rest.collect())
     }
 
     fn previous_frozen(&mut self, _like: &serde_json::Value, key: &str) -> Result<Option<serde_json::Value>> {
@@ -205,7 +250,7 @@ pub struct StoredCount {
 /// The entries of a stretch's turns read by answerer `a`, from their stored counts
 /// ([`StoredCount`]) in a conversation whose stored answerer is `conv_answerer`: the
 /// same number [`plan`] gives turn by turn.
-pub fn stored_entries(groups: &[StoredCount], a: Uuid, conv_answerer: Option<Uuid>) -> u32 {
+pub(crate) fn stored_entries(groups: &[StoredCount], a: Uuid, conv_answerer: Option<Uuid>) -> u32 {
     let n: i64 = groups
         .iter()
         .map(|g| {

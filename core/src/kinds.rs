@@ -235,7 +235,7 @@ pub struct PrefaceItem {
 /// its index among the turn's entries (the order [`plan`] gives). Entries order by place:
 /// a parent's entries before all of the Side's, whatever their `seq`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct EntryAt {
+pub(crate) struct EntryAt {
     /// Omitted when 0, so seals of a conversation's own history keep their bytes.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub(crate) depth: u8,

@@ -64,9 +64,9 @@ pub use crate::{
 pub use crate::{
     columns::Columns,
     context::{CaptureState, Captured, Context, HistoryTurn, Host, Previous},
-    history::{stored_entries, HistorySource, StoredCount},
-    kinds::{CacheTtl, EntryAt, Mechanism, Mode, PrefaceItem, Role, TurnKind, UserKind, Wire},
-    reads::{history_users, load, AnswererRows, First, Loaded, ModelRows, Read, References, Store},
+    history::{HistorySource, StoredCount},
+    kinds::{CacheTtl, Mechanism, Mode, Role, TurnKind, UserKind, Wire},
+    reads::{load, AnswererRows, First, Loaded, ModelRows, Read, References, Store},
     rounds::Round,
     rows::{Conversation, Document, Memory, Model, Skill, Turn, TurnSkill, User, Workspace},
 };
@@ -80,7 +80,6 @@ pub use crate::{
         skills::skills_for_turn,
         stateful::answerer as stateful_answerer,
     },
-    fields::preface_json,
     storage::{
         dead_seal_nodes, lay_out_seal, read_frozen, read_sealed_body, read_sealed_pieces, LaidSeal, SealNode,
         SealNodes, SealPointers,
@@ -90,7 +89,7 @@ pub use crate::{
 // A provider's response, the summarizer's transcript, the errors, and the host's side:
 // bounded work and the envelope's escaping.
 pub use crate::{
-    bounds::{interrupt, set_interrupt_check, MAX_TEXT},
+    bounds::{interrupt, set_interrupt_check},
     envelope::{escape as escape_envelope, unescape as unescape_envelope},
     error::{quote, Code, Error, Result},
     response::{Response, Usage},

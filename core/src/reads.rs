@@ -445,7 +445,7 @@ pub(crate) fn answerer_rows(
 
 /// The users a batch of history names that the compile has not read yet: authors,
 /// answerers, posters and steer authors; sorted, once each.
-pub fn history_users(turns: &[HistoryTurn], known: &HashSet<Uuid>) -> Vec<Uuid> {
+pub(crate) fn history_users(turns: &[HistoryTurn], known: &HashSet<Uuid>) -> Vec<Uuid> {
     let mut ids: Vec<Uuid> = turns
         .iter()
         .flat_map(|h| [h.turn.author_id, h.turn.answerer_id, h.turn.poster_id])

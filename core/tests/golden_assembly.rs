@@ -156,7 +156,7 @@ fn the_preface_of_an_assembly_turn_is_replayed_by_the_next_turn() {
         r.turn.poster_id = Some(id(ADA));
         r.turn.prompt = Some("Ship it?".into());
         r.turn.date = "2026-11-30".into();
-        r.turn.sealed_preface = Some(first.preface.clone());
+        r.turn.sealed_preface = Some(first.frozen.preface.clone());
     });
     let s = s.turn(|t| {
         t.id = id(0xd1);

@@ -321,7 +321,7 @@ fn claim(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, draft: &SealDraft) 
         &[
             pg_uuid(conv).into(),
             pg_uuid(turn).into(),
-            pgprompt_core::preface_json(&draft.preface).into(),
+            draft.preface.clone().into(),
             nullable(draft.catalog.clone()),
             draft.frozen.mechanism.as_str().to_string().into(),
             draft.versions.clone().into(),

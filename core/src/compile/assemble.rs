@@ -111,7 +111,7 @@ fn funded_history(
         )),
         Err(Unavailable::ShareWithoutWindow) => {
             let mut none = HistoryEstimate::none(Some("history_budget_unavailable"));
-            none.available = source.count_rest(on.a.id, ctx.conversation.answerer_id)?;
+            none.available = crate::history::count_rest(source, on.a.id, ctx.conversation.answerer_id)?;
             let selection = super::select::Selection {
                 items: Vec::new(),
                 estimate: none,

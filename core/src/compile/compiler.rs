@@ -92,9 +92,9 @@ pub struct SealDraft {
     pub patches: Vec<crate::seal::Patch>,
     /// What the seal freezes besides the body (mechanism, wire, model, estimate, ...).
     pub frozen: Frozen,
-    /// The turn's preface (what it laid between history and its input), stored as the
-    /// turn's `sealed_preface`.
-    pub preface: Vec<PrefaceItem>,
+    /// The turn's preface (what it laid between history and its input), as the JSON the
+    /// turn's `sealed_preface` stores.
+    pub preface: String,
     /// The skills catalog text, stored as the turn's `sealed_catalog` (`None`: the turn
     /// lists no skills).
     pub catalog: Option<String>,

@@ -77,7 +77,7 @@ pub(super) fn finish(ctx: &Context, on: &Answering, tally: &mut Tally, fresh: Fr
         plain_elements,
         patches,
         frozen,
-        preface: fresh.preface,
+        preface: crate::fields::preface_json(&fresh.preface),
         catalog: fresh.catalog,
         versions: fresh.versions.to_string(),
     };

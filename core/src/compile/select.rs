@@ -192,9 +192,11 @@ pub(super) fn select(
     let mut available = 0u32;
     // Under reasoning replay, the answerer's newest earlier run keeps its thinking.
     let mut replay = on.a.reasoning_replay;
+    // The users read so far: the context's, then each batch's.
+    let mut known: std::collections::HashSet<uuid::Uuid> = ctx.users.keys().copied().collect();
     'batches: loop {
         crate::bounds::interrupt();
-        let (batch, users) = source.next_batch(batch_size(&selector, &allowance))?;
+        let (batch, users) = history::next_batch(source, batch_size(&selector, &allowance), &mut known)?;
         if batch.is_empty() {
             break;
         }
@@ -234,7 +236,7 @@ pub(super) fn select(
             // Selection is over: the rest is only counted (for the estimate; a
             // preview returns the body alone and skips it).
             if on.purpose != super::compiler::Purpose::Preview {
-                available += source.count_rest(on.a.id, ctx.conversation.answerer_id)?;
+                available += history::count_rest(source, on.a.id, ctx.conversation.answerer_id)?;
             }
             break;
         }

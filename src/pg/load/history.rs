@@ -2,7 +2,7 @@
 //! to what the budget has left, over a Side's stretches; what the budget leaves out is
 //! counted from the stored entry counts, by the core's rule.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use pgrx::pg_sys::{INT8OID, JSONBOID, TEXTOID, UUIDOID};
@@ -10,11 +10,10 @@ use pgrx::spi::SpiClient;
 use uuid::Uuid;
 
 use crate::pg::spi::{first, pg_uuid, run, Query};
-use pgprompt_core::history_users;
 use pgprompt_core::Round;
-use pgprompt_core::{stored_entries, HistorySource, StoredCount};
 use pgprompt_core::{Captured, Context, HistoryTurn, Host};
 use pgprompt_core::{Error, Result};
+use pgprompt_core::{HistorySource, StoredCount};
 use pgprompt_core::{Turn, TurnKind, User};
 
 use super::rows::{load_users, turn_columns, ROUND, TURN};
@@ -66,7 +65,7 @@ static HISTORY: LazyLock<Query> = LazyLock::new(|| {
 static COUNT_REST: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
         "a stretch's entry count",
-        // The sums the core's rule reads (history::stored_entries): per kind and stored
+        // The sums the core's rule reads (its stored_entries): per kind and stored
         // answerer, the turns and their own_entries.
         "SELECT t.kind, t.answerer_id, count(*)::int8 AS turns, sum(t.own_entries)::int8 AS own_entries \
          FROM prompt.turns t WHERE t.conversation_id = $1 AND t.seq < $2 AND t.seq >= $3 \
@@ -119,7 +118,6 @@ pub struct SpiHistory<'c, 'conn> {
     timezone: String,
     /// The stretches left to read, the current first.
     segments: std::collections::VecDeque<Segment>,
-    known: HashSet<Uuid>,
 }
 
 impl<'c, 'conn> SpiHistory<'c, 'conn> {
@@ -160,7 +158,6 @@ impl<'c, 'conn> SpiHistory<'c, 'conn> {
             turn_seq: ctx.turn.seq,
             timezone: ctx.workspace.timezone.clone(),
             segments,
-            known: ctx.users.keys().copied().collect(),
         }
     }
 
@@ -174,14 +171,14 @@ impl<'c, 'conn> SpiHistory<'c, 'conn> {
 }
 
 impl HistorySource for SpiHistory<'_, '_> {
-    fn next_batch(&mut self, want: usize) -> Result<(Vec<HistoryTurn>, Vec<User>)> {
+    fn next_batch(&mut self, want: usize) -> Result<Vec<HistoryTurn>> {
         let limit = want.clamp(1, 1024);
         let mut turns: Vec<HistoryTurn> = Vec::new();
         // The first stretch with turns left (a Side's first turn has none of its own).
         while turns.is_empty() {
             let (client, timezone) = (self.client, self.timezone.clone());
             let Some(seg) = self.current() else {
-                return Ok((Vec::new(), Vec::new()));
+                return Ok(Vec::new());
             };
             let host = seg.host;
             let mut rounds: HashMap<Uuid, Vec<Round>> = HashMap::new();
@@ -227,22 +224,20 @@ impl HistorySource for SpiHistory<'_, '_> {
                 turns.iter_mut().for_each(|h| c.freeze(h));
             }
         }
-
-        let ids = history_users(&turns, &self.known);
-        let users = load_users(self.client, &ids)?;
-        self.known.extend(ids);
-        self.known.extend(users.iter().map(|u| u.id));
-        Ok((turns, users))
+        Ok(turns)
     }
 
-    /// Sums the entry counts the write triggers store (`own_entries`, from the core's
-    /// `own_entries`): an index-only scan of (conversation_id, seq) INCLUDE (kind,
-    /// answerer_id, own_entries) per stretch left, no turn text read.
-    fn count_rest(&mut self, a: Uuid, conv_answerer: Option<Uuid>) -> Result<u32> {
-        let mut n = 0u32;
+    fn users(&mut self, ids: &[Uuid]) -> Result<Vec<User>> {
+        load_users(self.client, ids)
+    }
+
+    /// Reads the entry counts the write triggers store (`own_entries`, the core's
+    /// `own_entries`), stretch by stretch: an index-only scan of (conversation_id, seq)
+    /// INCLUDE (kind, answerer_id, own_entries) per stretch left, no turn text read.
+    fn rest(&mut self) -> Result<Vec<(Option<Host>, Vec<StoredCount>)>> {
+        let mut out = Vec::new();
         while let Some(seg) = self.current() {
-            let answerer = seg.host.map_or(conv_answerer, |h| h.answerer_id);
-            let (conv, before, floor) = (seg.conv, seg.before, seg.floor);
+            let (conv, before, floor, host) = (seg.conv, seg.before, seg.floor, seg.host);
             seg.before = seg.floor;
             let groups = run(
                 self.client,
@@ -257,9 +252,9 @@ impl HistorySource for SpiHistory<'_, '_> {
                     }))
                 },
             )?;
-            n = n.saturating_add(stored_entries(&groups, a, answerer));
+            out.push((host, groups));
         }
-        Ok(n)
+        Ok(out)
     }
 
     fn previous_frozen(&mut self, like: &serde_json::Value, key: &str) -> Result<Option<serde_json::Value>> {
