@@ -386,6 +386,46 @@ mod tests {
         Uuid::from_u128(n)
     }
 
+    /// A source of batches of replies answered by the given ids, recording the users asked for.
+    struct Asking {
+        batches: Vec<Vec<u128>>,
+        asked: Vec<Vec<Uuid>>,
+    }
+
+    impl HistorySource for Asking {
+        fn next_batch(&mut self, _want: usize) -> Result<Vec<HistoryTurn>> {
+            Ok(match self.batches.is_empty() {
+                true => Vec::new(),
+                false => self.batches.remove(0).into_iter().map(|a| reply(Some(a))).collect(),
+            })
+        }
+
+        fn users(&mut self, ids: &[Uuid]) -> Result<Vec<User>> {
+            self.asked.push(ids.to_vec());
+            Ok(Vec::new())
+        }
+
+        fn rest(&mut self) -> Result<Vec<(Option<Host>, Vec<StoredCount>)>> {
+            Ok(Vec::new())
+        }
+
+        fn previous_frozen(&mut self, _: &serde_json::Value, _: &str) -> Result<Option<serde_json::Value>> {
+            Ok(None)
+        }
+    }
+
+    #[test]
+    fn a_batch_asks_once_for_the_users_the_compile_has_not_read() {
+        let mut source = Asking {
+            batches: vec![vec![1, 2, 2], vec![2, 3], vec![1]],
+            asked: Vec::new(),
+        };
+        let mut known: HashSet<Uuid> = [id(1)].into();
+        while !next_batch(&mut source, 8, &mut known).unwrap().0.is_empty() {}
+        // User 1 is the context's; user 2 was asked for once, even though none came back.
+        assert_eq!(source.asked, vec![vec![id(2)], vec![id(3)]]);
+    }
+
     fn reply(answerer: Option<u128>) -> HistoryTurn {
         let mut t = Turn::new(id(100), 5, TurnKind::Reply);
         t.answerer_id = answerer.map(id);

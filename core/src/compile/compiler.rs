@@ -175,6 +175,8 @@ pub(super) struct Tally<'m> {
     pub(super) counter: Counter<'m>,
     /// The context's users and those history batches named.
     pub(super) users: HashMap<Uuid, User>,
+    /// Every user id read or asked for (one a batch names is asked for once).
+    pub(super) known: std::collections::HashSet<Uuid>,
     /// Bytes of text the blocks built so far: what is left of `bounds::MAX_TEXT` bounds
     /// the next substitution.
     pub(super) built: usize,

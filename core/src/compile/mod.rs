@@ -85,6 +85,7 @@ fn compile_full(ctx: &Context, history: &mut dyn HistorySource, memo: &mut Memo,
     let mut tally = compiler::Tally {
         counter: Counter::new(model.map_or(Tokenizer::Cl100kBase, |m| m.tokenizer), memo),
         users: ctx.users.clone(),
+        known: ctx.users.keys().copied().collect(),
         built: 0,
     };
     let fresh = match a.prompt_mechanism {

@@ -183,7 +183,7 @@ pub(super) fn select(
     (before, after): (&Preceding<'_>, Option<Follower>),
 ) -> Result<Selection> {
     let cut = match allowance.low_water {
-        Some(_) => crate::history::previous_cut(source, on.a.id)?,
+        Some(_) => history::previous_cut(source, on.a.id)?,
         None => None,
     };
     let mut selector = Selector::new(allowance);
@@ -192,11 +192,9 @@ pub(super) fn select(
     let mut available = 0u32;
     // Under reasoning replay, the answerer's newest earlier run keeps its thinking.
     let mut replay = on.a.reasoning_replay;
-    // The users read so far: the context's, then each batch's.
-    let mut known: std::collections::HashSet<uuid::Uuid> = ctx.users.keys().copied().collect();
     'batches: loop {
         crate::bounds::interrupt();
-        let (batch, users) = history::next_batch(source, batch_size(&selector, &allowance), &mut known)?;
+        let (batch, users) = history::next_batch(source, batch_size(&selector, &allowance), &mut tally.known)?;
         if batch.is_empty() {
             break;
         }
