@@ -5,11 +5,8 @@
 //! `unsafe`; the extension (the crate at the repository's top) loads rows, calls
 //! [`compile`], stores seals and maps [`Error`]s to SQLSTATEs.
 //!
-//! The face is what this file re-exports, and three modules named as namespaces:
-//! [`seal`] (what a seal freezes, and how sealed bodies share storage), [`tokens`]
-//! (counting, the memo) and [`cache`] (the prompt-cache replay). Every other module is
-//! private. The stages, in the order data flows (docs/design.md; ARCHITECTURE.md is
-//! the map):
+//! The face is what this file re-exports; every module is private. The stages, in the
+//! order data flows (docs/design.md; ARCHITECTURE.md is the map):
 //! - `reads`: which rows a compile reads, step by step ([`load`]; the extension runs the
 //!   queries, a [`Store`]);
 //! - `rows`: the typed rows a compile reads, read from the extension's [`Columns`] by
@@ -19,12 +16,13 @@
 //! - `history` and `budget`: the entries of history and how many fit;
 //! - `compile`: the pipeline — floors, selection, assembly, the gate, continuations;
 //! - `wire`: the body on the provider's wire; `estimate` its count;
-//! - [`seal`]: what a seal freezes, and how sealed bodies share storage.
+//! - `seal`: what a seal freezes; `storage`: how sealed bodies share their nodes;
+//!   `cache`: the prompt-cache replay; `tokens`: counting and the memo.
 
 pub(crate) mod blocks;
 pub(crate) mod bounds;
 pub(crate) mod budget;
-pub mod cache;
+pub(crate) mod cache;
 mod checks;
 mod columns;
 mod compile;
@@ -46,10 +44,10 @@ pub(crate) mod reads;
 pub(crate) mod response;
 pub(crate) mod rounds;
 pub(crate) mod rows;
-pub mod seal;
+pub(crate) mod seal;
 mod storage;
 pub(crate) mod template;
-pub mod tokens;
+pub(crate) mod tokens;
 pub(crate) mod transcript;
 pub(crate) mod voice;
 mod wire;
@@ -73,12 +71,20 @@ pub use crate::{
 // The compile and what it returns: the body, its count and reading, what the seal keeps
 // and how its body is stored over the conversation's nodes.
 pub use crate::{
+    cache::{
+        replay as replay_cache, ttl_seconds as cache_ttl_seconds, Pieces as CachePieces, Request as CacheRequest,
+        Row as CacheRow, Sent as SentRequest,
+    },
     compile::{
         compile,
         compiler::{Output, Purpose, SealDraft},
         full_request,
         skills::skills_for_turn,
         stateful::answerer as stateful_answerer,
+    },
+    seal::{
+        convert_02 as convert_seal_02, digest as sha256, model_02 as model_of_seal_02, Deferred, Frozen, Patch, Sealed,
+        Stateful,
     },
     storage::{
         dead_seal_nodes, lay_out_seal, read_frozen, read_sealed_body, read_sealed_pieces, LaidSeal, SealNode,
@@ -93,6 +99,7 @@ pub use crate::{
     envelope::{escape as escape_envelope, unescape as unescape_envelope},
     error::{quote, Code, Error, Result},
     response::{Response, Usage},
+    tokens::{count as count_tokens, warm as warm_tokenizers, Memo},
     transcript::transcript,
 };
 

@@ -15,13 +15,13 @@ use pgprompt_core::{self as compiler, Code, Error, Output, Purpose};
 /// Builds the encoders now: at `shared_preload_libraries` load, so every backend
 /// inherits them instead of building its own on first use.
 pub fn warm_tokenizers() {
-    pgprompt_core::tokens::warm();
+    pgprompt_core::warm_tokenizers();
 }
 
 #[pg_extern(immutable, strict, parallel_safe)]
 #[search_path(pg_catalog, pg_temp)]
 fn count_tokens(body: &str, tokenizer: default!(&str, "'cl100k_base'")) -> i32 {
-    let n = pgprompt_core::tokens::count(body, tokenizer).or_raise();
+    let n = pgprompt_core::count_tokens(body, tokenizer).or_raise();
     i32::try_from(n).unwrap_or(i32::MAX)
 }
 

@@ -15,12 +15,12 @@ use super::errors::OrRaise;
 use super::load::{self, SpiHistory};
 use super::seals;
 use super::spi::{core_uuid, pg_uuid, run, Query};
-use pgprompt_core::cache::{replay, Pieces, Request, Row, Sent};
-use pgprompt_core::tokens::Memo;
 use pgprompt_core::Columns as _;
+use pgprompt_core::Memo;
 use pgprompt_core::Model;
 use pgprompt_core::Purpose;
 use pgprompt_core::Wire;
+use pgprompt_core::{replay_cache, CachePieces, CacheRequest, CacheRow, SentRequest};
 use pgprompt_core::{Error, Result};
 
 /// The sealed turns of a conversation in order: when each was sealed, and the requests
@@ -82,7 +82,7 @@ const ALL: Window = Window {
 };
 
 /// Every request the conversation sent within `window`, in order, as it was sent.
-fn sent(client: &SpiClient<'_>, conv: Uuid, window: Window, memo: &mut Memo) -> Result<Vec<Sent>> {
+fn sent(client: &SpiClient<'_>, conv: Uuid, window: Window, memo: &mut Memo) -> Result<Vec<SentRequest>> {
     let turns = run(client, &SENT, &[pg_uuid(conv).into()], |c| {
         Ok::<_, Error>(Some((
             c.need_uuid("id")?,
@@ -136,7 +136,7 @@ fn sent(client: &SpiClient<'_>, conv: Uuid, window: Window, memo: &mut Memo) -> 
         for (step, at) in steps {
             let request = match (step, first.take()) {
                 (0, Some((frozen, pieces))) if !stateful => {
-                    pieces.map(|p| (frozen.wire, frozen.model, Request::Pieces(p)))
+                    pieces.map(|p| (frozen.wire, frozen.model, CacheRequest::Pieces(p)))
                 }
                 _ => continued(client, conv, turn, step, &mut turn_rows, repeated.as_ref(), memo)?,
             };
@@ -145,7 +145,7 @@ fn sent(client: &SpiClient<'_>, conv: Uuid, window: Window, memo: &mut Memo) -> 
             };
             // A run's response for round n answered the request that carried n - 1.
             let response_step = if runs.contains(&turn) { step + 1 } else { 0 };
-            out.push(Sent {
+            out.push(SentRequest {
                 turn_id: turn,
                 step,
                 at,
@@ -178,9 +178,9 @@ fn continued(
     turn: Uuid,
     step: i32,
     rows: &mut Option<TurnRows>,
-    first: Option<&Pieces>,
+    first: Option<&CachePieces>,
     memo: &mut Memo,
-) -> Result<Option<(Wire, Option<Model>, Request)>> {
+) -> Result<Option<(Wire, Option<Model>, CacheRequest)>> {
     if rows.is_none() {
         let load::Loaded::Context(mut ctx) = load::context(client, conv, turn, load::Read::Sent)? else {
             return Ok(None);
@@ -203,13 +203,13 @@ fn continued(
     Ok(Some((
         frozen.wire,
         frozen.model,
-        Request::Pieces(repeating(&output.body, first)),
+        CacheRequest::Pieces(repeating(&output.body, first)),
     )))
 }
 
 /// A body in pieces, each element and its frame that `first` holds at the same place
 /// read as first's.
-fn repeating(body: &pgprompt_core::Body, first: Option<&Pieces>) -> Pieces {
+fn repeating(body: &pgprompt_core::Body, first: Option<&CachePieces>) -> CachePieces {
     let frame_text = format!("{}{}", body.head, body.tail);
     let frame = match first.filter(|f| *f.frame.1 == *frame_text) {
         Some(f) => f.frame.clone(),
@@ -225,15 +225,15 @@ fn repeating(body: &pgprompt_core::Body, first: Option<&Pieces>) -> Pieces {
             None => (None, Rc::from(e.as_str())),
         })
         .collect();
-    Pieces { frame, elements }
+    CachePieces { frame, elements }
 }
 
 /// The report of every request the conversation sent.
-fn report(conv: Uuid) -> Vec<Row> {
+fn report(conv: Uuid) -> Vec<CacheRow> {
     Spi::connect(|client| {
         super::session::with_memo(|memo| {
             let requests = sent(client, conv, ALL, memo)?;
-            Ok(replay(&requests, memo))
+            Ok(replay_cache(&requests, memo))
         })
     })
     .or_raise()
@@ -257,14 +257,14 @@ pub(super) fn predict(out: &pgprompt_core::Output) -> Option<serde_json::Value> 
             // What can still be cached: the requests sent within the model's TTL, the
             // newest 64 of them at most (an entry the next request can read is one of
             // theirs; older ones are outlived or out of the lookback's reach).
-            let ttl = pgprompt_core::cache::ttl_seconds(out.explain.wire, out.explain.model_row.as_ref());
+            let ttl = pgprompt_core::cache_ttl_seconds(out.explain.wire, out.explain.model_row.as_ref());
             let window = Window {
                 since: now - ttl,
                 last: 64,
             };
             let mut requests = sent(client, out.explain.conversation_id, window, memo)?;
             let next = next_request(body, &requests);
-            requests.push(Sent {
+            requests.push(SentRequest {
                 turn_id: out.explain.turn_id,
                 step: -1,
                 at: now,
@@ -274,7 +274,7 @@ pub(super) fn predict(out: &pgprompt_core::Output) -> Option<serde_json::Value> 
                 billed: None,
                 billed_miss: None,
             });
-            Ok::<_, Error>(replay(&requests, memo))
+            Ok::<_, Error>(replay_cache(&requests, memo))
         })
     })
     .or_raise();
@@ -292,11 +292,11 @@ pub(super) fn predict(out: &pgprompt_core::Output) -> Option<serde_json::Value> 
 /// The next request in pieces: each of its elements that a request replayed before it
 /// holds as a stored node is keyed by that node, so it is read once for both (a new
 /// request repeats all but its newest elements and its marks).
-fn next_request(body: &pgprompt_core::Body, before: &[Sent]) -> Request {
+fn next_request(body: &pgprompt_core::Body, before: &[SentRequest]) -> CacheRequest {
     let mut seen = HashSet::new();
     let mut nodes: HashMap<&str, i64> = HashMap::new();
     for r in before {
-        if let Request::Pieces(p) = &r.body {
+        if let CacheRequest::Pieces(p) = &r.body {
             for (key, text) in &p.elements {
                 if let Some(id) = key.filter(|id| seen.insert(*id)) {
                     nodes.insert(text, id);
@@ -304,7 +304,7 @@ fn next_request(body: &pgprompt_core::Body, before: &[Sent]) -> Request {
             }
         }
     }
-    Request::Pieces(pgprompt_core::cache::Pieces {
+    CacheRequest::Pieces(pgprompt_core::CachePieces {
         frame: (None, Rc::from(format!("{}{}", body.head, body.tail))),
         elements: body
             .elements

@@ -316,7 +316,7 @@ fn record_response(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid, response: J
         )
     });
     let r = pgprompt_core::read_response(&value).or_raise();
-    let body_digest = pgprompt_core::seal::digest(&response.0);
+    let body_digest = pgprompt_core::sha256(&response.0);
     let written = Spi::connect_mut(|client| {
         // One recorder of the conversation at a time: a second call with the same
         // response waits here, then finds it recorded (under READ COMMITTED; under

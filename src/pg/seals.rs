@@ -11,10 +11,10 @@ use pgrx::spi::SpiClient;
 use uuid::Uuid;
 
 use super::spi::{first, nullable, pg_uuid, run, run_write, Cols, Column, Query};
-use pgprompt_core::seal::{Frozen, Patch, Sealed};
 use pgprompt_core::Body;
 use pgprompt_core::Columns as _;
 use pgprompt_core::{Code, Error, Result};
+use pgprompt_core::{Frozen, Patch, Sealed};
 use pgprompt_core::{Output, SealDraft};
 use pgprompt_core::{SealNode, SealNodes, SealPointers};
 
@@ -152,7 +152,7 @@ pub fn sent_pieces(
     client: &SpiClient<'_>,
     conv: Uuid,
     turns: &[Uuid],
-) -> Result<HashMap<Uuid, (Frozen, Option<pgprompt_core::cache::Pieces>)>> {
+) -> Result<HashMap<Uuid, (Frozen, Option<pgprompt_core::CachePieces>)>> {
     let ids: Vec<pgrx::Uuid> = turns.iter().copied().map(pg_uuid).collect();
     let rows = run(client, &SEALS_OF, &[pg_uuid(conv).into(), ids.into()], |c| {
         Ok::<_, Error>(Some((

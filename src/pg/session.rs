@@ -3,7 +3,7 @@
 
 use std::cell::RefCell;
 
-use pgprompt_core::tokens::Memo;
+use pgprompt_core::Memo;
 use pgrx::pg_sys;
 
 thread_local! {

@@ -13,8 +13,8 @@ use pgrx::prelude::*;
 use super::errors::OrRaise;
 use super::seals;
 use super::spi::{pg_uuid, run, Column, Query};
-use pgprompt_core::tokens::Memo;
 use pgprompt_core::Columns as _;
+use pgprompt_core::Memo;
 use pgprompt_core::Model;
 use pgprompt_core::{Code, Error};
 
@@ -121,7 +121,7 @@ fn convert_batch(conv: Option<pgrx::Uuid>, limit: i64) -> i64 {
     // The model rows the batch's seals name, read once, as every compile reads them.
     let mut names: Vec<String> = seals
         .iter()
-        .filter_map(|(_, r)| pgprompt_core::seal::model_02(r))
+        .filter_map(|(_, r)| pgprompt_core::model_of_seal_02(r))
         .map(str::to_string)
         .collect();
     names.sort();
@@ -133,7 +133,7 @@ fn convert_batch(conv: Option<pgrx::Uuid>, limit: i64) -> i64 {
         .or_raise();
     let mut memo = Memo::default();
     for (old, request) in seals {
-        let model = pgprompt_core::seal::model_02(&request).and_then(|name| models.get(name).cloned());
+        let model = pgprompt_core::model_of_seal_02(&request).and_then(|name| models.get(name).cloned());
         convert(old, &request, model, &mut memo);
     }
     done
@@ -193,7 +193,7 @@ impl OldSeal {
 /// row it names, if it still exists.
 fn convert(old: OldSeal, request: &serde_json::Value, model: Option<Model>, memo: &mut Memo) {
     let (body, frozen, _) =
-        pgprompt_core::seal::convert_02(request, model, old.answerer.unwrap_or_default(), old.had_prompt, memo)
+        pgprompt_core::convert_seal_02(request, model, old.answerer.unwrap_or_default(), old.had_prompt, memo)
             .map_err(|e| old.refused(e))
             .or_raise();
     let stored = seals::Stored {

@@ -26,9 +26,9 @@ use uuid::Uuid;
 
 use super::seals;
 use super::spi::{core_uuid, first, pg_uuid, run, Cols, Query};
-use pgprompt_core::seal::Sealed;
 use pgprompt_core::Body;
 use pgprompt_core::Round;
+use pgprompt_core::Sealed;
 use pgprompt_core::{AnswererRows, First, ModelRows, References, Store};
 use pgprompt_core::{CaptureState, Captured, Context};
 use pgprompt_core::{Code, Error, Result};
@@ -428,7 +428,7 @@ pub fn previous(
     client: &SpiClient<'_>,
     ctx: &Context,
     a: Uuid,
-    memo: &mut pgprompt_core::tokens::Memo,
+    memo: &mut pgprompt_core::Memo,
 ) -> Result<Option<pgprompt_core::Previous>> {
     let conv = ctx.conversation.id;
     let rows = run(
