@@ -126,7 +126,7 @@ impl Captured {
     /// The captured turn of a parent's history, read as it stood at the capture: its
     /// answer and in-turn summary then, and only the rounds it had. Other turns are
     /// left as they are.
-    pub fn freeze(&self, ht: &mut HistoryTurn) {
+    pub(crate) fn freeze(&self, ht: &mut HistoryTurn) {
         if ht.host.map(|h| h.depth) != Some(self.host.depth) || ht.turn.seq != self.seq {
             return;
         }

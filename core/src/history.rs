@@ -7,7 +7,7 @@ use uuid::Uuid;
 
 use std::collections::HashSet;
 
-use crate::context::{HistoryTurn, Host};
+use crate::context::{Captured, HistoryTurn, Host};
 use crate::error::Result;
 use crate::items::{self, Item, Part};
 pub(crate) use crate::kinds::EntryAt;
@@ -42,14 +42,19 @@ pub trait HistorySource {
     fn previous_frozen(&mut self, like: &serde_json::Value, key: &str) -> Result<Option<serde_json::Value>>;
 }
 
-/// The next batch of history, about `want` turns, with the users it names that are not
-/// `known` yet (each read once: `known` grows by every id asked for).
+/// The next batch of history, about `want` turns, each captured turn of a Side's parent
+/// as it stood at its capture (`captured`), with the users it names that are not `known`
+/// yet (each read once: `known` grows by every id asked for).
 pub(crate) fn next_batch(
     source: &mut dyn HistorySource,
     want: usize,
+    captured: &[Captured],
     known: &mut HashSet<Uuid>,
 ) -> Result<(Vec<HistoryTurn>, Vec<User>)> {
-    let turns = source.next_batch(want)?;
+    let mut turns = source.next_batch(want)?;
+    for c in captured {
+        turns.iter_mut().for_each(|h| c.freeze(h));
+    }
     let ids = crate::reads::history_users(&turns, known);
     let users = match ids.is_empty() {
         true => Vec::new(),
@@ -421,9 +426,37 @@ mod tests {
             asked: Vec::new(),
         };
         let mut known: HashSet<Uuid> = [id(1)].into();
-        while !next_batch(&mut source, 8, &mut known).unwrap().0.is_empty() {}
+        while !next_batch(&mut source, 8, &[], &mut known).unwrap().0.is_empty() {}
         // User 1 is the context's; user 2 was asked for once, even though none came back.
         assert_eq!(source.asked, vec![vec![id(2)], vec![id(3)]]);
+    }
+
+    #[test]
+    fn a_parents_captured_turn_is_read_as_it_stood() {
+        let host = Host {
+            depth: 1,
+            creator_id: None,
+            answerer_id: Some(id(7)),
+        };
+        let mut turn = reply(Some(7));
+        turn.turn.content = Some("the answer now".into());
+        turn.host = Some(host);
+        let mut own = turn.clone();
+        own.host = None;
+        let captured = Captured {
+            conversation_id: id(50),
+            seq: turn.turn.seq,
+            host,
+            state: crate::context::CaptureState {
+                content: Some("the answer then".into()),
+                ..Default::default()
+            },
+        };
+        let mut source = VecHistory::new(vec![turn, own]);
+        let (batch, _) = next_batch(&mut source, 8, &[captured], &mut HashSet::new()).unwrap();
+        let contents: Vec<_> = batch.iter().map(|h| h.turn.content.as_deref()).collect();
+        // The parent's turn as it stood; the Side's own turn of the same seq as it is.
+        assert_eq!(contents, [Some("the answer now"), Some("the answer then")]);
     }
 
     fn reply(answerer: Option<u128>) -> HistoryTurn {

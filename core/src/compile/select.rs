@@ -153,10 +153,13 @@ fn render_entry(
 
 impl Tally<'_> {
     /// The users a history batch names, beside those met before.
-    fn meet(&mut self, users: Vec<User>) {
+    /// The next batch of history (a Side's captured turns as they stood), its users met.
+    fn read_batch(&mut self, ctx: &Context, source: &mut dyn HistorySource, want: usize) -> Result<Vec<HistoryTurn>> {
+        let (batch, users) = history::next_batch(source, want, &ctx.captured, &mut self.known)?;
         for u in users {
             self.users.entry(u.id).or_insert(u);
         }
+        Ok(batch)
     }
 
     /// Counts the texts of an entry taken against the bound on what a compile builds (a
@@ -194,11 +197,10 @@ pub(super) fn select(
     let mut replay = on.a.reasoning_replay;
     'batches: loop {
         crate::bounds::interrupt();
-        let (batch, users) = history::next_batch(source, batch_size(&selector, &allowance), &mut tally.known)?;
+        let batch = tally.read_batch(ctx, source, batch_size(&selector, &allowance))?;
         if batch.is_empty() {
             break;
         }
-        tally.meet(users);
         for mut ht in batch {
             let ht = &mut ht;
             let plans = history::plan(ht, on.a.id, host_answerer(ctx, ht));

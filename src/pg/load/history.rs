@@ -11,7 +11,7 @@ use uuid::Uuid;
 
 use crate::pg::spi::{first, pg_uuid, run, Query};
 use pgprompt_core::Round;
-use pgprompt_core::{Captured, Context, HistoryTurn, Host};
+use pgprompt_core::{Context, HistoryTurn, Host};
 use pgprompt_core::{Error, Result};
 use pgprompt_core::{HistorySource, StoredCount};
 use pgprompt_core::{Turn, TurnKind, User};
@@ -105,8 +105,6 @@ struct Segment {
     /// This stretch starts at its newest summary turn (its seq), or the beginning.
     floor: i64,
     host: Option<Host>,
-    /// A parent's stretch: where the Side was captured, and the captured turn then.
-    capture: Option<Captured>,
 }
 
 /// History read newest first through SPI, from the newest summary turn on.
@@ -132,7 +130,6 @@ impl<'c, 'conn> SpiHistory<'c, 'conn> {
             // Read with the turn.
             floor: ctx.summary_floor.unwrap_or(i64::MIN),
             host: None,
-            capture: None,
         });
         // A summary turn of the Side's own covers what came before it, the parents too.
         if segments[0].floor == i64::MIN {
@@ -143,7 +140,6 @@ impl<'c, 'conn> SpiHistory<'c, 'conn> {
                     before,
                     floor: floor(c.conversation_id, before),
                     host: Some(c.host),
-                    capture: Some(c.clone()),
                 };
                 let summarized = seg.floor != i64::MIN;
                 segments.push_back(seg);
@@ -219,10 +215,6 @@ impl HistorySource for SpiHistory<'_, '_> {
                 Some(last) if turns.len() == limit => last.turn.seq,
                 _ => seg.floor,
             };
-            if let Some(c) = seg.capture.clone() {
-                // The captured turn as it stood when the Side was created.
-                turns.iter_mut().for_each(|h| c.freeze(h));
-            }
         }
         Ok(turns)
     }
