@@ -43,7 +43,7 @@ pub fn set_interrupt_check(check: fn()) {
 }
 
 /// Gives the host a chance to cancel the work (a long loop calls this every so often).
-pub fn interrupt() {
+pub(crate) fn interrupt() {
     if let Some(check) = INTERRUPT.get() {
         check();
     }

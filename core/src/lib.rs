@@ -95,7 +95,7 @@ pub use crate::{
 // A provider's response, the summarizer's transcript, the errors, and the host's side:
 // bounded work and the envelope's escaping.
 pub use crate::{
-    bounds::{interrupt, set_interrupt_check},
+    bounds::set_interrupt_check,
     envelope::{escape as escape_envelope, unescape as unescape_envelope},
     error::{quote, Code, Error, Result},
     response::{Response, Usage},

@@ -591,7 +591,7 @@ pub fn verify(client: &SpiClient<'_>, conv: Option<Uuid>) -> Result<Vec<(Uuid, U
         )))
     })?;
     for (conv, turn, has_seal) in turns {
-        pgprompt_core::interrupt();
+        pgrx::check_for_interrupts!();
         if !has_seal {
             problems.push((
                 conv,
