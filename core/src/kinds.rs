@@ -225,7 +225,7 @@ spelled!(
 /// One item of a sealed preface, as stored (`turns.sealed_preface`): its role and the
 /// texts of its parts.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PrefaceItem {
+pub(crate) struct PrefaceItem {
     pub(crate) role: Role,
     pub(crate) texts: Vec<String>,
 }

@@ -720,7 +720,7 @@ pub fn convert_02(
     answerer_id: Uuid,
     had_prompt: bool,
     memo: &mut crate::tokens::Memo,
-) -> crate::error::Result<(Body, Frozen, Vec<PrefaceItem>)> {
+) -> crate::error::Result<(Body, Frozen)> {
     use crate::error::{Code, Error};
     let bad = |why: &str| {
         Error::new(
@@ -768,7 +768,7 @@ pub fn convert_02(
         answerer_id,
         cache_marker,
         cache_breakpoints,
-        preface: preface.clone(),
+        preface,
         estimate,
         seed_cut,
         history_from: None,
@@ -776,7 +776,7 @@ pub fn convert_02(
         stateful: None,
         skills: Vec::new(),
     };
-    Ok((body_02(request), frozen, preface))
+    Ok((body_02(request), frozen))
 }
 
 /// Where an in-turn summary cuts this body: the first element carrying a part of the

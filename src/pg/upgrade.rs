@@ -192,7 +192,7 @@ impl OldSeal {
 /// Stores one 0.2 seal, whose request is `request`, as a 0.3 seal; `model` is the model
 /// row it names, if it still exists.
 fn convert(old: OldSeal, request: &serde_json::Value, model: Option<Model>, memo: &mut Memo) {
-    let (body, frozen, _) =
+    let (body, frozen) =
         pgprompt_core::convert_seal_02(request, model, old.answerer.unwrap_or_default(), old.had_prompt, memo)
             .map_err(|e| old.refused(e))
             .or_raise();
