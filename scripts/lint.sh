@@ -9,7 +9,9 @@
 #     wire's variant (scripts/wire-matches.py): a new wire is a compile error wherever it
 #     must be decided, and it is decided in its folder;
 #   - every file that names the version agrees with Cargo.toml (scripts/version-check.py);
-#   - ARCHITECTURE.md names every Rust file of both crates (scripts/architecture-map.py).
+#   - ARCHITECTURE.md names every Rust file of both crates (scripts/architecture-map.py);
+#   - the core's documentation builds without a warning (a link to a private item or to
+#     nothing is one), so the face's docs name only what a reader of the face can open.
 #   - the 0.4.0 -> 0.5.0 update is what sql/updates/gen.py makes of today's SQL.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,5 +26,6 @@ python3 scripts/module-cycles.py core/src src
 python3 scripts/wire-matches.py core/src src
 python3 scripts/version-check.py
 python3 scripts/architecture-map.py
+RUSTDOCFLAGS="-D warnings" cargo doc --quiet -p pgprompt-core --no-deps
 python3 sql/updates/gen.py sql/releases/pgprompt--0.5.0.sql --check
 echo "lints: clean"

@@ -19,9 +19,9 @@ use crate::voice::{Row, Voices};
 
 /// Newest-first access to the turns before the compiled one, from the newest summary
 /// turn on. The database layer reads them in batches so a compile reads the rows it
-/// renders, not the conversation; tests serve them from a vector ([`VecHistory`]). The
+/// renders, not the conversation; tests serve them from a vector (`VecHistory`). The
 /// source reads; which users to read, what the rest counts and where a previous request
-/// began are the core's ([`next_batch`], [`count_rest`], [`previous_cut`]).
+/// began are the core's (`next_batch`, `count_rest`, `previous_cut`).
 pub trait HistorySource {
     /// The next older turns (newest first), about `want` of them; empty when done.
     fn next_batch(&mut self, want: usize) -> Result<Vec<HistoryTurn>>;
@@ -38,7 +38,7 @@ pub trait HistorySource {
     /// The part `key` of the frozen record of the newest sealed reply before the turn
     /// whose record contains `like` (`frozen @> like`, `frozen -> key`): where the
     /// history of an answerer's previous sealed request began, for cache-stable trimming
-    /// (read by [`previous_cut`]). `None` when there is no such reply.
+    /// (read by the core's `previous_cut`). `None` when there is no such reply.
     fn previous_frozen(&mut self, like: &serde_json::Value, key: &str) -> Result<Option<serde_json::Value>>;
 }
 
@@ -239,7 +239,7 @@ fn read_as_own(kind: TurnKind, answerer: Option<Uuid>, a: Uuid) -> bool {
 
 /// One group of a stretch's turns as the database sums them (an index-only scan, no
 /// turn text read): the turns of one kind and stored answerer, and the sum of the
-/// `own_entries` the write triggers stored for them ([`own_plan`]'s length).
+/// `own_entries` the write triggers stored for them (`own_plan`'s length, [`crate::own_entries`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StoredCount {
     /// The turns' kind.

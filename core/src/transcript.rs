@@ -15,7 +15,7 @@ use crate::voice::Voices;
 /// The transcript of `turns` (oldest first, from the newest summary turn on), in a
 /// conversation whose stored answerer is `conv_answerer` and whose creator is `creator`.
 /// Kernel rows (`origin` set) read bare: their text is already an envelope. Entries are
-/// separated by a blank line. Over [`crate::bounds::MAX_TEXT`] it is refused.
+/// separated by a blank line. Over the text bound (256 MiB) it is refused.
 pub fn transcript(
     turns: &[Turn],
     users: &HashMap<Uuid, User>,

@@ -180,7 +180,7 @@ impl Obj {
 
 /// Pretty-prints JSON text keeping its key order (golden files, the demo). Text that is
 /// not JSON is returned as it is. Indentation grows with depth, so the output is measured
-/// as it is written: past [`crate::bounds::MAX_TEXT`] it is refused (`text_too_large`).
+/// as it is written: past the text bound (256 MiB) it is refused (`text_too_large`).
 pub fn pretty(text: &str) -> crate::error::Result<String> {
     let Ok(raw) = serde_json::from_str::<&RawValue>(text) else {
         return Ok(text.to_string());

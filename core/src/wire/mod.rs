@@ -160,7 +160,7 @@ impl Wire {
 }
 
 /// Reads a provider's response body (docs/design.md, "The response loop"): as the first
-/// wire, in [`Wire::ALL`]'s order, whose response shape it is; a body of no wire's shape
+/// wire, in the order the wires are declared, whose response shape it is; a body of no wire's shape
 /// is refused as `response_invalid`.
 pub fn read_response(v: &serde_json::Value) -> crate::error::Result<crate::response::Response> {
     let o = crate::response::obj(&crate::json_at::At::root(v, ""))?;
