@@ -86,7 +86,7 @@ pub enum Code {
 
 impl Code {
     /// The error's name: the text every message starts with (README, "Errors").
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Code::MacroUnknown => "prompt_document_macro_unknown",
             Code::TemplateInvalid => "template_invalid",

@@ -122,7 +122,7 @@ impl Model {
     }
 
     /// Whether the model's profile names it deprecated today (it still compiles).
-    pub fn deprecation(&self) -> Option<String> {
+    pub(crate) fn deprecation(&self) -> Option<String> {
         if !self.lifecycle.deprecated || self.lifecycle.retired {
             return None;
         }
@@ -481,6 +481,20 @@ pub(crate) fn iso_date(pg_epoch_days: i32) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_fresh_compile_that_is_sent_names_a_deprecated_model() {
+        use crate::testing::Scenario;
+        use crate::Purpose;
+        let mut s = Scenario::new("hello");
+        let claude = s.ctx.models.get_mut("claude").unwrap();
+        claude.lifecycle.deprecated = true;
+        let notice = s.run(Purpose::Compile).unwrap().notice;
+        assert_eq!(notice.as_deref(), Some("model \"claude\" is deprecated"));
+        assert_eq!(s.run(Purpose::Estimate).unwrap().notice, None);
+        s.ctx.models.get_mut("claude").unwrap().lifecycle.deprecated = false;
+        assert_eq!(s.run(Purpose::Compile).unwrap().notice, None);
+    }
 
     #[test]
     fn iso_date_spells_dates_as_to_char_does() {

@@ -132,12 +132,8 @@ fn compile_in_snapshot(conv: Uuid, turn: Uuid, purpose: Purpose) -> Compiled {
             compiler::compile(&ctx, &mut history, memo, purpose)
         })
         .or_raise();
-        if ctx.seal.is_none() && purpose != Purpose::Estimate {
-            // A deprecated model still compiles; the caller hears of it once per compile.
-            let name = out.explain.model.as_deref().map(|q| q.trim_matches('"'));
-            if let Some(notice) = name.and_then(|n| ctx.models.get(n)).and_then(|m| m.deprecation()) {
-                pgrx::notice!("{notice}");
-            }
+        if let Some(notice) = &out.notice {
+            pgrx::notice!("{notice}");
         }
         Compiled::Output(Box::new(out))
     })

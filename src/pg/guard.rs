@@ -144,10 +144,11 @@ pub unsafe extern "C-unwind" fn check_rewrite(
         }
     }
     let role = role_name();
-    let message = format!(
-        "{}: role \"{role}\" may not turn on pgprompt.allow_history_rewrite",
-        Code::HistoryRewriteNotPermitted.name()
-    );
+    let message = Error::new(
+        Code::HistoryRewriteNotPermitted,
+        format!("role \"{role}\" may not turn on pgprompt.allow_history_rewrite"),
+    )
+    .message;
     // SAFETY: GUC_check_errcode and the message globals are the hook's documented way to
     // report; pstrdup copies each text into the current memory context, as they require.
     unsafe {

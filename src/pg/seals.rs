@@ -603,10 +603,12 @@ pub fn verify(client: &SpiClient<'_>, conv: Option<Uuid>) -> Result<Vec<(Uuid, U
         // The body, then its pieces (what the cache report reads) against their digest.
         let read = load(client, conv, turn).and_then(|_| sent_pieces(client, conv, &[turn]).map(|_| ()));
         if let Err(e) = read {
-            let prefix = format!(
-                "{}: the seal of turn {turn} of conversation {conv} ",
-                Code::DataCorrupted.name()
-            );
+            // What the refusal says after naming the seal (its message as `corrupted` builds it).
+            let prefix = Error::new(
+                Code::DataCorrupted,
+                format!("the seal of turn {turn} of conversation {conv} "),
+            )
+            .message;
             let why = e.message.strip_prefix(&prefix).unwrap_or(&e.message).to_string();
             problems.push((conv, turn, why));
         }

@@ -115,6 +115,9 @@ pub struct Output {
     /// The number of the newest round the body carries (a continuation): the rounds up
     /// to it were sent, and never change again.
     pub last_round: Option<i32>,
+    /// What the caller should hear of a fresh compile that is sent (a NOTICE): the model
+    /// it compiled for is deprecated, when it retires and what replaces it.
+    pub notice: Option<String>,
 }
 
 impl Output {

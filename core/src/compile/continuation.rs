@@ -68,6 +68,7 @@ pub(super) fn extend(ctx: &Context, sealed: &Sealed, counter: &mut Counter<'_>, 
             explain: explain(ctx, frozen, None, true),
             seal: None,
             last_round: None,
+            notice: None,
         });
     };
     if ctx.rounds.is_empty() {
@@ -76,6 +77,7 @@ pub(super) fn extend(ctx: &Context, sealed: &Sealed, counter: &mut Counter<'_>, 
             explain: explain(ctx, frozen, None, true),
             seal: None,
             last_round: None,
+            notice: None,
         });
     }
     let t = &ctx.turn;
@@ -127,6 +129,7 @@ pub(super) fn extend(ctx: &Context, sealed: &Sealed, counter: &mut Counter<'_>, 
         explain,
         seal: None,
         last_round: ctx.rounds.iter().map(|r| r.n).max(),
+        notice: None,
     })
 }
 

@@ -88,6 +88,7 @@ pub(super) fn finish(ctx: &Context, on: &Answering, tally: &mut Tally, fresh: Fr
             explain,
             seal: Some(draft),
             last_round: None,
+            notice: None,
         });
     }
     continued(ctx, on, tally, draft, rendered.body)

@@ -29,6 +29,13 @@ pub(crate) use compiler::{Output, Purpose};
 /// stateful turn's body is sent in its stateful form (the seal keeps the full one).
 pub fn compile(ctx: &Context, history: &mut dyn HistorySource, memo: &mut Memo, purpose: Purpose) -> Result<Output> {
     let mut out = compile_full(ctx, history, memo, purpose)?;
+    // A deprecated model still compiles; the caller hears of it once per fresh compile.
+    if ctx.seal.is_none() && purpose.raises() {
+        let name = out.explain.model.as_deref().map(|q| q.trim_matches('"'));
+        out.notice = name
+            .and_then(|n| ctx.models.get(n))
+            .and_then(crate::rows::Model::deprecation);
+    }
     if let Some(s) = &out.explain.stateful {
         if !out.body.head.is_empty() {
             let chained = out
