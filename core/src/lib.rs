@@ -77,14 +77,14 @@ pub use crate::{
     },
     compile::{
         compile,
-        compiler::{Output, Purpose, SealDraft},
+        compiler::{Output, Purpose},
         full_request,
         skills::skills_for_turn,
         stateful::answerer as stateful_answerer,
     },
     seal::{
-        convert_02 as convert_seal_02, digest as sha256, model_02 as model_of_seal_02, Deferred, Frozen, Patch, Sealed,
-        Stateful,
+        convert_02 as convert_seal_02, digest as sha256, model_02 as model_of_seal_02, Deferred, Frozen, SealDraft,
+        Sealed, Stateful,
     },
     storage::{
         dead_seal_nodes, lay_out_seal, read_frozen, read_sealed_body, read_sealed_pieces, LaidSeal, SealNode,

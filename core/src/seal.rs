@@ -192,6 +192,43 @@ impl SeedCut {
     }
 }
 
+/// What a fresh compile stores (docs/design.md, "Seals"), and what a 0.2 seal converts to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SealDraft {
+    /// The sealed body when it is not the output's own: rounds were already stored at the
+    /// first compile, and the output continues this seed; or the output is its stateful
+    /// form. `None`: the output's body is the one sealed (it is not copied;
+    /// `Output::sealed_body` reads either).
+    pub(crate) seed: Option<Body>,
+    /// The sealed body's elements without cache breakpoints (what storage shares between
+    /// seals); empty when they are its elements as they are (no patch marks them).
+    pub(crate) plain_elements: Vec<String>,
+    /// The edits that turn the plain elements into the body's elements (empty when they are
+    /// the same).
+    pub(crate) patches: Vec<Patch>,
+    /// What the seal freezes besides the body (mechanism, wire, model, estimate, ...).
+    pub frozen: Frozen,
+    /// The turn's preface (what it laid between history and its input), as the JSON the
+    /// turn's `sealed_preface` stores.
+    pub preface: String,
+    /// The skills catalog text, stored as the turn's `sealed_catalog` (`None`: the turn
+    /// lists no skills).
+    pub catalog: Option<String>,
+    /// The row versions the compile read (JSON text).
+    pub versions: String,
+}
+
+impl SealDraft {
+    /// The elements storage shares of `body` (the sealed body): its elements without cache
+    /// breakpoints.
+    pub(crate) fn plain<'b>(&'b self, body: &'b Body) -> &'b [String] {
+        match self.patches.is_empty() {
+            true => &body.elements,
+            false => &self.plain_elements,
+        }
+    }
+}
+
 /// A sealed turn as a compile sees it: what was frozen, and the body unless
 /// `prune_seals` dropped it.
 #[derive(Debug, Clone, PartialEq)]
@@ -207,7 +244,7 @@ pub struct Sealed {
 /// elements are stored unmarked (shared by every seal that repeats them) and each seal
 /// keeps the few edits that mark its own.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Patch {
+pub(crate) struct Patch {
     pub(crate) at: usize,
     pub(crate) offset: usize,
     pub(crate) cut: usize,
@@ -720,7 +757,7 @@ pub fn convert_02(
     answerer_id: Uuid,
     had_prompt: bool,
     memo: &mut crate::tokens::Memo,
-) -> crate::error::Result<(Body, Frozen)> {
+) -> crate::error::Result<(Body, SealDraft)> {
     use crate::error::{Code, Error};
     let bad = |why: &str| {
         Error::new(
@@ -776,7 +813,16 @@ pub fn convert_02(
         stateful: None,
         skills: Vec::new(),
     };
-    Ok((body_02(request), frozen))
+    let draft = SealDraft {
+        seed: None,
+        plain_elements: Vec::new(),
+        patches: Vec::new(),
+        preface: crate::fields::preface_json(&frozen.preface),
+        catalog: None,
+        versions: "{}".into(),
+        frozen,
+    };
+    Ok((body_02(request), draft))
 }
 
 /// Where an in-turn summary cuts this body: the first element carrying a part of the

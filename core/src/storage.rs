@@ -13,7 +13,7 @@ use crate::cache::Pieces;
 use crate::error::{Code, Error, Result};
 use crate::seal::{
     apply, body_digest, digest, frozen_for, pieces_digest, plan_chain, verify, walk_chain, Frozen, Patch, PieceReader,
-    StoredPieces,
+    SealDraft, StoredPieces,
 };
 use crate::wire::Body;
 
@@ -276,20 +276,14 @@ pub struct LaidSeal {
     pub frozen: String,
 }
 
-/// Lays a body out over its conversation's nodes, sharing the longest run of elements it repeats from the chain
-/// of the conversation's seal most like it (same answerer and wire, newest), and reusing
-/// any node that holds the same text under the same parent: the nodes to write and the
-/// seal row that names them. `plain`: the body's elements unmarked (what consecutive seals share);
-/// `patches`: the edits that mark them. A node whose text is not what its digest names
-/// is `data_corrupted`.
-pub fn lay_out_seal(
-    nodes: &mut impl SealNodes,
-    conv: Uuid,
-    frozen: &Frozen,
-    body: &Body,
-    plain: &[String],
-    patches: &[Patch],
-) -> Result<LaidSeal> {
+/// Lays a sealed body out over its conversation's nodes, sharing the longest run of
+/// elements it repeats from the chain of the conversation's seal most like it (same
+/// answerer and wire, newest), and reusing any node that holds the same text under the
+/// same parent: the nodes to write and the seal row that names them. Its draft says what
+/// it froze and which edits mark its elements (stored unmarked: what consecutive seals
+/// share). A node whose text is not what its digest names is `data_corrupted`.
+pub fn lay_out_seal(nodes: &mut impl SealNodes, conv: Uuid, body: &Body, draft: &SealDraft) -> Result<LaidSeal> {
+    let (frozen, plain, patches) = (&draft.frozen, draft.plain(body), &draft.patches[..]);
     let prev = previous_chain(nodes, frozen);
     let digests: Vec<[u8; 32]> = plain.iter().map(|e| digest(e)).collect();
     let prev_digests: Vec<[u8; 32]> = prev
@@ -461,8 +455,8 @@ mod tests {
 
     impl Memory {
         /// Lays `body` out and stores what the host would: its new nodes and its row.
-        fn seal(&mut self, frozen: &Frozen, body: &Body, patches: &[Patch]) -> SealPointers {
-            let laid = lay_out_seal(self, Uuid::nil(), frozen, body, &body.elements, patches).unwrap();
+        fn seal(&mut self, draft: &SealDraft, body: &Body) -> SealPointers {
+            let laid = lay_out_seal(self, Uuid::nil(), body, draft).unwrap();
             for n in laid.nodes {
                 assert!(self.nodes.insert(n.id, n).is_none(), "a node id is written twice");
             }
@@ -484,6 +478,17 @@ mod tests {
         }
     }
 
+    /// A compile's seal draft, its elements unmarked.
+    fn draft() -> SealDraft {
+        let out = Scenario::new("hello").run(crate::Purpose::Compile).unwrap();
+        SealDraft {
+            seed: None,
+            plain_elements: Vec::new(),
+            patches: Vec::new(),
+            ..out.seal.unwrap()
+        }
+    }
+
     fn body(elements: &[&str]) -> Body {
         Body {
             head: "{\"messages\":[".into(),
@@ -494,19 +499,14 @@ mod tests {
 
     #[test]
     fn a_body_is_laid_out_over_shared_nodes_and_reads_back_checked() {
-        let frozen = Scenario::new("hello")
-            .run(crate::Purpose::Compile)
-            .unwrap()
-            .seal
-            .unwrap()
-            .frozen;
+        let frozen = draft();
         let mut store = Memory::default();
         let first = body(&["\"s\"", "\"a\"", "\"b\""]);
-        let p1 = store.seal(&frozen, &first, &[]);
+        let p1 = store.seal(&frozen, &first);
         let written = store.nodes.len();
         // The next request repeats the first's elements and adds two: only they are new.
         let second = body(&["\"s\"", "\"a\"", "\"b\"", "\"c\"", "\"d\""]);
-        let p2 = store.seal(&frozen, &second, &[]);
+        let p2 = store.seal(&frozen, &second);
         assert_eq!(store.nodes.len(), written + 2, "storage grows with what is new");
         assert_eq!(read_sealed_body(&mut store, &p1).unwrap(), first);
         assert_eq!(read_sealed_body(&mut store, &p2).unwrap(), second);
@@ -517,7 +517,13 @@ mod tests {
             &plain.elements,
             &["\"s\"", "\"a\"", "\"b!\"", "\"c\"", "\"d\"", "\"e\""].map(String::from),
         );
-        let laid = lay_out_seal(&mut store, Uuid::nil(), &frozen, &plain, &plain.elements, &patch).unwrap();
+        let marked = body(&["\"s\"", "\"a\"", "\"b!\"", "\"c\"", "\"d\"", "\"e\""]);
+        let marking = SealDraft {
+            plain_elements: plain.elements.clone(),
+            patches: patch,
+            ..frozen.clone()
+        };
+        let laid = lay_out_seal(&mut store, Uuid::nil(), &marked, &marking).unwrap();
         assert_eq!(laid.nodes.len(), 1, "the marked element is shared unmarked");
 
         // Pieces read back for several seals at once, each checked.
@@ -535,14 +541,9 @@ mod tests {
 
     #[test]
     fn a_body_that_does_not_read_back_is_refused() {
-        let frozen = Scenario::new("hello")
-            .run(crate::Purpose::Compile)
-            .unwrap()
-            .seal
-            .unwrap()
-            .frozen;
+        let frozen = draft();
         let mut store = Memory::default();
-        let p = store.seal(&frozen, &body(&["\"s\"", "\"a\""]), &[]);
+        let p = store.seal(&frozen, &body(&["\"s\"", "\"a\""]));
         let chain = p.chain.unwrap();
 
         let mut altered = store.nodes.clone();
@@ -558,14 +559,7 @@ mod tests {
         let refused = read_sealed_pieces(&mut bad, &[(&p, None)]).unwrap();
         assert_eq!(refused.err(), Some((0, "has a body that does not match its digest")));
         // Writing over a node whose text is not what its digest names is data_corrupted.
-        let e = lay_out_seal(
-            &mut bad,
-            Uuid::nil(),
-            &frozen,
-            &body(&["\"s\"", "\"a\""]),
-            &["\"s\"", "\"a\""].map(String::from),
-            &[],
-        );
+        let e = lay_out_seal(&mut bad, Uuid::nil(), &body(&["\"s\"", "\"a\""]), &frozen);
         assert_eq!(e.unwrap_err().code, Code::DataCorrupted);
 
         let mut lost = Memory {

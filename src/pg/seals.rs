@@ -14,7 +14,7 @@ use super::spi::{first, nullable, pg_uuid, run, run_write, Cols, Column, Query};
 use pgprompt_core::Body;
 use pgprompt_core::Columns as _;
 use pgprompt_core::{Code, Error, Result};
-use pgprompt_core::{Frozen, Patch, Sealed};
+use pgprompt_core::{Frozen, Sealed};
 use pgprompt_core::{Output, SealDraft};
 use pgprompt_core::{SealNode, SealNodes, SealPointers};
 
@@ -284,7 +284,7 @@ pub fn lock_storage(client: &mut SpiClient<'_>, conv: Uuid) {
 /// Writes a fresh compile's seal. False when another session sealed the turn first
 /// (then nothing is written).
 pub fn write(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, out: &Output) -> Result<bool> {
-    let (Some(draft), Some((body, plain))) = (&out.seal, out.sealed_body()) else {
+    let Some((body, draft)) = out.sealed_body() else {
         return Ok(false);
     };
     lock_storage(client, conv);
@@ -293,21 +293,8 @@ pub fn write(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, out: &Output) -
     if !claim(client, conv, turn, draft) {
         return Ok(false);
     }
-    let stored = Stored {
-        body,
-        plain,
-        patches: &draft.patches,
-    };
-    store(client, conv, turn, &stored, &draft.frozen, None)?;
+    store(client, conv, turn, body, draft, None)?;
     Ok(true)
-}
-
-/// A body as storage keeps it: the body as sent (its size and digest are stored), its
-/// elements unmarked (what consecutive seals share), and the edits that mark them.
-pub struct Stored<'a> {
-    pub body: &'a Body,
-    pub plain: &'a [String],
-    pub patches: &'a [Patch],
 }
 
 /// Marks the turn sealed, with what its seal froze on the turn itself; false when it
@@ -330,25 +317,18 @@ fn claim(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, draft: &SealDraft) 
     claimed.len() == 1
 }
 
-/// Stores a seal's body (sharing its elements with the conversation's previous seal)
-/// and what it froze. `sealed_at` keeps an older seal's time (a converted one). The
-/// caller holds [`lock_storage`].
+/// Stores a seal's body, as sent (sharing its elements with the conversation's previous
+/// seal), and what its draft froze. `sealed_at` keeps an older seal's time (a converted
+/// one). The caller holds [`lock_storage`].
 pub fn store(
     client: &mut SpiClient<'_>,
     conv: Uuid,
     turn: Uuid,
-    stored: &Stored<'_>,
-    frozen: &Frozen,
+    body: &Body,
+    draft: &SealDraft,
     sealed_at: Option<pgrx::datum::TimestampWithTimeZone>,
 ) -> Result<()> {
-    let laid = pgprompt_core::lay_out_seal(
-        &mut SpiNodes { client: &*client, conv },
-        conv,
-        frozen,
-        stored.body,
-        stored.plain,
-        stored.patches,
-    )?;
+    let laid = pgprompt_core::lay_out_seal(&mut SpiNodes { client: &*client, conv }, conv, body, draft)?;
     if !laid.nodes.is_empty() {
         let (mut ids, mut parents, mut digests, mut bodies) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for n in laid.nodes {

@@ -192,18 +192,13 @@ impl OldSeal {
 /// Stores one 0.2 seal, whose request is `request`, as a 0.3 seal; `model` is the model
 /// row it names, if it still exists.
 fn convert(old: OldSeal, request: &serde_json::Value, model: Option<Model>, memo: &mut Memo) {
-    let (body, frozen) =
+    let (body, draft) =
         pgprompt_core::convert_seal_02(request, model, old.answerer.unwrap_or_default(), old.had_prompt, memo)
             .map_err(|e| old.refused(e))
             .or_raise();
-    let stored = seals::Stored {
-        body: &body,
-        plain: &body.elements,
-        patches: &[],
-    };
     Spi::connect_mut(|client| {
         seals::lock_storage(client, old.conv);
-        seals::store(client, old.conv, old.turn, &stored, &frozen, old.sealed_at)
+        seals::store(client, old.conv, old.turn, &body, &draft, old.sealed_at)
     })
     .or_raise();
 }

@@ -18,7 +18,7 @@ use crate::items::{Item, Message};
 use crate::kinds::{Mechanism, PrefaceItem, Role, Wire};
 use crate::macros::Values;
 use crate::rows::{Model, Turn, User};
-use crate::seal::Frozen;
+use crate::seal::{Frozen, SealDraft};
 use crate::tokens::Counter;
 use crate::wire::{Body, Breakpoint};
 
@@ -76,32 +76,6 @@ pub struct Explain {
     pub model_row: Option<Model>,
 }
 
-/// What a fresh compile stores (docs/design.md, "Seals").
-#[derive(Debug, Clone, PartialEq)]
-pub struct SealDraft {
-    /// The sealed body when it is not the output's own: rounds were already stored at the
-    /// first compile, and the output continues this seed; or the output is its stateful
-    /// form. `None`: the output's body is the one sealed (it is not copied;
-    /// [`Output::sealed_body`] reads either).
-    pub(crate) seed: Option<Body>,
-    /// The sealed body's elements without cache breakpoints (what storage shares between
-    /// seals); empty when they are its elements as they are (no patch marks them).
-    pub(crate) plain_elements: Vec<String>,
-    /// The edits that turn the plain elements into the body's elements (empty when they are
-    /// the same).
-    pub patches: Vec<crate::seal::Patch>,
-    /// What the seal freezes besides the body (mechanism, wire, model, estimate, ...).
-    pub frozen: Frozen,
-    /// The turn's preface (what it laid between history and its input), as the JSON the
-    /// turn's `sealed_preface` stores.
-    pub preface: String,
-    /// The skills catalog text, stored as the turn's `sealed_catalog` (`None`: the turn
-    /// lists no skills).
-    pub catalog: Option<String>,
-    /// The row versions the compile read (JSON text).
-    pub versions: String,
-}
-
 /// A compile's result.
 #[derive(Debug, Clone)]
 pub struct Output {
@@ -127,16 +101,10 @@ impl Output {
     }
 
     /// What a fresh compile's seal stores (`None`: the turn was sealed already): the body
-    /// sent first — the output's own, or the seed it continues — and that body's elements
-    /// without cache breakpoints.
-    pub fn sealed_body(&self) -> Option<(&Body, &[String])> {
+    /// sent first — the output's own, or the seed it continues — and its draft.
+    pub fn sealed_body(&self) -> Option<(&Body, &SealDraft)> {
         let draft = self.seal.as_ref()?;
-        let body = draft.seed.as_ref().unwrap_or(&self.body);
-        let plain = match draft.patches.is_empty() {
-            true => &body.elements,
-            false => &draft.plain_elements,
-        };
-        Some((body, plain))
+        Some((draft.seed.as_ref().unwrap_or(&self.body), draft))
     }
 }
 

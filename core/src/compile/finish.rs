@@ -1,12 +1,13 @@
 //! From the compiled list to the result: the body on the model's wire, the estimate of
 //! that body, the gate, what `explain_turn` shows, and what the seal freezes.
 
-use super::compiler::{explain, uniform_role, Answering, Fresh, Output, SealDraft, Tally};
+use super::compiler::{explain, uniform_role, Answering, Fresh, Output, Tally};
 use super::gate;
 use crate::context::Context;
 use crate::error::{Code, Error, Result};
 use crate::estimate::{BlockEstimate, Estimate, WindowEstimate};
 use crate::items::Message;
+use crate::seal::SealDraft;
 use crate::seal::{seed_cut, Frozen, Sealed};
 use crate::template;
 use crate::tokens::REQUEST_OVERHEAD;

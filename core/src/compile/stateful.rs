@@ -257,9 +257,9 @@ mod tests {
                 t.request_options = crate::testing::request_options(r#"{"stateful": true}"#);
             });
         let out = s.run(crate::compile::Purpose::Compile).unwrap();
-        let (sealed, plain) = out.sealed_body().expect("a fresh compile seals");
+        let (sealed, draft) = out.sealed_body().expect("a fresh compile seals");
         assert_ne!(sealed, &out.body, "the seal keeps the full form");
-        assert_eq!(plain, sealed.elements.as_slice());
+        assert_eq!(draft.plain(sealed), sealed.elements.as_slice());
         let st = out.explain.stateful.as_ref().unwrap();
         let form = Wire::Responses.form();
         let chained = form
