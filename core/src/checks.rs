@@ -105,6 +105,14 @@ pub enum Write<'a> {
         /// `steers`.
         steers: &'a str,
     },
+    /// A workspace's time zone: one the server knows (`known`: `now() AT TIME ZONE` took
+    /// it, as only the server can tell).
+    Timezone {
+        /// `timezone`.
+        name: &'a str,
+        /// Whether the server knows it.
+        known: bool,
+    },
     /// Where a round sits: on a run reply turn, numbered right after the round before it.
     RoundPlace {
         /// Its turn.
@@ -185,6 +193,12 @@ pub fn check(row: Write<'_>) -> Result<()> {
             mode,
             previous_exists,
         } => rounds::check_place(turn, n, kind, mode, previous_exists),
+        Write::Timezone { known: true, .. } => Ok(()),
+        Write::Timezone { name, known: false } => Err(Error::new(
+            Code::TimezoneInvalid,
+            format!("time zone {} is not recognized", crate::error::quote(name)),
+        )
+        .hint("Use a name from pg_timezone_names, such as 'UTC' or 'Europe/Paris'.")),
     }
 }
 
@@ -412,6 +426,20 @@ mod tests {
             template: None,
         };
         assert_eq!(check(template).unwrap_err().code, Code::TemplateInvalid);
+        let e = check(Write::Timezone {
+            name: "Mars/Olympus",
+            known: false,
+        })
+        .unwrap_err();
+        assert_eq!(
+            e.message,
+            "timezone_invalid: time zone \"Mars/Olympus\" is not recognized"
+        );
+        assert!(check(Write::Timezone {
+            name: "UTC",
+            known: true
+        })
+        .is_ok());
         let e = check(Write::RequestOptions {
             table: Some("models"),
             options: Some("1"),

@@ -260,7 +260,7 @@ impl std::error::Error for Error {}
 pub type Result<T> = std::result::Result<T, Error>;
 
 /// Shortens a value for quoting in a message.
-pub fn quote(value: &str) -> String {
+pub(crate) fn quote(value: &str) -> String {
     const MAX: usize = 60;
     if value.chars().count() <= MAX {
         format!("\"{value}\"")

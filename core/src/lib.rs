@@ -97,7 +97,7 @@ pub use crate::{
 pub use crate::{
     bounds::set_interrupt_check,
     envelope::{escape as escape_envelope, unescape as unescape_envelope},
-    error::{quote, Code, Error, Result},
+    error::{Code, Error, Result},
     response::{Response, Usage},
     tokens::{count as count_tokens, warm as warm_tokenizers, Memo},
     transcript::transcript,

@@ -298,7 +298,7 @@ fn estimate_turn(
     ),
 > {
     let out = explain_now(core_uuid(conversation_id), core_uuid(turn_id));
-    let e = out.estimate();
+    let e = &out.explain.estimate;
     let int = |n: u32| i32::try_from(n).unwrap_or(i32::MAX);
     let rows: Vec<_> = e
         .blocks

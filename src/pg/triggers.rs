@@ -8,7 +8,7 @@ use super::api::refuse;
 use super::errors::OrRaise;
 use super::jsonb::JsonbArg;
 use super::spi::core_uuid;
-use pgprompt_core::{check, quote, Code, Error, Wire, Write};
+use pgprompt_core::{check, Code, Error, Wire, Write};
 
 /// Internal: whether `wire` names a wire of the core's (`Wire::ALL`, the one list): the
 /// CHECK of `models.wire` and `responses.shape`. A new wire is its folder in the core,
@@ -254,11 +254,9 @@ fn _refuse_sent_round(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid, n: i32, 
 #[pg_extern(immutable, parallel_safe)]
 #[search_path(pg_catalog, pg_temp)]
 fn _refuse_timezone(timezone: &str) {
-    refuse(
-        Error::new(
-            Code::TimezoneInvalid,
-            format!("time zone {} is not recognized", quote(timezone)),
-        )
-        .hint("Use a name from pg_timezone_names, such as 'UTC' or 'Europe/Paris'."),
-    );
+    check(Write::Timezone {
+        name: timezone,
+        known: false,
+    })
+    .or_raise();
 }

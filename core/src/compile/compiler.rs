@@ -95,8 +95,9 @@ pub struct Output {
 }
 
 impl Output {
-    /// The body's token estimate (`explain.estimate`).
-    pub fn estimate(&self) -> &Estimate {
+    /// The body's token estimate (`explain.estimate`), as the suites read it.
+    #[cfg(test)]
+    pub(crate) fn estimate(&self) -> &Estimate {
         &self.explain.estimate
     }
 
