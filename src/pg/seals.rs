@@ -178,7 +178,7 @@ pub fn sent_pieces(
         .collect())
 }
 
-/// One conversation's seal nodes, read over SPI as the core asks (`seal::Nodes`).
+/// One conversation's seal nodes, read over SPI as the core asks (`SealNodes`).
 struct SpiNodes<'a, 'c> {
     client: &'a SpiClient<'c>,
     conv: Uuid,

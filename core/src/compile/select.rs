@@ -152,7 +152,6 @@ fn render_entry(
 }
 
 impl Tally<'_> {
-    /// The users a history batch names, beside those met before.
     /// The next batch of history (a Side's captured turns as they stood), its users met.
     fn read_batch(&mut self, ctx: &Context, source: &mut dyn HistorySource, want: usize) -> Result<Vec<HistoryTurn>> {
         let (batch, users) = history::next_batch(source, want, &ctx.captured, &mut self.known)?;
