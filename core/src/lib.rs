@@ -83,8 +83,8 @@ pub use crate::{
         stateful::answerer as stateful_answerer,
     },
     seal::{
-        convert_02 as convert_seal_02, digest as sha256, model_02 as model_of_seal_02, Deferred, Frozen, SealDraft,
-        Sealed, Stateful,
+        convert_02 as convert_seal_02, digest as sha256, model_02 as model_of_seal_02, Frozen, SealDraft, Sealed,
+        Stateful,
     },
     storage::{
         dead_seal_nodes, lay_out_seal, read_frozen, read_sealed_body, read_sealed_pieces, LaidSeal, SealNode,

@@ -124,7 +124,7 @@ pub(crate) fn history_from(value: Option<&serde_json::Value>) -> crate::error::R
 /// load (`defer_loading` on `anthropic` and `responses`; absent on `chat` and `gemini`).
 /// `prompt.search_deferred` searches them.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Deferred {
+pub(crate) struct Deferred {
     /// `- CALLABLE / NAME [EXECUTOR_ID]: DESCRIPTION`, as the catalog would list them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub catalog: Vec<String>,
@@ -140,7 +140,7 @@ impl Deferred {
 
     /// What matches `query`: every whitespace-separated term, case-insensitively, in a
     /// catalog line, or in a tool's name or description. An empty query matches all.
-    pub fn search(&self, query: &str) -> Deferred {
+    pub(crate) fn search(&self, query: &str) -> Deferred {
         let terms: Vec<String> = query.split_whitespace().map(str::to_lowercase).collect();
         let hit = |text: &str| {
             let text = text.to_lowercase();

@@ -493,6 +493,12 @@ fn deferred_callables_and_tools_on_every_wire() {
             !system.contains("build"),
             "a deferred callable is not in the eager catalog"
         );
+        // What search_deferred returns: both keys, each with what matches.
+        assert_eq!(
+            out.explain.search_deferred("LEDGER"),
+            serde_json::json!({"catalog": ["- ci / build: Build the ledger."], "tools": []})
+        );
+        assert_eq!(out.explain.search_deferred("refund")["tools"][0]["name"], "refund");
         let seal = out.seal.unwrap();
         assert_eq!(
             seal.frozen.deferred.catalog,

@@ -275,8 +275,7 @@ fn skills_for_turn(
 #[search_path(pg_catalog, pg_temp)]
 fn search_deferred(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid, query: default!(&str, "''")) -> pgrx::JsonB {
     let out = explain_now(core_uuid(conversation_id), core_uuid(turn_id));
-    let found = out.explain.deferred.search(query);
-    pgrx::JsonB(serde_json::json!({ "catalog": found.catalog, "tools": found.tools }))
+    pgrx::JsonB(out.explain.search_deferred(query))
 }
 
 #[pg_extern(stable, strict, parallel_safe)]

@@ -67,7 +67,7 @@ pub struct Explain {
     pub estimate: Estimate,
     /// The deferred callables' catalog lines and tool definitions (when any).
     #[serde(skip_serializing_if = "crate::seal::Deferred::is_empty")]
-    pub deferred: crate::seal::Deferred,
+    pub(crate) deferred: crate::seal::Deferred,
     /// A stateful turn's chain (the body sent is the stored one's stateful form).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) stateful: Option<crate::seal::Stateful>,
@@ -92,6 +92,16 @@ pub struct Output {
     /// What the caller should hear of a fresh compile that is sent (a NOTICE): the model
     /// it compiled for is deprecated, when it retires and what replaces it.
     pub notice: Option<String>,
+}
+
+impl Explain {
+    /// The tool search over what the turn deferred (`search_deferred`): the catalog lines
+    /// and tool definitions that match `query` (every whitespace-separated term,
+    /// case-insensitively; an empty query matches all), as `{"catalog": [...], "tools": [...]}`.
+    pub fn search_deferred(&self, query: &str) -> serde_json::Value {
+        let found = self.deferred.search(query);
+        serde_json::json!({ "catalog": found.catalog, "tools": found.tools })
+    }
 }
 
 impl Output {
