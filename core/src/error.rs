@@ -232,7 +232,7 @@ impl Error {
 
     /// `conversation_not_found`: no such conversation, or one whose row (or workspace)
     /// row-level security hides from the caller (a compile's load, `transcript`).
-    pub fn conversation_not_found(conv: uuid::Uuid) -> Self {
+    pub(crate) fn conversation_not_found(conv: uuid::Uuid) -> Self {
         Error::new(
             Code::ConversationNotFound,
             format!("conversation {conv} does not exist"),

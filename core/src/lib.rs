@@ -100,7 +100,7 @@ pub use crate::{
     error::{Code, Error, Result},
     response::{Response, Usage},
     tokens::{count as count_tokens, warm as warm_tokenizers, Memo},
-    transcript::transcript,
+    transcript::{transcript, TranscriptRows},
 };
 
 #[cfg(test)]

@@ -401,7 +401,7 @@ pub struct Turn {
 
 impl Turn {
     /// A turn with every optional column at its default, for the loader and for tests.
-    pub fn new(id: Uuid, seq: i64, kind: TurnKind) -> Turn {
+    pub(crate) fn new(id: Uuid, seq: i64, kind: TurnKind) -> Turn {
         Turn {
             id,
             seq,

@@ -456,3 +456,50 @@ pub(crate) fn outline(explain: &Value) -> Vec<String> {
         })
         .collect()
 }
+
+/// A row as a map of columns, for the readers (NULL: absent; a `json` column mapped to
+/// `None`: nested deeper than serde_json reads).
+#[derive(Default)]
+pub(crate) struct Row {
+    pub(crate) text: HashMap<&'static str, String>,
+    pub(crate) json: HashMap<&'static str, Option<Value>>,
+    pub(crate) boolean: HashMap<&'static str, bool>,
+    pub(crate) int: HashMap<&'static str, i64>,
+}
+
+impl crate::columns::Columns for Row {
+    fn what(&self) -> &str {
+        "a test row"
+    }
+    fn text(&self, name: &str) -> Option<String> {
+        self.text.get(name).cloned()
+    }
+    fn uuid(&self, name: &str) -> Option<Uuid> {
+        self.text.get(name).and_then(|t| t.parse().ok())
+    }
+    fn int4(&self, name: &str) -> Option<i32> {
+        self.int.get(name).and_then(|n| i32::try_from(*n).ok())
+    }
+    fn int8(&self, name: &str) -> Option<i64> {
+        self.int.get(name).copied()
+    }
+    fn float4(&self, _: &str) -> Option<f32> {
+        None
+    }
+    fn boolean(&self, name: &str) -> Option<bool> {
+        self.boolean.get(name).copied()
+    }
+    fn days(&self, name: &str) -> Option<i32> {
+        self.int4(name)
+    }
+    fn ints(&self, _: &str) -> Vec<Option<i32>> {
+        Vec::new()
+    }
+    fn jsonb(&self, name: &str) -> std::result::Result<Option<Value>, ()> {
+        match self.json.get(name) {
+            None => Ok(None),
+            Some(Some(v)) => Ok(Some(v.clone())),
+            Some(None) => Err(()),
+        }
+    }
+}

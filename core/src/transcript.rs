@@ -7,21 +7,78 @@ use std::collections::HashMap;
 
 use uuid::Uuid;
 
+use crate::columns::Columns;
+use crate::error::{Error, Result};
 use crate::history::SUMMARY_HEADER;
 use crate::kinds::TurnKind;
 use crate::rows::{Turn, User};
 use crate::voice::Voices;
 
+/// The statements the transcript runs, run by the host (as the caller, so row-level
+/// security decides what is read): [`transcript`] decides which, and reads their rows.
+pub trait TranscriptRows {
+    /// The conversation's `creator_id` and `answerer_id` (`None`: no conversation row is
+    /// visible).
+    fn conversation(&mut self, conv: Uuid) -> Result<Option<(Option<Uuid>, Option<Uuid>)>>;
+    /// The `seq` of turn `turn` of the conversation (`None`: not visible there).
+    fn seq(&mut self, conv: Uuid, turn: Uuid) -> Option<i64>;
+    /// Why turn `turn` cannot be read: another conversation's, or not visible.
+    fn missing_turn(&mut self, conv: Uuid, turn: Uuid) -> Error;
+    /// The turns from the newest summary turn at or before `seq` on, oldest first, each
+    /// row (`id`, `seq`, `kind`, `author_id`, `answerer_id`, `poster_id`, `prompt`,
+    /// `content`, `origin`, `sender_conversation_id`) read by `read`.
+    fn turns(&mut self, conv: Uuid, seq: i64, read: &mut dyn FnMut(&dyn Columns) -> Result<Turn>) -> Result<Vec<Turn>>;
+    /// The users `ids` names that are visible.
+    fn users(&mut self, ids: &[Uuid]) -> Result<Vec<User>>;
+}
+
+/// The transcript of conversation `conv` through turn `through` (`prompt.transcript`):
+/// from the newest summary turn at or before it on, read through `rows`.
+pub fn transcript(rows: &mut impl TranscriptRows, conv: Uuid, through: Uuid) -> Result<String> {
+    let Some((creator, answerer)) = rows.conversation(conv)? else {
+        return Err(Error::conversation_not_found(conv));
+    };
+    let Some(seq) = rows.seq(conv, through) else {
+        return Err(rows.missing_turn(conv, through));
+    };
+    let turns = rows.turns(conv, seq, &mut spoken)?;
+    let mut ids: Vec<Uuid> = turns
+        .iter()
+        .flat_map(|t| [t.author_id, t.answerer_id, t.poster_id])
+        .chain([answerer])
+        .flatten()
+        .collect();
+    ids.sort();
+    ids.dedup();
+    let users = rows.users(&ids)?.into_iter().map(|u| (u.id, u)).collect();
+    render(&turns, &users, creator, answerer)
+}
+
+/// A turn as the transcript reads it: who spoke, and what.
+fn spoken(c: &dyn Columns) -> Result<Turn> {
+    let kind = TurnKind::from_column("turns.kind", &c.need_text("kind")?)?;
+    let seq = c.int8("seq").ok_or_else(|| c.null("seq"))?;
+    let mut t = Turn::new(c.need_uuid("id")?, seq, kind);
+    t.author_id = c.uuid("author_id");
+    t.answerer_id = c.uuid("answerer_id");
+    t.poster_id = c.uuid("poster_id");
+    t.prompt = c.text("prompt");
+    t.content = c.text("content");
+    t.origin = c.text("origin");
+    t.sender_conversation_id = c.uuid("sender_conversation_id");
+    Ok(t)
+}
+
 /// The transcript of `turns` (oldest first, from the newest summary turn on), in a
 /// conversation whose stored answerer is `conv_answerer` and whose creator is `creator`.
 /// Kernel rows (`origin` set) read bare: their text is already an envelope. Entries are
 /// separated by a blank line. Over the text bound (256 MiB) it is refused.
-pub fn transcript(
+pub(crate) fn render(
     turns: &[Turn],
     users: &HashMap<Uuid, User>,
     creator: Option<Uuid>,
     conv_answerer: Option<Uuid>,
-) -> crate::error::Result<String> {
+) -> Result<String> {
     let voices = Voices { users, creator };
     let say = |author: Option<Uuid>, t: &Turn, text: &str| match (author, t.sender_conversation_id, &t.origin) {
         (Some(_), _, None) | (None, Some(_), None) => voices.envelope(author, t.sender_conversation_id, text),
@@ -79,6 +136,82 @@ mod tests {
         User::new(Uuid::from_u128(n), handle, kind)
     }
 
+    /// A conversation of one message turn, read as the host would.
+    struct Rows {
+        visible: bool,
+        turn: Option<i64>,
+    }
+
+    impl TranscriptRows for Rows {
+        fn conversation(&mut self, _: Uuid) -> Result<Option<(Option<Uuid>, Option<Uuid>)>> {
+            Ok(self.visible.then_some((Some(Uuid::from_u128(1)), None)))
+        }
+        fn seq(&mut self, _: Uuid, _: Uuid) -> Option<i64> {
+            self.turn
+        }
+        fn missing_turn(&mut self, _: Uuid, turn: Uuid) -> Error {
+            Error::new(crate::error::Code::TurnNotFound, format!("turn {turn} is not here"))
+        }
+        fn turns(
+            &mut self,
+            _: Uuid,
+            seq: i64,
+            read: &mut dyn FnMut(&dyn Columns) -> Result<Turn>,
+        ) -> Result<Vec<Turn>> {
+            let mut row = crate::testing::Row::default();
+            row.text.insert("id", Uuid::from_u128(10).to_string());
+            row.int.insert("seq", seq);
+            row.text.insert("kind", "message".into());
+            row.text.insert("author_id", Uuid::from_u128(1).to_string());
+            row.text.insert("content", "Charged twice".into());
+            Ok(vec![read(&row)?])
+        }
+        fn users(&mut self, ids: &[Uuid]) -> Result<Vec<User>> {
+            Ok(ids.iter().map(|id| User::new(*id, "ada", UserKind::Human)).collect())
+        }
+    }
+
+    #[test]
+    fn the_transcript_reads_its_rows_and_refuses_what_it_cannot_see() {
+        let (conv, through) = (Uuid::from_u128(50), Uuid::from_u128(10));
+        let t = transcript(
+            &mut Rows {
+                visible: true,
+                turn: Some(1),
+            },
+            conv,
+            through,
+        )
+        .unwrap();
+        assert_eq!(
+            t,
+            format!(
+                "<message from=\"@ada\" kind=\"human\" user=\"{}\">\nCharged twice\n</message>",
+                Uuid::from_u128(1)
+            )
+        );
+        let e = transcript(
+            &mut Rows {
+                visible: false,
+                turn: Some(1),
+            },
+            conv,
+            through,
+        )
+        .unwrap_err();
+        assert_eq!(e.code, crate::error::Code::ConversationNotFound);
+        let e = transcript(
+            &mut Rows {
+                visible: true,
+                turn: None,
+            },
+            conv,
+            through,
+        )
+        .unwrap_err();
+        assert_eq!(e.code, crate::error::Code::TurnNotFound);
+    }
+
     #[test]
     fn every_turn_reads_as_spoken() {
         let users: HashMap<Uuid, User> = [user(1, "ada", UserKind::Human), user(2, "lark", UserKind::Agent)]
@@ -96,7 +229,7 @@ mod tests {
         k.author_id = Some(Uuid::from_u128(2));
         k.origin = Some("task_result".into());
         k.content = Some("<task_result>done</task_result>".into());
-        let t = transcript(&[m, r, k], &users, Some(Uuid::from_u128(1)), Some(Uuid::from_u128(2))).unwrap();
+        let t = render(&[m, r, k], &users, Some(Uuid::from_u128(1)), Some(Uuid::from_u128(2))).unwrap();
         let u = |n: u128| Uuid::from_u128(n).to_string();
         assert_eq!(
             t,

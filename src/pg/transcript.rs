@@ -6,12 +6,12 @@ use pgrx::pg_sys::{INT8OID, TEXTOID, UUIDOID};
 use pgrx::prelude::*;
 use uuid::Uuid;
 
-use super::errors::{raise, OrRaise};
+use pgrx::spi::SpiClient;
+
+use super::errors::OrRaise;
 use super::load::{load_users, missing_turn};
 use super::spi::{core_uuid, first, pg_uuid, run, Query};
-use pgprompt_core::Columns as _;
-use pgprompt_core::Error;
-use pgprompt_core::{Turn, TurnKind};
+use pgprompt_core::{Columns, Error, Result, TranscriptRows, Turn, User};
 
 static CONVERSATION: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
@@ -55,43 +55,37 @@ static TURNS: LazyLock<Query> = LazyLock::new(|| {
 #[search_path(pg_catalog, pg_temp)]
 fn transcript(conversation_id: pgrx::Uuid, through_turn_id: pgrx::Uuid) -> String {
     let (conv, through) = (core_uuid(conversation_id), core_uuid(through_turn_id));
-    Spi::connect(|client| {
-        let people = run(client, &CONVERSATION, &[pg_uuid(conv).into()], |c| {
+    Spi::connect(|client| pgprompt_core::transcript(&mut SpiTranscript { client }, conv, through)).or_raise()
+}
+
+/// The transcript's statements over SPI, as the core asks (`TranscriptRows`).
+struct SpiTranscript<'a, 'c> {
+    client: &'a SpiClient<'c>,
+}
+
+impl TranscriptRows for SpiTranscript<'_, '_> {
+    fn conversation(&mut self, conv: Uuid) -> Result<Option<(Option<Uuid>, Option<Uuid>)>> {
+        let people = run(self.client, &CONVERSATION, &[pg_uuid(conv).into()], |c| {
             Ok::<_, Error>(Some((c.uuid("creator_id"), c.uuid("answerer_id"))))
+        })?;
+        Ok(people.into_iter().next())
+    }
+
+    fn seq(&mut self, conv: Uuid, turn: Uuid) -> Option<i64> {
+        first::<i64>(self.client, &THROUGH, &[pg_uuid(conv).into(), pg_uuid(turn).into()])
+    }
+
+    fn missing_turn(&mut self, conv: Uuid, turn: Uuid) -> Error {
+        missing_turn(self.client, conv, turn)
+    }
+
+    fn turns(&mut self, conv: Uuid, seq: i64, read: &mut dyn FnMut(&dyn Columns) -> Result<Turn>) -> Result<Vec<Turn>> {
+        run(self.client, &TURNS, &[pg_uuid(conv).into(), seq.into()], |c| {
+            read(c).map(Some)
         })
-        .or_raise();
-        let Some(&(creator, answerer)) = people.first() else {
-            raise(Error::conversation_not_found(conv));
-        };
-        let Some(seq) = first::<i64>(client, &THROUGH, &[pg_uuid(conv).into(), pg_uuid(through).into()]) else {
-            raise(missing_turn(client, conv, through));
-        };
-        let turns = run(client, &TURNS, &[pg_uuid(conv).into(), seq.into()], |c| {
-            let kind = TurnKind::from_column("turns.kind", &c.need_text("kind")?)?;
-            let mut t = Turn::new(c.need_uuid("id")?, c.need::<i64>("seq")?, kind);
-            t.author_id = c.uuid("author_id");
-            t.answerer_id = c.uuid("answerer_id");
-            t.poster_id = c.uuid("poster_id");
-            t.prompt = c.text("prompt");
-            t.content = c.text("content");
-            t.origin = c.text("origin");
-            t.sender_conversation_id = c.uuid("sender_conversation_id");
-            Ok::<_, Error>(Some(t))
-        })
-        .or_raise();
-        let mut ids: Vec<Uuid> = turns
-            .iter()
-            .flat_map(|t| [t.author_id, t.answerer_id, t.poster_id])
-            .chain([answerer])
-            .flatten()
-            .collect();
-        ids.sort();
-        ids.dedup();
-        let users = load_users(client, &ids)
-            .or_raise()
-            .into_iter()
-            .map(|u| (u.id, u))
-            .collect();
-        pgprompt_core::transcript(&turns, &users, creator, answerer).or_raise()
-    })
+    }
+
+    fn users(&mut self, ids: &[Uuid]) -> Result<Vec<User>> {
+        load_users(self.client, ids)
+    }
 }
