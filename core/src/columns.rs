@@ -90,6 +90,22 @@ fn need<T>(c: &(impl Columns + ?Sized), name: &str, value: Option<T>) -> Result<
 }
 
 impl Turn {
+    /// Turn `id` as far as who spoke what: its `seq`, `kind`, `author_id`, `answerer_id`,
+    /// `poster_id`, `content`, `prompt`, `origin` and `sender_conversation_id` (what the
+    /// transcript reads; [`Turn::from_columns`] reads the rest on top).
+    pub(crate) fn spoken_from_columns(c: &(impl Columns + ?Sized), id: Uuid) -> Result<Turn> {
+        let kind = TurnKind::from_column("turns.kind", &c.need_text("kind")?)?;
+        let mut t = Turn::new(id, need(c, "seq", c.int8("seq"))?, kind);
+        t.author_id = c.uuid("author_id");
+        t.answerer_id = c.uuid("answerer_id");
+        t.poster_id = c.uuid("poster_id");
+        t.content = c.text("content");
+        t.prompt = c.text("prompt");
+        t.origin = c.text("origin");
+        t.sender_conversation_id = c.uuid("sender_conversation_id");
+        Ok(t)
+    }
+
     /// A turn as stored, its JSON columns parsed once (`None`: no turn, a left join's
     /// empty side), and whether it is sealed (`sealed`). The columns are the extension's
     /// turn select: `id`, `seq`, `kind`, `role`, `author_id`, `answerer_id`, `poster_id`,
@@ -100,19 +116,11 @@ impl Turn {
     /// later, with the workspace's time zone).
     pub fn from_columns(c: &impl Columns, dated: bool) -> Result<Option<(Turn, bool)>> {
         let Some(id) = c.uuid("id") else { return Ok(None) };
-        let kind = TurnKind::from_column("turns.kind", &c.need_text("kind")?)?;
-        let mut t = Turn::new(id, need(c, "seq", c.int8("seq"))?, kind);
+        let mut t = Turn::spoken_from_columns(c, id)?;
         t.role = c
             .text("role")
             .map(|r| Role::from_column("turns.role", &r))
             .transpose()?;
-        t.author_id = c.uuid("author_id");
-        t.answerer_id = c.uuid("answerer_id");
-        t.poster_id = c.uuid("poster_id");
-        t.content = c.text("content");
-        t.prompt = c.text("prompt");
-        t.origin = c.text("origin");
-        t.sender_conversation_id = c.uuid("sender_conversation_id");
         t.mode = Mode::from_column("turns.mode", &c.need_text("mode")?)?;
         t.inline = fields::parse_inline(&c.need_json("inline")?)?;
         t.variables = fields::parse_variables(&c.need_json("variables")?)?;

@@ -56,17 +56,7 @@ pub fn transcript(rows: &mut impl TranscriptRows, conv: Uuid, through: Uuid) -> 
 
 /// A turn as the transcript reads it: who spoke, and what.
 fn spoken(c: &dyn Columns) -> Result<Turn> {
-    let kind = TurnKind::from_column("turns.kind", &c.need_text("kind")?)?;
-    let seq = c.int8("seq").ok_or_else(|| c.null("seq"))?;
-    let mut t = Turn::new(c.need_uuid("id")?, seq, kind);
-    t.author_id = c.uuid("author_id");
-    t.answerer_id = c.uuid("answerer_id");
-    t.poster_id = c.uuid("poster_id");
-    t.prompt = c.text("prompt");
-    t.content = c.text("content");
-    t.origin = c.text("origin");
-    t.sender_conversation_id = c.uuid("sender_conversation_id");
-    Ok(t)
+    Turn::spoken_from_columns(c, c.need_uuid("id")?)
 }
 
 /// The transcript of `turns` (oldest first, from the newest summary turn on), in a
