@@ -64,7 +64,7 @@ pub struct Context {
     /// For a stateful turn's first compile: the previous request of its answerer in the
     /// conversation and the response recorded for it (`None`: there is none, or the turn
     /// is not stateful). The compile checks the chain.
-    pub previous: Option<Previous>,
+    pub(crate) previous: Option<Previous>,
     /// For a first compile that asks for cache diagnostics (`request_options.cache_diagnostics`):
     /// the id of the newest response recorded for an earlier turn of its answerer in the
     /// conversation (`None`: none is recorded, or none was asked for).
@@ -74,25 +74,27 @@ pub struct Context {
     pub summary_floor: Option<i64>,
 }
 
-/// The previous request of a stateful turn's answerer (`Context::previous`).
+/// The previous request of a stateful turn's answerer (`Context::previous`), read by
+/// the load ([`crate::reads::load`]).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Previous {
+pub(crate) struct Previous {
     /// The recorded response's id: what `previous_response_id` names.
-    pub response_id: String,
+    pub(crate) response_id: String,
     /// The model the response answered, as recorded (`compiled_model`).
-    pub model: Option<String>,
+    pub(crate) model: Option<String>,
     /// The response's recorded usage: everything its prompt was billed for (input,
     /// cache reads and writes), and its output.
-    pub input_tokens: Option<i32>,
+    pub(crate) input_tokens: Option<i32>,
     /// The response's recorded output tokens (`output_tokens`); `None` when not recorded.
-    pub output_tokens: Option<i32>,
-    /// The previous request in its full form (the turn's seal plus the rounds before
-    /// the response), as [`crate::compile::full_request`] renders it.
-    pub body: crate::wire::Body,
+    pub(crate) output_tokens: Option<i32>,
+    /// The previous request: its turn, sealed, with the rounds before the response. The
+    /// compile renders its full form (`continuation::full_request`) when the chain
+    /// may hold.
+    pub(crate) request: Box<Context>,
     /// Whether that request was stateful itself (its system text in `instructions`).
-    pub stateful: bool,
+    pub(crate) stateful: bool,
     /// The model its seal froze.
-    pub sealed_model: Option<String>,
+    pub(crate) sealed_model: Option<String>,
 }
 
 /// Where a Side was captured: a turn of its parent conversation, as it stood then.

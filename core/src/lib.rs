@@ -61,10 +61,10 @@ pub use crate::{
 // read from the extension's Columns, their kinds, the context they make, history's source.
 pub use crate::{
     columns::Columns,
-    context::{CaptureState, Captured, Context, HistoryTurn, Host, Previous},
+    context::{CaptureState, Captured, Context, HistoryTurn, Host},
     history::{HistorySource, StoredCount},
     kinds::{CacheTtl, Mechanism, Mode, Role, TurnKind, UserKind, Wire},
-    reads::{load, AnswererRows, First, Loaded, ModelRows, Read, References, Store},
+    reads::{load, AnswererRows, First, Loaded, ModelRows, PreviousRequest, Read, References, Store},
     rounds::Round,
     rows::{Conversation, Document, Memory, Model, Skill, Turn, TurnSkill, User, Workspace},
 };
@@ -78,19 +78,14 @@ pub use crate::{
     compile::{
         compile,
         compiler::{Output, Purpose},
-        full_request,
         skills::skills_for_turn,
-        stateful::answerer as stateful_answerer,
     },
-    seal::{
-        convert_02 as convert_seal_02, digest as sha256, model_02 as model_of_seal_02, Frozen, SealDraft, Sealed,
-        Stateful,
-    },
+    seal::{convert_02 as convert_seal_02, model_02 as model_of_seal_02, Frozen, SealDraft, Sealed, Stateful},
     storage::{
         dead_seal_nodes, lay_out_seal, read_frozen, read_sealed_body, read_sealed_pieces, LaidSeal, SealNode,
         SealNodes, SealPointers,
     },
-    wire::{count::count_body, json::pretty, read_response, shape::Body},
+    wire::{json::pretty, read_response, shape::Body},
 };
 // A provider's response, the summarizer's transcript, the errors, and the host's side:
 // bounded work and the envelope's escaping.

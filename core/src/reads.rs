@@ -14,7 +14,7 @@ use std::collections::{HashMap, HashSet};
 
 use uuid::Uuid;
 
-use crate::context::{CaptureState, Captured, Context, HistoryTurn};
+use crate::context::{CaptureState, Captured, Context, HistoryTurn, Previous};
 use crate::error::{Error, Result};
 use crate::kinds::Mechanism;
 use crate::rounds::Round;
@@ -74,6 +74,10 @@ pub trait Store {
     ) -> Result<Option<References>>;
     /// The newest response recorded for an earlier turn of the turn's answerer.
     fn previous_response(&mut self, conversation: &Conversation, turn: &Turn) -> Result<Option<String>>;
+    /// A stateful turn's previous request: the newest earlier (`seq` below the turn's)
+    /// sealed reply turn of the conversation whose answerer is `answerer`, with the newest
+    /// response recorded for it (`None`: there is no such turn).
+    fn previous_request(&mut self, conv: Uuid, seq: i64, answerer: Uuid) -> Result<Option<PreviousRequest>>;
     /// The answerer's documents, memory and skills `wanted` names: one statement.
     fn answerer_rows(
         &mut self,
@@ -112,6 +116,28 @@ pub struct References {
     pub models: HashMap<String, Model>,
 }
 
+/// What [`Store::previous_request`] reads: the previous sealed reply turn, and the newest
+/// response recorded for it (its columns `None` where none is).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PreviousRequest {
+    /// The turn.
+    pub turn: Uuid,
+    /// The step the response answered (`prompt.responses.step`).
+    pub step: Option<i32>,
+    /// The provider's id of the response.
+    pub response_id: Option<String>,
+    /// The model the response answered (`compiled_model`).
+    pub model: Option<String>,
+    /// What the response's prompt was billed for (`billed_input_tokens`).
+    pub input_tokens: Option<i32>,
+    /// The response's output tokens.
+    pub output_tokens: Option<i32>,
+    /// Whether the answer reads as it was recorded (its `answer_digest` matches the
+    /// turn's content, or the step's round): an answer edited since, or recorded before
+    /// 0.5 (no digest), is not what the provider holds.
+    pub as_recorded: bool,
+}
+
 /// What a load starts a compile from: a sealed turn's stored body when nothing is to be
 /// added to it, or everything but history.
 pub enum Loaded {
@@ -124,6 +150,13 @@ pub enum Loaded {
 /// Loads everything but history for turn `turn` of conversation `conv`, in the steps
 /// this module names, each statement run by `store`.
 pub fn load<S: Store>(store: &mut S, conv: Uuid, turn: Uuid, read: Read) -> Result<Loaded> {
+    load_turn(store, conv, turn, read, true)
+}
+
+/// [`load`]; with `chain` false, a stateful turn's previous request is not read (the
+/// previous request's own load: its turn is sealed, so it never chains, and a store that
+/// says otherwise does not lead the load on).
+fn load_turn<S: Store>(store: &mut S, conv: Uuid, turn: Uuid, read: Read, chain: bool) -> Result<Loaded> {
     let first = store.first(conv, turn, stored_first(read), &crate::seal::frozen_stateful())?;
     let Some(First {
         mut conversation,
@@ -178,6 +211,11 @@ pub fn load<S: Store>(store: &mut S, conv: Uuid, turn: Uuid, read: Read) -> Resu
         Some(w) => store.answerer_rows(&w, workspace.id, conv)?,
         None => (Vec::new(), Vec::new(), Vec::new()),
     };
+    // A stateful turn's first compile reads the request it may chain to.
+    let previous = match stateful_answerer(read, &t, a, &models, seal.is_some()).filter(|_| chain) {
+        Some(a) => previous(store, conv, t.seq, a)?,
+        None => None,
+    };
     Ok(Loaded::Context(Box::new(Context {
         conversation,
         workspace,
@@ -190,10 +228,75 @@ pub fn load<S: Store>(store: &mut S, conv: Uuid, turn: Uuid, read: Read) -> Resu
         skills,
         seal,
         captured,
-        previous: None,
+        previous,
         diagnostics_previous,
         summary_floor,
     })))
+}
+
+/// The answerer whose previous request a stateful turn's first compile reads
+/// (`Context::previous`): a compile's or an explanation's, of an unsealed turn that asks
+/// for stateful mode (its merged request options say `stateful: true`) on a wire whose
+/// provider stores responses. `None` for any other turn or read.
+pub(crate) fn stateful_answerer(
+    read: Read,
+    t: &Turn,
+    answerer: Option<&User>,
+    models: &HashMap<String, Model>,
+    sealed: bool,
+) -> Option<Uuid> {
+    if sealed || !matches!(read, Read::Body | Read::Explain) {
+        return None;
+    }
+    let a = answerer?;
+    let model = models.get(t.model.as_deref().or(a.model.as_deref())?)?;
+    if !model.wire.form().stores_responses() {
+        return None;
+    }
+    let levels = [
+        ("model", &model.request_options),
+        ("agent", &a.request_options),
+        ("turn", &t.request_options),
+    ];
+    let (merged, _) = crate::options::merge(levels);
+    (merged.get("stateful") == Some(&serde_json::Value::Bool(true))).then_some(a.id)
+}
+
+/// The previous request of answerer `a` before the turn at `seq`, in its full form's
+/// parts (`Context::previous`): its turn loaded as an explanation loads it, with the
+/// rounds before the response's step (the request the response answered). `None` when
+/// there is none, it has no response id, its answer was edited since it was recorded
+/// (the provider holds what was sent: no chain, the full body), or it is not sealed.
+fn previous<S: Store>(store: &mut S, conv: Uuid, seq: i64, a: Uuid) -> Result<Option<Previous>> {
+    let Some(PreviousRequest {
+        turn,
+        step: Some(step),
+        response_id: Some(response_id),
+        model,
+        input_tokens,
+        output_tokens,
+        as_recorded: true,
+    }) = store.previous_request(conv, seq, a)?
+    else {
+        return Ok(None);
+    };
+    let Loaded::Context(mut request) = load_turn(store, conv, turn, Read::Explain, false)? else {
+        return Ok(None);
+    };
+    request.rounds.retain(|r| r.n < step);
+    let Some(frozen) = request.seal.as_ref().map(|s| &s.frozen) else {
+        return Ok(None);
+    };
+    let (stateful, sealed_model) = (frozen.stateful.is_some(), frozen.model.as_ref().map(|m| m.name.clone()));
+    Ok(Some(Previous {
+        response_id,
+        model,
+        input_tokens,
+        output_tokens,
+        request,
+        stateful,
+        sealed_model,
+    }))
 }
 
 /// What [`after_turn`] names: the rounds a request can carry (a run's), the seal of a
@@ -627,6 +730,10 @@ mod load_tests {
         conversation: bool,
         turn: Option<(Turn, bool)>,
         stored: Option<Body>,
+        /// The answerer's model speaks the responses wire and asks for stateful mode.
+        stateful: bool,
+        /// What `previous_request` reads.
+        previous: Option<PreviousRequest>,
     }
 
     impl Fake {
@@ -636,6 +743,8 @@ mod load_tests {
                 conversation: true,
                 turn,
                 stored: None,
+                stateful: false,
+                previous: None,
             }
         }
     }
@@ -715,6 +824,12 @@ mod load_tests {
                 (vec!["claude".to_string()], Some(id(10)))
             );
             let lark = User::new(id(10), "lark", UserKind::Agent);
+            let mut claude = Model::new("claude", crate::kinds::Wire::Anthropic);
+            if self.stateful {
+                claude = Model::new("claude", crate::kinds::Wire::Responses);
+                claude.request_options =
+                    crate::options::parse_request_options(r#"{"stateful": true}"#).expect("options");
+            }
             Ok(Some(References {
                 workspace: Workspace {
                     id: conversation.workspace_id,
@@ -724,17 +839,16 @@ mod load_tests {
                 },
                 day: "2026-12-04".into(),
                 users: [(id(10), lark)].into_iter().collect(),
-                models: [(
-                    "claude".to_string(),
-                    Model::new("claude", crate::kinds::Wire::Anthropic),
-                )]
-                .into_iter()
-                .collect(),
+                models: [("claude".to_string(), claude)].into_iter().collect(),
             }))
         }
         fn previous_response(&mut self, _: &Conversation, _: &Turn) -> Result<Option<String>> {
             self.calls.push("previous_response");
             Ok(None)
+        }
+        fn previous_request(&mut self, _: Uuid, _: i64, _: Uuid) -> Result<Option<PreviousRequest>> {
+            self.calls.push("previous_request");
+            Ok(self.previous.clone())
         }
         fn answerer_rows(
             &mut self,
@@ -804,5 +918,56 @@ mod load_tests {
             .expect("the seal fails");
         assert_eq!(e.code, crate::error::Code::DataCorrupted);
         assert_eq!(store.calls, ["first", "rounds", "seal"]);
+    }
+
+    #[test]
+    fn a_stateful_turn_reads_its_previous_request_once_and_only_as_recorded() {
+        let compiled = ["first", "rounds", "references", "answerer_rows"];
+        // Not stateful: no previous request is read.
+        let mut store = Fake::new(Some((run_turn(), false)));
+        load(&mut store, id(1), id(100), Read::Body).expect("a load");
+        assert_eq!(store.calls, compiled);
+        // Stateful, and the previous answer was edited since it was recorded: no chain,
+        // and that turn is not read.
+        let row = PreviousRequest {
+            turn: id(99),
+            step: Some(0),
+            response_id: Some("resp_1".into()),
+            model: Some("claude".into()),
+            input_tokens: Some(10),
+            output_tokens: Some(5),
+            as_recorded: false,
+        };
+        let mut store = Fake::new(Some((run_turn(), false)));
+        (store.stateful, store.previous) = (true, Some(row.clone()));
+        let Loaded::Context(ctx) = load(&mut store, id(1), id(100), Read::Explain).expect("a load") else {
+            panic!("compiled");
+        };
+        assert_eq!(store.calls, [&compiled[..], &["previous_request"]].concat());
+        assert!(ctx.previous.is_none());
+        // As recorded: its turn is read as an explanation reads it, once (its own load
+        // never chains, though this store says it is unsealed), and an unsealed one is
+        // no chain.
+        let mut store = Fake::new(Some((run_turn(), false)));
+        (store.stateful, store.previous) = (
+            true,
+            Some(PreviousRequest {
+                as_recorded: true,
+                ..row
+            }),
+        );
+        let Loaded::Context(ctx) = load(&mut store, id(1), id(100), Read::Body).expect("a load") else {
+            panic!("compiled");
+        };
+        assert_eq!(
+            store.calls,
+            [&compiled[..], &["previous_request"], &compiled[..]].concat()
+        );
+        assert!(ctx.previous.is_none(), "no seal, no previous request");
+        // A cache prediction's read never chains.
+        let mut store = Fake::new(Some((run_turn(), false)));
+        store.stateful = true;
+        load(&mut store, id(1), id(100), Read::Sent).expect("a load");
+        assert!(!store.calls.contains(&"previous_request"));
     }
 }

@@ -242,7 +242,7 @@ pub(crate) fn by_ttl(split: Option<&Value>, keys: &[(&str, &str)]) -> std::colle
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::read_response as parse;
+    use crate::wire::read_response_value as parse;
 
     #[test]
     fn each_shape_reads_into_round_parts() {

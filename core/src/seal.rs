@@ -304,10 +304,8 @@ impl Patch {
     }
 }
 
-/// The SHA-256 of a text.
-pub fn digest(text: &str) -> [u8; 32] {
-    Sha256::digest(text.as_bytes()).into()
-}
+/// The SHA-256 of a text (defined beside the body whose bytes it digests).
+pub(crate) use crate::wire::sha256 as digest;
 
 /// The SHA-256 of a body's bytes (`Body::text`), without joining them first.
 pub(crate) fn body_digest(body: &Body) -> [u8; 32] {

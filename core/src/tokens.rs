@@ -257,6 +257,11 @@ impl<'m> Counter<'m> {
         self.memo.count(self.tokenizer, text)
     }
 
+    /// The memo it counts with (another request's count, with its own tokenizer).
+    pub(crate) fn memo(&mut self) -> &mut Memo {
+        self.memo
+    }
+
     /// A stored count for this tokenizer, when the row carries one.
     pub(crate) fn stored(&self, counts: &[Option<i32>]) -> Option<u32> {
         counts

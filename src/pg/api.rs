@@ -117,17 +117,13 @@ fn compile_in_snapshot(conv: Uuid, turn: Uuid, purpose: Purpose) -> Compiled {
         } else {
             load::Read::Body
         };
-        let mut ctx = match load::context(client, conv, turn, read) {
+        let ctx = match load::context(client, conv, turn, read) {
             Ok(load::Loaded::Stored(body)) => return Compiled::Stored(body),
             Ok(load::Loaded::Context(ctx)) => ctx,
             Err(e) if e.code == Code::SealConversionPending => return Compiled::Pending(e),
             Err(e) => raise(e),
         };
         let out = session::with_memo(|memo| {
-            // A stateful turn's first compile reads the request it may chain to.
-            if let (None, Some(a)) = (&ctx.seal, compiler::stateful_answerer(&ctx)) {
-                ctx.previous = load::previous(client, &ctx, a, memo)?;
-            }
             let mut history = SpiHistory::new(client, &ctx);
             compiler::compile(&ctx, &mut history, memo, purpose)
         })

@@ -18,8 +18,7 @@ use pgprompt_core::{Code, Error};
 #[search_path(pg_catalog, pg_temp)]
 fn count_body(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) -> JsonBody {
     let out = explain_now(core_uuid(conversation_id), core_uuid(turn_id));
-    let model = out.explain.model.as_deref();
-    let text = pgprompt_core::count_body(out.explain.wire, model, &out.body.text()).or_raise();
+    let text = out.count_body().or_raise();
     JsonBody(pgprompt_core::Body {
         head: text,
         elements: Vec::new(),

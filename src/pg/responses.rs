@@ -308,15 +308,7 @@ fn next_round(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, r: &Response) 
 fn record_response(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid, response: JsonbArg) -> pgrx::JsonB {
     let (conv, turn) = (core_uuid(conversation_id), core_uuid(turn_id));
     super::session::require_updated();
-    let value: Value = serde_json::from_str(&response.0).unwrap_or_else(|_| {
-        refuse(
-            "",
-            "the response nests too deeply to read".into(),
-            "Pass the provider's response body as it came.",
-        )
-    });
-    let r = pgprompt_core::read_response(&value).or_raise();
-    let body_digest = pgprompt_core::sha256(&response.0);
+    let (r, body_digest) = pgprompt_core::read_response(&response.0).or_raise();
     let written = Spi::connect_mut(|client| {
         // One recorder of the conversation at a time: a second call with the same
         // response waits here, then finds it recorded (under READ COMMITTED; under

@@ -111,6 +111,12 @@ impl Output {
         &self.explain.estimate
     }
 
+    /// The body a provider's token-count endpoint takes for this body's request, on its
+    /// wire and for its model (`count_body`); `count_unavailable` on a wire without one.
+    pub fn count_body(&self) -> crate::error::Result<String> {
+        crate::wire::count::count_body(self.explain.wire, self.explain.model.as_deref(), &self.body.text())
+    }
+
     /// What a fresh compile's seal stores (`None`: the turn was sealed already): the body
     /// sent first — the output's own, or the seed it continues — and its draft.
     pub fn sealed_body(&self) -> Option<(&Body, &SealDraft)> {

@@ -23,6 +23,16 @@ pub(super) fn continue_sealed(ctx: &Context, sealed: &Sealed, memo: &mut Memo, p
     extend(ctx, sealed, &mut counter, purpose)
 }
 
+/// A sealed turn's request in its full form (what a stateful turn's chain compares):
+/// its seal plus its rounds (`None`: not sealed, or pruned).
+pub(crate) fn full_request(ctx: &Context, memo: &mut Memo) -> Result<Option<Body>> {
+    let Some(sealed) = &ctx.seal else {
+        return Ok(None);
+    };
+    let out = continue_sealed(ctx, sealed, memo, Purpose::Estimate)?;
+    Ok(Some(out.body).filter(|b| !b.head.is_empty()))
+}
+
 fn pruned(ctx: &Context) -> Error {
     Error::new(
         Code::SealedRequestPruned,

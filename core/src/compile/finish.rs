@@ -49,17 +49,11 @@ pub(super) fn finish(ctx: &Context, on: &Answering, tally: &mut Tally, fresh: Fr
     if on.purpose.raises() {
         gate::gate(ctx, &super::compiler::model_name(on.model), &on.window, &estimate)?;
     }
-    let stateful = options.stateful.then(|| {
-        super::stateful::link(
-            on.wire.form(),
-            ctx,
-            on.model.map(|m| m.name.as_str()),
-            (&fresh.messages, &rendered.layout, &rendered.body.elements),
-            &mut estimate,
-            &on.window,
-            &mut tally.counter,
-        )
-    });
+    let full = (&fresh.messages[..], &rendered.layout, &rendered.body.elements[..]);
+    let stateful = match options.stateful {
+        true => Some(super::stateful::link(ctx, on, full, &mut estimate, &mut tally.counter)?),
+        false => None,
+    };
     let mut frozen = frozen(ctx, on, &fresh, &rendered.layout, breakpoints.clone(), estimate)?;
     frozen.stateful = stateful;
     // What storage shares: the elements unmarked, and the edits that mark this body (none

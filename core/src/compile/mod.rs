@@ -53,16 +53,6 @@ pub fn compile(ctx: &Context, history: &mut dyn HistorySource, memo: &mut Memo, 
     Ok(out)
 }
 
-/// A sealed turn's request in its full form (what a stateful turn's chain compares):
-/// its seal plus its rounds (`None`: not sealed, or pruned).
-pub fn full_request(ctx: &Context, memo: &mut Memo) -> Result<Option<crate::wire::Body>> {
-    let Some(sealed) = &ctx.seal else {
-        return Ok(None);
-    };
-    let out = continuation::continue_sealed(ctx, sealed, memo, Purpose::Estimate)?;
-    Ok(Some(out.body).filter(|b| !b.head.is_empty()))
-}
-
 fn compile_full(ctx: &Context, history: &mut dyn HistorySource, memo: &mut Memo, purpose: Purpose) -> Result<Output> {
     let t = &ctx.turn;
     if t.kind != TurnKind::Reply {

@@ -14,47 +14,29 @@
 //! model's items after it (the answer, calls, reasoning) are what the response added;
 //! the rest is new. Anything else is the full body, and the next turn chains to it.
 
-use crate::budget::Window;
+use super::compiler::Answering;
 use crate::context::{Context, Previous};
+use crate::error::Result;
 use crate::estimate::{BlockEstimate, Estimate};
 use crate::items::Message;
 use crate::seal::Stateful;
 use crate::tokens::Counter;
-use crate::wire::{self, Form, Layout};
-
-/// The answerer of a turn that asks for stateful mode on the responses wire (its
-/// merged request options say `stateful: true`): whose previous request the loader
-/// reads. `None` for any other turn.
-pub fn answerer(ctx: &Context) -> Option<uuid::Uuid> {
-    let t = &ctx.turn;
-    let a = super::compiler::answerer(ctx).ok()?;
-    let model = ctx.models.get(t.model.as_deref().or(a.model.as_deref())?)?;
-    if !model.wire.form().stores_responses() {
-        return None;
-    }
-    let levels = [
-        ("model", &model.request_options),
-        ("agent", &a.request_options),
-        ("turn", &t.request_options),
-    ];
-    let (merged, _) = crate::options::merge(levels);
-    (merged.get("stateful") == Some(&serde_json::Value::Bool(true))).then_some(a.id)
-}
+use crate::wire::{self, Body, Form, Layout};
 
 /// The chain of a fresh stateful compile whose full body is `elements` (laid out as
 /// `layout` over `messages`): linked to the context's previous request when it holds
 /// and the request then fits the window, else the full body. A linked chain's estimate
 /// counts what the provider holds from the recorded usage in place of the elements not
-/// sent (block `held`).
+/// sent (block `held`). The previous request's full form is rendered only when its chain
+/// may hold (the same model, stateful itself).
 pub(super) fn link(
-    form: &dyn Form,
     ctx: &Context,
-    model: Option<&str>,
+    on: &Answering<'_>,
     full: (&[Message], &Layout, &[String]),
     estimate: &mut Estimate,
-    window: &Window,
     counter: &mut Counter<'_>,
-) -> Stateful {
+) -> Result<Stateful> {
+    let (form, model, window) = (on.wire.form(), on.model.map(|m| m.name.as_str()), &on.window);
     let (messages, layout, elements) = full;
     let (lead, _) = form.lead(elements);
     let unlinked = Stateful {
@@ -62,8 +44,14 @@ pub(super) fn link(
         cut: lead,
         held_tokens: None,
     };
-    let Some((p, cut, previous_instructions)) = chain_cut(form, ctx, model, elements, lead) else {
-        return unlinked;
+    let Some(p) = ctx.previous.as_ref().filter(|p| may_chain(p, model)) else {
+        return Ok(unlinked);
+    };
+    let Some(previous_body) = super::continuation::full_request(&p.request, counter.memo())? else {
+        return Ok(unlinked);
+    };
+    let Some((cut, previous_instructions)) = chain_cut(form, &previous_body, elements, lead) else {
+        return Ok(unlinked);
     };
     let dropped = wire::elements_cost(messages, layout.elements.get(lead..cut).unwrap_or(&[]));
     let held = match (p.input_tokens, p.output_tokens) {
@@ -79,7 +67,7 @@ pub(super) fn link(
     let total = crate::tokens::add(estimate.total.saturating_sub(dropped), held);
     if !window.fits(total) {
         // The provider's context would overflow the window: the full body, trimmed.
-        return unlinked;
+        return Ok(unlinked);
     }
     estimate.total = total;
     estimate.blocks.push(BlockEstimate {
@@ -88,31 +76,26 @@ pub(super) fn link(
         tokens: held,
         floor_unmet: false,
     });
-    Stateful {
+    Ok(Stateful {
         previous_response_id: Some(p.response_id.clone()),
         cut,
         held_tokens: Some(held),
-    }
+    })
+}
+
+/// Whether a chain to the previous request `p` can hold for a body for `model`: the
+/// previous request was stateful itself, for the same model the response answered.
+fn may_chain(p: &Previous, model: Option<&str>) -> bool {
+    let same_model = p.sealed_model.as_deref() == model && p.model.as_deref().is_none_or(|m| Some(m) == model);
+    p.stateful && same_model
 }
 
 /// Where the new elements of `elements` (whose leading `lead` are system elements) begin
-/// when the chain to the previous request holds, with that request and its instructions;
-/// `None` when it is broken.
-fn chain_cut<'c>(
-    form: &dyn Form,
-    ctx: &'c Context,
-    model: Option<&str>,
-    elements: &[String],
-    lead: usize,
-) -> Option<(&'c Previous, usize, Option<String>)> {
-    let p = ctx.previous.as_ref()?;
-    let same_model = p.sealed_model.as_deref() == model && p.model.as_deref().is_none_or(|m| Some(m) == model);
-    if !p.stateful || !same_model {
-        return None;
-    }
-    let (previous_lead, previous_instructions) = form.lead(&p.body.elements);
-    let sent = p
-        .body
+/// when the chain to the previous request (its full form `previous`) holds, with that
+/// request's instructions; `None` when it is broken.
+fn chain_cut(form: &dyn Form, previous: &Body, elements: &[String], lead: usize) -> Option<(usize, Option<String>)> {
+    let (previous_lead, previous_instructions) = form.lead(&previous.elements);
+    let sent = previous
         .elements
         .get(previous_lead..)?
         .iter()
@@ -133,7 +116,7 @@ fn chain_cut<'c>(
     // Then what the response added (the loader has checked that the answer still reads
     // as it was recorded).
     at += own[at..].iter().take_while(|o| form.is_output(o)).count();
-    Some((p, lead + at, previous_instructions))
+    Some((lead + at, previous_instructions))
 }
 
 #[cfg(test)]
@@ -151,10 +134,12 @@ mod tests {
         }
     }
 
-    /// The chain's cut for a full body, or `None`.
-    fn cut(ctx: &Context, model: Option<&str>, full: &[String]) -> Option<usize> {
+    /// The chain's cut for a full body after the previous request `p` (its full form
+    /// beside it), or `None`: as `link` decides it.
+    fn cut(p: Option<&(Previous, Body)>, model: Option<&str>, full: &[String]) -> Option<usize> {
         let form = crate::kinds::Wire::Responses.form();
-        chain_cut(form, ctx, model, full, form.lead(full).0).map(|c| c.1)
+        let (_, previous) = p.filter(|(p, _)| may_chain(p, model))?;
+        chain_cut(form, previous, full, form.lead(full).0).map(|c| c.0)
     }
 
     const SYS: &str = r#"{"type":"message","role":"system","content":"Be brief."}"#;
@@ -163,52 +148,52 @@ mod tests {
     const A1: &str = r#"{"type":"message","role":"assistant","content":"hello"}"#;
     const U2: &str = r#"{"type":"message","role":"user","content":"and?"}"#;
 
-    fn previous(elements: &[&str], stateful: bool, model: &str) -> Previous {
-        Previous {
+    /// A previous request whose full form is `elements`.
+    fn previous(elements: &[&str], stateful: bool, model: &str) -> Option<(Previous, Body)> {
+        let p = Previous {
             response_id: "resp_1".into(),
             model: Some(model.into()),
             input_tokens: Some(10),
             output_tokens: Some(5),
-            body: body(elements),
+            request: Box::new(Scenario::new("x").ctx),
             stateful,
             sealed_model: Some(model.into()),
-        }
+        };
+        Some((p, body(elements)))
     }
 
     #[test]
     fn the_new_elements_follow_the_previous_request_and_its_answer() {
-        let mut s = Scenario::new("x");
-        s.ctx.previous = Some(previous(&[SYS, U1], true, "resp"));
+        let p = previous(&[SYS, U1], true, "resp");
         let full = [SYS2, U1, A1, U2].map(String::from);
         // The system text changed: it is not held, so the chain still holds.
-        assert_eq!(cut(&s.ctx, Some("resp"), &full), Some(3));
+        assert_eq!(cut(p.as_ref(), Some("resp"), &full), Some(3));
         // The previous request replayed reasoning this body does not: the provider has it.
         const R: &str = r#"{"type":"reasoning","id":"rs_1","encrypted_content":"x"}"#;
-        s.ctx.previous = Some(previous(&[SYS, U1, R, A1, U2], true, "resp"));
+        let p = previous(&[SYS, U1, R, A1, U2], true, "resp");
         let full = [SYS, U1, A1, U2, A1, U1].map(String::from);
-        assert_eq!(cut(&s.ctx, Some("resp"), &full), Some(5));
+        assert_eq!(cut(p.as_ref(), Some("resp"), &full), Some(5));
     }
 
     #[test]
     fn a_rewritten_prefix_another_model_or_a_full_previous_breaks_the_chain() {
-        let mut s = Scenario::new("x");
         let full = [SYS, U1, A1, U2].map(String::from);
-        s.ctx.previous = Some(previous(&[SYS, U2], true, "resp"));
-        assert_eq!(cut(&s.ctx, Some("resp"), &full), None);
-        s.ctx.previous = Some(previous(&[SYS, U1], true, "other"));
-        assert_eq!(cut(&s.ctx, Some("resp"), &full), None);
-        s.ctx.previous = Some(previous(&[SYS, U1], false, "resp"));
-        assert_eq!(cut(&s.ctx, Some("resp"), &full), None);
-        s.ctx.previous = None;
-        assert_eq!(cut(&s.ctx, Some("resp"), &full), None);
+        let p = previous(&[SYS, U2], true, "resp");
+        assert_eq!(cut(p.as_ref(), Some("resp"), &full), None);
+        let p = previous(&[SYS, U1], true, "other");
+        assert_eq!(cut(p.as_ref(), Some("resp"), &full), None);
+        let p = previous(&[SYS, U1], false, "resp");
+        assert_eq!(cut(p.as_ref(), Some("resp"), &full), None);
+        let p = None;
+        assert_eq!(cut(p.as_ref(), Some("resp"), &full), None);
         // An earlier answer edited since the previous request sent it (seed 003: the
         // provider holds what was sent, so the edit must be sent in full).
         const A1_EDITED: &str = r#"{"type":"message","role":"assistant","content":"hello, edited"}"#;
-        s.ctx.previous = Some(previous(&[SYS, U1, A1, U2], true, "resp"));
+        let p = previous(&[SYS, U1, A1, U2], true, "resp");
         let edited = [SYS, U1, A1_EDITED, U2, A1, U1].map(String::from);
-        assert_eq!(cut(&s.ctx, Some("resp"), &edited), None);
+        assert_eq!(cut(p.as_ref(), Some("resp"), &edited), None);
         let kept = [SYS, U1, A1, U2, A1, U1].map(String::from);
-        assert_eq!(cut(&s.ctx, Some("resp"), &kept), Some(5));
+        assert_eq!(cut(p.as_ref(), Some("resp"), &kept), Some(5));
     }
 
     #[test]

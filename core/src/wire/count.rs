@@ -53,7 +53,7 @@ pub(crate) fn unavailable(what: String) -> Error {
 
 /// The count body of `body`, a request on `wire` for `model` (`None`: the body names no
 /// model).
-pub fn count_body(wire: Wire, model: Option<&str>, body: &str) -> Result<String> {
+pub(crate) fn count_body(wire: Wire, model: Option<&str>, body: &str) -> Result<String> {
     let members: Members = serde_json::from_str(body).map_err(|e| {
         Error::new(
             Code::DataCorrupted,

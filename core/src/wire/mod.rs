@@ -32,7 +32,7 @@ use crate::rows::Model;
 pub(crate) use form::{Form, Marking};
 pub(crate) use json::to_text as json_text;
 use shape::tool_list;
-pub(crate) use shape::{Body, DEFAULT_MAX_TOKENS};
+pub(crate) use shape::{sha256, Body, DEFAULT_MAX_TOKENS};
 pub(crate) use shape::{Breakpoint, Layout, Pos, Rendered, Request, Stretch};
 
 /// Refuses a body that would be over [`crate::bounds::MAX_TEXT`] before it is rendered:
@@ -159,10 +159,25 @@ impl Wire {
     }
 }
 
-/// Reads a provider's response body (docs/design.md, "The response loop"): as the first
-/// wire, in the order the wires are declared, whose response shape it is; a body of no wire's shape
-/// is refused as `response_invalid`.
-pub fn read_response(v: &serde_json::Value) -> crate::error::Result<crate::response::Response> {
+/// Reads a provider's response body as it came, its text (docs/design.md, "The response
+/// loop"): what it says, as the first wire whose response shape it is reads it, and the
+/// SHA-256 of its bytes (what recognizes the same response recorded twice). A body
+/// nesting deeper than it can be read is refused as `response_invalid`.
+pub fn read_response(text: &str) -> crate::error::Result<(crate::response::Response, [u8; 32])> {
+    let v: serde_json::Value = serde_json::from_str(text).map_err(|_| {
+        crate::error::Error::new(
+            crate::error::Code::ResponseInvalid,
+            "the response nests too deeply to read at /",
+        )
+        .detail("The value at / does not fit the turn.")
+        .hint("Pass the provider's response body as it came.")
+    })?;
+    Ok((read_response_value(&v)?, sha256(text)))
+}
+
+/// Reads a provider's response: as the first wire, in the order the wires are declared,
+/// whose response shape it is; a body of no wire's shape is refused as `response_invalid`.
+pub(crate) fn read_response_value(v: &serde_json::Value) -> crate::error::Result<crate::response::Response> {
     let o = crate::response::obj(&crate::json_at::At::root(v, ""))?;
     Wire::ALL
         .iter()

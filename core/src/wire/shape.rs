@@ -319,6 +319,12 @@ impl Request<'_> {
     }
 }
 
+/// The SHA-256 of a text: a body's bytes, a seal's records, a response as it came.
+pub(crate) fn sha256(text: &str) -> [u8; 32] {
+    use sha2::Digest as _;
+    sha2::Sha256::digest(text.as_bytes()).into()
+}
+
 /// A request body: `head` ends where the list opens (`[`), `tail` starts where it closes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Body {
@@ -332,7 +338,7 @@ pub struct Body {
 
 impl Body {
     /// The body's bytes.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         let mut out = String::with_capacity(self.len());
         out.push_str(&self.head);
         for (i, e) in self.elements.iter().enumerate() {

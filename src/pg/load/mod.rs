@@ -5,7 +5,7 @@
 //! beside the reader that takes them (`super::spi::Query`):
 //!
 //! - `mod.rs`: the face: everything but history for one turn ([`context`]), from the
-//!   conversation, its workspace and the turn; a stateful turn's previous request;
+//!   conversation, its workspace and the turn; a stateful turn's previous request's row;
 //! - `rows.rs`: the rows more than one read takes (a turn, a user, a model, a round);
 //! - `captures.rs`: a Side's captures, up its chain of parents;
 //! - `answerer.rs`: the answerer's documents, memory and skills;
@@ -29,8 +29,8 @@ use super::spi::{core_uuid, first, pg_uuid, run, Cols, Query};
 use pgprompt_core::Body;
 use pgprompt_core::Round;
 use pgprompt_core::Sealed;
-use pgprompt_core::{AnswererRows, First, ModelRows, References, Store};
-use pgprompt_core::{CaptureState, Captured, Context};
+use pgprompt_core::{AnswererRows, First, ModelRows, PreviousRequest, References, Store};
+use pgprompt_core::{CaptureState, Captured};
 use pgprompt_core::{Code, Error, Result};
 use pgprompt_core::{Conversation, Document, Memory, Model, Skill, Turn, User, Workspace};
 use pgrx::datum::TimestampWithTimeZone;
@@ -215,6 +215,10 @@ impl Store for SpiStore<'_, '_> {
         conv: Uuid,
     ) -> Result<(Vec<Document>, Vec<Memory>, Vec<Skill>)> {
         answerer_rows(self.client, wanted, workspace, conv)
+    }
+
+    fn previous_request(&mut self, conv: Uuid, seq: i64, answerer: Uuid) -> Result<Option<PreviousRequest>> {
+        previous_request(self.client, conv, seq, answerer)
     }
 }
 
@@ -420,58 +424,26 @@ static PREVIOUS: LazyLock<Query> = LazyLock::new(|| {
     )
 });
 
-/// The previous request of answerer `a` before the context's turn, in its full form
-/// (`Context::previous`), with the response recorded for it: `None` when there is none,
-/// it has no response id, or its body was pruned. The request is the one the response
-/// answered: the turn's seal plus the rounds before the response's step.
-pub fn previous(
-    client: &SpiClient<'_>,
-    ctx: &Context,
-    a: Uuid,
-    memo: &mut pgprompt_core::Memo,
-) -> Result<Option<pgprompt_core::Previous>> {
-    let conv = ctx.conversation.id;
+/// The previous request of answerer `a` before the turn at `seq` and the newest response
+/// recorded for it, as [`PREVIOUS`] reads them (the core decides whether the chain can
+/// hold, and reads that turn).
+fn previous_request(client: &SpiClient<'_>, conv: Uuid, seq: i64, a: Uuid) -> Result<Option<PreviousRequest>> {
     let rows = run(
         client,
         &PREVIOUS,
-        &[pg_uuid(conv).into(), ctx.turn.seq.into(), pg_uuid(a).into()],
+        &[pg_uuid(conv).into(), seq.into(), pg_uuid(a).into()],
         |c| {
             // The response columns are NULL where the turn has no response (left joined).
-            Ok::<_, Error>(Some((
-                c.uuid("id"),
-                c.get::<i32>("step"),
-                c.text("response_id"),
-                c.text("compiled_model"),
-                c.get::<i32>("billed_input_tokens"),
-                c.get::<i32>("output_tokens"),
-                c.get::<bool>("as_recorded") == Some(true),
-            )))
+            Ok::<_, Error>(Some(PreviousRequest {
+                turn: c.need_uuid("id")?,
+                step: c.get::<i32>("step"),
+                response_id: c.text("response_id"),
+                model: c.text("compiled_model"),
+                input_tokens: c.get::<i32>("billed_input_tokens"),
+                output_tokens: c.get::<i32>("output_tokens"),
+                as_recorded: c.get::<bool>("as_recorded") == Some(true),
+            }))
         },
     )?;
-    // An answer edited since it was recorded (or recorded before 0.5, when no digest was
-    // kept) is not what the provider holds: no chain, the full body.
-    let Some((Some(turn), Some(step), Some(response_id), model, input_tokens, output_tokens, true)) =
-        rows.into_iter().next()
-    else {
-        return Ok(None);
-    };
-    let Loaded::Context(mut before) = context(client, conv, turn, Read::Explain)? else {
-        return Ok(None);
-    };
-    before.rounds.retain(|r| r.n < step);
-    let Some(frozen) = before.seal.as_ref().map(|s| s.frozen.clone()) else {
-        return Ok(None);
-    };
-    let Some(body) = pgprompt_core::full_request(&before, memo)? else {
-        return Ok(None);
-    };
-    Ok(Some(pgprompt_core::Previous {
-        response_id,
-        model,
-        input_tokens,
-        output_tokens,
-        body,
-        stateful: frozen.stateful.is_some(),
-        sealed_model: frozen.model.map(|m| m.name),
-    }))
+    Ok(rows.into_iter().next())
 }
