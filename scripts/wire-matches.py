@@ -41,6 +41,10 @@ def arm_heads(text: str, start: int) -> list[int]:
             i = text.index("\n", i)
             continue
         if c in "{([":
+            if depth == 1 and at_arm_start and c in "([":
+                # An arm whose pattern opens with a tuple or a slice.
+                out.append(i)
+                at_arm_start = False
             depth += 1
         elif c in "})]":
             depth -= 1
@@ -59,7 +63,43 @@ def arm_heads(text: str, start: int) -> list[int]:
     return out
 
 
-VARIANT = re.compile(r"\bWire::(Anthropic|Chat|Responses|Gemini|Converse)\b")
+# A variant is CamelCase (`Wire::Converse`); `Wire::ALL` and `Wire::DEFAULT` are not
+# variants. A new wire needs no edit here.
+def elements(text: str) -> list[str]:
+    """The elements of a tuple `(a, b, ...)` at `text`'s start, split at its own commas."""
+    depth, out, start = 0, [], 1
+    for i, c in enumerate(text):
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+            if depth == 0:
+                out.append(text[start:i].strip())
+                return out
+        elif c == "," and depth == 1:
+            out.append(text[start:i].strip())
+            start = i + 1
+    return out
+
+
+def tuple_wildcards(text: str, scrutinee: str, heads: list[int]) -> list[int]:
+    """Offsets of the arms of a match on a tuple, `match (wire, other)`, whose pattern
+    takes any wire in the wire's place (`(_, Some(p)) =>`): a wildcard on the wire as
+    surely as `_ =>`."""
+    if not scrutinee.startswith("("):
+        return []
+    places = [i for i, e in enumerate(elements(scrutinee)) if re.search(r"\bwire\b|\bshape\b", e)]
+    out = []
+    for h in heads:
+        if text[h] != "(":
+            continue
+        pattern = elements(text[h:])
+        if any(i < len(pattern) and re.fullmatch(r"_|\w+ @ _|\.\.", pattern[i]) for i in places):
+            out.append(h)
+    return out
+
+
+VARIANT = re.compile(r"\bWire::[A-Z][a-z]\w*\b")
 
 
 def placed(path: pathlib.Path) -> bool:
@@ -88,7 +128,7 @@ def main(dirs):
                         bad.append(f"{path}:{line}: a match on a part's kind (`{scrutinee}`) ends in a wildcard arm")
                 if not re.search(r"\bwire\b|\bshape\b", scrutinee):
                     continue
-                for off in arms_wildcard(body, m.end() - 1):
+                for off in arms_wildcard(body, m.end() - 1) + tuple_wildcards(body, scrutinee, heads):
                     line = body.count("\n", 0, off) + 1
                     bad.append(f"{path}:{line}: a match on `{scrutinee}` ends in a wildcard arm")
     for b in bad:

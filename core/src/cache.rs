@@ -369,20 +369,18 @@ impl Rules {
     }
 }
 
-const MARKS: [&str; 2] = ["cache_control", "prompt_cache_breakpoint"];
-
-/// The TTL a block's cache mark names (`cache_control.ttl`, `prompt_cache_breakpoint.ttl`),
-/// in seconds; `None` when it names none.
-fn mark_ttl(v: &Value) -> Option<f64> {
+/// The TTL a block's cache mark (its key `mark`, if the wire has one: `cache_control.ttl`,
+/// `prompt_cache_breakpoint.ttl`) names, in seconds; `None` when it names none.
+fn mark_ttl(v: &Value, mark: Option<&str>) -> Option<f64> {
     match v {
         Value::Object(map) => map.iter().find_map(|(k, v)| {
-            if MARKS.contains(&k.as_str()) {
+            if Some(k.as_str()) == mark {
                 v.get("ttl").and_then(Value::as_str).and_then(ttl_seconds_of)
             } else {
-                mark_ttl(v)
+                mark_ttl(v, mark)
             }
         }),
-        Value::Array(items) => items.iter().find_map(mark_ttl),
+        Value::Array(items) => items.iter().find_map(|i| mark_ttl(i, mark)),
         _ => None,
     }
 }
@@ -391,18 +389,18 @@ fn ttl_seconds_of(ttl: &str) -> Option<f64> {
     crate::kinds::CacheTtl::parse(ttl).map(|t| t.seconds() as f64)
 }
 
-/// A JSON value without its cache marks, and whether it had one.
-fn unmarked(v: &Value) -> (Value, bool) {
+/// A JSON value without its cache marks (the key `mark`), and whether it had one.
+fn unmarked(v: &Value, mark: Option<&str>) -> (Value, bool) {
     match v {
         Value::Object(map) => {
             let mut marked = false;
             let mut out = serde_json::Map::new();
             for (k, v) in map {
-                if MARKS.contains(&k.as_str()) {
+                if Some(k.as_str()) == mark {
                     marked = true;
                     continue;
                 }
-                let (inner, m) = unmarked(v);
+                let (inner, m) = unmarked(v, mark);
                 marked |= m;
                 out.insert(k.clone(), inner);
             }
@@ -413,7 +411,7 @@ fn unmarked(v: &Value) -> (Value, bool) {
             let out = items
                 .iter()
                 .map(|i| {
-                    let (inner, m) = unmarked(i);
+                    let (inner, m) = unmarked(i, mark);
                     marked |= m;
                     inner
                 })
@@ -492,12 +490,14 @@ struct Frame {
 /// One JSON value of a body as a piece: its text without marks hashed with `role`, its
 /// tokens (a text block's text, any other block's JSON), its mark.
 fn piece(wire: Wire, zone: Zone, role: &str, value: &Value, counter: &mut Counter<'_>) -> Piece {
-    if let Some(point) = wire.form().keys().mark_block.and_then(|k| value.get(k)) {
+    let keys = wire.form().keys();
+    if let Some(point) = keys.mark_block.and_then(|k| value.get(k)) {
         return Piece::Mark {
             ttl: point.get("ttl").and_then(Value::as_str).and_then(ttl_seconds_of),
         };
     }
-    let (plain, marked) = unmarked(value);
+    let mark = keys.mark_key;
+    let (plain, marked) = unmarked(value, mark);
     let text = plain.to_string();
     let tokens = match plain.get("text").and_then(Value::as_str).or(plain.as_str()) {
         Some(t) => counter.count(t),
@@ -507,7 +507,7 @@ fn piece(wire: Wire, zone: Zone, role: &str, value: &Value, counter: &mut Counte
         own: hash_parts(&[role.as_bytes(), &[0], text.as_bytes()]),
         tokens,
         marked,
-        ttl: mark_ttl(value),
+        ttl: mark_ttl(value, mark),
         zone,
         // Only a message's part can be a thinking block.
         thinking: matches!(zone, Zone::Message(..))

@@ -13,7 +13,7 @@ use crate::tokens::{Counter, IMAGE_TOKENS, MESSAGE_OVERHEAD};
 
 /// The one part type: what a message of a request carries, whether it came from a
 /// block, history, a raw input entry or a round's stored assistant parts (rounds store
-/// these). Each wire says how it sends each kind (`Form::unit`, every kind named).
+/// these). Each wire says how it sends each kind (`Merging::unit`, every kind named).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum PartKind {
     Text(String),

@@ -36,6 +36,9 @@ pub(crate) struct Keys {
     /// The key of a mark that is a block of its own, after the block it closes
     /// (Converse's `cachePoint`); `None` where a mark is a key of its block.
     pub(crate) mark_block: Option<&'static str>,
+    /// The key of a mark that is a key of the block it closes (Anthropic's
+    /// `cache_control`, OpenAI's `prompt_cache_breakpoint`); `None`: the wire has none.
+    pub(crate) mark_key: Option<&'static str>,
 }
 
 /// How a provider's prompt cache reads a body of a wire, for a model's profile.
@@ -151,22 +154,19 @@ pub(crate) trait Form: Merging + Sync {
     }
 
     /// Refuses what the provider refuses though its request type takes it (a rule across
-    /// fields), before the body is rendered.
-    fn check(&self, _req: &Request<'_>, _turn: &str) -> crate::error::Result<()> {
-        Ok(())
-    }
+    /// fields), before the body is rendered. Required: each wire says what its provider
+    /// refuses, or that it refuses nothing its types take.
+    fn check(&self, req: &Request<'_>, turn: &str) -> crate::error::Result<()>;
 
     /// What [`Form::check`] refuses, for a continuation: `messages` (the rounds) appended
-    /// after the sealed element `last`.
+    /// after the sealed element `last`. Required, as [`Form::check`] is.
     fn check_rounds(
         &self,
-        _last: Option<&str>,
-        _messages: &[Message],
-        _model: Option<&Model>,
-        _turn: &str,
-    ) -> crate::error::Result<()> {
-        Ok(())
-    }
+        last: Option<&str>,
+        messages: &[Message],
+        model: Option<&Model>,
+        turn: &str,
+    ) -> crate::error::Result<()>;
 
     /// The tail of a run's continuation: the sealed body's own unless the wire marks the
     /// request as a whole (Anthropic's request-level cache marker).

@@ -45,7 +45,7 @@ pub(super) fn tail_with_tools(req: &Request<'_>, tools: &ToolSpelling) -> json::
 /// spells them) and `prompt_cache_key`.
 pub(super) fn openai_body(
     req: &Request<'_>,
-    wire: Wire,
+    own_ttl: Option<CacheTtl>,
     limit: &str,
     list: &str,
     tools: &ToolSpelling,
@@ -67,7 +67,7 @@ pub(super) fn openai_body(
     let mut cache_options = Vec::new();
     if let (true, Some(p)) = (explicit(profile), profile) {
         // Explicit breakpoints only, at the TTL of the model (Chat takes 30m alone).
-        let ttl = request_ttl(wire, Some(p), req.ttl());
+        let ttl = request_ttl(own_ttl, Some(p), req.ttl());
         cache_options.push(format!(r#""mode":"explicit","ttl":"{}""#, ttl.as_str()));
     }
     if let Some(Some(previous)) = req.diagnose {
@@ -225,12 +225,12 @@ const EXPLICIT_BREAKPOINT_30M: &str = r#","prompt_cache_breakpoint":{"mode":"exp
 const EXPLICIT_BREAKPOINT_12H: &str = r#","prompt_cache_breakpoint":{"mode":"explicit","ttl":"12h"}"#;
 
 /// The request-level TTL of OpenAI's explicit caching (`prompt_cache_options.ttl`): the
-/// model's, as its profile takes it; Chat takes 30m alone.
-fn request_ttl(wire: Wire, profile: Option<&crate::profile::Profile>, ttl: CacheTtl) -> CacheTtl {
-    match (wire, profile) {
-        (Wire::Chat, _) => CacheTtl::ThirtyMinutes,
-        (_, Some(p)) => p.ttl(ttl),
-        (_, None) => ttl,
+/// one the wire takes alone (`own`: Chat's 30m), else the model's, as its profile takes it.
+fn request_ttl(own: Option<CacheTtl>, profile: Option<&crate::profile::Profile>, ttl: CacheTtl) -> CacheTtl {
+    match (own, profile) {
+        (Some(own), _) => own,
+        (None, Some(p)) => p.ttl(ttl),
+        (None, None) => ttl,
     }
 }
 
@@ -304,12 +304,12 @@ impl Request<'_> {
 
     /// OpenAI's explicit mark at `pos` (`None`: no breakpoint there): with its own `ttl`
     /// where it is not the request's (`prompt_cache_options.ttl`), as the profile spells it.
-    pub(super) fn explicit_mark(&self, pos: Pos, wire: Wire) -> Option<&'static str> {
+    pub(super) fn explicit_mark(&self, pos: Pos, own_ttl: Option<CacheTtl>) -> Option<&'static str> {
         if !self.marked(pos) {
             return None;
         }
         let profile = self.model.and_then(|m| m.profile.as_ref());
-        let request = request_ttl(wire, profile, self.ttl());
+        let request = request_ttl(own_ttl, profile, self.ttl());
         let own = profile.map_or(self.ttl_at(pos), |p| p.ttl(self.ttl_at(pos)));
         Some(match own {
             t if t == request => EXPLICIT_BREAKPOINT,

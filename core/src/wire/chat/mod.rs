@@ -50,7 +50,7 @@ fn content(req: &Request<'_>, m: &Message, mi: usize, carried: &mut Vec<Pos>, ou
             // Not content: left out above.
             PartKind::ToolCall { .. } | PartKind::ToolResult { .. } | PartKind::Opaque { .. } => {}
         }
-        if let Some(mark) = req.explicit_mark((mi, pi), crate::kinds::Wire::Chat) {
+        if let Some(mark) = req.explicit_mark((mi, pi), REQUEST_TTL) {
             out.push_str(mark);
         }
         out.push('}');
@@ -72,7 +72,7 @@ fn user_side(req: &Request<'_>, m: &Message, mi: usize, texts: &mut Vec<String>,
                 "text",
                 content,
                 super::shape::explicit(req.model.and_then(|m| m.profile.as_ref())),
-                req.explicit_mark((mi, pi), crate::kinds::Wire::Chat),
+                req.explicit_mark((mi, pi), REQUEST_TTL),
             );
             out.push('}');
             texts.push(out);
@@ -136,10 +136,14 @@ pub(super) const TOOLS: ToolSpelling = ToolSpelling {
     search: None,
 };
 
+/// The request-level TTL of explicit caching on Chat Completions: 30m alone, whatever the
+/// model's (`prompt_cache_options.ttl`).
+const REQUEST_TTL: Option<crate::kinds::CacheTtl> = Some(crate::kinds::CacheTtl::ThirtyMinutes);
+
 pub(super) fn render(req: &Request<'_>) -> Rendered {
     super::shape::openai_body(
         req,
-        crate::kinds::Wire::Chat,
+        REQUEST_TTL,
         "max_completion_tokens",
         "messages",
         &TOOLS,
@@ -154,6 +158,23 @@ pub(crate) struct Chat;
 impl super::form::Form for Chat {
     fn render(&self, req: &Request<'_>) -> Rendered {
         render(req)
+    }
+
+    /// Nothing beyond its request type: no rule of Chat Completions across fields is known to
+    /// refuse a body this compile writes.
+    fn check(&self, _req: &Request<'_>, _turn: &str) -> crate::error::Result<()> {
+        Ok(())
+    }
+
+    /// Nothing, as [`Form::check`](super::form::Form::check).
+    fn check_rounds(
+        &self,
+        _last: Option<&str>,
+        _messages: &[Message],
+        _model: Option<&crate::rows::Model>,
+        _turn: &str,
+    ) -> crate::error::Result<()> {
+        Ok(())
     }
 
     fn elements(&self, req: &Request<'_>) -> (Vec<String>, Vec<Vec<Pos>>) {
@@ -192,6 +213,7 @@ impl super::form::Form for Chat {
             parts: "",
             tools: &["tools"],
             mark_block: None,
+            mark_key: Some("prompt_cache_breakpoint"),
         }
     }
 

@@ -306,6 +306,7 @@ impl super::form::Form for Converse {
             parts: "content",
             tools: &["toolConfig", "tools"],
             mark_block: Some("cachePoint"),
+            mark_key: None,
         }
     }
 
@@ -353,8 +354,17 @@ impl crate::items::Merging for Converse {
         crate::kinds::Wire::Converse
     }
 
-    fn unit(&self, _kind: &PartKind, _role: crate::kinds::Role) -> crate::items::Unit {
-        crate::items::Unit::Shared
+    /// Shared, whatever the role: every part of a message rides its one element (its `content` blocks). Every kind is named, so a new one is
+    /// decided here.
+    fn unit(&self, kind: &PartKind, _role: crate::kinds::Role) -> crate::items::Unit {
+        match kind {
+            PartKind::Text(_)
+            | PartKind::ToolCall { .. }
+            | PartKind::ToolResult { .. }
+            | PartKind::Image { .. }
+            | PartKind::Opaque { .. }
+            | PartKind::Said { .. } => crate::items::Unit::Shared,
+        }
     }
 
     fn merges_sides(&self) -> bool {

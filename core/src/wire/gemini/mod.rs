@@ -176,6 +176,23 @@ impl super::form::Form for Gemini {
         render(req)
     }
 
+    /// Nothing beyond its request type: no rule of `generateContent` across fields is known to
+    /// refuse a body this compile writes.
+    fn check(&self, _req: &Request<'_>, _turn: &str) -> crate::error::Result<()> {
+        Ok(())
+    }
+
+    /// Nothing, as [`Form::check`](super::form::Form::check).
+    fn check_rounds(
+        &self,
+        _last: Option<&str>,
+        _messages: &[Message],
+        _model: Option<&crate::rows::Model>,
+        _turn: &str,
+    ) -> crate::error::Result<()> {
+        Ok(())
+    }
+
     fn elements(&self, req: &Request<'_>) -> (Vec<String>, Vec<Vec<Pos>>) {
         elements(req, 0)
     }
@@ -220,6 +237,7 @@ impl super::form::Form for Gemini {
             parts: "parts",
             tools: &["tools"],
             mark_block: None,
+            mark_key: None,
         }
     }
 
@@ -248,8 +266,17 @@ impl crate::items::Merging for Gemini {
         crate::kinds::Wire::Gemini
     }
 
-    fn unit(&self, _kind: &PartKind, _role: crate::kinds::Role) -> crate::items::Unit {
-        crate::items::Unit::Shared
+    /// Shared, whatever the role: every part of a message rides its one element (its `parts`). Every kind is named, so a new one is
+    /// decided here.
+    fn unit(&self, kind: &PartKind, _role: crate::kinds::Role) -> crate::items::Unit {
+        match kind {
+            PartKind::Text(_)
+            | PartKind::ToolCall { .. }
+            | PartKind::ToolResult { .. }
+            | PartKind::Image { .. }
+            | PartKind::Opaque { .. }
+            | PartKind::Said { .. } => crate::items::Unit::Shared,
+        }
     }
 
     fn merges_sides(&self) -> bool {

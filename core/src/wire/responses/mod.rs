@@ -16,7 +16,7 @@ mod response;
 use super::json;
 use super::shape::{Pos, Rendered, Request, ToolSpelling};
 use crate::items::{Message, PartKind, Unit};
-use crate::kinds::{Role, Wire};
+use crate::kinds::Role;
 use crate::options::Options;
 
 fn input_part(out: &mut String, kind: &PartKind, mark: Option<&str>) {
@@ -54,7 +54,7 @@ fn user_side(req: &Request<'_>, m: &Message, mi: usize, texts: &mut Vec<String>,
                 "input_text",
                 content,
                 super::shape::explicit(req.model.and_then(|m| m.profile.as_ref())),
-                req.explicit_mark((mi, pi), Wire::Responses),
+                req.explicit_mark((mi, pi), REQUEST_TTL),
             );
             out.push('}');
             texts.push(out);
@@ -88,11 +88,7 @@ fn user_side(req: &Request<'_>, m: &Message, mi: usize, texts: &mut Vec<String>,
                 if i > 0 {
                     out.push(',');
                 }
-                input_part(
-                    &mut out,
-                    &m.parts[pi].kind,
-                    req.explicit_mark((mi, pi), Wire::Responses),
-                );
+                input_part(&mut out, &m.parts[pi].kind, req.explicit_mark((mi, pi), REQUEST_TTL));
             }
             out.push(']');
         }
@@ -168,10 +164,14 @@ pub(super) const TOOLS: ToolSpelling = ToolSpelling {
     search: Some(r#"{"type":"tool_search"}"#),
 };
 
+/// The request-level TTL of explicit caching on Responses: the model's, as its profile
+/// takes it (`prompt_cache_options.ttl`).
+const REQUEST_TTL: Option<crate::kinds::CacheTtl> = None;
+
 pub(super) fn render(req: &Request<'_>) -> Rendered {
     super::shape::openai_body(
         req,
-        crate::kinds::Wire::Responses,
+        REQUEST_TTL,
         "max_output_tokens",
         "input",
         &TOOLS,
@@ -310,6 +310,23 @@ impl super::form::Form for Responses {
         render(req)
     }
 
+    /// Nothing beyond its request type: no rule of the Responses API across fields is known to
+    /// refuse a body this compile writes.
+    fn check(&self, _req: &Request<'_>, _turn: &str) -> crate::error::Result<()> {
+        Ok(())
+    }
+
+    /// Nothing, as [`Form::check`](super::form::Form::check).
+    fn check_rounds(
+        &self,
+        _last: Option<&str>,
+        _messages: &[Message],
+        _model: Option<&crate::rows::Model>,
+        _turn: &str,
+    ) -> crate::error::Result<()> {
+        Ok(())
+    }
+
     fn elements(&self, req: &Request<'_>) -> (Vec<String>, Vec<Vec<Pos>>) {
         elements(req)
     }
@@ -372,6 +389,7 @@ impl super::form::Form for Responses {
             parts: "",
             tools: &["tools"],
             mark_block: None,
+            mark_key: Some("prompt_cache_breakpoint"),
         }
     }
 
