@@ -6,6 +6,8 @@
 ALTER TABLE prompt.models ADD CONSTRAINT models_wire_valid CHECK (prompt._wire_known(wire));
 ALTER TABLE prompt.responses ADD CONSTRAINT responses_shape_valid CHECK (prompt._wire_known(shape));
 ALTER TABLE prompt.model_profiles ADD CONSTRAINT model_profiles_wires_valid CHECK (wires <> '{}' AND prompt._wires_known(wires));
+-- So are the providers (core/src/kinds.rs, Provider).
+ALTER TABLE prompt.model_profiles ADD CONSTRAINT model_profiles_provider_valid CHECK (prompt._provider_known(provider));
 
 -- The tokenizers whose counts a write stores: those of the models in use.
 -- PL/pgSQL, not SQL: a SQL function with a SET clause is parsed and planned again at every
@@ -783,9 +785,9 @@ AS $$
                 "cache_lookback": 20, "replays_thinking": true, "thinking_with_forced_tool": false,
                 "sampling_together": false}'::jsonb
             WHEN 'openai' THEN '{"provider": "openai", "wires": ["responses", "chat"], "tokenizer": "o200k_base"}'::jsonb
-            ELSE '{"provider": "google", "wires": ["gemini"], "tokenizer": "o200k_base", "temperature_max": 2,
+            WHEN 'gemini' THEN '{"provider": "google", "wires": ["gemini"], "tokenizer": "o200k_base", "temperature_max": 2,
                 "top_p_max": 1}'::jsonb
-        END)
+        END) -- NULL for a list of another provider's (import_models refuses it first)
 $$;
 
 CREATE FUNCTION prompt.import_models(provider text, models jsonb, overwrite boolean DEFAULT false)
@@ -1200,6 +1202,8 @@ COMMENT ON FUNCTION prompt._wire_known(text) IS
     'Internal (the CHECK of models.wire and responses.shape): whether the text names one of the library''s wires.';
 COMMENT ON FUNCTION prompt._wires_known(text[]) IS
     'Internal (the CHECK of model_profiles.wires): whether every entry names one of the library''s wires (a NULL entry does not).';
+COMMENT ON FUNCTION prompt._provider_known(text) IS
+    'Internal (the CHECK of model_profiles.provider): whether the text names one of the library''s providers.';
 COMMENT ON TABLE prompt.administrators IS
     'Tenancy''s administrators: roles that, once tenants are listed, read and write every tenant''s rows (their grants decide), beside the extension''s owner and roles with BYPASSRLS. Managed by the extension''s owner; kept by pg_dump.';
 COMMENT ON COLUMN prompt.tenants.role_oid IS

@@ -82,11 +82,11 @@ ALTER TABLE prompt.model_profiles
     ADD CONSTRAINT model_profiles_thinking_modes_valid
         CHECK (thinking_modes <@ ARRAY['adaptive', 'enabled', 'disabled', 'between_tools']),
     DROP CONSTRAINT model_profiles_wires_valid,
-    DROP CONSTRAINT model_profiles_provider_valid,
-    ADD CONSTRAINT model_profiles_provider_valid CHECK (provider IN ('anthropic', 'openai', 'google', 'amazon', 'meta'));
+    DROP CONSTRAINT model_profiles_provider_valid;
 
--- The fifth wire, Amazon Bedrock's Converse: the lists of wires give way to the library's
--- (their CHECKs are made again below, once prompt._wire_known exists).
+-- The fifth wire, Amazon Bedrock's Converse: the lists of wires and of providers give way
+-- to the library's (their CHECKs are made again below, once prompt._wire_known and
+-- prompt._provider_known exist).
 ALTER TABLE prompt.models DROP CONSTRAINT models_wire_valid;
 ALTER TABLE prompt.responses DROP CONSTRAINT responses_shape_valid;
 
@@ -172,6 +172,14 @@ AS 'MODULE_PATHNAME', '_wires_known_wrapper';
 ALTER TABLE prompt.models ADD CONSTRAINT models_wire_valid CHECK (prompt._wire_known(wire));
 ALTER TABLE prompt.responses ADD CONSTRAINT responses_shape_valid CHECK (prompt._wire_known(shape));
 ALTER TABLE prompt.model_profiles ADD CONSTRAINT model_profiles_wires_valid CHECK (wires <> '{}' AND prompt._wires_known(wires));
+CREATE FUNCTION prompt."_provider_known"(
+	"provider" TEXT /* & str */
+) RETURNS bool /* bool */
+IMMUTABLE STRICT PARALLEL SAFE
+SET search_path TO pg_catalog, pg_temp
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_provider_known_wrapper';
+ALTER TABLE prompt.model_profiles ADD CONSTRAINT model_profiles_provider_valid CHECK (prompt._provider_known(provider));
 CREATE FUNCTION prompt."_tenant_delete_guard"(
 	"table" TEXT, /* & str */
 	"id" uuid /* pgrx :: Uuid */
@@ -688,9 +696,9 @@ AS $$
                 "cache_lookback": 20, "replays_thinking": true, "thinking_with_forced_tool": false,
                 "sampling_together": false}'::jsonb
             WHEN 'openai' THEN '{"provider": "openai", "wires": ["responses", "chat"], "tokenizer": "o200k_base"}'::jsonb
-            ELSE '{"provider": "google", "wires": ["gemini"], "tokenizer": "o200k_base", "temperature_max": 2,
+            WHEN 'gemini' THEN '{"provider": "google", "wires": ["gemini"], "tokenizer": "o200k_base", "temperature_max": 2,
                 "top_p_max": 1}'::jsonb
-        END)
+        END) -- NULL for a list of another provider's (import_models refuses it first)
 $$;
 CREATE FUNCTION prompt.import_models(provider text, models jsonb, overwrite boolean DEFAULT false)
 RETURNS TABLE (name text, action text)
@@ -1346,6 +1354,8 @@ COMMENT ON FUNCTION prompt._wire_known(text) IS
     'Internal (the CHECK of models.wire and responses.shape): whether the text names one of the library''s wires.';
 COMMENT ON FUNCTION prompt._wires_known(text[]) IS
     'Internal (the CHECK of model_profiles.wires): whether every entry names one of the library''s wires (a NULL entry does not).';
+COMMENT ON FUNCTION prompt._provider_known(text) IS
+    'Internal (the CHECK of model_profiles.provider): whether the text names one of the library''s providers.';
 COMMENT ON TABLE prompt.administrators IS
     'Tenancy''s administrators: roles that, once tenants are listed, read and write every tenant''s rows (their grants decide), beside the extension''s owner and roles with BYPASSRLS. Managed by the extension''s owner; kept by pg_dump.';
 COMMENT ON COLUMN prompt.tenants.role_oid IS

@@ -60,8 +60,8 @@ $$;
 -- replaced by an update; pg_dump keeps the rows users add.
 CREATE TABLE prompt.model_profiles (
     name                      text PRIMARY KEY CONSTRAINT model_profiles_name_valid CHECK (name <> ''),
-    provider                  text NOT NULL
-                              CONSTRAINT model_profiles_provider_valid CHECK (provider IN ('anthropic', 'openai', 'google', 'amazon', 'meta')),
+    -- Its CHECK, model_profiles_provider_valid, asks the library (finalize.sql).
+    provider                  text NOT NULL,
     -- Its CHECK, model_profiles_wires_valid, asks the library (finalize.sql).
     wires                     text[] NOT NULL,
     advisory_window           int CONSTRAINT model_profiles_advisory_window_positive CHECK (advisory_window > 0),

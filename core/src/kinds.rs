@@ -94,6 +94,23 @@ impl Wire {
     pub(crate) const DEFAULT: Wire = Wire::Anthropic;
 }
 spelled!(
+    /// Who makes a profiled model (`model_profiles.provider`): the library's list, which
+    /// the column's CHECK asks (`prompt._provider_known`), so a new provider changes no
+    /// schema.
+    pub Provider {
+        /// `anthropic`: Anthropic (Claude).
+        Anthropic = "anthropic",
+        /// `openai`: OpenAI (GPT, o-series).
+        OpenAi = "openai",
+        /// `google`: Google (Gemini).
+        Google = "google",
+        /// `amazon`: Amazon (Nova).
+        Amazon = "amazon",
+        /// `meta`: Meta (Llama).
+        Meta = "meta"
+    }
+);
+spelled!(
     /// How a profile's turns are compiled.
     pub Mechanism {
         /// `default`: the fixed block order, from `system_prompt` to the turn's input.
@@ -282,9 +299,10 @@ mod tests {
         assert!(Mechanism::parse("Default").is_none(), "no silent default");
     }
 
-    /// The wires are the core's: no SQL file lists them (a new wire changes no schema),
-    /// and each constraint on a wire column asks the library (`prompt._wire_known`,
-    /// `prompt._wires_known`), in a fresh install and in the update from 0.4.
+    /// The wires and the providers are the core's: no SQL file lists them (a new wire or
+    /// provider changes no schema), and each constraint on such a column asks the library
+    /// (`prompt._wire_known`, `prompt._wires_known`, `prompt._provider_known`), in a fresh
+    /// install and in the update from 0.4.
     #[test]
     fn the_schema_asks_the_core_for_its_wires() {
         let finalize = include_str!("../../sql/finalize.sql");
@@ -302,6 +320,10 @@ mod tests {
                 !text.contains("'anthropic', 'chat'"),
                 "{file} lists the wires; ask prompt._wire_known instead"
             );
+            assert!(
+                !text.contains("provider IN ('anthropic'"),
+                "{file} lists the providers; ask prompt._provider_known instead"
+            );
         }
         for (constraint, check) in [
             ("models_wire_valid", "CHECK (prompt._wire_known(wire))"),
@@ -309,6 +331,10 @@ mod tests {
             (
                 "model_profiles_wires_valid",
                 "CHECK (wires <> '{}' AND prompt._wires_known(wires))",
+            ),
+            (
+                "model_profiles_provider_valid",
+                "CHECK (prompt._provider_known(provider))",
             ),
         ] {
             let added = format!("ADD CONSTRAINT {constraint} {check};");

@@ -63,7 +63,7 @@ pub use crate::{
     columns::Columns,
     context::{CaptureState, Captured, Context, HistoryTurn, Host},
     history::{HistorySource, StoredCount},
-    kinds::{CacheTtl, Mechanism, Mode, Role, TurnKind, UserKind, Wire},
+    kinds::{CacheTtl, Mechanism, Mode, Provider, Role, TurnKind, UserKind, Wire},
     reads::{load, AnswererRows, First, Loaded, ModelRows, PreviousRequest, Read, References, Store},
     rounds::Round,
     rows::{Conversation, Document, Memory, Model, Skill, Turn, TurnSkill, User, Workspace},

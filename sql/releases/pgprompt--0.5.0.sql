@@ -71,8 +71,8 @@ $$;
 -- replaced by an update; pg_dump keeps the rows users add.
 CREATE TABLE prompt.model_profiles (
     name                      text PRIMARY KEY CONSTRAINT model_profiles_name_valid CHECK (name <> ''),
-    provider                  text NOT NULL
-                              CONSTRAINT model_profiles_provider_valid CHECK (provider IN ('anthropic', 'openai', 'google', 'amazon', 'meta')),
+    -- Its CHECK, model_profiles_provider_valid, asks the library (finalize.sql).
+    provider                  text NOT NULL,
     -- Its CHECK, model_profiles_wires_valid, asks the library (finalize.sql).
     wires                     text[] NOT NULL,
     advisory_window           int CONSTRAINT model_profiles_advisory_window_positive CHECK (advisory_window > 0),
@@ -896,7 +896,7 @@ ON CONFLICT (name) DO NOTHING;
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:34
+-- src/pg/triggers.rs:38
 -- pgprompt::pg::triggers::_check_document
 CREATE  FUNCTION "_check_document"(
 	"name" TEXT, /* & str */
@@ -909,13 +909,13 @@ AS 'MODULE_PATHNAME', '_check_document_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:180
+-- src/pg/triggers.rs:154
 -- pgprompt::pg::triggers::_check_options_wire
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:146
+-- src/pg/triggers.rs:131
 -- pgprompt::pg::triggers::_check_options_wire
 CREATE  FUNCTION "_check_options_wire"(
 	"level" TEXT, /* Option < & str > */
@@ -932,7 +932,7 @@ AS 'MODULE_PATHNAME', '_check_options_wire_v4_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:133
+-- src/pg/triggers.rs:121
 -- pgprompt::pg::triggers::_check_request_options
 CREATE  FUNCTION "_check_request_options"(
 	"table" TEXT, /* Option < & str > */
@@ -945,7 +945,7 @@ AS 'MODULE_PATHNAME', '_check_request_options_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:185
+-- src/pg/triggers.rs:159
 -- pgprompt::pg::triggers::_check_round
 CREATE  FUNCTION "_check_round"(
 	"turn_id" uuid, /* pgrx :: Uuid */
@@ -961,7 +961,7 @@ AS 'MODULE_PATHNAME', '_check_round_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:199
+-- src/pg/triggers.rs:173
 -- pgprompt::pg::triggers::_check_round_place
 CREATE  FUNCTION "_check_round_place"(
 	"turn_id" uuid, /* Option < pgrx :: Uuid > */
@@ -977,7 +977,7 @@ AS 'MODULE_PATHNAME', '_check_round_place_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:41
+-- src/pg/triggers.rs:44
 -- pgprompt::pg::triggers::_check_template
 CREATE  FUNCTION "_check_template"(
 	"handle" TEXT, /* Option < & str > */
@@ -991,13 +991,13 @@ AS 'MODULE_PATHNAME', '_check_template_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:92
+-- src/pg/triggers.rs:80
 -- pgprompt::pg::triggers::_check_turn
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:67
+-- src/pg/triggers.rs:55
 -- pgprompt::pg::triggers::_check_turn
 CREATE  FUNCTION "_check_turn"(
 	"inline" TEXT, /* Option < & str > */
@@ -1015,7 +1015,7 @@ AS 'MODULE_PATHNAME', '_check_turn_v3_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:112
+-- src/pg/triggers.rs:100
 -- pgprompt::pg::triggers::_check_turn_shape
 CREATE  FUNCTION "_check_turn_shape"(
 	"id" uuid, /* Option < pgrx :: Uuid > */
@@ -1032,7 +1032,7 @@ AS 'MODULE_PATHNAME', '_check_turn_shape_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/upgrade.rs:66
+-- src/pg/upgrade.rs:67
 -- pgprompt::pg::upgrade::_convert_seals_02
 CREATE  FUNCTION "_convert_seals_02"(
 	"conversation_id" uuid, /* Option < pgrx :: Uuid > */
@@ -1045,7 +1045,7 @@ AS 'MODULE_PATHNAME', '_convert_seals_02_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/guard.rs:189
+-- src/pg/guard.rs:190
 -- pgprompt::pg::guard::_history_rewrite_allowed
 CREATE  FUNCTION "_history_rewrite_allowed"() RETURNS bool /* bool */
 STRICT VOLATILE PARALLEL SAFE
@@ -1055,13 +1055,13 @@ AS 'MODULE_PATHNAME', '_history_rewrite_allowed_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/guard.rs:371
+-- src/pg/guard.rs:372
 -- pgprompt::pg::guard::_in_cascade
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/guard.rs:333
+-- src/pg/guard.rs:334
 -- pgprompt::pg::guard::_lock_conversation
 CREATE  FUNCTION "_lock_conversation"(
 	"conversation_id" uuid /* pgrx :: Uuid */
@@ -1083,7 +1083,7 @@ AS 'MODULE_PATHNAME', '_my_workspaces_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:242
+-- src/pg/triggers.rs:206
 -- pgprompt::pg::triggers::_own_entries
 CREATE  FUNCTION "_own_entries"(
 	"summary" TEXT, /* Option < & str > */
@@ -1098,7 +1098,7 @@ AS 'MODULE_PATHNAME', '_own_entries_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/guard.rs:231
+-- src/pg/guard.rs:232
 -- pgprompt::pg::guard::_parent_gone
 CREATE  FUNCTION "_parent_gone"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1111,7 +1111,19 @@ AS 'MODULE_PATHNAME', '_parent_gone_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:257
+-- src/pg/triggers.rs:32
+-- pgprompt::pg::triggers::_provider_known
+CREATE  FUNCTION "_provider_known"(
+	"provider" TEXT /* & str */
+) RETURNS bool /* bool */
+IMMUTABLE STRICT PARALLEL SAFE
+SET search_path TO pg_catalog, pg_temp
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_provider_known_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- src/pg/triggers.rs:220
 -- pgprompt::pg::triggers::_refuse_sealed
 CREATE  FUNCTION "_refuse_sealed"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1126,13 +1138,13 @@ AS 'MODULE_PATHNAME', '_refuse_sealed_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:105
+-- src/pg/triggers.rs:93
 -- pgprompt::pg::triggers::_refuse_sealed_update
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:284
+-- src/pg/triggers.rs:247
 -- pgprompt::pg::triggers::_refuse_sent_round
 CREATE  FUNCTION "_refuse_sent_round"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1147,7 +1159,7 @@ AS 'MODULE_PATHNAME', '_refuse_sent_round_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:299
+-- src/pg/triggers.rs:262
 -- pgprompt::pg::triggers::_refuse_timezone
 CREATE  FUNCTION "_refuse_timezone"(
 	"timezone" TEXT /* & str */
@@ -1159,7 +1171,7 @@ AS 'MODULE_PATHNAME', '_refuse_timezone_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/guard.rs:304
+-- src/pg/guard.rs:305
 -- pgprompt::pg::guard::_replayed_by_later_seal
 CREATE  FUNCTION "_replayed_by_later_seal"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1182,7 +1194,7 @@ AS 'MODULE_PATHNAME', '_role_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:220
+-- src/pg/triggers.rs:194
 -- pgprompt::pg::triggers::_row_tokens
 CREATE  FUNCTION "_row_tokens"(
 	"kind" TEXT, /* Option < & str > */
@@ -1196,13 +1208,13 @@ AS 'MODULE_PATHNAME', '_row_tokens_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/guard.rs:376
+-- src/pg/guard.rs:377
 -- pgprompt::pg::guard::_seal_storage_guard
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/guard.rs:212
+-- src/pg/guard.rs:213
 -- pgprompt::pg::guard::_storage_guard
 CREATE  FUNCTION "_storage_guard"(
 	"subject" TEXT, /* & str */
@@ -1240,7 +1252,7 @@ AS 'MODULE_PATHNAME', '_tenant_writes_user_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/guard.rs:253
+-- src/pg/guard.rs:254
 -- pgprompt::pg::guard::_truncate_guard
 CREATE  FUNCTION "_truncate_guard"(
 	"table" TEXT /* & str */
@@ -1262,7 +1274,7 @@ AS 'MODULE_PATHNAME', '_unconfined_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:20
+-- src/pg/triggers.rs:16
 -- pgprompt::pg::triggers::_wire_known
 CREATE  FUNCTION "_wire_known"(
 	"wire" TEXT /* & str */
@@ -1274,7 +1286,7 @@ AS 'MODULE_PATHNAME', '_wire_known_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:28
+-- src/pg/triggers.rs:24
 -- pgprompt::pg::triggers::_wires_known
 CREATE  FUNCTION "_wires_known"(
 	"wires" TEXT[] /* Vec < Option < String > > */
@@ -1286,7 +1298,7 @@ AS 'MODULE_PATHNAME', '_wires_known_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/cache.rs:322
+-- src/pg/cache.rs:321
 -- pgprompt::pg::cache::cache_report
 CREATE  FUNCTION "cache_report"(
 	"conversation_id" uuid /* pgrx :: Uuid */
@@ -1310,13 +1322,13 @@ AS 'MODULE_PATHNAME', 'cache_report_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:381
+-- src/pg/api.rs:369
 -- pgprompt::pg::api::compile_turn
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:181
+-- src/pg/api.rs:170
 -- pgprompt::pg::api::compile_turn
 CREATE  FUNCTION "compile_turn"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1342,7 +1354,7 @@ AS 'MODULE_PATHNAME', 'count_body_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:24
+-- src/pg/api.rs:21
 -- pgprompt::pg::api::count_tokens
 CREATE  FUNCTION "count_tokens"(
 	"body" TEXT, /* & str */
@@ -1355,7 +1367,7 @@ AS 'MODULE_PATHNAME', 'count_tokens_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:31
+-- src/pg/api.rs:28
 -- pgprompt::pg::api::escape_envelope
 CREATE  FUNCTION "escape_envelope"(
 	"body" TEXT /* & str */
@@ -1367,7 +1379,7 @@ AS 'MODULE_PATHNAME', 'escape_envelope_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:289
+-- src/pg/api.rs:277
 -- pgprompt::pg::api::estimate_turn
 CREATE  FUNCTION "estimate_turn"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1388,7 +1400,7 @@ AS 'MODULE_PATHNAME', 'estimate_turn_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:232
+-- src/pg/api.rs:221
 -- pgprompt::pg::api::explain_turn
 CREATE  FUNCTION "explain_turn"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1401,7 +1413,7 @@ AS 'MODULE_PATHNAME', 'explain_turn_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:55
+-- src/pg/api.rs:52
 -- pgprompt::pg::api::memo_stats
 CREATE  FUNCTION "memo_stats"() RETURNS TABLE (
 	"entries" bigint,  /* i64 */
@@ -1416,7 +1428,7 @@ AS 'MODULE_PATHNAME', 'memo_stats_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:73
+-- src/pg/api.rs:70
 -- pgprompt::pg::api::pretty
 CREATE  FUNCTION "pretty"(
 	"body" json /* JsonArg */
@@ -1428,13 +1440,13 @@ AS 'MODULE_PATHNAME', 'pretty_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:386
+-- src/pg/api.rs:374
 -- pgprompt::pg::api::preview_turn
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:213
+-- src/pg/api.rs:202
 -- pgprompt::pg::api::preview_turn
 CREATE  FUNCTION "preview_turn"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1447,7 +1459,7 @@ AS 'MODULE_PATHNAME', 'preview_turn_json_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:333
+-- src/pg/api.rs:321
 -- pgprompt::pg::api::prune_seals
 CREATE  FUNCTION "prune_seals"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1460,7 +1472,7 @@ AS 'MODULE_PATHNAME', 'prune_seals_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/counts.rs:33
+-- src/pg/counts.rs:32
 -- pgprompt::pg::counts::record_count
 CREATE  FUNCTION "record_count"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1474,7 +1486,7 @@ AS 'MODULE_PATHNAME', 'record_count_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/responses.rs:305
+-- src/pg/responses.rs:327
 -- pgprompt::pg::responses::record_response
 CREATE  FUNCTION "record_response"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1488,7 +1500,7 @@ AS 'MODULE_PATHNAME', 'record_response_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/responses.rs:371
+-- src/pg/responses.rs:394
 -- pgprompt::pg::responses::record_tool_results
 CREATE  FUNCTION "record_tool_results"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1502,7 +1514,7 @@ AS 'MODULE_PATHNAME', 'record_tool_results_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:222
+-- src/pg/api.rs:211
 -- pgprompt::pg::api::sealed_body
 CREATE  FUNCTION "sealed_body"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1515,7 +1527,7 @@ AS 'MODULE_PATHNAME', 'sealed_body_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:281
+-- src/pg/api.rs:270
 -- pgprompt::pg::api::search_deferred
 CREATE  FUNCTION "search_deferred"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1529,7 +1541,7 @@ AS 'MODULE_PATHNAME', 'search_deferred_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:247
+-- src/pg/api.rs:236
 -- pgprompt::pg::api::skills_for_turn
 CREATE  FUNCTION "skills_for_turn"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1548,7 +1560,7 @@ AS 'MODULE_PATHNAME', 'skills_for_turn_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/transcript.rs:53
+-- src/pg/transcript.rs:54
 -- pgprompt::pg::transcript::transcript
 CREATE  FUNCTION "transcript"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1561,7 +1573,7 @@ AS 'MODULE_PATHNAME', 'transcript_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:37
+-- src/pg/api.rs:34
 -- pgprompt::pg::api::unescape_envelope
 CREATE  FUNCTION "unescape_envelope"(
 	"body" TEXT /* & str */
@@ -1573,7 +1585,7 @@ AS 'MODULE_PATHNAME', 'unescape_envelope_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:43
+-- src/pg/api.rs:40
 -- pgprompt::pg::api::validate_template
 CREATE  FUNCTION "validate_template"(
 	"template" jsonb /* JsonbArg */
@@ -1589,7 +1601,7 @@ AS 'MODULE_PATHNAME', 'validate_template_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:343
+-- src/pg/api.rs:331
 -- pgprompt::pg::api::verify_seals
 CREATE  FUNCTION "verify_seals"(
 	"conversation_id" uuid DEFAULT NULL /* Option < pgrx :: Uuid > */
@@ -1615,6 +1627,8 @@ AS 'MODULE_PATHNAME', 'verify_seals_wrapper';
 ALTER TABLE prompt.models ADD CONSTRAINT models_wire_valid CHECK (prompt._wire_known(wire));
 ALTER TABLE prompt.responses ADD CONSTRAINT responses_shape_valid CHECK (prompt._wire_known(shape));
 ALTER TABLE prompt.model_profiles ADD CONSTRAINT model_profiles_wires_valid CHECK (wires <> '{}' AND prompt._wires_known(wires));
+-- So are the providers (core/src/kinds.rs, Provider).
+ALTER TABLE prompt.model_profiles ADD CONSTRAINT model_profiles_provider_valid CHECK (prompt._provider_known(provider));
 
 -- The tokenizers whose counts a write stores: those of the models in use.
 -- PL/pgSQL, not SQL: a SQL function with a SET clause is parsed and planned again at every
@@ -2392,9 +2406,9 @@ AS $$
                 "cache_lookback": 20, "replays_thinking": true, "thinking_with_forced_tool": false,
                 "sampling_together": false}'::jsonb
             WHEN 'openai' THEN '{"provider": "openai", "wires": ["responses", "chat"], "tokenizer": "o200k_base"}'::jsonb
-            ELSE '{"provider": "google", "wires": ["gemini"], "tokenizer": "o200k_base", "temperature_max": 2,
+            WHEN 'gemini' THEN '{"provider": "google", "wires": ["gemini"], "tokenizer": "o200k_base", "temperature_max": 2,
                 "top_p_max": 1}'::jsonb
-        END)
+        END) -- NULL for a list of another provider's (import_models refuses it first)
 $$;
 
 CREATE FUNCTION prompt.import_models(provider text, models jsonb, overwrite boolean DEFAULT false)
@@ -2809,6 +2823,8 @@ COMMENT ON FUNCTION prompt._wire_known(text) IS
     'Internal (the CHECK of models.wire and responses.shape): whether the text names one of the library''s wires.';
 COMMENT ON FUNCTION prompt._wires_known(text[]) IS
     'Internal (the CHECK of model_profiles.wires): whether every entry names one of the library''s wires (a NULL entry does not).';
+COMMENT ON FUNCTION prompt._provider_known(text) IS
+    'Internal (the CHECK of model_profiles.provider): whether the text names one of the library''s providers.';
 COMMENT ON TABLE prompt.administrators IS
     'Tenancy''s administrators: roles that, once tenants are listed, read and write every tenant''s rows (their grants decide), beside the extension''s owner and roles with BYPASSRLS. Managed by the extension''s owner; kept by pg_dump.';
 COMMENT ON COLUMN prompt.tenants.role_oid IS

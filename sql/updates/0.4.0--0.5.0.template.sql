@@ -69,11 +69,11 @@ ALTER TABLE prompt.model_profiles
     ADD CONSTRAINT model_profiles_thinking_modes_valid
         CHECK (thinking_modes <@ ARRAY['adaptive', 'enabled', 'disabled', 'between_tools']),
     DROP CONSTRAINT model_profiles_wires_valid,
-    DROP CONSTRAINT model_profiles_provider_valid,
-    ADD CONSTRAINT model_profiles_provider_valid CHECK (provider IN ('anthropic', 'openai', 'google', 'amazon', 'meta'));
+    DROP CONSTRAINT model_profiles_provider_valid;
 
--- The fifth wire, Amazon Bedrock's Converse: the lists of wires give way to the library's
--- (their CHECKs are made again below, once prompt._wire_known exists).
+-- The fifth wire, Amazon Bedrock's Converse: the lists of wires and of providers give way
+-- to the library's (their CHECKs are made again below, once prompt._wire_known and
+-- prompt._provider_known exist).
 ALTER TABLE prompt.models DROP CONSTRAINT models_wire_valid;
 ALTER TABLE prompt.responses DROP CONSTRAINT responses_shape_valid;
 
@@ -95,6 +95,8 @@ DROP FUNCTION prompt._seal_storage_guard(text, text);
 {{block:finalize:ALTER TABLE prompt.models ADD CONSTRAINT models_wire_valid}}
 {{block:finalize:ALTER TABLE prompt.responses ADD CONSTRAINT responses_shape_valid}}
 {{block:finalize:ALTER TABLE prompt.model_profiles ADD CONSTRAINT model_profiles_wires_valid}}
+{{pgrx:_provider_known}}
+{{block:finalize:ALTER TABLE prompt.model_profiles ADD CONSTRAINT model_profiles_provider_valid}}
 {{pgrx:_tenant_delete_guard}}
 {{pgrx:count_body}}
 {{pgrx:record_count}}

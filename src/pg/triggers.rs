@@ -8,7 +8,7 @@ use super::api::refuse;
 use super::errors::OrRaise;
 use super::jsonb::JsonbArg;
 use super::spi::core_uuid;
-use pgprompt_core::{check, Code, Error, Wire, Write};
+use pgprompt_core::{check, Code, Error, Provider, Wire, Write};
 
 /// Internal: whether `wire` names a wire of the core's (`Wire::ALL`, the one list): the
 /// CHECK of `models.wire` and `responses.shape`. A new wire is its folder in the core,
@@ -25,6 +25,14 @@ fn _wire_known(wire: &str) -> bool {
 #[search_path(pg_catalog, pg_temp)]
 fn _wires_known(wires: Vec<Option<String>>) -> bool {
     wires.iter().all(|w| w.as_deref().and_then(Wire::parse).is_some())
+}
+
+/// Internal: whether `provider` names a provider of the core's (`Provider`, the one
+/// list): the CHECK of `model_profiles.provider`.
+#[pg_extern(immutable, parallel_safe, strict)]
+#[search_path(pg_catalog, pg_temp)]
+fn _provider_known(provider: &str) -> bool {
+    Provider::parse(provider).is_some()
 }
 
 #[pg_extern(immutable, parallel_safe)]

@@ -310,3 +310,21 @@ def test_the_wires_are_the_librarys(cat):
             cat.execute(sql)
         assert e.value.sqlstate == "23514" and e.value.diag.constraint_name == constraint, (sql, e.value)
     assert cat.execute("SELECT count(*) FROM prompt.models WHERE name LIKE 'test-wire-%'").fetchone()[0] == 0
+
+
+def test_the_providers_are_the_librarys(cat):
+    """The constraint on a profile's provider asks the library (prompt._provider_known):
+    each provider it knows is taken; one it does not know, or spelled in another case, is
+    refused (23514, naming the constraint), and nothing is written."""
+    one = "WHERE name = (SELECT min(name) FROM prompt.model_profiles)"
+    with cat.transaction():
+        for provider in ("anthropic", "openai", "google", "amazon", "meta"):
+            cat.execute(f"UPDATE prompt.model_profiles SET provider = %s {one}", (provider,))
+        raise psycopg.Rollback()
+    before = cat.execute(f"SELECT provider FROM prompt.model_profiles {one}").fetchone()[0]
+    for provider in ("telegraph", "OpenAI", ""):
+        with pytest.raises(psycopg.Error) as e:
+            cat.execute(f"UPDATE prompt.model_profiles SET provider = %s {one}", (provider,))
+        assert e.value.sqlstate == "23514", (provider, e.value)
+        assert e.value.diag.constraint_name == "model_profiles_provider_valid", (provider, e.value)
+    assert cat.execute(f"SELECT provider FROM prompt.model_profiles {one}").fetchone()[0] == before
