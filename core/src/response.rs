@@ -242,7 +242,32 @@ pub(crate) fn by_ttl(split: Option<&Value>, keys: &[(&str, &str)]) -> std::colle
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::read_response_value as parse;
+    use crate::wire::read_response_value;
+
+    fn parse(v: &Value) -> Result<Response> {
+        read_response_value(v, None)
+    }
+
+    /// A shape two wires share is read as the turn's wire (a body both Anthropic's and
+    /// Chat's readers claim, contrived: no two of today's wires share one); with no wire,
+    /// or a wire whose shape it is not, as the first wire declared whose shape it is.
+    #[test]
+    fn a_shape_two_wires_share_is_read_as_the_turns() {
+        let both = json!({"id": "r1", "type": "message", "role": "assistant", "model": "m",
+            "content": [{"type": "text", "text": "as anthropic"}],
+            "object": "chat.completion",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": "as chat"}}]});
+        let text = both.to_string();
+        let read = |wire| crate::wire::read_response(&text, wire).unwrap().0;
+        assert_eq!(read(Some(Wire::Chat)).shape, Wire::Chat);
+        assert_eq!(read(Some(Wire::Chat)).text, "as chat");
+        assert_eq!(read(None).shape, Wire::Anthropic);
+        assert_eq!(read(Some(Wire::Gemini)).text, "as anthropic");
+        assert_eq!(
+            crate::wire::read_response(&text, None).unwrap().1,
+            crate::seal::digest(&text)
+        );
+    }
 
     #[test]
     fn each_shape_reads_into_round_parts() {

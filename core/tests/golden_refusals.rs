@@ -213,7 +213,7 @@ fn read(name: &str, v: &Value) -> String {
             "{:?}",
             rounds::parse_values(1, [&v["a"], &v["r"], &v["s"]], false, Some(uuid::Uuid::nil()))
         ),
-        _ => format!("{:?}", pgprompt_core::wire::read_response_value(v)),
+        _ => format!("{:?}", pgprompt_core::wire::read_response_value(v, None)),
     }
 }
 

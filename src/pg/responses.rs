@@ -17,7 +17,7 @@ use super::jsonb::JsonbArg;
 use super::spi::{core_uuid, nullable, pg_uuid, run, run_write, Query};
 use pgprompt_core::Columns as _;
 use pgprompt_core::{Code, Error};
-use pgprompt_core::{Response, Usage};
+use pgprompt_core::{Response, Usage, Wire};
 
 fn refuse(path: &str, what: String, hint: &str) -> ! {
     let path = if path.is_empty() { "/" } else { path };
@@ -31,12 +31,13 @@ fn refuse(path: &str, what: String, hint: &str) -> ! {
 static RECORDED: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
         "a response row",
-        "SELECT turn_id, step, estimated_input_tokens FROM prompt.responses \
+        "SELECT turn_id, step, estimated_input_tokens, shape FROM prompt.responses \
          WHERE conversation_id = $1 AND response_id = $2",
         &[
             ("turn_id", UUIDOID),
             ("step", INT4OID),
             ("estimated_input_tokens", INT4OID),
+            ("shape", TEXTOID),
         ],
     )
 });
@@ -44,10 +45,14 @@ static RECORDED: LazyLock<Query> = LazyLock::new(|| {
 static RECORDED_BODY: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
         "a response row",
-        "SELECT step, estimated_input_tokens FROM prompt.responses \
+        "SELECT step, estimated_input_tokens, shape FROM prompt.responses \
          WHERE conversation_id = $1 AND turn_id = $2 AND response_id IS NULL AND body_digest = $3 \
          ORDER BY step DESC LIMIT 1",
-        &[("step", INT4OID), ("estimated_input_tokens", INT4OID)],
+        &[
+            ("step", INT4OID),
+            ("estimated_input_tokens", INT4OID),
+            ("shape", TEXTOID),
+        ],
     )
 });
 
@@ -92,7 +97,8 @@ fn summary(turn: Uuid, step: i32, r: &Response, estimated: i32) -> Value {
 static ANSWERED_REQUEST: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
         "the request a response answers",
-        "SELECT t.mode, s.frozen #>> '{model,name}' AS model, (s.frozen #>> '{estimate,total}')::int4 AS sealed, \
+        "SELECT t.mode, s.frozen #>> '{model,name}' AS model, s.frozen ->> 'wire' AS wire, \
+                (s.frozen #>> '{estimate,total}')::int4 AS sealed, \
                 s.frozen_digest IS NOT DISTINCT FROM sha256(convert_to(s.frozen::text, 'UTF8')) AS verified, \
                 r.n, r.sent_estimate, t.summary IS NOT NULL AS summarized, \
                 EXISTS (SELECT 1 FROM prompt.responses p WHERE p.conversation_id = $1 AND p.turn_id = $2 \
@@ -106,6 +112,7 @@ static ANSWERED_REQUEST: LazyLock<Query> = LazyLock::new(|| {
         &[
             ("mode", TEXTOID),
             ("model", TEXTOID),
+            ("wire", TEXTOID),
             ("sealed", INT4OID),
             ("verified", BOOLOID),
             ("n", INT4OID),
@@ -134,7 +141,7 @@ fn answered_request(
         |c| {
             Ok::<_, Error>(Some((
                 c.text("mode"),
-                c.text("model"),
+                (c.text("model"), c.text("wire").as_deref().and_then(Wire::parse)),
                 c.get::<i32>("sealed"),
                 c.get::<bool>("verified") == Some(true),
                 c.get::<i32>("n"),
@@ -153,7 +160,7 @@ fn answered_request(
         }
         None => (None, false, None),
     };
-    if let Some((model, Some(sealed), verified, newest, sent)) = stored {
+    if let Some(((model, wire), Some(sealed), verified, newest, sent)) = stored {
         if !verified {
             raise(
                 Error::new(
@@ -171,6 +178,7 @@ fn answered_request(
             return (
                 Answered {
                     model,
+                    wire,
                     estimated,
                     body_digest,
                 },
@@ -189,16 +197,18 @@ fn answered_request(
     }
     let answered = Answered {
         model: out.explain.model.clone(),
+        wire: Some(out.explain.wire),
         estimated: i32::try_from(out.explain.estimate.total).unwrap_or(i32::MAX),
         body_digest,
     };
     (answered, mode, answered_before)
 }
 
-/// What a recorded response answered: the compiled model, the estimate of the request,
-/// and the digest of the response body as recorded.
+/// What a recorded response answered: the compiled model and its wire, the estimate of
+/// the request, and the digest of the response body as recorded.
 struct Answered {
     model: Option<String>,
+    wire: Option<Wire>,
     estimated: i32,
     body_digest: [u8; 32],
 }
@@ -303,12 +313,23 @@ fn next_round(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, r: &Response) 
     n
 }
 
+/// The response `r` (read with no wire preferred) as `wire` reads it, when that is not
+/// the wire that read it and the body is of its shape too (the turn's wire, or the shape
+/// the response was recorded as): a shape two wires share is read as the turn's.
+fn read_as(text: &str, r: Response, wire: Option<String>) -> Response {
+    let other = wire.as_deref().and_then(Wire::parse).filter(|w| *w != r.shape);
+    if other.is_none() {
+        return r;
+    }
+    pgprompt_core::read_response(text, other).or_raise().0
+}
+
 #[pg_extern(volatile, strict, parallel_unsafe)]
 #[search_path(pg_catalog, pg_temp)]
 fn record_response(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid, response: JsonbArg) -> pgrx::JsonB {
     let (conv, turn) = (core_uuid(conversation_id), core_uuid(turn_id));
     super::session::require_updated();
-    let (r, body_digest) = pgprompt_core::read_response(&response.0).or_raise();
+    let (r, body_digest) = pgprompt_core::read_response(&response.0, None).or_raise();
     let written = Spi::connect_mut(|client| {
         // One recorder of the conversation at a time: a second call with the same
         // response waits here, then finds it recorded (under READ COMMITTED; under
@@ -320,10 +341,11 @@ fn record_response(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid, response: J
                     c.need_uuid("turn_id")?,
                     c.need::<i32>("step")?,
                     c.need::<i32>("estimated_input_tokens")?,
+                    c.text("shape"),
                 )))
             })
             .or_raise();
-            if let Some((t, step, est)) = before.first().cloned() {
+            if let Some((t, step, est, shape)) = before.into_iter().next() {
                 if t != turn {
                     refuse(
                         "/id",
@@ -331,7 +353,7 @@ fn record_response(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid, response: J
                         "Each response answers one turn's request.",
                     );
                 }
-                return summary(turn, step, &r, est);
+                return summary(turn, step, &read_as(&response.0, r, shape), est);
             }
         } else {
             // No id to know it by: the same body recorded for this turn before is it.
@@ -339,14 +361,22 @@ fn record_response(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid, response: J
                 client,
                 &RECORDED_BODY,
                 &[pg_uuid(conv).into(), pg_uuid(turn).into(), body_digest.to_vec().into()],
-                |c| Ok::<_, Error>(Some((c.need::<i32>("step")?, c.need::<i32>("estimated_input_tokens")?))),
+                |c| {
+                    Ok::<_, Error>(Some((
+                        c.need::<i32>("step")?,
+                        c.need::<i32>("estimated_input_tokens")?,
+                        c.text("shape"),
+                    )))
+                },
             )
             .or_raise();
-            if let Some((step, est)) = before.first().copied() {
-                return summary(turn, step, &r, est);
+            if let Some((step, est, shape)) = before.into_iter().next() {
+                return summary(turn, step, &read_as(&response.0, r, shape), est);
             }
         }
         let (answered, mode, answered_before) = answered_request(client, conv, turn, body_digest);
+        // Read as the wire the turn was compiled for, where a shape is shared.
+        let r = read_as(&response.0, r, answered.wire.map(|w| w.as_str().to_string()));
         let step = if mode.as_deref() == Some("run") {
             next_round(client, conv, turn, &r)
         } else {

@@ -160,10 +160,12 @@ impl Wire {
 }
 
 /// Reads a provider's response body as it came, its text (docs/design.md, "The response
-/// loop"): what it says, as the first wire whose response shape it is reads it, and the
-/// SHA-256 of its bytes (what recognizes the same response recorded twice). A body
-/// nesting deeper than it can be read is refused as `response_invalid`.
-pub fn read_response(text: &str) -> crate::error::Result<(crate::response::Response, [u8; 32])> {
+/// loop"): what it says, and the SHA-256 of its bytes (what recognizes the same response
+/// recorded twice). It is read as `wire` (the turn's) when it is of that wire's shape, so
+/// a shape two wires share is read as the turn's; else as the first wire, in the order
+/// the wires are declared, whose shape it is. A body nesting deeper than it can be read,
+/// or of no wire's shape, is refused as `response_invalid`.
+pub fn read_response(text: &str, wire: Option<Wire>) -> crate::error::Result<(crate::response::Response, [u8; 32])> {
     let v: serde_json::Value = serde_json::from_str(text).map_err(|_| {
         crate::error::Error::new(
             crate::error::Code::ResponseInvalid,
@@ -172,15 +174,19 @@ pub fn read_response(text: &str) -> crate::error::Result<(crate::response::Respo
         .detail("The value at / does not fit the turn.")
         .hint("Pass the provider's response body as it came.")
     })?;
-    Ok((read_response_value(&v)?, sha256(text)))
+    Ok((read_response_value(&v, wire)?, sha256(text)))
 }
 
-/// Reads a provider's response: as the first wire, in the order the wires are declared,
-/// whose response shape it is; a body of no wire's shape is refused as `response_invalid`.
-pub(crate) fn read_response_value(v: &serde_json::Value) -> crate::error::Result<crate::response::Response> {
+/// Reads a provider's response: as `wire` when it is of that wire's shape, else as the
+/// first wire, in the order the wires are declared, whose shape it is; a body of no
+/// wire's shape is refused as `response_invalid`.
+pub(crate) fn read_response_value(
+    v: &serde_json::Value,
+    wire: Option<Wire>,
+) -> crate::error::Result<crate::response::Response> {
     let o = crate::response::obj(&crate::json_at::At::root(v, ""))?;
-    Wire::ALL
-        .iter()
+    wire.into_iter()
+        .chain(Wire::ALL.iter().copied())
         .find_map(|w| w.form().read_response(&o))
         .unwrap_or_else(|| Err(crate::response::invalid("", "is of no known shape")))
 }
