@@ -63,8 +63,6 @@ def arm_heads(text: str, start: int) -> list[int]:
     return out
 
 
-# A variant is CamelCase (`Wire::Converse`); `Wire::ALL` and `Wire::DEFAULT` are not
-# variants. A new wire needs no edit here.
 def elements(text: str) -> list[str]:
     """The elements of a tuple `(a, b, ...)` at `text`'s start, split at its own commas."""
     depth, out, start = 0, [], 1
@@ -99,6 +97,8 @@ def tuple_wildcards(text: str, scrutinee: str, heads: list[int]) -> list[int]:
     return out
 
 
+# A variant is CamelCase (`Wire::Converse`); `Wire::ALL` and `Wire::DEFAULT` are not
+# variants. A new wire needs no edit here.
 VARIANT = re.compile(r"\bWire::[A-Z][a-z]\w*\b")
 
 

@@ -2,7 +2,8 @@
 //! needs (docs/design.md, "The response loop"): the assistant's parts in the round
 //! format (text, tool calls, thinking and reasoning verbatim), the stop reason, and the
 //! usage as billed. Five shapes, each read in its wire's folder (`wire/<wire>/response.rs`,
-//! tried in turn by `wire::read_response`): Anthropic `Message`, OpenAI `ChatCompletion`,
+//! tried by `wire::read_response`: the turn's wire first, then each in turn): Anthropic
+//! `Message`, OpenAI `ChatCompletion`,
 //! OpenAI Responses `Response`, Gemini `GenerateContentResponse`, Bedrock
 //! `ConverseResponse`. Anything else, or a part of none of them, is refused as
 //! `response_invalid` with its JSON pointer. This file holds the response, its usage and

@@ -1486,7 +1486,7 @@ AS 'MODULE_PATHNAME', 'record_count_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/responses.rs:327
+-- src/pg/responses.rs:323
 -- pgprompt::pg::responses::record_response
 CREATE  FUNCTION "record_response"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1500,7 +1500,7 @@ AS 'MODULE_PATHNAME', 'record_response_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/responses.rs:394
+-- src/pg/responses.rs:385
 -- pgprompt::pg::responses::record_tool_results
 CREATE  FUNCTION "record_tool_results"(
 	"conversation_id" uuid, /* pgrx :: Uuid */

@@ -24,8 +24,9 @@
 -- * today's forms: models.history_cache_ttl (history's breakpoints' TTL), responses.
 --   billed_miss (a provider's cache diagnostics) and cache_report's billed_miss;
 -- * the fifth wire, Amazon Bedrock's Converse (models.wire, responses.shape, the
---   profiles' wires: checked by the library, prompt._wire_known and _wires_known, not a
---   list; Bedrock's Claude, Nova and Llama profiles; a cross-region inference
+--   profiles' wires, and the profiles' providers: checked by the library,
+--   prompt._wire_known, _wires_known and _provider_known, not a list; Bedrock's Claude,
+--   Nova and Llama profiles (providers amazon and meta); a cross-region inference
 --   profile's id matches as its model's);
 -- * responses.answer_digest: a stateful chain holds only while the answer it continues
 --   reads as it was recorded;

@@ -31,13 +31,12 @@ fn refuse(path: &str, what: String, hint: &str) -> ! {
 static RECORDED: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
         "a response row",
-        "SELECT turn_id, step, estimated_input_tokens, shape FROM prompt.responses \
+        "SELECT turn_id, step, estimated_input_tokens FROM prompt.responses \
          WHERE conversation_id = $1 AND response_id = $2",
         &[
             ("turn_id", UUIDOID),
             ("step", INT4OID),
             ("estimated_input_tokens", INT4OID),
-            ("shape", TEXTOID),
         ],
     )
 });
@@ -45,14 +44,10 @@ static RECORDED: LazyLock<Query> = LazyLock::new(|| {
 static RECORDED_BODY: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
         "a response row",
-        "SELECT step, estimated_input_tokens, shape FROM prompt.responses \
+        "SELECT step, estimated_input_tokens FROM prompt.responses \
          WHERE conversation_id = $1 AND turn_id = $2 AND response_id IS NULL AND body_digest = $3 \
          ORDER BY step DESC LIMIT 1",
-        &[
-            ("step", INT4OID),
-            ("estimated_input_tokens", INT4OID),
-            ("shape", TEXTOID),
-        ],
+        &[("step", INT4OID), ("estimated_input_tokens", INT4OID)],
     )
 });
 
@@ -123,45 +118,63 @@ static ANSWERED_REQUEST: LazyLock<Query> = LazyLock::new(|| {
     )
 });
 
-/// The request a response answers ([`ANSWERED_REQUEST`]); where nothing stored says it
-/// (rounds written since the last compile, a round sent before 0.5, an in-turn summary,
-/// a pruned or a 0.2 seal, no seal at all), the turn as it now stands is compiled, as before 0.5 — and a
-/// turn never compiled is refused. With the turn's mode (`None`: no such turn visible)
-/// and whether its request was answered already (a direct reply's response recorded).
-fn answered_request(
-    client: &SpiClient<'_>,
-    conv: Uuid,
-    turn: Uuid,
-    body_digest: [u8; 32],
-) -> (Answered, Option<String>, bool) {
-    let stored = run(
+/// What [`ANSWERED_REQUEST`] read of the request a response answers: the turn's mode,
+/// what its seal froze (the model, the wire, the estimate, and whether its record reads
+/// as written), its newest round and the estimate of the request that first carried it,
+/// and whether a direct reply's response was recorded already.
+struct StoredRequest {
+    mode: Option<String>,
+    model: Option<String>,
+    wire: Option<Wire>,
+    sealed: Option<i32>,
+    verified: bool,
+    newest: Option<i32>,
+    sent: Option<i32>,
+    answered: bool,
+}
+
+/// Reads what the turn's compile stored of the request a response answers, in one
+/// statement ([`ANSWERED_REQUEST`]); `None`: no such turn is visible.
+fn stored_request(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Option<StoredRequest> {
+    let rows = run(
         client,
         &ANSWERED_REQUEST,
         &[pg_uuid(conv).into(), pg_uuid(turn).into()],
         |c| {
-            Ok::<_, Error>(Some((
-                c.text("mode"),
-                (c.text("model"), c.text("wire").as_deref().and_then(Wire::parse)),
-                c.get::<i32>("sealed"),
-                c.get::<bool>("verified") == Some(true),
-                c.get::<i32>("n"),
+            Ok::<_, Error>(Some(StoredRequest {
+                mode: c.text("mode"),
+                model: c.text("model"),
+                wire: c.text("wire").as_deref().and_then(Wire::parse),
+                sealed: c.get::<i32>("sealed"),
+                verified: c.get::<bool>("verified") == Some(true),
+                newest: c.get::<i32>("n"),
                 // An in-turn summary can shrink a request after its newest round was sent:
                 // then the request is what a compile says.
-                c.get::<i32>("sent_estimate")
+                sent: c
+                    .get::<i32>("sent_estimate")
                     .filter(|_| c.get::<bool>("summarized") != Some(true)),
-                c.get::<bool>("answered") == Some(true),
-            )))
+                answered: c.get::<bool>("answered") == Some(true),
+            }))
         },
-    )
-    .or_raise();
-    let (mode, answered_before, stored) = match stored.into_iter().next() {
-        Some((mode, model, sealed, verified, newest, sent, answered)) => {
-            (mode, answered, Some((model, sealed, verified, newest, sent)))
-        }
-        None => (None, false, None),
-    };
-    if let Some(((model, wire), Some(sealed), verified, newest, sent)) = stored {
-        if !verified {
+    );
+    rows.or_raise().into_iter().next()
+}
+
+/// The request a response answers, as `stored` says it; where nothing stored says it
+/// (rounds written since the last compile, a round sent before 0.5, an in-turn summary,
+/// a pruned or a 0.2 seal, no seal at all), the turn as it now stands is compiled, as
+/// before 0.5 — and a turn never compiled is refused. With the turn's mode (`None`: no
+/// such turn visible) and whether its request was answered already (a direct reply's
+/// response recorded).
+fn answered_request(
+    stored: Option<StoredRequest>,
+    conv: Uuid,
+    turn: Uuid,
+    body_digest: [u8; 32],
+) -> (Answered, Option<String>, bool) {
+    let (mode, answered_before) = stored.as_ref().map_or((None, false), |s| (s.mode.clone(), s.answered));
+    if let Some(s) = stored.filter(|s| s.sealed.is_some()) {
+        if !s.verified {
             raise(
                 Error::new(
                     Code::DataCorrupted,
@@ -170,21 +183,17 @@ fn answered_request(
                 .hint("SELECT * FROM prompt.verify_seals(conversation_id) lists every seal that no longer matches."),
             );
         }
-        let estimated = match (newest, sent) {
-            (None, _) => Some(sealed),
+        let estimated = match (s.newest, s.sent) {
+            (None, _) => s.sealed,
             (Some(_), sent) => sent,
         };
         if let Some(estimated) = estimated {
-            return (
-                Answered {
-                    model,
-                    wire,
-                    estimated,
-                    body_digest,
-                },
-                mode,
-                answered_before,
-            );
+            let answered = Answered {
+                model: s.model,
+                estimated,
+                body_digest,
+            };
+            return (answered, mode, answered_before);
         }
     }
     let out = super::api::explain_converting(conv, turn);
@@ -197,18 +206,16 @@ fn answered_request(
     }
     let answered = Answered {
         model: out.explain.model.clone(),
-        wire: Some(out.explain.wire),
         estimated: i32::try_from(out.explain.estimate.total).unwrap_or(i32::MAX),
         body_digest,
     };
     (answered, mode, answered_before)
 }
 
-/// What a recorded response answered: the compiled model and its wire, the estimate of
-/// the request, and the digest of the response body as recorded.
+/// What a recorded response answered: the compiled model, the estimate of the request,
+/// and the digest of the response body as recorded.
 struct Answered {
     model: Option<String>,
-    wire: Option<Wire>,
     estimated: i32,
     body_digest: [u8; 32],
 }
@@ -313,39 +320,31 @@ fn next_round(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, r: &Response) 
     n
 }
 
-/// The response `r` (read with no wire preferred) as `wire` reads it, when that is not
-/// the wire that read it and the body is of its shape too (the turn's wire, or the shape
-/// the response was recorded as): a shape two wires share is read as the turn's.
-fn read_as(text: &str, r: Response, wire: Option<String>) -> Response {
-    let other = wire.as_deref().and_then(Wire::parse).filter(|w| *w != r.shape);
-    if other.is_none() {
-        return r;
-    }
-    pgprompt_core::read_response(text, other).or_raise().0
-}
-
 #[pg_extern(volatile, strict, parallel_unsafe)]
 #[search_path(pg_catalog, pg_temp)]
 fn record_response(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid, response: JsonbArg) -> pgrx::JsonB {
     let (conv, turn) = (core_uuid(conversation_id), core_uuid(turn_id));
     super::session::require_updated();
-    let (r, body_digest) = pgprompt_core::read_response(&response.0, None).or_raise();
     let written = Spi::connect_mut(|client| {
         // One recorder of the conversation at a time: a second call with the same
         // response waits here, then finds it recorded (under READ COMMITTED; under
         // REPEATABLE READ or SERIALIZABLE it fails with 40001, to retry).
         super::seals::lock_storage(client, conv);
+        // The request it answers, as its compile stored it: the seal's wire reads the
+        // response first (a shape two wires share is read as the turn's), once.
+        let stored = stored_request(client, conv, turn);
+        let wire = stored.as_ref().and_then(|s| s.wire);
+        let (r, body_digest) = pgprompt_core::read_response(&response.0, wire).or_raise();
         if let Some(id) = &r.id {
             let before = run(client, &RECORDED, &[pg_uuid(conv).into(), id.clone().into()], |c| {
                 Ok::<_, Error>(Some((
                     c.need_uuid("turn_id")?,
                     c.need::<i32>("step")?,
                     c.need::<i32>("estimated_input_tokens")?,
-                    c.text("shape"),
                 )))
             })
             .or_raise();
-            if let Some((t, step, est, shape)) = before.into_iter().next() {
+            if let Some((t, step, est)) = before.first().cloned() {
                 if t != turn {
                     refuse(
                         "/id",
@@ -353,7 +352,7 @@ fn record_response(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid, response: J
                         "Each response answers one turn's request.",
                     );
                 }
-                return summary(turn, step, &read_as(&response.0, r, shape), est);
+                return summary(turn, step, &r, est);
             }
         } else {
             // No id to know it by: the same body recorded for this turn before is it.
@@ -361,22 +360,14 @@ fn record_response(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid, response: J
                 client,
                 &RECORDED_BODY,
                 &[pg_uuid(conv).into(), pg_uuid(turn).into(), body_digest.to_vec().into()],
-                |c| {
-                    Ok::<_, Error>(Some((
-                        c.need::<i32>("step")?,
-                        c.need::<i32>("estimated_input_tokens")?,
-                        c.text("shape"),
-                    )))
-                },
+                |c| Ok::<_, Error>(Some((c.need::<i32>("step")?, c.need::<i32>("estimated_input_tokens")?))),
             )
             .or_raise();
-            if let Some((step, est, shape)) = before.into_iter().next() {
-                return summary(turn, step, &read_as(&response.0, r, shape), est);
+            if let Some((step, est)) = before.first().copied() {
+                return summary(turn, step, &r, est);
             }
         }
-        let (answered, mode, answered_before) = answered_request(client, conv, turn, body_digest);
-        // Read as the wire the turn was compiled for, where a shape is shared.
-        let r = read_as(&response.0, r, answered.wire.map(|w| w.as_str().to_string()));
+        let (answered, mode, answered_before) = answered_request(stored, conv, turn, body_digest);
         let step = if mode.as_deref() == Some("run") {
             next_round(client, conv, turn, &r)
         } else {

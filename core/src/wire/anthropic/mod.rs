@@ -282,8 +282,8 @@ impl crate::items::Merging for Anthropic {
         crate::kinds::Wire::Anthropic
     }
 
-    /// Shared, whatever the role: every part of a message rides its one element (its `content` blocks). Every kind is named, so a new one is
-    /// decided here.
+    /// Shared, whatever the role: every part of a message rides its one element
+    /// (its `content` blocks). Every kind is named, so a new one is decided here.
     fn unit(&self, kind: &PartKind, _role: crate::kinds::Role) -> crate::items::Unit {
         match kind {
             PartKind::Text(_)

@@ -266,8 +266,8 @@ impl crate::items::Merging for Gemini {
         crate::kinds::Wire::Gemini
     }
 
-    /// Shared, whatever the role: every part of a message rides its one element (its `parts`). Every kind is named, so a new one is
-    /// decided here.
+    /// Shared, whatever the role: every part of a message rides its one element
+    /// (its `parts`). Every kind is named, so a new one is decided here.
     fn unit(&self, kind: &PartKind, _role: crate::kinds::Role) -> crate::items::Unit {
         match kind {
             PartKind::Text(_)
