@@ -536,9 +536,10 @@ fn frame(wire: Wire, v: &Value, counter: &mut Counter<'_>) -> Frame {
     for b in system_items {
         pieces.push(piece(wire, Zone::System, "", b, counter));
     }
-    let automatic = v
-        .get("cache_control")
+    // A request-level marker is spelled as the wire's marks are (Anthropic's `cache_control`).
+    let automatic = (wire.form().keys().mark_key)
         .filter(|_| wire.form().request_marker())
+        .and_then(|key| v.get(key))
         .map(|c| c.get("ttl").and_then(Value::as_str).and_then(ttl_seconds_of));
     Frame { pieces, automatic }
 }
