@@ -198,6 +198,22 @@ pub(crate) enum Unit {
     Shared,
 }
 
+impl Unit {
+    /// A wire whose message is one element with every part in it (anthropic's and
+    /// converse's `content` blocks, gemini's `parts`): each kind is shared, whatever the
+    /// role. Every kind is named, so a new one is decided here for those wires.
+    pub(crate) fn in_its_message(kind: &PartKind) -> Unit {
+        match kind {
+            PartKind::Text(_)
+            | PartKind::ToolCall { .. }
+            | PartKind::ToolResult { .. }
+            | PartKind::Image { .. }
+            | PartKind::Opaque { .. }
+            | PartKind::Said { .. } => Unit::Shared,
+        }
+    }
+}
+
 /// How a wire merges what it sends: the part of a wire's decisions the cost model reads.
 /// Each wire's `Form` is one (`wire/form.rs`); this file asks it and names no wire.
 pub(crate) trait Merging {

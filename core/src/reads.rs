@@ -249,17 +249,11 @@ pub(crate) fn stateful_answerer(
         return None;
     }
     let a = answerer?;
-    let model = models.get(t.model.as_deref().or(a.model.as_deref())?)?;
+    let model = turn_model(t, Some(a), models)?;
     if !model.wire.form().stores_responses() {
         return None;
     }
-    let levels = [
-        ("model", &model.request_options),
-        ("agent", &a.request_options),
-        ("turn", &t.request_options),
-    ];
-    let (merged, _) = crate::options::merge(levels);
-    (merged.get("stateful") == Some(&serde_json::Value::Bool(true))).then_some(a.id)
+    (nearest_option(t, Some(a), Some(model), "stateful") == Some(&serde_json::Value::Bool(true))).then_some(a.id)
 }
 
 /// The previous request of answerer `a` before the turn at `seq`, in its full form's
@@ -478,23 +472,34 @@ pub(crate) fn asks_cache_diagnostics(
     if sealed {
         return false;
     }
-    let model = t
-        .model
+    let model = turn_model(t, answerer, models);
+    nearest_option(t, answerer, model, "cache_diagnostics")
+        .and_then(serde_json::Value::as_bool)
+        .unwrap_or(false)
+}
+
+/// The model a turn is compiled for, among those read: its own, else its answerer's.
+fn turn_model<'m>(t: &Turn, answerer: Option<&User>, models: &'m HashMap<String, Model>) -> Option<&'m Model> {
+    t.model
         .as_ref()
         .or(answerer.and_then(|a| a.model.as_ref()))
-        .and_then(|m| models.get(m));
+        .and_then(|m| models.get(m))
+}
+
+/// Request option `key` as the nearest level that sets it gives it: the turn's over the
+/// answerer's over the model's (what a compile's merged options take).
+fn nearest_option<'o>(
+    t: &'o Turn,
+    answerer: Option<&'o User>,
+    model: Option<&'o Model>,
+    key: &str,
+) -> Option<&'o serde_json::Value> {
     let levels = [
         Some(&t.request_options),
         answerer.map(|a| &a.request_options),
         model.map(|m| &m.request_options),
     ];
-    // The nearest level that sets it decides (the turn over the agent over the model).
-    levels
-        .into_iter()
-        .flatten()
-        .find_map(|o| o.0.get("cache_diagnostics"))
-        .and_then(serde_json::Value::as_bool)
-        .unwrap_or(false)
+    levels.into_iter().flatten().find_map(|o| o.0.get(key))
 }
 
 /// Which of the answerer's rows to read, and for whom.

@@ -282,17 +282,9 @@ impl crate::items::Merging for Anthropic {
         crate::kinds::Wire::Anthropic
     }
 
-    /// Shared, whatever the role: every part of a message rides its one element
-    /// (its `content` blocks). Every kind is named, so a new one is decided here.
+    /// Every part of a message rides its one element (its `content` blocks).
     fn unit(&self, kind: &PartKind, _role: crate::kinds::Role) -> crate::items::Unit {
-        match kind {
-            PartKind::Text(_)
-            | PartKind::ToolCall { .. }
-            | PartKind::ToolResult { .. }
-            | PartKind::Image { .. }
-            | PartKind::Opaque { .. }
-            | PartKind::Said { .. } => crate::items::Unit::Shared,
-        }
+        crate::items::Unit::in_its_message(kind)
     }
 
     fn merges_sides(&self) -> bool {

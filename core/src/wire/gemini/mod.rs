@@ -266,17 +266,9 @@ impl crate::items::Merging for Gemini {
         crate::kinds::Wire::Gemini
     }
 
-    /// Shared, whatever the role: every part of a message rides its one element
-    /// (its `parts`). Every kind is named, so a new one is decided here.
+    /// Every part of a message rides its one element (its `parts`).
     fn unit(&self, kind: &PartKind, _role: crate::kinds::Role) -> crate::items::Unit {
-        match kind {
-            PartKind::Text(_)
-            | PartKind::ToolCall { .. }
-            | PartKind::ToolResult { .. }
-            | PartKind::Image { .. }
-            | PartKind::Opaque { .. }
-            | PartKind::Said { .. } => crate::items::Unit::Shared,
-        }
+        crate::items::Unit::in_its_message(kind)
     }
 
     fn merges_sides(&self) -> bool {
