@@ -53,8 +53,9 @@ CALLS = [
 ]
 
 
-# History's batches (one query, run once per batch) count as one statement.
-BATCH = "ORDER BY t.seq DESC LIMIT"
+# History's batches (a query run once per batch, and the rounds of a batch's run replies
+# when it has any) count as one statement.
+BATCH = ("ORDER BY t.seq DESC LIMIT", "r.turn_id = ANY(")
 
 
 def statements(c, sql, turn) -> tuple:
@@ -68,7 +69,8 @@ def statements(c, sql, turn) -> tuple:
     # Everything but the call itself and the reset.
     rows = [(q, n) for q, n in rows if "pg_stat_statements_reset" not in q and not q.startswith("SELECT length(prompt.")]
     run = sum(n for _, n in rows)
-    counted = sum(1 if BATCH in q else n for q, n in rows)
+    history = [q for q, _ in rows if any(b in q for b in BATCH)]
+    counted = sum(n for q, n in rows if q not in history) + (1 if history else 0)
     return counted, run, sorted(f"{n}× {' '.join(q.split())[:70]}" for q, n in rows)
 
 

@@ -400,6 +400,13 @@ pub struct Turn {
 }
 
 impl Turn {
+    /// Whether the turn may have rounds: a run-backed reply's (the rounds trigger refuses
+    /// a round of any other turn, and a turn with rounds cannot change its mode). A reader
+    /// of history asks for these turns' rounds only.
+    pub fn has_rounds(&self) -> bool {
+        self.kind == TurnKind::Reply && self.mode == Mode::Run
+    }
+
     /// A turn with every optional column at its default, for the loader and for tests.
     pub(crate) fn new(id: Uuid, seq: i64, kind: TurnKind) -> Turn {
         Turn {

@@ -334,6 +334,35 @@ def test_an_unsealed_compile_reads_in_at_most_six_statements(rdb):
     assert not any("model_profiles" in q and "prompt.models" not in q for q in ran), "the profile's lookup ran apart"
 
 
+def test_history_reads_its_run_replies_rounds_with_their_batch(rdb):
+    """History's rounds are read for the run replies a batch holds, in one statement
+    beside the batch (counted with history's batches), and for no other turn: a batch of
+    messages and direct replies reads no round. Every run reply's round reaches the body."""
+    c = rdb
+    conv = new_conversation(c, "anthropic")
+    for i in range(3):
+        c.execute("INSERT INTO prompt.turns (conversation_id, kind, role, author_id, content) "
+                  "VALUES (%s, 'message', 'user', %s, %s)", (conv, ADA, f"Question {i}."))
+        run = new_turn(c, conv, "anthropic", mode="run")
+        c.execute("INSERT INTO prompt.rounds (conversation_id, turn_id, n, assistant, results) VALUES (%s, %s, 1, %s, '[]')",
+                  (conv, run, json.dumps([{"type": "text", "text": f"Working on question {i}."}])))
+        c.execute("UPDATE prompt.turns SET content = %s WHERE id = %s", (f"Answer {i}.", run))
+    turn = new_turn(c, conv, "anthropic", mode="direct_reply")
+    ran = statements_run(c, "SELECT prompt.preview_turn(%s, %s)::text", (conv, turn))
+    body = c.execute("SELECT prompt.preview_turn(%s, %s)::text", (conv, turn)).fetchone()[0]
+    assert all(f"Working on question {i}." in body for i in range(3)), body
+    history = [q for q in ran if "ORDER BY t.seq DESC LIMIT" in q or "r.turn_id = ANY" in q]
+    assert any("r.turn_id = ANY" in q for q in history), ran
+    counted = len(ran) - len(history) + 1
+    assert counted <= 6, "\n".join(ran)
+    # Without a run reply in history, no round is asked for.
+    plain = new_conversation(c, "anthropic")
+    reply = new_turn(c, plain, "anthropic", mode="direct_reply")
+    c.execute("UPDATE prompt.turns SET content = 'Noted.' WHERE id = %s", (reply,))
+    ran = statements_run(c, "SELECT prompt.preview_turn(%s, %s)::text", (plain, new_turn(c, plain, "anthropic", mode="direct_reply")))
+    assert not any("r.turn_id = ANY" in q for q in ran), ran
+
+
 def test_a_sealed_compile_reads_its_conversation_seal_and_nodes_only(rdb):
     """A sealed compile_turn runs at most 2 statements — the conversation row
     with the seal's pointers (where no round was written since), then the body's nodes.

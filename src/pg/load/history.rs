@@ -37,28 +37,31 @@ static SUMMARY_FLOOR: LazyLock<Query> = LazyLock::new(|| {
     )
 });
 
-/// A batch of history (one statement): the turns of conversation `$1` below seq `$2`
-/// from `$3` on, newest first, `$4` at most (their creation day in the time zone `$5`), and
-/// those turns' rounds.
+/// A batch of history: the turns of conversation `$1` below seq `$2` from `$3` on, newest
+/// first, `$4` at most (their creation day in the time zone `$5`). One statement; the rounds
+/// of its run replies, when it has any, are a second ([`HISTORY_ROUNDS`]). They were one
+/// `UNION ALL` statement: its executor start, its subquery scans and its rows padded with the
+/// other part's columns cost a 200-turn preview 0.2 ms, 7%, with no round to read
+/// (bench/NOTES.md).
 static HISTORY: LazyLock<Query> = LazyLock::new(|| {
-    let window = "t.conversation_id = $1 AND t.seq < $2 AND t.seq >= $3 ORDER BY t.seq DESC LIMIT $4";
-    Query::parts(
+    Query::new(
         "a batch of history",
-        &[
-            (
-                "turn",
-                format!("SELECT {} FROM prompt.turns t WHERE {window}", turn_columns("$5")),
-                &TURN,
-            ),
-            (
-                "round",
-                format!(
-                    "SELECT r.turn_id, r.n, r.assistant, r.results, r.steers, r.aborted FROM prompt.rounds r \
-                     WHERE r.conversation_id = $1 AND r.turn_id IN (SELECT t.id FROM prompt.turns t WHERE {window})"
-                ),
-                &[&[("turn_id", UUIDOID)][..], &ROUND].concat(),
-            ),
-        ],
+        format!(
+            "SELECT {} FROM prompt.turns t \
+             WHERE t.conversation_id = $1 AND t.seq < $2 AND t.seq >= $3 ORDER BY t.seq DESC LIMIT $4",
+            turn_columns("$5")
+        ),
+        &TURN,
+    )
+});
+
+/// The rounds of conversation `$1`'s turns `$2` (a batch's run replies, [`Turn::has_rounds`]).
+static HISTORY_ROUNDS: LazyLock<Query> = LazyLock::new(|| {
+    Query::new(
+        "a batch of history's rounds",
+        "SELECT r.turn_id, r.n, r.assistant, r.results, r.steers, r.aborted FROM prompt.rounds r \
+         WHERE r.conversation_id = $1 AND r.turn_id = ANY($2)",
+        &[&[("turn_id", UUIDOID)][..], &ROUND].concat(),
     )
 });
 
@@ -166,6 +169,32 @@ impl<'c, 'conn> SpiHistory<'c, 'conn> {
     }
 }
 
+/// Reads the rounds of `turns`' run replies into them, each turn's in order of `n`
+/// (nothing is read when the batch has no run reply).
+fn read_rounds(client: &SpiClient<'_>, conv: pgrx::Uuid, turns: &mut [HistoryTurn]) -> Result<()> {
+    let ids: Vec<pgrx::Uuid> = turns
+        .iter()
+        .filter(|h| h.turn.has_rounds())
+        .map(|h| pg_uuid(h.turn.id))
+        .collect();
+    if ids.is_empty() {
+        return Ok(());
+    }
+    let mut rounds: HashMap<Uuid, Vec<Round>> = HashMap::new();
+    run(client, &HISTORY_ROUNDS, &[conv.into(), ids.into()], |c| {
+        let turn = c.need_uuid("turn_id")?;
+        rounds.entry(turn).or_default().push(Round::from_columns(c, turn)?);
+        Ok::<_, Error>(None::<()>)
+    })?;
+    for h in turns.iter_mut() {
+        if let Some(mut r) = rounds.remove(&h.turn.id) {
+            r.sort_by_key(|r| r.n);
+            h.rounds = r;
+        }
+    }
+    Ok(())
+}
+
 impl HistorySource for SpiHistory<'_, '_> {
     fn next_batch(&mut self, want: usize) -> Result<Vec<HistoryTurn>> {
         let limit = want.clamp(1, 1024);
@@ -177,39 +206,26 @@ impl HistorySource for SpiHistory<'_, '_> {
                 return Ok(Vec::new());
             };
             let host = seg.host;
-            let mut rounds: HashMap<Uuid, Vec<Round>> = HashMap::new();
+            let conv = pg_uuid(seg.conv);
             turns = run(
                 client,
                 &HISTORY,
                 &[
-                    pg_uuid(seg.conv).into(),
+                    conv.into(),
                     seg.before.into(),
                     seg.floor.into(),
                     (limit as i64).into(),
                     timezone.into(),
                 ],
-                |c| match c.need_text("row_of")?.as_str() {
-                    "turn" => Ok(Turn::from_columns(c, true)?.map(|(turn, _)| HistoryTurn {
+                |c| {
+                    Ok::<_, Error>(Turn::from_columns(c, true)?.map(|(turn, _)| HistoryTurn {
                         turn,
                         rounds: Vec::new(),
                         host,
-                    })),
-                    "round" => {
-                        let turn = c.need_uuid("turn_id")?;
-                        rounds.entry(turn).or_default().push(Round::from_columns(c, turn)?);
-                        Ok(None)
-                    }
-                    other => c.unread_part(other),
+                    }))
                 },
             )?;
-            // Newest first, each turn's rounds in order, whatever order the parts came in.
-            turns.sort_by_key(|h| std::cmp::Reverse(h.turn.seq));
-            for h in turns.iter_mut() {
-                if let Some(mut r) = rounds.remove(&h.turn.id) {
-                    r.sort_by_key(|r| r.n);
-                    h.rounds = r;
-                }
-            }
+            read_rounds(client, conv, &mut turns)?;
             // A short batch was the stretch's last: nothing older is left in it.
             seg.before = match turns.last() {
                 Some(last) if turns.len() == limit => last.turn.seq,
