@@ -29,7 +29,7 @@
 //! uncached = input), and are a model of the provider's count, not its bill.
 
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
+use std::hash::{BuildHasher, Hasher};
 use std::rc::Rc;
 
 use serde::Serialize;
@@ -422,15 +422,24 @@ fn unmarked(v: &Value, mark: Option<&str>) -> (Value, bool) {
     }
 }
 
+/// The hasher of the prediction's prefix identities: foldhash, seeded the same in every
+/// backend (a prediction reads the same on any). SipHash here was 9% of an `explain_turn`
+/// whose prediction replays 61 requests (bench/NOTES.md); these hashes only tell blocks
+/// apart within one prediction, and nothing is keyed by them that a caller could flood.
+fn hasher() -> impl Hasher {
+    foldhash::fast::FixedState::with_seed(0).build_hasher()
+}
+
 fn hash(text: &str) -> u64 {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    text.hash(&mut h);
+    let mut h = hasher();
+    h.write(text.as_bytes());
     h.finish()
 }
 
-/// The hash of bytes given in parts, as if joined (no copy of them).
+/// The hash of bytes given in parts (each part hashed as one write: callers split the
+/// same bytes the same way).
 fn hash_parts(parts: &[&[u8]]) -> u64 {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
+    let mut h = hasher();
     for p in parts {
         h.write(p);
     }
