@@ -736,3 +736,27 @@ fn stable_trimming_begins_where_the_previous_sealed_request_began() {
     Spi::run(&template(100_000)).unwrap();
     assert_eq!(skipped(second).as_deref(), Some("stable_cut"));
 }
+
+#[pg_test]
+fn a_jsonb_result_built_in_binary_is_the_one_its_text_parses_to() {
+    use crate::pg::jsonb::JsonbOut;
+    use pgrx::datum::DatumWithOid;
+    let corpus = [
+        r#"{"b": 1, "a": [true, false, null], "": "", "long key first": {"x": []}}"#,
+        r#"[0, -1, 1.5, 0.1, 1e300, -2.5e-7, 12345678901234567890, -9223372036854775808]"#,
+        r#"{"text": "line\nbreak \"quoted\" \\ tab\t é ✓ 𝄞 \u001f", "empty": {}, "list": [[], {}, [[1]]]}"#,
+        r#"{"a": {"a": {"a": {"a": [1, {"b": "deep"}]}}}, "z": 0}"#,
+        r#"[]"#,
+        r#"{}"#,
+    ];
+    for text in corpus {
+        let value: serde_json::Value = serde_json::from_str(text).expect("corpus parses");
+        let args: [DatumWithOid; 2] = [JsonbOut(value.clone()).into(), pgrx::JsonB(value).into()];
+        let same = Spi::get_one_with_args::<bool>(
+            "SELECT $1 = $2 AND $1::text = $2::text AND pg_column_size($1) = pg_column_size($2)",
+            &args,
+        )
+        .expect("query runs");
+        assert_eq!(same, Some(true), "{text}");
+    }
+}

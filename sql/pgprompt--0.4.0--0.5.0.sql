@@ -201,7 +201,7 @@ CREATE FUNCTION prompt."record_count"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
 	"turn_id" uuid, /* pgrx :: Uuid */
 	"input_tokens" INT /* i32 */
-) RETURNS jsonb /* pgrx :: JsonB */
+) RETURNS jsonb /* JsonbOut */
 STRICT VOLATILE PARALLEL UNSAFE
 SET search_path TO pg_catalog, pg_temp
 LANGUAGE c /* Rust */

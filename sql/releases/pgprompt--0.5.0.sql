@@ -1405,7 +1405,7 @@ AS 'MODULE_PATHNAME', 'estimate_turn_wrapper';
 CREATE  FUNCTION "explain_turn"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
 	"turn_id" uuid /* pgrx :: Uuid */
-) RETURNS jsonb /* pgrx :: JsonB */
+) RETURNS jsonb /* JsonbOut */
 STRICT STABLE PARALLEL SAFE
 SET search_path TO pg_catalog, pg_temp
 LANGUAGE c /* Rust */
@@ -1478,7 +1478,7 @@ CREATE  FUNCTION "record_count"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
 	"turn_id" uuid, /* pgrx :: Uuid */
 	"input_tokens" INT /* i32 */
-) RETURNS jsonb /* pgrx :: JsonB */
+) RETURNS jsonb /* JsonbOut */
 STRICT VOLATILE PARALLEL UNSAFE
 SET search_path TO pg_catalog, pg_temp
 LANGUAGE c /* Rust */
@@ -1492,7 +1492,7 @@ CREATE  FUNCTION "record_response"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
 	"turn_id" uuid, /* pgrx :: Uuid */
 	"response" jsonb /* JsonbArg */
-) RETURNS jsonb /* pgrx :: JsonB */
+) RETURNS jsonb /* JsonbOut */
 STRICT VOLATILE PARALLEL UNSAFE
 SET search_path TO pg_catalog, pg_temp
 LANGUAGE c /* Rust */
@@ -1533,7 +1533,7 @@ CREATE  FUNCTION "search_deferred"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
 	"turn_id" uuid, /* pgrx :: Uuid */
 	"query" TEXT DEFAULT '' /* & str */
-) RETURNS jsonb /* pgrx :: JsonB */
+) RETURNS jsonb /* JsonbOut */
 STRICT STABLE PARALLEL SAFE
 SET search_path TO pg_catalog, pg_temp
 LANGUAGE c /* Rust */

@@ -5,7 +5,7 @@ use pgrx::prelude::*;
 use uuid::Uuid;
 
 use super::errors::{raise, OrRaise};
-use super::jsonb::{JsonArg, JsonBody, JsonbArg};
+use super::jsonb::{JsonArg, JsonBody, JsonbArg, JsonbOut};
 use super::load::{self, SpiHistory};
 use super::seals;
 use super::session::{self, writable};
@@ -220,14 +220,14 @@ fn sealed_body(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) -> Option<JsonB
 
 #[pg_extern(stable, strict, parallel_safe)]
 #[search_path(pg_catalog, pg_temp)]
-fn explain_turn(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) -> pgrx::JsonB {
+fn explain_turn(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) -> JsonbOut {
     let out = explain_now(core_uuid(conversation_id), core_uuid(turn_id));
     let mut value = serde_json::to_value(&out.explain).unwrap_or(serde_json::Value::Null);
     if let (Some(cache), Some(map)) = (super::cache::predict(&out), value.as_object_mut()) {
         // What the provider's cache should do with this request, sent now.
         map.insert("cache".into(), cache);
     }
-    pgrx::JsonB(value)
+    JsonbOut(value)
 }
 
 /// The complete effective skill set of a turn's callables (seed 003's skill_view): what
@@ -269,9 +269,9 @@ fn skills_for_turn(
 /// it would compile now).
 #[pg_extern(stable, strict, parallel_safe)]
 #[search_path(pg_catalog, pg_temp)]
-fn search_deferred(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid, query: default!(&str, "''")) -> pgrx::JsonB {
+fn search_deferred(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid, query: default!(&str, "''")) -> JsonbOut {
     let out = explain_now(core_uuid(conversation_id), core_uuid(turn_id));
-    pgrx::JsonB(out.explain.search_deferred(query))
+    JsonbOut(out.explain.search_deferred(query))
 }
 
 #[pg_extern(stable, strict, parallel_safe)]

@@ -8,7 +8,7 @@ use serde_json::json;
 
 use super::api::explain_now;
 use super::errors::{raise, OrRaise};
-use super::jsonb::JsonBody;
+use super::jsonb::{JsonBody, JsonbOut};
 use super::spi::{core_uuid, nullable, pg_uuid, run_write};
 use pgprompt_core::{Code, Error};
 
@@ -31,7 +31,7 @@ fn count_body(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) -> JsonBody {
 /// count of the same request again replaces it. Returns what was written.
 #[pg_extern(volatile, strict, parallel_unsafe)]
 #[search_path(pg_catalog, pg_temp)]
-fn record_count(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid, input_tokens: i32) -> pgrx::JsonB {
+fn record_count(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid, input_tokens: i32) -> JsonbOut {
     let (conv, turn) = (core_uuid(conversation_id), core_uuid(turn_id));
     if input_tokens < 0 {
         raise(
@@ -60,7 +60,7 @@ fn record_count(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid, input_tokens: 
             ],
         );
     });
-    pgrx::JsonB(json!({
+    JsonbOut(json!({
         "turn_id": turn,
         "step": step,
         "input_tokens": input_tokens,

@@ -276,3 +276,158 @@ unsafe fn scalar(v: &pg_sys::JsonbValue) -> serde_json::Value {
         _ => serde_json::Value::Null,
     }
 }
+
+/// The longest string a jsonb value can hold (`JENTRY_OFFLENMASK`).
+const MAX_JSONB_STRING: usize = 0x0fff_ffff;
+
+/// A `jsonb` result built in its binary form (`pushJsonbValue`): not written as text and
+/// parsed back, as pgrx's `JsonB` does (`jsonb_in`'s parse of `explain_turn`'s 0.43 MB
+/// of messages was 13% of the call, and writing the text 5%; profiled 2026-12-04).
+pub struct JsonbOut(pub serde_json::Value);
+
+impl IntoDatum for JsonbOut {
+    fn into_datum(self) -> Option<pg_sys::Datum> {
+        if matches!(self.0, serde_json::Value::Object(_) | serde_json::Value::Array(_)) {
+            // SAFETY: `build` reads `self.0`, which outlives the call; the strings it points
+            // the parse state at are copied into the Jsonb before it returns.
+            if let Some(datum) = unsafe { build(&self.0) } {
+                return Some(datum);
+            }
+        }
+        // A scalar (jsonb's raw-scalar form), or a string jsonb cannot hold (too long, or
+        // with a NUL): through the text, whose parse raises the error it deserves.
+        pgrx::JsonB(self.0).into_datum()
+    }
+
+    fn type_oid() -> pg_sys::Oid {
+        pg_sys::JSONBOID
+    }
+}
+
+// SAFETY: `box_into` returns a datum of the declared type (`jsonb`, palloc'd in the
+// call's memory context) or SQL NULL.
+unsafe impl BoxRet for JsonbOut {
+    unsafe fn box_into<'fcx>(self, fcinfo: &mut FcInfo<'fcx>) -> Datum<'fcx> {
+        match self.into_datum() {
+            // SAFETY: a Jsonb varlena palloc'd in the current (the call's) memory context.
+            Some(datum) => unsafe { fcinfo.return_raw_datum(datum) },
+            None => fcinfo.return_null(),
+        }
+    }
+}
+
+// SAFETY: the SQL type named is the one `into_datum` produces (`jsonb`).
+unsafe impl SqlTranslatable for JsonbOut {
+    const TYPE_IDENT: &'static str = pgrx::pgrx_resolved_type!(JsonbOut);
+    const TYPE_ORIGIN: pgrx::pgrx_sql_entity_graph::metadata::TypeOrigin =
+        pgrx::pgrx_sql_entity_graph::metadata::TypeOrigin::External;
+    const ARGUMENT_SQL: Result<SqlMappingRef, ArgumentError> = Ok(SqlMappingRef::literal("jsonb"));
+    const RETURN_SQL: Result<ReturnsRef, ReturnsError> = Ok(ReturnsRef::One(SqlMappingRef::literal("jsonb")));
+}
+
+/// `value` (an object or an array) as a Jsonb datum; `None` when a string is too long
+/// for jsonb.
+///
+/// # Safety
+/// Calls into PostgreSQL's jsonb builder; every pointer handed to it points into `value`,
+/// which the caller keeps alive until this returns.
+unsafe fn build(value: &serde_json::Value) -> Option<pg_sys::Datum> {
+    let mut state: *mut pg_sys::JsonbParseState = std::ptr::null_mut();
+    // SAFETY: per the function's contract.
+    let root = unsafe { push(&mut state, value, None)? };
+    // SAFETY: `root` is the finished top-level container pushJsonbValue returned.
+    let jsonb = unsafe { pg_sys::JsonbValueToJsonb(root) };
+    Some(pg_sys::Datum::from(jsonb))
+}
+
+/// Pushes `value` onto the parse state: a container whole, a scalar as `token` (WJB_VALUE
+/// or WJB_ELEM). Returns what the last push returned (the finished container at the
+/// top), `None` for a string too long for jsonb.
+///
+/// # Safety
+/// As [`build`]: `value` outlives the parse state's use.
+unsafe fn push(
+    state: &mut *mut pg_sys::JsonbParseState,
+    value: &serde_json::Value,
+    token: Option<pg_sys::JsonbIteratorToken::Type>,
+) -> Option<*mut pg_sys::JsonbValue> {
+    use pg_sys::JsonbIteratorToken::*;
+    use serde_json::Value;
+    // SAFETY: every call below hands pushJsonbValue the builder's own state and a
+    // JsonbValue that is fully set (or NULL where a container begins or ends), whose
+    // strings point into `value`, alive until the Jsonb is made.
+    unsafe {
+        match value {
+            Value::Object(map) => {
+                pg_sys::pushJsonbValue(state, WJB_BEGIN_OBJECT, std::ptr::null_mut());
+                for (key, v) in map {
+                    let mut k = string(key)?;
+                    pg_sys::pushJsonbValue(state, WJB_KEY, &mut k);
+                    push(state, v, Some(WJB_VALUE))?;
+                }
+                Some(pg_sys::pushJsonbValue(state, WJB_END_OBJECT, std::ptr::null_mut()))
+            }
+            Value::Array(items) => {
+                pg_sys::pushJsonbValue(state, WJB_BEGIN_ARRAY, std::ptr::null_mut());
+                for v in items {
+                    push(state, v, Some(WJB_ELEM))?;
+                }
+                Some(pg_sys::pushJsonbValue(state, WJB_END_ARRAY, std::ptr::null_mut()))
+            }
+            scalar => {
+                let mut v = scalar_value(scalar)?;
+                Some(pg_sys::pushJsonbValue(state, token.unwrap_or(WJB_ELEM), &mut v))
+            }
+        }
+    }
+}
+
+/// A string as a jsonb scalar pointing at its bytes; `None` when too long for jsonb, or
+/// holding a NUL, which jsonb_in refuses (the text path raises its error).
+fn string(s: &str) -> Option<pg_sys::JsonbValue> {
+    if s.len() > MAX_JSONB_STRING || s.contains('\0') {
+        return None;
+    }
+    // SAFETY: a JsonbValue is plain data; the string member is set next.
+    let mut v: pg_sys::JsonbValue = unsafe { std::mem::zeroed() };
+    v.type_ = pg_sys::jbvType::jbvString;
+    // The length fits: checked against MAX_JSONB_STRING above.
+    v.val.string.len = s.len() as i32;
+    v.val.string.val = s.as_ptr().cast_mut().cast::<c_char>();
+    Some(v)
+}
+
+/// A JSON scalar as a jsonb scalar (a number through `numeric_in`, as jsonb_in reads it).
+fn scalar_value(value: &serde_json::Value) -> Option<pg_sys::JsonbValue> {
+    use serde_json::Value;
+    if let Value::String(s) = value {
+        return string(s);
+    }
+    // SAFETY: a JsonbValue is plain data; the member its type names is set below.
+    let mut v: pg_sys::JsonbValue = unsafe { std::mem::zeroed() };
+    match value {
+        Value::Bool(b) => {
+            v.type_ = pg_sys::jbvType::jbvBool;
+            v.val.boolean = *b;
+        }
+        Value::Number(n) => {
+            let text = std::ffi::CString::new(n.to_string()).ok()?;
+            // SAFETY: numeric_in reads a NUL-terminated spelling of a number (serde_json's
+            // own, which numeric_in takes) and returns a palloc'd Numeric.
+            let numeric = unsafe {
+                direct_function_call_as_datum(
+                    pg_sys::numeric_in,
+                    &[
+                        Some(pg_sys::Datum::from(text.as_ptr())),
+                        Some(pg_sys::Datum::from(pg_sys::InvalidOid)),
+                        Some(pg_sys::Datum::from(-1i32)),
+                    ],
+                )
+            }?;
+            v.type_ = pg_sys::jbvType::jbvNumeric;
+            v.val.numeric = numeric.cast_mut_ptr();
+        }
+        _ => v.type_ = pg_sys::jbvType::jbvNull,
+    }
+    Some(v)
+}

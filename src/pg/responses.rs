@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 use uuid::Uuid;
 
 use super::errors::{raise, OrRaise};
-use super::jsonb::JsonbArg;
+use super::jsonb::{JsonbArg, JsonbOut};
 use super::spi::{core_uuid, nullable, pg_uuid, run, run_write, Query};
 use pgprompt_core::Columns as _;
 use pgprompt_core::{Code, Error};
@@ -322,7 +322,7 @@ fn next_round(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, r: &Response) 
 
 #[pg_extern(volatile, strict, parallel_unsafe)]
 #[search_path(pg_catalog, pg_temp)]
-fn record_response(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid, response: JsonbArg) -> pgrx::JsonB {
+fn record_response(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid, response: JsonbArg) -> JsonbOut {
     let (conv, turn) = (core_uuid(conversation_id), core_uuid(turn_id));
     super::session::require_updated();
     let written = Spi::connect_mut(|client| {
@@ -377,7 +377,7 @@ fn record_response(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid, response: J
         insert_response(client, conv, turn, step, &r, &answered);
         summary(turn, step, &r, answered.estimated)
     });
-    pgrx::JsonB(written)
+    JsonbOut(written)
 }
 
 /// Writes the results of the newest round's tool calls (`[{call_id, content, is_error?,
