@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""Issue 43's ratios for two builds of pgprompt in one interleaved run on one server.
+
+bench/against.sh builds an older commit under another module name (pgprompt03.so and
+extension pgprompt03) and loads the same data into a database of its own with that
+commit's bench/bench.py; this script then measures both databases' calls in one run:
+every round calls each once, in an order that rotates, so the machine's drift falls on
+both builds alike. The floors are measured in each database, on its own rows.
+
+    python3 bench/against.py OLD_DB NEW_DB [LABEL_OLD LABEL_NEW]
+"""
+import json
+import sys
+import time
+
+import bench
+from bench import C200, C_TOOLS, T200, T_TOOLS
+from results import write_section
+
+HEAD = "## 0.3.0 and this build in one run"
+# Issue 43's column for 0.3.0 (measured elsewhere) and its targets, row by row.
+ISSUE = {
+    "body / json_agg": ("0.84", "<= 0.85"),
+    "body / string_agg": ("1.46", "<= 1.3"),
+    "client / client floor": ("0.87", "<= 0.9"),
+    "tools / messages per body byte": ("1.31", "<= 1.3"),
+}
+
+
+def calls(c, tag):
+    rows = "FROM prompt.turns WHERE conversation_id = %s AND seq >= %s AND seq < %s"
+    string_floor = f"SELECT length(string_agg(content, '' ORDER BY seq)) {rows}"
+    json_rows = f"SELECT json_agg(json_build_object('role', role, 'content', content) ORDER BY seq) {rows}"
+    json_floor = f"SELECT length(({json_rows})::text)"
+    preview = "SELECT length(prompt.preview_turn(%s, %s)::text)"
+    return {
+        f"{tag}:floor_200": lambda: c.execute(string_floor, (C200, 1, 201)).fetchone(),
+        f"{tag}:json_floor_200": lambda: c.execute(json_floor, (C200, 1, 201)).fetchone(),
+        f"{tag}:preview_200": lambda: c.execute(preview, (C200, T200)).fetchone(),
+        f"{tag}:tools_200": lambda: c.execute(preview, (C_TOOLS, T_TOOLS)).fetchone(),
+        f"{tag}:client_pgprompt_200": lambda: c.execute("SELECT prompt.preview_turn(%s, %s)", (C200, T200)).fetchone()[0],
+        f"{tag}:client_floor_200": lambda: c.execute(json_rows, (C200, 1, 201)).fetchone()[0],
+    }
+
+
+def ratios(i, tag, c):
+    body = c.execute("SELECT octet_length(prompt.preview_turn(%s, %s)::text)", (C200, T200)).fetchone()[0]
+    tools = c.execute("SELECT octet_length(prompt.preview_turn(%s, %s)::text)", (C_TOOLS, T_TOOLS)).fetchone()[0]
+    m = {k.split(":", 1)[1]: v["median_ms"] for k, v in i.items() if k.startswith(tag + ":")}
+    return {
+        "body / json_agg": m["preview_200"] / m["json_floor_200"],
+        "body / string_agg": m["preview_200"] / m["floor_200"],
+        "client / client floor": m["client_pgprompt_200"] / m["client_floor_200"],
+        "tools / messages per body byte": (m["tools_200"] / tools) / (m["preview_200"] / body),
+        "medians": m,
+    }
+
+
+def main():
+    old_db, new_db = sys.argv[1], sys.argv[2]
+    labels = sys.argv[3:5] if len(sys.argv) >= 5 else ["old", "new"]
+    with bench.connect(old_db) as old, bench.connect(new_db) as new:
+        both = {**calls(old, "old"), **calls(new, "new")}
+        i = bench.interleaved(both)
+        out = {labels[0]: ratios(i, "old", old), labels[1]: ratios(i, "new", new)}
+    print(json.dumps(out, indent=1))
+    a, b = (out[k] for k in labels)
+    lines = [HEAD, "",
+             f"Machine: {bench.machine()}. Date: {time.strftime('%Y-%m-%d')}. `bench/against.sh {labels[0]}`: "
+             f"{labels[0]} (the last commit of 0.3.0) built under another name beside this build ({labels[1]}) in one "
+             f"server, each database loaded by its own commit's bench.py (the same seeded rows), every call of both "
+             f"measured in one interleaved run ({bench.RUNS} rounds).", "",
+             f"| ratio | issue 43's 0.3.0 | {labels[0]} here | {labels[1]} here | target |", "|---|---:|---:|---:|---|"]
+    for k, (issue, target) in ISSUE.items():
+        lines.append(f"| {k} | {issue} | {a[k]:.2f} | {b[k]:.2f} | {target} {bench.ok(b[k], target)} |")
+    lines += ["", "Medians, ms: " + "; ".join(
+        f"{label}: " + ", ".join(f"{k} {v:.2f}" for k, v in out[label]["medians"].items()) for label in labels) + "."]
+    print("\n".join(lines))
+    write_section("against", HEAD, lines)
+
+
+if __name__ == "__main__":
+    main()
