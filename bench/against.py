@@ -8,13 +8,16 @@ every round calls each once, in an order that rotates, so the machine's drift fa
 both builds alike. The floors are measured in each database, on its own rows.
 
     python3 bench/against.py OLD_DB NEW_DB [LABEL_OLD LABEL_NEW]
+
+With BENCH_WRITE=0 (another older commit than 0.3.0's) it prints and writes nothing.
 """
 import json
+import os
 import sys
 import time
 
 import bench
-from bench import C200, C_TOOLS, T200, T_TOOLS
+from bench import C10K, C200, C_TOOLS, T10K, T200, T_TOOLS
 from results import write_section
 
 HEAD = "## 0.3.0 and this build in one run"
@@ -38,6 +41,7 @@ def calls(c, tag):
         f"{tag}:json_floor_200": lambda: c.execute(json_floor, (C200, 1, 201)).fetchone(),
         f"{tag}:preview_200": lambda: c.execute(preview, (C200, T200)).fetchone(),
         f"{tag}:tools_200": lambda: c.execute(preview, (C_TOOLS, T_TOOLS)).fetchone(),
+        f"{tag}:preview_10k": lambda: c.execute(preview, (C10K, T10K)).fetchone(),
         f"{tag}:client_pgprompt_200": lambda: c.execute("SELECT prompt.preview_turn(%s, %s)", (C200, T200)).fetchone()[0],
         f"{tag}:client_floor_200": lambda: c.execute(json_rows, (C200, 1, 201)).fetchone()[0],
     }
@@ -76,7 +80,8 @@ def main():
     lines += ["", "Medians, ms: " + "; ".join(
         f"{label}: " + ", ".join(f"{k} {v:.2f}" for k, v in out[label]["medians"].items()) for label in labels) + "."]
     print("\n".join(lines))
-    write_section("against", HEAD, lines)
+    if os.environ.get("BENCH_WRITE", "1") == "1":
+        write_section("against", HEAD, lines)
 
 
 if __name__ == "__main__":

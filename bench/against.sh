@@ -3,6 +3,7 @@
 # one server (not part of the test command; by hand, about 15 minutes):
 #
 #   bench/against.sh 04e6eff      # the last commit of 0.3.0, before 0.4's work
+#   BENCH_WRITE=0 bench/against.sh bf88378   # any other commit: printed, not written
 #
 # The older commit is built in a worktree of its own (its own target directory) and
 # installed beside this checkout's build under another name: the library
