@@ -584,10 +584,13 @@ BEGIN ATOMIC
     -- A Bedrock cross-region inference profile (us.amazon.nova-pro-v1:0, global.anthropic.…)
     -- is its model's id behind a geography: matched as the id.
     SELECT (to_jsonb(p) - 'imported')::text FROM prompt.model_profiles p
-     WHERE p.name = coalesce(profile_name, (SELECT q.name FROM prompt.model_profiles q,
-                                         (VALUES (model_name), (regexp_replace(model_name, '^(us|eu|apac|global|us-gov|jp|au|ca)[.](?=[a-z]+[.])', ''))) n (id)
-                                   WHERE q.name = n.id OR starts_with(n.id, q.name || '-')
-                                   ORDER BY length(q.name) DESC LIMIT 1))
+     WHERE p.name = coalesce(profile_name, (SELECT q.name FROM prompt.model_profiles q
+                                   WHERE q.name = ANY (ARRAY(
+                                         SELECT array_to_string(a[1:i], '-')
+                                           FROM (VALUES (model_name), (regexp_replace(model_name, '^(us|eu|apac|global|us-gov|jp|au|ca)[.](?=[a-z]+[.])', ''))) n (id),
+                                                LATERAL string_to_array(n.id, '-') a,
+                                                LATERAL generate_series(1, cardinality(a)) i))
+                                   ORDER BY length(q.name) DESC, q.name LIMIT 1))
      OFFSET 0;
 END;
 CREATE OR REPLACE FUNCTION prompt._model_profile(model_name text, profile_name text) RETURNS text

@@ -153,6 +153,35 @@ def test_a_prefix_matches_at_a_dash_only(cat):
     assert got["gpt-5x"] is None
 
 
+GEOGRAPHY = re.compile(r"^(us|eu|apac|global|us-gov|jp|au|ca)[.](?=[a-z]+[.])")
+
+
+def longest_prefix(name, profiles):
+    """The profile a name follows, by the rule as the README states it: the profile named
+    as the id (or as the id behind a Bedrock geography), else the longest profile name
+    followed in it by '-'."""
+    ids = [name, GEOGRAPHY.sub("", name, count=1)]
+    found = [q for q in profiles if any(i == q or i.startswith(q + "-") for i in ids)]
+    return max(found, key=lambda q: (len(q), [-ord(c) for c in q]), default=None)
+
+
+def test_the_profile_lookup_is_the_longest_dash_prefix(cat):
+    """The lookup (each '-'-prefix of the id by the primary key) finds what comparing the
+    id with every profile finds, over every profile's name, dated, suffixed, behind a
+    geography, cut short, and odd spellings."""
+    profiles = [r[0] for r in cat.execute("SELECT name FROM prompt.model_profiles")]
+    names = set()
+    for q in profiles:
+        names |= {q, q + "-20250101", q + "-x-y", "us.anthropic." + q, "global." + q + "-v1:0", q[:-1], q + "x",
+                  q.replace("-", "--", 1), "-" + q}
+    names |= {"", "-", "--", "gpt-", "a-b-c-d-e-f-g-h", "us.", "eu.x", "claude--opus"}
+    got = resolved(cat, sorted(names))
+    wrong = {n: ((got[n] or {}).get("name"), longest_prefix(n, profiles))
+             for n in names if (got[n] or {}).get("name") != longest_prefix(n, profiles)}
+    assert wrong == {}, wrong
+    assert len(names) > 1000
+
+
 def lifecycle_turn(conn, retires, deprecated=None, replacement="gpt-5.5"):
     conn.execute("DELETE FROM prompt.model_profiles WHERE name = 'test-lifecycle'")
     conn.execute("INSERT INTO prompt.model_profiles (name, provider, wires, retires_at, deprecated_at, replacement) "

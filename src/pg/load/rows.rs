@@ -109,10 +109,11 @@ pub(super) fn models_sql(filter: &str) -> String {
         "SELECT m.name, m.wire, m.tokenizer, m.advisory_window, m.hard_window, m.native_images, \
          m.token_margin, m.token_margin_auto, \
          m.max_output_tokens, m.cache_ttl, m.history_cache_ttl, m.request_options, p.profile, \
-         coalesce((p.profile::jsonb ->> 'retires_at')::date <= current_date, false) AS retired, \
-         coalesce((p.profile::jsonb ->> 'deprecated_at')::date <= current_date, false) \
-           OR (p.profile::jsonb ->> 'retires_at') IS NOT NULL AS deprecated \
-         FROM prompt.models m LEFT JOIN LATERAL prompt._model_profile_of(m.name, m.profile) p ON true \
+         coalesce((p.j ->> 'retires_at')::date <= current_date, false) AS retired, \
+         coalesce((p.j ->> 'deprecated_at')::date <= current_date, false) \
+           OR (p.j ->> 'retires_at') IS NOT NULL AS deprecated \
+         FROM prompt.models m LEFT JOIN LATERAL \
+           (SELECT f.profile, f.profile::jsonb AS j FROM prompt._model_profile_of(m.name, m.profile) f OFFSET 0) p ON true \
          WHERE {filter}"
     )
 }
