@@ -53,8 +53,8 @@ CALLS = [
 ]
 
 
-# History's batches (a query run once per batch, and the rounds of a batch's run replies
-# when it has any) count as one statement.
+# History's batches (a query run once per batch, and the rounds of a batch's replies where
+# the conversation has rounds) count as one statement.
 BATCH = ("ORDER BY t.seq DESC LIMIT", "r.turn_id = ANY(")
 
 

@@ -72,6 +72,9 @@ pub struct Context {
     /// The seq of the newest summary turn before the turn in its conversation, where its
     /// history starts (`None`: there is none), read with the turn.
     pub summary_floor: Option<i64>,
+    /// Whether any turn of the conversation has rounds, read with the turn: history asks
+    /// for its batches' rounds only then (`true` where unknown).
+    pub conversation_rounds: bool,
 }
 
 /// The previous request of a stateful turn's answerer (`Context::previous`), read by

@@ -102,6 +102,8 @@ pub struct First<S, I> {
     pub created_at: Option<I>,
     /// The seq of the newest summary turn before the turn.
     pub summary_floor: Option<i64>,
+    /// Whether any turn of the conversation has rounds (`true` where unknown).
+    pub conversation_rounds: bool,
 }
 
 /// What [`Store::references`] reads: reference tables' rows.
@@ -165,6 +167,7 @@ fn load_turn<S: Store>(store: &mut S, conv: Uuid, turn: Uuid, read: Read, chain:
         turn: found,
         created_at,
         summary_floor,
+        conversation_rounds,
     }) = first
     else {
         return Err(Error::conversation_not_found(conv));
@@ -231,6 +234,7 @@ fn load_turn<S: Store>(store: &mut S, conv: Uuid, turn: Uuid, read: Read, chain:
         previous,
         diagnostics_previous,
         summary_floor,
+        conversation_rounds,
     })))
 }
 
@@ -787,6 +791,7 @@ mod load_tests {
                 turn: self.turn.clone(),
                 created_at: Some(()),
                 summary_floor: None,
+                conversation_rounds: true,
             }))
         }
         fn stored_body(&mut self, _: (), _: Uuid, _: Uuid) -> Result<Option<Body>> {

@@ -400,11 +400,10 @@ pub struct Turn {
 }
 
 impl Turn {
-    /// Whether the turn may have rounds: a run-backed reply's (the rounds trigger refuses
-    /// a round of any other turn, and a turn with rounds cannot change its mode). A reader
-    /// of history asks for these turns' rounds only.
-    pub fn has_rounds(&self) -> bool {
-        self.kind == TurnKind::Reply && self.mode == Mode::Run
+    /// Whether history reads the turn's rounds: a reply's, the only turn whose rounds it
+    /// renders (whatever its mode: rounds written before the rounds trigger are read too).
+    pub fn reads_rounds(&self) -> bool {
+        self.kind == TurnKind::Reply
     }
 
     /// A turn with every optional column at its default, for the loader and for tests.

@@ -156,6 +156,7 @@ impl Scenario {
                 previous: None,
                 diagnostics_previous: None,
                 summary_floor: None,
+                conversation_rounds: true,
             },
             history: Vec::new(),
         }

@@ -334,10 +334,11 @@ def test_an_unsealed_compile_reads_in_at_most_six_statements(rdb):
     assert not any("model_profiles" in q and "prompt.models" not in q for q in ran), "the profile's lookup ran apart"
 
 
-def test_history_reads_its_run_replies_rounds_with_their_batch(rdb):
-    """History's rounds are read for the run replies a batch holds, in one statement
-    beside the batch (counted with history's batches), and for no other turn: a batch of
-    messages and direct replies reads no round. Every run reply's round reaches the body."""
+def test_history_reads_its_replies_rounds_with_their_batch(rdb):
+    """History's rounds are read for the replies a batch holds, in one statement beside
+    the batch (counted with history's batches), where the conversation has rounds at all:
+    a conversation without a round reads none. Every reply's round reaches the body, a
+    direct reply's too (one written before the rounds trigger refused it there)."""
     c = rdb
     conv = new_conversation(c, "anthropic")
     for i in range(3):
@@ -347,15 +348,24 @@ def test_history_reads_its_run_replies_rounds_with_their_batch(rdb):
         c.execute("INSERT INTO prompt.rounds (conversation_id, turn_id, n, assistant, results) VALUES (%s, %s, 1, %s, '[]')",
                   (conv, run, json.dumps([{"type": "text", "text": f"Working on question {i}."}])))
         c.execute("UPDATE prompt.turns SET content = %s WHERE id = %s", (f"Answer {i}.", run))
+    direct = new_turn(c, conv, "anthropic", mode="direct_reply")
+    c.execute("UPDATE prompt.turns SET content = 'Direct answer.' WHERE id = %s", (direct,))
+    c.execute("SET session_replication_role = replica")
+    try:
+        c.execute("INSERT INTO prompt.rounds (conversation_id, turn_id, n, assistant, results) VALUES (%s, %s, 1, %s, '[]')",
+                  (conv, direct, json.dumps([{"type": "text", "text": "An old round of a direct reply."}])))
+    finally:
+        c.execute("SET session_replication_role = origin")
     turn = new_turn(c, conv, "anthropic", mode="direct_reply")
     ran = statements_run(c, "SELECT prompt.preview_turn(%s, %s)::text", (conv, turn))
     body = c.execute("SELECT prompt.preview_turn(%s, %s)::text", (conv, turn)).fetchone()[0]
     assert all(f"Working on question {i}." in body for i in range(3)), body
+    assert "An old round of a direct reply." in body, body
     history = [q for q in ran if "ORDER BY t.seq DESC LIMIT" in q or "r.turn_id = ANY" in q]
     assert any("r.turn_id = ANY" in q for q in history), ran
     counted = len(ran) - len(history) + 1
     assert counted <= 6, "\n".join(ran)
-    # Without a run reply in history, no round is asked for.
+    # A conversation without a round asks for none, replies or not.
     plain = new_conversation(c, "anthropic")
     reply = new_turn(c, plain, "anthropic", mode="direct_reply")
     c.execute("UPDATE prompt.turns SET content = 'Noted.' WHERE id = %s", (reply,))

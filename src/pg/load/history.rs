@@ -39,7 +39,9 @@ static SUMMARY_FLOOR: LazyLock<Query> = LazyLock::new(|| {
 
 /// A batch of history: the turns of conversation `$1` below seq `$2` from `$3` on, newest
 /// first, `$4` at most (their creation day in the time zone `$5`). One statement; the rounds
-/// of its run replies, when it has any, are a second ([`HISTORY_ROUNDS`]). They were one
+/// of its replies, where the conversation has rounds at all (read with the turn), are a
+/// second ([`HISTORY_ROUNDS`]; under READ COMMITTED it may see a round committed after
+/// the batch's turns were read, as a later batch always could). They were one
 /// `UNION ALL` statement: its executor start, its subquery scans and its rows padded with the
 /// other part's columns cost a 200-turn preview 0.2 ms, 7%, with no round to read
 /// (bench/NOTES.md).
@@ -55,7 +57,7 @@ static HISTORY: LazyLock<Query> = LazyLock::new(|| {
     )
 });
 
-/// The rounds of conversation `$1`'s turns `$2` (a batch's run replies, [`Turn::has_rounds`]).
+/// The rounds of conversation `$1`'s turns `$2` (a batch's replies, [`Turn::reads_rounds`]).
 static HISTORY_ROUNDS: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
         "a batch of history's rounds",
@@ -108,6 +110,9 @@ struct Segment {
     /// This stretch starts at its newest summary turn (its seq), or the beginning.
     floor: i64,
     host: Option<Host>,
+    /// Whether its conversation may have rounds (known for the turn's own, read with the
+    /// turn; a parent's are asked for).
+    rounds: bool,
 }
 
 /// History read newest first through SPI, from the newest summary turn on.
@@ -133,6 +138,7 @@ impl<'c, 'conn> SpiHistory<'c, 'conn> {
             // Read with the turn.
             floor: ctx.summary_floor.unwrap_or(i64::MIN),
             host: None,
+            rounds: ctx.conversation_rounds,
         });
         // A summary turn of the Side's own covers what came before it, the parents too.
         if segments[0].floor == i64::MIN {
@@ -143,6 +149,7 @@ impl<'c, 'conn> SpiHistory<'c, 'conn> {
                     before,
                     floor: floor(c.conversation_id, before),
                     host: Some(c.host),
+                    rounds: true,
                 };
                 let summarized = seg.floor != i64::MIN;
                 segments.push_back(seg);
@@ -169,12 +176,12 @@ impl<'c, 'conn> SpiHistory<'c, 'conn> {
     }
 }
 
-/// Reads the rounds of `turns`' run replies into them, each turn's in order of `n`
-/// (nothing is read when the batch has no run reply).
+/// Reads the rounds of `turns`' replies into them, each turn's in order of `n` (nothing is
+/// read when the batch has no reply).
 fn read_rounds(client: &SpiClient<'_>, conv: pgrx::Uuid, turns: &mut [HistoryTurn]) -> Result<()> {
     let ids: Vec<pgrx::Uuid> = turns
         .iter()
-        .filter(|h| h.turn.has_rounds())
+        .filter(|h| h.turn.reads_rounds())
         .map(|h| pg_uuid(h.turn.id))
         .collect();
     if ids.is_empty() {
@@ -205,7 +212,7 @@ impl HistorySource for SpiHistory<'_, '_> {
             let Some(seg) = self.current() else {
                 return Ok(Vec::new());
             };
-            let host = seg.host;
+            let (host, rounds) = (seg.host, seg.rounds);
             let conv = pg_uuid(seg.conv);
             turns = run(
                 client,
@@ -225,7 +232,9 @@ impl HistorySource for SpiHistory<'_, '_> {
                     }))
                 },
             )?;
-            read_rounds(client, conv, &mut turns)?;
+            if rounds {
+                read_rounds(client, conv, &mut turns)?;
+            }
             // A short batch was the stretch's last: nothing older is left in it.
             seg.before = match turns.last() {
                 Some(last) if turns.len() == limit => last.turn.seq,

@@ -49,8 +49,9 @@ pub(crate) use rows::turn_columns;
 
 /// The conversation `$1` and its capture; for a compile, with the seal's pointers where
 /// the turn is its stored body (`seals::STORED_JOIN`); the turn `$2` (its creation day is
-/// read with the workspace) and the seq of the newest summary turn before it (the turn not
-/// parsed, nor the summary looked up, where the stored body is all a compile reads). One shard's
+/// read with the workspace), the seq of the newest summary turn before it and whether the
+/// conversation has any round (the turn not parsed, nor the summary or the rounds looked
+/// up, where the stored body is all a compile reads). One shard's
 /// rows (a router query to Citus): the workspace is a reference table's row, read in the
 /// next statement, as a call Citus delegates with `force_delegation` may run
 /// (docs/scale-out.md, "In a transaction"): a join of a distributed table with a
@@ -66,13 +67,19 @@ static CONVERSATION: LazyLock<Query> = LazyLock::new(|| {
     columns.extend(CAPTURE_COLUMNS);
     columns.extend(seals::STORED_COLUMNS);
     columns.extend(TURN);
-    columns.extend([("turn_created_at", TIMESTAMPTZOID), ("summary_floor", INT8OID)]);
+    columns.extend([
+        ("turn_created_at", TIMESTAMPTZOID),
+        ("summary_floor", INT8OID),
+        ("conversation_rounds", BOOLOID),
+    ]);
     Query::new(
         "the conversation row",
         format!(
             "SELECT c.workspace_id, c.kind AS conversation_kind, c.answerer_id AS conversation_answerer_id, \
              c.creator_id, c.origin_channel, {}, {}, {}, t.created_at AS turn_created_at, \
-             CASE WHEN NOT $4 OR s.digest IS NULL OR s.pruned_at IS NOT NULL THEN {} END AS summary_floor \
+             CASE WHEN NOT $4 OR s.digest IS NULL OR s.pruned_at IS NOT NULL THEN {} END AS summary_floor, \
+             CASE WHEN NOT $4 OR s.digest IS NULL OR s.pruned_at IS NOT NULL \
+               THEN EXISTS (SELECT 1 FROM prompt.rounds r WHERE r.conversation_id = $1) END AS conversation_rounds \
              FROM prompt.conversations c \
              LEFT JOIN prompt.seals s ON {} \
              LEFT JOIN prompt.turns t ON t.conversation_id = $1 AND t.id = $2 \
@@ -137,6 +144,7 @@ fn first_row(c: &Cols<'_>, conv: Uuid) -> Result<First<seals::StoredSeal, Timest
         turn,
         created_at: c.get("turn_created_at"),
         summary_floor: c.get::<i64>("summary_floor"),
+        conversation_rounds: c.get::<bool>("conversation_rounds").unwrap_or(true),
     })
 }
 
