@@ -28,10 +28,12 @@ END $$;
 -- FROM (a compile's model read runs no statement of its own for it): SQL-standard, its
 -- body bound when it is created, so no search_path is set (one would stop the inlining).
 -- `OFFSET 0` keeps it a subquery: pulled up, it ran once per reference to its column.
--- The candidates are the id's own '-'-prefixes (gpt-5-mini-2025-08-07: gpt, gpt-5,
--- gpt-5-mini, ...), each looked up by the primary key: comparing the id with every profile
--- was most of a compile's model read (0.05 ms of it, bench/NOTES.md); the same profile is
--- found (a test holds the two rules equal over every shipped name and its variants).
+-- The candidates are the id itself and its '-'-prefixes (gpt-5-mini-2025-08-07: gpt,
+-- gpt-5, gpt-5-mini, ...) within its first 512 characters (bounded work for any id; a
+-- profile name is a few dozen), each looked up by the primary key: comparing the id with
+-- every profile was most of a compile's model read (0.05 ms of it, bench/NOTES.md); the
+-- same profile is found (a test holds the two rules equal over every profile's name and
+-- variants of it).
 CREATE FUNCTION prompt._model_profile_of(model_name text, profile_name text) RETURNS TABLE (profile text)
 LANGUAGE sql STABLE PARALLEL SAFE
 BEGIN ATOMIC
@@ -40,10 +42,12 @@ BEGIN ATOMIC
     SELECT (to_jsonb(p) - 'imported')::text FROM prompt.model_profiles p
      WHERE p.name = coalesce(profile_name, (SELECT q.name FROM prompt.model_profiles q
                                    WHERE q.name = ANY (ARRAY(
+                                         WITH n (id) AS (VALUES (model_name), (regexp_replace(model_name, '^(us|eu|apac|global|us-gov|jp|au|ca)[.](?=[a-z]+[.])', '')))
+                                         SELECT n.id FROM n
+                                         UNION ALL
                                          SELECT array_to_string(a[1:i], '-')
-                                           FROM (VALUES (model_name), (regexp_replace(model_name, '^(us|eu|apac|global|us-gov|jp|au|ca)[.](?=[a-z]+[.])', ''))) n (id),
-                                                LATERAL string_to_array(n.id, '-') a,
-                                                LATERAL generate_series(1, cardinality(a)) i))
+                                           FROM n, LATERAL string_to_array(left(n.id, 512), '-') a,
+                                                LATERAL generate_series(1, cardinality(a) - 1) i))
                                    ORDER BY length(q.name) DESC, q.name LIMIT 1))
      OFFSET 0;
 END;

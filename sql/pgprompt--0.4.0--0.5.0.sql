@@ -586,10 +586,12 @@ BEGIN ATOMIC
     SELECT (to_jsonb(p) - 'imported')::text FROM prompt.model_profiles p
      WHERE p.name = coalesce(profile_name, (SELECT q.name FROM prompt.model_profiles q
                                    WHERE q.name = ANY (ARRAY(
+                                         WITH n (id) AS (VALUES (model_name), (regexp_replace(model_name, '^(us|eu|apac|global|us-gov|jp|au|ca)[.](?=[a-z]+[.])', '')))
+                                         SELECT n.id FROM n
+                                         UNION ALL
                                          SELECT array_to_string(a[1:i], '-')
-                                           FROM (VALUES (model_name), (regexp_replace(model_name, '^(us|eu|apac|global|us-gov|jp|au|ca)[.](?=[a-z]+[.])', ''))) n (id),
-                                                LATERAL string_to_array(n.id, '-') a,
-                                                LATERAL generate_series(1, cardinality(a)) i))
+                                           FROM n, LATERAL string_to_array(left(n.id, 512), '-') a,
+                                                LATERAL generate_series(1, cardinality(a) - 1) i))
                                    ORDER BY length(q.name) DESC, q.name LIMIT 1))
      OFFSET 0;
 END;

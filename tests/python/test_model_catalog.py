@@ -168,13 +168,13 @@ def longest_prefix(name, profiles):
 def test_the_profile_lookup_is_the_longest_dash_prefix(cat):
     """The lookup (each '-'-prefix of the id by the primary key) finds what comparing the
     id with every profile finds, over every profile's name, dated, suffixed, behind a
-    geography, cut short, and odd spellings."""
+    geography, cut short, past 512 characters, and odd spellings."""
     profiles = [r[0] for r in cat.execute("SELECT name FROM prompt.model_profiles")]
     names = set()
     for q in profiles:
         names |= {q, q + "-20250101", q + "-x-y", "us.anthropic." + q, "global." + q + "-v1:0", q[:-1], q + "x",
-                  q.replace("-", "--", 1), "-" + q}
-    names |= {"", "-", "--", "gpt-", "a-b-c-d-e-f-g-h", "us.", "eu.x", "claude--opus"}
+                  q.replace("-", "--", 1), "-" + q, q + "-" + "x" * 600, q + "-" * 600}
+    names |= {"", "-", "--", "gpt-", "a-b-c-d-e-f-g-h", "us.", "eu.x", "claude--opus", "-" * 100_000}
     got = resolved(cat, sorted(names))
     wrong = {n: ((got[n] or {}).get("name"), longest_prefix(n, profiles))
              for n in names if (got[n] or {}).get("name") != longest_prefix(n, profiles)}
