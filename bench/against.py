@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Issue 43's ratios for two builds of pgprompt in one interleaved run on one server.
 
-bench/against.sh builds an older commit under another module name (pgprompt03.so and
-extension pgprompt03) and loads the same data into a database of its own with that
+bench/against.sh builds an older commit under another module name (pgprompt_old.so and
+extension pgprompt_old) and loads the same data into a database of its own with that
 commit's bench/bench.py; this script then measures both databases' calls in one run:
 every round calls each once, in an order that rotates, so the machine's drift falls on
 both builds alike. The floors are measured in each database, on its own rows.

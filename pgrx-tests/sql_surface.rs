@@ -751,6 +751,7 @@ fn a_jsonb_result_built_in_binary_is_the_one_its_text_parses_to() {
     ];
     for text in corpus {
         let value: serde_json::Value = serde_json::from_str(text).expect("corpus parses");
+        assert!(JsonbOut(value.clone()).binary().is_some(), "{text} is built in binary");
         let args: [DatumWithOid; 2] = [JsonbOut(value.clone()).into(), pgrx::JsonB(value).into()];
         let same = Spi::get_one_with_args::<bool>(
             "SELECT $1 = $2 AND $1::text = $2::text AND pg_column_size($1) = pg_column_size($2)",
@@ -758,5 +759,9 @@ fn a_jsonb_result_built_in_binary_is_the_one_its_text_parses_to() {
         )
         .expect("query runs");
         assert_eq!(same, Some(true), "{text}");
+    }
+    // What jsonb cannot hold, and a top-level scalar, go through the text (and its errors).
+    for value in [serde_json::json!({"a": "nul \u{0}"}), serde_json::json!([1, "\u{0}"]), serde_json::json!("scalar")] {
+        assert!(JsonbOut(value).binary().is_none());
     }
 }

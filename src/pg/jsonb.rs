@@ -1,6 +1,7 @@
 //! JSON at the SQL boundary: a body returned as `json` (its bytes exactly as the
-//! compiler wrote them: `json` output copies text, it never re-serializes), and jsonb
-//! arguments read as their JSON text.
+//! compiler wrote them: `json` output copies text, it never re-serializes), jsonb
+//! arguments read as their JSON text, jsonb columns read from their binary form, and jsonb
+//! results built in it (`JsonbOut`).
 
 use std::ffi::c_char;
 
@@ -285,18 +286,26 @@ const MAX_JSONB_STRING: usize = 0x0fff_ffff;
 /// of messages was 13% of the call, and writing the text 5%; profiled 2026-12-04).
 pub struct JsonbOut(pub serde_json::Value);
 
-impl IntoDatum for JsonbOut {
-    fn into_datum(self) -> Option<pg_sys::Datum> {
-        if matches!(self.0, serde_json::Value::Object(_) | serde_json::Value::Array(_)) {
+impl JsonbOut {
+    /// The value built in jsonb's binary form; `None` for what goes through the text: a
+    /// scalar (jsonb's raw-scalar form), or a value with a string jsonb cannot hold (too
+    /// long, or with a NUL), whose parse then raises the error it deserves.
+    pub fn binary(&self) -> Option<pg_sys::Datum> {
+        match self.0 {
             // SAFETY: `build` reads `self.0`, which outlives the call; the strings it points
             // the parse state at are copied into the Jsonb before it returns.
-            if let Some(datum) = unsafe { build(&self.0) } {
-                return Some(datum);
-            }
+            serde_json::Value::Object(_) | serde_json::Value::Array(_) => unsafe { build(&self.0) },
+            _ => None,
         }
-        // A scalar (jsonb's raw-scalar form), or a string jsonb cannot hold (too long, or
-        // with a NUL): through the text, whose parse raises the error it deserves.
-        pgrx::JsonB(self.0).into_datum()
+    }
+}
+
+impl IntoDatum for JsonbOut {
+    fn into_datum(self) -> Option<pg_sys::Datum> {
+        match self.binary() {
+            Some(datum) => Some(datum),
+            None => pgrx::JsonB(self.0).into_datum(),
+        }
     }
 
     fn type_oid() -> pg_sys::Oid {
@@ -391,9 +400,12 @@ fn string(s: &str) -> Option<pg_sys::JsonbValue> {
     // SAFETY: a JsonbValue is plain data; the string member is set next.
     let mut v: pg_sys::JsonbValue = unsafe { std::mem::zeroed() };
     v.type_ = pg_sys::jbvType::jbvString;
-    // The length fits: checked against MAX_JSONB_STRING above.
+    // The length fits: checked against MAX_JSONB_STRING above. An empty string points at
+    // a real byte (an empty &str's pointer is dangling), though none is read.
+    static EMPTY: u8 = 0;
+    let at = if s.is_empty() { &EMPTY as *const u8 } else { s.as_ptr() };
     v.val.string.len = s.len() as i32;
-    v.val.string.val = s.as_ptr().cast_mut().cast::<c_char>();
+    v.val.string.val = at.cast_mut().cast::<c_char>();
     Some(v)
 }
 
