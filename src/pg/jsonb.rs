@@ -10,6 +10,63 @@ use pgrx::datum::Datum;
 use pgrx::pgrx_sql_entity_graph::metadata::{ArgumentError, ReturnsError, ReturnsRef, SqlMappingRef, SqlTranslatable};
 use pgrx::{direct_function_call_as_datum, pg_sys, IntoDatum};
 
+/// Names `$ty` to pgrx as the SQL type `$sql`, as an argument and as a result.
+macro_rules! sql_type {
+    ($ty:ident, $sql:literal) => {
+        // SAFETY: `$ty`'s datum is read (FromDatum) or built (IntoDatum) as `$sql`, the
+        // SQL type named here.
+        unsafe impl SqlTranslatable for $ty {
+            const TYPE_IDENT: &'static str = pgrx::pgrx_resolved_type!($ty);
+            const TYPE_ORIGIN: pgrx::pgrx_sql_entity_graph::metadata::TypeOrigin =
+                pgrx::pgrx_sql_entity_graph::metadata::TypeOrigin::External;
+            const ARGUMENT_SQL: Result<SqlMappingRef, ArgumentError> = Ok(SqlMappingRef::literal($sql));
+            const RETURN_SQL: Result<ReturnsRef, ReturnsError> = Ok(ReturnsRef::One(SqlMappingRef::literal($sql)));
+        }
+    };
+}
+
+/// Returns `$ty` from a function as its `into_datum` makes it.
+macro_rules! result_type {
+    ($ty:ident) => {
+        // SAFETY: `box_into` returns a datum of the declared type (`$ty`'s SQL type, built
+        // by its `into_datum` in the call's memory context) or SQL NULL.
+        unsafe impl BoxRet for $ty {
+            unsafe fn box_into<'fcx>(self, fcinfo: &mut FcInfo<'fcx>) -> Datum<'fcx> {
+                match self.into_datum() {
+                    // SAFETY: a varlena palloc'd in the current (the call's) memory context.
+                    Some(datum) => unsafe { fcinfo.return_raw_datum(datum) },
+                    None => fcinfo.return_null(),
+                }
+            }
+        }
+    };
+}
+
+/// Takes `$ty` as a function's argument through its `FromDatum`; NULL is a bug (the
+/// functions are STRICT).
+macro_rules! argument_type {
+    ($ty:ident, $sql:literal) => {
+        // SAFETY: the argument is read as the declared SQL type (`$sql`) and never
+        // outlives the call.
+        unsafe impl<'fcx> pgrx::callconv::ArgAbi<'fcx> for $ty {
+            unsafe fn unbox_arg_unchecked(arg: pgrx::callconv::Arg<'_, 'fcx>) -> Self {
+                // SAFETY: the caller guarantees `arg` is this function's `$sql` argument.
+                unsafe { arg.unbox_arg_using_from_datum() }
+                    .unwrap_or_else(|| pgrx::error!(concat!("pgprompt: a NULL ", $sql, " argument")))
+            }
+        }
+    };
+}
+
+sql_type!(JsonBody, "json");
+result_type!(JsonBody);
+sql_type!(JsonbArg, "jsonb");
+argument_type!(JsonbArg, "jsonb");
+sql_type!(JsonArg, "json");
+argument_type!(JsonArg, "json");
+sql_type!(JsonbOut, "jsonb");
+result_type!(JsonbOut);
+
 /// A body returned as `json`, written straight into its datum: one allocation, one copy
 /// of each piece (joining the pieces into a String first was a second copy of
 /// the whole body, and its allocation a page-faulted buffer, on every call).
@@ -61,27 +118,6 @@ impl IntoDatum for JsonBody {
     }
 }
 
-// SAFETY: `box_into` returns a datum of the declared type (`json`, a text varlena
-// palloc'd in the call's memory context) or SQL NULL.
-unsafe impl BoxRet for JsonBody {
-    unsafe fn box_into<'fcx>(self, fcinfo: &mut FcInfo<'fcx>) -> Datum<'fcx> {
-        match self.into_datum() {
-            // SAFETY: a text varlena palloc'd in the current (the call's) memory context.
-            Some(datum) => unsafe { fcinfo.return_raw_datum(datum) },
-            None => fcinfo.return_null(),
-        }
-    }
-}
-
-// SAFETY: the SQL type named is the one `into_datum` produces (`json`).
-unsafe impl SqlTranslatable for JsonBody {
-    const TYPE_IDENT: &'static str = pgrx::pgrx_resolved_type!(JsonBody);
-    const TYPE_ORIGIN: pgrx::pgrx_sql_entity_graph::metadata::TypeOrigin =
-        pgrx::pgrx_sql_entity_graph::metadata::TypeOrigin::External;
-    const ARGUMENT_SQL: Result<SqlMappingRef, ArgumentError> = Ok(SqlMappingRef::literal("json"));
-    const RETURN_SQL: Result<ReturnsRef, ReturnsError> = Ok(ReturnsRef::One(SqlMappingRef::literal("json")));
-}
-
 /// A jsonb argument as its JSON text (through `jsonb_out`). Unlike pgrx's `JsonB`, a
 /// value serde cannot rebuild (nested deeper than its recursion limit) is not a panic:
 /// the caller parses the text and reports the problem.
@@ -101,23 +137,6 @@ impl pgrx::FromDatum for JsonbArg {
     }
 }
 
-// SAFETY: the argument is read as the declared SQL type (`jsonb`) and never outlives the call.
-unsafe impl<'fcx> pgrx::callconv::ArgAbi<'fcx> for JsonbArg {
-    unsafe fn unbox_arg_unchecked(arg: pgrx::callconv::Arg<'_, 'fcx>) -> Self {
-        // SAFETY: the caller guarantees `arg` is this function's jsonb argument.
-        unsafe { arg.unbox_arg_using_from_datum() }.unwrap_or_else(|| pgrx::error!("pgprompt: a NULL jsonb argument"))
-    }
-}
-
-// SAFETY: the SQL type named is the one `from_polymorphic_datum` reads (`jsonb`).
-unsafe impl SqlTranslatable for JsonbArg {
-    const TYPE_IDENT: &'static str = pgrx::pgrx_resolved_type!(JsonbArg);
-    const TYPE_ORIGIN: pgrx::pgrx_sql_entity_graph::metadata::TypeOrigin =
-        pgrx::pgrx_sql_entity_graph::metadata::TypeOrigin::External;
-    const ARGUMENT_SQL: Result<SqlMappingRef, ArgumentError> = Ok(SqlMappingRef::literal("jsonb"));
-    const RETURN_SQL: Result<ReturnsRef, ReturnsError> = Ok(ReturnsRef::One(SqlMappingRef::literal("jsonb")));
-}
-
 /// A `json` argument as its text (`json` is stored as text: no parse, no re-serialization).
 pub struct JsonArg(pub String);
 
@@ -126,23 +145,6 @@ impl pgrx::FromDatum for JsonArg {
         // SAFETY: a `json` datum is a text varlena; String reads (and detoasts) it.
         unsafe { String::from_polymorphic_datum(datum, is_null, oid) }.map(JsonArg)
     }
-}
-
-// SAFETY: the argument is read as the declared SQL type (`json`) and never outlives the call.
-unsafe impl<'fcx> pgrx::callconv::ArgAbi<'fcx> for JsonArg {
-    unsafe fn unbox_arg_unchecked(arg: pgrx::callconv::Arg<'_, 'fcx>) -> Self {
-        // SAFETY: the caller guarantees `arg` is this function's json argument.
-        unsafe { arg.unbox_arg_using_from_datum() }.unwrap_or_else(|| pgrx::error!("pgprompt: a NULL json argument"))
-    }
-}
-
-// SAFETY: the SQL type named is the one `from_polymorphic_datum` reads (`json`).
-unsafe impl SqlTranslatable for JsonArg {
-    const TYPE_IDENT: &'static str = pgrx::pgrx_resolved_type!(JsonArg);
-    const TYPE_ORIGIN: pgrx::pgrx_sql_entity_graph::metadata::TypeOrigin =
-        pgrx::pgrx_sql_entity_graph::metadata::TypeOrigin::External;
-    const ARGUMENT_SQL: Result<SqlMappingRef, ArgumentError> = Ok(SqlMappingRef::literal("json"));
-    const RETURN_SQL: Result<ReturnsRef, ReturnsError> = Ok(ReturnsRef::One(SqlMappingRef::literal("json")));
 }
 
 /// How deep a jsonb value read into Rust may nest (serde_json's own limit, which the
@@ -311,27 +313,6 @@ impl IntoDatum for JsonbOut {
     fn type_oid() -> pg_sys::Oid {
         pg_sys::JSONBOID
     }
-}
-
-// SAFETY: `box_into` returns a datum of the declared type (`jsonb`, palloc'd in the
-// call's memory context) or SQL NULL.
-unsafe impl BoxRet for JsonbOut {
-    unsafe fn box_into<'fcx>(self, fcinfo: &mut FcInfo<'fcx>) -> Datum<'fcx> {
-        match self.into_datum() {
-            // SAFETY: a Jsonb varlena palloc'd in the current (the call's) memory context.
-            Some(datum) => unsafe { fcinfo.return_raw_datum(datum) },
-            None => fcinfo.return_null(),
-        }
-    }
-}
-
-// SAFETY: the SQL type named is the one `into_datum` produces (`jsonb`).
-unsafe impl SqlTranslatable for JsonbOut {
-    const TYPE_IDENT: &'static str = pgrx::pgrx_resolved_type!(JsonbOut);
-    const TYPE_ORIGIN: pgrx::pgrx_sql_entity_graph::metadata::TypeOrigin =
-        pgrx::pgrx_sql_entity_graph::metadata::TypeOrigin::External;
-    const ARGUMENT_SQL: Result<SqlMappingRef, ArgumentError> = Ok(SqlMappingRef::literal("jsonb"));
-    const RETURN_SQL: Result<ReturnsRef, ReturnsError> = Ok(ReturnsRef::One(SqlMappingRef::literal("jsonb")));
 }
 
 /// `value` (an object or an array) as a Jsonb datum; `None` when a string is too long
