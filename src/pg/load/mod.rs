@@ -72,14 +72,16 @@ static CONVERSATION: LazyLock<Query> = LazyLock::new(|| {
         ("summary_floor", INT8OID),
         ("conversation_rounds", BOOLOID),
     ]);
+    // What only a compile that reads more than the stored body needs.
+    let full = "NOT $4 OR s.digest IS NULL OR s.pruned_at IS NOT NULL";
     Query::new(
         "the conversation row",
         format!(
             "SELECT c.workspace_id, c.kind AS conversation_kind, c.answerer_id AS conversation_answerer_id, \
              c.creator_id, c.origin_channel, {}, {}, {}, t.created_at AS turn_created_at, \
-             CASE WHEN NOT $4 OR s.digest IS NULL OR s.pruned_at IS NOT NULL THEN {} END AS summary_floor, \
-             CASE WHEN NOT $4 OR s.digest IS NULL OR s.pruned_at IS NOT NULL \
-               THEN EXISTS (SELECT 1 FROM prompt.rounds r WHERE r.conversation_id = $1) END AS conversation_rounds \
+             CASE WHEN {full} THEN {} END AS summary_floor, \
+             CASE WHEN {full} THEN EXISTS (SELECT 1 FROM prompt.rounds r WHERE r.conversation_id = $1) END \
+               AS conversation_rounds \
              FROM prompt.conversations c \
              LEFT JOIN prompt.seals s ON {} \
              LEFT JOIN prompt.turns t ON t.conversation_id = $1 AND t.id = $2 \
