@@ -21,43 +21,18 @@ from bench import C10K, C200, C_TOOLS, T10K, T200, T_TOOLS
 from results import write_section
 
 HEAD = "## 0.3.0 and this build in one run"
-# Issue 43's column for 0.3.0 (measured elsewhere) and its targets, row by row.
-ISSUE = {
-    "body / json_agg": ("0.84", "<= 0.85"),
-    "body / string_agg": ("1.46", "<= 1.3"),
-    "client / client floor": ("0.87", "<= 0.9"),
-    "tools / messages per body byte": ("1.31", "<= 1.3"),
-}
-
-
 def calls(c, tag):
-    rows = "FROM prompt.turns WHERE conversation_id = %s AND seq >= %s AND seq < %s"
-    string_floor = f"SELECT length(string_agg(content, '' ORDER BY seq)) {rows}"
-    json_rows = f"SELECT json_agg(json_build_object('role', role, 'content', content) ORDER BY seq) {rows}"
-    json_floor = f"SELECT length(({json_rows})::text)"
-    preview = "SELECT length(prompt.preview_turn(%s, %s)::text)"
-    return {
-        f"{tag}:floor_200": lambda: c.execute(string_floor, (C200, 1, 201)).fetchone(),
-        f"{tag}:json_floor_200": lambda: c.execute(json_floor, (C200, 1, 201)).fetchone(),
-        f"{tag}:preview_200": lambda: c.execute(preview, (C200, T200)).fetchone(),
-        f"{tag}:tools_200": lambda: c.execute(preview, (C_TOOLS, T_TOOLS)).fetchone(),
-        f"{tag}:preview_10k": lambda: c.execute(preview, (C10K, T10K)).fetchone(),
-        f"{tag}:client_pgprompt_200": lambda: c.execute("SELECT prompt.preview_turn(%s, %s)", (C200, T200)).fetchone()[0],
-        f"{tag}:client_floor_200": lambda: c.execute(json_rows, (C200, 1, 201)).fetchone()[0],
-    }
+    """Issue 43's calls on connection `c`, and the 10,000-turn preview, named `tag:call`."""
+    both = {**bench.issue_43_calls(c), "preview_10k": lambda: c.execute(bench.PREVIEW, (C10K, T10K)).fetchone()}
+    return {f"{tag}:{k}": f for k, f in both.items()}
 
 
 def ratios(i, tag, c):
+    """Issue 43's ratios of one build (`tag`) from the run's medians `i`, and the medians."""
     body = c.execute("SELECT octet_length(prompt.preview_turn(%s, %s)::text)", (C200, T200)).fetchone()[0]
     tools = c.execute("SELECT octet_length(prompt.preview_turn(%s, %s)::text)", (C_TOOLS, T_TOOLS)).fetchone()[0]
     m = {k.split(":", 1)[1]: v["median_ms"] for k, v in i.items() if k.startswith(tag + ":")}
-    return {
-        "body / json_agg": m["preview_200"] / m["json_floor_200"],
-        "body / string_agg": m["preview_200"] / m["floor_200"],
-        "client / client floor": m["client_pgprompt_200"] / m["client_floor_200"],
-        "tools / messages per body byte": (m["tools_200"] / tools) / (m["preview_200"] / body),
-        "medians": m,
-    }
+    return {"ratios": bench.issue_43(m, body, tools), "medians": m}
 
 
 def main():
@@ -75,8 +50,8 @@ def main():
              f"server, each database loaded by its own commit's bench.py (the same seeded rows), every call of both "
              f"measured in one interleaved run ({bench.RUNS} rounds).", "",
              f"| ratio | issue 43's 0.3.0 | {labels[0]} here | {labels[1]} here | target |", "|---|---:|---:|---:|---|"]
-    for k, (issue, target) in ISSUE.items():
-        lines.append(f"| {k} | {issue} | {a[k]:.2f} | {b[k]:.2f} | {target} {bench.ok(b[k], target)} |")
+    for (label, old, issue, target), (_, new, _, _) in zip(a["ratios"], b["ratios"]):
+        lines.append(f"| {label} | {issue} | {old:.2f} | {new:.2f} | {target} {bench.ok(new, target)} |")
     lines += ["", "Medians, ms: " + "; ".join(
         f"{label}: " + ", ".join(f"{k} {v:.2f}" for k, v in out[label]["medians"].items()) for label in labels) + "."]
     print("\n".join(lines))

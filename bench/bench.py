@@ -389,6 +389,40 @@ def build_all():
         build(DB_LZ4, "lz4")
 
 
+# The floors and the body, as the benchmark reads them: the rendered rows of a
+# conversation's seq range as one text, and as JSON; the body's length.
+ROWS = "FROM prompt.turns WHERE conversation_id = %s AND seq >= %s AND seq < %s"
+STRING_FLOOR = f"SELECT length(string_agg(content, '' ORDER BY seq)) {ROWS}"
+JSON_ROWS = f"SELECT json_agg(json_build_object('role', role, 'content', content) ORDER BY seq) {ROWS}"
+JSON_FLOOR = f"SELECT length(({JSON_ROWS})::text)"
+PREVIEW = "SELECT length(prompt.preview_turn(%s, %s)::text)"
+
+
+def issue_43_calls(c):
+    """The calls issue 43's ratios compare, on connection `c` (bench/against.py times
+    two builds' in one run)."""
+    return {
+        "floor_200": lambda: c.execute(STRING_FLOOR, (C200, 1, 201)).fetchone(),
+        "json_floor_200": lambda: c.execute(JSON_FLOOR, (C200, 1, 201)).fetchone(),
+        "preview_200": lambda: c.execute(PREVIEW, (C200, T200)).fetchone(),
+        "tools_200": lambda: c.execute(PREVIEW, (C_TOOLS, T_TOOLS)).fetchone(),
+        "client_pgprompt_200": lambda: c.execute("SELECT prompt.preview_turn(%s, %s)", (C200, T200)).fetchone()[0],
+        "client_floor_200": lambda: c.execute(JSON_ROWS, (C200, 1, 201)).fetchone()[0],
+    }
+
+
+def issue_43(i, body_bytes, tools_bytes):
+    """Issue 43's ratios from the calls' medians `i` (ms) and the two bodies' sizes:
+    (label, value, issue 43's 0.3.0 figure, target)."""
+    per_byte = (i["tools_200"] / tools_bytes) / (i["preview_200"] / body_bytes)
+    return [
+        ("body / `json_agg` of the same rows (server)", i["preview_200"] / i["json_floor_200"], "0.84", "<= 0.85"),
+        ("body / `string_agg` of the rendered rows", i["preview_200"] / i["floor_200"], "1.46", "<= 1.3"),
+        ("Python client end to end / client floor", i["client_pgprompt_200"] / i["client_floor_200"], "0.87", "<= 0.9"),
+        ("tool-round conversation / message conversation, per body byte", per_byte, "1.31", "<= 1.3"),
+    ]
+
+
 def measure():
     OUT.mkdir(exist_ok=True)
     r = {}
@@ -398,42 +432,30 @@ def measure():
         sel10k, avail10k = rendered_turns(c, C10K, T10K)
         r["rendered"] = {"200": [sel200, avail200], "10000": [sel10k, avail10k]}
         seq10k = c.execute("SELECT seq FROM prompt.turns WHERE id = %s", (T10K,)).fetchone()[0]
-        rows = "FROM prompt.turns WHERE conversation_id = %s AND seq >= %s AND seq < %s"
-        string_floor = f"SELECT length(string_agg(content, '' ORDER BY seq)) {rows}"
-        json_rows = f"SELECT json_agg(json_build_object('role', role, 'content', content) ORDER BY seq) {rows}"
-        json_floor = f"SELECT length(({json_rows})::text)"
-        preview = "SELECT length(prompt.preview_turn(%s, %s)::text)"
-        r["floor_200"] = summary(timed(lambda: c.execute(string_floor, (C200, 1, 201)).fetchone()))
-        r["json_floor_200"] = summary(timed(lambda: c.execute(json_floor, (C200, 1, 201)).fetchone()))
-        r["preview_200"] = summary(timed(lambda: c.execute(preview, (C200, T200)).fetchone()))
+        r["floor_200"] = summary(timed(lambda: c.execute(STRING_FLOOR, (C200, 1, 201)).fetchone()))
+        r["json_floor_200"] = summary(timed(lambda: c.execute(JSON_FLOOR, (C200, 1, 201)).fetchone()))
+        r["preview_200"] = summary(timed(lambda: c.execute(PREVIEW, (C200, T200)).fetchone()))
         r["preview_200_alone"] = summary(timed(lambda: c.execute("SELECT prompt.preview_turn(%s, %s) IS NOT NULL", (C200, T200)).fetchone()))
-        r["floor_10k"] = summary(timed(lambda: c.execute(string_floor, (C10K, seq10k - sel10k, seq10k)).fetchone()))
-        r["preview_10k"] = summary(timed(lambda: c.execute(preview, (C10K, T10K)).fetchone()))
-        r["tools_200"] = summary(timed(lambda: c.execute(preview, (C_TOOLS, T_TOOLS)).fetchone()))
+        r["floor_10k"] = summary(timed(lambda: c.execute(STRING_FLOOR, (C10K, seq10k - sel10k, seq10k)).fetchone()))
+        r["preview_10k"] = summary(timed(lambda: c.execute(PREVIEW, (C10K, T10K)).fetchone()))
+        r["tools_200"] = summary(timed(lambda: c.execute(PREVIEW, (C_TOOLS, T_TOOLS)).fetchone()))
         r["tools_text"] = c.execute(
             "SELECT sum(length(t.prompt) + length(r.assistant::text) + length(r.results::text)) "
             "FROM prompt.turns t JOIN prompt.rounds r ON (r.conversation_id, r.turn_id) = (t.conversation_id, t.id) WHERE t.conversation_id = %s",
             (C_TOOLS,),
         ).fetchone()[0]
-        r["message_text"] = c.execute(f"SELECT sum(length(content)) {rows}", (C200, 1, 201)).fetchone()[0]
+        r["message_text"] = c.execute(f"SELECT sum(length(content)) {ROWS}", (C200, 1, 201)).fetchone()[0]
         r["body_bytes_200"] = c.execute("SELECT octet_length(prompt.preview_turn(%s, %s)::text)", (C200, T200)).fetchone()[0]
         r["tools_body_bytes"] = c.execute("SELECT octet_length(prompt.preview_turn(%s, %s)::text)", (C_TOOLS, T_TOOLS)).fetchone()[0]
         # Issue 43's ratios against 0.3, from one interleaved run (the figures above are
         # each measured on its own).
-        r["interleaved"] = interleaved({
-            "floor_200": lambda: c.execute(string_floor, (C200, 1, 201)).fetchone(),
-            "json_floor_200": lambda: c.execute(json_floor, (C200, 1, 201)).fetchone(),
-            "preview_200": lambda: c.execute(preview, (C200, T200)).fetchone(),
-            "tools_200": lambda: c.execute(preview, (C_TOOLS, T_TOOLS)).fetchone(),
-            "client_pgprompt_200": lambda: c.execute("SELECT prompt.preview_turn(%s, %s)", (C200, T200)).fetchone()[0],
-            "client_floor_200": lambda: c.execute(json_rows, (C200, 1, 201)).fetchone()[0],
-        })
+        r["interleaved"] = interleaved(issue_43_calls(c))
         r["estimate_10k"] = summary(timed(lambda: c.execute("SELECT count(*) FROM prompt.estimate_turn(%s, %s)", (C10K, T10K)).fetchone()))
 
         # End to end in a Python client: the body parsed as JSON, against the same
         # client receiving the rows the compile renders as JSON and parsing them.
         r["client_pgprompt_200"] = summary(timed(lambda: c.execute("SELECT prompt.preview_turn(%s, %s)", (C200, T200)).fetchone()[0]))
-        r["client_floor_200"] = summary(timed(lambda: c.execute(json_rows, (C200, 1, 201)).fetchone()[0]))
+        r["client_floor_200"] = summary(timed(lambda: c.execute(JSON_ROWS, (C200, 1, 201)).fetchone()[0]))
         r["client_app_side_200"] = summary(timed(lambda: app_side_compiler(c, enc, C200, T200), runs=max(10, RUNS // 3)))
         # The same over 10,000 turns: the application fetches and counts the whole
         # conversation to find what fits; pgprompt reads the newest rows it renders.
@@ -478,9 +500,9 @@ def measure():
     if lz4_available():
         with connect(DB_LZ4) as c:
             r["lz4"] = {
-                "floor_200": summary(timed(lambda: c.execute(string_floor, (C200, 1, 201)).fetchone())),
-                "json_floor_200": summary(timed(lambda: c.execute(json_floor, (C200, 1, 201)).fetchone())),
-                "preview_200": summary(timed(lambda: c.execute(preview, (C200, T200)).fetchone())),
+                "floor_200": summary(timed(lambda: c.execute(STRING_FLOOR, (C200, 1, 201)).fetchone())),
+                "json_floor_200": summary(timed(lambda: c.execute(JSON_FLOOR, (C200, 1, 201)).fetchone())),
+                "preview_200": summary(timed(lambda: c.execute(PREVIEW, (C200, T200)).fetchone())),
             }
     r["first_no_preload"], r["warm_no_preload"] = first_compile()
     r["pgbench"] = {str(n): pgbench(n) for n in (1, 2, 4)}
@@ -562,13 +584,7 @@ def issue_43_ratios(r):
     """Issue 43's targets for 0.5 against 0.3's figures, from one interleaved run
     (cache_report's are bench/cache_report.py's)."""
     i = {k: v["median_ms"] for k, v in r["interleaved"].items()}
-    per_byte = (i["tools_200"] / r["tools_body_bytes"]) / (i["preview_200"] / r["body_bytes_200"])
-    rows = [
-        ("body / `json_agg` of the same rows (server)", i["preview_200"] / i["json_floor_200"], "0.84", "<= 0.85"),
-        ("body / `string_agg` of the rendered rows", i["preview_200"] / i["floor_200"], "1.46", "<= 1.3"),
-        ("Python client end to end / client floor", i["client_pgprompt_200"] / i["client_floor_200"], "0.87", "<= 0.9"),
-        ("tool-round conversation / message conversation, per body byte", per_byte, "1.31", "<= 1.3"),
-    ]
+    rows = issue_43(i, r["body_bytes_200"], r["tools_body_bytes"])
     lines = ["", f"Against 0.3, one interleaved run ({RUNS} rounds, each call once per round in a rotating order; medians ms: "
              + ", ".join(f"{k} {v:.2f}" for k, v in i.items()) + "):", "",
              "| ratio | 0.3.0 | this run | target | |", "|---|---:|---:|---|---|"]
