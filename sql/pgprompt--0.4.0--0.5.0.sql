@@ -222,13 +222,13 @@ CREATE FUNCTION prompt."cache_report"(
 	"step" INT,  /* i32 */
 	"input_tokens" INT,  /* i32 */
 	"shared_prefix_tokens" INT,  /* i32 */
-	"first_difference" jsonb,  /* Option < pgrx :: JsonB > */
+	"first_difference" jsonb,  /* Option < JsonbOut > */
 	"predicted_cache_read" INT,  /* i32 */
 	"predicted_cache_write" INT,  /* i32 */
 	"predicted_uncached" INT,  /* i32 */
 	"billed_cache_read" INT,  /* Option < i32 > */
 	"billed_cache_write" INT,  /* Option < i32 > */
-	"billed_miss" jsonb  /* Option < pgrx :: JsonB > */
+	"billed_miss" jsonb  /* Option < JsonbOut > */
 )
 STRICT STABLE PARALLEL SAFE
 SET search_path TO pg_catalog, pg_temp

@@ -1298,7 +1298,7 @@ AS 'MODULE_PATHNAME', '_wires_known_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/cache.rs:321
+-- src/pg/cache.rs:322
 -- pgprompt::pg::cache::cache_report
 CREATE  FUNCTION "cache_report"(
 	"conversation_id" uuid /* pgrx :: Uuid */
@@ -1307,13 +1307,13 @@ CREATE  FUNCTION "cache_report"(
 	"step" INT,  /* i32 */
 	"input_tokens" INT,  /* i32 */
 	"shared_prefix_tokens" INT,  /* i32 */
-	"first_difference" jsonb,  /* Option < pgrx :: JsonB > */
+	"first_difference" jsonb,  /* Option < JsonbOut > */
 	"predicted_cache_read" INT,  /* i32 */
 	"predicted_cache_write" INT,  /* i32 */
 	"predicted_uncached" INT,  /* i32 */
 	"billed_cache_read" INT,  /* Option < i32 > */
 	"billed_cache_write" INT,  /* Option < i32 > */
-	"billed_miss" jsonb  /* Option < pgrx :: JsonB > */
+	"billed_miss" jsonb  /* Option < JsonbOut > */
 )
 STRICT STABLE PARALLEL SAFE
 SET search_path TO pg_catalog, pg_temp

@@ -12,6 +12,7 @@ use pgrx::spi::SpiClient;
 use uuid::Uuid;
 
 use super::errors::OrRaise;
+use super::jsonb::JsonbOut;
 use super::load::{self, SpiHistory};
 use super::seals;
 use super::spi::{core_uuid, pg_uuid, run, Query};
@@ -330,13 +331,13 @@ fn cache_report(
         name!(step, i32),
         name!(input_tokens, i32),
         name!(shared_prefix_tokens, i32),
-        name!(first_difference, Option<pgrx::JsonB>),
+        name!(first_difference, Option<JsonbOut>),
         name!(predicted_cache_read, i32),
         name!(predicted_cache_write, i32),
         name!(predicted_uncached, i32),
         name!(billed_cache_read, Option<i32>),
         name!(billed_cache_write, Option<i32>),
-        name!(billed_miss, Option<pgrx::JsonB>),
+        name!(billed_miss, Option<JsonbOut>),
     ),
 > {
     let n = |v: u32| i32::try_from(v).unwrap_or(i32::MAX);
@@ -348,13 +349,13 @@ fn cache_report(
                 r.step,
                 n(r.input_tokens),
                 n(r.shared_prefix_tokens),
-                r.first_difference.map(pgrx::JsonB),
+                r.first_difference.map(JsonbOut),
                 n(r.predicted_cache_read),
                 n(r.predicted_cache_write),
                 n(r.predicted_uncached),
                 r.billed_cache_read,
                 r.billed_cache_write,
-                r.billed_miss.map(pgrx::JsonB),
+                r.billed_miss.map(JsonbOut),
             )
         })
         .collect();

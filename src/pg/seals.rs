@@ -10,6 +10,7 @@ use pgrx::pg_sys::{BOOLOID, BYTEAOID, INT4OID, INT8ARRAYOID, INT8OID, TEXTOID, U
 use pgrx::spi::SpiClient;
 use uuid::Uuid;
 
+use super::jsonb::JsonbOut;
 use super::spi::{first, nullable, pg_uuid, run, run_write, Cols, Column, Query};
 use pgprompt_core::Body;
 use pgprompt_core::Columns as _;
@@ -206,7 +207,7 @@ impl SealNodes for SpiNodes<'_, '_> {
     }
 
     fn previous(&mut self, like: &serde_json::Value) -> Result<Option<(i64, i32, i64)>> {
-        let args = [pg_uuid(self.conv).into(), pgrx::JsonB(like.clone()).into()];
+        let args = [pg_uuid(self.conv).into(), JsonbOut(like.clone()).into()];
         let rows = run(self.client, &PREVIOUS, &args, |c| {
             Ok::<_, Error>(Some((
                 c.get::<i64>("chain"),
@@ -431,7 +432,7 @@ impl StoredSeal {
     /// not take the stored body; `stateful` is the part of a stateful seal's record, as the
     /// core names it.
     pub(crate) fn args(stateful: &serde_json::Value, wanted: bool) -> [DatumWithOid<'static>; 2] {
-        [pgrx::JsonB(stateful.clone()).into(), wanted.into()]
+        [JsonbOut(stateful.clone()).into(), wanted.into()]
     }
 }
 

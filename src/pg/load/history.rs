@@ -9,6 +9,7 @@ use pgrx::pg_sys::{INT8OID, JSONBOID, TEXTOID, UUIDOID};
 use pgrx::spi::SpiClient;
 use uuid::Uuid;
 
+use crate::pg::jsonb::JsonbOut;
 use crate::pg::spi::{first, pg_uuid, run, Query};
 use pgprompt_core::Round;
 use pgprompt_core::{Context, HistoryTurn, Host};
@@ -278,7 +279,7 @@ impl HistorySource for SpiHistory<'_, '_> {
         let args = [
             pg_uuid(self.conv).into(),
             self.turn_seq.into(),
-            pgrx::JsonB(like.clone()).into(),
+            JsonbOut(like.clone()).into(),
             key.into(),
         ];
         let rows = run(self.client, &PREVIOUS_CUT, &args, |c| {
