@@ -1,7 +1,7 @@
 # PostgreSQL 18 with pgprompt, built from this repository in a multi-stage build.
 # Untested here: this project's machines have no container engine. Build with:
-#   docker build -t pgprompt:0.5.0 .
-#   docker run -e POSTGRES_PASSWORD=secret -p 5432:5432 pgprompt:0.5.0
+#   docker build -t pgprompt:0.6.0 .
+#   docker run -e POSTGRES_PASSWORD=secret -p 5432:5432 pgprompt:0.6.0
 # then: CREATE EXTENSION pgprompt;
 FROM postgres:18 AS build
 RUN apt-get update && apt-get install -y --no-install-recommends \

@@ -38,11 +38,18 @@ CREATE FUNCTION prompt._model_profile_of(model_name text, profile_name text) RET
 LANGUAGE sql STABLE PARALLEL SAFE
 BEGIN ATOMIC
     -- A Bedrock cross-region inference profile (us.amazon.nova-pro-v1:0, global.anthropic.…)
-    -- is its model's id behind a geography: matched as the id.
+    -- is its model's id behind a geography: matched as the id. Other spellings of an id
+    -- are matched as the id too (a retired model is refused however it is spelled): in
+    -- another case, with spaces or invisible characters, Vertex's @date for -date, an
+    -- Ollama-style :latest.
     SELECT (to_jsonb(p) - 'imported')::text FROM prompt.model_profiles p
      WHERE p.name = coalesce(profile_name, (SELECT q.name FROM prompt.model_profiles q
                                    WHERE q.name = ANY (ARRAY(
-                                         WITH n (id) AS (VALUES (model_name), (regexp_replace(model_name, '^(us|eu|apac|global|us-gov|jp|au|ca)[.](?=[a-z]+[.])', '')))
+                                         WITH k (id) AS (VALUES (model_name), (lower(regexp_replace(regexp_replace(regexp_replace(
+                                                  model_name, '[[:space:]\u00ad\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\ufeff]', '', 'g'),
+                                                  '@', '-', 'g'), ':latest$', '')))),
+                                              n (id) AS (SELECT k.id FROM k
+                                                         UNION SELECT regexp_replace(k.id, '^(us|eu|apac|global|us-gov|jp|au|ca)[.](?=[a-z]+[.])', '') FROM k)
                                          SELECT n.id FROM n
                                          UNION ALL
                                          SELECT array_to_string(a[1:i], '-')
@@ -151,6 +158,49 @@ BEGIN
             OR NEW.sealed_catalog IS DISTINCT FROM OLD.sealed_catalog OR NEW.sealed_mechanism IS DISTINCT FROM OLD.sealed_mechanism
             OR NEW.sealed_versions IS DISTINCT FROM OLD.sealed_versions) THEN
         PERFORM prompt._storage_guard(format('the seal of turn %s of conversation %s', OLD.id, OLD.conversation_id), 'UPDATE');
+    END IF;
+    -- A turn is marked sent by the seal that first sent it (a later turn's), with the
+    -- digest of what was sent of it: by sealing alone (a restore by an administrator
+    -- brings the marks back as they were).
+    IF (TG_OP = 'INSERT' AND (NEW.sent_at IS NOT NULL OR NEW.sent_digest IS NOT NULL))
+       OR (TG_OP = 'UPDATE' AND (NEW.sent_at IS DISTINCT FROM OLD.sent_at OR NEW.sent_digest IS DISTINCT FROM OLD.sent_digest)) THEN
+        PERFORM prompt._storage_guard(format('the sent mark of turn %s of conversation %s', NEW.id, NEW.conversation_id), TG_OP);
+    END IF;
+    IF TG_OP = 'UPDATE' AND OLD.sent_at IS NOT NULL THEN
+        -- What a later seal sent of the turn never changes, unless this transaction
+        -- rewrites history on purpose. What it did not send yet (an answer or an in-turn
+        -- summary that came after) may be filled in: the next seal writes the digest anew.
+        changed := CASE
+            WHEN NEW.kind                   IS DISTINCT FROM OLD.kind                   THEN 'kind'
+            WHEN NEW.role                   IS DISTINCT FROM OLD.role                   THEN 'role'
+            WHEN NEW.author_id              IS DISTINCT FROM OLD.author_id              THEN 'author_id'
+            WHEN NEW.answerer_id            IS DISTINCT FROM OLD.answerer_id            THEN 'answerer_id'
+            WHEN NEW.poster_id              IS DISTINCT FROM OLD.poster_id              THEN 'poster_id'
+            WHEN NEW.prompt                 IS DISTINCT FROM OLD.prompt                 THEN 'prompt'
+            WHEN NEW.origin                 IS DISTINCT FROM OLD.origin                 THEN 'origin'
+            WHEN NEW.sender_conversation_id IS DISTINCT FROM OLD.sender_conversation_id THEN 'sender_conversation_id'
+            WHEN NEW.mode                   IS DISTINCT FROM OLD.mode                   THEN 'mode'
+            WHEN NEW.inline                 IS DISTINCT FROM OLD.inline                 THEN 'inline'
+            WHEN NEW.variables              IS DISTINCT FROM OLD.variables              THEN 'variables'
+            WHEN NEW.input                  IS DISTINCT FROM OLD.input                  THEN 'input'
+            WHEN NEW.tools                  IS DISTINCT FROM OLD.tools                  THEN 'tools'
+            WHEN NEW.callables              IS DISTINCT FROM OLD.callables              THEN 'callables'
+            WHEN NEW.model                  IS DISTINCT FROM OLD.model                  THEN 'model'
+            WHEN NEW.history                IS DISTINCT FROM OLD.history                THEN 'history'
+            WHEN NEW.memory_user_id         IS DISTINCT FROM OLD.memory_user_id         THEN 'memory_user_id'
+            WHEN NEW.request_options        IS DISTINCT FROM OLD.request_options        THEN 'request_options'
+            WHEN NEW.created_at             IS DISTINCT FROM OLD.created_at             THEN 'created_at'
+            WHEN OLD.content       IS NOT NULL AND NEW.content       IS DISTINCT FROM OLD.content       THEN 'content'
+            WHEN OLD.summary       IS NOT NULL AND NEW.summary       IS DISTINCT FROM OLD.summary       THEN 'summary'
+            WHEN OLD.summary_round IS NOT NULL AND NEW.summary_round IS DISTINCT FROM OLD.summary_round THEN 'summary_round'
+        END;
+        IF changed IS NOT NULL AND NOT prompt._history_rewrite_allowed() THEN
+            PERFORM prompt._refuse_sealed(OLD.conversation_id, OLD.id, 'sent:' || changed, true);
+        END IF;
+        IF changed IS NOT NULL OR NEW.content IS DISTINCT FROM OLD.content OR NEW.summary IS DISTINCT FROM OLD.summary
+           OR NEW.summary_round IS DISTINCT FROM OLD.summary_round THEN
+            NEW.sent_digest := NULL;
+        END IF;
     END IF;
     IF TG_OP = 'UPDATE' AND OLD.sealed_at IS NOT NULL THEN
         -- What was sent never changes: the seal's own columns, and every column the seal
@@ -268,7 +318,7 @@ BEGIN
         IF NOT prompt._history_rewrite_allowed() THEN
             PERFORM prompt._refuse_sealed(OLD.conversation_id, OLD.id, 'delete', true);
         END IF;
-    ELSIF prompt._replayed_by_later_seal(OLD.conversation_id, OLD.seq) AND NOT prompt._history_rewrite_allowed() THEN
+    ELSIF OLD.sent_at IS NOT NULL AND NOT prompt._history_rewrite_allowed() THEN
         PERFORM prompt._refuse_sealed(OLD.conversation_id, OLD.id, 'delete_replayed', true);
     END IF;
     RETURN OLD;
@@ -313,12 +363,6 @@ $$;
 
 CREATE TRIGGER rounds_write BEFORE INSERT OR UPDATE OR DELETE ON prompt.rounds
     FOR EACH ROW EXECUTE FUNCTION prompt._rounds_write();
-
--- The digest a round's sent_digest holds: what a request carried of it.
-CREATE FUNCTION prompt._round_digest(assistant jsonb, results jsonb, steers jsonb, aborted bool) RETURNS bytea
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
-AS $$ SELECT sha256(convert_to(jsonb_build_array($1, $2, $3, $4)::text, 'UTF8')) $$;
 
 -- TRUNCATE of the timeline while it holds what was sent needs a permitted rewrite.
 CREATE FUNCTION prompt._history_truncate() RETURNS trigger
@@ -425,6 +469,56 @@ $$;
 
 CREATE TRIGGER rounds_count AFTER INSERT OR DELETE OR UPDATE OF n ON prompt.rounds
     FOR EACH ROW EXECUTE FUNCTION prompt._rounds_count();
+
+-- Identities never change (README, "Security"): no row's key takes an UPDATE, so nothing a
+-- statement does to one row (a rename in a writable CTE, an ON UPDATE action) makes another
+-- row's delete look like its parent's cascade, and a seal names the turns it names for
+-- good. An AFTER trigger: it sees each row as written, whatever a BEFORE trigger made of
+-- it; its WHEN runs in the executor, so an update that leaves the keys alone queues
+-- nothing. TG_ARGV: the key columns.
+CREATE FUNCTION prompt._keys_fixed() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    k text;
+    was jsonb := to_jsonb(OLD);
+    now_ jsonb := to_jsonb(NEW);
+BEGIN
+    FOREACH k IN ARRAY TG_ARGV LOOP
+        IF was -> k IS DISTINCT FROM now_ -> k THEN
+            RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+                MESSAGE = format('key_immutable: %s of a row of prompt.%s never changes (%s, not %s)',
+                                 k, TG_TABLE_NAME, was ->> k, now_ ->> k),
+                DETAIL = 'A row''s key is its identity: seals, rounds, responses and tenancy name rows by it.',
+                HINT = 'Insert a row under the new key instead (and delete the old one where that is allowed).';
+        END IF;
+    END LOOP;
+    RETURN NULL;
+END
+$$;
+
+DO $keys$
+DECLARE
+    -- table => its key columns
+    keys constant text[][] := ARRAY[
+        ['model_profiles', 'name'], ['models', 'name'], ['users', 'id'], ['workspaces', 'id'], ['documents', 'id'],
+        ['conversations', 'id'], ['memories', 'id'], ['skills', 'id'], ['turns', 'conversation_id,id,seq'],
+        ['rounds', 'conversation_id,turn_id,n'], ['seal_nodes', 'conversation_id,id'], ['seals', 'conversation_id,turn_id'],
+        ['seals_02', 'conversation_id,turn_id'], ['responses', 'conversation_id,turn_id,step'],
+        ['counts', 'conversation_id,turn_id,step'], ['tenants', 'role_name,workspace_id'], ['administrators', 'role_name'],
+        ['workspace_members', 'workspace_id,user_id']];
+    k text[];
+BEGIN
+    FOREACH k SLICE 1 IN ARRAY keys LOOP
+        EXECUTE format('CREATE TRIGGER %1$I AFTER UPDATE ON prompt.%2$I FOR EACH ROW WHEN (%3$s) '
+                       'EXECUTE FUNCTION prompt._keys_fixed(%4$s)',
+                       k[1] || '_keys', k[1],
+                       (SELECT string_agg(format('OLD.%1$I IS DISTINCT FROM NEW.%1$I', c), ' OR ')
+                          FROM unnest(string_to_array(k[2], ',')) AS c),
+                       (SELECT string_agg(quote_literal(c), ', ') FROM unnest(string_to_array(k[2], ',')) AS c));
+    END LOOP;
+END
+$keys$;
 
 -- A Side answers as its captured turn's answerer: filled in when not given, refused
 -- when another. A capture that names no turn of the parent is refused unless the row
@@ -898,6 +992,113 @@ SELECT m.name AS model, p.name AS profile, p.deprecated_at, p.retires_at, p.repl
   LEFT JOIN LATERAL (SELECT q.* FROM prompt.model_profiles q
                       WHERE q.name = (prompt._model_profile(m.name, m.profile)::jsonb ->> 'name')) p ON true;
 
+-- What weakens README "Security"'s promises, each with its fix (no rows on a correct
+-- install): a grant of the four owner's privileges, code pgprompt did not create on its
+-- tables, its own triggers or row-level security turned off, an object or owner in its
+-- schema it did not make, tenancy listed but off, the history rewrite or the replica role
+-- set where a session inherits it. A policy of a user's is listed as information: it
+-- confines as PostgreSQL defines (pgprompt's permissive policy yields to it).
+CREATE FUNCTION prompt.security_check()
+RETURNS TABLE (severity text, object text, problem text, fix text)
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    WITH ext AS (SELECT e.oid, e.extowner FROM pg_extension e WHERE e.extname = 'pgprompt'),
+    nsp AS (SELECT n.oid, n.nspowner, n.nspacl FROM pg_namespace n WHERE n.nspname = 'prompt'),
+    own AS (SELECT c.relowner AS owner FROM pg_class c WHERE c.oid = 'prompt.turns'::regclass),
+    members AS (SELECT d.classid, d.objid FROM pg_depend d, ext
+                 WHERE d.refclassid = 'pg_extension'::regclass AND d.refobjid = ext.oid AND d.deptype = 'e'),
+    tables AS (SELECT c.oid, c.relname, c.relowner, c.relacl, c.relrowsecurity, c.relkind FROM pg_class c, nsp
+                WHERE c.relnamespace = nsp.oid AND c.relkind IN ('r', 'p', 'v')),
+    who (oid, name) AS (SELECT 0::oid, 'PUBLIC' UNION ALL SELECT r.oid, quote_ident(r.rolname) FROM pg_roles r)
+    SELECT 'critical', format('prompt.%s', t.relname),
+           format('%s holds %s: the tables'' owner''s alone', w.name, a.privilege_type),
+           format('REVOKE %s ON prompt.%I FROM %s CASCADE;', a.privilege_type, t.relname, w.name)
+      FROM tables t, LATERAL aclexplode(t.relacl) a, who w
+     WHERE a.grantee = w.oid AND a.grantee <> t.relowner
+       AND a.privilege_type IN ('TRIGGER', 'TRUNCATE', 'REFERENCES', 'MAINTAIN')
+    UNION ALL
+    SELECT 'critical', format('trigger %I on prompt.%s', g.tgname, t.relname),
+           CASE WHEN g.tgisinternal THEN format('a foreign key of %s runs its actions inside pgprompt''s writes', g.tgconstrrelid::regclass)
+                ELSE format('a trigger pgprompt did not create (function %s): pgprompt''s writes refuse to run it', g.tgfoid::regprocedure) END,
+           CASE WHEN g.tgisinternal THEN format('ALTER TABLE %s DROP CONSTRAINT %I;', g.tgconstrrelid::regclass,
+                                                 (SELECT k.conname FROM pg_constraint k WHERE k.oid = g.tgconstraint))
+                ELSE format('DROP TRIGGER %I ON prompt.%I;', g.tgname, t.relname) END
+      FROM tables t JOIN pg_trigger g ON g.tgrelid = t.oid
+     WHERE CASE WHEN g.tgisinternal
+                THEN g.tgconstrrelid <> 0 AND NOT EXISTS (SELECT 1 FROM members m WHERE m.classid = 'pg_class'::regclass AND m.objid = g.tgconstrrelid)
+                ELSE NOT EXISTS (SELECT 1 FROM members m WHERE m.classid = 'pg_proc'::regclass AND m.objid = g.tgfoid) END
+    UNION ALL
+    SELECT 'critical', format('trigger %I on prompt.%s', g.tgname, t.relname),
+           'pgprompt''s own trigger is disabled (or fires only for replication): what it refuses goes through',
+           format('ALTER TABLE prompt.%I ENABLE TRIGGER %I;', t.relname, g.tgname)
+      FROM tables t JOIN pg_trigger g ON g.tgrelid = t.oid
+     WHERE NOT g.tgisinternal AND g.tgenabled IN ('D', 'R')
+       AND EXISTS (SELECT 1 FROM members m WHERE m.classid = 'pg_proc'::regclass AND m.objid = g.tgfoid)
+    UNION ALL
+    SELECT 'critical', 'event trigger ' || quote_ident(v.evtname),
+           'pgprompt''s event trigger is disabled: a GRANT of TRIGGER, TRUNCATE, REFERENCES or MAINTAIN on its tables goes through',
+           format('ALTER EVENT TRIGGER %I ENABLE;', v.evtname)
+      FROM pg_event_trigger v WHERE v.evtname IN ('pgprompt_privileges', 'pgprompt_privileges_before') AND v.evtenabled IN ('D', 'R')
+    UNION ALL
+    SELECT 'critical', format('prompt.%s', t.relname), 'row-level security is off: tenancy and the policies do not apply',
+           format('ALTER TABLE prompt.%I ENABLE ROW LEVEL SECURITY;', t.relname)
+      FROM tables t WHERE t.relkind IN ('r', 'p') AND NOT t.relrowsecurity
+    UNION ALL
+    SELECT 'critical', format('%s prompt.%s', CASE WHEN m.classid = 'pg_proc'::regclass THEN 'function' ELSE 'relation' END, o.name),
+           format('owned by %s, not by the tables'' owner %s', o.owner::regrole, (SELECT owner FROM own)::regrole),
+           format('ALTER %s prompt.%s OWNER TO %s;', CASE WHEN m.classid = 'pg_proc'::regclass THEN 'ROUTINE' ELSE 'TABLE' END,
+                  o.name, (SELECT owner FROM own)::regrole)
+      FROM members m
+      JOIN LATERAL (SELECT c.relname::text AS name, c.relowner AS owner FROM pg_class c WHERE m.classid = 'pg_class'::regclass AND c.oid = m.objid
+                    UNION ALL
+                    SELECT p.oid::regprocedure::text, p.proowner FROM pg_proc p WHERE m.classid = 'pg_proc'::regclass AND p.oid = m.objid) o ON true
+     WHERE o.owner <> (SELECT owner FROM own)
+    UNION ALL
+    SELECT 'critical', format('%s %s', CASE WHEN x.kind = 'f' THEN 'function' ELSE 'relation' END, x.name),
+           'an object in schema prompt that pgprompt did not create: it could stand in for one of pgprompt''s',
+           format('DROP %s %s;', CASE WHEN x.kind = 'f' THEN 'ROUTINE' ELSE 'TABLE' END, x.name)
+      FROM (SELECT 'r' AS kind, c.oid::regclass::text AS name, 'pg_class'::regclass AS classid, c.oid FROM pg_class c, nsp
+             WHERE c.relnamespace = nsp.oid AND c.relkind IN ('r', 'p', 'v', 'm', 'f', 'S')
+            UNION ALL
+            SELECT 'f', p.oid::regprocedure::text, 'pg_proc'::regclass, p.oid FROM pg_proc p, nsp WHERE p.pronamespace = nsp.oid) x
+     WHERE NOT EXISTS (SELECT 1 FROM members m WHERE m.classid = x.classid AND m.objid = x.oid)
+    UNION ALL
+    SELECT 'critical', 'schema prompt', format('owned by %s, not by the tables'' owner', nsp.nspowner::regrole),
+           format('ALTER SCHEMA prompt OWNER TO %s;', (SELECT owner FROM own)::regrole)
+      FROM nsp WHERE nsp.nspowner <> (SELECT owner FROM own)
+    UNION ALL
+    SELECT 'critical', 'schema prompt', format('%s may create objects in it, which could stand in for pgprompt''s', w.name),
+           format('REVOKE CREATE ON SCHEMA prompt FROM %s CASCADE;', w.name)
+      FROM nsp, LATERAL aclexplode(nsp.nspacl) a, who w
+     WHERE a.grantee = w.oid AND a.grantee <> nsp.nspowner AND a.privilege_type = 'CREATE'
+    UNION ALL
+    SELECT 'warning', 'prompt.tenancy', 'tenants are listed and tenancy is off: grants decide what every role reads',
+           'SELECT prompt.set_tenancy(true);'
+     WHERE EXISTS (SELECT 1 FROM prompt.tenants) AND NOT EXISTS (SELECT 1 FROM prompt.tenancy)
+    UNION ALL
+    SELECT 'warning', format('tenant %I', t.role_name), 'no role of that name existed when the row was written: it confines nobody',
+           format('UPDATE prompt.tenants SET role_name = role_name WHERE role_name = %L;  -- once the role exists (or DELETE the row)', t.role_name)
+      FROM prompt.tenants t WHERE t.role_oid IS NULL OR NOT EXISTS (SELECT 1 FROM pg_roles r WHERE r.oid = t.role_oid)
+    UNION ALL
+    SELECT CASE WHEN c.setting LIKE 'session_replication_role=%' THEN 'critical' ELSE 'warning' END,
+           CASE WHEN s.setrole = 0 THEN 'database ' || quote_ident(d.datname) ELSE 'role ' || s.setrole::regrole::text END,
+           format('%s is set for every session of it: %s', c.setting,
+                  CASE WHEN c.setting LIKE 'session_replication_role=%' THEN 'pgprompt''s triggers do not fire'
+                       ELSE 'the history rewrite is on wherever that role may turn it on' END),
+           format('ALTER %s RESET %s;', CASE WHEN s.setrole = 0 THEN 'DATABASE ' || quote_ident(d.datname) ELSE 'ROLE ' || s.setrole::regrole::text END,
+                  split_part(c.setting, '=', 1))
+      FROM pg_db_role_setting s LEFT JOIN pg_database d ON d.oid = s.setdatabase, LATERAL unnest(s.setconfig) c(setting)
+     WHERE (s.setdatabase = 0 OR d.datname = current_database())
+       AND (c.setting IN ('session_replication_role=replica', 'session_replication_role=local')
+            OR c.setting ~* '^pgprompt\.allow_history_rewrite=(on|true|yes|1)$')
+    UNION ALL
+    SELECT 'info', format('policy %I on prompt.%s', p.polname, t.relname),
+           'a policy of a user''s: it confines as PostgreSQL defines, and pgprompt''s permissive policy yields to a permissive one',
+           'none needed; DROP POLICY to let grants and tenancy decide again'
+      FROM tables t JOIN pg_policy p ON p.polrelid = t.oid WHERE p.polname NOT LIKE 'pgprompt\_%'
+$$;
+
 -- The operator's view: per conversation, what the backfill, retention and the response
 -- loop have to do with (sum its columns for the whole database).
 CREATE VIEW prompt.status WITH (security_invoker = true) AS
@@ -917,7 +1118,10 @@ SELECT c.id AS conversation_id,
        (SELECT count(*) FROM prompt.responses r WHERE r.conversation_id = c.id) AS responses,
        (SELECT coalesce(sum(r.billed_input_tokens), 0) FROM prompt.responses r WHERE r.conversation_id = c.id) AS billed_input_tokens,
        (SELECT coalesce(sum(r.cache_read_tokens), 0) FROM prompt.responses r WHERE r.conversation_id = c.id) AS cache_read_tokens,
-       (SELECT coalesce(sum(r.output_tokens), 0) FROM prompt.responses r WHERE r.conversation_id = c.id) AS output_tokens
+       (SELECT coalesce(sum(r.output_tokens), 0) FROM prompt.responses r WHERE r.conversation_id = c.id) AS output_tokens,
+       -- The database's, on every row (not to be summed): what prompt.security_check() lists
+       -- as critical or a warning.
+       (SELECT count(*) FROM prompt.security_check() k WHERE k.severity <> 'info') AS security_problems
   FROM prompt.conversations c;
 
 -- Row-level security (README, "Security"): the extension's own policies, so pg_dump and
@@ -972,6 +1176,29 @@ GRANT SELECT ON prompt.tenants TO PUBLIC;
 ALTER TABLE prompt.administrators ENABLE ROW LEVEL SECURITY;
 CREATE POLICY pgprompt_own_rows ON prompt.administrators FOR SELECT USING (role_oid = prompt._role());
 GRANT SELECT ON prompt.administrators TO PUBLIC;
+-- The tenancy rows are an administrator's to write (a role that listed itself as a tenant
+-- would choose what it reads once tenancy is on); an administrator reads them all.
+CREATE POLICY pgprompt_administrators ON prompt.tenants
+    USING ((SELECT prompt._administers())) WITH CHECK ((SELECT prompt._administers()));
+CREATE POLICY pgprompt_administrators ON prompt.administrators
+    USING ((SELECT prompt._administers())) WITH CHECK ((SELECT prompt._administers()));
+
+-- Whether tenancy is on: everyone reads it; only an administrator changes it
+-- (prompt.set_tenancy writes it as the tables' owner; a restore inserts it), whatever the
+-- grants: TRUNCATE included.
+ALTER TABLE prompt.tenancy ENABLE ROW LEVEL SECURITY;
+CREATE POLICY pgprompt_reads ON prompt.tenancy FOR SELECT USING (true);
+GRANT SELECT ON prompt.tenancy TO PUBLIC;
+CREATE FUNCTION prompt._tenancy_write() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    PERFORM prompt._tenancy_guard(TG_OP);
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER tenancy_guard BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON prompt.tenancy
+    FOR EACH STATEMENT EXECUTE FUNCTION prompt._tenancy_write();
 
 -- A delete whose foreign-key action would change a row another tenant reads is refused
 -- before the action runs (PostgreSQL runs it past row-level security).
@@ -1050,18 +1277,68 @@ END
 $rls$;
 GRANT SELECT ON prompt.workspace_members TO PUBLIC;
 
+-- Privileges (README, "Security": the privilege matrix, which a test holds to the
+-- catalogs). Nobody but the tables' owner holds TRIGGER, TRUNCATE, REFERENCES or MAINTAIN
+-- on a prompt table: a trigger of another's would run inside pgprompt's writes (with a
+-- superuser's rights, when a superuser compiles), a foreign key of another's would run
+-- its actions there, and TRUNCATE passes row-level security by.
+--
 -- The extension's owner, when it is not the objects' owner (a database owner that
 -- installed the extension as trusted: the objects are the bootstrap superuser's), uses
--- and administers what it installed, and grants it on: USAGE and every table, with grant
--- option.
+-- what it installed and grants it on: USAGE on the schema and SELECT, INSERT, UPDATE and
+-- DELETE on every table and view, with grant option. Named, never ALL.
 DO $owner$
 BEGIN
     IF pg_catalog.quote_ident(current_user) <> '@extowner@' THEN
         GRANT USAGE ON SCHEMA prompt TO @extowner@ WITH GRANT OPTION;
-        GRANT ALL ON ALL TABLES IN SCHEMA prompt TO @extowner@ WITH GRANT OPTION;
+        GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA prompt TO @extowner@ WITH GRANT OPTION;
     END IF;
 END
 $owner$;
+
+-- The four privileges taken back from everyone but the owner, as they stand after the
+-- script: default privileges (ALTER DEFAULT PRIVILEGES of the role that runs it) can give
+-- them to a new table, and an update takes back what an earlier release or an operator
+-- gave (with CASCADE, what was granted on from them).
+DO $privileges$
+DECLARE
+    g record;
+BEGIN
+    FOR g IN
+        SELECT c.oid::pg_catalog.regclass AS tbl, a.privilege_type,
+               CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(a.grantee)) END AS who
+          FROM pg_catalog.pg_class c, LATERAL pg_catalog.aclexplode(c.relacl) a
+         WHERE c.relnamespace = 'prompt'::pg_catalog.regnamespace AND a.grantee <> c.relowner AND a.grantor = c.relowner
+           AND a.privilege_type IN ('TRIGGER', 'TRUNCATE', 'REFERENCES', 'MAINTAIN')
+    LOOP
+        EXECUTE format('REVOKE %s ON %s FROM %s CASCADE', g.privilege_type, g.tbl, g.who);
+    END LOOP;
+END
+$privileges$;
+
+-- And never given again: a GRANT that gives one of them on a prompt table to a role other
+-- than the owner is refused (privilege_refused, 42501), the statement undone
+-- (src/pg/privileges.rs: what stood before the statement is remembered at its start). Event
+-- triggers of the extension's (a superuser's objects, even in a trusted install): only a
+-- superuser can disable them, and prompt.security_check() says so when one did.
+CREATE FUNCTION prompt._grants_snapshot() RETURNS event_trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    PERFORM prompt._grants_before();
+END
+$$;
+CREATE FUNCTION prompt._grants_guard() RETURNS event_trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    PERFORM prompt._grants_after();
+END
+$$;
+CREATE EVENT TRIGGER pgprompt_privileges_before ON ddl_command_start WHEN TAG IN ('GRANT')
+    EXECUTE FUNCTION prompt._grants_snapshot();
+CREATE EVENT TRIGGER pgprompt_privileges ON ddl_command_end WHEN TAG IN ('GRANT')
+    EXECUTE FUNCTION prompt._grants_guard();
 
 -- Comments -----------------------------------------------------------------------
 
@@ -1156,7 +1433,7 @@ COMMENT ON TABLE prompt.responses IS
 COMMENT ON VIEW prompt.model_calibration IS
     'Per model: the recorded responses, and the median and p95 of billed over estimated input tokens. models.token_margin_auto compiles with the p95 as the margin.';
 COMMENT ON VIEW prompt.status IS
-    'Per conversation: turns, turns lacking a stored token count for a tokenizer in use (backfill_token_counts), seals, pruned seals, 0.2 seals not converted yet (convert_seals_02), sealed body bytes and their stored size, recorded responses and their billed tokens. Sum it for the whole database.';
+    'Per conversation: turns, turns lacking a stored token count for a tokenizer in use (backfill_token_counts), seals, pruned seals, 0.2 seals not converted yet (convert_seals_02), sealed body bytes and their stored size, recorded responses and their billed tokens (sum these for the whole database); and, on every row, the database''s security problems (the critical and warning rows of prompt.security_check()).';
 COMMENT ON TABLE prompt.seals_02 IS
     '0.2 seals not converted yet, as 0.2 stored them (the update from 0.2 moves them here). CALL prompt.convert_seals_02() converts them; compile_turn converts its conversation''s first. Empty on a fresh install.';
 COMMENT ON PROCEDURE prompt.convert_seals_02(int) IS
@@ -1179,8 +1456,6 @@ COMMENT ON FUNCTION prompt._tokenizers_in_use() IS
     'Internal: the tokenizers of the models in use, whose counts the turns trigger stores.';
 COMMENT ON FUNCTION prompt._history_rewrite_allowed() IS
     'Internal: whether the transaction set pgprompt.allow_history_rewrite = on, as a role that may (a superuser, or one granted SET on it); 42501 for one that may not.';
-COMMENT ON FUNCTION prompt._replayed_by_later_seal(uuid, bigint) IS
-    'Internal: whether a turn later than the given seq is sealed (so it replayed the earlier turns), looked up as the tables'' owner.';
 COMMENT ON FUNCTION prompt._storage_guard(text, text) IS
     'Internal: refuses a write of what was sent (seal storage, a turn''s seal columns, a round''s sent mark, a Side''s capture) unless pgprompt''s own writer runs it, an administrator inserts it (a restore) or a permitted rewrite truncates.';
 COMMENT ON FUNCTION prompt._parent_gone(uuid, uuid) IS
@@ -1189,8 +1464,6 @@ COMMENT ON FUNCTION prompt._truncate_guard(text) IS
     'Internal: refuses TRUNCATE of turns or rounds that hold a sealed turn or a sent round, unless a permitted history rewrite is on.';
 COMMENT ON FUNCTION prompt._lock_conversation(uuid) IS
     'Internal: the conversation''s row lock, one writer of its next seq at a time (taken only when the caller can see the conversation).';
-COMMENT ON FUNCTION prompt._round_digest(jsonb, jsonb, jsonb, boolean) IS
-    'Internal: the SHA-256 of what a request carried of a round (its assistant, results, steers and abort), kept in rounds.sent_digest.';
 COMMENT ON FUNCTION prompt._history_truncate() IS
     'Internal trigger: TRUNCATE of turns or rounds holding what was sent needs a permitted history rewrite.';
 COMMENT ON FUNCTION prompt._seal_storage_statement() IS
@@ -1204,7 +1477,7 @@ COMMENT ON FUNCTION prompt._tenant_delete() IS
 COMMENT ON FUNCTION prompt._tenant_delete_guard(text, uuid) IS
     'Internal: the check of _tenant_delete (a shared agent stewarded by the user, a conversation of another workspace captured from the conversation).';
 COMMENT ON FUNCTION prompt._unconfined() IS
-    'Internal (tenancy policies): whether the current role is not confined: no tenant is listed, or it administers the extension (its owner, prompt.administrators, superuser, BYPASSRLS).';
+    'Internal (tenancy policies): whether the current role is not confined: tenancy is off, or it administers the extension (its owner, prompt.administrators, superuser, BYPASSRLS).';
 COMMENT ON FUNCTION prompt._my_workspaces() IS
     'Internal (tenancy policies): the workspaces the current role is a tenant of, by its OID; empty for a role listed nowhere.';
 COMMENT ON FUNCTION prompt._role() IS
@@ -1222,7 +1495,7 @@ COMMENT ON COLUMN prompt.tenants.role_oid IS
 COMMENT ON COLUMN prompt.administrators.role_oid IS
     'The role''s OID, stamped from role_name whenever the row is written.';
 COMMENT ON COLUMN prompt.rounds.sent_digest IS
-    'The SHA-256 of what the first request that carried the round sent (prompt._round_digest); every later read checks it.';
+    'The SHA-256 of what the first request that carried the round sent (its assistant, results, steers and abort); every later read checks it.';
 COMMENT ON COLUMN prompt.rounds.sent_estimate IS
     'The estimate of the first request that carried the round, written with sent_at: what record_response keeps beside the usage of the response to it.';
 COMMENT ON COLUMN prompt.seals.frozen_digest IS
@@ -1230,7 +1503,33 @@ COMMENT ON COLUMN prompt.seals.frozen_digest IS
 COMMENT ON COLUMN prompt.seals.pieces_digest IS
     'The SHA-256 of the body''s pieces as stored (its head''s, tail''s and elements'' node digests in order, then its patch list), written with the seal: with each node checked against its own digest it covers the body, so cache_report and explain_turn check every request they replay at the cost of what it adds. NULL on a seal written before 0.5 (its body is hashed whole).';
 COMMENT ON TABLE prompt.tenants IS
-    'Tenancy: once any row exists, every role is confined to the workspaces it is listed for here (it reads their rows and the shared ones, and writes only rows no other tenant''s compile reads); a role listed nowhere reads and writes no tenant''s rows unless it administers the extension. Managed by the extension''s owner; kept by pg_dump, and the policies come back with the extension.';
+    'Tenancy: once an administrator turned tenancy on (prompt.set_tenancy), every role is confined to the workspaces it is listed for here (it reads their rows and the shared ones, and writes only rows no other tenant''s compile reads); a role listed nowhere reads and writes no tenant''s rows unless it administers the extension. Written by administrators only; kept by pg_dump, and the policies come back with the extension.';
+COMMENT ON TABLE prompt.tenancy IS
+    'Whether tenancy is on: one row (who turned it on, and when) while it is. Written by prompt.set_tenancy, an administrator''s; kept by pg_dump. Declared, never inferred from the other tenancy tables: emptying prompt.tenants confines every unlisted role to nothing.';
+COMMENT ON FUNCTION prompt.set_tenancy(boolean) IS
+    'Turns tenancy on (true) or off (false), as an administrator (the extension''s owner, a role in prompt.administrators, a superuser or BYPASSRLS role); returns whether it is on. On, every other role reads and writes only the rows of the workspaces prompt.tenants lists it for.';
+COMMENT ON FUNCTION prompt.security_check() IS
+    'Every grant, trigger, disabled trigger, row-level security switch, owner, object, tenancy state or setting that weakens what pgprompt promises (README, "Security"), as (severity, object, problem, fix): critical, warning or info. No rows on a correct install; prompt.status counts the critical and warning ones.';
+COMMENT ON FUNCTION prompt._administers() IS
+    'Internal (the tenancy tables'' write policies, prompt.tenancy''s guard): whether the current role administers the extension.';
+COMMENT ON FUNCTION prompt._tenancy_guard(text) IS
+    'Internal: refuses a write of prompt.tenancy by a role that does not administer the extension (administrator_required).';
+COMMENT ON FUNCTION prompt._tenancy_write() IS
+    'Internal trigger: any write of prompt.tenancy, TRUNCATE included, is an administrator''s.';
+COMMENT ON FUNCTION prompt._keys_fixed() IS
+    'Internal trigger: refuses an UPDATE of a row''s key (key_immutable); its arguments are the key''s columns.';
+COMMENT ON FUNCTION prompt._grants_guard() IS
+    'Internal event trigger (the end of a GRANT): refuses one that gave TRIGGER, TRUNCATE, REFERENCES or MAINTAIN on a prompt table to a role other than the tables'' owner (privilege_refused).';
+COMMENT ON FUNCTION prompt._grants_snapshot() IS
+    'Internal event trigger (the start of a GRANT): remembers who holds the tables'' owner''s four privileges before it.';
+COMMENT ON FUNCTION prompt._grants_before() IS
+    'Internal (the event trigger at the start of a GRANT): remembers who holds TRIGGER, TRUNCATE, REFERENCES or MAINTAIN on a prompt table besides its owner.';
+COMMENT ON FUNCTION prompt._grants_after() IS
+    'Internal (the event trigger at the end of a GRANT): refuses the statement when it gave one of those four privileges (privilege_refused).';
+COMMENT ON COLUMN prompt.turns.sent_at IS
+    'When a seal first sent this turn (a later turn of its conversation was sealed): from then on what was sent of it never changes without a permitted history rewrite.';
+COMMENT ON COLUMN prompt.turns.sent_digest IS
+    'The SHA-256 of what was sent of the turn (the columns history renders it from), written by the seal that sent it; verify_seals checks it. NULL again when its answer or summary came after that seal, until the next seal.';
 COMMENT ON TABLE prompt.workspace_members IS
     'The people and agents of each workspace: what its tenants read of prompt.users and their documents, memory and skills. A user in two workspaces is read by both tenants and written by neither.';
 COMMENT ON FUNCTION prompt._tenant_writes_user(uuid) IS
@@ -1246,9 +1545,9 @@ COMMENT ON FUNCTION prompt._workspaces_write() IS
 COMMENT ON FUNCTION prompt._touch_updated_at() IS
     'Internal trigger: sets updated_at on update.';
 COMMENT ON FUNCTION prompt._turns_write() IS
-    'Internal trigger: numbers a turn written without seq; refuses changes to a sealed turn, a reply without poster_id, a message without role, and invalid inline entries, variables, history intent, input, tools, callables or request options; stores token counts and entry counts.';
+    'Internal trigger: numbers a turn written without seq; refuses changes to a sealed turn or to what a later seal sent of a turn, a reply without poster_id, a message without role, and invalid inline entries, variables, history intent, input, tools, callables or request options; stores token counts and entry counts.';
 COMMENT ON FUNCTION prompt._turns_delete() IS
-    'Internal trigger: refuses deleting a sealed turn, or one a later seal replayed, unless a permitted pgprompt.allow_history_rewrite is on or the whole conversation goes.';
+    'Internal trigger: refuses deleting a sealed turn, or one a later seal sent, unless a permitted pgprompt.allow_history_rewrite is on or the whole conversation goes.';
 COMMENT ON FUNCTION prompt._rounds_write() IS
     'Internal trigger: refuses a round whose JSON is not a valid round, naming the path, and any change to a round a request carried.';
 COMMENT ON FUNCTION prompt._rounds_placed() IS

@@ -300,6 +300,13 @@ CREATE TABLE prompt.turns (
     -- The turn's request options (tool_choice, temperature, ...), over the agent's and
     -- the model's.
     request_options        jsonb NOT NULL DEFAULT '{}',
+    -- Set by the first compile_turn whose seal sent the turn (a later turn of its
+    -- conversation was sealed): from then on what was sent of it never changes without a
+    -- permitted history rewrite. sent_digest is the SHA-256 of what was sent of it, which
+    -- verify_seals checks; NULL again when its answer arrived after the seal (the next
+    -- seal writes it anew).
+    sent_at                timestamptz,
+    sent_digest            bytea,
     PRIMARY KEY (conversation_id, id),
     CONSTRAINT turns_seq_key UNIQUE (conversation_id, seq) INCLUDE (kind, answerer_id, own_entries),
     CONSTRAINT turns_message_has_role CHECK (kind <> 'message' OR role IS NOT NULL)
@@ -309,6 +316,8 @@ CREATE TABLE prompt.turns (
 CREATE INDEX turns_summaries ON prompt.turns (conversation_id, seq) WHERE kind = 'summary';
 -- A turn id given with the wrong conversation is told apart from one that does not exist.
 CREATE INDEX turns_id ON prompt.turns (id);
+-- The turns a seal marks sent: the few not marked yet, found without reading the timeline.
+CREATE INDEX turns_unsent ON prompt.turns (conversation_id, seq) WHERE sent_digest IS NULL;
 
 CREATE TABLE prompt.rounds (
     conversation_id uuid NOT NULL,
@@ -322,8 +331,8 @@ CREATE TABLE prompt.rounds (
     -- Set by the first compile_turn whose request carried this round: from then on the
     -- round is what was sent, and it never changes.
     sent_at         timestamptz,
-    -- The SHA-256 of what the first request that carried the round sent of it
-    -- (prompt._round_digest): every later read checks it.
+    -- The SHA-256 of what the first request that carried the round sent of it (its
+    -- assistant, results, steers and abort): every later read checks it.
     sent_digest     bytea,
     -- The estimate of that request (what record_response keeps beside the usage of the
     -- response that answers it, without compiling the turn again).
@@ -467,12 +476,13 @@ SELECT x.compiled_model AS model,
  GROUP BY x.compiled_model;
 
 -- Tenancy (README, "Security"; the policies are in finalize.sql, src/pg/tenancy.rs decides
--- who they confine). Once any role is listed here, every role is confined to the
--- workspaces it is listed for — none, for a role listed nowhere — unless it administers
--- the extension (its owner, a role in prompt.administrators, a superuser or BYPASSRLS
--- role). With no row here, grants decide. A row names its role by name (what a dump
--- keeps) and by OID, stamped from the name whenever the row is written (a restore
--- included): a renamed role keeps what it is, a new role with an old name gains nothing.
+-- who they confine). Once an administrator turned tenancy on (prompt.set_tenancy, a row of
+-- prompt.tenancy), every role is confined to the workspaces it is listed for here — none,
+-- for a role listed nowhere — unless it administers the extension (its owner, a role in
+-- prompt.administrators, a superuser or BYPASSRLS role). With tenancy off, grants decide.
+-- A row names its role by name (what a dump keeps) and by OID, stamped from the name
+-- whenever the row is written (a restore included): a renamed role keeps what it is, a
+-- new role with an old name gains nothing.
 CREATE TABLE prompt.tenants (
     role_name    name NOT NULL,
     workspace_id uuid NOT NULL REFERENCES prompt.workspaces (id) ON DELETE CASCADE,
@@ -498,6 +508,15 @@ CREATE TABLE prompt.workspace_members (
 );
 CREATE INDEX workspace_members_user ON prompt.workspace_members (user_id);
 
+-- Whether tenancy is on: one row, written by prompt.set_tenancy (an administrator's), kept
+-- by pg_dump. Declared, never inferred from what the other tenancy tables hold: emptying
+-- prompt.tenants leaves every unlisted role confined to nothing.
+CREATE TABLE prompt.tenancy (
+    enabled_at timestamptz NOT NULL DEFAULT now(),
+    enabled_by name NOT NULL
+);
+CREATE UNIQUE INDEX tenancy_one_row ON prompt.tenancy ((true));
+
 -- pg_dump keeps every row of every table: the extension's tables are its users' data.
 SELECT pg_catalog.pg_extension_config_dump('prompt.models', '');
 SELECT pg_catalog.pg_extension_config_dump('prompt.users', '');
@@ -519,3 +538,5 @@ SELECT pg_catalog.pg_extension_config_dump('prompt.workspace_members', '');
 -- 0.5's tables, after 0.4's (the order an update registers them in).
 SELECT pg_catalog.pg_extension_config_dump('prompt.counts', '');
 SELECT pg_catalog.pg_extension_config_dump('prompt.administrators', '');
+-- 0.6's.
+SELECT pg_catalog.pg_extension_config_dump('prompt.tenancy', '');

@@ -82,6 +82,16 @@ pub enum Code {
     /// `count_body` of a request whose wire has no token-count endpoint (chat), or that
     /// names no model.
     CountUnavailable,
+    /// A write of pgprompt's while a trigger it did not create stands on a table it writes.
+    ForeignCodeRefused,
+    /// An `UPDATE` of a row's key (its id, `conversation_id`, `turn_id`, `seq`, a round's
+    /// number, ...): identities never change.
+    KeyImmutable,
+    /// What only an administrator may do (turning tenancy on or off), by a role that is none.
+    AdministratorRequired,
+    /// A grant of `TRIGGER`, `TRUNCATE`, `REFERENCES` or `MAINTAIN` on a `prompt` table,
+    /// which nobody but the tables' owner holds.
+    PrivilegeRefused,
 }
 
 impl Code {
@@ -119,6 +129,10 @@ impl Code {
             Code::TenantWriteRefused => "tenant_write_refused",
             Code::ExtensionNotUpdated => "extension_not_updated",
             Code::CountUnavailable => "count_unavailable",
+            Code::ForeignCodeRefused => "foreign_code_refused",
+            Code::KeyImmutable => "key_immutable",
+            Code::AdministratorRequired => "administrator_required",
+            Code::PrivilegeRefused => "privilege_refused",
         }
     }
 
@@ -128,7 +142,11 @@ impl Code {
         match self {
             Code::DocumentTooLarge | Code::EstimatedInputExceedsModelLimit | Code::TextTooLarge => "54000",
             Code::DataCorrupted => "XX001",
-            Code::HistoryRewriteNotPermitted | Code::TenantWriteRefused => "42501",
+            Code::HistoryRewriteNotPermitted
+            | Code::TenantWriteRefused
+            | Code::ForeignCodeRefused
+            | Code::AdministratorRequired
+            | Code::PrivilegeRefused => "42501",
             Code::ConversationNotFound | Code::TurnNotFound => "P0002",
             Code::TurnNotCompilable
             | Code::SealedTurnImmutable
@@ -152,13 +170,14 @@ impl Code {
             | Code::TurnInvalid
             | Code::RequestOptionsInvalid
             | Code::ModelInvalid
-            | Code::ModelRetired => "22023",
+            | Code::ModelRetired
+            | Code::KeyImmutable => "22023",
         }
     }
 
     /// Every code, for the README's error table and its test.
     #[cfg(test)]
-    pub(crate) const ALL: [Code; 31] = [
+    pub(crate) const ALL: [Code; 35] = [
         Code::MacroUnknown,
         Code::TemplateInvalid,
         Code::DocumentTooLarge,
@@ -190,6 +209,10 @@ impl Code {
         Code::TenantWriteRefused,
         Code::ExtensionNotUpdated,
         Code::CountUnavailable,
+        Code::ForeignCodeRefused,
+        Code::KeyImmutable,
+        Code::AdministratorRequired,
+        Code::PrivilegeRefused,
     ];
 }
 

@@ -1,16 +1,20 @@
-"""Assembles sql/pgprompt--0.4.0--0.5.0.sql from sql/updates/0.4.0--0.5.0.template.sql: blocks copied from
-sql/schema.sql, sql/finalize.sql, sql/profiles.sql and the generated install script, so the
-update creates exactly what a fresh install does.
+"""Assembles the newest update script, sql/pgprompt--FROM--TO.sql, from its template
+sql/updates/FROM--TO.template.sql: blocks copied from sql/schema.sql, sql/finalize.sql,
+sql/profiles.sql and the generated install script, so the update creates exactly what a
+fresh install does. An update once released is frozen: only the newest is generated.
 
-Run after a change to those files: python3 sql/updates/gen.py sql/releases/pgprompt--0.5.0.sql
+Run after a change to those files:
+    python3 sql/updates/gen.py FROM TO <the install script cargo pgrx generates> [--check]
+(0.4.0 -> 0.5.0 was generated so and is frozen: sql/updates/0.4.0--0.5.0.template.sql.)
 """
 import os, re, sys
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-gen = open(sys.argv[1]).read()  # the install script cargo pgrx generates (or its frozen copy)
+FROM, TO = sys.argv[1], sys.argv[2]
+gen = open(sys.argv[3]).read()  # the install script cargo pgrx generates (or its frozen copy)
 schema = open(f"{ROOT}/sql/schema.sql").read()
 fin = open(f"{ROOT}/sql/finalize.sql").read()
 profiles = open(f"{ROOT}/sql/profiles.sql").read()
-old = open(f"{ROOT}/sql/releases/pgprompt--0.4.0.sql").read()
+old = open(f"{ROOT}/sql/releases/pgprompt--{FROM}.sql").read()
 
 def fn(name):
     # A body in $$ quotes, or SQL-standard (BEGIN ATOMIC ... END;).
@@ -20,10 +24,9 @@ def fn(name):
 
 def block(text, start):
     i = text.index(start)
-    if start.startswith("DO $rls$"):
-        j = text.index("$rls$;", i) + len("$rls$;")
-    elif start.startswith("DO $owner$"):
-        j = text.index("$owner$;", i) + len("$owner$;")
+    tag = re.match(r"DO (\$[a-z_]+\$)", start)
+    if tag:
+        j = text.index(tag.group(1) + ";", i) + len(tag.group(1) + ";")
     else:
         j = text.index(";\n", i) + 1
     return text[i:j]
@@ -47,13 +50,13 @@ def view(name):
     return m.group(0).rstrip("\n")
 
 def comments():
-    """Every COMMENT of the fresh install that 0.4's script does not have, as it is."""
+    """Every COMMENT of the fresh install that the previous release's script does not have, as it is."""
     def comment_stmts(text):
         return re.findall(r"(?ms)^COMMENT ON .*?';\n", text)
     have = set(" ".join(c.split()) for c in comment_stmts(old))
     return "".join(c for c in comment_stmts(fin) if " ".join(c.split()) not in have).rstrip("\n")
 
-t = open(f"{ROOT}/sql/updates/0.4.0--0.5.0.template.sql").read()
+t = open(f"{ROOT}/sql/updates/{FROM}--{TO}.template.sql").read()
 def sub(m):
     kind, arg = m.group(1), m.group(2)
     if kind == "fn": return fn(arg)
@@ -62,6 +65,7 @@ def sub(m):
     if kind == "pgrx-replace": return pgrx(arg).replace("CREATE FUNCTION", "CREATE OR REPLACE FUNCTION", 1)
     if kind == "triggers": return triggers(arg)
     if kind == "view": return view(arg)
+    if kind == "view-replace": return view(arg).replace("CREATE VIEW", "CREATE OR REPLACE VIEW", 1)
     if kind == "file": return profiles.rstrip("\n")
     if kind == "comment":
         m = re.search(r"(?ms)^COMMENT ON %s IS.*?';\n" % re.escape(arg), fin)
@@ -76,7 +80,7 @@ def sub(m):
     raise SystemExit(kind)
 t = re.sub(r"\{\{([a-z-]+):([^}]*)\}\}", sub, t)
 t = t.replace("{{comments}}", comments())
-target = f"{ROOT}/sql/pgprompt--0.4.0--0.5.0.sql"
+target = f"{ROOT}/sql/pgprompt--{FROM}--{TO}.sql"
 if "--check" in sys.argv:
     if open(target).read() != t + "\n":
         raise SystemExit(f"{target} is not what sql/updates/gen.py makes of today's SQL: run it")

@@ -46,6 +46,7 @@ fn record_count(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid, input_tokens: 
     let step = out.last_round.unwrap_or(0);
     let estimated = i32::try_from(out.explain.estimate.total).unwrap_or(i32::MAX);
     Spi::connect_mut(|client| {
+        super::guard::refuse_foreign_code(&[c"counts"]);
         run_write(client, "INSERT INTO prompt.counts (conversation_id, turn_id, step, input_tokens, estimated_input_tokens, compiled_model) \
              VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (conversation_id, turn_id, step) DO UPDATE \
              SET input_tokens = EXCLUDED.input_tokens, estimated_input_tokens = EXCLUDED.estimated_input_tokens, \

@@ -77,6 +77,125 @@ impl Drop for Open {
     }
 }
 
+impl Open {
+    /// [`Open::hold`] for a write of `tables` (prompt's tables the writer's statements
+    /// write, their triggers included): refused first while code pgprompt did not create
+    /// stands on one of them ([`refuse_foreign_code`]).
+    pub fn hold_for(tables: &[&CStr]) -> Open {
+        refuse_foreign_code(tables);
+        Open::hold()
+    }
+}
+
+thread_local! {
+    /// The trigger OIDs (with their functions) found pgprompt's in this backend: a trigger
+    /// is looked up once, then known by its OID and function.
+    static OWN_TRIGGERS: std::cell::RefCell<std::collections::HashSet<(pg_sys::Oid, pg_sys::Oid)>> =
+        std::cell::RefCell::new(std::collections::HashSet::new());
+}
+
+/// Refuses (`foreign_code_refused`, 42501) while a trigger pgprompt did not create stands
+/// on one of `tables` (schema `prompt`): a write of pgprompt's runs no code of another's
+/// (README, "Security"). Each table is locked as a write locks it (`ROW EXCLUSIVE`) before
+/// its triggers are read, so none can be added before the write runs: `CREATE TRIGGER`
+/// waits for the transaction. A trigger is pgprompt's when its function is one of the
+/// extension's; a foreign key's internal trigger, when the other table of the key is one of
+/// the extension's too (a key from another table to pgprompt's runs that table's actions,
+/// and their triggers, inside the write).
+pub fn refuse_foreign_code(tables: &[&CStr]) {
+    for table in tables {
+        if let Some(foreign) = foreign_trigger(table) {
+            raise(foreign);
+        }
+    }
+}
+
+/// The refusal for the first trigger on `prompt.<table>` that is not pgprompt's.
+fn foreign_trigger(table: &CStr) -> Option<Error> {
+    // SAFETY: makeRangeVar copies nothing and keeps the pointers, which are 'static C
+    // strings here (the schema literal and a table name the caller passes as &CStr that
+    // outlives this call); RangeVarGetRelidExtended raises for a missing table (flags 0)
+    // and returns with the lock taken. RelationIdGetRelation returns the relcache entry
+    // of a locked relation, valid until RelationClose; its trigdesc, when not NULL, points
+    // to numtriggers Trigger structs that live as long as the entry.
+    unsafe {
+        let rv = pg_sys::makeRangeVar(c"prompt".as_ptr().cast_mut(), table.as_ptr().cast_mut(), -1);
+        let relid = pg_sys::RangeVarGetRelidExtended(rv, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE, 0, None, std::ptr::null_mut());
+        let rel = pg_sys::RelationIdGetRelation(relid);
+        let mut found = None;
+        let desc = (*rel).trigdesc;
+        if !desc.is_null() {
+            for i in 0..usize::try_from((*desc).numtriggers).unwrap_or(0) {
+                let t = &*(*desc).triggers.add(i);
+                if !own_trigger(t) {
+                    found = Some(foreign_refusal(table, t));
+                    break;
+                }
+            }
+        }
+        pg_sys::RelationClose(rel);
+        found
+    }
+}
+
+/// Whether trigger `t` is pgprompt's (remembered once found so).
+fn own_trigger(t: &pg_sys::Trigger) -> bool {
+    let key = (t.tgoid, t.tgfoid);
+    if OWN_TRIGGERS.with(|k| k.borrow().contains(&key)) {
+        return true;
+    }
+    // SAFETY: catalog lookups from the backend's thread inside a transaction; the
+    // extension's name is a valid C string.
+    let own = unsafe {
+        let ext = pg_sys::get_extension_oid(c"pgprompt".as_ptr(), true);
+        if t.tgisinternal {
+            // A foreign key's trigger: the key's other table is pgprompt's (or the key is
+            // the table's own, as only its owner makes them).
+            t.tgconstrrelid == pg_sys::InvalidOid
+                || pg_sys::getExtensionOfObject(pg_sys::RelationRelationId, t.tgconstrrelid) == ext
+        } else {
+            pg_sys::getExtensionOfObject(pg_sys::ProcedureRelationId, t.tgfoid) == ext
+        }
+    };
+    if own {
+        OWN_TRIGGERS.with(|k| k.borrow_mut().insert(key));
+    }
+    own
+}
+
+fn foreign_refusal(table: &CStr, t: &pg_sys::Trigger) -> Error {
+    let table = table.to_string_lossy();
+    // SAFETY: tgname is the trigger's NUL-terminated name in its relcache entry, alive
+    // while the caller holds the entry.
+    let name = unsafe { CStr::from_ptr(t.tgname) }.to_string_lossy().into_owned();
+    let (what, fix) = if t.tgisinternal {
+        let other = relation_name(t.tgconstrrelid);
+        (
+            format!("a foreign key of {other} on prompt.{table} runs that table's actions inside pgprompt's write"),
+            format!("Its owner drops the key from {other} (ALTER TABLE {other} DROP CONSTRAINT ...)."),
+        )
+    } else {
+        (
+            format!("trigger \"{name}\" on prompt.{table} is not pgprompt's"),
+            format!("The tables' owner drops it: DROP TRIGGER {} ON prompt.{table};", quote_ident(&name)),
+        )
+    };
+    Error::new(Code::ForeignCodeRefused, what)
+        .detail("pgprompt writes what was sent, and what its functions record, only where no code it did not create runs inside the write: a trigger of another's would run with the caller's rights and could change what is written after every check.")
+        .hint(format!("{fix} SELECT * FROM prompt.security_check() lists every such weakening."))
+}
+
+/// A relation's qualified name, for a message (its OID where it has none).
+fn relation_name(relid: pg_sys::Oid) -> String {
+    super::spi::read_one::<String>("SELECT $1::pg_catalog.regclass::text", &[relid.into()])
+        .unwrap_or_else(|| format!("relation {}", relid.to_u32()))
+}
+
+/// An identifier quoted where SQL needs it.
+fn quote_ident(name: &str) -> String {
+    super::spi::read_one::<String>("SELECT pg_catalog.quote_ident($1)", &[name.into()]).unwrap_or_else(|| format!("\"{name}\""))
+}
+
 /// Whether the statement whose trigger runs now is pgprompt's own writer's.
 fn writer_running() -> bool {
     WRITER.with(Cell::get).is_some_and(|d| d == trigger_depth())
@@ -231,7 +350,9 @@ fn _storage_guard(subject: &str, op: &str) {
 /// Looked up as the tables' owner, whatever the caller may see.
 #[pg_extern(volatile, parallel_safe)]
 #[search_path(pg_catalog, pg_temp)]
-fn _parent_gone(conversation_id: pgrx::Uuid, turn_id: Option<pgrx::Uuid>) -> bool {
+fn _parent_gone(conversation_id: Option<pgrx::Uuid>, turn_id: Option<pgrx::Uuid>) -> bool {
+    // A row without a conversation has no parent to be gone: nothing goes with it.
+    let Some(conversation_id) = conversation_id else { return false };
     let conv = pg_uuid(core_uuid(conversation_id));
     as_owner(|| match turn_id {
         None => Spi::get_one_with_args::<bool>(
@@ -300,24 +421,6 @@ pub(super) fn as_owner<T>(f: impl FnOnce() -> T) -> T {
     out
 }
 
-/// Internal: whether a seal later in the conversation than `seq` replayed the turn (a
-/// later sealed turn), looked up whatever the caller may see.
-#[pg_extern(volatile, parallel_safe)]
-#[search_path(pg_catalog, pg_temp)]
-fn _replayed_by_later_seal(conversation_id: pgrx::Uuid, seq: i64) -> bool {
-    let conv = pg_uuid(core_uuid(conversation_id));
-    as_owner(|| {
-        Spi::get_one_with_args::<bool>(
-            "SELECT EXISTS (SELECT 1 FROM prompt.turns t WHERE t.conversation_id = $1 AND t.seq > $2 \
-             AND t.sealed_at IS NOT NULL)",
-            &[conv.into(), seq.into()],
-        )
-    })
-    .ok()
-    .flatten()
-    .unwrap_or(true)
-}
-
 /// When this session's attempt to turn the rewrite on was set aside for a role that may
 /// not (a value set before the library was loaded), the refusal a trigger is about to
 /// raise is that one (42501).
@@ -328,15 +431,19 @@ pub fn raise_if_refused_attempt() {
 }
 
 /// Internal (the turns write trigger): takes the conversation's row lock, so one writer
-/// at a time numbers its next turn. Taken as the tables' owner when the caller can see
-/// the conversation (what it could lock itself, given the privilege); a conversation
-/// the caller cannot see is not locked — its write is refused by row-level security.
+/// at a time numbers its next turn. Taken as the tables' owner when the caller may insert
+/// turns and can see the conversation (what it could lock itself, given the privilege); a
+/// conversation the caller cannot see is not locked — its write is refused by row-level
+/// security — nor one a role that writes no turns asks for.
 #[pg_extern(volatile, parallel_unsafe)]
 #[search_path(pg_catalog, pg_temp)]
 fn _lock_conversation(conversation_id: pgrx::Uuid) {
     let conv = pg_uuid(core_uuid(conversation_id));
+    // Only for a role that may write turns (the trigger's caller does): a reader calling it
+    // takes no lock it could not take itself.
     let visible = Spi::get_one_with_args::<bool>(
-        "SELECT EXISTS (SELECT 1 FROM prompt.conversations c WHERE c.id = $1)",
+        "SELECT pg_catalog.has_table_privilege('prompt.turns', 'INSERT') \
+                AND EXISTS (SELECT 1 FROM prompt.conversations c WHERE c.id = $1)",
         &[conv.into()],
     )
     .ok()
@@ -376,5 +483,11 @@ fn _in_cascade() -> bool {
 
 #[pg_extern(sql = false)]
 fn _seal_storage_guard(_table: &str, _op: &str) {
+    replaced()
+}
+
+/// 0.5's turns delete trigger calls this; 0.6 reads the turn's own sent mark instead.
+#[pg_extern(sql = false)]
+fn _replayed_by_later_seal(_conversation_id: pgrx::Uuid, _seq: i64) -> bool {
     replaced()
 }

@@ -8,6 +8,7 @@ pub mod errors;
 pub mod guard;
 pub mod jsonb;
 pub mod load;
+pub mod privileges;
 pub mod responses;
 pub mod seals;
 pub mod session;

@@ -51,16 +51,25 @@ static RECORDED_BODY: LazyLock<Query> = LazyLock::new(|| {
     )
 });
 
-/// The newest round: its number, whether it has calls, and how many results.
+/// The newest round: its number, whether it has calls, how many results, and why the
+/// response it records stopped (NULL: none recorded).
 static NEWEST_ROUND: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
         "the newest round",
-        "SELECT n, jsonb_path_exists(assistant, '$[*] ? (@.type == \"tool_call\")')::int4 AS calls, \
-         jsonb_array_length(results) AS results FROM prompt.rounds \
-         WHERE conversation_id = $1 AND turn_id = $2 ORDER BY n DESC LIMIT 1",
-        &[("n", INT4OID), ("calls", INT4OID), ("results", INT4OID)],
+        "SELECT r.n, jsonb_path_exists(r.assistant, '$[*] ? (@.type == \"tool_call\")')::int4 AS calls, \
+         jsonb_array_length(r.results) AS results, \
+         (SELECT p.stop_reason FROM prompt.responses p WHERE p.conversation_id = $1 AND p.turn_id = $2 \
+           AND p.step = r.n) AS stop_reason \
+         FROM prompt.rounds r WHERE r.conversation_id = $1 AND r.turn_id = $2 ORDER BY r.n DESC LIMIT 1",
+        &[("n", INT4OID), ("calls", INT4OID), ("results", INT4OID), ("stop_reason", TEXTOID)],
     )
 });
+
+/// Whether a response that stopped so ends its run, when it called no tool: the model
+/// answered (rather than pausing a long server-side turn, which the next request resumes).
+fn ends_the_run(stop_reason: Option<&str>) -> bool {
+    !matches!(stop_reason, None | Some("pause_turn" | "tool_use" | "tool_calls" | "in_progress" | "incomplete"))
+}
 
 /// What `record_response` returns: what it wrote (or had written, for a response
 /// recorded before).
@@ -294,17 +303,28 @@ fn next_round(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, r: &Response) 
                 c.need::<i32>("n")?,
                 c.need::<i32>("calls")?,
                 c.need::<i32>("results")?,
+                c.text("stop_reason"),
             )))
         },
     )
     .or_raise();
     let n = match newest.first() {
-        Some(&(n, calls, results)) => {
-            if calls == 1 && results == 0 {
+        Some((n, calls, results, stop)) => {
+            if *calls == 1 && *results == 0 {
                 refuse(
                     "",
                     format!("round {n} of turn {turn} called tools and has no results yet"),
                     "Write the results first (SELECT prompt.record_tool_results(...)); the next response answers them.",
+                );
+            }
+            if *calls == 0 && ends_the_run(stop.as_deref()) {
+                refuse(
+                    "",
+                    format!(
+                        "the run of turn {turn} ended with round {n} (its response answered, stop reason {}, and called no tool)",
+                        stop.as_deref().unwrap_or("")
+                    ),
+                    "A finished run takes no more responses: post the next message and compile a new reply turn.",
                 );
             }
             n + 1
@@ -326,6 +346,8 @@ fn record_response(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid, response: J
     let (conv, turn) = (core_uuid(conversation_id), core_uuid(turn_id));
     super::session::require_updated();
     let written = Spi::connect_mut(|client| {
+        // What it writes runs no code pgprompt did not create.
+        super::guard::refuse_foreign_code(&[c"conversations", c"turns", c"rounds", c"responses"]);
         // One recorder of the conversation at a time: a second call with the same
         // response waits here, then finds it recorded (under READ COMMITTED; under
         // REPEATABLE READ or SERIALIZABLE it fails with 40001, to retry).
@@ -388,6 +410,7 @@ fn record_tool_results(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid, results
     let (conv, turn) = (core_uuid(conversation_id), core_uuid(turn_id));
     super::session::require_updated();
     let updated = Spi::connect_mut(|client| {
+        super::guard::refuse_foreign_code(&[c"rounds", c"turns"]);
         run_write(
             client,
             "UPDATE prompt.rounds r SET results = $3::jsonb WHERE r.conversation_id = $1 AND r.turn_id = $2 \

@@ -54,6 +54,56 @@ fn pointers(c: &Cols<'_>) -> SealPointers {
     }
 }
 
+/// The digest of what a request carried of round `r` (an alias of `prompt.rounds`):
+/// `rounds.sent_digest`, written when the round is first sent and checked on every read.
+/// Spelled here, in the statements that write and check it; no SQL function computes it
+/// for a caller (README, "Security").
+pub(crate) fn round_digest(r: &str) -> String {
+    format!("sha256(convert_to(jsonb_build_array({r}.assistant, {r}.results, {r}.steers, {r}.aborted)::text, 'UTF8'))")
+}
+
+/// The digest of what a seal sent of turn `t` (an alias of `prompt.turns`): the columns
+/// history renders it from, its time in UTC (a session's time zone changes no byte).
+/// `turns.sent_digest`, written by the seal that first sent the turn, checked by
+/// `verify_seals`.
+pub(crate) fn turn_digest(t: &str) -> String {
+    let columns = [
+        "kind",
+        "role",
+        "author_id",
+        "answerer_id",
+        "poster_id",
+        "content",
+        "prompt",
+        "origin",
+        "sender_conversation_id",
+        "mode",
+        "inline",
+        "variables",
+        "input",
+        "tools",
+        "callables",
+        "model",
+        "history",
+        "memory_user_id",
+        "summary",
+        "summary_round",
+        "request_options",
+        "seq",
+        "sealed_preface",
+    ];
+    let listed: Vec<String> = columns.iter().map(|c| format!("{t}.{c}")).collect();
+    format!(
+        "sha256(convert_to(jsonb_build_array({}, {t}.created_at AT TIME ZONE 'UTC')::text, 'UTF8'))",
+        listed.join(", ")
+    )
+}
+
+/// The tables a seal's write touches (its lock, the turn's seal columns and the sent
+/// marks, storage): no code pgprompt did not create may stand on them
+/// ([`super::guard::refuse_foreign_code`]).
+const SEALING: [&std::ffi::CStr; 5] = [c"conversations", c"turns", c"rounds", c"seals", c"seal_nodes"];
+
 /// A seal whose rows do not fit together or do not match its digest: `data_corrupted`
 /// (XX001), naming the turn. Its bytes are never returned.
 fn corrupted(conv: Uuid, turn: Uuid, why: &str) -> Error {
@@ -288,8 +338,10 @@ pub fn write(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, out: &Output) -
     let Some((body, draft)) = out.sealed_body() else {
         return Ok(false);
     };
+    super::guard::refuse_foreign_code(&SEALING);
     lock_storage(client, conv);
-    // Sealing is pgprompt's own write of the turn's seal columns and of seal storage.
+    // Sealing is pgprompt's own write of the turn's seal columns, of the marks of what it
+    // sent and of seal storage.
     let _open = super::guard::Open::hold();
     if !claim(client, conv, turn, draft) {
         return Ok(false);
@@ -298,14 +350,32 @@ pub fn write(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, out: &Output) -
     Ok(true)
 }
 
-/// Marks the turn sealed, with what its seal froze on the turn itself; false when it
-/// already was.
+/// Marks the turn sealed, with what its seal froze on the turn itself, and marks sent what
+/// the seal sends for the first time: the conversation's earlier turns not marked yet (or
+/// whose answer came since), and their rounds whose calls have results (a round still
+/// waiting for them is not what a later request sends). False when the turn was sealed
+/// already (nothing is written).
 fn claim(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, draft: &SealDraft) -> bool {
+    static CLAIM: LazyLock<String> = LazyLock::new(|| {
+        format!(
+            "WITH claimed AS (UPDATE prompt.turns SET sealed_at = now(), sealed_preface = $3::jsonb, sealed_catalog = $4, \
+                sealed_mechanism = $5, sealed_versions = $6::jsonb \
+                WHERE conversation_id = $1 AND id = $2 AND sealed_at IS NULL RETURNING seq), \
+             turns AS (UPDATE prompt.turns t SET sent_at = coalesce(t.sent_at, now()), sent_digest = {} \
+                WHERE t.conversation_id = $1 AND t.seq < (SELECT seq FROM claimed) AND t.sent_digest IS NULL RETURNING 1), \
+             rounds AS (UPDATE prompt.rounds r SET sent_at = now(), sent_digest = {} \
+                WHERE r.conversation_id = $1 AND r.sent_at IS NULL \
+                  AND r.turn_id IN (SELECT x.id FROM prompt.turns x WHERE x.conversation_id = $1 \
+                                    AND x.seq < (SELECT seq FROM claimed)) \
+                  AND (r.results <> '[]' OR NOT r.assistant @> '[{{\"type\": \"tool_call\"}}]') RETURNING 1) \
+             SELECT seq FROM claimed",
+            turn_digest("t"),
+            round_digest("r")
+        )
+    });
     let claimed = run_write(
         client,
-        "UPDATE prompt.turns SET sealed_at = now(), sealed_preface = $3::jsonb, sealed_catalog = $4, \
-         sealed_mechanism = $5, sealed_versions = $6::jsonb \
-         WHERE conversation_id = $1 AND id = $2 AND sealed_at IS NULL",
+        &CLAIM,
         &[
             pg_uuid(conv).into(),
             pg_uuid(turn).into(),
@@ -466,11 +536,15 @@ fn read_stored(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Result<Option<
 /// of the request that carried them: from now on they never change, and every read of
 /// them checks it.
 pub fn mark_sent(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, n: i32, estimate: i32) {
-    let _open = super::guard::Open::hold();
-    run_write(client, "UPDATE prompt.rounds SET sent_at = now(), sent_digest = prompt._round_digest(assistant, results, steers, aborted), \
-         sent_estimate = $4 WHERE conversation_id = $1 AND turn_id = $2 AND n <= $3 AND sent_at IS NULL",
-        &[pg_uuid(conv).into(), pg_uuid(turn).into(), n.into(), estimate.into()],
-    );
+    static MARK: LazyLock<String> = LazyLock::new(|| {
+        format!(
+            "UPDATE prompt.rounds r SET sent_at = now(), sent_digest = {}, sent_estimate = $4 \
+             WHERE r.conversation_id = $1 AND r.turn_id = $2 AND r.n <= $3 AND r.sent_at IS NULL",
+            round_digest("r")
+        )
+    });
+    let _open = super::guard::Open::hold_for(&[c"rounds"]);
+    run_write(client, &MARK, &[pg_uuid(conv).into(), pg_uuid(turn).into(), n.into(), estimate.into()]);
 }
 
 /// Drops the bodies of the conversation's seals older than `before` (keeping digest,
@@ -478,6 +552,7 @@ pub fn mark_sent(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, n: i32, est
 /// it pruned. Holds [`lock_storage`], so a seal being written meanwhile is either seen
 /// whole (and its nodes kept) or waits for the prune.
 pub fn prune(client: &mut SpiClient<'_>, conv: Uuid, before: DatumWithOid<'_>) -> Result<i64> {
+    super::guard::refuse_foreign_code(&[c"conversations", c"seals", c"seal_nodes"]);
     lock_storage(client, conv);
     let _open = super::guard::Open::hold();
     let pruned = run_write(client, "UPDATE prompt.seals SET head = NULL, lead = '{}', chain = NULL, chain_length = 0, chain_low = NULL, \
@@ -553,10 +628,13 @@ static SEALED_TURNS: LazyLock<Query> = LazyLock::new(|| {
 
 /// Every sealed turn (of `conv`, or of every conversation the caller can see) whose seal
 /// does not read back as it was sealed, and why: missing, a frozen record that cannot be
-/// read, pointers that do not fit, a lost node, or bytes that do not match the digest.
-/// Pruned bodies are not checked (their digest stays, their bytes are gone).
+/// read, pointers that do not fit, a lost node, or bytes that do not match the digest;
+/// then every sent round and every turn a seal sent that no longer matches what was sent,
+/// each in conversation and timeline order. Pruned bodies are not checked (their digest
+/// stays, their bytes are gone).
 pub fn verify(client: &SpiClient<'_>, conv: Option<Uuid>) -> Result<Vec<(Uuid, Uuid, String)>> {
-    let turns = run(client, &SEALED_TURNS, &[nullable(conv.map(pg_uuid))], |c| {
+    let which = [nullable(conv.map(pg_uuid))];
+    let turns = run(client, &SEALED_TURNS, &which, |c| {
         Ok::<_, Error>(Some((
             c.need_uuid("conversation_id")?,
             c.need_uuid("id")?,
@@ -564,13 +642,6 @@ pub fn verify(client: &SpiClient<'_>, conv: Option<Uuid>) -> Result<Vec<(Uuid, U
         )))
     })?;
     let mut problems = Vec::new();
-    let rounds = run(client, &ALTERED_ROUNDS, &[nullable(conv.map(pg_uuid))], |c| {
-        Ok::<_, Error>(Some((
-            c.need_uuid("conversation_id")?,
-            c.need_uuid("turn_id")?,
-            c.need::<i32>("n")?,
-        )))
-    })?;
     for (conv, turn, has_seal) in turns {
         pgrx::check_for_interrupts!();
         if !has_seal {
@@ -593,14 +664,23 @@ pub fn verify(client: &SpiClient<'_>, conv: Option<Uuid>) -> Result<Vec<(Uuid, U
             let why = e.message.strip_prefix(&prefix).unwrap_or(&e.message).to_string();
             problems.push((conv, turn, why));
         }
-        for (_, _, n) in rounds.iter().filter(|(c, t, _)| *c == conv && *t == turn) {
-            problems.push((
-                conv,
-                turn,
-                format!("round {n} was sent and no longer matches what was sent"),
-            ));
-        }
     }
+    let rounds = run(client, &ALTERED_ROUNDS, &which, |c| {
+        Ok::<_, Error>(Some((
+            c.need_uuid("conversation_id")?,
+            c.need_uuid("turn_id")?,
+            format!("round {} was sent and no longer matches what was sent", c.need::<i32>("n")?),
+        )))
+    })?;
+    let sent = run(client, &ALTERED_TURNS, &which, |c| {
+        Ok::<_, Error>(Some((
+            c.need_uuid("conversation_id")?,
+            c.need_uuid("id")?,
+            "the turn was sent by a later seal and no longer matches what was sent".to_string(),
+        )))
+    })?;
+    problems.extend(rounds);
+    problems.extend(sent);
     Ok(problems)
 }
 
@@ -609,11 +689,31 @@ pub fn verify(client: &SpiClient<'_>, conv: Option<Uuid>) -> Result<Vec<(Uuid, U
 static ALTERED_ROUNDS: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
         "a sent round",
-        "SELECT r.conversation_id, r.turn_id, r.n FROM prompt.rounds r \
-         WHERE r.sent_at IS NOT NULL AND ($1::uuid IS NULL OR r.conversation_id = $1) \
-           AND r.sent_digest IS DISTINCT FROM prompt._round_digest(r.assistant, r.results, r.steers, r.aborted) \
-         ORDER BY r.conversation_id, r.turn_id, r.n",
+        format!(
+            "SELECT r.conversation_id, r.turn_id, r.n FROM prompt.rounds r \
+             WHERE r.sent_at IS NOT NULL AND ($1::uuid IS NULL OR r.conversation_id = $1) \
+               AND r.sent_digest IS DISTINCT FROM {} \
+             ORDER BY r.conversation_id, r.turn_id, r.n",
+            round_digest("r")
+        ),
         &[("conversation_id", UUIDOID), ("turn_id", UUIDOID), ("n", INT4OID)],
+    )
+});
+
+/// The turns a seal sent (of a conversation, or of every one the caller can see) that no
+/// longer match the digest of what was sent (one whose answer came since has none until
+/// the next seal).
+static ALTERED_TURNS: LazyLock<Query> = LazyLock::new(|| {
+    Query::new(
+        "a sent turn",
+        format!(
+            "SELECT t.conversation_id, t.id FROM prompt.turns t \
+             WHERE t.sent_digest IS NOT NULL AND ($1::uuid IS NULL OR t.conversation_id = $1) \
+               AND t.sent_digest <> {} \
+             ORDER BY t.conversation_id, t.seq",
+            turn_digest("t")
+        ),
+        &[("conversation_id", UUIDOID), ("id", UUIDOID)],
     )
 });
 

@@ -1,13 +1,15 @@
 //! Tenancy (README, "Security"; the policies are sql/finalize.sql's): who row-level
 //! security confines, decided so that it fails closed.
 //!
-//! - No row in `prompt.tenants`: nobody is confined; grants decide.
-//! - Once any tenant is listed, every role is confined to the workspaces it is a tenant
-//!   of — none for a role that is listed nowhere (the group role tenants are granted, a
-//!   renamed or new role, a tenant whose workspaces were deleted) — unless it
-//!   administers the extension: the extension's owner, a role listed in
-//!   `prompt.administrators`, or one that bypasses row-level security anyway (a
-//!   superuser, `BYPASSRLS`, the tables' owner).
+//! - Tenancy is declared: on because an administrator turned it on
+//!   ([`set_tenancy`], a row of `prompt.tenancy`), off only when one turns it off. With it
+//!   off, nobody is confined; grants decide.
+//! - With it on, every role is confined to the workspaces it is a tenant of (rows of
+//!   `prompt.tenants`) — none for a role that is listed nowhere (the group role tenants are
+//!   granted, a renamed or new role, a tenant whose workspaces were deleted, every role once
+//!   `prompt.tenants` is emptied) — unless it administers the extension: the extension's
+//!   owner, a role listed in `prompt.administrators`, or one that bypasses row-level
+//!   security anyway (a superuser, `BYPASSRLS`, the tables' owner).
 //! - A role is a tenant by its OID (`tenants.role_oid`, stamped from `role_name` when the
 //!   row is written, restored included), so renaming a role keeps what it is, and a
 //!   new role that takes an old name gains nothing.
@@ -66,15 +68,29 @@ fn reach() -> Reach {
     r
 }
 
+/// Whether role `$1` administers the extension (SQL, read as the tables' owner): listed in
+/// `prompt.administrators`, the extension's owner, a superuser or a `BYPASSRLS` role (the
+/// tables' owner bypasses row-level security too, and is one of the last two or the
+/// extension's owner).
+const ADMINISTERS: &str = "(EXISTS (SELECT 1 FROM prompt.administrators a WHERE a.role_oid = $1) \
+     OR EXISTS (SELECT 1 FROM pg_catalog.pg_extension e WHERE e.extname = 'pgprompt' AND e.extowner = $1) \
+     OR EXISTS (SELECT 1 FROM pg_catalog.pg_roles r WHERE r.oid = $1 AND (r.rolsuper OR r.rolbypassrls)) \
+     OR EXISTS (SELECT 1 FROM pg_catalog.pg_class c WHERE c.oid = 'prompt.turns'::pg_catalog.regclass AND c.relowner = $1))";
+
+/// Whether the current role administers the extension ([`ADMINISTERS`]).
+pub(super) fn administers() -> bool {
+    let role = current_role();
+    as_owner(|| super::spi::read_one::<bool>(&format!("SELECT {ADMINISTERS}"), &[role.into()])).unwrap_or(false)
+}
+
 /// Reads what the current role is, past row-level security.
 fn look_up(role: pg_sys::Oid) -> Reach {
     let found = as_owner(|| {
         super::spi::read_two::<bool, Vec<pgrx::Uuid>>(
-            "SELECT NOT EXISTS (SELECT 1 FROM prompt.tenants) \
-                    OR EXISTS (SELECT 1 FROM prompt.administrators a WHERE a.role_oid = $1) \
-                    OR EXISTS (SELECT 1 FROM pg_catalog.pg_extension e WHERE e.extname = 'pgprompt' AND e.extowner = $1) \
-                    OR EXISTS (SELECT 1 FROM pg_catalog.pg_roles r WHERE r.oid = $1 AND (r.rolsuper OR r.rolbypassrls)), \
-                    ARRAY(SELECT t.workspace_id FROM prompt.tenants t WHERE t.role_oid = $1 ORDER BY 1)",
+            &format!(
+                "SELECT NOT EXISTS (SELECT 1 FROM prompt.tenancy) OR {ADMINISTERS}, \
+                        ARRAY(SELECT t.workspace_id FROM prompt.tenants t WHERE t.role_oid = $1 ORDER BY 1)"
+            ),
             &[role.into()],
         )
     });
@@ -180,4 +196,62 @@ fn _tenant_delete_guard(table: &str, id: pgrx::Uuid) {
             .detail("Deleting it would change a row that another tenant's compile reads (PostgreSQL's foreign-key actions run past row-level security).")
             .hint("An administrator (the extension's owner, or a role listed in prompt.administrators) can change shared rows."),
     );
+}
+
+/// Internal (the write policies of `prompt.tenants` and `prompt.administrators`, the guard
+/// of `prompt.tenancy`): whether the current role administers the extension, whether
+/// tenancy is on or off. Tenancy rows are an administrator's to write: a role that lists
+/// itself as a tenant would choose what it reads once tenancy is on.
+#[pg_extern(stable, parallel_restricted)]
+#[search_path(pg_catalog, pg_temp)]
+fn _administers() -> bool {
+    administers()
+}
+
+/// Internal trigger helper: refuses a write of `prompt.tenancy` (`op`) by a role that does
+/// not administer the extension (`administrator_required`, 42501).
+#[pg_extern(volatile, parallel_safe)]
+#[search_path(pg_catalog, pg_temp)]
+fn _tenancy_guard(op: Option<&str>) {
+    if !administers() {
+        refuse_not_administrator(&format!("{} of prompt.tenancy", op.unwrap_or("a write")));
+    }
+}
+
+fn refuse_not_administrator(what: &str) -> ! {
+    super::errors::raise(
+        pgprompt_core::Error::new(
+            pgprompt_core::Code::AdministratorRequired,
+            format!("{what} is an administrator's"),
+        )
+        .detail("Tenancy is turned on and off by an administrator: the extension's owner, a role listed in prompt.administrators, a superuser or a BYPASSRLS role.")
+        .hint("Ask an administrator to run SELECT prompt.set_tenancy(true) (or false)."),
+    )
+}
+
+/// Turns tenancy on (`enabled`) or off, as an administrator; returns whether it is on. On,
+/// every role that does not administer the extension reads and writes only the rows of the
+/// workspaces `prompt.tenants` lists it for — nothing at all when it is listed nowhere.
+/// The row is written as the tables' owner (the caller needs no grant on it), after the
+/// table is checked for code pgprompt did not create.
+#[pg_extern(volatile, strict, parallel_unsafe)]
+#[search_path(pg_catalog, pg_temp)]
+fn set_tenancy(enabled: bool) -> bool {
+    super::session::require_updated();
+    if !administers() {
+        refuse_not_administrator(if enabled { "turning tenancy on" } else { "turning tenancy off" });
+    }
+    super::guard::refuse_foreign_code(&[c"tenancy"]);
+    let role = current_role();
+    as_owner(|| {
+        let sql = if enabled {
+            "INSERT INTO prompt.tenancy (enabled_by) SELECT pg_catalog.pg_get_userbyid($1) \
+             WHERE NOT EXISTS (SELECT 1 FROM prompt.tenancy)"
+        } else {
+            "DELETE FROM prompt.tenancy WHERE $1 IS NOT NULL"
+        };
+        super::spi::spi(Spi::run_with_args(sql, &[role.into()]));
+    });
+    KNOWN.with(|k| k.borrow_mut().take());
+    enabled
 }

@@ -215,8 +215,9 @@ fn _own_entries(
     pgprompt_core::own_entries(summary, summary_round, content, &ns)
 }
 
-/// Refuses a change to a sealed turn: `what` is the column, `delete` or `delete_replayed`;
-/// `rewritable` says whether `pgprompt.allow_history_rewrite` would allow it.
+/// Refuses a change to a sealed turn: `what` is the column, `delete`, `delete_replayed` or
+/// `sent:<column>` (a column of a turn a later seal sent); `rewritable` says whether
+/// `pgprompt.allow_history_rewrite` would allow it.
 #[pg_extern(immutable, parallel_safe)]
 #[search_path(pg_catalog, pg_temp)]
 fn _refuse_sealed(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid, what: &str, rewritable: bool) {
@@ -230,9 +231,15 @@ fn _refuse_sealed(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid, what: &str, 
         "delete_replayed" => {
             format!("turn {turn} of conversation {conv} was replayed by a later sealed turn and cannot be deleted")
         }
+        sent if sent.starts_with("sent:") => format!(
+            "turn {turn} of conversation {conv} was sent by a later sealed turn: {} cannot change",
+            &sent["sent:".len()..]
+        ),
         column => format!("turn {turn} of conversation {conv} is sealed: {column} cannot change"),
     };
-    let e = Error::new(Code::SealedTurnImmutable, message).detail(if rewritable {
+    let e = Error::new(Code::SealedTurnImmutable, message).detail(if what.starts_with("sent:") {
+        "A later sealed turn sent this turn as it stood; later requests extend that byte for byte. Only what was not sent yet (an answer or an in-turn summary that came after) may be filled in."
+    } else if rewritable {
         "A sealed turn is what was sent; later requests extend it byte for byte. Its answer (content) and an in-turn summary stay writable."
     } else {
         "The sealed columns (sealed_at, sealed_preface, sealed_catalog, sealed_mechanism, sealed_versions) never change once set."

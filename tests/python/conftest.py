@@ -58,6 +58,17 @@ def own_db(request) -> psycopg.Connection:
     conn.close()
 
 
+def grant_all_carelessly(conn: psycopg.Connection, role: str) -> None:
+    """What a careless operator does: every privilege on every table, TRIGGER, TRUNCATE and
+    REFERENCES included. pgprompt's event trigger refuses that GRANT, so the operator (a
+    superuser) turned it off first: the guards must hold without it."""
+    conn.execute("ALTER EVENT TRIGGER pgprompt_privileges DISABLE")
+    try:
+        conn.execute(f"GRANT ALL ON ALL TABLES IN SCHEMA prompt TO {role}")
+    finally:
+        conn.execute("ALTER EVENT TRIGGER pgprompt_privileges ENABLE")
+
+
 def compile_turn(conn: psycopg.Connection, conversation: str, turn: str, fn: str = "preview_turn") -> dict:
     """The body a compile returns (preview_turn by default: nothing is sealed), parsed."""
     row = conn.execute(f"SELECT prompt.{fn}(%s, %s)", (conversation, turn)).fetchone()

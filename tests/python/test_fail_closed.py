@@ -20,7 +20,7 @@ import threading
 import psycopg
 import pytest
 
-from conftest import ROOT, connect, make_database
+from conftest import ROOT, connect, grant_all_carelessly, make_database
 from test_response_loop import CALL_IDS, new_conversation, new_turn, record, tool_call_response, final_response
 
 C1, T4 = "00000000-0000-4000-8000-00000000c001", "00000000-0000-4000-8000-0000000d0004"
@@ -43,8 +43,9 @@ def role(conn, name, tenant_of=None):
     conn.execute(f"DO $$ BEGIN CREATE ROLE {name} NOLOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$")
     conn.execute(f"GRANT USAGE, CREATE ON SCHEMA public TO {name}")
     conn.execute(f"GRANT USAGE ON SCHEMA prompt TO {name}")
-    # Every privilege an application could be given, TRIGGER included.
-    conn.execute(f"GRANT ALL ON ALL TABLES IN SCHEMA prompt TO {name}")
+    # Every privilege an application could be given, TRIGGER included: a careless
+    # operator's grant, past the event trigger that refuses it.
+    grant_all_carelessly(conn, name)
     if tenant_of:
         conn.execute("INSERT INTO prompt.tenants (role_name, workspace_id) VALUES (%s, %s)", (name, tenant_of))
 
@@ -82,6 +83,7 @@ def fc():
     conn.execute("INSERT INTO prompt.workspace_members SELECT %s, id FROM prompt.users", (ACME,))
     conn.execute("INSERT INTO prompt.workspace_members VALUES (%s, %s)", (GLOBEX, LARK))
     conn.execute("INSERT INTO prompt.administrators (role_name) VALUES (%s)", (WRITER,))
+    conn.execute("SELECT prompt.set_tenancy(true)")
     conn.run = run
     yield conn
     conn.close()
@@ -145,8 +147,9 @@ DOORS = {
     "sent_round_results": ["UPDATE prompt.rounds SET results = '[]' WHERE sent_at IS NOT NULL"],
     "unmark_sent_round": ["UPDATE prompt.rounds SET sent_at = NULL WHERE sent_at IS NOT NULL"],
     "truncate_rounds": ["TRUNCATE prompt.rounds"],
-    # A trigger of the caller's on pgprompt's own table (GRANT ALL includes TRIGGER): it
-    # fires inside pgprompt's own write, one level deeper, and is refused there.
+    # A trigger of the caller's on pgprompt's own table (GRANT ALL includes TRIGGER): the
+    # compile refuses to write while it stands (foreign_code_refused, 42501), so it never
+    # fires inside pgprompt's write.
     "trigger_on_prompt_table": [
         "CREATE FUNCTION public.fc_piggyback() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
         "DELETE FROM prompt.seal_nodes WHERE conversation_id <> NEW.conversation_id; RETURN NULL; END $$",
@@ -216,7 +219,7 @@ def test_seals_cannot_be_forged(fc, who):
     # row-level security meets the guard.
     fc.execute("DO $$ BEGIN CREATE ROLE pgprompt_fc_bypass NOLOGIN BYPASSRLS; EXCEPTION WHEN duplicate_object THEN NULL; END $$")
     fc.execute("GRANT USAGE ON SCHEMA prompt TO pgprompt_fc_bypass")
-    fc.execute("GRANT ALL ON ALL TABLES IN SCHEMA prompt TO pgprompt_fc_bypass")
+    grant_all_carelessly(fc, "pgprompt_fc_bypass")
     for copier, state in ((who, "0A000"), ("pgprompt_fc_bypass", "55000")):
         fc.execute(f"SET ROLE {copier}")
         try:

@@ -277,7 +277,7 @@ def test_the_doors_of_fail_closed_stay_shut(no_crash):
     role every tenant is granted and a writer that is no tenant, each also reading the other
     tenant's rows: what was sent never moves, no other tenant's row is ever read, and no
     refusal is XX000."""
-    from conftest import make_database
+    from conftest import grant_all_carelessly, make_database
     db = make_database("pgprompt_fuzz_doors")
     try:
         db.execute("SELECT prompt.compile_turn(%s, %s)", (C1, T4))
@@ -290,9 +290,10 @@ def test_the_doors_of_fail_closed_stay_shut(no_crash):
         for role in roles:
             db.execute(f"DO $$ BEGIN CREATE ROLE {role} NOLOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$")
             db.execute(f"GRANT USAGE ON SCHEMA prompt TO {role}")
-            db.execute(f"GRANT ALL ON ALL TABLES IN SCHEMA prompt TO {role}")
+            grant_all_carelessly(db, role)
         db.execute("GRANT pgprompt_fz_group TO pgprompt_fz_tenant")
         db.execute("INSERT INTO prompt.tenants (role_name, workspace_id) VALUES ('pgprompt_fz_tenant', %s)", (other,))
+        db.execute("SELECT prompt.set_tenancy(true)")
         fingerprint = ("SELECT md5(string_agg(x, '')) FROM (SELECT t::text AS x FROM prompt.seal_nodes t UNION ALL "
                        "SELECT row(s.*)::text FROM prompt.seals s UNION ALL SELECT row(t.*)::text FROM prompt.turns t "
                        "WHERE sealed_at IS NOT NULL UNION ALL SELECT row(c.captured_content, c.captured_round)::text "

@@ -324,7 +324,7 @@ def test_tenancy_survives_dump_and_restore_and_isolates_reads_and_writes():
     tenancy(src)
     before = rls_state(src), {r: reads_as(src, r) for r in TENANTS}
     policies, enabled = before[0]
-    assert enabled == 18 and policies > 60, before[0]
+    assert enabled == 19 and policies > 60, before[0]
     acme, globex = before[1][TENANTS[0]], before[1][TENANTS[1]]
     assert acme["workspaces"] == ["Acme Support"] and globex["workspaces"] == ["Globex"]
     assert acme[C1] is False and acme["00000000-0000-4000-8000-00000000c0b1"] == "not found"
@@ -476,9 +476,10 @@ def test_seal_conflicts_under_snapshot_isolation_are_retryable(isolation):
 
 def test_a_backend_killed_while_sealing_leaves_no_half_seal():
     """kill -9 of a backend in the middle of writing a seal (held there by a trigger of
-    the test's own between the nodes and the seal row): the cluster recovers, the turn is
-    unsealed with no node or seal row of it left, and it seals again. A cluster of its own:
-    a killed backend restarts every session of its cluster."""
+    the test's own between the nodes and the seal row, its function made a member of the
+    extension by the superuser: pgprompt's writes run no trigger of another's): the cluster
+    recovers, the turn is unsealed with no node or seal row of it left, and it seals again.
+    A cluster of its own: a killed backend restarts every session of its cluster."""
     cluster = "/tmp/pgprompt-crash"
     env = dict(os.environ, PGPROMPT_CLUSTER=cluster, PGPROMPT_PORT="54339")
     subprocess.run([str(ROOT / "scripts/cluster.sh"), "start"], env=env, check=True, capture_output=True)
@@ -491,6 +492,7 @@ def test_a_backend_killed_while_sealing_leaves_no_half_seal():
             c.execute((ROOT / "demo/example.sql").read_text())
             c.execute("CREATE FUNCTION public.hold() RETURNS trigger LANGUAGE plpgsql AS "
                       "$$ BEGIN PERFORM pg_sleep(30); RETURN NULL; END $$")
+            c.execute("ALTER EXTENSION pgprompt ADD FUNCTION public.hold()")
             c.execute("CREATE TRIGGER hold AFTER INSERT ON prompt.seal_nodes FOR EACH STATEMENT EXECUTE FUNCTION public.hold()")
         sealing = db()
         pid = sealing.info.backend_pid

@@ -65,7 +65,7 @@ def test_the_update_scripts_ship_and_the_old_releases_are_frozen():
     assert (ROOT / f"sql/releases/pgprompt--{SEAL_02}.sql").exists()
     chain = update_chain()
     assert chain == ["pgprompt--0.1.0--0.2.0.sql", "pgprompt--0.2.0--0.3.0.sql", "pgprompt--0.3.0--0.4.0.sql",
-                     f"pgprompt--0.4.0--{current_version()}.sql"]
+                     "pgprompt--0.4.0--0.5.0.sql", f"pgprompt--0.5.0--{current_version()}.sql"]
     for script in chain:
         assert (extension_dir() / script).exists(), script
 

@@ -339,9 +339,12 @@ static CURRENT_ROUNDS: LazyLock<Query> = LazyLock::new(|| {
     columns.push(("intact", BOOLOID));
     Query::new(
         "a round row",
-        "SELECT n, assistant, results, steers, aborted, \
-         (sent_at IS NULL OR sent_digest IS NOT DISTINCT FROM prompt._round_digest(assistant, results, steers, aborted)) \
-         AS intact FROM prompt.rounds WHERE conversation_id = $1 AND turn_id = $2 ORDER BY n",
+        format!(
+            "SELECT r.n, r.assistant, r.results, r.steers, r.aborted, \
+             (r.sent_at IS NULL OR r.sent_digest IS NOT DISTINCT FROM {}) \
+             AS intact FROM prompt.rounds r WHERE r.conversation_id = $1 AND r.turn_id = $2 ORDER BY r.n",
+            crate::pg::seals::round_digest("r")
+        ),
         &columns,
     )
 });

@@ -1,0 +1,118 @@
+-- pgprompt 0.5.0 -> 0.6.0 (frozen: never edit once released)
+--
+-- * no code pgprompt did not create runs inside its writes: a trigger of another's on a
+--   prompt table is dropped here first, before the update writes anything (0.5 gave a
+--   trusted install's database owner TRIGGER: its trigger would have run as the bootstrap
+--   superuser), with a WARNING naming it; pgprompt's writes refuse one from now on;
+-- * least privilege: TRIGGER, TRUNCATE, REFERENCES and MAINTAIN taken back from everyone
+--   but the tables' owner (with what was granted on from them), the installing role of a
+--   trusted install given SELECT, INSERT, UPDATE and DELETE by name, and an event trigger
+--   that refuses a GRANT of the four; prompt.security_check() and prompt.status's
+--   security_problems;
+-- * identities never change: every key refuses UPDATE (AFTER triggers, key_immutable);
+-- * what a seal sent is frozen: turns.sent_at and sent_digest, written here for the turns
+--   the seals so far sent (a turn before a sealed turn of its conversation), with their
+--   complete rounds; verify_seals checks them; the digest of a round is spelled where it
+--   is written, prompt._round_digest is gone;
+-- * a retired model is refused however its id is spelled (case, spaces, invisible
+--   characters, Vertex's @date, :latest): the profile lookup reads those as the id;
+-- * tenancy is declared: prompt.tenancy and prompt.set_tenancy(); turned on here where a
+--   tenant is listed; the tenancy rows an administrator's to write.
+
+-- Code that is not pgprompt's, off its tables before anything is written -----------------
+
+DO $foreign$
+DECLARE
+    g record;
+BEGIN
+    FOR g IN
+        SELECT t.tgname, c.relname, t.tgfoid::pg_catalog.regprocedure AS fn
+          FROM pg_catalog.pg_trigger t JOIN pg_catalog.pg_class c ON c.oid = t.tgrelid
+         WHERE c.relnamespace = 'prompt'::pg_catalog.regnamespace AND NOT t.tgisinternal
+           AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend d JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid
+                            WHERE d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.objid = t.tgfoid
+                              AND d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass
+                              AND e.extname = 'pgprompt' AND d.deptype = 'e')
+    LOOP
+        RAISE WARNING 'pgprompt 0.6.0: dropped trigger % on prompt.% (function %), which pgprompt did not create',
+            pg_catalog.quote_ident(g.tgname), g.relname, g.fn
+            USING DETAIL = 'A trigger of another role''s on pgprompt''s tables would run inside its writes, with the rights of whoever writes (a superuser compiling, this update).';
+        EXECUTE pg_catalog.format('DROP TRIGGER %I ON prompt.%I', g.tgname, g.relname);
+    END LOOP;
+END
+$foreign$;
+
+-- Schema ------------------------------------------------------------------------------
+
+ALTER TABLE prompt.turns ADD COLUMN sent_at timestamptz, ADD COLUMN sent_digest bytea;
+{{block:schema:CREATE INDEX turns_unsent}}
+{{block:schema:CREATE TABLE prompt.tenancy}}
+{{block:schema:CREATE UNIQUE INDEX tenancy_one_row}}
+SELECT pg_catalog.pg_extension_config_dump('prompt.tenancy', '');
+
+-- What a seal sent --------------------------------------------------------------------
+
+-- The turns the seals so far sent (each before a sealed turn of its conversation) and
+-- their complete rounds, marked with the digest of what was sent (the write triggers step
+-- aside for it: 0.5's know no sent mark).
+ALTER TABLE prompt.turns DISABLE TRIGGER turns_write;
+UPDATE prompt.turns t
+   SET sent_at = now(),
+       sent_digest = sha256(convert_to(jsonb_build_array(t.kind, t.role, t.author_id, t.answerer_id, t.poster_id, t.content,
+           t.prompt, t.origin, t.sender_conversation_id, t.mode, t.inline, t.variables, t.input, t.tools, t.callables, t.model,
+           t.history, t.memory_user_id, t.summary, t.summary_round, t.request_options, t.seq, t.sealed_preface,
+           t.created_at AT TIME ZONE 'UTC')::text, 'UTF8'))
+ WHERE t.seq < (SELECT max(s.seq) FROM prompt.turns s WHERE s.conversation_id = t.conversation_id AND s.sealed_at IS NOT NULL);
+ALTER TABLE prompt.turns ENABLE TRIGGER turns_write;
+ALTER TABLE prompt.rounds DISABLE TRIGGER rounds_write;
+UPDATE prompt.rounds r
+   SET sent_at = now(), sent_digest = sha256(convert_to(jsonb_build_array(r.assistant, r.results, r.steers, r.aborted)::text, 'UTF8'))
+ WHERE r.sent_at IS NULL AND (r.results <> '[]' OR NOT r.assistant @> '[{"type": "tool_call"}]')
+   AND EXISTS (SELECT 1 FROM prompt.turns t WHERE t.conversation_id = r.conversation_id AND t.id = r.turn_id AND t.sent_at IS NOT NULL);
+ALTER TABLE prompt.rounds ENABLE TRIGGER rounds_write;
+
+{{fn-replace:_turns_write}}
+{{fn-replace:_turns_delete}}
+DROP FUNCTION prompt._replayed_by_later_seal(uuid, bigint);
+DROP FUNCTION prompt._round_digest(jsonb, jsonb, jsonb, boolean);
+
+-- Identities never change -------------------------------------------------------------
+
+{{fn:_keys_fixed}}
+{{block:finalize:DO $keys$}}
+
+-- Tenancy, declared -------------------------------------------------------------------
+
+{{pgrx:_administers}}
+{{pgrx:_tenancy_guard}}
+{{pgrx:set_tenancy}}
+-- On where 0.5 had it on: a tenant is listed.
+INSERT INTO prompt.tenancy (enabled_by) SELECT 'pgprompt 0.6.0 update' WHERE EXISTS (SELECT 1 FROM prompt.tenants);
+{{block:finalize:CREATE POLICY pgprompt_administrators ON prompt.tenants}}
+{{block:finalize:CREATE POLICY pgprompt_administrators ON prompt.administrators}}
+{{block:finalize:ALTER TABLE prompt.tenancy ENABLE ROW LEVEL SECURITY}}
+{{block:finalize:CREATE POLICY pgprompt_reads ON prompt.tenancy}}
+{{block:finalize:GRANT SELECT ON prompt.tenancy TO PUBLIC}}
+{{fn:_tenancy_write}}
+{{triggers:tenancy_guard}}
+
+-- A model's profile, however its id is spelled --------------------------------------------
+
+{{fn-replace:_model_profile_of}}
+
+-- Least privilege ---------------------------------------------------------------------
+
+{{fn:security_check}}
+{{view-replace:status}}
+{{block:finalize:DO $owner$}}
+{{block:finalize:DO $privileges$}}
+{{pgrx:_grants_before}}
+{{pgrx:_grants_after}}
+{{fn:_grants_snapshot}}
+{{fn:_grants_guard}}
+{{block:finalize:CREATE EVENT TRIGGER pgprompt_privileges_before}}
+{{block:finalize:CREATE EVENT TRIGGER pgprompt_privileges ON}}
+
+-- Comments ----------------------------------------------------------------------------
+
+{{comments}}
