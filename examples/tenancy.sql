@@ -28,9 +28,11 @@
 
 -- The group role tenants are granted: ordinary privileges, nothing more (the policies
 -- narrow them to the tenant's rows).
+-- (Made here when missing; a database owner without CREATEROLE asks a role that has it.)
 DO $$ BEGIN
-    CREATE ROLE prompt_tenant NOLOGIN;
-EXCEPTION WHEN duplicate_object THEN NULL;
+    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = 'prompt_tenant') THEN
+        CREATE ROLE prompt_tenant NOLOGIN;
+    END IF;
 END $$;
 GRANT USAGE ON SCHEMA prompt TO prompt_tenant;
 GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA prompt TO prompt_tenant;

@@ -167,7 +167,13 @@ fn validate_template_lists_problems_with_paths_and_never_raises() {
 }
 
 fn fixture() {
-    Spi::run(
+    fixture_at(1);
+}
+
+/// The fixture with its reply turn at `seq` (a key: a test that puts turns before it
+/// places it there, never moves it).
+fn fixture_at(seq: i64) {
+    Spi::run(&format!(
         r#"
         INSERT INTO prompt.models (name, wire, advisory_window) VALUES ('m', 'anthropic', 1000);
         INSERT INTO prompt.workspaces (id, name) VALUES ('00000000-0000-0000-0000-0000000000a1', 'Acme');
@@ -178,11 +184,11 @@ fn fixture() {
         INSERT INTO prompt.conversations (id, workspace_id, answerer_id, creator_id)
             VALUES ('00000000-0000-0000-0000-0000000000c1', '00000000-0000-0000-0000-0000000000a1',
                     '00000000-0000-0000-0000-000000000002', '00000000-0000-0000-0000-000000000001');
-        INSERT INTO prompt.turns (conversation_id, id, kind, poster_id, prompt, created_at)
-            VALUES ('00000000-0000-0000-0000-0000000000c1', '00000000-0000-0000-0000-0000000000d1', 'reply',
+        INSERT INTO prompt.turns (conversation_id, id, seq, kind, poster_id, prompt, created_at)
+            VALUES ('00000000-0000-0000-0000-0000000000c1', '00000000-0000-0000-0000-0000000000d1', {seq}, 'reply',
                     '00000000-0000-0000-0000-000000000001', 'Hello?', '2026-11-30 12:00Z');
         "#,
-    )
+    ))
     .expect("fixture loads");
 }
 
@@ -344,10 +350,9 @@ fn a_sealed_turn_cannot_change_or_go_unless_history_is_rewritten_on_purpose() {
 
 #[pg_test]
 fn a_turn_a_later_seal_replayed_is_deleted_only_on_purpose_and_conversations_always() {
-    fixture();
+    fixture_at(10);
     Spi::run(
-        "UPDATE prompt.turns SET seq = 10; \
-         INSERT INTO prompt.turns (conversation_id, id, seq, kind, role, author_id, content) VALUES \
+        "INSERT INTO prompt.turns (conversation_id, id, seq, kind, role, author_id, content) VALUES \
          ('00000000-0000-0000-0000-0000000000c1', '00000000-0000-0000-0000-0000000000e1', 1, 'message', 'user', \
           '00000000-0000-0000-0000-000000000001', 'earlier')",
     )
@@ -589,11 +594,10 @@ fn rounds_are_checked_on_write() {
 /// what the compiler counts when it reads every turn.
 #[pg_test]
 fn available_counts_agree_whether_history_is_read_or_counted() {
-    fixture();
+    fixture_at(1000);
     Spi::run(
         r#"
         INSERT INTO prompt.users (id, handle, display_name, kind) VALUES ('00000000-0000-0000-0000-000000000005', 'wren', 'Wren', 'agent');
-        UPDATE prompt.turns SET seq = 1000 WHERE id = '00000000-0000-0000-0000-0000000000d1';
         INSERT INTO prompt.turns (conversation_id, id, seq, kind, role, author_id, content) VALUES
             ('00000000-0000-0000-0000-0000000000c1', '00000000-0000-0000-0000-0000000000e1', 101, 'message', 'user', '00000000-0000-0000-0000-000000000001', repeat('hello ', 50));
         INSERT INTO prompt.turns (conversation_id, id, seq, kind, poster_id, prompt, content, mode) VALUES
@@ -697,7 +701,7 @@ fn a_reader_takes_columns_by_name_and_a_swapped_column_or_a_null_is_an_error_nam
 /// without that start everything would fit, and nothing would be skipped.
 #[pg_test]
 fn stable_trimming_begins_where_the_previous_sealed_request_began() {
-    fixture();
+    fixture_at(100);
     let template = |max: u32| {
         format!(
             r#"UPDATE prompt.users SET prompt_mechanism = 'assembly', prompt_template =
@@ -708,7 +712,6 @@ fn stable_trimming_begins_where_the_previous_sealed_request_began() {
     Spi::run(&template(300)).unwrap();
     Spi::run(
         r#"
-        UPDATE prompt.turns SET seq = 100 WHERE id = '00000000-0000-0000-0000-0000000000d1';
         INSERT INTO prompt.turns (conversation_id, id, seq, kind, role, author_id, content)
             SELECT '00000000-0000-0000-0000-0000000000c1', gen_random_uuid(), g, 'message', 'user',
                    '00000000-0000-0000-0000-000000000001', 'message ' || g || ': ' || repeat('word ', 60)

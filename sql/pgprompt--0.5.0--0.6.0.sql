@@ -11,9 +11,16 @@
 --   security_problems;
 -- * identities never change: every key refuses UPDATE (AFTER triggers, key_immutable);
 -- * what a seal sent is frozen: turns.sent_at and sent_digest, written here for the turns
---   the seals so far sent (a turn before a sealed turn of its conversation), with their
---   complete rounds; verify_seals checks them; the digest of a round is spelled where it
---   is written, prompt._round_digest is gone;
+--   the seals so far sent (a turn before a sealed turn of its conversation), and the
+--   digest of their complete rounds; verify_seals checks them; a conversation's answerer
+--   is frozen once it sealed a turn; the digest of a round is spelled where it is
+--   written, prompt._round_digest is gone;
+-- * pgprompt's own triggers carry its comment (only the tables' owner comments on a
+--   trigger): what tells them from a trigger another role made with one of its functions;
+-- * the two procedures that commit declare their variables with qualified types (read
+--   with the caller's search_path, before their first statement pins it);
+-- * tenancy: a tenant's Side names a parent it may write; a delete a foreign-key action
+--   runs for a tenant is checked as the tenant's;
 -- * a retired model is refused however its id is spelled (case, spaces, invisible
 --   characters, Vertex's @date, :latest): the profile lookup reads those as the id;
 -- * tenancy is declared: prompt.tenancy and prompt.set_tenancy(); turned on here where a
@@ -23,16 +30,26 @@
 
 DO $foreign$
 DECLARE
+    -- 0.5.0's triggers (sql/releases/pgprompt--0.5.0.sql): table.trigger, none with a WHEN.
+    own constant text[] := ARRAY[
+        'administrators.administrators_role', 'conversations.conversations_capture', 'conversations.conversations_tenant_delete',
+        'documents.documents_write', 'memories.memories_touch', 'models.models_options', 'models.models_tokenizer',
+        'rounds.rounds_count', 'rounds.rounds_placed', 'rounds.rounds_truncate', 'rounds.rounds_write',
+        'seal_nodes.seal_nodes_guard', 'seal_nodes.seal_nodes_statement', 'seals.seals_guard', 'seals.seals_statement',
+        'seals_02.seals_02_guard', 'seals_02.seals_02_statement', 'skills.skills_touch', 'tenants.tenants_role',
+        'turns.turns_delete', 'turns.turns_truncate', 'turns.turns_write', 'users.users_options',
+        'users.users_tenant_delete', 'users.users_write', 'workspaces.workspaces_write'];
     g record;
 BEGIN
     FOR g IN
         SELECT t.tgname, c.relname, t.tgfoid::pg_catalog.regprocedure AS fn
           FROM pg_catalog.pg_trigger t JOIN pg_catalog.pg_class c ON c.oid = t.tgrelid
          WHERE c.relnamespace = 'prompt'::pg_catalog.regnamespace AND NOT t.tgisinternal
-           AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend d JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid
-                            WHERE d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.objid = t.tgfoid
-                              AND d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass
-                              AND e.extname = 'pgprompt' AND d.deptype = 'e')
+           AND NOT (c.relname || '.' || t.tgname = ANY (own) AND t.tgqual IS NULL
+                    AND EXISTS (SELECT 1 FROM pg_catalog.pg_depend d JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid
+                                 WHERE d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.objid = t.tgfoid
+                                   AND d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass
+                                   AND e.extname = 'pgprompt' AND d.deptype = 'e'))
     LOOP
         RAISE WARNING 'pgprompt 0.6.0: dropped trigger % on prompt.% (function %), which pgprompt did not create',
             pg_catalog.quote_ident(g.tgname), g.relname, g.fn
@@ -45,7 +62,6 @@ $foreign$;
 -- Schema ------------------------------------------------------------------------------
 
 ALTER TABLE prompt.turns ADD COLUMN sent_at timestamptz, ADD COLUMN sent_digest bytea;
-CREATE INDEX turns_unsent ON prompt.turns (conversation_id, seq) WHERE sent_digest IS NULL;
 CREATE TABLE prompt.tenancy (
     enabled_at timestamptz NOT NULL DEFAULT now(),
     enabled_by name NOT NULL
@@ -55,9 +71,9 @@ SELECT pg_catalog.pg_extension_config_dump('prompt.tenancy', '');
 
 -- What a seal sent --------------------------------------------------------------------
 
--- The turns the seals so far sent (each before a sealed turn of its conversation) and
--- their complete rounds, marked with the digest of what was sent (the write triggers step
--- aside for it: 0.5's know no sent mark).
+-- The turns the seals so far sent (each before a sealed turn of its conversation), marked
+-- sent with the digest of what was sent, and their complete rounds with the digest (sent_at
+-- stays a continuation's); the write triggers step aside for it: 0.5's know no such mark.
 ALTER TABLE prompt.turns DISABLE TRIGGER turns_write;
 UPDATE prompt.turns t
    SET sent_at = now(),
@@ -69,8 +85,8 @@ UPDATE prompt.turns t
 ALTER TABLE prompt.turns ENABLE TRIGGER turns_write;
 ALTER TABLE prompt.rounds DISABLE TRIGGER rounds_write;
 UPDATE prompt.rounds r
-   SET sent_at = now(), sent_digest = sha256(convert_to(jsonb_build_array(r.assistant, r.results, r.steers, r.aborted)::text, 'UTF8'))
- WHERE r.sent_at IS NULL AND (r.results <> '[]' OR NOT r.assistant @> '[{"type": "tool_call"}]')
+   SET sent_digest = sha256(convert_to(jsonb_build_array(r.assistant, r.results, r.steers, r.aborted)::text, 'UTF8'))
+ WHERE r.sent_digest IS NULL AND (r.results <> '[]' OR NOT r.assistant @> '[{"type": "tool_call"}]')
    AND EXISTS (SELECT 1 FROM prompt.turns t WHERE t.conversation_id = r.conversation_id AND t.id = r.turn_id AND t.sent_at IS NOT NULL);
 ALTER TABLE prompt.rounds ENABLE TRIGGER rounds_write;
 
@@ -109,8 +125,9 @@ BEGIN
     END IF;
     IF TG_OP = 'UPDATE' AND OLD.sent_at IS NOT NULL THEN
         -- What a later seal sent of the turn never changes, unless this transaction
-        -- rewrites history on purpose. What it did not send yet (an answer or an in-turn
-        -- summary that came after) may be filled in: the next seal writes the digest anew.
+        -- rewrites history on purpose. An answer that came after it may be filled in (the
+        -- next seal writes the digest anew); an in-turn summary may not: it would stand
+        -- in for what was sent of the turn.
         changed := CASE
             WHEN NEW.kind                   IS DISTINCT FROM OLD.kind                   THEN 'kind'
             WHEN NEW.role                   IS DISTINCT FROM OLD.role                   THEN 'role'
@@ -131,15 +148,14 @@ BEGIN
             WHEN NEW.memory_user_id         IS DISTINCT FROM OLD.memory_user_id         THEN 'memory_user_id'
             WHEN NEW.request_options        IS DISTINCT FROM OLD.request_options        THEN 'request_options'
             WHEN NEW.created_at             IS DISTINCT FROM OLD.created_at             THEN 'created_at'
-            WHEN OLD.content       IS NOT NULL AND NEW.content       IS DISTINCT FROM OLD.content       THEN 'content'
-            WHEN OLD.summary       IS NOT NULL AND NEW.summary       IS DISTINCT FROM OLD.summary       THEN 'summary'
-            WHEN OLD.summary_round IS NOT NULL AND NEW.summary_round IS DISTINCT FROM OLD.summary_round THEN 'summary_round'
+            WHEN NEW.summary                IS DISTINCT FROM OLD.summary                THEN 'summary'
+            WHEN NEW.summary_round          IS DISTINCT FROM OLD.summary_round          THEN 'summary_round'
+            WHEN OLD.content IS NOT NULL AND NEW.content IS DISTINCT FROM OLD.content   THEN 'content'
         END;
         IF changed IS NOT NULL AND NOT prompt._history_rewrite_allowed() THEN
             PERFORM prompt._refuse_sealed(OLD.conversation_id, OLD.id, 'sent:' || changed, true);
         END IF;
-        IF changed IS NOT NULL OR NEW.content IS DISTINCT FROM OLD.content OR NEW.summary IS DISTINCT FROM OLD.summary
-           OR NEW.summary_round IS DISTINCT FROM OLD.summary_round THEN
+        IF changed IS NOT NULL OR NEW.content IS DISTINCT FROM OLD.content THEN
             NEW.sent_digest := NULL;
         END IF;
     END IF;
@@ -257,6 +273,221 @@ BEGIN
     RETURN OLD;
 END
 $$;
+CREATE OR REPLACE FUNCTION prompt._rounds_write() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    -- A sent round goes with its turn (the cascade of its delete: the turn is gone), or
+    -- on purpose. A round is sent when a request carried it: its own turn's continuation
+    -- (sent_at, with the digest of what was sent), or a later turn's seal that sent it in
+    -- history (the digest alone). Only pgprompt marks a round; an administrator's restore
+    -- brings sent rounds back as they were.
+    IF TG_OP IN ('UPDATE', 'DELETE') AND (OLD.sent_at IS NOT NULL OR OLD.sent_digest IS NOT NULL)
+       AND (TG_OP = 'DELETE' OR (NEW.assistant, NEW.results, NEW.steers, NEW.aborted)
+                                IS DISTINCT FROM (OLD.assistant, OLD.results, OLD.steers, OLD.aborted))
+       AND NOT (TG_OP = 'DELETE' AND prompt._parent_gone(OLD.conversation_id, OLD.turn_id))
+       AND NOT prompt._history_rewrite_allowed() THEN
+        PERFORM prompt._refuse_sent_round(OLD.conversation_id, OLD.turn_id, OLD.n, lower(TG_OP));
+    END IF;
+    IF TG_OP = 'DELETE' THEN
+        RETURN OLD;
+    END IF;
+    IF (TG_OP = 'INSERT' AND (NEW.sent_at IS NOT NULL OR NEW.sent_digest IS NOT NULL OR NEW.sent_estimate IS NOT NULL))
+       OR (TG_OP = 'UPDATE'
+           AND (NEW.sent_at IS DISTINCT FROM OLD.sent_at OR NEW.sent_digest IS DISTINCT FROM OLD.sent_digest
+                OR NEW.sent_estimate IS DISTINCT FROM OLD.sent_estimate)) THEN
+        PERFORM prompt._storage_guard(format('round %s of turn %s of conversation %s', NEW.n, NEW.turn_id, NEW.conversation_id),
+                                      TG_OP);
+    END IF;
+    IF TG_OP = 'INSERT'
+       OR NEW.assistant IS DISTINCT FROM OLD.assistant
+       OR NEW.results   IS DISTINCT FROM OLD.results
+       OR NEW.steers    IS DISTINCT FROM OLD.steers
+       OR NEW.n         IS DISTINCT FROM OLD.n THEN
+        PERFORM prompt._check_round(NEW.turn_id, NEW.n, NEW.assistant::text, NEW.results::text, NEW.steers::text);
+    END IF;
+    RETURN NEW;
+END
+$$;
+CREATE OR REPLACE FUNCTION prompt._conversations_capture() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    found_answerer uuid;
+    found_content text;
+    found_summary text;
+    found_summary_round int;
+    found_round int;
+    captured boolean;
+BEGIN
+    -- What a Side read of its captured turn is the capture's own: written here, never by
+    -- an ordinary UPDATE, and captured again only before the Side sealed a turn (or under
+    -- a permitted history rewrite).
+    IF TG_OP = 'UPDATE'
+       AND (NEW.captured_round IS DISTINCT FROM OLD.captured_round OR NEW.captured_content IS DISTINCT FROM OLD.captured_content
+            OR NEW.captured_summary IS DISTINCT FROM OLD.captured_summary
+            OR NEW.captured_summary_round IS DISTINCT FROM OLD.captured_summary_round)
+       AND NEW.parent_id IS NOT DISTINCT FROM OLD.parent_id AND NEW.captured_turn_id IS NOT DISTINCT FROM OLD.captured_turn_id
+       AND NOT prompt._history_rewrite_allowed() THEN
+        PERFORM prompt._storage_guard(format('the capture of Side %s', OLD.id), 'UPDATE');
+    END IF;
+    -- Whose voice each turn was sent in follows the conversation's answerer: once a turn
+    -- of it is sealed, the answerer is what was sent (a rewrite on purpose aside).
+    IF TG_OP = 'UPDATE' AND NEW.answerer_id IS DISTINCT FROM OLD.answerer_id
+       AND EXISTS (SELECT 1 FROM prompt.turns t WHERE t.conversation_id = OLD.id AND t.sealed_at IS NOT NULL)
+       AND NOT prompt._history_rewrite_allowed() THEN
+        PERFORM prompt._storage_guard(format('the answerer of conversation %s, which sealed a turn', OLD.id), 'UPDATE');
+    END IF;
+    IF TG_OP = 'UPDATE' AND OLD.captured_turn_id IS NOT NULL AND NEW.parent_id IS NOT NULL
+       AND (NEW.parent_id IS DISTINCT FROM OLD.parent_id OR NEW.captured_turn_id IS DISTINCT FROM OLD.captured_turn_id)
+       AND EXISTS (SELECT 1 FROM prompt.turns t WHERE t.conversation_id = OLD.id AND t.sealed_at IS NOT NULL)
+       AND NOT prompt._history_rewrite_allowed() THEN
+        PERFORM prompt._storage_guard(format('the capture of Side %s, which sealed a turn', OLD.id), 'UPDATE');
+    END IF;
+    -- Not a Side's capture, nothing of it changed, or the parent was deleted (its
+    -- parent_id set NULL: the Side keeps its rows and no longer compiles).
+    IF NEW.captured_turn_id IS NULL OR NEW.parent_id IS NULL
+       OR (TG_OP = 'UPDATE' AND NEW.parent_id IS NOT DISTINCT FROM OLD.parent_id
+           AND NEW.captured_turn_id IS NOT DISTINCT FROM OLD.captured_turn_id
+           AND NEW.answerer_id IS NOT DISTINCT FROM OLD.answerer_id) THEN
+        RETURN NEW;
+    END IF;
+    SELECT coalesce(t.answerer_id, p.answerer_id), t.content, t.summary, t.summary_round,
+           (SELECT max(r.n) FROM prompt.rounds r
+             WHERE r.conversation_id = t.conversation_id AND r.turn_id = t.id)
+      INTO found_answerer, found_content, found_summary, found_summary_round, found_round
+      FROM prompt.turns t JOIN prompt.conversations p ON p.id = t.conversation_id
+     WHERE t.conversation_id = NEW.parent_id AND t.id = NEW.captured_turn_id;
+    captured := FOUND;
+    IF NOT captured THEN
+        -- pg_dump's restore writes conversations before turns, answerer_id and the capture
+        -- included: an administrator's (a restore), never anyone's to write by hand.
+        IF TG_OP = 'UPDATE' OR NEW.answerer_id IS NULL THEN
+            RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+                MESSAGE = format('side_invalid: the captured turn %s is not a turn of conversation %s',
+                                 NEW.captured_turn_id, NEW.parent_id),
+                HINT = 'A Side is captured from a turn of its parent_id.';
+        END IF;
+        IF NEW.captured_round IS NOT NULL OR NEW.captured_content IS NOT NULL OR NEW.captured_summary IS NOT NULL
+           OR NEW.captured_summary_round IS NOT NULL THEN
+            PERFORM prompt._storage_guard(format('the capture of Side %s', NEW.id), 'INSERT');
+        END IF;
+    ELSIF found_answerer IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = format('side_invalid: the captured turn %s has no answerer (nor has conversation %s)',
+                             NEW.captured_turn_id, NEW.parent_id),
+            HINT = 'A Side answers as its captured turn''s answerer: capture a turn that has one.';
+    ELSIF NEW.answerer_id IS NOT NULL AND found_answerer <> NEW.answerer_id THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = format('side_invalid: a Side answers as its captured turn''s answerer %s, not %s',
+                             found_answerer, NEW.answerer_id),
+            HINT = 'Leave answerer_id NULL: it is filled in from the captured turn.';
+    END IF;
+    IF captured THEN
+        NEW.answerer_id := found_answerer;
+        -- What the Side reads of its captured turn, from now on.
+        IF TG_OP = 'INSERT' OR NEW.parent_id IS DISTINCT FROM OLD.parent_id
+           OR NEW.captured_turn_id IS DISTINCT FROM OLD.captured_turn_id THEN
+            NEW.captured_content := found_content;
+            NEW.captured_summary := found_summary;
+            NEW.captured_summary_round := found_summary_round;
+            NEW.captured_round := found_round;
+        END IF;
+    END IF;
+    RETURN NEW;
+END
+$$;
+CREATE OR REPLACE PROCEDURE prompt.backfill_token_counts(tokenizer text, batch_size int DEFAULT 1000)
+LANGUAGE plpgsql
+AS $$
+DECLARE
+    -- Types qualified: a procedure's declarations are read before its first statement pins
+    -- search_path, with the caller's (a domain of another role's named uuid would run its
+    -- CHECK as whoever calls).
+    slot pg_catalog.int4;
+    last_c pg_catalog.uuid;
+    last_id pg_catalog.uuid;
+    seen pg_catalog.int8 := 0;
+    counted pg_catalog.int8 := 0;
+    batch_seen pg_catalog.int8;
+    batch_counted pg_catalog.int8;
+BEGIN
+    PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+    slot := pg_catalog.array_position(ARRAY['cl100k_base', 'o200k_base']::text[], tokenizer);
+    IF slot IS NULL THEN
+        PERFORM prompt.count_tokens('', tokenizer);  -- raises tokenizer_unknown (22023)
+    END IF;
+    IF batch_size IS NULL OR batch_size < 1 THEN
+        RAISE EXCEPTION 'batch_size must be at least 1, not %', batch_size
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    LOOP
+        WITH batch AS (
+            SELECT t.conversation_id, t.id FROM prompt.turns t
+            WHERE last_c IS NULL OR (t.conversation_id, t.id) > (last_c, last_id)
+            ORDER BY t.conversation_id, t.id
+            LIMIT batch_size
+        ), done AS (
+            UPDATE prompt.turns t SET
+                content_tokens = CASE
+                    WHEN t.content IS NULL OR t.content_tokens[slot] IS NOT NULL THEN t.content_tokens
+                    WHEN slot = 1 THEN ARRAY[(prompt._row_tokens(t.kind, t.content, ARRAY[tokenizer]))[1], t.content_tokens[2]]
+                    ELSE ARRAY[t.content_tokens[1], (prompt._row_tokens(t.kind, t.content, ARRAY[tokenizer]))[2]] END,
+                prompt_tokens = CASE
+                    WHEN t.prompt IS NULL OR t.prompt_tokens[slot] IS NOT NULL THEN t.prompt_tokens
+                    WHEN slot = 1 THEN ARRAY[(prompt._row_tokens('message', t.prompt, ARRAY[tokenizer]))[1], t.prompt_tokens[2]]
+                    ELSE ARRAY[t.prompt_tokens[1], (prompt._row_tokens('message', t.prompt, ARRAY[tokenizer]))[2]] END
+            FROM batch b
+            WHERE t.conversation_id = b.conversation_id AND t.id = b.id
+              AND ((t.content IS NOT NULL AND t.content_tokens[slot] IS NULL)
+                OR (t.prompt IS NOT NULL AND t.prompt_tokens[slot] IS NULL))
+            RETURNING 1
+        )
+        SELECT (SELECT count(*) FROM batch), (SELECT count(*) FROM done), l.conversation_id, l.id
+          INTO batch_seen, batch_counted, last_c, last_id
+          FROM (SELECT b.conversation_id, b.id FROM batch b ORDER BY b.conversation_id DESC, b.id DESC LIMIT 1) l;
+        EXIT WHEN NOT FOUND;
+        seen := seen + batch_seen;
+        counted := counted + batch_counted;
+        COMMIT;
+        PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+        RAISE NOTICE 'backfill_token_counts(%): % turns read, % counted', tokenizer, seen, counted;
+    END LOOP;
+    RAISE NOTICE 'backfill_token_counts(%): done, % turns read, % counted', tokenizer, seen, counted;
+END
+$$;
+CREATE OR REPLACE PROCEDURE prompt.convert_seals_02(batch_size int DEFAULT 100)
+LANGUAGE plpgsql
+AS $$
+DECLARE
+    -- Types qualified (as in backfill_token_counts).
+    total pg_catalog.int8;
+    converted pg_catalog.int8 := 0;
+    n pg_catalog.int8;
+BEGIN
+    PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+    IF batch_size IS NULL OR batch_size < 1 THEN
+        RAISE EXCEPTION 'batch_size must be at least 1, not %', batch_size
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    SELECT pg_catalog.count(*) INTO total FROM prompt.seals_02;
+    LOOP
+        n := prompt._convert_seals_02(NULL, batch_size);
+        EXIT WHEN n = 0;
+        converted := converted + n;
+        COMMIT;
+        PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+        RAISE NOTICE 'convert_seals_02: % of % converted', converted, total;
+    END LOOP;
+    -- Seals another session is converting at the same time are skipped, not waited for.
+    SELECT pg_catalog.count(*) INTO total FROM prompt.seals_02;
+    IF total > 0 THEN
+        RAISE NOTICE 'convert_seals_02: % converted here; % being converted by another session', converted, total;
+    ELSE
+        RAISE NOTICE 'convert_seals_02: done, % converted', converted;
+    END IF;
+END
+$$;
 DROP FUNCTION prompt._replayed_by_later_seal(uuid, bigint);
 DROP FUNCTION prompt._round_digest(jsonb, jsonb, jsonb, boolean);
 
@@ -326,8 +557,89 @@ STRICT VOLATILE PARALLEL UNSAFE
 SET search_path TO pg_catalog, pg_temp
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'set_tenancy_wrapper';
+CREATE FUNCTION prompt."_tenant_writes_conversation"(
+	"conversation_id" uuid /* Option < pgrx :: Uuid > */
+) RETURNS bool /* bool */
+STABLE PARALLEL RESTRICTED
+SET search_path TO pg_catalog, pg_temp
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_tenant_writes_conversation_wrapper';
 -- On where 0.5 had it on: a tenant is listed.
 INSERT INTO prompt.tenancy (enabled_by) SELECT 'pgprompt 0.6.0 update' WHERE EXISTS (SELECT 1 FROM prompt.tenants);
+-- Every policy of the tables' own made again (a Side's parent is now one the tenant
+-- may write).
+DO $drop$
+DECLARE
+    p record;
+BEGIN
+    FOR p IN SELECT c.relname, pol.polname FROM pg_catalog.pg_policy pol JOIN pg_catalog.pg_class c ON c.oid = pol.polrelid
+              WHERE c.relnamespace = 'prompt'::regnamespace AND c.relname NOT IN ('tenants', 'administrators')
+                AND pol.polname IN ('pgprompt_rows', 'pgprompt_tenant_reads', 'pgprompt_tenant_inserts',
+                                    'pgprompt_tenant_updates', 'pgprompt_tenant_deletes') LOOP
+        EXECUTE format('DROP POLICY %I ON prompt.%I', p.polname, p.relname);
+    END LOOP;
+END
+$drop$;
+DO $rls$
+DECLARE
+    free constant text := '(SELECT prompt._unconfined())';
+    mine constant text := '((SELECT prompt._my_workspaces())::uuid[])';
+    members text;
+    conversations text;
+    -- table => (what a tenant reads, what it may write)
+    rules text[][];
+    r text[];
+BEGIN
+    members := format('(SELECT m.user_id FROM prompt.workspace_members m WHERE m.workspace_id = ANY %s)', mine);
+    conversations := format('(SELECT c.id FROM prompt.conversations c WHERE c.workspace_id = ANY %s)', mine);
+    rules := ARRAY[
+        ARRAY['workspace_members', format('workspace_id = ANY %s', mine), 'false'],
+        ARRAY['workspaces', format('id = ANY %s', mine), format('id = ANY %s', mine)],
+        ARRAY['users', format('id IN %s', members), 'prompt._tenant_writes_user(id)'],
+        ARRAY['models', 'true', 'false'],
+        ARRAY['model_profiles', 'true', 'false'],
+        ARRAY['documents',
+              format('workspace_id = ANY %s OR user_id IN %s', mine, members),
+              format('workspace_id = ANY %s OR prompt._tenant_writes_user(user_id)', mine)],
+        ARRAY['memories',
+              format('CASE scope WHEN ''workspace'' THEN workspace_id = ANY %1$s WHEN ''conversation'' THEN conversation_id IN %2$s '
+                     'WHEN ''speaker'' THEN user_id IN %3$s AND speaker_id IN %3$s ELSE user_id IN %3$s END',
+                     mine, conversations, members),
+              format('CASE scope WHEN ''workspace'' THEN workspace_id = ANY %1$s WHEN ''conversation'' THEN conversation_id IN %2$s '
+                     'WHEN ''speaker'' THEN user_id IN %3$s AND speaker_id IN %3$s '
+                     'AND (prompt._tenant_writes_user(user_id) OR prompt._tenant_writes_user(speaker_id)) '
+                     'ELSE prompt._tenant_writes_user(user_id) END',
+                     mine, conversations, members)],
+        ARRAY['skills',
+              format('CASE source WHEN ''workspace'' THEN workspace_id = ANY %1$s WHEN ''speaker'' THEN user_id IN %2$s AND speaker_id IN %2$s '
+                     'WHEN ''runner'' THEN true WHEN ''application'' THEN true ELSE user_id IN %2$s END',
+                     mine, members),
+              format('CASE source WHEN ''workspace'' THEN workspace_id = ANY %1$s WHEN ''speaker'' THEN user_id IN %2$s AND speaker_id IN %2$s '
+                     'AND (prompt._tenant_writes_user(user_id) OR prompt._tenant_writes_user(speaker_id)) '
+                     'WHEN ''runner'' THEN false WHEN ''application'' THEN false ELSE prompt._tenant_writes_user(user_id) END',
+                     mine, members)],
+        ARRAY['conversations', format('workspace_id = ANY %s', mine),
+              format('workspace_id = ANY %s AND (parent_id IS NULL OR prompt._tenant_writes_conversation(parent_id))', mine)],
+        ARRAY['turns', format('conversation_id IN %s', conversations), format('conversation_id IN %s', conversations)],
+        ARRAY['rounds', format('conversation_id IN %s', conversations), format('conversation_id IN %s', conversations)],
+        ARRAY['seals', format('conversation_id IN %s', conversations), format('conversation_id IN %s', conversations)],
+        ARRAY['seal_nodes', format('conversation_id IN %s', conversations), format('conversation_id IN %s', conversations)],
+        ARRAY['seals_02', format('conversation_id IN %s', conversations), format('conversation_id IN %s', conversations)],
+        ARRAY['responses', format('conversation_id IN %s', conversations), format('conversation_id IN %s', conversations)],
+        ARRAY['counts', format('conversation_id IN %s', conversations), format('conversation_id IN %s', conversations)]
+    ];
+    FOREACH r SLICE 1 IN ARRAY rules LOOP
+        EXECUTE format('ALTER TABLE prompt.%I ENABLE ROW LEVEL SECURITY', r[1]);
+        EXECUTE format('CREATE POLICY pgprompt_rows ON prompt.%1$I USING ((SELECT prompt._grants_decide(%2$L)))'
+                       ' WITH CHECK ((SELECT prompt._grants_decide(%2$L)))', r[1], 'prompt.' || r[1]);
+        EXECUTE format('CREATE POLICY pgprompt_tenant_reads ON prompt.%I AS RESTRICTIVE FOR SELECT USING (%s OR %s)', r[1], free, r[2]);
+        EXECUTE format('CREATE POLICY pgprompt_tenant_inserts ON prompt.%I AS RESTRICTIVE FOR INSERT WITH CHECK (%s OR %s)', r[1], free, r[3]);
+        EXECUTE format('CREATE POLICY pgprompt_tenant_updates ON prompt.%1$I AS RESTRICTIVE FOR UPDATE USING (%2$s OR %3$s) WITH CHECK (%2$s OR %3$s)',
+                       r[1], free, r[3]);
+        EXECUTE format('CREATE POLICY pgprompt_tenant_deletes ON prompt.%I AS RESTRICTIVE FOR DELETE USING (%s OR %s)', r[1], free, r[3]);
+    END LOOP;
+END
+$rls$;
 CREATE POLICY pgprompt_administrators ON prompt.tenants
     USING ((SELECT prompt._administers())) WITH CHECK ((SELECT prompt._administers()));
 CREATE POLICY pgprompt_administrators ON prompt.administrators
@@ -388,25 +700,29 @@ AS $$
     tables AS (SELECT c.oid, c.relname, c.relowner, c.relacl, c.relrowsecurity, c.relkind FROM pg_class c, nsp
                 WHERE c.relnamespace = nsp.oid AND c.relkind IN ('r', 'p', 'v')),
     who (oid, name) AS (SELECT 0::oid, 'PUBLIC' UNION ALL SELECT r.oid, quote_ident(r.rolname) FROM pg_roles r)
-    SELECT 'critical', format('prompt.%s', t.relname),
+    SELECT 'critical', format('prompt.%I', t.relname),
            format('%s holds %s: the tables'' owner''s alone', w.name, a.privilege_type),
            format('REVOKE %s ON prompt.%I FROM %s CASCADE;', a.privilege_type, t.relname, w.name)
       FROM tables t, LATERAL aclexplode(t.relacl) a, who w
      WHERE a.grantee = w.oid AND a.grantee <> t.relowner
        AND a.privilege_type IN ('TRIGGER', 'TRUNCATE', 'REFERENCES', 'MAINTAIN')
     UNION ALL
-    SELECT 'critical', format('trigger %I on prompt.%s', g.tgname, t.relname),
+    SELECT 'critical', format('trigger %I on prompt.%I', g.tgname, t.relname),
            CASE WHEN g.tgisinternal THEN format('a foreign key of %s runs its actions inside pgprompt''s writes', g.tgconstrrelid::regclass)
                 ELSE format('a trigger pgprompt did not create (function %s): pgprompt''s writes refuse to run it', g.tgfoid::regprocedure) END,
            CASE WHEN g.tgisinternal THEN format('ALTER TABLE %s DROP CONSTRAINT %I;', g.tgconstrrelid::regclass,
                                                  (SELECT k.conname FROM pg_constraint k WHERE k.oid = g.tgconstraint))
                 ELSE format('DROP TRIGGER %I ON prompt.%I;', g.tgname, t.relname) END
       FROM tables t JOIN pg_trigger g ON g.tgrelid = t.oid
+     -- pgprompt's: its function is the extension's and it carries the extension's comment
+     -- (only the owner comments on a trigger); a foreign key's, when the other table is
+     -- pgprompt's too.
      WHERE CASE WHEN g.tgisinternal
                 THEN g.tgconstrrelid <> 0 AND NOT EXISTS (SELECT 1 FROM members m WHERE m.classid = 'pg_class'::regclass AND m.objid = g.tgconstrrelid)
-                ELSE NOT EXISTS (SELECT 1 FROM members m WHERE m.classid = 'pg_proc'::regclass AND m.objid = g.tgfoid) END
+                ELSE NOT EXISTS (SELECT 1 FROM members m WHERE m.classid = 'pg_proc'::regclass AND m.objid = g.tgfoid)
+                     OR coalesce(obj_description(g.oid, 'pg_trigger'), '') NOT LIKE 'pgprompt: %' END
     UNION ALL
-    SELECT 'critical', format('trigger %I on prompt.%s', g.tgname, t.relname),
+    SELECT 'critical', format('trigger %I on prompt.%I', g.tgname, t.relname),
            'pgprompt''s own trigger is disabled (or fires only for replication): what it refuses goes through',
            format('ALTER TABLE prompt.%I ENABLE TRIGGER %I;', t.relname, g.tgname)
       FROM tables t JOIN pg_trigger g ON g.tgrelid = t.oid
@@ -418,16 +734,17 @@ AS $$
            format('ALTER EVENT TRIGGER %I ENABLE;', v.evtname)
       FROM pg_event_trigger v WHERE v.evtname IN ('pgprompt_privileges', 'pgprompt_privileges_before') AND v.evtenabled IN ('D', 'R')
     UNION ALL
-    SELECT 'critical', format('prompt.%s', t.relname), 'row-level security is off: tenancy and the policies do not apply',
+    SELECT 'critical', format('prompt.%I', t.relname), 'row-level security is off: tenancy and the policies do not apply',
            format('ALTER TABLE prompt.%I ENABLE ROW LEVEL SECURITY;', t.relname)
       FROM tables t WHERE t.relkind IN ('r', 'p') AND NOT t.relrowsecurity
     UNION ALL
-    SELECT 'critical', format('%s prompt.%s', CASE WHEN m.classid = 'pg_proc'::regclass THEN 'function' ELSE 'relation' END, o.name),
+    -- Names as regclass and regprocedure print them: qualified and quoted (a fix is SQL).
+    SELECT 'critical', format('%s %s', CASE WHEN m.classid = 'pg_proc'::regclass THEN 'function' ELSE 'relation' END, o.name),
            format('owned by %s, not by the tables'' owner %s', o.owner::regrole, (SELECT owner FROM own)::regrole),
-           format('ALTER %s prompt.%s OWNER TO %s;', CASE WHEN m.classid = 'pg_proc'::regclass THEN 'ROUTINE' ELSE 'TABLE' END,
+           format('ALTER %s %s OWNER TO %s;', CASE WHEN m.classid = 'pg_proc'::regclass THEN 'ROUTINE' ELSE 'TABLE' END,
                   o.name, (SELECT owner FROM own)::regrole)
       FROM members m
-      JOIN LATERAL (SELECT c.relname::text AS name, c.relowner AS owner FROM pg_class c WHERE m.classid = 'pg_class'::regclass AND c.oid = m.objid
+      JOIN LATERAL (SELECT c.oid::regclass::text AS name, c.relowner AS owner FROM pg_class c WHERE m.classid = 'pg_class'::regclass AND c.oid = m.objid
                     UNION ALL
                     SELECT p.oid::regprocedure::text, p.proowner FROM pg_proc p WHERE m.classid = 'pg_proc'::regclass AND p.oid = m.objid) o ON true
      WHERE o.owner <> (SELECT owner FROM own)
@@ -556,7 +873,7 @@ COMMENT ON VIEW prompt.status IS
 COMMENT ON FUNCTION prompt._unconfined() IS
     'Internal (tenancy policies): whether the current role is not confined: tenancy is off, or it administers the extension (its owner, prompt.administrators, superuser, BYPASSRLS).';
 COMMENT ON COLUMN prompt.rounds.sent_digest IS
-    'The SHA-256 of what the first request that carried the round sent (its assistant, results, steers and abort); every later read checks it.';
+    'The SHA-256 of what the first request that carried the round sent (its assistant, results, steers and abort): its turn''s continuation (with sent_at), or a later turn''s seal that sent it in history (alone). From then on the round never changes; every later read and verify_seals check it.';
 COMMENT ON TABLE prompt.tenants IS
     'Tenancy: once an administrator turned tenancy on (prompt.set_tenancy), every role is confined to the workspaces it is listed for here (it reads their rows and the shared ones, and writes only rows no other tenant''s compile reads); a role listed nowhere reads and writes no tenant''s rows unless it administers the extension. Written by administrators only; kept by pg_dump, and the policies come back with the extension.';
 COMMENT ON TABLE prompt.tenancy IS
@@ -585,8 +902,29 @@ COMMENT ON COLUMN prompt.turns.sent_at IS
     'When a seal first sent this turn (a later turn of its conversation was sealed): from then on what was sent of it never changes without a permitted history rewrite.';
 COMMENT ON COLUMN prompt.turns.sent_digest IS
     'The SHA-256 of what was sent of the turn (the columns history renders it from), written by the seal that sent it; verify_seals checks it. NULL again when its answer or summary came after that seal, until the next seal.';
+COMMENT ON FUNCTION prompt._tenant_writes_conversation(uuid) IS
+    'Internal (tenancy policies): whether the current tenant may write conversation rows of this conversation''s workspace (a Side names a parent of its own workspaces), looked up past row-level security.';
 COMMENT ON FUNCTION prompt._turns_write() IS
     'Internal trigger: numbers a turn written without seq; refuses changes to a sealed turn or to what a later seal sent of a turn, a reply without poster_id, a message without role, and invalid inline entries, variables, history intent, input, tools, callables or request options; stores token counts and entry counts.';
 COMMENT ON FUNCTION prompt._turns_delete() IS
     'Internal trigger: refuses deleting a sealed turn, or one a later seal sent, unless a permitted pgprompt.allow_history_rewrite is on or the whole conversation goes.';
+COMMENT ON FUNCTION prompt._rounds_write() IS
+    'Internal trigger: refuses a round whose JSON is not a valid round, naming the path, and any change to a round a request carried (its continuation, or a later seal in history); only pgprompt marks a round sent.';
+
+-- pgprompt's own triggers, marked (after the comments of their functions).
+DO $own_triggers$
+DECLARE
+    t record;
+BEGIN
+    FOR t IN
+        SELECT g.tgname, c.relname, g.tgfoid
+          FROM pg_catalog.pg_trigger g JOIN pg_catalog.pg_class c ON c.oid = g.tgrelid
+         WHERE c.relnamespace = 'prompt'::pg_catalog.regnamespace AND NOT g.tgisinternal
+           AND pg_catalog.obj_description(g.oid, 'pg_trigger') IS NULL
+    LOOP
+        EXECUTE pg_catalog.format('COMMENT ON TRIGGER %I ON prompt.%I IS %L', t.tgname, t.relname,
+            'pgprompt: ' || coalesce(pg_catalog.obj_description(t.tgfoid, 'pg_proc'), 'its own trigger.'));
+    END LOOP;
+END
+$own_triggers$;
 

@@ -316,8 +316,6 @@ CREATE TABLE prompt.turns (
 CREATE INDEX turns_summaries ON prompt.turns (conversation_id, seq) WHERE kind = 'summary';
 -- A turn id given with the wrong conversation is told apart from one that does not exist.
 CREATE INDEX turns_id ON prompt.turns (id);
--- The turns a seal marks sent: the few not marked yet, found without reading the timeline.
-CREATE INDEX turns_unsent ON prompt.turns (conversation_id, seq) WHERE sent_digest IS NULL;
 
 CREATE TABLE prompt.rounds (
     conversation_id uuid NOT NULL,

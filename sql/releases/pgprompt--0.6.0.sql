@@ -327,8 +327,6 @@ CREATE TABLE prompt.turns (
 CREATE INDEX turns_summaries ON prompt.turns (conversation_id, seq) WHERE kind = 'summary';
 -- A turn id given with the wrong conversation is told apart from one that does not exist.
 CREATE INDEX turns_id ON prompt.turns (id);
--- The turns a seal marks sent: the few not marked yet, found without reading the timeline.
-CREATE INDEX turns_unsent ON prompt.turns (conversation_id, seq) WHERE sent_digest IS NULL;
 
 CREATE TABLE prompt.rounds (
     conversation_id uuid NOT NULL,
@@ -917,7 +915,7 @@ ON CONFLICT (name) DO NOTHING;
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/tenancy.rs:205
+-- src/pg/tenancy.rs:238
 -- pgprompt::pg::tenancy::_administers
 CREATE  FUNCTION "_administers"() RETURNS bool /* bool */
 STRICT STABLE PARALLEL RESTRICTED
@@ -1096,7 +1094,7 @@ AS 'MODULE_PATHNAME', '_grants_before_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/guard.rs:309
+-- src/pg/guard.rs:332
 -- pgprompt::pg::guard::_history_rewrite_allowed
 CREATE  FUNCTION "_history_rewrite_allowed"() RETURNS bool /* bool */
 STRICT VOLATILE PARALLEL SAFE
@@ -1106,13 +1104,13 @@ AS 'MODULE_PATHNAME', '_history_rewrite_allowed_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/guard.rs:475
+-- src/pg/guard.rs:504
 -- pgprompt::pg::guard::_in_cascade
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/guard.rs:437
+-- src/pg/guard.rs:463
 -- pgprompt::pg::guard::_lock_conversation
 CREATE  FUNCTION "_lock_conversation"(
 	"conversation_id" uuid /* pgrx :: Uuid */
@@ -1124,7 +1122,7 @@ AS 'MODULE_PATHNAME', '_lock_conversation_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/tenancy.rs:115
+-- src/pg/tenancy.rs:120
 -- pgprompt::pg::tenancy::_my_workspaces
 CREATE  FUNCTION "_my_workspaces"() RETURNS uuid[] /* Vec < pgrx :: Uuid > */
 STRICT STABLE PARALLEL RESTRICTED
@@ -1149,7 +1147,7 @@ AS 'MODULE_PATHNAME', '_own_entries_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/guard.rs:351
+-- src/pg/guard.rs:374
 -- pgprompt::pg::guard::_parent_gone
 CREATE  FUNCTION "_parent_gone"(
 	"conversation_id" uuid, /* Option < pgrx :: Uuid > */
@@ -1222,13 +1220,13 @@ AS 'MODULE_PATHNAME', '_refuse_timezone_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/guard.rs:486
+-- src/pg/guard.rs:515
 -- pgprompt::pg::guard::_replayed_by_later_seal
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/tenancy.rs:125
+-- src/pg/tenancy.rs:130
 -- pgprompt::pg::tenancy::_role
 CREATE  FUNCTION "_role"() RETURNS oid /* pg_sys :: Oid */
 STRICT STABLE PARALLEL SAFE
@@ -1252,13 +1250,13 @@ AS 'MODULE_PATHNAME', '_row_tokens_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/guard.rs:480
+-- src/pg/guard.rs:509
 -- pgprompt::pg::guard::_seal_storage_guard
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/guard.rs:332
+-- src/pg/guard.rs:355
 -- pgprompt::pg::guard::_storage_guard
 CREATE  FUNCTION "_storage_guard"(
 	"subject" TEXT, /* & str */
@@ -1271,7 +1269,7 @@ AS 'MODULE_PATHNAME', '_storage_guard_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/tenancy.rs:213
+-- src/pg/tenancy.rs:246
 -- pgprompt::pg::tenancy::_tenancy_guard
 CREATE  FUNCTION "_tenancy_guard"(
 	"op" TEXT /* Option < & str > */
@@ -1283,7 +1281,7 @@ AS 'MODULE_PATHNAME', '_tenancy_guard_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/tenancy.rs:160
+-- src/pg/tenancy.rs:189
 -- pgprompt::pg::tenancy::_tenant_delete_guard
 CREATE  FUNCTION "_tenant_delete_guard"(
 	"table" TEXT, /* & str */
@@ -1296,7 +1294,19 @@ AS 'MODULE_PATHNAME', '_tenant_delete_guard_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/tenancy.rs:135
+-- src/pg/tenancy.rs:164
+-- pgprompt::pg::tenancy::_tenant_writes_conversation
+CREATE  FUNCTION "_tenant_writes_conversation"(
+	"conversation_id" uuid /* Option < pgrx :: Uuid > */
+) RETURNS bool /* bool */
+STABLE PARALLEL RESTRICTED
+SET search_path TO pg_catalog, pg_temp
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_tenant_writes_conversation_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- src/pg/tenancy.rs:140
 -- pgprompt::pg::tenancy::_tenant_writes_user
 CREATE  FUNCTION "_tenant_writes_user"(
 	"user_id" uuid /* Option < pgrx :: Uuid > */
@@ -1308,7 +1318,7 @@ AS 'MODULE_PATHNAME', '_tenant_writes_user_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/guard.rs:375
+-- src/pg/guard.rs:400
 -- pgprompt::pg::guard::_truncate_guard
 CREATE  FUNCTION "_truncate_guard"(
 	"table" TEXT /* & str */
@@ -1320,7 +1330,7 @@ AS 'MODULE_PATHNAME', '_truncate_guard_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/tenancy.rs:107
+-- src/pg/tenancy.rs:112
 -- pgprompt::pg::tenancy::_unconfined
 CREATE  FUNCTION "_unconfined"() RETURNS bool /* bool */
 STRICT STABLE PARALLEL RESTRICTED
@@ -1378,13 +1388,13 @@ AS 'MODULE_PATHNAME', 'cache_report_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:369
+-- src/pg/api.rs:377
 -- pgprompt::pg::api::compile_turn
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:170
+-- src/pg/api.rs:178
 -- pgprompt::pg::api::compile_turn
 CREATE  FUNCTION "compile_turn"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1435,7 +1445,7 @@ AS 'MODULE_PATHNAME', 'escape_envelope_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:277
+-- src/pg/api.rs:285
 -- pgprompt::pg::api::estimate_turn
 CREATE  FUNCTION "estimate_turn"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1456,7 +1466,7 @@ AS 'MODULE_PATHNAME', 'estimate_turn_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:221
+-- src/pg/api.rs:229
 -- pgprompt::pg::api::explain_turn
 CREATE  FUNCTION "explain_turn"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1496,13 +1506,13 @@ AS 'MODULE_PATHNAME', 'pretty_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:374
+-- src/pg/api.rs:382
 -- pgprompt::pg::api::preview_turn
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:202
+-- src/pg/api.rs:210
 -- pgprompt::pg::api::preview_turn
 CREATE  FUNCTION "preview_turn"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1515,7 +1525,7 @@ AS 'MODULE_PATHNAME', 'preview_turn_json_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:321
+-- src/pg/api.rs:329
 -- pgprompt::pg::api::prune_seals
 CREATE  FUNCTION "prune_seals"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1542,7 +1552,7 @@ AS 'MODULE_PATHNAME', 'record_count_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/responses.rs:343
+-- src/pg/responses.rs:351
 -- pgprompt::pg::responses::record_response
 CREATE  FUNCTION "record_response"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1556,7 +1566,7 @@ AS 'MODULE_PATHNAME', 'record_response_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/responses.rs:407
+-- src/pg/responses.rs:415
 -- pgprompt::pg::responses::record_tool_results
 CREATE  FUNCTION "record_tool_results"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1570,7 +1580,7 @@ AS 'MODULE_PATHNAME', 'record_tool_results_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:211
+-- src/pg/api.rs:219
 -- pgprompt::pg::api::sealed_body
 CREATE  FUNCTION "sealed_body"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1583,7 +1593,7 @@ AS 'MODULE_PATHNAME', 'sealed_body_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:270
+-- src/pg/api.rs:278
 -- pgprompt::pg::api::search_deferred
 CREATE  FUNCTION "search_deferred"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1597,7 +1607,7 @@ AS 'MODULE_PATHNAME', 'search_deferred_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/tenancy.rs:237
+-- src/pg/tenancy.rs:270
 -- pgprompt::pg::tenancy::set_tenancy
 CREATE  FUNCTION "set_tenancy"(
 	"enabled" bool /* bool */
@@ -1609,7 +1619,7 @@ AS 'MODULE_PATHNAME', 'set_tenancy_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:236
+-- src/pg/api.rs:244
 -- pgprompt::pg::api::skills_for_turn
 CREATE  FUNCTION "skills_for_turn"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1669,7 +1679,7 @@ AS 'MODULE_PATHNAME', 'validate_template_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:331
+-- src/pg/api.rs:339
 -- pgprompt::pg::api::verify_seals
 CREATE  FUNCTION "verify_seals"(
 	"conversation_id" uuid DEFAULT NULL /* Option < pgrx :: Uuid > */
@@ -1857,8 +1867,9 @@ BEGIN
     END IF;
     IF TG_OP = 'UPDATE' AND OLD.sent_at IS NOT NULL THEN
         -- What a later seal sent of the turn never changes, unless this transaction
-        -- rewrites history on purpose. What it did not send yet (an answer or an in-turn
-        -- summary that came after) may be filled in: the next seal writes the digest anew.
+        -- rewrites history on purpose. An answer that came after it may be filled in (the
+        -- next seal writes the digest anew); an in-turn summary may not: it would stand
+        -- in for what was sent of the turn.
         changed := CASE
             WHEN NEW.kind                   IS DISTINCT FROM OLD.kind                   THEN 'kind'
             WHEN NEW.role                   IS DISTINCT FROM OLD.role                   THEN 'role'
@@ -1879,15 +1890,14 @@ BEGIN
             WHEN NEW.memory_user_id         IS DISTINCT FROM OLD.memory_user_id         THEN 'memory_user_id'
             WHEN NEW.request_options        IS DISTINCT FROM OLD.request_options        THEN 'request_options'
             WHEN NEW.created_at             IS DISTINCT FROM OLD.created_at             THEN 'created_at'
-            WHEN OLD.content       IS NOT NULL AND NEW.content       IS DISTINCT FROM OLD.content       THEN 'content'
-            WHEN OLD.summary       IS NOT NULL AND NEW.summary       IS DISTINCT FROM OLD.summary       THEN 'summary'
-            WHEN OLD.summary_round IS NOT NULL AND NEW.summary_round IS DISTINCT FROM OLD.summary_round THEN 'summary_round'
+            WHEN NEW.summary                IS DISTINCT FROM OLD.summary                THEN 'summary'
+            WHEN NEW.summary_round          IS DISTINCT FROM OLD.summary_round          THEN 'summary_round'
+            WHEN OLD.content IS NOT NULL AND NEW.content IS DISTINCT FROM OLD.content   THEN 'content'
         END;
         IF changed IS NOT NULL AND NOT prompt._history_rewrite_allowed() THEN
             PERFORM prompt._refuse_sealed(OLD.conversation_id, OLD.id, 'sent:' || changed, true);
         END IF;
-        IF changed IS NOT NULL OR NEW.content IS DISTINCT FROM OLD.content OR NEW.summary IS DISTINCT FROM OLD.summary
-           OR NEW.summary_round IS DISTINCT FROM OLD.summary_round THEN
+        IF changed IS NOT NULL OR NEW.content IS DISTINCT FROM OLD.content THEN
             NEW.sent_digest := NULL;
         END IF;
     END IF;
@@ -2022,9 +2032,13 @@ LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     -- A sent round goes with its turn (the cascade of its delete: the turn is gone), or
-    -- on purpose. Only pgprompt marks a round sent (with the digest of what was sent); an
-    -- administrator's restore brings sent rounds back as they were.
-    IF TG_OP IN ('UPDATE', 'DELETE') AND OLD.sent_at IS NOT NULL
+    -- on purpose. A round is sent when a request carried it: its own turn's continuation
+    -- (sent_at, with the digest of what was sent), or a later turn's seal that sent it in
+    -- history (the digest alone). Only pgprompt marks a round; an administrator's restore
+    -- brings sent rounds back as they were.
+    IF TG_OP IN ('UPDATE', 'DELETE') AND (OLD.sent_at IS NOT NULL OR OLD.sent_digest IS NOT NULL)
+       AND (TG_OP = 'DELETE' OR (NEW.assistant, NEW.results, NEW.steers, NEW.aborted)
+                                IS DISTINCT FROM (OLD.assistant, OLD.results, OLD.steers, OLD.aborted))
        AND NOT (TG_OP = 'DELETE' AND prompt._parent_gone(OLD.conversation_id, OLD.turn_id))
        AND NOT prompt._history_rewrite_allowed() THEN
         PERFORM prompt._refuse_sent_round(OLD.conversation_id, OLD.turn_id, OLD.n, lower(TG_OP));
@@ -2033,8 +2047,8 @@ BEGIN
         RETURN OLD;
     END IF;
     IF (TG_OP = 'INSERT' AND (NEW.sent_at IS NOT NULL OR NEW.sent_digest IS NOT NULL OR NEW.sent_estimate IS NOT NULL))
-       OR (TG_OP = 'UPDATE' AND OLD.sent_at IS NULL
-           AND (NEW.sent_at IS NOT NULL OR NEW.sent_digest IS DISTINCT FROM OLD.sent_digest
+       OR (TG_OP = 'UPDATE'
+           AND (NEW.sent_at IS DISTINCT FROM OLD.sent_at OR NEW.sent_digest IS DISTINCT FROM OLD.sent_digest
                 OR NEW.sent_estimate IS DISTINCT FROM OLD.sent_estimate)) THEN
         PERFORM prompt._storage_guard(format('round %s of turn %s of conversation %s', NEW.n, NEW.turn_id, NEW.conversation_id),
                                       TG_OP);
@@ -2234,6 +2248,13 @@ BEGIN
        AND NOT prompt._history_rewrite_allowed() THEN
         PERFORM prompt._storage_guard(format('the capture of Side %s', OLD.id), 'UPDATE');
     END IF;
+    -- Whose voice each turn was sent in follows the conversation's answerer: once a turn
+    -- of it is sealed, the answerer is what was sent (a rewrite on purpose aside).
+    IF TG_OP = 'UPDATE' AND NEW.answerer_id IS DISTINCT FROM OLD.answerer_id
+       AND EXISTS (SELECT 1 FROM prompt.turns t WHERE t.conversation_id = OLD.id AND t.sealed_at IS NOT NULL)
+       AND NOT prompt._history_rewrite_allowed() THEN
+        PERFORM prompt._storage_guard(format('the answerer of conversation %s, which sealed a turn', OLD.id), 'UPDATE');
+    END IF;
     IF TG_OP = 'UPDATE' AND OLD.captured_turn_id IS NOT NULL AND NEW.parent_id IS NOT NULL
        AND (NEW.parent_id IS DISTINCT FROM OLD.parent_id OR NEW.captured_turn_id IS DISTINCT FROM OLD.captured_turn_id)
        AND EXISTS (SELECT 1 FROM prompt.turns t WHERE t.conversation_id = OLD.id AND t.sealed_at IS NOT NULL)
@@ -2378,13 +2399,16 @@ CREATE PROCEDURE prompt.backfill_token_counts(tokenizer text, batch_size int DEF
 LANGUAGE plpgsql
 AS $$
 DECLARE
-    slot int;
-    last_c uuid;
-    last_id uuid;
-    seen bigint := 0;
-    counted bigint := 0;
-    batch_seen bigint;
-    batch_counted bigint;
+    -- Types qualified: a procedure's declarations are read before its first statement pins
+    -- search_path, with the caller's (a domain of another role's named uuid would run its
+    -- CHECK as whoever calls).
+    slot pg_catalog.int4;
+    last_c pg_catalog.uuid;
+    last_id pg_catalog.uuid;
+    seen pg_catalog.int8 := 0;
+    counted pg_catalog.int8 := 0;
+    batch_seen pg_catalog.int8;
+    batch_counted pg_catalog.int8;
 BEGIN
     PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
     slot := pg_catalog.array_position(ARRAY['cl100k_base', 'o200k_base']::text[], tokenizer);
@@ -2439,9 +2463,10 @@ CREATE PROCEDURE prompt.convert_seals_02(batch_size int DEFAULT 100)
 LANGUAGE plpgsql
 AS $$
 DECLARE
-    total bigint;
-    converted bigint := 0;
-    n bigint;
+    -- Types qualified (as in backfill_token_counts).
+    total pg_catalog.int8;
+    converted pg_catalog.int8 := 0;
+    n pg_catalog.int8;
 BEGIN
     PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
     IF batch_size IS NULL OR batch_size < 1 THEN
@@ -2700,25 +2725,29 @@ AS $$
     tables AS (SELECT c.oid, c.relname, c.relowner, c.relacl, c.relrowsecurity, c.relkind FROM pg_class c, nsp
                 WHERE c.relnamespace = nsp.oid AND c.relkind IN ('r', 'p', 'v')),
     who (oid, name) AS (SELECT 0::oid, 'PUBLIC' UNION ALL SELECT r.oid, quote_ident(r.rolname) FROM pg_roles r)
-    SELECT 'critical', format('prompt.%s', t.relname),
+    SELECT 'critical', format('prompt.%I', t.relname),
            format('%s holds %s: the tables'' owner''s alone', w.name, a.privilege_type),
            format('REVOKE %s ON prompt.%I FROM %s CASCADE;', a.privilege_type, t.relname, w.name)
       FROM tables t, LATERAL aclexplode(t.relacl) a, who w
      WHERE a.grantee = w.oid AND a.grantee <> t.relowner
        AND a.privilege_type IN ('TRIGGER', 'TRUNCATE', 'REFERENCES', 'MAINTAIN')
     UNION ALL
-    SELECT 'critical', format('trigger %I on prompt.%s', g.tgname, t.relname),
+    SELECT 'critical', format('trigger %I on prompt.%I', g.tgname, t.relname),
            CASE WHEN g.tgisinternal THEN format('a foreign key of %s runs its actions inside pgprompt''s writes', g.tgconstrrelid::regclass)
                 ELSE format('a trigger pgprompt did not create (function %s): pgprompt''s writes refuse to run it', g.tgfoid::regprocedure) END,
            CASE WHEN g.tgisinternal THEN format('ALTER TABLE %s DROP CONSTRAINT %I;', g.tgconstrrelid::regclass,
                                                  (SELECT k.conname FROM pg_constraint k WHERE k.oid = g.tgconstraint))
                 ELSE format('DROP TRIGGER %I ON prompt.%I;', g.tgname, t.relname) END
       FROM tables t JOIN pg_trigger g ON g.tgrelid = t.oid
+     -- pgprompt's: its function is the extension's and it carries the extension's comment
+     -- (only the owner comments on a trigger); a foreign key's, when the other table is
+     -- pgprompt's too.
      WHERE CASE WHEN g.tgisinternal
                 THEN g.tgconstrrelid <> 0 AND NOT EXISTS (SELECT 1 FROM members m WHERE m.classid = 'pg_class'::regclass AND m.objid = g.tgconstrrelid)
-                ELSE NOT EXISTS (SELECT 1 FROM members m WHERE m.classid = 'pg_proc'::regclass AND m.objid = g.tgfoid) END
+                ELSE NOT EXISTS (SELECT 1 FROM members m WHERE m.classid = 'pg_proc'::regclass AND m.objid = g.tgfoid)
+                     OR coalesce(obj_description(g.oid, 'pg_trigger'), '') NOT LIKE 'pgprompt: %' END
     UNION ALL
-    SELECT 'critical', format('trigger %I on prompt.%s', g.tgname, t.relname),
+    SELECT 'critical', format('trigger %I on prompt.%I', g.tgname, t.relname),
            'pgprompt''s own trigger is disabled (or fires only for replication): what it refuses goes through',
            format('ALTER TABLE prompt.%I ENABLE TRIGGER %I;', t.relname, g.tgname)
       FROM tables t JOIN pg_trigger g ON g.tgrelid = t.oid
@@ -2730,16 +2759,17 @@ AS $$
            format('ALTER EVENT TRIGGER %I ENABLE;', v.evtname)
       FROM pg_event_trigger v WHERE v.evtname IN ('pgprompt_privileges', 'pgprompt_privileges_before') AND v.evtenabled IN ('D', 'R')
     UNION ALL
-    SELECT 'critical', format('prompt.%s', t.relname), 'row-level security is off: tenancy and the policies do not apply',
+    SELECT 'critical', format('prompt.%I', t.relname), 'row-level security is off: tenancy and the policies do not apply',
            format('ALTER TABLE prompt.%I ENABLE ROW LEVEL SECURITY;', t.relname)
       FROM tables t WHERE t.relkind IN ('r', 'p') AND NOT t.relrowsecurity
     UNION ALL
-    SELECT 'critical', format('%s prompt.%s', CASE WHEN m.classid = 'pg_proc'::regclass THEN 'function' ELSE 'relation' END, o.name),
+    -- Names as regclass and regprocedure print them: qualified and quoted (a fix is SQL).
+    SELECT 'critical', format('%s %s', CASE WHEN m.classid = 'pg_proc'::regclass THEN 'function' ELSE 'relation' END, o.name),
            format('owned by %s, not by the tables'' owner %s', o.owner::regrole, (SELECT owner FROM own)::regrole),
-           format('ALTER %s prompt.%s OWNER TO %s;', CASE WHEN m.classid = 'pg_proc'::regclass THEN 'ROUTINE' ELSE 'TABLE' END,
+           format('ALTER %s %s OWNER TO %s;', CASE WHEN m.classid = 'pg_proc'::regclass THEN 'ROUTINE' ELSE 'TABLE' END,
                   o.name, (SELECT owner FROM own)::regrole)
       FROM members m
-      JOIN LATERAL (SELECT c.relname::text AS name, c.relowner AS owner FROM pg_class c WHERE m.classid = 'pg_class'::regclass AND c.oid = m.objid
+      JOIN LATERAL (SELECT c.oid::regclass::text AS name, c.relowner AS owner FROM pg_class c WHERE m.classid = 'pg_class'::regclass AND c.oid = m.objid
                     UNION ALL
                     SELECT p.oid::regprocedure::text, p.proowner FROM pg_proc p WHERE m.classid = 'pg_proc'::regclass AND p.oid = m.objid) o ON true
      WHERE o.owner <> (SELECT owner FROM own)
@@ -2943,7 +2973,8 @@ BEGIN
                      'AND (prompt._tenant_writes_user(user_id) OR prompt._tenant_writes_user(speaker_id)) '
                      'WHEN ''runner'' THEN false WHEN ''application'' THEN false ELSE prompt._tenant_writes_user(user_id) END',
                      mine, members)],
-        ARRAY['conversations', format('workspace_id = ANY %s', mine), format('workspace_id = ANY %s', mine)],
+        ARRAY['conversations', format('workspace_id = ANY %s', mine),
+              format('workspace_id = ANY %s AND (parent_id IS NULL OR prompt._tenant_writes_conversation(parent_id))', mine)],
         ARRAY['turns', format('conversation_id IN %s', conversations), format('conversation_id IN %s', conversations)],
         ARRAY['rounds', format('conversation_id IN %s', conversations), format('conversation_id IN %s', conversations)],
         ARRAY['seals', format('conversation_id IN %s', conversations), format('conversation_id IN %s', conversations)],
@@ -3184,7 +3215,7 @@ COMMENT ON COLUMN prompt.tenants.role_oid IS
 COMMENT ON COLUMN prompt.administrators.role_oid IS
     'The role''s OID, stamped from role_name whenever the row is written.';
 COMMENT ON COLUMN prompt.rounds.sent_digest IS
-    'The SHA-256 of what the first request that carried the round sent (its assistant, results, steers and abort); every later read checks it.';
+    'The SHA-256 of what the first request that carried the round sent (its assistant, results, steers and abort): its turn''s continuation (with sent_at), or a later turn''s seal that sent it in history (alone). From then on the round never changes; every later read and verify_seals check it.';
 COMMENT ON COLUMN prompt.rounds.sent_estimate IS
     'The estimate of the first request that carried the round, written with sent_at: what record_response keeps beside the usage of the response to it.';
 COMMENT ON COLUMN prompt.seals.frozen_digest IS
@@ -3221,6 +3252,8 @@ COMMENT ON COLUMN prompt.turns.sent_digest IS
     'The SHA-256 of what was sent of the turn (the columns history renders it from), written by the seal that sent it; verify_seals checks it. NULL again when its answer or summary came after that seal, until the next seal.';
 COMMENT ON TABLE prompt.workspace_members IS
     'The people and agents of each workspace: what its tenants read of prompt.users and their documents, memory and skills. A user in two workspaces is read by both tenants and written by neither.';
+COMMENT ON FUNCTION prompt._tenant_writes_conversation(uuid) IS
+    'Internal (tenancy policies): whether the current tenant may write conversation rows of this conversation''s workspace (a Side names a parent of its own workspaces), looked up past row-level security.';
 COMMENT ON FUNCTION prompt._tenant_writes_user(uuid) IS
     'Internal (tenancy policies): whether the current tenant may write the rows of this user (a member of its workspaces only), looked up past row-level security.';
 COMMENT ON FUNCTION prompt._seal_storage_write() IS
@@ -3238,7 +3271,7 @@ COMMENT ON FUNCTION prompt._turns_write() IS
 COMMENT ON FUNCTION prompt._turns_delete() IS
     'Internal trigger: refuses deleting a sealed turn, or one a later seal sent, unless a permitted pgprompt.allow_history_rewrite is on or the whole conversation goes.';
 COMMENT ON FUNCTION prompt._rounds_write() IS
-    'Internal trigger: refuses a round whose JSON is not a valid round, naming the path, and any change to a round a request carried.';
+    'Internal trigger: refuses a round whose JSON is not a valid round, naming the path, and any change to a round a request carried (its continuation, or a later seal in history); only pgprompt marks a round sent.';
 COMMENT ON FUNCTION prompt._rounds_placed() IS
     'Internal trigger: refuses a round on anything but a run reply turn, or numbered after a gap.';
 COMMENT ON FUNCTION prompt._rounds_count() IS
@@ -3301,5 +3334,25 @@ COMMENT ON TABLE prompt.counts IS
     'One row per request counted by a provider''s token-count endpoint (record_count): its input tokens beside the estimate of the request.';
 COMMENT ON COLUMN prompt.models.history_cache_ttl IS
     'The TTL of the cache breakpoints after the stable prefix (history, a run''s rounds); NULL: cache_ttl. Never longer than cache_ttl; each provider takes it as its profile allows (Anthropic 5m or 1h; OpenAI 30m or 12h).';
+
+-- Every trigger pgprompt made on its tables carries a comment of the extension's, its
+-- function's: only the tables' owner can comment on a trigger, so the comment tells
+-- pgprompt's own from a trigger another role made with one of pgprompt's functions (and a
+-- WHEN of its own). The writer's check and security_check() read it (README, "Security").
+DO $own_triggers$
+DECLARE
+    t record;
+BEGIN
+    FOR t IN
+        SELECT g.tgname, c.relname, g.tgfoid
+          FROM pg_catalog.pg_trigger g JOIN pg_catalog.pg_class c ON c.oid = g.tgrelid
+         WHERE c.relnamespace = 'prompt'::pg_catalog.regnamespace AND NOT g.tgisinternal
+           AND pg_catalog.obj_description(g.oid, 'pg_trigger') IS NULL
+    LOOP
+        EXECUTE pg_catalog.format('COMMENT ON TRIGGER %I ON prompt.%I IS %L', t.tgname, t.relname,
+            'pgprompt: ' || coalesce(pg_catalog.obj_description(t.tgfoid, 'pg_proc'), 'its own trigger.'));
+    END LOOP;
+END
+$own_triggers$;
 /* </end connected objects> */
 

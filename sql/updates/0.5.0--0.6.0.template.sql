@@ -11,9 +11,16 @@
 --   security_problems;
 -- * identities never change: every key refuses UPDATE (AFTER triggers, key_immutable);
 -- * what a seal sent is frozen: turns.sent_at and sent_digest, written here for the turns
---   the seals so far sent (a turn before a sealed turn of its conversation), with their
---   complete rounds; verify_seals checks them; the digest of a round is spelled where it
---   is written, prompt._round_digest is gone;
+--   the seals so far sent (a turn before a sealed turn of its conversation), and the
+--   digest of their complete rounds; verify_seals checks them; a conversation's answerer
+--   is frozen once it sealed a turn; the digest of a round is spelled where it is
+--   written, prompt._round_digest is gone;
+-- * pgprompt's own triggers carry its comment (only the tables' owner comments on a
+--   trigger): what tells them from a trigger another role made with one of its functions;
+-- * the two procedures that commit declare their variables with qualified types (read
+--   with the caller's search_path, before their first statement pins it);
+-- * tenancy: a tenant's Side names a parent it may write; a delete a foreign-key action
+--   runs for a tenant is checked as the tenant's;
 -- * a retired model is refused however its id is spelled (case, spaces, invisible
 --   characters, Vertex's @date, :latest): the profile lookup reads those as the id;
 -- * tenancy is declared: prompt.tenancy and prompt.set_tenancy(); turned on here where a
@@ -23,16 +30,26 @@
 
 DO $foreign$
 DECLARE
+    -- 0.5.0's triggers (sql/releases/pgprompt--0.5.0.sql): table.trigger, none with a WHEN.
+    own constant text[] := ARRAY[
+        'administrators.administrators_role', 'conversations.conversations_capture', 'conversations.conversations_tenant_delete',
+        'documents.documents_write', 'memories.memories_touch', 'models.models_options', 'models.models_tokenizer',
+        'rounds.rounds_count', 'rounds.rounds_placed', 'rounds.rounds_truncate', 'rounds.rounds_write',
+        'seal_nodes.seal_nodes_guard', 'seal_nodes.seal_nodes_statement', 'seals.seals_guard', 'seals.seals_statement',
+        'seals_02.seals_02_guard', 'seals_02.seals_02_statement', 'skills.skills_touch', 'tenants.tenants_role',
+        'turns.turns_delete', 'turns.turns_truncate', 'turns.turns_write', 'users.users_options',
+        'users.users_tenant_delete', 'users.users_write', 'workspaces.workspaces_write'];
     g record;
 BEGIN
     FOR g IN
         SELECT t.tgname, c.relname, t.tgfoid::pg_catalog.regprocedure AS fn
           FROM pg_catalog.pg_trigger t JOIN pg_catalog.pg_class c ON c.oid = t.tgrelid
          WHERE c.relnamespace = 'prompt'::pg_catalog.regnamespace AND NOT t.tgisinternal
-           AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend d JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid
-                            WHERE d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.objid = t.tgfoid
-                              AND d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass
-                              AND e.extname = 'pgprompt' AND d.deptype = 'e')
+           AND NOT (c.relname || '.' || t.tgname = ANY (own) AND t.tgqual IS NULL
+                    AND EXISTS (SELECT 1 FROM pg_catalog.pg_depend d JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid
+                                 WHERE d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.objid = t.tgfoid
+                                   AND d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass
+                                   AND e.extname = 'pgprompt' AND d.deptype = 'e'))
     LOOP
         RAISE WARNING 'pgprompt 0.6.0: dropped trigger % on prompt.% (function %), which pgprompt did not create',
             pg_catalog.quote_ident(g.tgname), g.relname, g.fn
@@ -45,16 +62,15 @@ $foreign$;
 -- Schema ------------------------------------------------------------------------------
 
 ALTER TABLE prompt.turns ADD COLUMN sent_at timestamptz, ADD COLUMN sent_digest bytea;
-{{block:schema:CREATE INDEX turns_unsent}}
 {{block:schema:CREATE TABLE prompt.tenancy}}
 {{block:schema:CREATE UNIQUE INDEX tenancy_one_row}}
 SELECT pg_catalog.pg_extension_config_dump('prompt.tenancy', '');
 
 -- What a seal sent --------------------------------------------------------------------
 
--- The turns the seals so far sent (each before a sealed turn of its conversation) and
--- their complete rounds, marked with the digest of what was sent (the write triggers step
--- aside for it: 0.5's know no sent mark).
+-- The turns the seals so far sent (each before a sealed turn of its conversation), marked
+-- sent with the digest of what was sent, and their complete rounds with the digest (sent_at
+-- stays a continuation's); the write triggers step aside for it: 0.5's know no such mark.
 ALTER TABLE prompt.turns DISABLE TRIGGER turns_write;
 UPDATE prompt.turns t
    SET sent_at = now(),
@@ -66,13 +82,17 @@ UPDATE prompt.turns t
 ALTER TABLE prompt.turns ENABLE TRIGGER turns_write;
 ALTER TABLE prompt.rounds DISABLE TRIGGER rounds_write;
 UPDATE prompt.rounds r
-   SET sent_at = now(), sent_digest = sha256(convert_to(jsonb_build_array(r.assistant, r.results, r.steers, r.aborted)::text, 'UTF8'))
- WHERE r.sent_at IS NULL AND (r.results <> '[]' OR NOT r.assistant @> '[{"type": "tool_call"}]')
+   SET sent_digest = sha256(convert_to(jsonb_build_array(r.assistant, r.results, r.steers, r.aborted)::text, 'UTF8'))
+ WHERE r.sent_digest IS NULL AND (r.results <> '[]' OR NOT r.assistant @> '[{"type": "tool_call"}]')
    AND EXISTS (SELECT 1 FROM prompt.turns t WHERE t.conversation_id = r.conversation_id AND t.id = r.turn_id AND t.sent_at IS NOT NULL);
 ALTER TABLE prompt.rounds ENABLE TRIGGER rounds_write;
 
 {{fn-replace:_turns_write}}
 {{fn-replace:_turns_delete}}
+{{fn-replace:_rounds_write}}
+{{fn-replace:_conversations_capture}}
+{{proc-replace:backfill_token_counts}}
+{{proc-replace:convert_seals_02}}
 DROP FUNCTION prompt._replayed_by_later_seal(uuid, bigint);
 DROP FUNCTION prompt._round_digest(jsonb, jsonb, jsonb, boolean);
 
@@ -86,8 +106,24 @@ DROP FUNCTION prompt._round_digest(jsonb, jsonb, jsonb, boolean);
 {{pgrx:_administers}}
 {{pgrx:_tenancy_guard}}
 {{pgrx:set_tenancy}}
+{{pgrx:_tenant_writes_conversation}}
 -- On where 0.5 had it on: a tenant is listed.
 INSERT INTO prompt.tenancy (enabled_by) SELECT 'pgprompt 0.6.0 update' WHERE EXISTS (SELECT 1 FROM prompt.tenants);
+-- Every policy of the tables' own made again (a Side's parent is now one the tenant
+-- may write).
+DO $drop$
+DECLARE
+    p record;
+BEGIN
+    FOR p IN SELECT c.relname, pol.polname FROM pg_catalog.pg_policy pol JOIN pg_catalog.pg_class c ON c.oid = pol.polrelid
+              WHERE c.relnamespace = 'prompt'::regnamespace AND c.relname NOT IN ('tenants', 'administrators')
+                AND pol.polname IN ('pgprompt_rows', 'pgprompt_tenant_reads', 'pgprompt_tenant_inserts',
+                                    'pgprompt_tenant_updates', 'pgprompt_tenant_deletes') LOOP
+        EXECUTE format('DROP POLICY %I ON prompt.%I', p.polname, p.relname);
+    END LOOP;
+END
+$drop$;
+{{block:finalize:DO $rls$}}
 {{block:finalize:CREATE POLICY pgprompt_administrators ON prompt.tenants}}
 {{block:finalize:CREATE POLICY pgprompt_administrators ON prompt.administrators}}
 {{block:finalize:ALTER TABLE prompt.tenancy ENABLE ROW LEVEL SECURITY}}
@@ -116,3 +152,6 @@ INSERT INTO prompt.tenancy (enabled_by) SELECT 'pgprompt 0.6.0 update' WHERE EXI
 -- Comments ----------------------------------------------------------------------------
 
 {{comments}}
+
+-- pgprompt's own triggers, marked (after the comments of their functions).
+{{block:finalize:DO $own_triggers$}}

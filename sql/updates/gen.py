@@ -22,6 +22,11 @@ def fn(name):
     assert m, name
     return m.group(0).rstrip("\n")
 
+def proc(name):
+    m = re.search(r"(?ms)^CREATE PROCEDURE prompt\.%s\(.*?\$\$;\n" % re.escape(name), fin)
+    assert m, name
+    return m.group(0).rstrip("\n").replace("CREATE PROCEDURE", "CREATE OR REPLACE PROCEDURE", 1)
+
 def block(text, start):
     i = text.index(start)
     tag = re.match(r"DO (\$[a-z_]+\$)", start)
@@ -61,6 +66,7 @@ def sub(m):
     kind, arg = m.group(1), m.group(2)
     if kind == "fn": return fn(arg)
     if kind == "fn-replace": return fn(arg).replace("CREATE FUNCTION", "CREATE OR REPLACE FUNCTION", 1)
+    if kind == "proc-replace": return proc(arg)
     if kind == "pgrx": return pgrx(arg)
     if kind == "pgrx-replace": return pgrx(arg).replace("CREATE FUNCTION", "CREATE OR REPLACE FUNCTION", 1)
     if kind == "triggers": return triggers(arg)

@@ -77,7 +77,9 @@ fn pretty(body: JsonArg) -> String {
 /// or the turn's seal is a 0.2 seal not converted yet (which `compile_turn` converts).
 enum Compiled {
     Stored(pgprompt_core::Body),
-    Output(Box<Output>),
+    /// A compile's output, with what it read of history that no seal marked sent yet (empty
+    /// unless it compiled to seal).
+    Output(Box<Output>, load::Unsent),
     Pending(Error),
 }
 
@@ -85,7 +87,7 @@ impl Compiled {
     fn body(self) -> pgprompt_core::Body {
         match self {
             Compiled::Stored(body) => body,
-            Compiled::Output(out) => out.body,
+            Compiled::Output(out, _) => out.body,
             Compiled::Pending(e) => raise(e),
         }
     }
@@ -123,15 +125,21 @@ fn compile_in_snapshot(conv: Uuid, turn: Uuid, purpose: Purpose) -> Compiled {
             Err(e) if e.code == Code::SealConversionPending => return Compiled::Pending(e),
             Err(e) => raise(e),
         };
-        let out = session::with_memo(|memo| {
-            let mut history = SpiHistory::new(client, &ctx);
-            compiler::compile(&ctx, &mut history, memo, purpose)
+        // A compile that seals reads, with the history it renders, what no seal marked
+        // sent yet and how it reads now: the seal marks those sent where they still read so.
+        let (out, unsent) = session::with_memo(|memo| {
+            let mut history = match purpose == Purpose::Compile && writable() {
+                true => SpiHistory::marking(client, &ctx),
+                false => SpiHistory::new(client, &ctx),
+            };
+            let out = compiler::compile(&ctx, &mut history, memo, purpose);
+            out.map(|out| (out, history.unsent()))
         })
         .or_raise();
         if let Some(notice) = &out.notice {
             pgrx::notice!("{notice}");
         }
-        Compiled::Output(Box::new(out))
+        Compiled::Output(Box::new(out), unsent)
     })
 }
 
@@ -161,7 +169,7 @@ pub(super) fn explain_now(conv: Uuid, turn: Uuid) -> Output {
 /// The output of an estimate's compile (a turn whose 0.2 seal waits is refused).
 fn explained(compiled: Compiled) -> Output {
     match compiled {
-        Compiled::Output(out) => *out,
+        Compiled::Output(out, _) => *out,
         Compiled::Pending(e) => raise(e),
         Compiled::Stored(_) => unreachable!("an estimate always compiles"),
     }
@@ -171,9 +179,9 @@ fn explained(compiled: Compiled) -> Output {
 #[search_path(pg_catalog, pg_temp)]
 fn compile_turn_json(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) -> JsonBody {
     let (conv, turn) = (core_uuid(conversation_id), core_uuid(turn_id));
-    let out = match compile_converting(conv, turn, Purpose::Compile) {
+    let (out, unsent) = match compile_converting(conv, turn, Purpose::Compile) {
         Compiled::Stored(body) => return JsonBody(body),
-        Compiled::Output(out) => out,
+        Compiled::Output(out, unsent) => (out, unsent),
         Compiled::Pending(e) => raise(e),
     };
     if out.seal.is_some() {
@@ -187,7 +195,7 @@ fn compile_turn_json(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) -> JsonBo
                 .hint("Use prompt.preview_turn here, or compile on the primary in a read-write transaction."),
             );
         }
-        if !Spi::connect_mut(|client| seals::write(client, conv, turn, &out)).or_raise() {
+        if !Spi::connect_mut(|client| seals::write(client, conv, turn, &out, &unsent)).or_raise() {
             // Another session sealed the turn first: its seal is the turn's.
             return JsonBody(compile_now(conv, turn, Purpose::Compile).body());
         }

@@ -99,9 +99,11 @@ thread_local! {
 /// (README, "Security"). Each table is locked as a write locks it (`ROW EXCLUSIVE`) before
 /// its triggers are read, so none can be added before the write runs: `CREATE TRIGGER`
 /// waits for the transaction. A trigger is pgprompt's when its function is one of the
-/// extension's; a foreign key's internal trigger, when the other table of the key is one of
-/// the extension's too (a key from another table to pgprompt's runs that table's actions,
-/// and their triggers, inside the write).
+/// extension's and it carries the comment the extension's script gave it (only the tables'
+/// owner comments on a trigger: one another role made with pgprompt's function, and a WHEN
+/// of its own, has none); a foreign key's internal trigger, when the other table of the key
+/// is one of the extension's too (a key from another table to pgprompt's runs that table's
+/// actions, and their triggers, inside the write).
 pub fn refuse_foreign_code(tables: &[&CStr]) {
     for table in tables {
         if let Some(foreign) = foreign_trigger(table) {
@@ -120,7 +122,13 @@ fn foreign_trigger(table: &CStr) -> Option<Error> {
     // to numtriggers Trigger structs that live as long as the entry.
     unsafe {
         let rv = pg_sys::makeRangeVar(c"prompt".as_ptr().cast_mut(), table.as_ptr().cast_mut(), -1);
-        let relid = pg_sys::RangeVarGetRelidExtended(rv, pg_sys::RowExclusiveLock as pg_sys::LOCKMODE, 0, None, std::ptr::null_mut());
+        let relid = pg_sys::RangeVarGetRelidExtended(
+            rv,
+            pg_sys::RowExclusiveLock as pg_sys::LOCKMODE,
+            0,
+            None,
+            std::ptr::null_mut(),
+        );
         let rel = pg_sys::RelationIdGetRelation(relid);
         let mut found = None;
         let desc = (*rel).trigdesc;
@@ -154,13 +162,24 @@ fn own_trigger(t: &pg_sys::Trigger) -> bool {
             t.tgconstrrelid == pg_sys::InvalidOid
                 || pg_sys::getExtensionOfObject(pg_sys::RelationRelationId, t.tgconstrrelid) == ext
         } else {
-            pg_sys::getExtensionOfObject(pg_sys::ProcedureRelationId, t.tgfoid) == ext
+            pg_sys::getExtensionOfObject(pg_sys::ProcedureRelationId, t.tgfoid) == ext && marked(t.tgoid)
         }
     };
     if own {
         OWN_TRIGGERS.with(|k| k.borrow_mut().insert(key));
     }
     own
+}
+
+/// Whether trigger `tgoid` carries the comment the extension's script gives its own
+/// triggers (`pgprompt: ...`, sql/finalize.sql).
+fn marked(tgoid: pg_sys::Oid) -> bool {
+    // SAFETY: GetComment reads pg_description from the backend's thread inside a
+    // transaction and returns a palloc'd NUL-terminated string or NULL.
+    unsafe {
+        let comment = pg_sys::GetComment(tgoid, pg_sys::TriggerRelationId, 0);
+        !comment.is_null() && CStr::from_ptr(comment).to_bytes().starts_with(b"pgprompt: ")
+    }
 }
 
 fn foreign_refusal(table: &CStr, t: &pg_sys::Trigger) -> Error {
@@ -177,7 +196,10 @@ fn foreign_refusal(table: &CStr, t: &pg_sys::Trigger) -> Error {
     } else {
         (
             format!("trigger \"{name}\" on prompt.{table} is not pgprompt's"),
-            format!("The tables' owner drops it: DROP TRIGGER {} ON prompt.{table};", quote_ident(&name)),
+            format!(
+                "The tables' owner drops it: DROP TRIGGER {} ON prompt.{table};",
+                quote_ident(&name)
+            ),
         )
     };
     Error::new(Code::ForeignCodeRefused, what)
@@ -193,7 +215,8 @@ fn relation_name(relid: pg_sys::Oid) -> String {
 
 /// An identifier quoted where SQL needs it.
 fn quote_ident(name: &str) -> String {
-    super::spi::read_one::<String>("SELECT pg_catalog.quote_ident($1)", &[name.into()]).unwrap_or_else(|| format!("\"{name}\""))
+    super::spi::read_one::<String>("SELECT pg_catalog.quote_ident($1)", &[name.into()])
+        .unwrap_or_else(|| format!("\"{name}\""))
 }
 
 /// Whether the statement whose trigger runs now is pgprompt's own writer's.
@@ -352,7 +375,9 @@ fn _storage_guard(subject: &str, op: &str) {
 #[search_path(pg_catalog, pg_temp)]
 fn _parent_gone(conversation_id: Option<pgrx::Uuid>, turn_id: Option<pgrx::Uuid>) -> bool {
     // A row without a conversation has no parent to be gone: nothing goes with it.
-    let Some(conversation_id) = conversation_id else { return false };
+    let Some(conversation_id) = conversation_id else {
+        return false;
+    };
     let conv = pg_uuid(core_uuid(conversation_id));
     as_owner(|| match turn_id {
         None => Spi::get_one_with_args::<bool>(
@@ -377,7 +402,7 @@ fn _parent_gone(conversation_id: Option<pgrx::Uuid>, turn_id: Option<pgrx::Uuid>
 fn _truncate_guard(table: &str) {
     let query = match table {
         "turns" => "SELECT EXISTS (SELECT 1 FROM prompt.turns WHERE sealed_at IS NOT NULL)",
-        "rounds" => "SELECT EXISTS (SELECT 1 FROM prompt.rounds WHERE sent_at IS NOT NULL)",
+        "rounds" => "SELECT EXISTS (SELECT 1 FROM prompt.rounds WHERE sent_at IS NOT NULL OR sent_digest IS NOT NULL)",
         _ => "SELECT true",
     };
     let holds = as_owner(|| Spi::get_one::<bool>(query)).ok().flatten().unwrap_or(true);

@@ -61,14 +61,22 @@ static NEWEST_ROUND: LazyLock<Query> = LazyLock::new(|| {
          (SELECT p.stop_reason FROM prompt.responses p WHERE p.conversation_id = $1 AND p.turn_id = $2 \
            AND p.step = r.n) AS stop_reason \
          FROM prompt.rounds r WHERE r.conversation_id = $1 AND r.turn_id = $2 ORDER BY r.n DESC LIMIT 1",
-        &[("n", INT4OID), ("calls", INT4OID), ("results", INT4OID), ("stop_reason", TEXTOID)],
+        &[
+            ("n", INT4OID),
+            ("calls", INT4OID),
+            ("results", INT4OID),
+            ("stop_reason", TEXTOID),
+        ],
     )
 });
 
 /// Whether a response that stopped so ends its run, when it called no tool: the model
 /// answered (rather than pausing a long server-side turn, which the next request resumes).
 fn ends_the_run(stop_reason: Option<&str>) -> bool {
-    !matches!(stop_reason, None | Some("pause_turn" | "tool_use" | "tool_calls" | "in_progress" | "incomplete"))
+    !matches!(
+        stop_reason,
+        None | Some("pause_turn" | "tool_use" | "tool_calls" | "in_progress" | "incomplete")
+    )
 }
 
 /// What `record_response` returns: what it wrote (or had written, for a response

@@ -334,7 +334,13 @@ pub fn lock_storage(client: &mut SpiClient<'_>, conv: Uuid) {
 
 /// Writes a fresh compile's seal. False when another session sealed the turn first
 /// (then nothing is written).
-pub fn write(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, out: &Output) -> Result<bool> {
+pub fn write(
+    client: &mut SpiClient<'_>,
+    conv: Uuid,
+    turn: Uuid,
+    out: &Output,
+    unsent: &super::load::Unsent,
+) -> Result<bool> {
     let Some((body, draft)) = out.sealed_body() else {
         return Ok(false);
     };
@@ -343,7 +349,7 @@ pub fn write(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, out: &Output) -
     // Sealing is pgprompt's own write of the turn's seal columns, of the marks of what it
     // sent and of seal storage.
     let _open = super::guard::Open::hold();
-    if !claim(client, conv, turn, draft) {
+    if !claim(client, conv, turn, draft, unsent) {
         return Ok(false);
     }
     store(client, conv, turn, body, draft, None)?;
@@ -351,28 +357,42 @@ pub fn write(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, out: &Output) -
 }
 
 /// Marks the turn sealed, with what its seal froze on the turn itself, and marks sent what
-/// the seal sends for the first time: the conversation's earlier turns not marked yet (or
-/// whose answer came since), and their rounds whose calls have results (a round still
-/// waiting for them is not what a later request sends). False when the turn was sealed
-/// already (nothing is written).
-fn claim(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, draft: &SealDraft) -> bool {
+/// the seal sends for the first time: the turns of the conversation's history the compile
+/// read that no seal marked yet (or whose answer came since), and their rounds whose calls
+/// have results (a round still waiting for them is not what a later request sends) — each
+/// only where it still reads as the compile read it (`unsent`'s digests), so a row edited
+/// in between is not marked with what the seal did not send. A round gets the digest alone:
+/// `sent_at` stays its own turn's continuations' (what the cache report reads as requests
+/// sent). False when the turn was sealed already (nothing is written).
+fn claim(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, draft: &SealDraft, unsent: &super::load::Unsent) -> bool {
     static CLAIM: LazyLock<String> = LazyLock::new(|| {
         format!(
             "WITH claimed AS (UPDATE prompt.turns SET sealed_at = now(), sealed_preface = $3::jsonb, sealed_catalog = $4, \
                 sealed_mechanism = $5, sealed_versions = $6::jsonb \
                 WHERE conversation_id = $1 AND id = $2 AND sealed_at IS NULL RETURNING seq), \
-             turns AS (UPDATE prompt.turns t SET sent_at = coalesce(t.sent_at, now()), sent_digest = {} \
-                WHERE t.conversation_id = $1 AND t.seq < (SELECT seq FROM claimed) AND t.sent_digest IS NULL RETURNING 1), \
-             rounds AS (UPDATE prompt.rounds r SET sent_at = now(), sent_digest = {} \
-                WHERE r.conversation_id = $1 AND r.sent_at IS NULL \
-                  AND r.turn_id IN (SELECT x.id FROM prompt.turns x WHERE x.conversation_id = $1 \
-                                    AND x.seq < (SELECT seq FROM claimed)) \
+             turns AS (UPDATE prompt.turns t SET sent_at = coalesce(t.sent_at, now()), sent_digest = x.digest \
+                FROM unnest($7::uuid[], $8::bytea[]) AS x (id, digest) \
+                WHERE t.conversation_id = $1 AND t.id = x.id AND t.sent_digest IS NULL AND EXISTS (SELECT 1 FROM claimed) \
+                  AND {} = x.digest RETURNING 1), \
+             rounds AS (UPDATE prompt.rounds r SET sent_digest = x.digest \
+                FROM unnest($9::uuid[], $10::int4[], $11::bytea[]) AS x (turn_id, n, digest) \
+                WHERE r.conversation_id = $1 AND r.turn_id = x.turn_id AND r.n = x.n AND r.sent_digest IS NULL \
+                  AND EXISTS (SELECT 1 FROM claimed) AND {} = x.digest \
                   AND (r.results <> '[]' OR NOT r.assistant @> '[{{\"type\": \"tool_call\"}}]') RETURNING 1) \
              SELECT seq FROM claimed",
             turn_digest("t"),
             round_digest("r")
         )
     });
+    let (turn_ids, turn_digests): (Vec<pgrx::Uuid>, Vec<Vec<u8>>) = unsent.turns.iter().cloned().unzip();
+    let mut round_turns = Vec::with_capacity(unsent.rounds.len());
+    let mut round_ns = Vec::with_capacity(unsent.rounds.len());
+    let mut round_digests = Vec::with_capacity(unsent.rounds.len());
+    for (t, n, d) in &unsent.rounds {
+        round_turns.push(*t);
+        round_ns.push(*n);
+        round_digests.push(d.clone());
+    }
     let claimed = run_write(
         client,
         &CLAIM,
@@ -383,6 +403,11 @@ fn claim(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, draft: &SealDraft) 
             nullable(draft.catalog.clone()),
             draft.frozen.mechanism.as_str().to_string().into(),
             draft.versions.clone().into(),
+            turn_ids.into(),
+            turn_digests.into(),
+            round_turns.into(),
+            round_ns.into(),
+            round_digests.into(),
         ],
     );
     claimed.len() == 1
@@ -544,7 +569,11 @@ pub fn mark_sent(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, n: i32, est
         )
     });
     let _open = super::guard::Open::hold_for(&[c"rounds"]);
-    run_write(client, &MARK, &[pg_uuid(conv).into(), pg_uuid(turn).into(), n.into(), estimate.into()]);
+    run_write(
+        client,
+        &MARK,
+        &[pg_uuid(conv).into(), pg_uuid(turn).into(), n.into(), estimate.into()],
+    );
 }
 
 /// Drops the bodies of the conversation's seals older than `before` (keeping digest,
@@ -669,7 +698,10 @@ pub fn verify(client: &SpiClient<'_>, conv: Option<Uuid>) -> Result<Vec<(Uuid, U
         Ok::<_, Error>(Some((
             c.need_uuid("conversation_id")?,
             c.need_uuid("turn_id")?,
-            format!("round {} was sent and no longer matches what was sent", c.need::<i32>("n")?),
+            format!(
+                "round {} was sent and no longer matches what was sent",
+                c.need::<i32>("n")?
+            ),
         )))
     })?;
     let sent = run(client, &ALTERED_TURNS, &which, |c| {
@@ -684,14 +716,15 @@ pub fn verify(client: &SpiClient<'_>, conv: Option<Uuid>) -> Result<Vec<(Uuid, U
     Ok(problems)
 }
 
-/// The rounds a request carried (of a conversation, or of every one the caller can see)
-/// that no longer match the digest of what was sent.
+/// The rounds a request carried (of a conversation, or of every one the caller can see:
+/// their turn's continuation, or a later seal in history) that no longer match the digest
+/// of what was sent.
 static ALTERED_ROUNDS: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
         "a sent round",
         format!(
             "SELECT r.conversation_id, r.turn_id, r.n FROM prompt.rounds r \
-             WHERE r.sent_at IS NOT NULL AND ($1::uuid IS NULL OR r.conversation_id = $1) \
+             WHERE (r.sent_at IS NOT NULL OR r.sent_digest IS NOT NULL) AND ($1::uuid IS NULL OR r.conversation_id = $1) \
                AND r.sent_digest IS DISTINCT FROM {} \
              ORDER BY r.conversation_id, r.turn_id, r.n",
             round_digest("r")

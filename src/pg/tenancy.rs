@@ -83,6 +83,11 @@ pub(super) fn administers() -> bool {
     as_owner(|| super::spi::read_one::<bool>(&format!("SELECT {ADMINISTERS}"), &[role.into()])).unwrap_or(false)
 }
 
+/// The reach of `role` (not the current one), looked up now.
+fn reach_of(role: pg_sys::Oid) -> Reach {
+    look_up(role)
+}
+
 /// Reads what the current role is, past row-level security.
 fn look_up(role: pg_sys::Oid) -> Reach {
     let found = as_owner(|| {
@@ -152,6 +157,30 @@ fn _tenant_writes_user(user_id: Option<pgrx::Uuid>) -> bool {
     .unwrap_or(false)
 }
 
+/// Internal (the tenancy policies of conversations): whether the current role, a tenant,
+/// may write a conversation row of conversation `conversation_id`'s workspace — what a
+/// Side names as its parent must be a conversation of the tenant's own workspaces, or
+/// another tenant could no longer delete its own. Looked up as the tables' owner.
+#[pg_extern(stable, parallel_restricted)]
+#[search_path(pg_catalog, pg_temp)]
+fn _tenant_writes_conversation(conversation_id: Option<pgrx::Uuid>) -> bool {
+    let Some(conv) = conversation_id else { return true };
+    let mine = match reach() {
+        Reach::Unconfined => return true,
+        Reach::Confined(w) if w.is_empty() => return false,
+        Reach::Confined(w) => w,
+    };
+    as_owner(|| {
+        Spi::get_one_with_args::<bool>(
+            "SELECT c.workspace_id = ANY ($2) FROM prompt.conversations c WHERE c.id = $1",
+            &[conv.into(), mine.into()],
+        )
+    })
+    .ok()
+    .flatten()
+    .unwrap_or(false)
+}
+
 /// Internal (the delete triggers of users and conversations): refuses, for a confined
 /// role, a delete whose foreign-key action would change a row it may not write — a
 /// shared agent whose steward is the user (`ON DELETE SET NULL`), or a conversation of
@@ -160,7 +189,11 @@ fn _tenant_writes_user(user_id: Option<pgrx::Uuid>) -> bool {
 #[pg_extern(volatile, parallel_unsafe)]
 #[search_path(pg_catalog, pg_temp)]
 fn _tenant_delete_guard(table: &str, id: pgrx::Uuid) {
-    let mine = match reach() {
+    // A delete a foreign-key action runs (a workspace's deletion cascading to its
+    // conversations) runs as the tables' owner: whose delete it is, is the role outside.
+    // SAFETY: reads of backend-global identity state from the backend's thread.
+    let outer = unsafe { pg_sys::InLocalUserIdChange().then(|| pg_sys::GetOuterUserId()) };
+    let mine = match outer.map_or_else(reach, reach_of) {
         Reach::Unconfined => return,
         Reach::Confined(w) => w,
     };
@@ -239,7 +272,11 @@ fn refuse_not_administrator(what: &str) -> ! {
 fn set_tenancy(enabled: bool) -> bool {
     super::session::require_updated();
     if !administers() {
-        refuse_not_administrator(if enabled { "turning tenancy on" } else { "turning tenancy off" });
+        refuse_not_administrator(if enabled {
+            "turning tenancy on"
+        } else {
+            "turning tenancy off"
+        });
     }
     super::guard::refuse_foreign_code(&[c"tenancy"]);
     let role = current_role();

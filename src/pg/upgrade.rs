@@ -103,7 +103,14 @@ fn convert_batch(conv: Option<pgrx::Uuid>, limit: i64) -> i64 {
     let conv = conv.unwrap_or_else(|| pgrx::Uuid::from_bytes([0; 16]));
     // Taking a seal out of seals_02 is pgprompt's own write of seal storage (and what a
     // converted seal's write takes).
-    let _open = super::guard::Open::hold_for(&[c"seals_02", c"conversations", c"turns", c"rounds", c"seals", c"seal_nodes"]);
+    let _open = super::guard::Open::hold_for(&[
+        c"seals_02",
+        c"conversations",
+        c"turns",
+        c"rounds",
+        c"seals",
+        c"seal_nodes",
+    ]);
     // `run` raises on an SPI error: a batch is never mistaken for the last one.
     let rows = Spi::connect(|client| {
         run(client, query, &[conv.into(), limit.into()], |c| {

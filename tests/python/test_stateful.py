@@ -278,7 +278,10 @@ def test_an_answer_edited_since_it_was_recorded_is_sent_in_a_full_body(sdb):
     record(c, conv, t2, answer("Going on.", "resp_e2"))
     t3 = turn(c, conv, "And?")
     assert json.loads(compiled(c, conv, t3))["previous_response_id"] == "resp_e2"
-    c.execute("UPDATE prompt.turns SET content = 'Hi, edited twice.' WHERE id = %s", (t1,))
+    # t1's answer was sent by t2's seal: edited again on purpose only.
+    with c.transaction():
+        c.execute("SET LOCAL pgprompt.allow_history_rewrite = on")
+        c.execute("UPDATE prompt.turns SET content = 'Hi, edited twice.' WHERE id = %s", (t1,))
     t4 = turn(c, conv, "Still there?")
     body4 = json.loads(compiled(c, conv, t4))
     assert "previous_response_id" not in body4

@@ -346,6 +346,8 @@ def test_tenancy_survives_dump_and_restore_and_isolates_reads_and_writes():
     with connect("pgprompt_tenancy_restored") as dst:
         after = rls_state(dst), {r: reads_as(dst, r) for r in TENANTS}
         assert after == before
+        # Tenancy is on after the restore because it was on before (its row is data).
+        assert dst.execute("SELECT count(*) FROM prompt.tenancy").fetchone()[0] == 1
         for role in TENANTS:
             assert shared_writes(dst, role) == [], role
         # Each still writes its own rows: Ada's name (Acme's alone), Bob's persona.

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
-use pgrx::pg_sys::{INT8OID, JSONBOID, TEXTOID, UUIDOID};
+use pgrx::pg_sys::{BYTEAOID, INT8OID, JSONBOID, TEXTOID, UUIDOID};
 use pgrx::spi::SpiClient;
 use uuid::Uuid;
 
@@ -58,6 +58,22 @@ static HISTORY: LazyLock<Query> = LazyLock::new(|| {
     )
 });
 
+/// [`HISTORY`] for a compile that seals: each turn no seal marked sent yet comes with the
+/// digest of what it reads now (`fresh`), so the seal marks it sent as it was read
+/// ([`Unsent`]).
+static HISTORY_UNSENT: LazyLock<Query> = LazyLock::new(|| {
+    Query::new(
+        "a batch of history",
+        format!(
+            "SELECT {}, CASE WHEN t.sent_digest IS NULL THEN {} END AS fresh FROM prompt.turns t \
+             WHERE t.conversation_id = $1 AND t.seq < $2 AND t.seq >= $3 ORDER BY t.seq DESC LIMIT $4",
+            turn_columns("$5"),
+            crate::pg::seals::turn_digest("t")
+        ),
+        &[&TURN[..], &[("fresh", BYTEAOID)]].concat(),
+    )
+});
+
 /// The rounds of conversation `$1`'s turns `$2` (a batch's replies, [`Turn::reads_rounds`]).
 static HISTORY_ROUNDS: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
@@ -67,6 +83,30 @@ static HISTORY_ROUNDS: LazyLock<Query> = LazyLock::new(|| {
         &[&[("turn_id", UUIDOID)][..], &ROUND].concat(),
     )
 });
+
+/// [`HISTORY_ROUNDS`] for a compile that seals, as [`HISTORY_UNSENT`] reads turns.
+static HISTORY_ROUNDS_UNSENT: LazyLock<Query> = LazyLock::new(|| {
+    Query::new(
+        "a batch of history's rounds",
+        format!(
+            "SELECT r.turn_id, r.n, r.assistant, r.results, r.steers, r.aborted, \
+                    CASE WHEN r.sent_digest IS NULL THEN {} END AS fresh FROM prompt.rounds r \
+             WHERE r.conversation_id = $1 AND r.turn_id = ANY($2)",
+            crate::pg::seals::round_digest("r")
+        ),
+        &[&[("turn_id", UUIDOID)][..], &ROUND, &[("fresh", BYTEAOID)]].concat(),
+    )
+});
+
+/// What a compile that seals read of its own conversation's history that no seal marked
+/// sent yet, each turn and round with the digest of what it read: the seal marks them sent
+/// where they still read so (`seals::write`), so a row edited between the compile's read
+/// and its seal is not marked with what the seal did not send.
+#[derive(Default)]
+pub struct Unsent {
+    pub turns: Vec<(pgrx::Uuid, Vec<u8>)>,
+    pub rounds: Vec<(pgrx::Uuid, i32, Vec<u8>)>,
+}
 
 static COUNT_REST: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
@@ -125,6 +165,8 @@ pub struct SpiHistory<'c, 'conn> {
     timezone: String,
     /// The stretches left to read, the current first.
     segments: std::collections::VecDeque<Segment>,
+    /// For a compile that seals: what it read that no seal marked sent yet.
+    unsent: Option<Unsent>,
 }
 
 impl<'c, 'conn> SpiHistory<'c, 'conn> {
@@ -165,7 +207,22 @@ impl<'c, 'conn> SpiHistory<'c, 'conn> {
             turn_seq: ctx.turn.seq,
             timezone: ctx.workspace.timezone.clone(),
             segments,
+            unsent: None,
         }
+    }
+
+    /// History for a compile that seals: its own conversation's turns and rounds no seal
+    /// marked sent yet are read with their digests ([`SpiHistory::unsent`]).
+    pub fn marking(client: &'c SpiClient<'conn>, ctx: &Context) -> Self {
+        SpiHistory {
+            unsent: Some(Unsent::default()),
+            ..SpiHistory::new(client, ctx)
+        }
+    }
+
+    /// What the compile read that no seal marked sent yet (empty unless [`SpiHistory::marking`]).
+    pub fn unsent(self) -> Unsent {
+        self.unsent.unwrap_or_default()
     }
 
     /// The current stretch, past any that are read through.
@@ -178,8 +235,14 @@ impl<'c, 'conn> SpiHistory<'c, 'conn> {
 }
 
 /// Reads the rounds of `turns`' replies into them, each turn's in order of `n` (nothing is
-/// read when the batch has no reply).
-fn read_rounds(client: &SpiClient<'_>, conv: pgrx::Uuid, turns: &mut [HistoryTurn]) -> Result<()> {
+/// read when the batch has no reply); with `unsent`, each round no seal marked sent yet
+/// with its digest.
+fn read_rounds(
+    client: &SpiClient<'_>,
+    conv: pgrx::Uuid,
+    turns: &mut [HistoryTurn],
+    mut unsent: Option<&mut Unsent>,
+) -> Result<()> {
     let ids: Vec<pgrx::Uuid> = turns
         .iter()
         .filter(|h| h.turn.reads_rounds())
@@ -188,10 +251,19 @@ fn read_rounds(client: &SpiClient<'_>, conv: pgrx::Uuid, turns: &mut [HistoryTur
     if ids.is_empty() {
         return Ok(());
     }
+    let query = if unsent.is_some() {
+        &*HISTORY_ROUNDS_UNSENT
+    } else {
+        &*HISTORY_ROUNDS
+    };
     let mut rounds: HashMap<Uuid, Vec<Round>> = HashMap::new();
-    run(client, &HISTORY_ROUNDS, &[conv.into(), ids.into()], |c| {
+    run(client, query, &[conv.into(), ids.into()], |c| {
         let turn = c.need_uuid("turn_id")?;
-        rounds.entry(turn).or_default().push(Round::from_columns(c, turn)?);
+        let round = Round::from_columns(c, turn)?;
+        if let (Some(u), Some(fresh)) = (unsent.as_deref_mut(), c.get::<Vec<u8>>("fresh")) {
+            u.rounds.push((pg_uuid(turn), round.n, fresh));
+        }
+        rounds.entry(turn).or_default().push(round);
         Ok::<_, Error>(None::<()>)
     })?;
     for h in turns.iter_mut() {
@@ -203,8 +275,10 @@ fn read_rounds(client: &SpiClient<'_>, conv: pgrx::Uuid, turns: &mut [HistoryTur
     Ok(())
 }
 
-impl HistorySource for SpiHistory<'_, '_> {
-    fn next_batch(&mut self, want: usize) -> Result<Vec<HistoryTurn>> {
+impl SpiHistory<'_, '_> {
+    /// The next batch of history ([`HistorySource::next_batch`]), what no seal marked sent
+    /// yet noted in `unsent`.
+    fn read_batch(&mut self, want: usize, mut unsent: Option<&mut Unsent>) -> Result<Vec<HistoryTurn>> {
         let limit = want.clamp(1, 1024);
         let mut turns: Vec<HistoryTurn> = Vec::new();
         // The first stretch with turns left (a Side's first turn has none of its own).
@@ -215,9 +289,13 @@ impl HistorySource for SpiHistory<'_, '_> {
             };
             let (host, rounds) = (seg.host, seg.rounds);
             let conv = pg_uuid(seg.conv);
+            // Only the conversation's own turns are marked by its seal (a Side's parents
+            // are their own conversations').
+            let mut unsent = unsent.as_deref_mut().filter(|_| host.is_none());
+            let query = if unsent.is_some() { &*HISTORY_UNSENT } else { &*HISTORY };
             turns = run(
                 client,
-                &HISTORY,
+                query,
                 &[
                     conv.into(),
                     seg.before.into(),
@@ -226,7 +304,13 @@ impl HistorySource for SpiHistory<'_, '_> {
                     timezone.into(),
                 ],
                 |c| {
-                    Ok::<_, Error>(Turn::from_columns(c, true)?.map(|(turn, _)| HistoryTurn {
+                    let read = Turn::from_columns(c, true)?;
+                    if let (Some(u), Some((turn, _)), Some(fresh)) =
+                        (unsent.as_deref_mut(), &read, c.get::<Vec<u8>>("fresh"))
+                    {
+                        u.turns.push((pg_uuid(turn.id), fresh));
+                    }
+                    Ok::<_, Error>(read.map(|(turn, _)| HistoryTurn {
                         turn,
                         rounds: Vec::new(),
                         host,
@@ -234,7 +318,7 @@ impl HistorySource for SpiHistory<'_, '_> {
                 },
             )?;
             if rounds {
-                read_rounds(client, conv, &mut turns)?;
+                read_rounds(client, conv, &mut turns, unsent)?;
             }
             // A short batch was the stretch's last: nothing older is left in it.
             seg.before = match turns.last() {
@@ -243,6 +327,16 @@ impl HistorySource for SpiHistory<'_, '_> {
             };
         }
         Ok(turns)
+    }
+}
+
+impl HistorySource for SpiHistory<'_, '_> {
+    fn next_batch(&mut self, want: usize) -> Result<Vec<HistoryTurn>> {
+        // Taken out while a stretch is borrowed, put back whatever happens.
+        let mut unsent = self.unsent.take();
+        let batch = self.read_batch(want, unsent.as_mut());
+        self.unsent = unsent;
+        batch
     }
 
     fn users(&mut self, ids: &[Uuid]) -> Result<Vec<User>> {

@@ -40,7 +40,7 @@ use captures::{capture_columns, capture_state, side_captures, Capture, CAPTURE_C
 use pgprompt_core::Columns as _;
 use rows::ROUND;
 
-pub use history::SpiHistory;
+pub use history::{SpiHistory, Unsent};
 pub(crate) use rows::TURN;
 pub(super) use rows::{load_users, models};
 // The turn row's reader is the crate's for a #[pg_test] that swaps its columns.
@@ -341,7 +341,7 @@ static CURRENT_ROUNDS: LazyLock<Query> = LazyLock::new(|| {
         "a round row",
         format!(
             "SELECT r.n, r.assistant, r.results, r.steers, r.aborted, \
-             (r.sent_at IS NULL OR r.sent_digest IS NOT DISTINCT FROM {}) \
+             ((r.sent_at IS NULL AND r.sent_digest IS NULL) OR r.sent_digest IS NOT DISTINCT FROM {}) \
              AS intact FROM prompt.rounds r WHERE r.conversation_id = $1 AND r.turn_id = $2 ORDER BY r.n",
             crate::pg::seals::round_digest("r")
         ),
