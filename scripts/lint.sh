@@ -12,7 +12,7 @@
 #   - ARCHITECTURE.md names every Rust file of both crates (scripts/architecture-map.py);
 #   - the core's documentation builds without a warning (a link to a private item or to
 #     nothing is one), so the face's docs name only what a reader of the face can open.
-#   - the 0.4.0 -> 0.5.0 update is what sql/updates/gen.py makes of today's SQL.
+#   - the 0.5.0 -> 0.6.0 update is what sql/updates/gen.py makes of today's SQL.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -27,5 +27,5 @@ python3 scripts/wire-matches.py core/src src
 python3 scripts/version-check.py
 python3 scripts/architecture-map.py
 RUSTDOCFLAGS="-D warnings" cargo doc --quiet -p pgprompt-core --no-deps
-python3 sql/updates/gen.py sql/releases/pgprompt--0.5.0.sql --check
+python3 sql/updates/gen.py 0.5.0 0.6.0 sql/releases/pgprompt--0.6.0.sql --check
 echo "lints: clean"
