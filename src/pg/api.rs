@@ -79,7 +79,7 @@ enum Compiled {
     Stored(pgprompt_core::Body),
     /// A compile's output, with what it read of history that no seal marked sent yet (empty
     /// unless it compiled to seal).
-    Output(Box<Output>, load::Unsent),
+    Output(Box<Output>, seals::Unsent),
     Pending(Error),
 }
 

@@ -99,6 +99,16 @@ pub(crate) fn turn_digest(t: &str) -> String {
     )
 }
 
+/// What a compile that seals read of its own conversation's history that no seal marked
+/// sent yet, each turn and round with the digest of what it read (`load::SpiHistory::marking`):
+/// the seal marks them sent where they still read so ([`write`]), so a row edited between
+/// the compile's read and its seal is not marked with what the seal did not send.
+#[derive(Default)]
+pub struct Unsent {
+    pub turns: Vec<(pgrx::Uuid, Vec<u8>)>,
+    pub rounds: Vec<(pgrx::Uuid, i32, Vec<u8>)>,
+}
+
 /// The tables a seal's write touches (its lock, the turn's seal columns and the sent
 /// marks, storage): no code pgprompt did not create may stand on them
 /// ([`super::guard::refuse_foreign_code`]).
@@ -334,13 +344,7 @@ pub fn lock_storage(client: &mut SpiClient<'_>, conv: Uuid) {
 
 /// Writes a fresh compile's seal. False when another session sealed the turn first
 /// (then nothing is written).
-pub fn write(
-    client: &mut SpiClient<'_>,
-    conv: Uuid,
-    turn: Uuid,
-    out: &Output,
-    unsent: &super::load::Unsent,
-) -> Result<bool> {
+pub fn write(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, out: &Output, unsent: &Unsent) -> Result<bool> {
     let Some((body, draft)) = out.sealed_body() else {
         return Ok(false);
     };
@@ -364,7 +368,7 @@ pub fn write(
 /// in between is not marked with what the seal did not send. A round gets the digest alone:
 /// `sent_at` stays its own turn's continuations' (what the cache report reads as requests
 /// sent). False when the turn was sealed already (nothing is written).
-fn claim(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, draft: &SealDraft, unsent: &super::load::Unsent) -> bool {
+fn claim(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, draft: &SealDraft, unsent: &Unsent) -> bool {
     static CLAIM: LazyLock<String> = LazyLock::new(|| {
         format!(
             "WITH claimed AS (UPDATE prompt.turns SET sealed_at = now(), sealed_preface = $3::jsonb, sealed_catalog = $4, \

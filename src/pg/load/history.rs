@@ -10,6 +10,7 @@ use pgrx::spi::SpiClient;
 use uuid::Uuid;
 
 use crate::pg::jsonb::JsonbOut;
+use crate::pg::seals::Unsent;
 use crate::pg::spi::{first, pg_uuid, run, Query};
 use pgprompt_core::Round;
 use pgprompt_core::{Context, HistoryTurn, Host};
@@ -97,16 +98,6 @@ static HISTORY_ROUNDS_UNSENT: LazyLock<Query> = LazyLock::new(|| {
         &[&[("turn_id", UUIDOID)][..], &ROUND, &[("fresh", BYTEAOID)]].concat(),
     )
 });
-
-/// What a compile that seals read of its own conversation's history that no seal marked
-/// sent yet, each turn and round with the digest of what it read: the seal marks them sent
-/// where they still read so (`seals::write`), so a row edited between the compile's read
-/// and its seal is not marked with what the seal did not send.
-#[derive(Default)]
-pub struct Unsent {
-    pub turns: Vec<(pgrx::Uuid, Vec<u8>)>,
-    pub rounds: Vec<(pgrx::Uuid, i32, Vec<u8>)>,
-}
 
 static COUNT_REST: LazyLock<Query> = LazyLock::new(|| {
     Query::new(

@@ -40,7 +40,7 @@ use captures::{capture_columns, capture_state, side_captures, Capture, CAPTURE_C
 use pgprompt_core::Columns as _;
 use rows::ROUND;
 
-pub use history::{SpiHistory, Unsent};
+pub use history::SpiHistory;
 pub(crate) use rows::TURN;
 pub(super) use rows::{load_users, models};
 // The turn row's reader is the crate's for a #[pg_test] that swaps its columns.
