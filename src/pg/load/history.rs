@@ -251,8 +251,10 @@ fn read_rounds(
     run(client, query, &[conv.into(), ids.into()], |c| {
         let turn = c.need_uuid("turn_id")?;
         let round = Round::from_columns(c, turn)?;
-        if let (Some(u), Some(fresh)) = (unsent.as_deref_mut(), c.get::<Vec<u8>>("fresh")) {
-            u.rounds.push((pg_uuid(turn), round.n, fresh));
+        if let Some(u) = unsent.as_deref_mut() {
+            if let Some(fresh) = c.get::<Vec<u8>>("fresh") {
+                u.rounds.push((pg_uuid(turn), round.n, fresh));
+            }
         }
         rounds.entry(turn).or_default().push(round);
         Ok::<_, Error>(None::<()>)
@@ -296,10 +298,11 @@ impl SpiHistory<'_, '_> {
                 ],
                 |c| {
                     let read = Turn::from_columns(c, true)?;
-                    if let (Some(u), Some((turn, _)), Some(fresh)) =
-                        (unsent.as_deref_mut(), &read, c.get::<Vec<u8>>("fresh"))
-                    {
-                        u.turns.push((pg_uuid(turn.id), fresh));
+                    if let (Some(u), Some((turn, _))) = (unsent.as_deref_mut(), &read) {
+                        // Read only where the query returns it.
+                        if let Some(fresh) = c.get::<Vec<u8>>("fresh") {
+                            u.turns.push((pg_uuid(turn.id), fresh));
+                        }
                     }
                     Ok::<_, Error>(read.map(|(turn, _)| HistoryTurn {
                         turn,
