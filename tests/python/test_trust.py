@@ -478,8 +478,9 @@ def test_seal_conflicts_under_snapshot_isolation_are_retryable(isolation):
 
 def test_a_backend_killed_while_sealing_leaves_no_half_seal():
     """kill -9 of a backend in the middle of writing a seal (held there by a trigger of
-    the test's own between the nodes and the seal row, its function made a member of the
-    extension by the superuser: pgprompt's writes run no trigger of another's): the cluster
+    the test's own between the nodes and the seal row, made pgprompt's by the superuser: its
+    function a member of the extension, the trigger the extension's comment; pgprompt's
+    writes run no trigger of another's): the cluster
     recovers, the turn is unsealed with no node or seal row of it left, and it seals again.
     A cluster of its own: a killed backend restarts every session of its cluster."""
     cluster = "/tmp/pgprompt-crash"
@@ -496,6 +497,7 @@ def test_a_backend_killed_while_sealing_leaves_no_half_seal():
                       "$$ BEGIN PERFORM pg_sleep(30); RETURN NULL; END $$")
             c.execute("ALTER EXTENSION pgprompt ADD FUNCTION public.hold()")
             c.execute("CREATE TRIGGER hold AFTER INSERT ON prompt.seal_nodes FOR EACH STATEMENT EXECUTE FUNCTION public.hold()")
+            c.execute("COMMENT ON TRIGGER hold ON prompt.seal_nodes IS 'pgprompt: the test holds the seal here'")
         sealing = db()
         pid = sealing.info.backend_pid
         thread = threading.Thread(target=lambda: pytest.raises(psycopg.Error, sealing.execute,

@@ -29,8 +29,12 @@ UPDATE prompt.turns SET sealed_at = NULL WHERE id = '00000000-0000-4000-8000-000
 DELETE FROM prompt.turns WHERE id = '00000000-0000-4000-8000-0000000d0004';
 \echo SQLSTATE :LAST_ERROR_SQLSTATE
 UPDATE prompt.turns SET content = 'Done: the credit note is on its way.' WHERE id = '00000000-0000-4000-8000-0000000d0004';
--- The chat wire, for the same conversation, on a model of OpenAI's.
+-- The chat wire, for the same conversation, on a model of OpenAI's (turn d0002 was sent by
+-- d0004's seal: its model changes only on purpose, as a superuser rewrites history).
+BEGIN;
+SET LOCAL pgprompt.allow_history_rewrite = on;
 UPDATE prompt.turns SET model = 'gpt-5.5' WHERE id = '00000000-0000-4000-8000-0000000d0002';
+COMMIT;
 INSERT INTO prompt.turns (conversation_id, id, seq, kind, poster_id, prompt, model, created_at) VALUES
     ('00000000-0000-4000-8000-00000000c001', '00000000-0000-4000-8000-0000000d0005', 5, 'reply',
      '00000000-0000-4000-8000-000000000001', 'Thanks!', 'gpt-5.5', '2026-12-01 08:00+00');
