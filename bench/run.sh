@@ -19,7 +19,8 @@ export PATH="$HOME/.cargo/bin:$PATH"
 WHAT=${1:-all}
 
 scripts/setup.sh
-python3 -c 'import langchain_core, matplotlib' 2>/dev/null || python3 -m pip install -q --disable-pip-version-check -r bench/requirements.txt
+# The benchmark's own packages, into the project's venv (scripts/setup.sh made it).
+python3 -c 'import langchain_core, matplotlib' 2>/dev/null || "$PGPROMPT_VENV/bin/python" -m pip install -q --disable-pip-version-check -r bench/requirements.txt
 echo "== building and installing pgprompt (release)" >&2
 cargo pgrx install --release --pg-config "$PG_CONFIG" >/dev/null
 

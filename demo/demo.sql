@@ -143,3 +143,7 @@ SELECT prompt.pretty(prompt.preview_turn('00000000-0000-4000-8000-00000000c002',
 \pset tuples_only off
 \pset format aligned
 SELECT block, role, tokens FROM prompt.estimate_turn('00000000-0000-4000-8000-00000000c002', '00000000-0000-4000-8000-0000000e0001');
+
+\echo
+\echo '=== 8. Security: what weakens pgprompt''s promises (README, "Security"), with the fix: nothing, here'
+SELECT * FROM prompt.security_check();

@@ -9,7 +9,7 @@ export PATH="$HOME/.cargo/bin:$PATH"
 PG_REGRESS=$("$PG_CONFIG" --pkglibdir)/pgxs/src/test/regress/pg_regress
 
 # The release build (what the package ships, and what its test reuses), overflow checks on.
-cargo pgrx install --release --pg-config "$PG_CONFIG" >/dev/null
+cargo pgrx install --release --pg-config "$PG_CONFIG" ${SUDO:+--sudo} >/dev/null
 scripts/cluster.sh start
 trap 'scripts/cluster.sh stop' EXIT
 eval "$(scripts/cluster.sh env)"

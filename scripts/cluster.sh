@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # A throwaway PostgreSQL cluster (of $PG_MAJOR, scripts/pg.sh) for the demo, the psql
 # tests and the benchmark.
-# PostgreSQL refuses to run as root, so it runs as the postgres user, on a private
-# socket directory and port, listening on no TCP address unless asked.
+# PostgreSQL refuses to run as root, so root runs it as the postgres user and anyone else
+# as itself (scripts/pg.sh), on a private socket directory and port, listening on no TCP
+# address unless asked.
 #
 #   scripts/cluster.sh start [extra postgres -c options...]
 #   scripts/cluster.sh restart [options...]   # same data, new options
@@ -18,7 +19,7 @@ DIR=${PGPROMPT_CLUSTER:-/tmp/pgprompt-cluster}
 PORT=${PGPROMPT_PORT:-54329}
 
 as_postgres() {
-  if [ "$(id -un)" = postgres ]; then "$@"; else runuser -u postgres -- "$@"; fi
+  if [ "$(id -un)" = postgres ]; then "$@"; else as_cluster_user "$@"; fi
 }
 
 # Starts the server with pg_ctl's options "$@" (and -w), under faketime when
@@ -47,9 +48,10 @@ case "${1:-}" in
   start)
     shift
     "$0" stop
-    rm -rf "$DIR"
+    # A directory another user's run left (root's, run as postgres) is removed with sudo.
+    rm -rf "$DIR" 2>/dev/null || $SUDO rm -rf "$DIR"
     mkdir -p "$DIR"
-    chown postgres "$DIR"
+    give_cluster_dir "$DIR"
     as_postgres "$PGBIN/initdb" -D "$DIR/data" -A trust -U postgres --locale=C.UTF-8 --encoding=UTF8 \
       --no-sync >/dev/null
     opts="-p $PORT -k $DIR -c listen_addresses=''"

@@ -16,7 +16,7 @@ ARCHIVE=$1
 WORK=$(mktemp -d /tmp/pgprompt-cnpg.XXXXXX)
 PORT=54399
 cleanup() {
-  runuser -u postgres -- "$WORK/pg/bin/pg_ctl" -D "$WORK/data" -m fast -w stop >/dev/null 2>&1 || true
+  as_cluster_user "$WORK/pg/bin/pg_ctl" -D "$WORK/data" -m fast -w stop >/dev/null 2>&1 || true
   rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -54,9 +54,9 @@ rm -f "$WORK/pg/lib/pgprompt.so" "$WORK/pg/lib/postgresql/pgprompt.so" "$WORK/pg
 if find "$WORK/pg/" -name 'pgprompt*' | grep -q .; then
   echo "the clean PostgreSQL still holds pgprompt files" >&2; find "$WORK/pg/" -name 'pgprompt*' >&2; exit 1
 fi
-chown -R postgres "$WORK"
-runuser -u postgres -- "$WORK/pg/bin/initdb" -D "$WORK/data" -A trust -U postgres --locale=C.UTF-8 --encoding=UTF8 --no-sync >/dev/null
-runuser -u postgres -- "$WORK/pg/bin/pg_ctl" -D "$WORK/data" -w -l "$WORK/log" \
+give_cluster_dir "$WORK"
+as_cluster_user "$WORK/pg/bin/initdb" -D "$WORK/data" -A trust -U postgres --locale=C.UTF-8 --encoding=UTF8 --no-sync >/dev/null
+as_cluster_user "$WORK/pg/bin/pg_ctl" -D "$WORK/data" -w -l "$WORK/log" \
   -o "-p $PORT -k $WORK -c listen_addresses='' -c extension_control_path='\$system:$WORK/volume/share' -c dynamic_library_path='\$libdir:$WORK/volume/lib'" \
   start >/dev/null
 psql() { "$WORK/pg/bin/psql" -X -h "$WORK" -p "$PORT" -U postgres "$@"; }

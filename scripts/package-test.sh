@@ -1,25 +1,42 @@
 #!/usr/bin/env bash
 # Test tier 4: the package installs and works without the build tree. Builds the
-# artifact for PostgreSQL $PG_MAJOR (scripts/package.sh), removes what a build
-# installed, installs the artifact (15: dpkg -i the .deb; 18: the tarball's install.sh),
-# starts a clean cluster, and runs the psql golden files (pg_regress) against it. On 18,
-# the CloudNativePG image is built from the tarball and tested the same way from an image
-# volume (scripts/cnpg-image.py, scripts/cnpg-image-test.sh).
+# artifact for PostgreSQL $PG_MAJOR (scripts/package.sh), sets aside what a build
+# installed, installs the artifact (15, 17: dpkg -i the .deb; 18: the tarball's
+# install.sh), starts a clean cluster, and runs the psql golden files (pg_regress) against
+# it. On 18, the CloudNativePG image is built from the tarball and tested the same way from
+# an image volume (scripts/cnpg-image.py, scripts/cnpg-image-test.sh). When it ends, the
+# package is removed and what was installed before (the demo's build) is put back: the
+# machine is left as it was found.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
 . scripts/pg.sh
-SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
 
 OUT=$(scripts/package.sh | tail -1)
 LIBDIR=$("$PG_CONFIG" --pkglibdir)
 SHAREDIR=$("$PG_CONFIG" --sharedir)
+saved=$(mktemp -d)
+cp -a "$LIBDIR"/pgprompt.so "$saved"/ 2>/dev/null || true
+mkdir -p "$saved/extension"
+cp -a "$SHAREDIR"/extension/pgprompt* "$saved/extension/" 2>/dev/null || true
+installed=""
+cleanup() {
+  scripts/cluster.sh stop || true
+  if [ "$installed" = deb ]; then $SUDO dpkg -r "postgresql-$PG_MAJOR-pgprompt" >/dev/null || true; fi
+  # What was there before, back in place (whatever the package left or removed).
+  $SUDO rm -f "$LIBDIR/pgprompt.so" "$SHAREDIR"/extension/pgprompt*
+  if [ -f "$saved/pgprompt.so" ]; then $SUDO cp -a "$saved/pgprompt.so" "$LIBDIR/"; fi
+  if compgen -G "$saved/extension/pgprompt*" >/dev/null; then $SUDO cp -a "$saved"/extension/pgprompt* "$SHAREDIR/extension/"; fi
+  rm -rf "$saved"
+}
+trap cleanup EXIT
+
 # Only the package may provide the extension.
 $SUDO rm -f "$LIBDIR/pgprompt.so" "$SHAREDIR"/extension/pgprompt*
-if [ "$PG_MAJOR" = 15 ]; then
+if [ "$PG_MAJOR" != 18 ]; then
   $SUDO dpkg -i "$OUT" >/dev/null
-  trap '$SUDO dpkg -r postgresql-15-pgprompt >/dev/null' EXIT
-  dpkg -L postgresql-15-pgprompt | grep -q "$LIBDIR/pgprompt.so"
+  installed=deb
+  dpkg -L "postgresql-$PG_MAJOR-pgprompt" | grep -q "$LIBDIR/pgprompt.so"
 else
   tmp=$(mktemp -d)
   tar -xzf "$OUT" -C "$tmp"
@@ -30,8 +47,6 @@ echo "== installed from $(basename "$OUT")" >&2
 
 PG_REGRESS=$("$PG_CONFIG" --pkglibdir)/pgxs/src/test/regress/pg_regress
 scripts/cluster.sh start
-trap_cmd=$(trap -p EXIT | sed "s/^trap -- '\(.*\)' EXIT$/\1/")
-trap "scripts/cluster.sh stop; $trap_cmd" EXIT
 eval "$(scripts/cluster.sh env)"
 mkdir -p target/regress-package
 if ! "$PG_REGRESS" --bindir="$PGBIN" --host="$PGHOST" --port="$PGPORT" --user=postgres \

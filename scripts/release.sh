@@ -3,7 +3,7 @@
 #   scripts/release.sh VERSION
 #
 # 1. Every file that names the version says VERSION (Cargo.toml, core/Cargo.toml,
-#    META.json, the README's install section, the Dockerfile, docs/cloudnativepg.md);
+#    META.json, the README's install section, docs/cloudnativepg.md);
 #    the update script from the previous release (sql/pgprompt--OLD--VERSION.sql) must
 #    already be written: it is the one step no script can do.
 # 2. The install script cargo pgrx generates is frozen as sql/releases/pgprompt--VERSION.sql.
@@ -26,7 +26,7 @@ if [ "$OLD" != "$NEW" ]; then
   log "bumping $OLD -> $NEW"
   sed -i "0,/^version = \"$OLD\"/s//version = \"$NEW\"/" Cargo.toml core/Cargo.toml
   sed -i "s/\"version\": \"$OLD\"/\"version\": \"$NEW\"/g; s#pgprompt--$OLD.sql#pgprompt--$NEW.sql#" META.json
-  for f in README.md Dockerfile docs/cloudnativepg.md; do
+  for f in README.md docs/cloudnativepg.md; do
     sed -i "s/pgprompt_$OLD/pgprompt_$NEW/g; s/pgprompt-$OLD/pgprompt-$NEW/g; s/pgprompt:$OLD/pgprompt:$NEW/g; \
             s/pgprompt-extension:$OLD/pgprompt-extension:$NEW/g; s/pgprompt--$OLD.sql/pgprompt--$NEW.sql/g" "$f"
   done
@@ -37,15 +37,16 @@ update=$(ls sql/pgprompt--*--"$NEW".sql 2>/dev/null | head -1 || true)
 
 # 2. The install script, frozen.
 log "freezing the install script"
-PG_MAJOR=15 scripts/setup.sh >/dev/null
-cargo pgrx install --release --pg-config /usr/lib/postgresql/15/bin/pg_config >/dev/null
+PG_MAJOR=15 scripts/setup.sh demo >/dev/null
+SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
+cargo pgrx install --release --pg-config /usr/lib/postgresql/15/bin/pg_config ${SUDO:+--sudo} >/dev/null
 cp "/usr/share/postgresql/15/extension/pgprompt--$NEW.sql" "sql/releases/pgprompt--$NEW.sql"
 
 # 3 and 4. The artifacts and their tests (package-test.sh builds each with package.sh;
 # on 18 it builds and tests the CloudNativePG image too).
 for major in 15 18; do
   log "the PostgreSQL $major artifacts and their tests"
-  PG_MAJOR=$major scripts/setup.sh >/dev/null
+  PG_MAJOR=$major scripts/setup.sh test >/dev/null
   PG_MAJOR=$major scripts/package-test.sh
 done
 

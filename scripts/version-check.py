@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Every file that names pgprompt's version agrees with Cargo.toml (run by scripts/lint.sh):
-the core crate, META.json (its version and its file), the README's install section, the
-Dockerfile, the frozen release script, the newest update script, and the version the
-package names are built from. Prints what disagrees and exits 1."""
+the core crate, META.json (its version and its file), the README's install section,
+docs/cloudnativepg.md, the frozen release script, the newest update script, and the version
+the package names are built from. Prints what disagrees and exits 1."""
 import json
 import pathlib
 import re
@@ -34,7 +34,7 @@ def main():
                      key=lambda n: [int(x) for x in n.split("--")[2][:-4].split(".")])
     if not updates or not updates[-1].endswith(f"--{v}.sql"):
         wrong.append(f"the newest update script is {updates[-1] if updates else 'none'}, not one to {v}")
-    for path in ("README.md", "Dockerfile", "docs/cloudnativepg.md"):
+    for path in ("README.md", "docs/cloudnativepg.md"):
         p = ROOT / path
         if not p.exists():
             continue

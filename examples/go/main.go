@@ -1,10 +1,10 @@
 // pgprompt quick-start in Go: compile a turn, POST it to the OpenAI Responses API with
 // net/http, record the answer, run the tool, record its result, compile the
-// continuation, post it, record the final answer. Drivers: Debian's packaged lib/pq.
+// continuation, post it, record the final answer. A Go module (go.mod: Go 1.19 or newer,
+// github.com/lib/pq):
 //
-//	apt-get install golang-go golang-github-lib-pq-dev
-//	PGHOST=... PGDATABASE=... OPENAI_BASE_URL=http://127.0.0.1:8765/v1 \
-//	  GO111MODULE=off GOPATH=/usr/share/gocode go run examples/go/main.go
+//	cd examples/go && go mod tidy
+//	PGHOST=... PGDATABASE=... OPENAI_BASE_URL=http://127.0.0.1:8765/v1 go run .
 //
 // The database needs `CREATE EXTENSION pgprompt`; the program writes its own rows.
 package main

@@ -7,6 +7,7 @@ tests/fixtures/scenarios.sql.
 import os
 import pathlib
 import re
+import shutil
 import subprocess
 
 import psycopg
@@ -28,6 +29,20 @@ def connect(dbname: str = DB) -> psycopg.Connection:
         dbname=dbname,
         autocommit=True,
     )
+
+
+def cluster_user_command(*cmd) -> list:
+    """A command as the user clusters run as: postgres when the tests run as root
+    (PostgreSQL refuses root), the invoking user otherwise (scripts/pg.sh)."""
+    cmd = [str(c) for c in cmd]
+    return ["runuser", "-u", "postgres", "--", *cmd] if os.geteuid() == 0 else cmd
+
+
+def give_to_cluster_user(*paths) -> None:
+    """Hands directories to the user clusters run as (root's: postgres; anyone else keeps them)."""
+    if os.geteuid() == 0:
+        for p in paths:
+            shutil.chown(p, "postgres")
 
 
 def make_database(name: str) -> psycopg.Connection:

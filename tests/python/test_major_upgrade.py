@@ -8,6 +8,7 @@ Runs on the PostgreSQL 18 pass of the test command, with PostgreSQL 15 beside it
 attribute option pg_attver on every column it creates, which 18 refuses: it is cleared
 from pg_attribute before the upgrade, as the README says.
 """
+import contextlib
 import json
 import os
 import pathlib
@@ -18,7 +19,7 @@ import tempfile
 import psycopg
 import pytest
 
-from conftest import PG_CONFIG, PG_MAJOR, ROOT
+from conftest import PG_CONFIG, PG_MAJOR, ROOT, cluster_user_command, give_to_cluster_user
 
 OLD_BIN = pathlib.Path("/usr/lib/postgresql/15/bin")
 C1, T4 = "00000000-0000-4000-8000-00000000c001", "00000000-0000-4000-8000-0000000d0004"
@@ -34,7 +35,7 @@ def version() -> str:
 
 
 def as_postgres(*cmd, cwd=None, env=None):
-    done = subprocess.run(["runuser", "-u", "postgres", "--", *map(str, cmd)], cwd=cwd, env=env,
+    done = subprocess.run(cluster_user_command(*cmd), cwd=cwd, env=env,
                           capture_output=True, text=True)
     if done.returncode != 0:
         logs = ""
@@ -93,15 +94,44 @@ def built_from_this_tree(deb: pathlib.Path) -> bool:
     return script == (ROOT / f"sql/releases/pgprompt--{version()}.sql").read_text()
 
 
+def root_command(*cmd) -> list:
+    """A command that writes PostgreSQL's directories: as root, or through sudo."""
+    return [*cmd] if os.geteuid() == 0 else ["sudo", *cmd]
+
+
+@contextlib.contextmanager
+def installed_15(deb: pathlib.Path):
+    """The .deb installed into Debian's PostgreSQL 15 while the block runs; then removed, and
+    whatever pgprompt files were there before (the demo's build) put back."""
+    lib = pathlib.Path("/usr/lib/postgresql/15/lib")
+    ext = pathlib.Path("/usr/share/postgresql/15/extension")
+    saved = pathlib.Path(tempfile.mkdtemp(prefix="pgprompt-15-before-"))
+    before = [p for p in [lib / "pgprompt.so", *ext.glob("pgprompt*")] if p.exists()]
+    for p in before:
+        shutil.copy2(p, saved / p.name)
+    subprocess.run(root_command("dpkg", "-i", str(deb)), check=True, capture_output=True)
+    try:
+        yield
+    finally:
+        subprocess.run(root_command("dpkg", "-r", "postgresql-15-pgprompt"), check=False, capture_output=True)
+        for p in before:
+            subprocess.run(root_command("cp", "-p", str(saved / p.name), str(p)), check=True, capture_output=True)
+        shutil.rmtree(saved, ignore_errors=True)
+
+
 def test_pg_upgrade_from_15_to_18_keeps_every_byte():
     deb = ROOT / f"target/dist/postgresql-15-pgprompt_{version()}_amd64.deb"
     if not deb.exists() or not built_from_this_tree(deb):
         subprocess.run([str(ROOT / "scripts/package.sh")], env=dict(os.environ, PG_MAJOR="15"), check=True,
                        capture_output=True)
-    subprocess.run(["dpkg", "-i", str(deb)], check=True, capture_output=True)
+    with installed_15(deb):
+        upgrade_keeps_every_byte()
+
+
+def upgrade_keeps_every_byte():
     new_bin = pathlib.Path(subprocess.run([PG_CONFIG, "--bindir"], capture_output=True, text=True, check=True).stdout.strip())
     work = pathlib.Path(tempfile.mkdtemp(prefix="pgprompt-pg-upgrade-"))
-    shutil.chown(work, "postgres")
+    give_to_cluster_user(work)
     old, new = work / "old", work / "new"
     try:
         # 18's initdb turns data checksums on by default, 15's off: pg_upgrade needs both alike.
@@ -159,5 +189,4 @@ def test_pg_upgrade_from_15_to_18_keeps_every_byte():
         assert after["grants"] == before["grants"]
         assert after["tenants"] == before["tenants"] == [("pgprompt_upgrade_acme", True)]
     finally:
-        subprocess.run(["dpkg", "-r", "postgresql-15-pgprompt"], check=False, capture_output=True)
         shutil.rmtree(work, ignore_errors=True)

@@ -13,7 +13,7 @@ import time
 import psycopg
 import pytest
 
-from conftest import PGBIN
+from conftest import PGBIN, cluster_user_command, give_to_cluster_user
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BASE = "/tmp/pgprompt-replication"
@@ -27,7 +27,7 @@ C1, T4, T5 = (
 
 
 def as_postgres(*args):
-    subprocess.run(["runuser", "-u", "postgres", "--", *args], check=True, capture_output=True)
+    subprocess.run(cluster_user_command(*args), check=True, capture_output=True)
 
 
 def start(dir_, port):
@@ -44,9 +44,7 @@ def pair():
     shutil.rmtree(BASE, ignore_errors=True)
     for d in (PRIMARY, STANDBY):
         os.makedirs(d)
-    shutil.chown(BASE, "postgres")
-    for d in (PRIMARY, STANDBY):
-        shutil.chown(d, "postgres")
+    give_to_cluster_user(BASE, PRIMARY, STANDBY)
     as_postgres(f"{PGBIN}/initdb", "-D", f"{PRIMARY}/data", "-A", "trust", "-U", "postgres", "--no-sync")
     start(PRIMARY, PPORT)
     try:
@@ -75,7 +73,7 @@ def pair():
     finally:
         for d in (STANDBY, PRIMARY):
             if os.path.exists(f"{d}/data/postmaster.pid"):
-                subprocess.run(["runuser", "-u", "postgres", "--", f"{PGBIN}/pg_ctl", "-D", f"{d}/data", "-m", "immediate", "stop"],
+                subprocess.run(cluster_user_command(f"{PGBIN}/pg_ctl", "-D", f"{d}/data", "-m", "immediate", "stop"),
                                capture_output=True)
         shutil.rmtree(BASE, ignore_errors=True)
 
