@@ -136,7 +136,12 @@ cargo_pgrx() {
 # What the tests alone use: Go and lib/pq (the Go quick-start), Node and npm and the Node
 # quick-start's packages, faketime (the psql golden files on another clock), clippy.
 test_tools() {
-  debian_packages golang-go golang-github-lib-pq-dev faketime nodejs npm
+  debian_packages golang-go golang-github-lib-pq-dev faketime
+  # Node and npm: Debian's, unless the machine has its own (a NodeSource node bundles npm,
+  # and Debian's npm package would not install beside it).
+  if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+    debian_packages nodejs npm
+  fi
   python_packages
   if ! cargo clippy --version >/dev/null 2>&1; then
     log "installing clippy"
