@@ -604,6 +604,45 @@ fn rule_last_turn_reasoning_replay_in_a_side() {
     );
 }
 
+/// D-s5-1 (issue 60): the turn's own system entry at position `lead`, after a slot document
+/// of role user, was accepted and spoken as user text on the wires that lift only the
+/// leading system items; it is refused there as the template's own inline block is, and
+/// stays a system message where the wire sends one in place.
+#[test]
+fn rule_a_turns_system_entry_after_a_user_role_slot_stays_system_or_is_refused() {
+    let build = |wire: Wire| {
+        let mut s = on(desk(), wire);
+        s.ctx.documents.iter_mut().find(|d| d.name == "persona").unwrap().role = Role::User;
+        s.ctx.turn.inline = inline(r#"[{"role": "system", "position": "lead", "text": "Never promise a date."}]"#);
+        let lark = s.user_mut(LARK);
+        lark.prompt_mechanism = pgprompt_core::rows::Mechanism::Assembly;
+        lark.prompt_template = Some(template(
+            r#"{"blocks": [{"type": "slot", "slot": "system_prompt"}, {"type": "slot", "slot": "persona"},
+                           {"type": "lead"}, {"type": "history"}, {"type": "input"}]}"#,
+        ));
+        s
+    };
+    for &wire in Wire::ALL {
+        let s = build(wire);
+        let in_place = wire.form().system_in_place(s.ctx.models.get("claude"));
+        match s.run(Purpose::Preview) {
+            Err(e) => {
+                assert!(!in_place, "{wire:?}: {}", e.message);
+                assert_eq!(e.code, pgprompt_core::Code::InlineSystemOutsideLeadingRun, "{wire:?}");
+                assert!(e.message.contains("lands in the lead block /blocks/2"), "{}", e.message);
+            }
+            Ok(out) => {
+                assert!(
+                    in_place,
+                    "{wire:?}: the entry was spoken as user text: {}",
+                    out.body.text()
+                );
+                assert!(out.body.text().contains("Never promise a date."), "{wire:?}");
+            }
+        }
+    }
+}
+
 /// Seed 000 (Assembly; system inline only in the leading run): a system inline block after
 /// a slot document of role user or developer is refused where the wire would speak it as
 /// user text (anthropic, gemini), and stays a system message where the wire sends one in

@@ -146,17 +146,33 @@ pub(super) fn floors(
     })
 }
 
-/// A system inline block lands where a system item stays one: in the leading run of
-/// system items, or anywhere on a wire that sends a system item in place (chat,
-/// responses, and anthropic for a model whose profile takes system messages). A slot
-/// document of role user or developer before it ends that run: on anthropic and gemini
-/// the block would be spoken as user text, so it is refused.
+/// A system inline block, or a system entry a turn places in the lead or tail block, lands
+/// where a system item stays one: in the leading run of system items, or anywhere on a
+/// wire that sends a system item in place (chat, responses, and anthropic for a model whose
+/// profile takes system messages). A slot document of role user or developer before it ends
+/// that run (known only once the slot is read): on anthropic, gemini and converse the entry
+/// would be spoken as user text, so it is refused.
 fn system_stays_system(ctx: &Context, on: &Answering, template: &Template, rendered: &[Vec<Item>]) -> Result<()> {
     if on.wire.form().system_in_place(on.model) {
         return Ok(());
     }
     let mut breaker: Option<(usize, Role)> = None;
     for (i, items) in rendered.iter().enumerate() {
+        if let (Some((j, role)), Block::Lead | Block::Tail) = (breaker, &template.blocks[i]) {
+            if items.iter().any(|it| it.role == Role::System) {
+                return Err(Error::new(
+                    Code::InlineSystemOutsideLeadingRun,
+                    format!(
+                        "a system entry of turn {}'s inline lands in the {} block /blocks/{i}, after the {} item of /blocks/{j}, outside the leading run",
+                        ctx.turn.id,
+                        if template.blocks[i] == Block::Lead { "lead" } else { "tail" },
+                        role.as_str()
+                    ),
+                )
+                .detail(format!("The {} wire lifts only the leading system items; this one would be spoken as user text.", on.wire.as_str()))
+                .hint("Give the entry role developer or user, or give the slot document before it role system."));
+            }
+        }
         if let (Some((j, role)), Block::Inline { role: Role::System, .. }, false) =
             (breaker, &template.blocks[i], items.is_empty())
         {
