@@ -325,15 +325,26 @@ impl Reader<'_> {
                 vec![Item::text(Role::User, body, tokens, block)]
             }
             Plan::Round(i) => match ht.rounds.get(i) {
-                Some(round) => rounds::render(
-                    round,
-                    &self.voices,
-                    Some(self.a),
-                    self.native_images,
-                    self.thinking,
-                    counter,
-                    block,
-                ),
+                Some(round) => {
+                    // Never a call without its result: a round whose run still waits for
+                    // them is carried without its calls.
+                    let waiting;
+                    let round = if round.awaits_results() {
+                        waiting = round.while_waiting();
+                        &waiting
+                    } else {
+                        round
+                    };
+                    rounds::render(
+                        round,
+                        &self.voices,
+                        Some(self.a),
+                        self.native_images,
+                        self.thinking,
+                        counter,
+                        block,
+                    )
+                }
                 None => Vec::new(),
             },
             Plan::Answer => {

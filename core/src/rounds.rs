@@ -396,6 +396,32 @@ impl Round {
     pub(crate) fn awaits_results(&self) -> bool {
         !self.aborted && unanswered(self).next().is_some()
     }
+
+    /// The round as another turn's request carries it while its run waits for the calls'
+    /// results (a Side, a sibling or a later turn compiled between `record_response` and
+    /// `record_tool_results`): its words and its steers, without the calls no provider
+    /// takes unanswered, nor the thinking and provider blocks that led to them. Once the
+    /// results are written, later requests carry the round whole.
+    pub(crate) fn while_waiting(&self) -> Round {
+        Round {
+            n: self.n,
+            assistant: self.assistant.iter().filter(|p| spoken(p)).cloned().collect(),
+            results: Vec::new(),
+            steers: self.steers.clone(),
+            aborted: false,
+        }
+    }
+}
+
+/// Whether a part of the assistant's round is its words (what a round waiting for its
+/// results keeps in another turn's request).
+fn spoken(p: &PartKind) -> bool {
+    match p {
+        PartKind::Text(_) | PartKind::Said { .. } => true,
+        PartKind::ToolCall { .. } | PartKind::ToolResult { .. } | PartKind::Image { .. } | PartKind::Opaque { .. } => {
+            false
+        }
+    }
 }
 
 /// Keeps the rounds a request may carry: those before the first round that awaits its

@@ -125,6 +125,62 @@ fn rule_an_aborted_round_answers_every_call_with_the_abort_marker() {
     }
 }
 
+/// D-s5-4 (issue 60, item 2): a round whose run waits for its tool results (between
+/// `record_response` and `record_tool_results`), read by another turn — the next turn, a
+/// Side, a sibling — was sent as a bare call, which anthropic, chat and converse refuse. It
+/// is carried without its calls (its words kept), on every wire; once the results are
+/// written, the round is carried whole.
+#[test]
+fn rule_a_round_waiting_for_its_results_is_never_a_bare_call_in_another_turn() {
+    let waiting = |results: &str| {
+        round(
+            1,
+            r#"[{"type":"text","text":"Checking the ledger."},
+                {"type":"tool_call","id":"c1","name":"read","input":{}}]"#,
+            results,
+            "[]",
+            false,
+        )
+    };
+    for &wire in Wire::ALL {
+        let later = |results: &str| {
+            on(Scenario::new("And now?"), wire).earlier(TurnKind::Reply, |h| {
+                h.turn.poster_id = Some(id(ADA));
+                h.turn.prompt = Some("Check the charges.".into());
+                h.turn.mode = Mode::Run;
+                h.rounds = vec![waiting(results)];
+            })
+        };
+        let b = body(
+            &later("[]")
+                .run(Purpose::Compile)
+                .unwrap_or_else(|e| panic!("{wire:?}: {}", e.message)),
+        );
+        let (calls, results) = calls_and_results(wire, &b);
+        assert!(
+            calls.is_empty() && results.is_empty(),
+            "{wire:?}: a call without its result: {b}"
+        );
+        assert!(
+            b.to_string().contains("Checking the ledger."),
+            "{wire:?}: the round's words stay: {b}"
+        );
+        // The results written: the round whole (converse takes calls beside a toolConfig).
+        let answered = later(r#"[{"call_id":"c1","content":"two charges"}]"#)
+            .turn(|t| t.tools = Some(tools(r#"[{"name":"read","input_schema":{"type":"object"}}]"#)));
+        let b = body(
+            &answered
+                .run(Purpose::Compile)
+                .unwrap_or_else(|e| panic!("{wire:?}: {}", e.message)),
+        );
+        assert_eq!(
+            calls_and_results(wire, &b),
+            (vec!["c1".to_string()], vec!["c1".to_string()]),
+            "{wire:?}: {b}"
+        );
+    }
+}
+
 /// Seed (cache breakpoints): a breakpoint that lands on a thinking block, which takes
 /// no `cache_control`, moves to the block before it instead of vanishing.
 #[test]

@@ -426,3 +426,70 @@ def test_a_sealed_compile_reads_its_conversation_seal_and_nodes_only(rdb):
     record(c, conv, run, tool_call_response("anthropic"))
     _, tables = scanned("SELECT prompt.compile_turn(%s, %s)::text", (conv, run))
     assert "turns" in tables, tables
+
+
+def calls_and_results(wire: str, b: dict):
+    """The call ids a body sends and the call ids it answers."""
+    calls, results = [], []
+    if wire in ("anthropic", "converse"):
+        for m in b["messages"]:
+            for p in m["content"] if isinstance(m["content"], list) else []:
+                if wire == "anthropic":
+                    if p.get("type") == "tool_use":
+                        calls.append(p["id"])
+                    if p.get("type") == "tool_result":
+                        results.append(p["tool_use_id"])
+                else:
+                    if "toolUse" in p:
+                        calls.append(p["toolUse"]["toolUseId"])
+                    if "toolResult" in p:
+                        results.append(p["toolResult"]["toolUseId"])
+    elif wire == "chat":
+        for m in b["messages"]:
+            calls += [c["id"] for c in m.get("tool_calls") or []]
+            if m["role"] == "tool":
+                results.append(m["tool_call_id"])
+    elif wire == "responses":
+        calls = [i["call_id"] for i in b["input"] if i.get("type") == "function_call"]
+        results = [i["call_id"] for i in b["input"] if i.get("type") == "function_call_output"]
+    else:
+        for m in b["contents"]:
+            for p in m["parts"]:
+                if "functionCall" in p:
+                    calls.append(p["functionCall"].get("id") or p["functionCall"]["name"])
+                if "functionResponse" in p:
+                    results.append(p["functionResponse"].get("id") or p["functionResponse"]["name"])
+    return calls, results
+
+
+@pytest.mark.parametrize("wire", ["anthropic", "chat", "responses", "gemini", "converse"])
+def test_a_round_waiting_for_its_results_is_never_sent_as_a_bare_call(rdb, wire):
+    """D-s5-4 (issue 60): a Side taken between record_response (a tool call) and
+    record_tool_results, and a new turn of the parent while the run waits, sent the call
+    with no result (which anthropic, chat and converse refuse), and the Side's snapshot kept
+    it so. Each now carries the round without its calls; a Side taken mid-round and
+    compiled after the results arrive carries the call with its result."""
+    c = rdb
+    conv = new_conversation(c, wire)
+    run = new_turn(c, conv, wire)
+    c.execute("SELECT prompt.compile_turn(%s, %s)", (conv, run))
+    record(c, conv, run, tool_call_response(wire))
+
+    def side_turn():
+        side = c.execute("INSERT INTO prompt.conversations (workspace_id, kind, parent_id, captured_turn_id) "
+                         "VALUES (%s, 'side', %s, %s) RETURNING id::text", (WS, conv, run)).fetchone()[0]
+        return side, new_turn(c, side, wire, prompt="Meanwhile: which city first?")
+
+    early_side, early = side_turn()
+    sibling = new_turn(c, conv, wire, prompt="Also, is it raining in Nice?")
+    for where, turn in ((early_side, early), (conv, sibling)):
+        body = json.loads(c.execute("SELECT prompt.compile_turn(%s, %s)::text", (where, turn)).fetchone()[0])
+        calls, results = calls_and_results(wire, body)
+        assert sorted(calls) == sorted(results), (where == conv, body)
+    # The results arrive; a Side taken before them, compiled now, carries the call answered.
+    late_side, late = side_turn()
+    c.execute("SELECT prompt.record_tool_results(%s, %s, %s)",
+              (conv, run, json.dumps([{"call_id": CALL_IDS[wire], "content": "15 C"}])))
+    body = json.loads(c.execute("SELECT prompt.compile_turn(%s, %s)::text", (late_side, late)).fetchone()[0])
+    calls, results = calls_and_results(wire, body)
+    assert calls and sorted(calls) == sorted(results), body
