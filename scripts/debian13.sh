@@ -34,6 +34,17 @@ if [ ! -x "$ROOTFS/usr/bin/apt-get" ]; then
   echo "deb $MIRROR trixie main" | $SUDO tee "$ROOTFS/etc/apt/sources.list" >/dev/null
 fi
 $SUDO cp /etc/resolv.conf "$ROOTFS/etc/resolv.conf"
+# This machine's trust: the certificate authorities it adds to Debian's (a proxy's, say),
+# so the package registries answer inside as they do here.
+if [ ! -x "$ROOTFS/usr/sbin/update-ca-certificates" ]; then
+  $SUDO chroot "$ROOTFS" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
+    /bin/sh -c 'apt-get update -qq && apt-get install -y -qq ca-certificates >/dev/null'
+fi
+if compgen -G "/usr/local/share/ca-certificates/*" >/dev/null; then
+  $SUDO mkdir -p "$ROOTFS/usr/local/share/ca-certificates"
+  $SUDO cp /usr/local/share/ca-certificates/* "$ROOTFS/usr/local/share/ca-certificates/"
+  $SUDO chroot "$ROOTFS" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin update-ca-certificates >/dev/null
+fi
 
 # What the command sees: the kernel's file systems, this checkout, the toolchain (the
 # same paths as here, so CARGO_HOME and RUSTUP_HOME mean the same).
@@ -58,8 +69,17 @@ bind "$REPO" "$REPO"
 bind "$CARGO_HOME" "$CARGO_HOME"
 bind "$RUSTUP_HOME" "$RUSTUP_HOME"
 
+# The network settings of this machine's environment (proxies, certificate bundles, pip's
+# and npm's), passed in as they are.
+passed=()
+while IFS='=' read -r name _; do
+  case "$name" in
+    *_proxy|*_PROXY|PIP_*|NPM_CONFIG_*|*_CA_BUNDLE|*_CA_CERTS|SSL_CERT_*|*_CA_CERTS_FILE) passed+=("$name=${!name}") ;;
+  esac
+done < <(env)
+
 log "PG_MAJOR=17 $* (in Debian 13)"
-$SUDO chroot "$ROOTFS" /usr/bin/env -i HOME=/root TERM="${TERM:-dumb}" LANG=C.UTF-8 \
+$SUDO chroot "$ROOTFS" /usr/bin/env -i HOME=/root TERM="${TERM:-dumb}" LANG=C.UTF-8 "${passed[@]}" \
   CARGO_HOME="$CARGO_HOME" RUSTUP_HOME="$RUSTUP_HOME" CARGO_TARGET_DIR="$REPO/target/trixie" \
   PATH="$CARGO_HOME/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
   PG_MAJOR=17 /bin/bash -c 'cd "$1" && shift && exec "$@"' - "$REPO" "$@"
