@@ -1,8 +1,9 @@
 """A local stand-in for the providers, for the quick-starts' tests: it answers
 POST /v1/messages (Anthropic), /v1/chat/completions and /v1/responses (OpenAI) in their
-documented shapes. Each request is validated with the official SDK's request type
-first (a 400 names the problem); the answer is a tool call (get_weather) until the
-request carries a tool result, then the final text.
+documented shapes, and /ollama/v1/chat/completions as a local Ollama does. Each request is
+validated with the official SDK's request type first (Ollama's: the fields its
+OpenAI-compatible endpoint reads, openai/openai.go; a 400 names the problem); the answer
+is a tool call (get_weather) until the request carries a tool result, then the final text.
 
     python3 examples/fake_provider.py 8765
 """
@@ -20,6 +21,11 @@ ADAPTERS = {
     "/v1/chat/completions": TypeAdapter(CompletionCreateParamsNonStreaming),
     "/v1/responses": TypeAdapter(ResponseCreateParamsNonStreaming),
 }
+# What Ollama's OpenAI-compatible endpoint reads of a request (ollama/ollama,
+# openai/openai.go, ChatCompletionRequest; it ignores the rest, max_completion_tokens too).
+OLLAMA_FIELDS = {"model", "messages", "stream", "stream_options", "max_tokens", "seed", "stop", "temperature",
+                 "frequency_penalty", "presence_penalty", "top_p", "response_format", "tools", "reasoning",
+                 "reasoning_effort", "logprobs", "top_logprobs"}
 FINAL = "Paris is 18 °C and sunny."
 USAGE_IN = 120
 
@@ -79,6 +85,17 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self):  # noqa: N802
         path = self.path.split("?")[0]
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        if path == "/ollama/v1/chat/completions":
+            unread = set(body) - OLLAMA_FIELDS
+            if unread:
+                return self.reply(400, {"error": {"message": f"Ollama reads no {sorted(unread)}"}})
+            Handler.count += 1
+            reply = answer("/v1/chat/completions", body, Handler.count)
+            # As Ollama answers: its fingerprint, each call's index, no cached tokens.
+            reply["system_fingerprint"] = "fp_ollama"
+            for i, call in enumerate(reply["choices"][0]["message"].get("tool_calls", [])):
+                call["index"] = i
+            return self.reply(200, reply)
         adapter = ADAPTERS.get(path)
         if adapter is None:
             return self.reply(404, {"error": {"message": f"no route {path}"}})

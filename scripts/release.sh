@@ -6,7 +6,8 @@
 #    META.json, the README's install section, docs/cloudnativepg.md);
 #    the update script from the previous release (sql/pgprompt--OLD--VERSION.sql) must
 #    already be written: it is the one step no script can do.
-# 2. The install script cargo pgrx generates is frozen as sql/releases/pgprompt--VERSION.sql.
+# 2. The install script cargo pgrx generates is frozen as sql/releases/pgprompt--VERSION.sql,
+#    and the shipped catalog is checked against the newest SDKs (scripts/catalog.py).
 # 3. The artifacts, into target/dist/: the .deb for PostgreSQL 15, the tarball for 18, and
 #    the CloudNativePG image built from the tarball.
 # 4. Their tests: each package installed on a clean cluster runs the psql golden files, and
@@ -41,6 +42,28 @@ PG_MAJOR=15 scripts/setup.sh demo >/dev/null
 SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
 cargo pgrx install --release --pg-config /usr/lib/postgresql/15/bin/pg_config ${SUDO:+--sudo} >/dev/null
 cp "/usr/share/postgresql/15/extension/pgprompt--$NEW.sql" "sql/releases/pgprompt--$NEW.sql"
+
+# 2b. The catalog against the newest SDKs the registry serves (README, "Model profiles"):
+# scripts/catalog.py prints every id they list that the shipped catalog resolves wrongly
+# or not at all; a release waits until it prints nothing.
+log "the catalog against the newest anthropic, openai and google-genai"
+rm -rf target/catalog-venv
+python3 -m venv target/catalog-venv
+target/catalog-venv/bin/pip install -q --upgrade anthropic openai google-genai 'psycopg[binary]'
+target/catalog-venv/bin/pip list 2>/dev/null | grep -E '^(anthropic|openai|google-genai) ' >&2
+scripts/cluster.sh start >/dev/null
+eval "$(scripts/cluster.sh env)"
+rc=0; behind=$(target/catalog-venv/bin/python scripts/catalog.py) || rc=$?
+scripts/cluster.sh stop >/dev/null
+if [ "$rc" -ne 0 ] && [ -z "$behind" ]; then
+  echo "scripts/catalog.py failed (exit $rc) before it could check the catalog" >&2
+  exit 1
+fi
+if [ -n "$behind" ]; then
+  printf '%s\n' "$behind" >&2
+  echo "the catalog is behind the newest SDKs: give each id above its profile (sql/profiles.sql)" >&2
+  exit 1
+fi
 
 # 3 and 4. The artifacts and their tests (package-test.sh builds each with package.sh;
 # on 18 it builds and tests the CloudNativePG image too).

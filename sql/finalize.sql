@@ -8,6 +8,7 @@ ALTER TABLE prompt.responses ADD CONSTRAINT responses_shape_valid CHECK (prompt.
 ALTER TABLE prompt.model_profiles ADD CONSTRAINT model_profiles_wires_valid CHECK (wires <> '{}' AND prompt._wires_known(wires));
 -- So are the providers (core/src/kinds.rs, Provider).
 ALTER TABLE prompt.model_profiles ADD CONSTRAINT model_profiles_provider_valid CHECK (prompt._provider_known(provider));
+ALTER TABLE prompt.models ADD CONSTRAINT models_provider_valid CHECK (provider IS NULL OR prompt._dialect_known(wire, provider));
 
 -- The tokenizers whose counts a write stores: those of the models in use.
 -- PL/pgSQL, not SQL: a SQL function with a SET clause is parsed and planned again at every
@@ -80,6 +81,72 @@ $$;
 
 CREATE TRIGGER documents_write BEFORE INSERT OR UPDATE ON prompt.documents
     FOR EACH ROW EXECUTE FUNCTION prompt._documents_write();
+
+-- Prompt history: each write of a document leaves its version in prompt.document_versions,
+-- written by pgprompt's own writer (src/pg/triggers.rs), as the document was written.
+CREATE FUNCTION prompt._documents_versioned() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    PERFORM prompt._document_version(NEW.id);
+    RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER documents_versioned AFTER INSERT OR UPDATE ON prompt.documents
+    FOR EACH ROW EXECUTE FUNCTION prompt._documents_versioned();
+
+-- A document's versions are pgprompt's to write: an INSERT by its writer (or an
+-- administrator's restore), never an UPDATE; a DELETE goes with the document (its
+-- cascade), or under a permitted history rewrite. TRUNCATE needs a permitted rewrite.
+CREATE FUNCTION prompt._document_versions_write() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF TG_OP = 'DELETE' THEN
+        IF prompt._document_gone(OLD.document_id) OR prompt._history_rewrite_allowed() THEN
+            RETURN OLD;
+        END IF;
+    END IF;
+    PERFORM prompt._storage_guard(format('version %s of document %s', coalesce(NEW.version, OLD.version),
+                                         coalesce(NEW.document_id, OLD.document_id)), TG_OP);
+    IF TG_OP = 'DELETE' THEN
+        RETURN OLD;
+    END IF;
+    -- A restore's document recorded its version as it came in: the dump's row of it
+    -- brings back its author, and goes in no second time.
+    IF TG_OP = 'INSERT' AND prompt._document_version_recorded(NEW.document_id, NEW.version, NEW.role, NEW.body,
+                                                              NEW.written_at, NEW.written_by::oid) THEN
+        RETURN NULL;
+    END IF;
+    RETURN NEW;
+END
+$$;
+
+CREATE TRIGGER document_versions_guard BEFORE INSERT OR UPDATE OR DELETE ON prompt.document_versions
+    FOR EACH ROW EXECUTE FUNCTION prompt._document_versions_write();
+
+-- An earlier version of a document written again as its newest (its macros checked again,
+-- its version bumped, that write kept in the history too). Runs as the caller: the
+-- document's own grants and row-level security decide.
+CREATE FUNCTION prompt.restore_document(document_id uuid, version int) RETURNS int
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    old record;
+    now_at int;
+BEGIN
+    SELECT v.role, v.body INTO old FROM prompt.document_versions v WHERE v.document_id = $1 AND v.version = $2;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'no_data_found',
+            MESSAGE = format('document_version_not_found: document %s has no version %s', $1, $2),
+            HINT = 'SELECT version, written_at, written_by FROM prompt.document_versions WHERE document_id = ... lists its versions.';
+    END IF;
+    UPDATE prompt.documents d SET role = old.role, body = old.body WHERE d.id = $1 RETURNING d.version INTO now_at;
+    RETURN now_at;
+END
+$$;
 
 CREATE FUNCTION prompt._users_write() RETURNS trigger
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
@@ -271,7 +338,7 @@ BEGIN
        AND (TG_OP = 'INSERT' OR NEW.request_options IS DISTINCT FROM OLD.request_options
             OR NEW.model IS DISTINCT FROM OLD.model) THEN
         PERFORM prompt._check_options_wire('turn', NEW.request_options::text, m.wire, m.max_output_tokens,
-                                           m.name, prompt._model_profile(m.name, m.profile))
+                                           m.name, prompt._model_profile(m.name, m.profile), m.provider, m.native_images)
            FROM prompt.models m WHERE m.name = NEW.model;
     END IF;
     IF TG_OP = 'INSERT'
@@ -431,6 +498,9 @@ CREATE TRIGGER seals_02_guard BEFORE UPDATE OR DELETE ON prompt.seals_02
     FOR EACH ROW EXECUTE FUNCTION prompt._seal_storage_write('turn');
 CREATE TRIGGER seals_02_statement BEFORE INSERT OR TRUNCATE ON prompt.seals_02
     FOR EACH STATEMENT EXECUTE FUNCTION prompt._seal_storage_statement();
+-- A document's history is truncated under a permitted history rewrite only.
+CREATE TRIGGER document_versions_truncate BEFORE TRUNCATE ON prompt.document_versions
+    FOR EACH STATEMENT EXECUTE FUNCTION prompt._seal_storage_statement();
 
 -- Rounds belong to run reply turns and are numbered 1, 2, 3, ... without a gap. Checked
 -- after the statement's rows are all in, so a restore may load them in any order.
@@ -510,7 +580,7 @@ DECLARE
         ['rounds', 'conversation_id,turn_id,n'], ['seal_nodes', 'conversation_id,id'], ['seals', 'conversation_id,turn_id'],
         ['seals_02', 'conversation_id,turn_id'], ['responses', 'conversation_id,turn_id,step'],
         ['counts', 'conversation_id,turn_id,step'], ['tenants', 'role_name,workspace_id'], ['administrators', 'role_name'],
-        ['workspace_members', 'workspace_id,user_id']];
+        ['workspace_members', 'workspace_id,user_id'], ['document_versions', 'document_id,version']];
     k text[];
 BEGIN
     FOREACH k SLICE 1 IN ARRAY keys LOOP
@@ -632,7 +702,7 @@ BEGIN
        AND (TG_OP = 'INSERT' OR NEW.request_options IS DISTINCT FROM OLD.request_options
             OR NEW.model IS DISTINCT FROM OLD.model) THEN
         PERFORM prompt._check_options_wire('agent', NEW.request_options::text, m.wire, m.max_output_tokens,
-                                           m.name, prompt._model_profile(m.name, m.profile))
+                                           m.name, prompt._model_profile(m.name, m.profile), m.provider, m.native_images)
            FROM prompt.models m WHERE m.name = NEW.model;
     END IF;
     RETURN NEW;
@@ -652,18 +722,21 @@ BEGIN
        OR NEW.wire IS DISTINCT FROM OLD.wire
        OR NEW.max_output_tokens IS DISTINCT FROM OLD.max_output_tokens
        OR NEW.name IS DISTINCT FROM OLD.name
-       OR NEW.profile IS DISTINCT FROM OLD.profile THEN
+       OR NEW.profile IS DISTINCT FROM OLD.profile
+       OR NEW.provider IS DISTINCT FROM OLD.provider
+       OR NEW.native_images IS DISTINCT FROM OLD.native_images THEN
         profile := prompt._model_profile(NEW.name, NEW.profile);
-        IF NEW.request_options <> '{}'::jsonb OR profile IS NOT NULL THEN
+        IF NEW.request_options <> '{}'::jsonb OR profile IS NOT NULL OR NEW.provider IS NOT NULL THEN
             PERFORM prompt._check_options_wire('model', NEW.request_options::text, NEW.wire, NEW.max_output_tokens,
-                                               NEW.name, profile);
+                                               NEW.name, profile, NEW.provider, NEW.native_images);
         END IF;
     END IF;
     RETURN NEW;
 END
 $$;
 
-CREATE TRIGGER models_options BEFORE INSERT OR UPDATE OF request_options, wire, max_output_tokens, name, profile ON prompt.models
+CREATE TRIGGER models_options BEFORE INSERT OR UPDATE OF request_options, wire, max_output_tokens, name, profile,
+    provider, native_images ON prompt.models
     FOR EACH ROW EXECUTE FUNCTION prompt._model_options_write();
 CREATE TRIGGER users_options BEFORE INSERT OR UPDATE OF request_options, model ON prompt.users
     FOR EACH ROW EXECUTE FUNCTION prompt._options_write();
@@ -846,10 +919,16 @@ BEGIN
                                    CASE WHEN lifecycle = 'retired'
                                         THEN coalesce((entry ->> 'deprecated_at')::timestamptz::date,
                                                       (entry ->> 'created_at')::timestamptz::date) END));
+        IF said ->> 'deprecated_at' IS NOT NULL OR said ->> 'retires_at' IS NOT NULL THEN
+            said := said || jsonb_build_object('lifecycle_source', format('Anthropic GET /v1/models, imported %s', current_date));
+        END IF;
     ELSIF provider = 'openai' THEN
         -- OpenAI's Model (GET /v1/models): its id and the day it shuts down.
         name := entry ->> 'id';
         said := jsonb_build_object('retires_at', (entry ->> 'shutdown_date')::date);
+        IF entry ->> 'shutdown_date' IS NOT NULL THEN
+            said := said || jsonb_build_object('lifecycle_source', format('OpenAI GET /v1/models, imported %s', current_date));
+        END IF;
     ELSIF provider = 'gemini' THEN
         -- Gemini's Model (models.list): only what generates content.
         name := regexp_replace(entry ->> 'name', '^models/', '');
@@ -869,9 +948,33 @@ BEGIN
         IF jsonb_typeof(entry -> 'thinking') = 'boolean' THEN
             said := said || jsonb_build_object('include_thoughts', (entry ->> 'thinking')::boolean);
         END IF;
+    ELSIF prompt._dialect_known('chat', provider) THEN
+        -- A compatible provider's GET /v1/models (an OpenAI-shaped list): its id, and what
+        -- its entries add: the window (Mistral's max_context_length, Groq's context_window,
+        -- Together's, OpenRouter's and Fireworks' context_length, vLLM's max_model_len), the
+        -- output limit (Groq's max_completion_tokens, OpenRouter's top_provider's) and
+        -- Mistral's deprecation day and replacement.
+        name := coalesce(entry ->> 'id', entry ->> 'name');
+        FOR caps IN SELECT entry -> k FROM unnest(ARRAY['max_context_length', 'context_window', 'context_length',
+                                                        'max_model_len']) AS k LOOP
+            IF jsonb_typeof(caps) = 'number' THEN
+                said := said || jsonb_build_object('hard_window', (caps #>> '{}')::int);
+                EXIT;
+            END IF;
+        END LOOP;
+        caps := coalesce(entry -> 'max_completion_tokens', entry -> 'top_provider' -> 'max_completion_tokens');
+        IF jsonb_typeof(caps) = 'number' THEN
+            said := said || jsonb_build_object('max_output_tokens', (caps #>> '{}')::int);
+        END IF;
+        IF jsonb_typeof(entry -> 'deprecation') = 'string' THEN
+            said := said || jsonb_build_object(
+                'retires_at', (entry ->> 'deprecation')::timestamptz::date,
+                'replacement', entry ->> 'deprecation_replacement_model',
+                'lifecycle_source', format('%s GET /v1/models, imported %s', provider, current_date));
+        END IF;
     ELSE
         RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
-            MESSAGE = format('model_list_invalid: provider %L is not anthropic, openai or gemini', provider);
+            MESSAGE = format('model_list_invalid: provider %L has no model list pgprompt reads', provider);
     END IF;
     IF name IS NULL OR name = '' THEN
         RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
@@ -886,14 +989,34 @@ EXCEPTION WHEN invalid_datetime_format OR datetime_field_overflow OR invalid_tex
 END
 $$;
 
+-- The wires of an OpenAI id, by the catalog's rule for its family: an id whose name, past
+-- its family's (the whole name without one), names a kind OpenAI serves on Responses only
+-- (pro, codex, deep-research, a domain model: healthcare, law, cyber, rosalind, research,
+-- daybreak; computer-use) is served on responses alone; else on its family's wires, or
+-- on both. The rule of openai 3.63.0's ResponsesModel and ChatModel, checked against them
+-- by tests/python/test_model_catalog.py (the ids it does not fit are rows of their own).
+CREATE FUNCTION prompt._openai_wires(name text) RETURNS text[]
+LANGUAGE sql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT CASE
+        WHEN substr(lower($1), coalesce(length(f.name), 0) + 1)
+             ~ '(^|-)(pro|codex|deep-research|healthcare|law|cyber|rosalind|research|daybreak)(-|$)|^computer-use'
+            THEN ARRAY['responses']
+        ELSE coalesce(f.wires, ARRAY['responses', 'chat']) END
+      FROM (SELECT NULL) AS one
+      LEFT JOIN prompt.model_profiles f ON f.name = prompt._model_profile($1, NULL)
+$$;
+
 -- The rules a new row starts from: its family's (the profile its name resolves to), or
--- the provider's defaults.
+-- the provider's defaults; an OpenAI id's wires by the catalog's rule (_openai_wires); a
+-- compatible provider's id is its own, on chat.
 CREATE FUNCTION prompt._model_list_base(provider text, name text) RETURNS jsonb
 LANGUAGE sql STABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
     SELECT coalesce(
-        (SELECT to_jsonb(p) - 'imported' - 'deprecated_at' - 'retires_at' - 'replacement'
+        (SELECT to_jsonb(p) - 'imported' - 'deprecated_at' - 'retires_at' - 'replacement' - 'lifecycle_source'
            FROM prompt.model_profiles p WHERE p.name = (prompt._model_profile($2, NULL)::jsonb ->> 'name')),
         jsonb_build_object('thinking_modes', '[]'::jsonb, 'efforts', '[]'::jsonb, 'thinking_display', '[]'::jsonb,
                            'include_thoughts', false, 'thinking_with_forced_tool', true, 'sampling_together', true,
@@ -907,7 +1030,14 @@ AS $$
             WHEN 'openai' THEN '{"provider": "openai", "wires": ["responses", "chat"], "tokenizer": "o200k_base"}'::jsonb
             WHEN 'gemini' THEN '{"provider": "google", "wires": ["gemini"], "tokenizer": "o200k_base", "temperature_max": 2,
                 "top_p_max": 1}'::jsonb
-        END) -- NULL for a list of another provider's (import_models refuses it first)
+            -- A compatible provider's: its own, on chat.
+            ELSE jsonb_build_object('provider', $1, 'wires', '["chat"]'::jsonb, 'tokenizer', 'o200k_base',
+                                    'temperature_max', 2, 'top_p_max', 1)
+        END)
+        || CASE WHEN $1 = 'openai' THEN jsonb_build_object('wires', to_jsonb(prompt._openai_wires($2)))
+                -- A compatible provider's list is that provider's, on chat, whatever family its ids follow.
+                WHEN $1 NOT IN ('anthropic', 'gemini') THEN jsonb_build_object('provider', $1, 'wires', '["chat"]'::jsonb)
+                ELSE '{}' END
 $$;
 
 CREATE FUNCTION prompt.import_models(provider text, models jsonb, overwrite boolean DEFAULT false)
@@ -926,10 +1056,12 @@ DECLARE
     row_json jsonb;
     edited boolean;
 BEGIN
-    IF provider IS NULL OR provider NOT IN ('anthropic', 'openai', 'gemini') THEN
+    -- The lists it reads: Anthropic's and Gemini's own, and every chat provider's (OpenAI's
+    -- and the compatible ones', the library's list).
+    IF provider IS NULL OR provider NOT IN ('anthropic', 'gemini') AND NOT prompt._dialect_known('chat', provider) THEN
         RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
-            MESSAGE = format('model_list_invalid: provider %L is not anthropic, openai or gemini', provider),
-            HINT = 'Name the provider whose model-list endpoint returned the list.';
+            MESSAGE = format('model_list_invalid: provider %L has no model list pgprompt reads', provider),
+            HINT = 'Name the provider whose model-list endpoint returned the list: anthropic, openai, gemini, or a compatible provider of the chat wire (mistral, deepseek, xai, groq, together, fireworks, openrouter, ollama, vllm, azure).';
     END IF;
     IF jsonb_typeof(models) = 'array' THEN
         entries := models;
@@ -949,7 +1081,15 @@ BEGIN
         CONTINUE WHEN said IS NULL;
         name := said ->> 'name';
         SELECT * INTO existing FROM prompt.model_profiles p WHERE p.name = said ->> 'name';
-        IF NOT FOUND THEN
+        -- A model the list says thinks, whose row (or, new, its family) says not how: it
+        -- takes the thinking levels every thinking Gemini takes (low, high); a row's or a
+        -- family's own rules stay.
+        IF (said ->> 'include_thoughts')::boolean
+           AND coalesce(cardinality(existing.thinking_modes),
+                        jsonb_array_length(prompt._model_list_base(provider, name) -> 'thinking_modes')) = 0 THEN
+            said := said || '{"thinking_modes": ["adaptive"], "thinking_default": "adaptive", "efforts": ["low", "high"]}'::jsonb;
+        END IF;
+        IF existing.name IS NULL THEN
             row_json := prompt._model_list_base(provider, name) || said
                         || jsonb_build_object('shipped', false, 'imported', said);
             -- The family's budget range follows the list's output limit.
@@ -977,13 +1117,13 @@ BEGIN
                     thinking_modes, thinking_default, efforts, thinking_display, budget_min, budget_max, include_thoughts,
                     thinking_with_forced_tool, temperature_max, top_p_max, sampling_together, cache_breakpoints,
                     max_breakpoints, min_cache_tokens, cache_ttls, cache_lookback, replays_thinking, shipped,
-                    deprecated_at, retires_at, replacement, system_messages, cache_diagnostics, imported) =
+                    deprecated_at, retires_at, replacement, system_messages, cache_diagnostics, imported, lifecycle_source) =
                    (SELECT r.provider, r.wires, r.advisory_window, r.hard_window, r.max_output_tokens, r.tokenizer,
                            r.thinking_modes, r.thinking_default, r.efforts, r.thinking_display, r.budget_min, r.budget_max,
                            r.include_thoughts, r.thinking_with_forced_tool, r.temperature_max, r.top_p_max,
                            r.sampling_together, r.cache_breakpoints, r.max_breakpoints, r.min_cache_tokens, r.cache_ttls,
                            r.cache_lookback, r.replays_thinking, r.shipped, r.deprecated_at, r.retires_at, r.replacement,
-                           r.system_messages, r.cache_diagnostics, r.imported
+                           r.system_messages, r.cache_diagnostics, r.imported, r.lifecycle_source
                       FROM jsonb_populate_record(NULL::prompt.model_profiles, row_json) r)
              WHERE p.name = existing.name;
             action := 'updated';
@@ -994,15 +1134,17 @@ END
 $$;
 
 -- Models and where they stand in their provider's lifecycle (README, "Model profiles"):
--- every model row with its profile's dates; retiring_soon, a retirement within 30 days.
+-- every model row with its profile's dates; retiring_soon, a retirement within 30 days; a
+-- retirement no source gives is deprecated, never retired (a compile warns).
 CREATE VIEW prompt.model_status WITH (security_invoker = true) AS
 SELECT m.name AS model, p.name AS profile, p.deprecated_at, p.retires_at, p.replacement,
-       CASE WHEN p.retires_at <= current_date THEN 'retired'
+       CASE WHEN p.retires_at <= current_date AND p.lifecycle_source IS NOT NULL THEN 'retired'
             WHEN p.deprecated_at <= current_date OR p.retires_at IS NOT NULL THEN 'deprecated'
             WHEN p.name IS NULL THEN 'unprofiled'
             ELSE 'active' END AS lifecycle,
        p.retires_at IS NOT NULL AND p.retires_at > current_date AND p.retires_at <= current_date + 30 AS retiring_soon,
-       p.retires_at - current_date AS days_left
+       p.retires_at - current_date AS days_left,
+       p.lifecycle_source
   FROM prompt.models m
   LEFT JOIN LATERAL (SELECT q.* FROM prompt.model_profiles q
                       WHERE q.name = (prompt._model_profile(m.name, m.profile)::jsonb ->> 'name')) p ON true;
@@ -1257,6 +1399,8 @@ BEGIN
         ARRAY['documents',
               format('workspace_id = ANY %s OR user_id IN %s', mine, members),
               format('workspace_id = ANY %s OR prompt._tenant_writes_user(user_id)', mine)],
+        ARRAY['document_versions', 'document_id IN (SELECT d.id FROM prompt.documents d)',
+              'document_id IN (SELECT d.id FROM prompt.documents d)'],
         ARRAY['memories',
               format('CASE scope WHEN ''workspace'' THEN workspace_id = ANY %1$s WHEN ''conversation'' THEN conversation_id IN %2$s '
                      'WHEN ''speaker'' THEN user_id IN %3$s AND speaker_id IN %3$s ELSE user_id IN %3$s END',
@@ -1525,6 +1669,20 @@ COMMENT ON COLUMN prompt.seals.pieces_digest IS
     'The SHA-256 of the body''s pieces as stored (its head''s, tail''s and elements'' node digests in order, then its patch list), written with the seal: with each node checked against its own digest it covers the body, so cache_report and explain_turn check every request they replay at the cost of what it adds. NULL on a seal written before 0.5 (its body is hashed whole).';
 COMMENT ON TABLE prompt.tenants IS
     'Tenancy: once an administrator turned tenancy on (prompt.set_tenancy), every role is confined to the workspaces it is listed for here (it reads their rows and the shared ones, and writes only rows no other tenant''s compile reads); a role listed nowhere reads and writes no tenant''s rows unless it administers the extension. Written by administrators only; kept by pg_dump, and the policies come back with the extension.';
+COMMENT ON TABLE prompt.document_versions IS
+    'Prompt history: every version of every prompt document, as each write left it (role, body, when, by whom). Written by pgprompt alone (append-only); goes with its document; kept by pg_dump. A seal names the versions it compiled from (turns.sealed_versions, explain_turn''s documents).';
+COMMENT ON FUNCTION prompt._document_version_recorded(uuid, integer, text, text, timestamp with time zone, oid) IS
+    'Internal (the document versions'' guard): whether an inserted version is recorded already; a restore''s row of it brings back its author.';
+COMMENT ON FUNCTION prompt.restore_document(uuid, integer) IS
+    'Writes an earlier version of a document again as its newest (role and body; checked like any write); returns the new version. Runs as the caller.';
+COMMENT ON FUNCTION prompt._documents_versioned() IS
+    'Internal trigger: keeps each write of a document in prompt.document_versions.';
+COMMENT ON FUNCTION prompt._document_versions_write() IS
+    'Internal trigger: a document''s versions are written by pgprompt alone; deleted with the document or under a permitted history rewrite.';
+COMMENT ON FUNCTION prompt._document_version(uuid) IS
+    'Internal (the documents trigger): records the document''s version as it now stands, as pgprompt''s own write (nothing when that version is recorded).';
+COMMENT ON FUNCTION prompt._document_gone(uuid) IS
+    'Internal: whether a document no longer exists (its versions go with it), looked up as the tables'' owner.';
 COMMENT ON TABLE prompt.tenancy IS
     'Whether tenancy is on: one row (who turned it on, and when) while it is. Written by prompt.set_tenancy, an administrator''s; kept by pg_dump. Declared, never inferred from the other tenancy tables: emptying prompt.tenants confines every unlisted role to nothing.';
 COMMENT ON FUNCTION prompt.set_tenancy(boolean) IS
@@ -1594,7 +1752,13 @@ COMMENT ON FUNCTION prompt._check_turn_shape(uuid, text, text, uuid, text, boole
 COMMENT ON FUNCTION prompt._check_request_options(text, text) IS
     'Internal: the write-time checks of request options.';
 COMMENT ON FUNCTION prompt._check_options_wire(text, text, text, integer, text, text) IS
-    'Internal: the write-time checks of one level''s request options (a model''s, an agent''s or a turn''s) against the wire, max_output_tokens and profile of the model it names.';
+    'Internal: the write-time checks of one level''s request options (a model''s, an agent''s or a turn''s) against the wire, max_output_tokens and profile of the model it names (0.5''s; the provider''s dialect is the profile''s or the wire''s maker''s).';
+COMMENT ON FUNCTION prompt._check_options_wire(text, text, text, integer, text, text, text, boolean) IS
+    'Internal: the write-time checks of one level''s request options (a model''s, an agent''s or a turn''s) against the wire, max_output_tokens, profile, provider and native_images of the model it names.';
+COMMENT ON FUNCTION prompt._dialect_known(text, text) IS
+    'Internal: whether the wire has a dialect of the provider (the library''s list): the CHECK of models.provider.';
+COMMENT ON COLUMN prompt.models.provider IS
+    'Whose dialect of the wire the request speaks: on chat openai, azure, mistral, deepseek, xai, groq, together, fireworks, openrouter, ollama or vllm; on anthropic anthropic or vertex; on gemini gemini or vertex. NULL: the profile''s provider where the wire speaks it, else the wire''s maker.';
 COMMENT ON FUNCTION prompt._check_round(uuid, integer, text, text, text) IS
     'Internal: the write-time checks of a round.';
 COMMENT ON FUNCTION prompt._check_round_place(uuid, integer, text, text, boolean) IS
@@ -1608,17 +1772,21 @@ COMMENT ON FUNCTION prompt._refuse_sent_round(uuid, uuid, integer, text) IS
 COMMENT ON FUNCTION prompt._refuse_timezone(text) IS
     'Internal: raises timezone_invalid.';
 COMMENT ON FUNCTION prompt.import_models(text, jsonb, boolean) IS
-    'Inserts or updates model profiles from what a provider''s model list returned (anthropic: GET /v1/models; openai: GET /v1/models; gemini: models.list), or its data/models array: windows, output limit, thinking modes and efforts, lifecycle. Returns (name, action): inserted, updated, unchanged, or kept (a row a user changed; overwrite => true replaces it).';
+    'Inserts or updates model profiles from what a provider''s model list returned (anthropic: GET /v1/models; openai: GET /v1/models; gemini: models.list; a compatible provider of the chat wire, mistral, deepseek, xai, groq, together, fireworks, openrouter, ollama, vllm or azure: its GET /v1/models, imported as that provider''s, on chat), or its data/models array: windows, output limit, thinking modes and efforts, lifecycle. Returns (name, action): inserted, updated, unchanged, or kept (a row a user changed; overwrite => true replaces it).';
 COMMENT ON FUNCTION prompt._model_list_entry(text, jsonb, text) IS
     'Internal: the profile columns one entry of a provider''s model list gives (NULL for a model that generates no content).';
 COMMENT ON FUNCTION prompt._model_list_base(text, text) IS
-    'Internal: the rules a model imported for the first time starts from: its family''s profile, or the provider''s defaults.';
+    'Internal: the rules a model imported for the first time starts from: its family''s profile, or the provider''s defaults; an OpenAI id''s wires by _openai_wires.';
+COMMENT ON FUNCTION prompt._openai_wires(text) IS
+    'Internal: the wires the catalog''s rule gives an OpenAI id: responses alone for a Responses-only kind past its family''s name (pro, codex, deep-research, healthcare, law, cyber, rosalind, research, daybreak, computer-use), else its family''s, else responses and chat.';
 COMMENT ON VIEW prompt.model_status IS
-    'Every model row and where its profile puts it in its provider''s lifecycle (active, deprecated, retired, unprofiled), its retirement day, replacement, days left, and retiring_soon (within 30 days).';
+    'Every model row and where its profile puts it in its provider''s lifecycle (active, deprecated, retired, unprofiled), its retirement day, replacement, days left, retiring_soon (within 30 days) and the lifecycle''s source (a retirement without one is deprecated, not retired).';
 COMMENT ON COLUMN prompt.model_profiles.retires_at IS
-    'The day the provider stops serving the model: from then on a fresh compile for it is refused (model_retired), naming the replacement.';
+    'The day the provider stops serving the model: from then on a fresh compile for it is refused (model_retired), naming the replacement, when lifecycle_source names where the day comes from; without a source, a NOTICE.';
 COMMENT ON COLUMN prompt.model_profiles.deprecated_at IS
     'The day the provider deprecated the model: from then on (or once retires_at is announced) a compile for it raises a NOTICE.';
+COMMENT ON COLUMN prompt.model_profiles.lifecycle_source IS
+    'Where deprecated_at, retires_at and replacement come from: the SDK file and constant, or the provider''s list or page and the day it was read. A retires_at with no source warns (a NOTICE) and never refuses.';
 COMMENT ON COLUMN prompt.model_profiles.replacement IS
     'The model that replaces this one (the provider''s recommendation where it gives one).';
 COMMENT ON COLUMN prompt.model_profiles.system_messages IS

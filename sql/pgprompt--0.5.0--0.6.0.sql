@@ -21,8 +21,16 @@
 --   with the caller's search_path, before their first statement pins it);
 -- * tenancy: a tenant's Side names a parent it may write; a delete a foreign-key action
 --   runs for a tenant is checked as the tenant's;
+-- * compatible providers: prompt.models.provider names the dialect a wire speaks (chat's
+--   compatible providers, Vertex AI on anthropic and gemini); the options checks read it;
+-- * lifecycle with its source (model_profiles.lifecycle_source): a retires_at no source
+--   gives warns, never refuses; the shipped catalog replaced by 0.6's (the ids of anthropic
+--   2.17, openai 3.63 and google-genai 3.6.1; a replacement on its model's wire);
 -- * a retired model is refused however its id is spelled (case, spaces, invisible
 --   characters, Vertex's @date, :latest): the profile lookup reads those as the id;
+-- * prompt history: prompt.document_versions (each document's current version seeded
+--   here), written by pgprompt on every write of a document; prompt.restore_document();
+--   a seal's sealed_versions names each slot's document and version (slots);
 -- * tenancy is declared: prompt.tenancy and prompt.set_tenancy(); turned on here where a
 --   tenant is listed; the tenancy rows an administrator's to write.
 
@@ -62,6 +70,22 @@ $foreign$;
 -- Schema ------------------------------------------------------------------------------
 
 ALTER TABLE prompt.turns ADD COLUMN sent_at timestamptz, ADD COLUMN sent_digest bytea;
+ALTER TABLE prompt.model_profiles ADD COLUMN lifecycle_source text;
+ALTER TABLE prompt.models ADD COLUMN provider text;
+CREATE TABLE prompt.document_versions (
+    document_id uuid NOT NULL REFERENCES prompt.documents (id) ON DELETE CASCADE,
+    version     int NOT NULL,
+    role        text NOT NULL,
+    body        text NOT NULL,
+    written_at  timestamptz NOT NULL DEFAULT now(),
+    written_by  regrole,
+    PRIMARY KEY (document_id, version)
+);
+SELECT pg_catalog.pg_extension_config_dump('prompt.document_versions', '');
+-- Each document's current version is the first its history holds (who wrote it is not
+-- known: written_by NULL).
+INSERT INTO prompt.document_versions (document_id, version, role, body, written_at)
+SELECT d.id, d.version, d.role, d.body, d.updated_at FROM prompt.documents d;
 CREATE TABLE prompt.tenancy (
     enabled_at timestamptz NOT NULL DEFAULT now(),
     enabled_by name NOT NULL
@@ -228,7 +252,7 @@ BEGIN
        AND (TG_OP = 'INSERT' OR NEW.request_options IS DISTINCT FROM OLD.request_options
             OR NEW.model IS DISTINCT FROM OLD.model) THEN
         PERFORM prompt._check_options_wire('turn', NEW.request_options::text, m.wire, m.max_output_tokens,
-                                           m.name, prompt._model_profile(m.name, m.profile))
+                                           m.name, prompt._model_profile(m.name, m.profile), m.provider, m.native_images)
            FROM prompt.models m WHERE m.name = NEW.model;
     END IF;
     IF TG_OP = 'INSERT'
@@ -491,6 +515,90 @@ $$;
 DROP FUNCTION prompt._replayed_by_later_seal(uuid, bigint);
 DROP FUNCTION prompt._round_digest(jsonb, jsonb, jsonb, boolean);
 
+-- Prompt history ----------------------------------------------------------------------
+
+CREATE FUNCTION prompt."_document_gone"(
+	"document_id" uuid /* Option < pgrx :: Uuid > */
+) RETURNS bool /* bool */
+VOLATILE PARALLEL SAFE
+SET search_path TO pg_catalog, pg_temp
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_document_gone_wrapper';
+CREATE FUNCTION prompt."_document_version"(
+	"document_id" uuid /* Option < pgrx :: Uuid > */
+) RETURNS void
+VOLATILE PARALLEL UNSAFE
+SET search_path TO pg_catalog, pg_temp
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_document_version_wrapper';
+CREATE FUNCTION prompt."_document_version_recorded"(
+	"document_id" uuid, /* Option < pgrx :: Uuid > */
+	"version" INT, /* Option < i32 > */
+	"role" TEXT, /* Option < & str > */
+	"body" TEXT, /* Option < & str > */
+	"written_at" timestamp with time zone, /* Option < pgrx :: datum :: TimestampWithTimeZone > */
+	"written_by" oid /* Option < pg_sys :: Oid > */
+) RETURNS bool /* bool */
+VOLATILE PARALLEL UNSAFE
+SET search_path TO pg_catalog, pg_temp
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_document_version_recorded_wrapper';
+CREATE FUNCTION prompt._documents_versioned() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    PERFORM prompt._document_version(NEW.id);
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER documents_versioned AFTER INSERT OR UPDATE ON prompt.documents
+    FOR EACH ROW EXECUTE FUNCTION prompt._documents_versioned();
+CREATE FUNCTION prompt._document_versions_write() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF TG_OP = 'DELETE' THEN
+        IF prompt._document_gone(OLD.document_id) OR prompt._history_rewrite_allowed() THEN
+            RETURN OLD;
+        END IF;
+    END IF;
+    PERFORM prompt._storage_guard(format('version %s of document %s', coalesce(NEW.version, OLD.version),
+                                         coalesce(NEW.document_id, OLD.document_id)), TG_OP);
+    IF TG_OP = 'DELETE' THEN
+        RETURN OLD;
+    END IF;
+    -- A restore's document recorded its version as it came in: the dump's row of it
+    -- brings back its author, and goes in no second time.
+    IF TG_OP = 'INSERT' AND prompt._document_version_recorded(NEW.document_id, NEW.version, NEW.role, NEW.body,
+                                                              NEW.written_at, NEW.written_by::oid) THEN
+        RETURN NULL;
+    END IF;
+    RETURN NEW;
+END
+$$;
+CREATE TRIGGER document_versions_guard BEFORE INSERT OR UPDATE OR DELETE ON prompt.document_versions
+    FOR EACH ROW EXECUTE FUNCTION prompt._document_versions_write();
+CREATE TRIGGER document_versions_truncate BEFORE TRUNCATE ON prompt.document_versions
+    FOR EACH STATEMENT EXECUTE FUNCTION prompt._seal_storage_statement();
+CREATE FUNCTION prompt.restore_document(document_id uuid, version int) RETURNS int
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    old record;
+    now_at int;
+BEGIN
+    SELECT v.role, v.body INTO old FROM prompt.document_versions v WHERE v.document_id = $1 AND v.version = $2;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'no_data_found',
+            MESSAGE = format('document_version_not_found: document %s has no version %s', $1, $2),
+            HINT = 'SELECT version, written_at, written_by FROM prompt.document_versions WHERE document_id = ... lists its versions.';
+    END IF;
+    UPDATE prompt.documents d SET role = old.role, body = old.body WHERE d.id = $1 RETURNING d.version INTO now_at;
+    RETURN now_at;
+END
+$$;
+
 -- Identities never change -------------------------------------------------------------
 
 CREATE FUNCTION prompt._keys_fixed() RETURNS trigger
@@ -522,7 +630,7 @@ DECLARE
         ['rounds', 'conversation_id,turn_id,n'], ['seal_nodes', 'conversation_id,id'], ['seals', 'conversation_id,turn_id'],
         ['seals_02', 'conversation_id,turn_id'], ['responses', 'conversation_id,turn_id,step'],
         ['counts', 'conversation_id,turn_id,step'], ['tenants', 'role_name,workspace_id'], ['administrators', 'role_name'],
-        ['workspace_members', 'workspace_id,user_id']];
+        ['workspace_members', 'workspace_id,user_id'], ['document_versions', 'document_id,version']];
     k text[];
 BEGIN
     FOREACH k SLICE 1 IN ARRAY keys LOOP
@@ -601,6 +709,8 @@ BEGIN
         ARRAY['documents',
               format('workspace_id = ANY %s OR user_id IN %s', mine, members),
               format('workspace_id = ANY %s OR prompt._tenant_writes_user(user_id)', mine)],
+        ARRAY['document_versions', 'document_id IN (SELECT d.id FROM prompt.documents d)',
+              'document_id IN (SELECT d.id FROM prompt.documents d)'],
         ARRAY['memories',
               format('CASE scope WHEN ''workspace'' THEN workspace_id = ANY %1$s WHEN ''conversation'' THEN conversation_id IN %2$s '
                      'WHEN ''speaker'' THEN user_id IN %3$s AND speaker_id IN %3$s ELSE user_id IN %3$s END',
@@ -658,7 +768,7 @@ $$;
 CREATE TRIGGER tenancy_guard BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON prompt.tenancy
     FOR EACH STATEMENT EXECUTE FUNCTION prompt._tenancy_write();
 
--- A model's profile, however its id is spelled --------------------------------------------
+-- A model's profile, however its id is spelled; the catalog of the newest SDKs -----------
 
 CREATE OR REPLACE FUNCTION prompt._model_profile_of(model_name text, profile_name text) RETURNS TABLE (profile text)
 LANGUAGE sql STABLE PARALLEL SAFE
@@ -684,6 +794,799 @@ BEGIN ATOMIC
                                    ORDER BY length(q.name) DESC, q.name LIMIT 1))
      OFFSET 0;
 END;
+CREATE OR REPLACE FUNCTION prompt._model_list_entry(provider text, entry jsonb, at text) RETURNS jsonb
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    said jsonb := '{}';
+    name text;
+    caps jsonb;
+    modes text[];
+    efforts text[];
+    lifecycle text;
+BEGIN
+    IF jsonb_typeof(entry) IS DISTINCT FROM 'object' THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = format('model_list_invalid: the entry at %s is not an object', at),
+            HINT = 'Pass what the provider''s model-list endpoint returned, or its data (Anthropic, OpenAI) or models (Gemini) array.';
+    END IF;
+    IF provider = 'anthropic' THEN
+        -- Anthropic's ModelInfo (GET /v1/models).
+        name := entry ->> 'id';
+        IF jsonb_typeof(entry -> 'max_input_tokens') = 'number' THEN
+            said := said || jsonb_build_object('hard_window', (entry ->> 'max_input_tokens')::int);
+        END IF;
+        IF jsonb_typeof(entry -> 'max_tokens') = 'number' THEN
+            said := said || jsonb_build_object('max_output_tokens', (entry ->> 'max_tokens')::int);
+        END IF;
+        caps := entry -> 'capabilities';
+        IF jsonb_typeof(caps -> 'thinking' -> 'types') = 'object' THEN
+            modes := ARRAY(SELECT m FROM unnest(ARRAY['adaptive', 'enabled', 'disabled', 'between_tools']) AS m
+                            WHERE (caps -> 'thinking' -> 'types' -> m ->> 'supported')::boolean);
+            said := said || jsonb_build_object('thinking_modes', to_jsonb(modes),
+                'thinking_default', CASE WHEN 'adaptive' = ANY (modes) THEN 'adaptive'
+                                         WHEN 'enabled' = ANY (modes) THEN 'enabled' END);
+        END IF;
+        IF jsonb_typeof(caps -> 'effort') = 'object' THEN
+            efforts := ARRAY(SELECT e FROM unnest(ARRAY['low', 'medium', 'high', 'xhigh', 'max']) AS e
+                              WHERE (caps -> 'effort' ->> 'supported')::boolean
+                                AND (caps -> 'effort' -> e ->> 'supported')::boolean);
+            said := said || jsonb_build_object('efforts', to_jsonb(efforts));
+        END IF;
+        lifecycle := entry ->> 'lifecycle';
+        said := said || jsonb_build_object(
+            'deprecated_at', (entry ->> 'deprecated_at')::timestamptz::date,
+            'retires_at', coalesce((entry ->> 'retires_at')::timestamptz::date,
+                                   CASE WHEN lifecycle = 'retired'
+                                        THEN coalesce((entry ->> 'deprecated_at')::timestamptz::date,
+                                                      (entry ->> 'created_at')::timestamptz::date) END));
+        IF said ->> 'deprecated_at' IS NOT NULL OR said ->> 'retires_at' IS NOT NULL THEN
+            said := said || jsonb_build_object('lifecycle_source', format('Anthropic GET /v1/models, imported %s', current_date));
+        END IF;
+    ELSIF provider = 'openai' THEN
+        -- OpenAI's Model (GET /v1/models): its id and the day it shuts down.
+        name := entry ->> 'id';
+        said := jsonb_build_object('retires_at', (entry ->> 'shutdown_date')::date);
+        IF entry ->> 'shutdown_date' IS NOT NULL THEN
+            said := said || jsonb_build_object('lifecycle_source', format('OpenAI GET /v1/models, imported %s', current_date));
+        END IF;
+    ELSIF provider = 'gemini' THEN
+        -- Gemini's Model (models.list): only what generates content.
+        name := regexp_replace(entry ->> 'name', '^models/', '');
+        IF jsonb_typeof(entry -> 'supportedGenerationMethods') = 'array'
+           AND NOT (entry -> 'supportedGenerationMethods') ? 'generateContent' THEN
+            RETURN NULL;
+        END IF;
+        IF jsonb_typeof(entry -> 'inputTokenLimit') = 'number' THEN
+            said := said || jsonb_build_object('hard_window', (entry ->> 'inputTokenLimit')::int);
+        END IF;
+        IF jsonb_typeof(entry -> 'outputTokenLimit') = 'number' THEN
+            said := said || jsonb_build_object('max_output_tokens', (entry ->> 'outputTokenLimit')::int);
+        END IF;
+        IF jsonb_typeof(entry -> 'maxTemperature') = 'number' THEN
+            said := said || jsonb_build_object('temperature_max', (entry ->> 'maxTemperature')::float8);
+        END IF;
+        IF jsonb_typeof(entry -> 'thinking') = 'boolean' THEN
+            said := said || jsonb_build_object('include_thoughts', (entry ->> 'thinking')::boolean);
+        END IF;
+    ELSIF prompt._dialect_known('chat', provider) THEN
+        -- A compatible provider's GET /v1/models (an OpenAI-shaped list): its id, and what
+        -- its entries add: the window (Mistral's max_context_length, Groq's context_window,
+        -- Together's, OpenRouter's and Fireworks' context_length, vLLM's max_model_len), the
+        -- output limit (Groq's max_completion_tokens, OpenRouter's top_provider's) and
+        -- Mistral's deprecation day and replacement.
+        name := coalesce(entry ->> 'id', entry ->> 'name');
+        FOR caps IN SELECT entry -> k FROM unnest(ARRAY['max_context_length', 'context_window', 'context_length',
+                                                        'max_model_len']) AS k LOOP
+            IF jsonb_typeof(caps) = 'number' THEN
+                said := said || jsonb_build_object('hard_window', (caps #>> '{}')::int);
+                EXIT;
+            END IF;
+        END LOOP;
+        caps := coalesce(entry -> 'max_completion_tokens', entry -> 'top_provider' -> 'max_completion_tokens');
+        IF jsonb_typeof(caps) = 'number' THEN
+            said := said || jsonb_build_object('max_output_tokens', (caps #>> '{}')::int);
+        END IF;
+        IF jsonb_typeof(entry -> 'deprecation') = 'string' THEN
+            said := said || jsonb_build_object(
+                'retires_at', (entry ->> 'deprecation')::timestamptz::date,
+                'replacement', entry ->> 'deprecation_replacement_model',
+                'lifecycle_source', format('%s GET /v1/models, imported %s', provider, current_date));
+        END IF;
+    ELSE
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = format('model_list_invalid: provider %L has no model list pgprompt reads', provider);
+    END IF;
+    IF name IS NULL OR name = '' THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = format('model_list_invalid: the entry at %s names no model (%s)', at,
+                             CASE provider WHEN 'gemini' THEN 'name' ELSE 'id' END);
+    END IF;
+    RETURN said || jsonb_build_object('name', name);
+EXCEPTION WHEN invalid_datetime_format OR datetime_field_overflow OR invalid_text_representation
+               OR numeric_value_out_of_range THEN
+    RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+        MESSAGE = format('model_list_invalid: the entry at %s holds a value of the wrong kind (%s)', at, SQLERRM);
+END
+$$;
+
+-- Compatible providers and cloud hosts: the dialect a model row speaks ---------------------
+
+CREATE FUNCTION prompt."_dialect_known"(
+	"wire" TEXT, /* & str */
+	"provider" TEXT /* & str */
+) RETURNS bool /* bool */
+IMMUTABLE STRICT PARALLEL SAFE
+SET search_path TO pg_catalog, pg_temp
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_dialect_known_wrapper';
+CREATE FUNCTION prompt."_check_options_wire"(
+	"level" TEXT, /* Option < & str > */
+	"options" TEXT, /* Option < & str > */
+	"wire" TEXT, /* Option < & str > */
+	"max_output_tokens" INT, /* Option < i32 > */
+	"model" TEXT, /* Option < & str > */
+	"profile" TEXT, /* Option < & str > */
+	"provider" TEXT, /* Option < & str > */
+	"native_images" bool /* Option < bool > */
+) RETURNS void
+IMMUTABLE PARALLEL SAFE 
+SET search_path TO pg_catalog, pg_temp
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_check_options_wire_v6_wrapper';
+ALTER TABLE prompt.models ADD CONSTRAINT models_provider_valid CHECK (provider IS NULL OR prompt._dialect_known(wire, provider));
+CREATE OR REPLACE FUNCTION prompt._model_options_write() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    profile text;
+BEGIN
+    IF TG_OP = 'INSERT'
+       OR NEW.request_options IS DISTINCT FROM OLD.request_options
+       OR NEW.wire IS DISTINCT FROM OLD.wire
+       OR NEW.max_output_tokens IS DISTINCT FROM OLD.max_output_tokens
+       OR NEW.name IS DISTINCT FROM OLD.name
+       OR NEW.profile IS DISTINCT FROM OLD.profile
+       OR NEW.provider IS DISTINCT FROM OLD.provider
+       OR NEW.native_images IS DISTINCT FROM OLD.native_images THEN
+        profile := prompt._model_profile(NEW.name, NEW.profile);
+        IF NEW.request_options <> '{}'::jsonb OR profile IS NOT NULL OR NEW.provider IS NOT NULL THEN
+            PERFORM prompt._check_options_wire('model', NEW.request_options::text, NEW.wire, NEW.max_output_tokens,
+                                               NEW.name, profile, NEW.provider, NEW.native_images);
+        END IF;
+    END IF;
+    RETURN NEW;
+END
+$$;
+DROP TRIGGER models_options ON prompt.models;
+CREATE TRIGGER models_options BEFORE INSERT OR UPDATE OF request_options, wire, max_output_tokens, name, profile,
+    provider, native_images ON prompt.models
+    FOR EACH ROW EXECUTE FUNCTION prompt._model_options_write();
+CREATE OR REPLACE FUNCTION prompt._options_write() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF TG_OP = 'INSERT' OR NEW.request_options IS DISTINCT FROM OLD.request_options THEN
+        PERFORM prompt._check_request_options(TG_TABLE_NAME, NEW.request_options::text);
+    END IF;
+    IF NEW.request_options <> '{}'::jsonb AND NEW.model IS NOT NULL
+       AND (TG_OP = 'INSERT' OR NEW.request_options IS DISTINCT FROM OLD.request_options
+            OR NEW.model IS DISTINCT FROM OLD.model) THEN
+        PERFORM prompt._check_options_wire('agent', NEW.request_options::text, m.wire, m.max_output_tokens,
+                                           m.name, prompt._model_profile(m.name, m.profile), m.provider, m.native_images)
+           FROM prompt.models m WHERE m.name = NEW.model;
+    END IF;
+    RETURN NEW;
+END
+$$;
+
+CREATE FUNCTION prompt._openai_wires(name text) RETURNS text[]
+LANGUAGE sql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT CASE
+        WHEN substr(lower($1), coalesce(length(f.name), 0) + 1)
+             ~ '(^|-)(pro|codex|deep-research|healthcare|law|cyber|rosalind|research|daybreak)(-|$)|^computer-use'
+            THEN ARRAY['responses']
+        ELSE coalesce(f.wires, ARRAY['responses', 'chat']) END
+      FROM (SELECT NULL) AS one
+      LEFT JOIN prompt.model_profiles f ON f.name = prompt._model_profile($1, NULL)
+$$;
+CREATE OR REPLACE FUNCTION prompt._model_list_base(provider text, name text) RETURNS jsonb
+LANGUAGE sql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT coalesce(
+        (SELECT to_jsonb(p) - 'imported' - 'deprecated_at' - 'retires_at' - 'replacement' - 'lifecycle_source'
+           FROM prompt.model_profiles p WHERE p.name = (prompt._model_profile($2, NULL)::jsonb ->> 'name')),
+        jsonb_build_object('thinking_modes', '[]'::jsonb, 'efforts', '[]'::jsonb, 'thinking_display', '[]'::jsonb,
+                           'include_thoughts', false, 'thinking_with_forced_tool', true, 'sampling_together', true,
+                           'max_breakpoints', 0, 'min_cache_tokens', 1024, 'cache_ttls', '[]'::jsonb,
+                           'replays_thinking', false, 'system_messages', false, 'cache_diagnostics', false)
+        || CASE $1
+            WHEN 'anthropic' THEN '{"provider": "anthropic", "wires": ["anthropic"], "tokenizer": "cl100k_base",
+                "cache_breakpoints": "cache_control", "max_breakpoints": 4, "cache_ttls": ["5m", "1h"],
+                "cache_lookback": 20, "replays_thinking": true, "thinking_with_forced_tool": false,
+                "sampling_together": false}'::jsonb
+            WHEN 'openai' THEN '{"provider": "openai", "wires": ["responses", "chat"], "tokenizer": "o200k_base"}'::jsonb
+            WHEN 'gemini' THEN '{"provider": "google", "wires": ["gemini"], "tokenizer": "o200k_base", "temperature_max": 2,
+                "top_p_max": 1}'::jsonb
+            -- A compatible provider's: its own, on chat.
+            ELSE jsonb_build_object('provider', $1, 'wires', '["chat"]'::jsonb, 'tokenizer', 'o200k_base',
+                                    'temperature_max', 2, 'top_p_max', 1)
+        END)
+        || CASE WHEN $1 = 'openai' THEN jsonb_build_object('wires', to_jsonb(prompt._openai_wires($2)))
+                -- A compatible provider's list is that provider's, on chat, whatever family its ids follow.
+                WHEN $1 NOT IN ('anthropic', 'gemini') THEN jsonb_build_object('provider', $1, 'wires', '["chat"]'::jsonb)
+                ELSE '{}' END
+$$;
+CREATE OR REPLACE FUNCTION prompt.import_models(provider text, models jsonb, overwrite boolean DEFAULT false)
+RETURNS TABLE (name text, action text)
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    entries jsonb;
+    path text;
+    i int := 0;
+    e jsonb;
+    said jsonb;
+    existing prompt.model_profiles;
+    current jsonb;
+    row_json jsonb;
+    edited boolean;
+BEGIN
+    -- The lists it reads: Anthropic's and Gemini's own, and every chat provider's (OpenAI's
+    -- and the compatible ones', the library's list).
+    IF provider IS NULL OR provider NOT IN ('anthropic', 'gemini') AND NOT prompt._dialect_known('chat', provider) THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = format('model_list_invalid: provider %L has no model list pgprompt reads', provider),
+            HINT = 'Name the provider whose model-list endpoint returned the list: anthropic, openai, gemini, or a compatible provider of the chat wire (mistral, deepseek, xai, groq, together, fireworks, openrouter, ollama, vllm, azure).';
+    END IF;
+    IF jsonb_typeof(models) = 'array' THEN
+        entries := models;
+        path := '';
+    ELSE
+        entries := coalesce(models -> 'data', models -> 'models');
+        path := CASE WHEN models ? 'data' THEN '/data' ELSE '/models' END;
+    END IF;
+    IF jsonb_typeof(entries) IS DISTINCT FROM 'array' THEN
+        RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
+            MESSAGE = 'model_list_invalid: models holds no list of models (an array, or one under data or models)',
+            HINT = 'Pass what GET /v1/models (Anthropic, OpenAI) or models.list (Gemini) returned.';
+    END IF;
+    FOR e IN SELECT x FROM jsonb_array_elements(entries) AS x LOOP
+        said := prompt._model_list_entry(provider, e, path || '/' || i);
+        i := i + 1;
+        CONTINUE WHEN said IS NULL;
+        name := said ->> 'name';
+        SELECT * INTO existing FROM prompt.model_profiles p WHERE p.name = said ->> 'name';
+        -- A model the list says thinks, whose row (or, new, its family) says not how: it
+        -- takes the thinking levels every thinking Gemini takes (low, high); a row's or a
+        -- family's own rules stay.
+        IF (said ->> 'include_thoughts')::boolean
+           AND coalesce(cardinality(existing.thinking_modes),
+                        jsonb_array_length(prompt._model_list_base(provider, name) -> 'thinking_modes')) = 0 THEN
+            said := said || '{"thinking_modes": ["adaptive"], "thinking_default": "adaptive", "efforts": ["low", "high"]}'::jsonb;
+        END IF;
+        IF existing.name IS NULL THEN
+            row_json := prompt._model_list_base(provider, name) || said
+                        || jsonb_build_object('shipped', false, 'imported', said);
+            -- The family's budget range follows the list's output limit.
+            IF row_json ? 'budget_min' AND jsonb_typeof(row_json -> 'budget_min') = 'number' AND said ? 'max_output_tokens' THEN
+                row_json := row_json || jsonb_build_object('budget_max', (said ->> 'max_output_tokens')::int - 1);
+            END IF;
+            INSERT INTO prompt.model_profiles SELECT (jsonb_populate_record(NULL::prompt.model_profiles, row_json)).*;
+            action := 'inserted';
+            RETURN NEXT;
+            CONTINUE;
+        END IF;
+        current := to_jsonb(existing);
+        -- Changed by a user: never imported and not shipped, or what the last import wrote
+        -- no longer stands.
+        edited := CASE WHEN existing.imported IS NULL THEN NOT existing.shipped
+                       ELSE EXISTS (SELECT 1 FROM jsonb_each(existing.imported) AS w(k, v)
+                                     WHERE current -> w.k IS DISTINCT FROM w.v) END;
+        IF NOT EXISTS (SELECT 1 FROM jsonb_each(said) AS w(k, v) WHERE current -> w.k IS DISTINCT FROM w.v) THEN
+            action := 'unchanged';
+        ELSIF edited AND NOT overwrite THEN
+            action := 'kept';
+        ELSE
+            row_json := current || said || jsonb_build_object('shipped', false, 'imported', said);
+            UPDATE prompt.model_profiles p SET (provider, wires, advisory_window, hard_window, max_output_tokens, tokenizer,
+                    thinking_modes, thinking_default, efforts, thinking_display, budget_min, budget_max, include_thoughts,
+                    thinking_with_forced_tool, temperature_max, top_p_max, sampling_together, cache_breakpoints,
+                    max_breakpoints, min_cache_tokens, cache_ttls, cache_lookback, replays_thinking, shipped,
+                    deprecated_at, retires_at, replacement, system_messages, cache_diagnostics, imported, lifecycle_source) =
+                   (SELECT r.provider, r.wires, r.advisory_window, r.hard_window, r.max_output_tokens, r.tokenizer,
+                           r.thinking_modes, r.thinking_default, r.efforts, r.thinking_display, r.budget_min, r.budget_max,
+                           r.include_thoughts, r.thinking_with_forced_tool, r.temperature_max, r.top_p_max,
+                           r.sampling_together, r.cache_breakpoints, r.max_breakpoints, r.min_cache_tokens, r.cache_ttls,
+                           r.cache_lookback, r.replays_thinking, r.shipped, r.deprecated_at, r.retires_at, r.replacement,
+                           r.system_messages, r.cache_diagnostics, r.imported, r.lifecycle_source
+                      FROM jsonb_populate_record(NULL::prompt.model_profiles, row_json) r)
+             WHERE p.name = existing.name;
+            action := 'updated';
+        END IF;
+        RETURN NEXT;
+    END LOOP;
+END
+$$;
+CREATE OR REPLACE VIEW prompt.model_status WITH (security_invoker = true) AS
+SELECT m.name AS model, p.name AS profile, p.deprecated_at, p.retires_at, p.replacement,
+       CASE WHEN p.retires_at <= current_date AND p.lifecycle_source IS NOT NULL THEN 'retired'
+            WHEN p.deprecated_at <= current_date OR p.retires_at IS NOT NULL THEN 'deprecated'
+            WHEN p.name IS NULL THEN 'unprofiled'
+            ELSE 'active' END AS lifecycle,
+       p.retires_at IS NOT NULL AND p.retires_at > current_date AND p.retires_at <= current_date + 30 AS retiring_soon,
+       p.retires_at - current_date AS days_left,
+       p.lifecycle_source
+  FROM prompt.models m
+  LEFT JOIN LATERAL (SELECT q.* FROM prompt.model_profiles q
+                      WHERE q.name = (prompt._model_profile(m.name, m.profile)::jsonb ->> 'name')) p ON true;
+
+-- The shipped catalog of 0.6 replaces 0.5's (lifecycle with its sources, the ids the newest
+-- SDKs list); a model that named a shipped profile keeps naming it (the rows go out and come
+-- back in one transaction).
+CREATE TEMP TABLE pgprompt_named_profiles ON COMMIT DROP AS
+    SELECT m.name, m.profile FROM prompt.models m WHERE m.profile IS NOT NULL;
+ALTER TABLE prompt.models DISABLE TRIGGER models_options;
+DELETE FROM prompt.model_profiles WHERE shipped;
+-- The model profiles pgprompt ships (README, "Model profiles"): the current models of the
+-- three providers and the rules each enforces, as their SDKs (anthropic 2.17, openai
+-- 3.63, google-genai 3.6.1) and published references give them; scripts/catalog.py checks
+-- that every id those SDKs list resolves here, on the wires they list it for. The update scripts run
+-- this file as it is (a user's row of a shipped name is left alone). Shipped rows say
+-- shipped = true: an update replaces them, pg_dump leaves them to the extension's script
+-- and keeps the rows users add. To change a shipped profile, add a row of your own and
+-- name it in models.profile.
+--
+-- Windows and output limits are the providers' published figures; Claude's tokenizer is
+-- not public (cl100k_base is the closest count; models.token_margin_auto learns the rest).
+
+INSERT INTO prompt.model_profiles (name, provider, wires, advisory_window, hard_window, max_output_tokens, tokenizer,
+    thinking_modes, thinking_default, efforts, thinking_display, budget_min, budget_max, include_thoughts,
+    thinking_with_forced_tool, temperature_max, top_p_max, sampling_together,
+    cache_breakpoints, max_breakpoints, min_cache_tokens, cache_ttls, cache_lookback, replays_thinking, shipped)
+VALUES
+-- Anthropic, the 5 family, Opus 4.8 and 4.7, Mythos Preview: adaptive thinking only (a
+-- budget is refused with a 400), effort up to max, no sampling options, no thinking beside
+-- a forced tool.
+    ('claude-opus-5-5',   'anthropic', '{anthropic}', NULL, 1000000, 128000, 'cl100k_base',
+     '{adaptive,disabled}', 'adaptive', '{low,medium,high,xhigh,max}', '{summarized,omitted}', NULL, NULL, false,
+     false, NULL, NULL, false, 'cache_control', 4, 4096, '{5m,1h}', 20, true, true),
+    ('claude-sonnet-5-5', 'anthropic', '{anthropic}', NULL, 1000000, 128000, 'cl100k_base',
+     '{adaptive,disabled}', 'adaptive', '{low,medium,high,xhigh,max}', '{summarized,omitted}', NULL, NULL, false,
+     false, NULL, NULL, false, 'cache_control', 4, 2048, '{5m,1h}', 20, true, true),
+    ('claude-haiku-5-5',  'anthropic', '{anthropic}', NULL, 400000, 64000, 'cl100k_base',
+     '{adaptive,disabled}', 'adaptive', '{low,medium,high,max}', '{summarized,omitted}', NULL, NULL, false,
+     false, NULL, NULL, false, 'cache_control', 4, 4096, '{5m,1h}', 20, true, true),
+    ('claude-fable-5-2',  'anthropic', '{anthropic}', NULL, 1000000, 128000, 'cl100k_base',
+     '{adaptive,disabled}', 'adaptive', '{low,medium,high,xhigh,max}', '{summarized,omitted}', NULL, NULL, false,
+     false, NULL, NULL, false, 'cache_control', 4, 2048, '{5m,1h}', 20, true, true),
+    ('claude-mythos-5-2', 'anthropic', '{anthropic}', NULL, 1000000, 128000, 'cl100k_base',
+     '{adaptive,disabled}', 'adaptive', '{low,medium,high,xhigh,max}', '{summarized,omitted}', NULL, NULL, false,
+     false, NULL, NULL, false, 'cache_control', 4, 4096, '{5m,1h}', 20, true, true),
+    ('claude-fable-5-1',  'anthropic', '{anthropic}', NULL, 1000000, 128000, 'cl100k_base',
+     '{adaptive,disabled}', 'adaptive', '{low,medium,high,xhigh,max}', '{summarized,omitted}', NULL, NULL, false,
+     false, NULL, NULL, false, 'cache_control', 4, 2048, '{5m,1h}', 20, true, true),
+    ('claude-mythos-5-1', 'anthropic', '{anthropic}', NULL, 1000000, 128000, 'cl100k_base',
+     '{adaptive,disabled}', 'adaptive', '{low,medium,high,xhigh,max}', '{summarized,omitted}', NULL, NULL, false,
+     false, NULL, NULL, false, 'cache_control', 4, 4096, '{5m,1h}', 20, true, true),
+    ('claude-opus-5',     'anthropic', '{anthropic}', NULL, 1000000, 128000, 'cl100k_base',
+     '{adaptive,disabled}', 'adaptive', '{low,medium,high,xhigh,max}', '{summarized,omitted}', NULL, NULL, false,
+     false, NULL, NULL, false, 'cache_control', 4, 4096, '{5m,1h}', 20, true, true),
+    ('claude-sonnet-5',   'anthropic', '{anthropic}', NULL, 1000000, 128000, 'cl100k_base',
+     '{adaptive,disabled}', 'adaptive', '{low,medium,high,xhigh,max}', '{summarized,omitted}', NULL, NULL, false,
+     false, NULL, NULL, false, 'cache_control', 4, 2048, '{5m,1h}', 20, true, true),
+    ('claude-fable-5',    'anthropic', '{anthropic}', NULL, 1000000, 128000, 'cl100k_base',
+     '{adaptive,disabled}', 'adaptive', '{low,medium,high,xhigh,max}', '{summarized,omitted}', NULL, NULL, false,
+     false, NULL, NULL, false, 'cache_control', 4, 2048, '{5m,1h}', 20, true, true),
+    ('claude-mythos-5',   'anthropic', '{anthropic}', NULL, 1000000, 128000, 'cl100k_base',
+     '{adaptive,disabled}', 'adaptive', '{low,medium,high,xhigh,max}', '{summarized,omitted}', NULL, NULL, false,
+     false, NULL, NULL, false, 'cache_control', 4, 4096, '{5m,1h}', 20, true, true),
+    ('claude-opus-4-8',   'anthropic', '{anthropic}', NULL, 1000000, 128000, 'cl100k_base',
+     '{adaptive,disabled}', 'adaptive', '{low,medium,high,xhigh,max}', '{summarized,omitted}', NULL, NULL, false,
+     false, NULL, NULL, false, 'cache_control', 4, 4096, '{5m,1h}', 20, true, true),
+    ('claude-opus-4-7',   'anthropic', '{anthropic}', NULL, 1000000, 128000, 'cl100k_base',
+     '{adaptive,disabled}', 'adaptive', '{low,medium,high,xhigh,max}', '{summarized,omitted}', NULL, NULL, false,
+     false, NULL, NULL, false, 'cache_control', 4, 4096, '{5m,1h}', 20, true, true),
+    ('claude-mythos-preview', 'anthropic', '{anthropic}', NULL, 1000000, 128000, 'cl100k_base',
+     '{adaptive,disabled}', 'adaptive', '{low,medium,high,max}', '{summarized,omitted}', NULL, NULL, false,
+     false, NULL, NULL, false, 'cache_control', 4, 4096, '{5m,1h}', 20, true, true),
+-- Opus 4.6, Sonnet 4.6: adaptive or a budget (enabled is deprecated on Opus 4.6), effort,
+-- temperature 0-1 or top_p, not both.
+    ('claude-opus-4-6',   'anthropic', '{anthropic}', NULL, 1000000, 128000, 'cl100k_base',
+     '{adaptive,enabled,disabled}', 'adaptive', '{low,medium,high,max}', '{summarized,omitted}', 1024, 127999, false,
+     false, 1, 1, false, 'cache_control', 4, 4096, '{5m,1h}', 20, true, true),
+    ('claude-sonnet-4-6', 'anthropic', '{anthropic}', NULL, 1000000, 64000, 'cl100k_base',
+     '{adaptive,enabled,disabled}', 'adaptive', '{low,medium,high,max}', '{summarized,omitted}', 1024, 63999, false,
+     false, 1, 1, false, 'cache_control', 4, 2048, '{5m,1h}', 20, true, true),
+-- The 4.5 family: a thinking budget, effort on Opus 4.5 only, temperature 0-1 or top_p.
+    ('claude-opus-4-5',   'anthropic', '{anthropic}', NULL, 200000, 64000, 'cl100k_base',
+     '{enabled,disabled}', 'enabled', '{low,medium,high}', '{}', 1024, 63999, false,
+     false, 1, 1, false, 'cache_control', 4, 4096, '{5m,1h}', 20, true, true),
+    ('claude-sonnet-4-5', 'anthropic', '{anthropic}', NULL, 200000, 64000, 'cl100k_base',
+     '{enabled,disabled}', 'enabled', '{}', '{}', 1024, 63999, false,
+     false, 1, 1, false, 'cache_control', 4, 1024, '{5m,1h}', 20, true, true),
+    ('claude-haiku-4-5',  'anthropic', '{anthropic}', NULL, 200000, 64000, 'cl100k_base',
+     '{enabled,disabled}', 'enabled', '{}', '{}', 1024, 63999, false,
+     false, 1, 1, false, 'cache_control', 4, 4096, '{5m,1h}', 20, true, true),
+-- OpenAI, gpt-6 and gpt-5.6 (the first with prompt_cache_options): reasoning effort none
+-- to max (thinking mode disabled is effort none), explicit cache breakpoints (up to four
+-- a request, TTL 30m or 12h; Chat 30m).
+    ('gpt-6-astra',  'openai', '{responses,chat}', NULL, 2000000, 256000, 'o200k_base',
+     '{disabled}', NULL, '{none,low,medium,high,xhigh,max}', '{summarized}', NULL, NULL, false,
+     true, NULL, NULL, false, 'prompt_cache_breakpoint', 4, 1024, '{30m,12h}', NULL, true, true),
+    ('gpt-6-sol',    'openai', '{responses,chat}', NULL, 1050000, 128000, 'o200k_base',
+     '{disabled}', NULL, '{none,low,medium,high,xhigh,max}', '{summarized}', NULL, NULL, false,
+     true, NULL, NULL, false, 'prompt_cache_breakpoint', 4, 1024, '{30m,12h}', NULL, true, true),
+    ('gpt-6-luna',   'openai', '{responses,chat}', NULL, 400000, 128000, 'o200k_base',
+     '{disabled}', NULL, '{none,low,medium,high,xhigh}', '{summarized}', NULL, NULL, false,
+     true, NULL, NULL, false, 'prompt_cache_breakpoint', 4, 1024, '{30m,12h}', NULL, true, true),
+    ('gpt-5.6-sol',  'openai', '{responses,chat}', NULL, 1050000, 128000, 'o200k_base',
+     '{disabled}', NULL, '{none,low,medium,high,xhigh,max}', '{summarized}', NULL, NULL, false,
+     true, NULL, NULL, false, 'prompt_cache_breakpoint', 4, 1024, '{30m,12h}', NULL, true, true),
+    ('gpt-5.6-terra', 'openai', '{responses,chat}', NULL, 1050000, 128000, 'o200k_base',
+     '{disabled}', NULL, '{none,low,medium,high,xhigh,max}', '{summarized}', NULL, NULL, false,
+     true, NULL, NULL, false, 'prompt_cache_breakpoint', 4, 1024, '{30m,12h}', NULL, true, true),
+    ('gpt-5.6-luna', 'openai', '{responses,chat}', NULL, 400000, 128000, 'o200k_base',
+     '{disabled}', NULL, '{none,low,medium,high,xhigh}', '{summarized}', NULL, NULL, false,
+     true, NULL, NULL, false, 'prompt_cache_breakpoint', 4, 1024, '{30m,12h}', NULL, true, true),
+-- gpt-5.5 to gpt-5.2: reasoning none to xhigh, implicit caching by prompt_cache_key.
+    ('gpt-5.5',      'openai', '{responses,chat}', NULL, 1050000, 128000, 'o200k_base',
+     '{disabled}', NULL, '{none,low,medium,high,xhigh}', '{summarized}', NULL, NULL, false,
+     true, NULL, NULL, false, NULL, 0, 1024, '{}', NULL, true, true),
+    ('gpt-5.5-pro',  'openai', '{responses}', NULL, 1050000, 128000, 'o200k_base',
+     '{}', NULL, '{medium,high,xhigh}', '{summarized}', NULL, NULL, false,
+     true, NULL, NULL, false, NULL, 0, 1024, '{}', NULL, true, true),
+    ('gpt-5.4',      'openai', '{responses,chat}', NULL, 1050000, 128000, 'o200k_base',
+     '{disabled}', NULL, '{none,low,medium,high,xhigh}', '{summarized}', NULL, NULL, false,
+     true, NULL, NULL, false, NULL, 0, 1024, '{}', NULL, true, true),
+    ('gpt-5.4-mini', 'openai', '{responses,chat}', NULL, 400000, 128000, 'o200k_base',
+     '{disabled}', NULL, '{none,low,medium,high,xhigh}', '{summarized}', NULL, NULL, false,
+     true, NULL, NULL, false, NULL, 0, 1024, '{}', NULL, true, true),
+    ('gpt-5.4-nano', 'openai', '{responses,chat}', NULL, 400000, 128000, 'o200k_base',
+     '{disabled}', NULL, '{none,low,medium,high,xhigh}', '{summarized}', NULL, NULL, false,
+     true, NULL, NULL, false, NULL, 0, 1024, '{}', NULL, true, true),
+    ('gpt-5.2',      'openai', '{responses,chat}', NULL, 400000, 128000, 'o200k_base',
+     '{disabled}', NULL, '{none,low,medium,high,xhigh}', '{summarized}', NULL, NULL, false,
+     true, NULL, NULL, false, NULL, 0, 1024, '{}', NULL, true, true),
+    ('gpt-5.2-pro',  'openai', '{responses,chat}', NULL, 400000, 128000, 'o200k_base',
+     '{}', NULL, '{medium,high,xhigh}', '{summarized}', NULL, NULL, false,
+     true, NULL, NULL, false, NULL, 0, 1024, '{}', NULL, true, true),
+-- gpt-5.1: none to high; gpt-5: minimal to high.
+    ('gpt-5.1',      'openai', '{responses,chat}', NULL, 400000, 128000, 'o200k_base',
+     '{disabled}', NULL, '{none,low,medium,high}', '{summarized}', NULL, NULL, false,
+     true, NULL, NULL, false, NULL, 0, 1024, '{}', NULL, true, true),
+    ('gpt-5',        'openai', '{responses,chat}', NULL, 400000, 128000, 'o200k_base',
+     '{}', NULL, '{minimal,low,medium,high}', '{summarized}', NULL, NULL, false,
+     true, NULL, NULL, false, NULL, 0, 1024, '{}', NULL, true, true),
+-- Not reasoning models: temperature 0-2 and top_p, together.
+    ('gpt-4.1',      'openai', '{responses,chat}', NULL, 1047576, 32768, 'o200k_base',
+     '{}', NULL, '{}', '{}', NULL, NULL, false,
+     true, 2, 1, true, NULL, 0, 1024, '{}', NULL, false, true),
+    ('gpt-4o',       'openai', '{responses,chat}', NULL, 128000, 16384, 'o200k_base',
+     '{}', NULL, '{}', '{}', NULL, NULL, false,
+     true, 2, 1, true, NULL, 0, 1024, '{}', NULL, false, true),
+-- Google, Gemini 3.5 on: thinking levels (a budget is refused), thoughts on request,
+-- temperature 0-2 and top_p, implicit caching by prefix.
+    ('gemini-4-argon',   'google', '{gemini}', NULL, 2097152, 65536, 'o200k_base',
+     '{adaptive}', 'adaptive', '{minimal,low,medium,high,xhigh}', '{}', NULL, NULL, true,
+     true, 2, 1, true, NULL, 0, 1024, '{}', NULL, true, true),
+    ('gemini-3.8-flash', 'google', '{gemini}', NULL, 1048576, 65536, 'o200k_base',
+     '{adaptive}', 'adaptive', '{minimal,low,medium,high}', '{}', NULL, NULL, true,
+     true, 2, 1, true, NULL, 0, 1024, '{}', NULL, true, true),
+    ('gemini-3.7-flash', 'google', '{gemini}', NULL, 1048576, 65536, 'o200k_base',
+     '{adaptive}', 'adaptive', '{minimal,low,medium,high}', '{}', NULL, NULL, true,
+     true, 2, 1, true, NULL, 0, 1024, '{}', NULL, true, true),
+    ('gemini-3.6-flash', 'google', '{gemini}', NULL, 1048576, 65536, 'o200k_base',
+     '{adaptive}', 'adaptive', '{minimal,low,medium,high}', '{}', NULL, NULL, true,
+     true, 2, 1, true, NULL, 0, 1024, '{}', NULL, true, true),
+    ('gemini-3.5-flash', 'google', '{gemini}', NULL, 1048576, 65536, 'o200k_base',
+     '{adaptive}', 'adaptive', '{minimal,low,medium,high}', '{}', NULL, NULL, true,
+     true, 2, 1, true, NULL, 0, 1024, '{}', NULL, true, true),
+    ('gemini-3.5-flash-lite', 'google', '{gemini}', NULL, 1048576, 65536, 'o200k_base',
+     '{adaptive}', 'adaptive', '{minimal,low,medium,high}', '{}', NULL, NULL, true,
+     true, 2, 1, true, NULL, 0, 1024, '{}', NULL, true, true),
+-- Gemini 3 and 3.1 previews: levels, or a budget (still accepted before 3.5).
+    ('gemini-3.1-pro-preview', 'google', '{gemini}', NULL, 1048576, 65536, 'o200k_base',
+     '{adaptive,enabled}', 'adaptive', '{low,medium,high}', '{}', 128, 32768, true,
+     true, 2, 1, true, NULL, 0, 2048, '{}', NULL, true, true),
+    ('gemini-3-pro-preview',   'google', '{gemini}', NULL, 1048576, 65536, 'o200k_base',
+     '{adaptive,enabled}', 'adaptive', '{low,high}', '{}', 128, 32768, true,
+     true, 2, 1, true, NULL, 0, 2048, '{}', NULL, true, true),
+    ('gemini-3-flash-preview', 'google', '{gemini}', NULL, 1048576, 65536, 'o200k_base',
+     '{adaptive,enabled,disabled}', 'adaptive', '{minimal,low,medium,high}', '{}', 0, 24576, true,
+     true, 2, 1, true, NULL, 0, 1024, '{}', NULL, true, true),
+-- Gemini 2.5: a budget (0 turns it off on Flash), thoughts on request.
+    ('gemini-2.5-pro',   'google', '{gemini}', NULL, 1048576, 65536, 'o200k_base',
+     '{adaptive,enabled}', 'adaptive', '{}', '{}', 128, 32768, true,
+     true, 2, 1, true, NULL, 0, 2048, '{}', NULL, false, true),
+    ('gemini-2.5-flash', 'google', '{gemini}', NULL, 1048576, 65536, 'o200k_base',
+     '{adaptive,enabled,disabled}', 'adaptive', '{}', '{}', 0, 24576, true,
+     true, 2, 1, true, NULL, 0, 1024, '{}', NULL, false, true)
+ON CONFLICT (name) DO NOTHING;
+
+-- Ids the SDKs list that follow a family above: each a row of its own, its family's rules
+-- with what differs (name, wires; the SDK's model lists say which wires: ChatModel for
+-- chat, ResponsesModel for the Responses-only ids). Windows the SDKs do not give are the
+-- family's; prompt.import_models corrects them from the provider's own list.
+INSERT INTO prompt.model_profiles
+SELECT (pg_catalog.jsonb_populate_record(p, v.changes)).*
+  FROM prompt.model_profiles p
+  JOIN (VALUES
+    -- OpenAI, gpt-6: new sizes of the shipped families.
+    ('gpt-6-astra',   '{"name": "gpt-6.2-astra"}'::jsonb),
+    ('gpt-6-sol',     '{"name": "gpt-6.1-sol"}'),
+    ('gpt-6-sol',     '{"name": "gpt-6.2-sol"}'),
+    ('gpt-5.6-terra', '{"name": "gpt-6.1-terra"}'),
+    -- Responses-only (ResponsesModel, not ChatModel).
+    ('gpt-6-astra',   '{"name": "gpt-6.2-astra-law", "wires": ["responses"]}'),
+    ('gpt-6-astra',   '{"name": "gpt-6-astra-healthcare", "wires": ["responses"]}'),
+    ('gpt-6-astra',   '{"name": "gpt-6.2-astra-healthcare", "wires": ["responses"]}'),
+    ('gpt-6-sol',     '{"name": "gpt-6.1-sol-healthcare", "wires": ["responses"]}'),
+    ('gpt-6-sol',     '{"name": "gpt-6.2-sol-healthcare", "wires": ["responses"]}'),
+    ('gpt-6-sol',     '{"name": "gpt-6-cyber", "wires": ["responses"]}'),
+    ('gpt-6-sol',     '{"name": "gpt-6-rosalind", "wires": ["responses"]}'),
+    ('gpt-6-sol',     '{"name": "gpt-rosalind-research", "wires": ["responses"]}'),
+    ('gpt-6-sol',     '{"name": "gpt-daybreak-blue-latest", "wires": ["responses"]}'),
+    ('gpt-6-sol',     '{"name": "gpt-daybreak-red-latest", "wires": ["responses"]}'),
+    ('gpt-4o',        '{"name": "computer-use-preview", "wires": ["responses"], "hard_window": 8192, "max_output_tokens": 1024}'),
+    ('gpt-5.6-sol',   '{"name": "gpt-5.6-cyber", "wires": ["responses"]}'),
+    ('gpt-5',         '{"name": "gpt-5-pro", "wires": ["responses"], "efforts": ["high"]}'),
+    ('gpt-5',         '{"name": "gpt-5-codex", "wires": ["responses"], "efforts": ["low", "medium", "high"]}'),
+    ('gpt-5.1',       '{"name": "gpt-5.1-codex-max", "wires": ["responses"], "efforts": ["none", "low", "medium", "high", "xhigh"]}'),
+    ('gpt-5',         '{"name": "o3-pro", "wires": ["responses"], "hard_window": 200000, "max_output_tokens": 100000, "efforts": ["low", "medium", "high"]}'),
+    ('gpt-5',         '{"name": "o3-deep-research", "wires": ["responses"], "hard_window": 200000, "max_output_tokens": 100000, "efforts": ["medium"]}'),
+    ('gpt-5',         '{"name": "o4-mini-deep-research", "wires": ["responses"], "hard_window": 200000, "max_output_tokens": 100000, "efforts": ["medium"]}'),
+    ('gpt-5',         '{"name": "o1-pro", "wires": ["responses"], "hard_window": 200000, "max_output_tokens": 100000, "efforts": ["low", "medium", "high"]}'),
+    -- Reasoning models of the chat list that are gone or going (lifecycle below).
+    ('gpt-5.1',       '{"name": "gpt-5.1-codex"}'),
+    ('gpt-5',         '{"name": "o3", "hard_window": 200000, "max_output_tokens": 100000, "efforts": ["low", "medium", "high"]}'),
+    ('gpt-5',         '{"name": "o3-mini", "hard_window": 200000, "max_output_tokens": 100000, "efforts": ["low", "medium", "high"]}'),
+    ('gpt-5',         '{"name": "o4-mini", "hard_window": 200000, "max_output_tokens": 100000, "efforts": ["low", "medium", "high"]}'),
+    ('gpt-5',         '{"name": "o1", "hard_window": 200000, "max_output_tokens": 100000, "efforts": ["low", "medium", "high"]}'),
+    ('gpt-5',         '{"name": "o1-mini", "hard_window": 128000, "max_output_tokens": 65536, "efforts": []}'),
+    ('gpt-5',         '{"name": "o1-preview", "hard_window": 128000, "max_output_tokens": 32768, "efforts": []}'),
+    -- The chat-latest aliases: no reasoning options.
+    ('gpt-4o',        '{"name": "gpt-5.3-chat-latest", "hard_window": 128000, "max_output_tokens": 16384}'),
+    ('gpt-4o',        '{"name": "gpt-5.2-chat-latest", "hard_window": 128000, "max_output_tokens": 16384}'),
+    ('gpt-4o',        '{"name": "gpt-5.1-chat-latest", "hard_window": 128000, "max_output_tokens": 16384}'),
+    ('gpt-4o',        '{"name": "gpt-5-chat-latest", "hard_window": 128000, "max_output_tokens": 16384}'),
+    ('gpt-4o',        '{"name": "chatgpt-4o-latest"}'),
+    ('gpt-4o',        '{"name": "codex-mini-latest", "hard_window": 200000, "max_output_tokens": 100000}'),
+    -- Ids of the gpt-4.1 and gpt-4o families that leave before their family.
+    ('gpt-4.1',       '{"name": "gpt-4.1-nano"}'),
+    ('gpt-4o',        '{"name": "gpt-4o-2024-05-13"}'),
+    ('gpt-4o',        '{"name": "gpt-4o-audio-preview"}'),
+    ('gpt-4o',        '{"name": "gpt-4o-audio-preview-2024-10-01"}'),
+    ('gpt-4o',        '{"name": "gpt-4o-mini-audio-preview"}'),
+    ('gpt-4o',        '{"name": "gpt-4o-search-preview"}'),
+    ('gpt-4o',        '{"name": "gpt-4o-mini-search-preview"}'),
+    ('gpt-4o',        '{"name": "gpt-audio-mini"}'),
+    -- gpt-4 and gpt-3.5, all retired or retiring.
+    ('gpt-4o',        '{"name": "gpt-4", "hard_window": 8192, "max_output_tokens": 8192, "tokenizer": "cl100k_base"}'),
+    ('gpt-4o',        '{"name": "gpt-4-0314", "hard_window": 8192, "max_output_tokens": 8192, "tokenizer": "cl100k_base"}'),
+    ('gpt-4o',        '{"name": "gpt-4-32k", "hard_window": 32768, "max_output_tokens": 8192, "tokenizer": "cl100k_base"}'),
+    ('gpt-4o',        '{"name": "gpt-4-turbo", "hard_window": 128000, "max_output_tokens": 4096, "tokenizer": "cl100k_base"}'),
+    ('gpt-4o',        '{"name": "gpt-4-turbo-preview", "hard_window": 128000, "max_output_tokens": 4096, "tokenizer": "cl100k_base"}'),
+    ('gpt-4o',        '{"name": "gpt-4-0125-preview", "hard_window": 128000, "max_output_tokens": 4096, "tokenizer": "cl100k_base"}'),
+    ('gpt-4o',        '{"name": "gpt-4-vision-preview", "hard_window": 128000, "max_output_tokens": 4096, "tokenizer": "cl100k_base"}'),
+    ('gpt-4o',        '{"name": "gpt-3.5-turbo", "hard_window": 16385, "max_output_tokens": 4096, "tokenizer": "cl100k_base"}'),
+    ('gpt-4o',        '{"name": "gpt-3.5-turbo-16k", "hard_window": 16385, "max_output_tokens": 4096, "tokenizer": "cl100k_base"}'),
+    ('gpt-4o',        '{"name": "gpt-3.5-turbo-0301", "hard_window": 4096, "max_output_tokens": 4096, "tokenizer": "cl100k_base"}'),
+    ('gpt-4o',        '{"name": "gpt-3.5-turbo-0613", "hard_window": 4096, "max_output_tokens": 4096, "tokenizer": "cl100k_base"}'),
+    ('gpt-4o',        '{"name": "gpt-3.5-turbo-1106", "hard_window": 16385, "max_output_tokens": 4096, "tokenizer": "cl100k_base"}'),
+    -- Google: Gemini 4 beside argon, 3.1 Flash-Lite, and the speech models a flash prefix
+    -- would otherwise take (they take no thinking).
+    ('gemini-4-argon',   '{"name": "gemini-4-carbon"}'),
+    ('gemini-4-argon',   '{"name": "gemini-4-hydrogen"}'),
+    ('gemini-4-argon',   '{"name": "gemini-4-neon"}'),
+    ('gemini-3.5-flash-lite', '{"name": "gemini-3.1-flash-lite"}'),
+    ('gemini-2.5-flash', '{"name": "gemini-2.5-flash-lite"}'),
+    ('gemini-2.5-flash', '{"name": "gemini-2.5-flash-image", "thinking_modes": [], "thinking_default": null, "budget_min": null, "budget_max": null, "include_thoughts": false}'),
+    ('gemini-3.8-flash', '{"name": "gemini-3.8-flash-tts", "thinking_modes": [], "thinking_default": null, "efforts": [], "include_thoughts": false}'),
+    ('gemini-3.8-flash', '{"name": "gemini-3.8-flash-lite-tts", "thinking_modes": [], "thinking_default": null, "efforts": [], "include_thoughts": false}'),
+    -- The aliases google-genai 3.6.1 lists ("Latest release of Gemini Flash", "...
+    -- Flash-Lite", "... Pro"): the newest of each line it lists.
+    ('gemini-3.8-flash',       '{"name": "gemini-flash-latest"}'),
+    ('gemini-3.5-flash-lite',  '{"name": "gemini-flash-lite-latest"}'),
+    ('gemini-3.1-pro-preview', '{"name": "gemini-pro-latest"}'),
+    -- google-genai 3.6.1's other generateContent ids: images, speech, music, transcription,
+    -- robotics, omni and the Gemma open models, each on its nearest family's window (the
+    -- SDK gives none; prompt.import_models corrects it), without thinking but the robotics
+    -- reasoners'.
+    ('gemini-2.5-flash', '{"name": "gemini-3-pro-image", "thinking_modes": [], "thinking_default": null, "budget_min": null, "budget_max": null, "include_thoughts": false}'),
+    ('gemini-2.5-flash', '{"name": "gemini-3.1-flash-image", "thinking_modes": [], "thinking_default": null, "budget_min": null, "budget_max": null, "include_thoughts": false}'),
+    ('gemini-2.5-flash', '{"name": "gemini-3.1-flash-lite-image", "thinking_modes": [], "thinking_default": null, "budget_min": null, "budget_max": null, "include_thoughts": false}'),
+    ('gemini-2.5-flash', '{"name": "gemini-nano-banana-2.1", "thinking_modes": [], "thinking_default": null, "budget_min": null, "budget_max": null, "include_thoughts": false}'),
+    ('gemini-2.5-flash', '{"name": "nano-banana-pro-preview", "thinking_modes": [], "thinking_default": null, "budget_min": null, "budget_max": null, "include_thoughts": false}'),
+    ('gemini-3.8-flash', '{"name": "gemini-3.1-flash-tts-preview", "thinking_modes": [], "thinking_default": null, "efforts": [], "include_thoughts": false}'),
+    ('gemini-3.8-flash', '{"name": "gemini-3.5-transcribe", "thinking_modes": [], "thinking_default": null, "efforts": [], "include_thoughts": false}'),
+    ('gemini-3.8-flash', '{"name": "gemini-omni-1.2-flash", "thinking_modes": [], "thinking_default": null, "efforts": [], "include_thoughts": false}'),
+    ('gemini-3.8-flash', '{"name": "gemini-omni-1.1-flash", "thinking_modes": [], "thinking_default": null, "efforts": [], "include_thoughts": false}'),
+    ('gemini-3.8-flash', '{"name": "gemini-omni-flash-preview", "thinking_modes": [], "thinking_default": null, "efforts": [], "include_thoughts": false}'),
+    ('gemini-3.5-flash', '{"name": "gemini-robotics-er-1.6-preview"}'),
+    ('gemini-3.5-flash', '{"name": "gemini-robotics-er-2-preview"}'),
+    ('gemini-3.5-flash-lite', '{"name": "gemma-4-26b-a4b-it", "thinking_modes": [], "thinking_default": null, "efforts": [], "include_thoughts": false}'),
+    ('gemini-3.5-flash-lite', '{"name": "gemma-4-31b-it", "thinking_modes": [], "thinking_default": null, "efforts": [], "include_thoughts": false}'),
+    ('gemini-3.8-flash', '{"name": "lyria-3-clip-preview", "thinking_modes": [], "thinking_default": null, "efforts": [], "include_thoughts": false}'),
+    ('gemini-3.8-flash', '{"name": "lyria-3-pro-preview", "thinking_modes": [], "thinking_default": null, "efforts": [], "include_thoughts": false}'),
+    ('gemini-3.8-flash', '{"name": "lyria-3.5", "thinking_modes": [], "thinking_default": null, "efforts": [], "include_thoughts": false}')
+  ) AS v(base, changes) ON p.name = v.base
+ON CONFLICT (name) DO NOTHING;
+
+-- Lifecycle: the day a provider stops serving a model and the model it names instead, each
+-- with its source (model_profiles.lifecycle_source): anthropic's _data/deprecated_models.py
+-- (DEPRECATED_MODELS), the "Deprecated values" of openai's ChatModel and of the Responses
+-- model field. google-genai gives no date and still lists gemini-2.5-pro, -flash and
+-- -flash-lite: the Gemini rows carry no lifecycle (0.5's days had no source; an operator who
+-- reads one on Google's deprecations page sets it with its lifecycle_source, or
+-- import_models does). The replacement is the provider's where it names one, else the
+-- family's current model, served on the same wire and by the same provider. deprecated_at
+-- is left to prompt.import_models (Anthropic's list gives it). A compile for a model past a
+-- sourced retires_at is refused (model_retired); one whose retirement is announced, or that
+-- is deprecated, compiles with a NOTICE.
+UPDATE prompt.model_profiles p
+   SET retires_at = v.retires_at::date, replacement = v.replacement,
+       lifecycle_source = CASE v.source
+           WHEN 'anthropic' THEN 'anthropic 2.17.0: anthropic/_data/deprecated_models.py, DEPRECATED_MODELS'
+           WHEN 'anthropic-2.14' THEN 'anthropic 2.14.0: anthropic/_data/deprecated_models.py, DEPRECATED_MODELS (the model left the SDK in 2.15.0)'
+           WHEN 'chat' THEN 'openai 3.63.0: openai/types/shared/chat_model.py, ChatModel ("Deprecated values")'
+           WHEN 'responses' THEN 'openai 3.63.0: openai/types/responses/response_compact_params.py, model ("Deprecated values")'
+       END
+  FROM (VALUES
+    ('claude-mythos-preview', '2026-06-30', 'claude-mythos-5', 'anthropic'),
+    ('claude-opus-4-5', '2027-01-22', 'claude-opus-4-8', 'anthropic'),
+    ('claude-sonnet-4-5', '2026-11-30', 'claude-sonnet-4-6', 'anthropic-2.14'),
+    ('gpt-5', '2026-12-11', 'gpt-5.5', 'chat'),
+    ('o3', '2026-12-11', 'gpt-5.5', 'chat'),
+    ('gpt-5.1', '2027-04-01', 'gpt-5.5', 'chat'),
+    ('gpt-5.4-nano', '2027-04-01', 'gpt-5.6-luna', 'chat'),
+    ('gpt-5.1-codex', '2026-07-23', 'gpt-5.5', 'chat'),
+    ('gpt-5.3-chat-latest', '2026-08-10', 'gpt-5.5', 'chat'),
+    ('gpt-5.2-chat-latest', '2026-08-10', 'gpt-5.5', 'chat'),
+    ('gpt-5.1-chat-latest', '2026-07-23', 'gpt-5.5', 'chat'),
+    ('gpt-5-chat-latest', '2026-07-23', 'gpt-5.5', 'chat'),
+    ('gpt-4.1', '2027-01-14', 'gpt-5.4', 'chat'),
+    ('gpt-4.1-nano', '2026-10-23', 'gpt-5.4-nano', 'chat'),
+    ('gpt-4o', '2027-01-14', 'gpt-5.4-mini', 'chat'),
+    ('gpt-4o-2024-05-13', '2026-10-23', 'gpt-5.4-mini', 'chat'),
+    ('gpt-4o-audio-preview', '2026-05-07', 'gpt-audio-mini', 'chat'),
+    ('gpt-4o-audio-preview-2024-10-01', '2025-10-10', 'gpt-audio-mini', 'chat'),
+    ('gpt-4o-mini-audio-preview', '2026-05-07', 'gpt-audio-mini', 'chat'),
+    ('gpt-4o-search-preview', '2026-07-23', 'gpt-5.4-mini', 'chat'),
+    ('gpt-4o-mini-search-preview', '2026-07-23', 'gpt-5.4-mini', 'chat'),
+    ('gpt-audio-mini', '2027-01-20', NULL, 'chat'),
+    ('chatgpt-4o-latest', '2026-02-17', 'gpt-5.4-mini', 'chat'),
+    ('codex-mini-latest', '2026-02-12', 'gpt-5.5', 'chat'),
+    ('o4-mini', '2026-10-23', 'gpt-5.4-mini', 'chat'),
+    ('o3-mini', '2026-10-23', 'gpt-5.4-mini', 'chat'),
+    ('o1', '2026-10-23', 'gpt-5.5', 'chat'),
+    ('o1-mini', '2025-10-27', 'gpt-5.4-mini', 'chat'),
+    ('o1-preview', '2025-07-28', 'gpt-5.5', 'chat'),
+    ('gpt-4', '2026-10-23', 'gpt-5.4', 'chat'),
+    ('gpt-4-turbo', '2026-10-23', 'gpt-5.4', 'chat'),
+    ('gpt-4-0314', '2026-03-26', 'gpt-5.4', 'chat'),
+    ('gpt-4-turbo-preview', '2026-03-26', 'gpt-5.4', 'chat'),
+    ('gpt-4-0125-preview', '2026-03-26', 'gpt-5.4', 'chat'),
+    ('gpt-4-vision-preview', '2024-12-06', 'gpt-5.4', 'chat'),
+    ('gpt-4-32k', '2025-06-06', 'gpt-5.4', 'chat'),
+    ('gpt-3.5-turbo', '2026-10-23', 'gpt-5.4-nano', 'chat'),
+    ('gpt-3.5-turbo-1106', '2026-09-28', 'gpt-5.4-nano', 'chat'),
+    ('gpt-3.5-turbo-16k', '2024-09-13', 'gpt-5.4-nano', 'chat'),
+    ('gpt-3.5-turbo-0301', '2024-09-13', 'gpt-5.4-nano', 'chat'),
+    ('gpt-3.5-turbo-0613', '2024-09-13', 'gpt-5.4-nano', 'chat'),
+    ('o3-deep-research', '2026-07-23', 'gpt-5.5', 'responses'),
+    ('o4-mini-deep-research', '2026-07-23', 'gpt-5.5', 'responses'),
+    ('computer-use-preview', '2026-07-23', 'gpt-5.5', 'responses'),
+    ('gpt-5-codex', '2026-07-23', 'gpt-5.5', 'responses'),
+    ('gpt-5.1-codex-max', '2026-07-23', 'gpt-5.5', 'responses'),
+    ('o1-pro', '2026-10-23', 'gpt-5.5', 'responses'),
+    ('o3-pro', '2026-12-11', 'gpt-5.5', 'responses'),
+    ('gpt-5-pro', '2026-12-11', 'gpt-5.5-pro', 'responses')
+  ) AS v(name, retires_at, replacement, source)
+ WHERE p.name = v.name AND p.shipped;
+
+-- Claude's 5 family takes a system message in place, after the leading run
+-- ({"role": "system"} in messages), and thinking between tools (thinking off, the short
+-- notes between tool calls returned as thinking blocks): anthropic 2.16's MessageParam and
+-- ThinkingConfigParam. prompt.import_models reads what Anthropic's own list says of a model.
+UPDATE prompt.model_profiles
+   SET system_messages = true, thinking_modes = thinking_modes || '{between_tools}', cache_diagnostics = true
+ WHERE shipped AND provider = 'anthropic' AND name ~ '^claude-(opus|sonnet|haiku|fable|mythos)-5';
+
+-- Cache diagnostics against a previous response: Anthropic's diagnostics (the 5 family,
+-- above) and OpenAI's prompt_cache_options.comparison_response_id (the Responses models
+-- with explicit breakpoints, gpt-5.6 and later).
+UPDATE prompt.model_profiles SET cache_diagnostics = true
+ WHERE shipped AND provider = 'openai' AND cache_breakpoints = 'prompt_cache_breakpoint' AND 'responses' = ANY (wires);
+
+-- Amazon Bedrock's Converse API (wire converse; botocore's bedrock-runtime service model).
+-- Anthropic's models under their Bedrock ids (anthropic.<id>: the version suffix -v1:0,
+-- and a cross-region inference profile's geography, us. or global., match as the id),
+-- with their family's rules and lifecycle (the replacement named by its Bedrock id);
+-- Converse returns no cache diagnostics.
+INSERT INTO prompt.model_profiles
+SELECT (pg_catalog.jsonb_populate_record(p, pg_catalog.jsonb_build_object(
+            'name', 'anthropic.' || p.name, 'wires', '["converse"]'::jsonb, 'cache_diagnostics', false,
+            -- The replacement on the same wire: the Bedrock id of the Anthropic model named.
+            'replacement', 'anthropic.' || p.replacement))).*
+  FROM prompt.model_profiles p
+ WHERE p.shipped AND p.provider = 'anthropic'
+ON CONFLICT (name) DO NOTHING;
+
+-- Amazon Nova and Meta Llama, as Bedrock publishes them: Nova caches at up to four
+-- cachePoints of at least 1,000 tokens each, for 5 minutes; Llama caches nothing (no
+-- cachePoint is sent). Temperature and top_p from 0 to 1, together. No thinking options.
+INSERT INTO prompt.model_profiles (name, provider, wires, advisory_window, hard_window, max_output_tokens, tokenizer,
+    thinking_modes, thinking_default, efforts, thinking_display, budget_min, budget_max, include_thoughts,
+    thinking_with_forced_tool, temperature_max, top_p_max, sampling_together,
+    cache_breakpoints, max_breakpoints, min_cache_tokens, cache_ttls, cache_lookback, replays_thinking, shipped)
+VALUES
+    ('amazon.nova-premier', 'amazon', '{converse}', NULL, 1000000, 32000, 'cl100k_base',
+     '{}', NULL, '{}', '{}', NULL, NULL, false, true, 1, 1, true, 'cache_control', 4, 1000, '{5m}', 20, false, true),
+    ('amazon.nova-pro', 'amazon', '{converse}', NULL, 300000, 10000, 'cl100k_base',
+     '{}', NULL, '{}', '{}', NULL, NULL, false, true, 1, 1, true, 'cache_control', 4, 1000, '{5m}', 20, false, true),
+    ('amazon.nova-lite', 'amazon', '{converse}', NULL, 300000, 10000, 'cl100k_base',
+     '{}', NULL, '{}', '{}', NULL, NULL, false, true, 1, 1, true, 'cache_control', 4, 1000, '{5m}', 20, false, true),
+    ('amazon.nova-micro', 'amazon', '{converse}', NULL, 128000, 10000, 'cl100k_base',
+     '{}', NULL, '{}', '{}', NULL, NULL, false, true, 1, 1, true, 'cache_control', 4, 1000, '{5m}', 20, false, true),
+    ('meta.llama4-maverick-17b-instruct', 'meta', '{converse}', NULL, 1000000, 8192, 'cl100k_base',
+     '{}', NULL, '{}', '{}', NULL, NULL, false, true, 1, 1, true, NULL, 0, 0, '{}', NULL, false, true),
+    ('meta.llama4-scout-17b-instruct', 'meta', '{converse}', NULL, 3500000, 8192, 'cl100k_base',
+     '{}', NULL, '{}', '{}', NULL, NULL, false, true, 1, 1, true, NULL, 0, 0, '{}', NULL, false, true),
+    ('meta.llama3-3-70b-instruct', 'meta', '{converse}', NULL, 128000, 8192, 'cl100k_base',
+     '{}', NULL, '{}', '{}', NULL, NULL, false, true, 1, 1, true, NULL, 0, 0, '{}', NULL, false, true)
+ON CONFLICT (name) DO NOTHING;
+
+-- Compatible providers of the chat wire (docs/guide.md, "Compatible providers"): a model
+-- row names its provider (models.provider) and speaks its dialect; these are the models
+-- whose rules a first-party page gives. Anything else a host serves, its own model list
+-- brings in (prompt.import_models('mistral' | 'groq' | ..., list): windows, output limits,
+-- Mistral's deprecations), as that provider's.
+-- DeepSeek (api-docs.deepseek.com, "Models & Pricing", the copy of 2026-04-26, read
+-- 2026-12-05): V4 Flash and Pro, 1M context, 384K output, thinking on by default with a
+-- reasoning effort of high or max; deepseek-chat and deepseek-reasoner are V4 Flash's
+-- aliases (without and with thinking), not served after 2026-07-24. No prompt cache key
+-- (DeepSeek caches by prefix on its own).
+-- gpt-oss (developers.openai.com/api/docs/models/gpt-oss-120b and -20b, read 2026-12-05):
+-- OpenAI's open-weight models as the hosts name them (Groq, OpenRouter and Together:
+-- openai/gpt-oss-120b; Ollama: gpt-oss:120b), 131,072 tokens in and out, a reasoning effort
+-- of low, medium or high; the row names the host (models.provider).
+INSERT INTO prompt.model_profiles (name, provider, wires, advisory_window, hard_window, max_output_tokens, tokenizer,
+    thinking_modes, thinking_default, efforts, thinking_display, budget_min, budget_max, include_thoughts,
+    thinking_with_forced_tool, temperature_max, top_p_max, sampling_together,
+    cache_breakpoints, max_breakpoints, min_cache_tokens, cache_ttls, cache_lookback, replays_thinking, shipped)
+VALUES
+    ('deepseek-v4-pro', 'deepseek', '{chat}', NULL, 1000000, 384000, 'o200k_base',
+     '{}', NULL, '{high,max}', '{}', NULL, NULL, false, true, 2, 1, true, NULL, 0, 64, '{}', NULL, true, true),
+    ('deepseek-v4-flash', 'deepseek', '{chat}', NULL, 1000000, 384000, 'o200k_base',
+     '{}', NULL, '{high,max}', '{}', NULL, NULL, false, true, 2, 1, true, NULL, 0, 64, '{}', NULL, true, true),
+    ('deepseek-chat', 'deepseek', '{chat}', NULL, 1000000, 384000, 'o200k_base',
+     '{}', NULL, '{}', '{}', NULL, NULL, false, true, 2, 1, true, NULL, 0, 64, '{}', NULL, false, true),
+    ('deepseek-reasoner', 'deepseek', '{chat}', NULL, 1000000, 384000, 'o200k_base',
+     '{}', NULL, '{high,max}', '{}', NULL, NULL, false, true, 2, 1, true, NULL, 0, 64, '{}', NULL, true, true),
+    ('openai/gpt-oss-120b', 'openai', '{chat}', NULL, 131072, 131072, 'o200k_base',
+     '{}', NULL, '{low,medium,high}', '{}', NULL, NULL, false, true, 2, 1, true, NULL, 0, 1024, '{}', NULL, false, true),
+    ('openai/gpt-oss-20b', 'openai', '{chat}', NULL, 131072, 131072, 'o200k_base',
+     '{}', NULL, '{low,medium,high}', '{}', NULL, NULL, false, true, 2, 1, true, NULL, 0, 1024, '{}', NULL, false, true),
+    ('gpt-oss:120b', 'ollama', '{chat}', NULL, 131072, 131072, 'o200k_base',
+     '{}', NULL, '{low,medium,high}', '{}', NULL, NULL, false, true, 2, 1, true, NULL, 0, 1024, '{}', NULL, false, true),
+    ('gpt-oss:20b', 'ollama', '{chat}', NULL, 131072, 131072, 'o200k_base',
+     '{}', NULL, '{low,medium,high}', '{}', NULL, NULL, false, true, 2, 1, true, NULL, 0, 1024, '{}', NULL, false, true)
+ON CONFLICT (name) DO NOTHING;
+UPDATE prompt.model_profiles
+   SET retires_at = '2026-07-24', replacement = 'deepseek-v4-flash',
+       lifecycle_source = 'api-docs.deepseek.com, "Models & Pricing" (the copy of 2026-04-26, read 2026-12-05): deepseek-chat and deepseek-reasoner are not served after 2026-07-24'
+ WHERE shipped AND name IN ('deepseek-chat', 'deepseek-reasoner');
+UPDATE prompt.models m SET profile = n.profile FROM pgprompt_named_profiles n
+ WHERE m.name = n.name AND m.profile IS DISTINCT FROM n.profile
+   AND EXISTS (SELECT 1 FROM prompt.model_profiles p WHERE p.name = n.profile);
+ALTER TABLE prompt.models ENABLE TRIGGER models_options;
+DROP TABLE pgprompt_named_profiles;
 
 -- Least privilege ---------------------------------------------------------------------
 
@@ -876,6 +1779,20 @@ COMMENT ON COLUMN prompt.rounds.sent_digest IS
     'The SHA-256 of what the first request that carried the round sent (its assistant, results, steers and abort): its turn''s continuation (with sent_at), or a later turn''s seal that sent it in history (alone). From then on the round never changes; every later read and verify_seals check it.';
 COMMENT ON TABLE prompt.tenants IS
     'Tenancy: once an administrator turned tenancy on (prompt.set_tenancy), every role is confined to the workspaces it is listed for here (it reads their rows and the shared ones, and writes only rows no other tenant''s compile reads); a role listed nowhere reads and writes no tenant''s rows unless it administers the extension. Written by administrators only; kept by pg_dump, and the policies come back with the extension.';
+COMMENT ON TABLE prompt.document_versions IS
+    'Prompt history: every version of every prompt document, as each write left it (role, body, when, by whom). Written by pgprompt alone (append-only); goes with its document; kept by pg_dump. A seal names the versions it compiled from (turns.sealed_versions, explain_turn''s documents).';
+COMMENT ON FUNCTION prompt._document_version_recorded(uuid, integer, text, text, timestamp with time zone, oid) IS
+    'Internal (the document versions'' guard): whether an inserted version is recorded already; a restore''s row of it brings back its author.';
+COMMENT ON FUNCTION prompt.restore_document(uuid, integer) IS
+    'Writes an earlier version of a document again as its newest (role and body; checked like any write); returns the new version. Runs as the caller.';
+COMMENT ON FUNCTION prompt._documents_versioned() IS
+    'Internal trigger: keeps each write of a document in prompt.document_versions.';
+COMMENT ON FUNCTION prompt._document_versions_write() IS
+    'Internal trigger: a document''s versions are written by pgprompt alone; deleted with the document or under a permitted history rewrite.';
+COMMENT ON FUNCTION prompt._document_version(uuid) IS
+    'Internal (the documents trigger): records the document''s version as it now stands, as pgprompt''s own write (nothing when that version is recorded).';
+COMMENT ON FUNCTION prompt._document_gone(uuid) IS
+    'Internal: whether a document no longer exists (its versions go with it), looked up as the tables'' owner.';
 COMMENT ON TABLE prompt.tenancy IS
     'Whether tenancy is on: one row (who turned it on, and when) while it is. Written by prompt.set_tenancy, an administrator''s; kept by pg_dump. Declared, never inferred from the other tenancy tables: emptying prompt.tenants confines every unlisted role to nothing.';
 COMMENT ON FUNCTION prompt.set_tenancy(boolean) IS
@@ -910,6 +1827,26 @@ COMMENT ON FUNCTION prompt._turns_delete() IS
     'Internal trigger: refuses deleting a sealed turn, or one a later seal sent, unless a permitted pgprompt.allow_history_rewrite is on or the whole conversation goes.';
 COMMENT ON FUNCTION prompt._rounds_write() IS
     'Internal trigger: refuses a round whose JSON is not a valid round, naming the path, and any change to a round a request carried (its continuation, or a later seal in history); only pgprompt marks a round sent.';
+COMMENT ON FUNCTION prompt._check_options_wire(text, text, text, integer, text, text) IS
+    'Internal: the write-time checks of one level''s request options (a model''s, an agent''s or a turn''s) against the wire, max_output_tokens and profile of the model it names (0.5''s; the provider''s dialect is the profile''s or the wire''s maker''s).';
+COMMENT ON FUNCTION prompt._check_options_wire(text, text, text, integer, text, text, text, boolean) IS
+    'Internal: the write-time checks of one level''s request options (a model''s, an agent''s or a turn''s) against the wire, max_output_tokens, profile, provider and native_images of the model it names.';
+COMMENT ON FUNCTION prompt._dialect_known(text, text) IS
+    'Internal: whether the wire has a dialect of the provider (the library''s list): the CHECK of models.provider.';
+COMMENT ON COLUMN prompt.models.provider IS
+    'Whose dialect of the wire the request speaks: on chat openai, azure, mistral, deepseek, xai, groq, together, fireworks, openrouter, ollama or vllm; on anthropic anthropic or vertex; on gemini gemini or vertex. NULL: the profile''s provider where the wire speaks it, else the wire''s maker.';
+COMMENT ON FUNCTION prompt.import_models(text, jsonb, boolean) IS
+    'Inserts or updates model profiles from what a provider''s model list returned (anthropic: GET /v1/models; openai: GET /v1/models; gemini: models.list; a compatible provider of the chat wire, mistral, deepseek, xai, groq, together, fireworks, openrouter, ollama, vllm or azure: its GET /v1/models, imported as that provider''s, on chat), or its data/models array: windows, output limit, thinking modes and efforts, lifecycle. Returns (name, action): inserted, updated, unchanged, or kept (a row a user changed; overwrite => true replaces it).';
+COMMENT ON FUNCTION prompt._model_list_base(text, text) IS
+    'Internal: the rules a model imported for the first time starts from: its family''s profile, or the provider''s defaults; an OpenAI id''s wires by _openai_wires.';
+COMMENT ON FUNCTION prompt._openai_wires(text) IS
+    'Internal: the wires the catalog''s rule gives an OpenAI id: responses alone for a Responses-only kind past its family''s name (pro, codex, deep-research, healthcare, law, cyber, rosalind, research, daybreak, computer-use), else its family''s, else responses and chat.';
+COMMENT ON VIEW prompt.model_status IS
+    'Every model row and where its profile puts it in its provider''s lifecycle (active, deprecated, retired, unprofiled), its retirement day, replacement, days left, retiring_soon (within 30 days) and the lifecycle''s source (a retirement without one is deprecated, not retired).';
+COMMENT ON COLUMN prompt.model_profiles.retires_at IS
+    'The day the provider stops serving the model: from then on a fresh compile for it is refused (model_retired), naming the replacement, when lifecycle_source names where the day comes from; without a source, a NOTICE.';
+COMMENT ON COLUMN prompt.model_profiles.lifecycle_source IS
+    'Where deprecated_at, retires_at and replacement come from: the SDK file and constant, or the provider''s list or page and the day it was read. A retires_at with no source warns (a NOTICE) and never refuses.';
 
 -- pgprompt's own triggers, marked (after the comments of their functions).
 DO $own_triggers$

@@ -1,6 +1,7 @@
 -- The model profiles pgprompt ships (README, "Model profiles"): the current models of the
--- three providers and the rules each enforces, as their SDKs (anthropic 2.16, openai
--- 3.57, google-genai 3.6.1) and published references give them. The update scripts run
+-- three providers and the rules each enforces, as their SDKs (anthropic 2.17, openai
+-- 3.63, google-genai 3.6.1) and published references give them; scripts/catalog.py checks
+-- that every id those SDKs list resolves here, on the wires they list it for. The update scripts run
 -- this file as it is (a user's row of a shipped name is left alone). Shipped rows say
 -- shipped = true: an update replaces them, pg_dump leaves them to the extension's script
 -- and keeps the rows users add. To change a shipped profile, add a row of your own and
@@ -188,8 +189,16 @@ SELECT (pg_catalog.jsonb_populate_record(p, v.changes)).*
     ('gpt-5.6-terra', '{"name": "gpt-6.1-terra"}'),
     -- Responses-only (ResponsesModel, not ChatModel).
     ('gpt-6-astra',   '{"name": "gpt-6.2-astra-law", "wires": ["responses"]}'),
+    ('gpt-6-astra',   '{"name": "gpt-6-astra-healthcare", "wires": ["responses"]}'),
+    ('gpt-6-astra',   '{"name": "gpt-6.2-astra-healthcare", "wires": ["responses"]}'),
+    ('gpt-6-sol',     '{"name": "gpt-6.1-sol-healthcare", "wires": ["responses"]}'),
+    ('gpt-6-sol',     '{"name": "gpt-6.2-sol-healthcare", "wires": ["responses"]}'),
     ('gpt-6-sol',     '{"name": "gpt-6-cyber", "wires": ["responses"]}'),
     ('gpt-6-sol',     '{"name": "gpt-6-rosalind", "wires": ["responses"]}'),
+    ('gpt-6-sol',     '{"name": "gpt-rosalind-research", "wires": ["responses"]}'),
+    ('gpt-6-sol',     '{"name": "gpt-daybreak-blue-latest", "wires": ["responses"]}'),
+    ('gpt-6-sol',     '{"name": "gpt-daybreak-red-latest", "wires": ["responses"]}'),
+    ('gpt-4o',        '{"name": "computer-use-preview", "wires": ["responses"], "hard_window": 8192, "max_output_tokens": 1024}'),
     ('gpt-5.6-sol',   '{"name": "gpt-5.6-cyber", "wires": ["responses"]}'),
     ('gpt-5',         '{"name": "gpt-5-pro", "wires": ["responses"], "efforts": ["high"]}'),
     ('gpt-5',         '{"name": "gpt-5-codex", "wires": ["responses"], "efforts": ["low", "medium", "high"]}'),
@@ -244,66 +253,106 @@ SELECT (pg_catalog.jsonb_populate_record(p, v.changes)).*
     ('gemini-2.5-flash', '{"name": "gemini-2.5-flash-lite"}'),
     ('gemini-2.5-flash', '{"name": "gemini-2.5-flash-image", "thinking_modes": [], "thinking_default": null, "budget_min": null, "budget_max": null, "include_thoughts": false}'),
     ('gemini-3.8-flash', '{"name": "gemini-3.8-flash-tts", "thinking_modes": [], "thinking_default": null, "efforts": [], "include_thoughts": false}'),
-    ('gemini-3.8-flash', '{"name": "gemini-3.8-flash-lite-tts", "thinking_modes": [], "thinking_default": null, "efforts": [], "include_thoughts": false}')
+    ('gemini-3.8-flash', '{"name": "gemini-3.8-flash-lite-tts", "thinking_modes": [], "thinking_default": null, "efforts": [], "include_thoughts": false}'),
+    -- The aliases google-genai 3.6.1 lists ("Latest release of Gemini Flash", "...
+    -- Flash-Lite", "... Pro"): the newest of each line it lists.
+    ('gemini-3.8-flash',       '{"name": "gemini-flash-latest"}'),
+    ('gemini-3.5-flash-lite',  '{"name": "gemini-flash-lite-latest"}'),
+    ('gemini-3.1-pro-preview', '{"name": "gemini-pro-latest"}'),
+    -- google-genai 3.6.1's other generateContent ids: images, speech, music, transcription,
+    -- robotics, omni and the Gemma open models, each on its nearest family's window (the
+    -- SDK gives none; prompt.import_models corrects it), without thinking but the robotics
+    -- reasoners'.
+    ('gemini-2.5-flash', '{"name": "gemini-3-pro-image", "thinking_modes": [], "thinking_default": null, "budget_min": null, "budget_max": null, "include_thoughts": false}'),
+    ('gemini-2.5-flash', '{"name": "gemini-3.1-flash-image", "thinking_modes": [], "thinking_default": null, "budget_min": null, "budget_max": null, "include_thoughts": false}'),
+    ('gemini-2.5-flash', '{"name": "gemini-3.1-flash-lite-image", "thinking_modes": [], "thinking_default": null, "budget_min": null, "budget_max": null, "include_thoughts": false}'),
+    ('gemini-2.5-flash', '{"name": "gemini-nano-banana-2.1", "thinking_modes": [], "thinking_default": null, "budget_min": null, "budget_max": null, "include_thoughts": false}'),
+    ('gemini-2.5-flash', '{"name": "nano-banana-pro-preview", "thinking_modes": [], "thinking_default": null, "budget_min": null, "budget_max": null, "include_thoughts": false}'),
+    ('gemini-3.8-flash', '{"name": "gemini-3.1-flash-tts-preview", "thinking_modes": [], "thinking_default": null, "efforts": [], "include_thoughts": false}'),
+    ('gemini-3.8-flash', '{"name": "gemini-3.5-transcribe", "thinking_modes": [], "thinking_default": null, "efforts": [], "include_thoughts": false}'),
+    ('gemini-3.8-flash', '{"name": "gemini-omni-1.2-flash", "thinking_modes": [], "thinking_default": null, "efforts": [], "include_thoughts": false}'),
+    ('gemini-3.8-flash', '{"name": "gemini-omni-1.1-flash", "thinking_modes": [], "thinking_default": null, "efforts": [], "include_thoughts": false}'),
+    ('gemini-3.8-flash', '{"name": "gemini-omni-flash-preview", "thinking_modes": [], "thinking_default": null, "efforts": [], "include_thoughts": false}'),
+    ('gemini-3.5-flash', '{"name": "gemini-robotics-er-1.6-preview"}'),
+    ('gemini-3.5-flash', '{"name": "gemini-robotics-er-2-preview"}'),
+    ('gemini-3.5-flash-lite', '{"name": "gemma-4-26b-a4b-it", "thinking_modes": [], "thinking_default": null, "efforts": [], "include_thoughts": false}'),
+    ('gemini-3.5-flash-lite', '{"name": "gemma-4-31b-it", "thinking_modes": [], "thinking_default": null, "efforts": [], "include_thoughts": false}'),
+    ('gemini-3.8-flash', '{"name": "lyria-3-clip-preview", "thinking_modes": [], "thinking_default": null, "efforts": [], "include_thoughts": false}'),
+    ('gemini-3.8-flash', '{"name": "lyria-3-pro-preview", "thinking_modes": [], "thinking_default": null, "efforts": [], "include_thoughts": false}'),
+    ('gemini-3.8-flash', '{"name": "lyria-3.5", "thinking_modes": [], "thinking_default": null, "efforts": [], "include_thoughts": false}')
   ) AS v(base, changes) ON p.name = v.base
 ON CONFLICT (name) DO NOTHING;
 
--- Lifecycle: the day a provider stops serving a model, from the SDKs' own tables
--- (anthropic 2.16's _data/deprecated_models.py; the deprecation list under openai 3.57's
--- ChatModel) and Google's deprecations page. The replacement is the one the provider names
--- where it names one (Google's); otherwise pgprompt's suggestion, the family's current
--- model. deprecated_at is left to prompt.import_models (Anthropic's list gives it). A
--- compile for a model past retires_at is refused (model_retired); one whose retirement
--- is announced, or that is deprecated, compiles with a NOTICE.
+-- Lifecycle: the day a provider stops serving a model and the model it names instead, each
+-- with its source (model_profiles.lifecycle_source): anthropic's _data/deprecated_models.py
+-- (DEPRECATED_MODELS), the "Deprecated values" of openai's ChatModel and of the Responses
+-- model field. google-genai gives no date and still lists gemini-2.5-pro, -flash and
+-- -flash-lite: the Gemini rows carry no lifecycle (0.5's days had no source; an operator who
+-- reads one on Google's deprecations page sets it with its lifecycle_source, or
+-- import_models does). The replacement is the provider's where it names one, else the
+-- family's current model, served on the same wire and by the same provider. deprecated_at
+-- is left to prompt.import_models (Anthropic's list gives it). A compile for a model past a
+-- sourced retires_at is refused (model_retired); one whose retirement is announced, or that
+-- is deprecated, compiles with a NOTICE.
 UPDATE prompt.model_profiles p
-   SET retires_at = v.retires_at::date, replacement = v.replacement
+   SET retires_at = v.retires_at::date, replacement = v.replacement,
+       lifecycle_source = CASE v.source
+           WHEN 'anthropic' THEN 'anthropic 2.17.0: anthropic/_data/deprecated_models.py, DEPRECATED_MODELS'
+           WHEN 'anthropic-2.14' THEN 'anthropic 2.14.0: anthropic/_data/deprecated_models.py, DEPRECATED_MODELS (the model left the SDK in 2.15.0)'
+           WHEN 'chat' THEN 'openai 3.63.0: openai/types/shared/chat_model.py, ChatModel ("Deprecated values")'
+           WHEN 'responses' THEN 'openai 3.63.0: openai/types/responses/response_compact_params.py, model ("Deprecated values")'
+       END
   FROM (VALUES
-    ('claude-mythos-preview', '2026-06-30', 'claude-mythos-5'),
-    ('claude-opus-4-5', '2027-01-22', 'claude-opus-4-8'),
-    ('gpt-5', '2026-12-11', 'gpt-5.5'),
-    ('o3', '2026-12-11', 'gpt-5.5'),
-    ('gpt-5.1', '2027-04-01', 'gpt-5.5'),
-    ('gpt-5.4-nano', '2027-04-01', 'gpt-5.6-luna'),
-    ('gpt-5.1-codex', '2026-07-23', 'gpt-5.1-codex-max'),
-    ('gpt-5.3-chat-latest', '2026-08-10', 'gpt-5.5'),
-    ('gpt-5.2-chat-latest', '2026-08-10', 'gpt-5.5'),
-    ('gpt-5.1-chat-latest', '2026-07-23', 'gpt-5.5'),
-    ('gpt-5-chat-latest', '2026-07-23', 'gpt-5.5'),
-    ('gpt-4.1', '2027-01-14', 'gpt-5.4'),
-    ('gpt-4.1-nano', '2026-10-23', 'gpt-5.4-nano'),
-    ('gpt-4o', '2027-01-14', 'gpt-5.4-mini'),
-    ('gpt-4o-2024-05-13', '2026-10-23', 'gpt-5.4-mini'),
-    ('gpt-4o-audio-preview', '2026-05-07', 'gpt-audio-mini'),
-    ('gpt-4o-audio-preview-2024-10-01', '2025-10-10', 'gpt-audio-mini'),
-    ('gpt-4o-mini-audio-preview', '2026-05-07', 'gpt-audio-mini'),
-    ('gpt-4o-search-preview', '2026-07-23', 'gpt-5.4-mini'),
-    ('gpt-4o-mini-search-preview', '2026-07-23', 'gpt-5.4-mini'),
-    ('gpt-audio-mini', '2027-01-20', NULL),
-    ('chatgpt-4o-latest', '2026-02-17', 'gpt-5.4-mini'),
-    ('codex-mini-latest', '2026-02-12', 'gpt-5.1-codex-max'),
-    ('o4-mini', '2026-10-23', 'gpt-5.4-mini'),
-    ('o3-mini', '2026-10-23', 'gpt-5.4-mini'),
-    ('o1', '2026-10-23', 'gpt-5.5'),
-    ('o1-mini', '2025-10-27', 'gpt-5.4-mini'),
-    ('o1-preview', '2025-07-28', 'gpt-5.5'),
-    ('gpt-4', '2026-10-23', 'gpt-5.4'),
-    ('gpt-4-turbo', '2026-10-23', 'gpt-5.4'),
-    ('gpt-4-0314', '2026-03-26', 'gpt-5.4'),
-    ('gpt-4-turbo-preview', '2026-03-26', 'gpt-5.4'),
-    ('gpt-4-0125-preview', '2026-03-26', 'gpt-5.4'),
-    ('gpt-4-vision-preview', '2024-12-06', 'gpt-5.4'),
-    ('gpt-4-32k', '2025-06-06', 'gpt-5.4'),
-    ('gpt-3.5-turbo', '2026-10-23', 'gpt-5.4-nano'),
-    ('gpt-3.5-turbo-1106', '2026-09-28', 'gpt-5.4-nano'),
-    ('gpt-3.5-turbo-16k', '2024-09-13', 'gpt-5.4-nano'),
-    ('gpt-3.5-turbo-0301', '2024-09-13', 'gpt-5.4-nano'),
-    ('gpt-3.5-turbo-0613', '2024-09-13', 'gpt-5.4-nano'),
-    ('gemini-3-pro-preview', '2026-03-09', 'gemini-3.1-pro-preview'),
-    ('gemini-2.5-pro', '2026-12-01', 'gemini-3.8-flash'),
-    ('gemini-2.5-flash', '2026-12-01', 'gemini-3.5-flash-lite'),
-    ('gemini-2.5-flash-image', '2026-10-02', 'gemini-3.1-flash-image'),
-    ('gemini-3.1-flash-lite', '2027-05-07', NULL)
-  ) AS v(name, retires_at, replacement)
+    ('claude-mythos-preview', '2026-06-30', 'claude-mythos-5', 'anthropic'),
+    ('claude-opus-4-5', '2027-01-22', 'claude-opus-4-8', 'anthropic'),
+    ('claude-sonnet-4-5', '2026-11-30', 'claude-sonnet-4-6', 'anthropic-2.14'),
+    ('gpt-5', '2026-12-11', 'gpt-5.5', 'chat'),
+    ('o3', '2026-12-11', 'gpt-5.5', 'chat'),
+    ('gpt-5.1', '2027-04-01', 'gpt-5.5', 'chat'),
+    ('gpt-5.4-nano', '2027-04-01', 'gpt-5.6-luna', 'chat'),
+    ('gpt-5.1-codex', '2026-07-23', 'gpt-5.5', 'chat'),
+    ('gpt-5.3-chat-latest', '2026-08-10', 'gpt-5.5', 'chat'),
+    ('gpt-5.2-chat-latest', '2026-08-10', 'gpt-5.5', 'chat'),
+    ('gpt-5.1-chat-latest', '2026-07-23', 'gpt-5.5', 'chat'),
+    ('gpt-5-chat-latest', '2026-07-23', 'gpt-5.5', 'chat'),
+    ('gpt-4.1', '2027-01-14', 'gpt-5.4', 'chat'),
+    ('gpt-4.1-nano', '2026-10-23', 'gpt-5.4-nano', 'chat'),
+    ('gpt-4o', '2027-01-14', 'gpt-5.4-mini', 'chat'),
+    ('gpt-4o-2024-05-13', '2026-10-23', 'gpt-5.4-mini', 'chat'),
+    ('gpt-4o-audio-preview', '2026-05-07', 'gpt-audio-mini', 'chat'),
+    ('gpt-4o-audio-preview-2024-10-01', '2025-10-10', 'gpt-audio-mini', 'chat'),
+    ('gpt-4o-mini-audio-preview', '2026-05-07', 'gpt-audio-mini', 'chat'),
+    ('gpt-4o-search-preview', '2026-07-23', 'gpt-5.4-mini', 'chat'),
+    ('gpt-4o-mini-search-preview', '2026-07-23', 'gpt-5.4-mini', 'chat'),
+    ('gpt-audio-mini', '2027-01-20', NULL, 'chat'),
+    ('chatgpt-4o-latest', '2026-02-17', 'gpt-5.4-mini', 'chat'),
+    ('codex-mini-latest', '2026-02-12', 'gpt-5.5', 'chat'),
+    ('o4-mini', '2026-10-23', 'gpt-5.4-mini', 'chat'),
+    ('o3-mini', '2026-10-23', 'gpt-5.4-mini', 'chat'),
+    ('o1', '2026-10-23', 'gpt-5.5', 'chat'),
+    ('o1-mini', '2025-10-27', 'gpt-5.4-mini', 'chat'),
+    ('o1-preview', '2025-07-28', 'gpt-5.5', 'chat'),
+    ('gpt-4', '2026-10-23', 'gpt-5.4', 'chat'),
+    ('gpt-4-turbo', '2026-10-23', 'gpt-5.4', 'chat'),
+    ('gpt-4-0314', '2026-03-26', 'gpt-5.4', 'chat'),
+    ('gpt-4-turbo-preview', '2026-03-26', 'gpt-5.4', 'chat'),
+    ('gpt-4-0125-preview', '2026-03-26', 'gpt-5.4', 'chat'),
+    ('gpt-4-vision-preview', '2024-12-06', 'gpt-5.4', 'chat'),
+    ('gpt-4-32k', '2025-06-06', 'gpt-5.4', 'chat'),
+    ('gpt-3.5-turbo', '2026-10-23', 'gpt-5.4-nano', 'chat'),
+    ('gpt-3.5-turbo-1106', '2026-09-28', 'gpt-5.4-nano', 'chat'),
+    ('gpt-3.5-turbo-16k', '2024-09-13', 'gpt-5.4-nano', 'chat'),
+    ('gpt-3.5-turbo-0301', '2024-09-13', 'gpt-5.4-nano', 'chat'),
+    ('gpt-3.5-turbo-0613', '2024-09-13', 'gpt-5.4-nano', 'chat'),
+    ('o3-deep-research', '2026-07-23', 'gpt-5.5', 'responses'),
+    ('o4-mini-deep-research', '2026-07-23', 'gpt-5.5', 'responses'),
+    ('computer-use-preview', '2026-07-23', 'gpt-5.5', 'responses'),
+    ('gpt-5-codex', '2026-07-23', 'gpt-5.5', 'responses'),
+    ('gpt-5.1-codex-max', '2026-07-23', 'gpt-5.5', 'responses'),
+    ('o1-pro', '2026-10-23', 'gpt-5.5', 'responses'),
+    ('o3-pro', '2026-12-11', 'gpt-5.5', 'responses'),
+    ('gpt-5-pro', '2026-12-11', 'gpt-5.5-pro', 'responses')
+  ) AS v(name, retires_at, replacement, source)
  WHERE p.name = v.name AND p.shipped;
 
 -- Claude's 5 family takes a system message in place, after the leading run
@@ -323,10 +372,13 @@ UPDATE prompt.model_profiles SET cache_diagnostics = true
 -- Amazon Bedrock's Converse API (wire converse; botocore's bedrock-runtime service model).
 -- Anthropic's models under their Bedrock ids (anthropic.<id>: the version suffix -v1:0,
 -- and a cross-region inference profile's geography, us. or global., match as the id),
--- with their family's rules and lifecycle; Converse returns no cache diagnostics.
+-- with their family's rules and lifecycle (the replacement named by its Bedrock id);
+-- Converse returns no cache diagnostics.
 INSERT INTO prompt.model_profiles
 SELECT (pg_catalog.jsonb_populate_record(p, pg_catalog.jsonb_build_object(
-            'name', 'anthropic.' || p.name, 'wires', '["converse"]'::jsonb, 'cache_diagnostics', false))).*
+            'name', 'anthropic.' || p.name, 'wires', '["converse"]'::jsonb, 'cache_diagnostics', false,
+            -- The replacement on the same wire: the Bedrock id of the Anthropic model named.
+            'replacement', 'anthropic.' || p.replacement))).*
   FROM prompt.model_profiles p
  WHERE p.shipped AND p.provider = 'anthropic'
 ON CONFLICT (name) DO NOTHING;
@@ -354,3 +406,44 @@ VALUES
     ('meta.llama3-3-70b-instruct', 'meta', '{converse}', NULL, 128000, 8192, 'cl100k_base',
      '{}', NULL, '{}', '{}', NULL, NULL, false, true, 1, 1, true, NULL, 0, 0, '{}', NULL, false, true)
 ON CONFLICT (name) DO NOTHING;
+
+-- Compatible providers of the chat wire (docs/guide.md, "Compatible providers"): a model
+-- row names its provider (models.provider) and speaks its dialect; these are the models
+-- whose rules a first-party page gives. Anything else a host serves, its own model list
+-- brings in (prompt.import_models('mistral' | 'groq' | ..., list): windows, output limits,
+-- Mistral's deprecations), as that provider's.
+-- DeepSeek (api-docs.deepseek.com, "Models & Pricing", the copy of 2026-04-26, read
+-- 2026-12-05): V4 Flash and Pro, 1M context, 384K output, thinking on by default with a
+-- reasoning effort of high or max; deepseek-chat and deepseek-reasoner are V4 Flash's
+-- aliases (without and with thinking), not served after 2026-07-24. No prompt cache key
+-- (DeepSeek caches by prefix on its own).
+-- gpt-oss (developers.openai.com/api/docs/models/gpt-oss-120b and -20b, read 2026-12-05):
+-- OpenAI's open-weight models as the hosts name them (Groq, OpenRouter and Together:
+-- openai/gpt-oss-120b; Ollama: gpt-oss:120b), 131,072 tokens in and out, a reasoning effort
+-- of low, medium or high; the row names the host (models.provider).
+INSERT INTO prompt.model_profiles (name, provider, wires, advisory_window, hard_window, max_output_tokens, tokenizer,
+    thinking_modes, thinking_default, efforts, thinking_display, budget_min, budget_max, include_thoughts,
+    thinking_with_forced_tool, temperature_max, top_p_max, sampling_together,
+    cache_breakpoints, max_breakpoints, min_cache_tokens, cache_ttls, cache_lookback, replays_thinking, shipped)
+VALUES
+    ('deepseek-v4-pro', 'deepseek', '{chat}', NULL, 1000000, 384000, 'o200k_base',
+     '{}', NULL, '{high,max}', '{}', NULL, NULL, false, true, 2, 1, true, NULL, 0, 64, '{}', NULL, true, true),
+    ('deepseek-v4-flash', 'deepseek', '{chat}', NULL, 1000000, 384000, 'o200k_base',
+     '{}', NULL, '{high,max}', '{}', NULL, NULL, false, true, 2, 1, true, NULL, 0, 64, '{}', NULL, true, true),
+    ('deepseek-chat', 'deepseek', '{chat}', NULL, 1000000, 384000, 'o200k_base',
+     '{}', NULL, '{}', '{}', NULL, NULL, false, true, 2, 1, true, NULL, 0, 64, '{}', NULL, false, true),
+    ('deepseek-reasoner', 'deepseek', '{chat}', NULL, 1000000, 384000, 'o200k_base',
+     '{}', NULL, '{high,max}', '{}', NULL, NULL, false, true, 2, 1, true, NULL, 0, 64, '{}', NULL, true, true),
+    ('openai/gpt-oss-120b', 'openai', '{chat}', NULL, 131072, 131072, 'o200k_base',
+     '{}', NULL, '{low,medium,high}', '{}', NULL, NULL, false, true, 2, 1, true, NULL, 0, 1024, '{}', NULL, false, true),
+    ('openai/gpt-oss-20b', 'openai', '{chat}', NULL, 131072, 131072, 'o200k_base',
+     '{}', NULL, '{low,medium,high}', '{}', NULL, NULL, false, true, 2, 1, true, NULL, 0, 1024, '{}', NULL, false, true),
+    ('gpt-oss:120b', 'ollama', '{chat}', NULL, 131072, 131072, 'o200k_base',
+     '{}', NULL, '{low,medium,high}', '{}', NULL, NULL, false, true, 2, 1, true, NULL, 0, 1024, '{}', NULL, false, true),
+    ('gpt-oss:20b', 'ollama', '{chat}', NULL, 131072, 131072, 'o200k_base',
+     '{}', NULL, '{low,medium,high}', '{}', NULL, NULL, false, true, 2, 1, true, NULL, 0, 1024, '{}', NULL, false, true)
+ON CONFLICT (name) DO NOTHING;
+UPDATE prompt.model_profiles
+   SET retires_at = '2026-07-24', replacement = 'deepseek-v4-flash',
+       lifecycle_source = 'api-docs.deepseek.com, "Models & Pricing" (the copy of 2026-04-26, read 2026-12-05): deepseek-chat and deepseek-reasoner are not served after 2026-07-24'
+ WHERE shipped AND name IN ('deepseek-chat', 'deepseek-reasoner');

@@ -105,6 +105,10 @@ CREATE TABLE prompt.model_profiles (
     -- What prompt.import_models last wrote of the row (NULL: never imported); a row whose
     -- columns differ from it was changed by a user, and an import keeps it.
     imported                  jsonb,
+    -- Where deprecated_at, retires_at and replacement come from (0.6): the SDK file and
+    -- constant, or the provider's page and the day it was read. A retires_at no source
+    -- gives is a NOTICE, never a refusal.
+    lifecycle_source          text,
     CONSTRAINT model_profiles_budget_range CHECK ((budget_min IS NULL) = (budget_max IS NULL) AND budget_min <= budget_max)
 );
 
@@ -134,7 +138,12 @@ CREATE TABLE prompt.models (
                       CONSTRAINT models_history_cache_ttl_valid CHECK (history_cache_ttl IN ('5m', '1h', '30m', '12h')),
     CONSTRAINT models_history_cache_ttl_not_longer
         CHECK (array_position(ARRAY['5m', '30m', '1h', '12h'], history_cache_ttl)
-               <= array_position(ARRAY['5m', '30m', '1h', '12h'], cache_ttl))
+               <= array_position(ARRAY['5m', '30m', '1h', '12h'], cache_ttl)),
+    -- Whose dialect of the wire the request speaks (a compatible provider on chat, Vertex
+    -- AI on anthropic and gemini); NULL: the profile's provider where the wire speaks it,
+    -- else the wire's maker. Its CHECK, models_provider_valid, asks the library
+    -- (finalize.sql).
+    provider          text
 );
 
 CREATE TABLE prompt.users (
@@ -202,6 +211,20 @@ CREATE TABLE prompt.conversations (
     captured_summary_round int,
     CONSTRAINT conversations_capture_is_a_sides
         CHECK (captured_turn_id IS NULL OR kind = 'side')
+);
+
+-- Prompt history (README, "Prompt history"): every version of every prompt document, as
+-- each write of prompt.documents left it, kept by pgprompt (append-only: refused but to
+-- pgprompt's own writer and a restore; a document's history goes with the document). A
+-- seal names the versions it compiled from (turns.sealed_versions); this is their text.
+CREATE TABLE prompt.document_versions (
+    document_id uuid NOT NULL REFERENCES prompt.documents (id) ON DELETE CASCADE,
+    version     int NOT NULL,
+    role        text NOT NULL,
+    body        text NOT NULL,
+    written_at  timestamptz NOT NULL DEFAULT now(),
+    written_by  regrole,
+    PRIMARY KEY (document_id, version)
 );
 
 CREATE TABLE prompt.memories (
@@ -538,3 +561,4 @@ SELECT pg_catalog.pg_extension_config_dump('prompt.counts', '');
 SELECT pg_catalog.pg_extension_config_dump('prompt.administrators', '');
 -- 0.6's.
 SELECT pg_catalog.pg_extension_config_dump('prompt.tenancy', '');
+SELECT pg_catalog.pg_extension_config_dump('prompt.document_versions', '');

@@ -91,6 +91,11 @@ pub enum Write<'a> {
         model: Option<&'a str>,
         /// Its profile's row as `row_to_json` spells it (empty or `null`: none).
         profile: Option<&'a str>,
+        /// The model row's `provider` (NULL: its profile's where the wire speaks it, else
+        /// the wire's maker).
+        provider: Option<&'a str>,
+        /// The model row's `native_images`.
+        native_images: bool,
     },
     /// A round as it is written: its assistant parts, results and steers.
     Round {
@@ -178,7 +183,16 @@ pub fn check(row: Write<'_>) -> Result<()> {
             max_output_tokens,
             model,
             profile,
-        } => check_options_wire(level, options, wire, max_output_tokens, model, profile),
+            provider,
+            native_images,
+        } => check_options_wire(
+            level,
+            options,
+            wire,
+            max_output_tokens,
+            (model, profile),
+            (provider, native_images),
+        ),
         Write::Round {
             turn,
             n,
@@ -257,8 +271,8 @@ fn check_options_wire(
     options: Option<&str>,
     wire: Option<&str>,
     max_output_tokens: Option<i32>,
-    model: Option<&str>,
-    profile: Option<&str>,
+    (model, profile): (Option<&str>, Option<&str>),
+    (provider, native_images): (Option<&str>, bool),
 ) -> Result<()> {
     let level = level.unwrap_or("model");
     let own = parse_request_options(options.unwrap_or("{}"))
@@ -276,7 +290,14 @@ fn check_options_wire(
         model: model.unwrap_or(&profile.name),
         profile,
     });
-    crate::wire::options::resolve_options(levels, wire, max_tokens, rules).map(drop)
+    let named = provider
+        .map(|p| crate::kinds::Provider::from_column("models.provider", p))
+        .transpose()?;
+    let dialect = crate::wire::options::Dialect {
+        provider: crate::wire::dialect_of(wire, named, profile.as_ref()),
+        native_images,
+    };
+    crate::wire::options::resolve_options(levels, wire, max_tokens, rules, dialect).map(drop)
 }
 
 /// A round of turn `turn` as it is written: its assistant parts, results and steers.
@@ -347,18 +368,26 @@ mod tests {
             e.detail.as_deref(),
             Some("The value of request_options.request_options is not valid.")
         );
-        let e = check_options_wire(Some("agent"), Some("{"), Some("chat"), None, None, None).unwrap_err();
+        let e = check_options_wire(
+            Some("agent"),
+            Some("{"),
+            Some("chat"),
+            None,
+            (None, None),
+            (None, false),
+        )
+        .unwrap_err();
         assert_eq!(
             e.detail.as_deref(),
             Some("The value of the agent's request_options is not valid.")
         );
         assert_eq!(
-            check_options_wire(None, None, Some("telegraph"), None, None, None)
+            check_options_wire(None, None, Some("telegraph"), None, (None, None), (None, false))
                 .unwrap_err()
                 .code,
             Code::TurnNotCompilable
         );
-        assert!(check_options_wire(None, None, Some("chat"), None, None, Some("null")).is_ok());
+        assert!(check_options_wire(None, None, Some("chat"), None, (None, Some("null")), (None, false)).is_ok());
     }
 
     #[test]
@@ -414,6 +443,8 @@ mod tests {
             max_output_tokens: None,
             model: None,
             profile: None,
+            provider: None,
+            native_images: false,
         };
         let e = check(wire).unwrap_err();
         assert_eq!(

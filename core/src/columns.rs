@@ -170,7 +170,7 @@ impl Model {
     /// its name matches; NULL: none) and its lifecycle on the day (`retired`,
     /// `deprecated`), from the columns `name`, `wire`, `tokenizer`, `advisory_window`,
     /// `hard_window`, `native_images`, `token_margin`, `max_output_tokens`, `cache_ttl`,
-    /// `history_cache_ttl` and `request_options`; and whether `token_margin_auto` asks
+    /// `history_cache_ttl`, `request_options` and `provider`; and whether `token_margin_auto` asks
     /// for its calibration.
     pub fn from_columns(c: &impl Columns) -> Result<(Model, bool)> {
         let mut m = Model::new(
@@ -190,6 +190,10 @@ impl Model {
             .map(|t| CacheTtl::from_column("models.history_cache_ttl", &t))
             .transpose()?;
         m.request_options = fields::parse_request_options(&c.need_json("request_options")?)?;
+        m.provider = c
+            .text("provider")
+            .map(|p| crate::kinds::Provider::from_column("models.provider", &p))
+            .transpose()?;
         // No profile: the model row names none and no shipped profile has its name.
         let profile = crate::profile::Profile::from_json(&c.text("profile").unwrap_or_default())?;
         m.lifecycle = Lifecycle {

@@ -94,20 +94,47 @@ impl Wire {
     pub(crate) const DEFAULT: Wire = Wire::Anthropic;
 }
 spelled!(
-    /// Who makes a profiled model (`model_profiles.provider`): the library's list, which
-    /// the column's CHECK asks (`prompt._provider_known`), so a new provider changes no
-    /// schema.
+    /// Who serves a model: the maker a profile names (`model_profiles.provider`), and the
+    /// provider whose dialect of a wire a model row speaks (`models.provider`: on `chat`
+    /// OpenAI's compatible providers, on `anthropic` and `gemini` Google's Vertex AI; each
+    /// wire's folder says which it speaks, `Form::speaks`). The library's list, which the
+    /// columns' CHECKs ask (`prompt._provider_known`, `prompt._dialect_known`), so a new
+    /// provider changes no schema.
     pub Provider {
         /// `anthropic`: Anthropic (Claude).
         Anthropic = "anthropic",
         /// `openai`: OpenAI (GPT, o-series).
         OpenAi = "openai",
-        /// `google`: Google (Gemini).
+        /// `google`: Google (Gemini), as a profile's maker.
         Google = "google",
         /// `amazon`: Amazon (Nova).
         Amazon = "amazon",
         /// `meta`: Meta (Llama).
-        Meta = "meta"
+        Meta = "meta",
+        /// `gemini`: Google's Gemini API (`generativelanguage.googleapis.com`).
+        Gemini = "gemini",
+        /// `vertex`: Google Cloud's Vertex AI (Claude and Gemini).
+        Vertex = "vertex",
+        /// `azure`: Azure OpenAI (Microsoft Foundry).
+        Azure = "azure",
+        /// `mistral`: Mistral AI.
+        Mistral = "mistral",
+        /// `deepseek`: DeepSeek.
+        DeepSeek = "deepseek",
+        /// `xai`: xAI (Grok).
+        Xai = "xai",
+        /// `groq`: Groq.
+        Groq = "groq",
+        /// `together`: Together AI.
+        Together = "together",
+        /// `fireworks`: Fireworks AI.
+        Fireworks = "fireworks",
+        /// `openrouter`: OpenRouter.
+        OpenRouter = "openrouter",
+        /// `ollama`: Ollama's OpenAI-compatible endpoint.
+        Ollama = "ollama",
+        /// `vllm`: vLLM's OpenAI-compatible server.
+        Vllm = "vllm"
     }
 );
 spelled!(

@@ -85,7 +85,7 @@ pub use crate::{
         dead_seal_nodes, lay_out_seal, read_frozen, read_sealed_body, read_sealed_pieces, LaidSeal, SealNode,
         SealNodes, SealPointers,
     },
-    wire::{json::pretty, read_response, shape::Body},
+    wire::{json::pretty, read_response, shape::Body, speaks},
 };
 // A provider's response, the summarizer's transcript, the errors, and the host's side:
 // bounded work and the envelope's escaping.

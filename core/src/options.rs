@@ -698,7 +698,19 @@ pub(crate) fn openai_format(f: &Format, nested: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::options::resolve_options as resolve;
+    /// The options resolved for a model row that names no provider.
+    fn resolve(
+        levels: [(&str, &RequestOptions); 3],
+        wire: Wire,
+        max_tokens: i32,
+        rules: Option<Rules<'_>>,
+    ) -> crate::error::Result<Options> {
+        let dialect = crate::wire::options::Dialect {
+            provider: crate::wire::dialect_of(wire, None, rules.map(|r| r.profile)),
+            native_images: false,
+        };
+        crate::wire::options::resolve_options(levels, wire, max_tokens, rules, dialect)
+    }
     use serde_json::json;
 
     fn opts(v: Value) -> RequestOptions {

@@ -71,6 +71,11 @@ pub(crate) struct Profile {
     /// The model that replaces it.
     #[serde(default, skip_serializing)]
     pub(crate) replacement: Option<String>,
+    /// Where the lifecycle dates and the replacement come from (an SDK's file and
+    /// constant, a provider's page and the day it was read); none: a `retires_at` warns,
+    /// never refuses.
+    #[serde(default, skip_serializing)]
+    pub(crate) lifecycle_source: Option<String>,
     /// Whether it takes `{"role": "system"}` messages after the leading run (a system
     /// entry in history is sent so, in place).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -191,6 +196,7 @@ pub(crate) mod tests {
             deprecated_at: None,
             retires_at: None,
             replacement: None,
+            lifecycle_source: None,
             system_messages: false,
             cache_diagnostics: false,
         }

@@ -122,15 +122,32 @@ const MAX_COUNT: u64 = i32::MAX as u64;
 
 /// Every number of a usage object (at any depth) is a token count: a whole number from 0
 /// to `MAX_COUNT`; anything else is refused at its pointer, never stored as another
-/// number.
+/// number. What is not a count, by its key, is not read: a cost (OpenRouter's `cost` and
+/// `cost_details`, xAI's `cost_in_usd_ticks`), a time (Groq's `queue_time`, Mistral's
+/// `prompt_audio_seconds`), xAI's `num_sources_used`.
 pub(crate) fn counts(at: &At<'_>) -> Result<()> {
+    token_counts(at, true)
+}
+
+/// Whether a usage key names something else than tokens.
+fn not_a_count(key: &str) -> bool {
+    let key = key.to_ascii_lowercase();
+    ["cost", "time", "seconds"].iter().any(|k| key.contains(k)) || key == "num_sources_used"
+}
+
+fn token_counts(at: &At<'_>, counted: bool) -> Result<()> {
     match at.value {
-        Value::Number(n) if n.as_u64().is_some_and(|n| n <= MAX_COUNT) => Ok(()),
+        Value::Number(n) if !counted || n.as_u64().is_some_and(|n| n <= MAX_COUNT) => Ok(()),
         Value::Number(_) => Err(refused(at.refuse(format_args!(
             "is not a token count (a whole number from 0 to {MAX_COUNT})"
         )))),
-        Value::Object(map) => map.iter().try_for_each(|(k, v)| counts(&at.child(v, k))),
-        Value::Array(items) => items.iter().enumerate().try_for_each(|(i, v)| counts(&at.child(v, i))),
+        Value::Object(map) => map
+            .iter()
+            .try_for_each(|(k, v)| token_counts(&at.child(v, k), counted && !not_a_count(k))),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .try_for_each(|(i, v)| token_counts(&at.child(v, i), counted)),
         _ => Ok(()),
     }
 }

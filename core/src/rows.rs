@@ -55,6 +55,20 @@ pub struct Model {
     /// profile's dates with the day; a seal never freezes it).
     #[serde(skip)]
     pub(crate) lifecycle: Lifecycle,
+    /// The provider whose dialect of the wire the request speaks (`models.provider`);
+    /// `None`: its profile's provider where the wire speaks it, else the wire's maker
+    /// (`wire::provider_of`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) provider: Option<crate::kinds::Provider>,
+}
+
+/// Which level of a compile chose its model: the turn's `model`, or its answerer's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ModelChosenBy {
+    /// The turn names it (its id).
+    Turn(uuid::Uuid),
+    /// The turn names none; its answerer does (its id).
+    Answerer(uuid::Uuid),
 }
 
 /// A model's place in its lifecycle on the day of the compile, as the extension read it
@@ -85,6 +99,7 @@ impl Model {
             profile: None,
             history_cache_ttl: None,
             lifecycle: Lifecycle::default(),
+            provider: None,
         }
     }
 
@@ -94,8 +109,9 @@ impl Model {
     }
 
     /// Refuses a model whose profile retired it: `model_retired`, naming the day and the
-    /// replacement its profile gives.
-    pub(crate) fn check_lifecycle(&self) -> crate::error::Result<()> {
+    /// replacement its profile gives, and the statement that points at it the level that
+    /// chose the model (`by`: the turn's `model`, or its answerer's).
+    pub(crate) fn check_lifecycle(&self, by: ModelChosenBy) -> crate::error::Result<()> {
         if !self.lifecycle.retired {
             return Ok(());
         }
@@ -112,11 +128,16 @@ impl Model {
         )
         .detail("Its provider no longer serves it: a request for it would be refused there (prompt.model_profiles.retires_at).");
         Err(match replacement {
-            Some(r) => e.hint(format!(
-                "Point the turn, its answerer or the model row at {}: UPDATE prompt.users SET model = '{r}' WHERE model = '{}';",
-                crate::error::quote(r),
-                self.name.replace('\'', "''")
-            )),
+            Some(r) => e.hint(match by {
+                ModelChosenBy::Turn(turn) => format!(
+                    "The turn names the model: UPDATE prompt.turns SET model = '{}' WHERE id = '{turn}'; (a model row of that name must exist)",
+                    r.replace('\'', "''")
+                ),
+                ModelChosenBy::Answerer(user) => format!(
+                    "The turn's answerer names the model: UPDATE prompt.users SET model = '{}' WHERE id = '{user}'; (a model row of that name must exist)",
+                    r.replace('\'', "''")
+                ),
+            }),
             None => e.hint("Point the turn or its answerer at a model its provider serves (SELECT * FROM prompt.model_status)."),
         })
     }
@@ -129,10 +150,16 @@ impl Model {
         let p = self.profile.as_ref();
         let retires = p.and_then(|p| p.retires_at.as_deref());
         let replacement = p.and_then(|p| p.replacement.as_deref());
+        let unsourced = p.is_some_and(|p| p.lifecycle_source.is_none()) && retires.is_some();
         Some(format!(
-            "model {} is deprecated{}{}",
+            "model {} is deprecated{}{}{}",
             crate::error::quote(&self.name),
             retires.map(|d| format!(" and retires on {d}")).unwrap_or_default(),
+            if unsourced {
+                " (its profile names no source for that day: it is not refused)"
+            } else {
+                ""
+            },
             replacement
                 .map(|r| format!("; its replacement is {}", crate::error::quote(r)))
                 .unwrap_or_default()

@@ -116,6 +116,10 @@ CREATE TABLE prompt.model_profiles (
     -- What prompt.import_models last wrote of the row (NULL: never imported); a row whose
     -- columns differ from it was changed by a user, and an import keeps it.
     imported                  jsonb,
+    -- Where deprecated_at, retires_at and replacement come from (0.6): the SDK file and
+    -- constant, or the provider's page and the day it was read. A retires_at no source
+    -- gives is a NOTICE, never a refusal.
+    lifecycle_source          text,
     CONSTRAINT model_profiles_budget_range CHECK ((budget_min IS NULL) = (budget_max IS NULL) AND budget_min <= budget_max)
 );
 
@@ -145,7 +149,12 @@ CREATE TABLE prompt.models (
                       CONSTRAINT models_history_cache_ttl_valid CHECK (history_cache_ttl IN ('5m', '1h', '30m', '12h')),
     CONSTRAINT models_history_cache_ttl_not_longer
         CHECK (array_position(ARRAY['5m', '30m', '1h', '12h'], history_cache_ttl)
-               <= array_position(ARRAY['5m', '30m', '1h', '12h'], cache_ttl))
+               <= array_position(ARRAY['5m', '30m', '1h', '12h'], cache_ttl)),
+    -- Whose dialect of the wire the request speaks (a compatible provider on chat, Vertex
+    -- AI on anthropic and gemini); NULL: the profile's provider where the wire speaks it,
+    -- else the wire's maker. Its CHECK, models_provider_valid, asks the library
+    -- (finalize.sql).
+    provider          text
 );
 
 CREATE TABLE prompt.users (
@@ -213,6 +222,20 @@ CREATE TABLE prompt.conversations (
     captured_summary_round int,
     CONSTRAINT conversations_capture_is_a_sides
         CHECK (captured_turn_id IS NULL OR kind = 'side')
+);
+
+-- Prompt history (README, "Prompt history"): every version of every prompt document, as
+-- each write of prompt.documents left it, kept by pgprompt (append-only: refused but to
+-- pgprompt's own writer and a restore; a document's history goes with the document). A
+-- seal names the versions it compiled from (turns.sealed_versions); this is their text.
+CREATE TABLE prompt.document_versions (
+    document_id uuid NOT NULL REFERENCES prompt.documents (id) ON DELETE CASCADE,
+    version     int NOT NULL,
+    role        text NOT NULL,
+    body        text NOT NULL,
+    written_at  timestamptz NOT NULL DEFAULT now(),
+    written_by  regrole,
+    PRIMARY KEY (document_id, version)
 );
 
 CREATE TABLE prompt.memories (
@@ -549,6 +572,7 @@ SELECT pg_catalog.pg_extension_config_dump('prompt.counts', '');
 SELECT pg_catalog.pg_extension_config_dump('prompt.administrators', '');
 -- 0.6's.
 SELECT pg_catalog.pg_extension_config_dump('prompt.tenancy', '');
+SELECT pg_catalog.pg_extension_config_dump('prompt.document_versions', '');
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -557,8 +581,9 @@ SELECT pg_catalog.pg_extension_config_dump('prompt.tenancy', '');
 --   schema
 
 -- The model profiles pgprompt ships (README, "Model profiles"): the current models of the
--- three providers and the rules each enforces, as their SDKs (anthropic 2.16, openai
--- 3.57, google-genai 3.6.1) and published references give them. The update scripts run
+-- three providers and the rules each enforces, as their SDKs (anthropic 2.17, openai
+-- 3.63, google-genai 3.6.1) and published references give them; scripts/catalog.py checks
+-- that every id those SDKs list resolves here, on the wires they list it for. The update scripts run
 -- this file as it is (a user's row of a shipped name is left alone). Shipped rows say
 -- shipped = true: an update replaces them, pg_dump leaves them to the extension's script
 -- and keeps the rows users add. To change a shipped profile, add a row of your own and
@@ -746,8 +771,16 @@ SELECT (pg_catalog.jsonb_populate_record(p, v.changes)).*
     ('gpt-5.6-terra', '{"name": "gpt-6.1-terra"}'),
     -- Responses-only (ResponsesModel, not ChatModel).
     ('gpt-6-astra',   '{"name": "gpt-6.2-astra-law", "wires": ["responses"]}'),
+    ('gpt-6-astra',   '{"name": "gpt-6-astra-healthcare", "wires": ["responses"]}'),
+    ('gpt-6-astra',   '{"name": "gpt-6.2-astra-healthcare", "wires": ["responses"]}'),
+    ('gpt-6-sol',     '{"name": "gpt-6.1-sol-healthcare", "wires": ["responses"]}'),
+    ('gpt-6-sol',     '{"name": "gpt-6.2-sol-healthcare", "wires": ["responses"]}'),
     ('gpt-6-sol',     '{"name": "gpt-6-cyber", "wires": ["responses"]}'),
     ('gpt-6-sol',     '{"name": "gpt-6-rosalind", "wires": ["responses"]}'),
+    ('gpt-6-sol',     '{"name": "gpt-rosalind-research", "wires": ["responses"]}'),
+    ('gpt-6-sol',     '{"name": "gpt-daybreak-blue-latest", "wires": ["responses"]}'),
+    ('gpt-6-sol',     '{"name": "gpt-daybreak-red-latest", "wires": ["responses"]}'),
+    ('gpt-4o',        '{"name": "computer-use-preview", "wires": ["responses"], "hard_window": 8192, "max_output_tokens": 1024}'),
     ('gpt-5.6-sol',   '{"name": "gpt-5.6-cyber", "wires": ["responses"]}'),
     ('gpt-5',         '{"name": "gpt-5-pro", "wires": ["responses"], "efforts": ["high"]}'),
     ('gpt-5',         '{"name": "gpt-5-codex", "wires": ["responses"], "efforts": ["low", "medium", "high"]}'),
@@ -802,66 +835,106 @@ SELECT (pg_catalog.jsonb_populate_record(p, v.changes)).*
     ('gemini-2.5-flash', '{"name": "gemini-2.5-flash-lite"}'),
     ('gemini-2.5-flash', '{"name": "gemini-2.5-flash-image", "thinking_modes": [], "thinking_default": null, "budget_min": null, "budget_max": null, "include_thoughts": false}'),
     ('gemini-3.8-flash', '{"name": "gemini-3.8-flash-tts", "thinking_modes": [], "thinking_default": null, "efforts": [], "include_thoughts": false}'),
-    ('gemini-3.8-flash', '{"name": "gemini-3.8-flash-lite-tts", "thinking_modes": [], "thinking_default": null, "efforts": [], "include_thoughts": false}')
+    ('gemini-3.8-flash', '{"name": "gemini-3.8-flash-lite-tts", "thinking_modes": [], "thinking_default": null, "efforts": [], "include_thoughts": false}'),
+    -- The aliases google-genai 3.6.1 lists ("Latest release of Gemini Flash", "...
+    -- Flash-Lite", "... Pro"): the newest of each line it lists.
+    ('gemini-3.8-flash',       '{"name": "gemini-flash-latest"}'),
+    ('gemini-3.5-flash-lite',  '{"name": "gemini-flash-lite-latest"}'),
+    ('gemini-3.1-pro-preview', '{"name": "gemini-pro-latest"}'),
+    -- google-genai 3.6.1's other generateContent ids: images, speech, music, transcription,
+    -- robotics, omni and the Gemma open models, each on its nearest family's window (the
+    -- SDK gives none; prompt.import_models corrects it), without thinking but the robotics
+    -- reasoners'.
+    ('gemini-2.5-flash', '{"name": "gemini-3-pro-image", "thinking_modes": [], "thinking_default": null, "budget_min": null, "budget_max": null, "include_thoughts": false}'),
+    ('gemini-2.5-flash', '{"name": "gemini-3.1-flash-image", "thinking_modes": [], "thinking_default": null, "budget_min": null, "budget_max": null, "include_thoughts": false}'),
+    ('gemini-2.5-flash', '{"name": "gemini-3.1-flash-lite-image", "thinking_modes": [], "thinking_default": null, "budget_min": null, "budget_max": null, "include_thoughts": false}'),
+    ('gemini-2.5-flash', '{"name": "gemini-nano-banana-2.1", "thinking_modes": [], "thinking_default": null, "budget_min": null, "budget_max": null, "include_thoughts": false}'),
+    ('gemini-2.5-flash', '{"name": "nano-banana-pro-preview", "thinking_modes": [], "thinking_default": null, "budget_min": null, "budget_max": null, "include_thoughts": false}'),
+    ('gemini-3.8-flash', '{"name": "gemini-3.1-flash-tts-preview", "thinking_modes": [], "thinking_default": null, "efforts": [], "include_thoughts": false}'),
+    ('gemini-3.8-flash', '{"name": "gemini-3.5-transcribe", "thinking_modes": [], "thinking_default": null, "efforts": [], "include_thoughts": false}'),
+    ('gemini-3.8-flash', '{"name": "gemini-omni-1.2-flash", "thinking_modes": [], "thinking_default": null, "efforts": [], "include_thoughts": false}'),
+    ('gemini-3.8-flash', '{"name": "gemini-omni-1.1-flash", "thinking_modes": [], "thinking_default": null, "efforts": [], "include_thoughts": false}'),
+    ('gemini-3.8-flash', '{"name": "gemini-omni-flash-preview", "thinking_modes": [], "thinking_default": null, "efforts": [], "include_thoughts": false}'),
+    ('gemini-3.5-flash', '{"name": "gemini-robotics-er-1.6-preview"}'),
+    ('gemini-3.5-flash', '{"name": "gemini-robotics-er-2-preview"}'),
+    ('gemini-3.5-flash-lite', '{"name": "gemma-4-26b-a4b-it", "thinking_modes": [], "thinking_default": null, "efforts": [], "include_thoughts": false}'),
+    ('gemini-3.5-flash-lite', '{"name": "gemma-4-31b-it", "thinking_modes": [], "thinking_default": null, "efforts": [], "include_thoughts": false}'),
+    ('gemini-3.8-flash', '{"name": "lyria-3-clip-preview", "thinking_modes": [], "thinking_default": null, "efforts": [], "include_thoughts": false}'),
+    ('gemini-3.8-flash', '{"name": "lyria-3-pro-preview", "thinking_modes": [], "thinking_default": null, "efforts": [], "include_thoughts": false}'),
+    ('gemini-3.8-flash', '{"name": "lyria-3.5", "thinking_modes": [], "thinking_default": null, "efforts": [], "include_thoughts": false}')
   ) AS v(base, changes) ON p.name = v.base
 ON CONFLICT (name) DO NOTHING;
 
--- Lifecycle: the day a provider stops serving a model, from the SDKs' own tables
--- (anthropic 2.16's _data/deprecated_models.py; the deprecation list under openai 3.57's
--- ChatModel) and Google's deprecations page. The replacement is the one the provider names
--- where it names one (Google's); otherwise pgprompt's suggestion, the family's current
--- model. deprecated_at is left to prompt.import_models (Anthropic's list gives it). A
--- compile for a model past retires_at is refused (model_retired); one whose retirement
--- is announced, or that is deprecated, compiles with a NOTICE.
+-- Lifecycle: the day a provider stops serving a model and the model it names instead, each
+-- with its source (model_profiles.lifecycle_source): anthropic's _data/deprecated_models.py
+-- (DEPRECATED_MODELS), the "Deprecated values" of openai's ChatModel and of the Responses
+-- model field. google-genai gives no date and still lists gemini-2.5-pro, -flash and
+-- -flash-lite: the Gemini rows carry no lifecycle (0.5's days had no source; an operator who
+-- reads one on Google's deprecations page sets it with its lifecycle_source, or
+-- import_models does). The replacement is the provider's where it names one, else the
+-- family's current model, served on the same wire and by the same provider. deprecated_at
+-- is left to prompt.import_models (Anthropic's list gives it). A compile for a model past a
+-- sourced retires_at is refused (model_retired); one whose retirement is announced, or that
+-- is deprecated, compiles with a NOTICE.
 UPDATE prompt.model_profiles p
-   SET retires_at = v.retires_at::date, replacement = v.replacement
+   SET retires_at = v.retires_at::date, replacement = v.replacement,
+       lifecycle_source = CASE v.source
+           WHEN 'anthropic' THEN 'anthropic 2.17.0: anthropic/_data/deprecated_models.py, DEPRECATED_MODELS'
+           WHEN 'anthropic-2.14' THEN 'anthropic 2.14.0: anthropic/_data/deprecated_models.py, DEPRECATED_MODELS (the model left the SDK in 2.15.0)'
+           WHEN 'chat' THEN 'openai 3.63.0: openai/types/shared/chat_model.py, ChatModel ("Deprecated values")'
+           WHEN 'responses' THEN 'openai 3.63.0: openai/types/responses/response_compact_params.py, model ("Deprecated values")'
+       END
   FROM (VALUES
-    ('claude-mythos-preview', '2026-06-30', 'claude-mythos-5'),
-    ('claude-opus-4-5', '2027-01-22', 'claude-opus-4-8'),
-    ('gpt-5', '2026-12-11', 'gpt-5.5'),
-    ('o3', '2026-12-11', 'gpt-5.5'),
-    ('gpt-5.1', '2027-04-01', 'gpt-5.5'),
-    ('gpt-5.4-nano', '2027-04-01', 'gpt-5.6-luna'),
-    ('gpt-5.1-codex', '2026-07-23', 'gpt-5.1-codex-max'),
-    ('gpt-5.3-chat-latest', '2026-08-10', 'gpt-5.5'),
-    ('gpt-5.2-chat-latest', '2026-08-10', 'gpt-5.5'),
-    ('gpt-5.1-chat-latest', '2026-07-23', 'gpt-5.5'),
-    ('gpt-5-chat-latest', '2026-07-23', 'gpt-5.5'),
-    ('gpt-4.1', '2027-01-14', 'gpt-5.4'),
-    ('gpt-4.1-nano', '2026-10-23', 'gpt-5.4-nano'),
-    ('gpt-4o', '2027-01-14', 'gpt-5.4-mini'),
-    ('gpt-4o-2024-05-13', '2026-10-23', 'gpt-5.4-mini'),
-    ('gpt-4o-audio-preview', '2026-05-07', 'gpt-audio-mini'),
-    ('gpt-4o-audio-preview-2024-10-01', '2025-10-10', 'gpt-audio-mini'),
-    ('gpt-4o-mini-audio-preview', '2026-05-07', 'gpt-audio-mini'),
-    ('gpt-4o-search-preview', '2026-07-23', 'gpt-5.4-mini'),
-    ('gpt-4o-mini-search-preview', '2026-07-23', 'gpt-5.4-mini'),
-    ('gpt-audio-mini', '2027-01-20', NULL),
-    ('chatgpt-4o-latest', '2026-02-17', 'gpt-5.4-mini'),
-    ('codex-mini-latest', '2026-02-12', 'gpt-5.1-codex-max'),
-    ('o4-mini', '2026-10-23', 'gpt-5.4-mini'),
-    ('o3-mini', '2026-10-23', 'gpt-5.4-mini'),
-    ('o1', '2026-10-23', 'gpt-5.5'),
-    ('o1-mini', '2025-10-27', 'gpt-5.4-mini'),
-    ('o1-preview', '2025-07-28', 'gpt-5.5'),
-    ('gpt-4', '2026-10-23', 'gpt-5.4'),
-    ('gpt-4-turbo', '2026-10-23', 'gpt-5.4'),
-    ('gpt-4-0314', '2026-03-26', 'gpt-5.4'),
-    ('gpt-4-turbo-preview', '2026-03-26', 'gpt-5.4'),
-    ('gpt-4-0125-preview', '2026-03-26', 'gpt-5.4'),
-    ('gpt-4-vision-preview', '2024-12-06', 'gpt-5.4'),
-    ('gpt-4-32k', '2025-06-06', 'gpt-5.4'),
-    ('gpt-3.5-turbo', '2026-10-23', 'gpt-5.4-nano'),
-    ('gpt-3.5-turbo-1106', '2026-09-28', 'gpt-5.4-nano'),
-    ('gpt-3.5-turbo-16k', '2024-09-13', 'gpt-5.4-nano'),
-    ('gpt-3.5-turbo-0301', '2024-09-13', 'gpt-5.4-nano'),
-    ('gpt-3.5-turbo-0613', '2024-09-13', 'gpt-5.4-nano'),
-    ('gemini-3-pro-preview', '2026-03-09', 'gemini-3.1-pro-preview'),
-    ('gemini-2.5-pro', '2026-12-01', 'gemini-3.8-flash'),
-    ('gemini-2.5-flash', '2026-12-01', 'gemini-3.5-flash-lite'),
-    ('gemini-2.5-flash-image', '2026-10-02', 'gemini-3.1-flash-image'),
-    ('gemini-3.1-flash-lite', '2027-05-07', NULL)
-  ) AS v(name, retires_at, replacement)
+    ('claude-mythos-preview', '2026-06-30', 'claude-mythos-5', 'anthropic'),
+    ('claude-opus-4-5', '2027-01-22', 'claude-opus-4-8', 'anthropic'),
+    ('claude-sonnet-4-5', '2026-11-30', 'claude-sonnet-4-6', 'anthropic-2.14'),
+    ('gpt-5', '2026-12-11', 'gpt-5.5', 'chat'),
+    ('o3', '2026-12-11', 'gpt-5.5', 'chat'),
+    ('gpt-5.1', '2027-04-01', 'gpt-5.5', 'chat'),
+    ('gpt-5.4-nano', '2027-04-01', 'gpt-5.6-luna', 'chat'),
+    ('gpt-5.1-codex', '2026-07-23', 'gpt-5.5', 'chat'),
+    ('gpt-5.3-chat-latest', '2026-08-10', 'gpt-5.5', 'chat'),
+    ('gpt-5.2-chat-latest', '2026-08-10', 'gpt-5.5', 'chat'),
+    ('gpt-5.1-chat-latest', '2026-07-23', 'gpt-5.5', 'chat'),
+    ('gpt-5-chat-latest', '2026-07-23', 'gpt-5.5', 'chat'),
+    ('gpt-4.1', '2027-01-14', 'gpt-5.4', 'chat'),
+    ('gpt-4.1-nano', '2026-10-23', 'gpt-5.4-nano', 'chat'),
+    ('gpt-4o', '2027-01-14', 'gpt-5.4-mini', 'chat'),
+    ('gpt-4o-2024-05-13', '2026-10-23', 'gpt-5.4-mini', 'chat'),
+    ('gpt-4o-audio-preview', '2026-05-07', 'gpt-audio-mini', 'chat'),
+    ('gpt-4o-audio-preview-2024-10-01', '2025-10-10', 'gpt-audio-mini', 'chat'),
+    ('gpt-4o-mini-audio-preview', '2026-05-07', 'gpt-audio-mini', 'chat'),
+    ('gpt-4o-search-preview', '2026-07-23', 'gpt-5.4-mini', 'chat'),
+    ('gpt-4o-mini-search-preview', '2026-07-23', 'gpt-5.4-mini', 'chat'),
+    ('gpt-audio-mini', '2027-01-20', NULL, 'chat'),
+    ('chatgpt-4o-latest', '2026-02-17', 'gpt-5.4-mini', 'chat'),
+    ('codex-mini-latest', '2026-02-12', 'gpt-5.5', 'chat'),
+    ('o4-mini', '2026-10-23', 'gpt-5.4-mini', 'chat'),
+    ('o3-mini', '2026-10-23', 'gpt-5.4-mini', 'chat'),
+    ('o1', '2026-10-23', 'gpt-5.5', 'chat'),
+    ('o1-mini', '2025-10-27', 'gpt-5.4-mini', 'chat'),
+    ('o1-preview', '2025-07-28', 'gpt-5.5', 'chat'),
+    ('gpt-4', '2026-10-23', 'gpt-5.4', 'chat'),
+    ('gpt-4-turbo', '2026-10-23', 'gpt-5.4', 'chat'),
+    ('gpt-4-0314', '2026-03-26', 'gpt-5.4', 'chat'),
+    ('gpt-4-turbo-preview', '2026-03-26', 'gpt-5.4', 'chat'),
+    ('gpt-4-0125-preview', '2026-03-26', 'gpt-5.4', 'chat'),
+    ('gpt-4-vision-preview', '2024-12-06', 'gpt-5.4', 'chat'),
+    ('gpt-4-32k', '2025-06-06', 'gpt-5.4', 'chat'),
+    ('gpt-3.5-turbo', '2026-10-23', 'gpt-5.4-nano', 'chat'),
+    ('gpt-3.5-turbo-1106', '2026-09-28', 'gpt-5.4-nano', 'chat'),
+    ('gpt-3.5-turbo-16k', '2024-09-13', 'gpt-5.4-nano', 'chat'),
+    ('gpt-3.5-turbo-0301', '2024-09-13', 'gpt-5.4-nano', 'chat'),
+    ('gpt-3.5-turbo-0613', '2024-09-13', 'gpt-5.4-nano', 'chat'),
+    ('o3-deep-research', '2026-07-23', 'gpt-5.5', 'responses'),
+    ('o4-mini-deep-research', '2026-07-23', 'gpt-5.5', 'responses'),
+    ('computer-use-preview', '2026-07-23', 'gpt-5.5', 'responses'),
+    ('gpt-5-codex', '2026-07-23', 'gpt-5.5', 'responses'),
+    ('gpt-5.1-codex-max', '2026-07-23', 'gpt-5.5', 'responses'),
+    ('o1-pro', '2026-10-23', 'gpt-5.5', 'responses'),
+    ('o3-pro', '2026-12-11', 'gpt-5.5', 'responses'),
+    ('gpt-5-pro', '2026-12-11', 'gpt-5.5-pro', 'responses')
+  ) AS v(name, retires_at, replacement, source)
  WHERE p.name = v.name AND p.shipped;
 
 -- Claude's 5 family takes a system message in place, after the leading run
@@ -881,10 +954,13 @@ UPDATE prompt.model_profiles SET cache_diagnostics = true
 -- Amazon Bedrock's Converse API (wire converse; botocore's bedrock-runtime service model).
 -- Anthropic's models under their Bedrock ids (anthropic.<id>: the version suffix -v1:0,
 -- and a cross-region inference profile's geography, us. or global., match as the id),
--- with their family's rules and lifecycle; Converse returns no cache diagnostics.
+-- with their family's rules and lifecycle (the replacement named by its Bedrock id);
+-- Converse returns no cache diagnostics.
 INSERT INTO prompt.model_profiles
 SELECT (pg_catalog.jsonb_populate_record(p, pg_catalog.jsonb_build_object(
-            'name', 'anthropic.' || p.name, 'wires', '["converse"]'::jsonb, 'cache_diagnostics', false))).*
+            'name', 'anthropic.' || p.name, 'wires', '["converse"]'::jsonb, 'cache_diagnostics', false,
+            -- The replacement on the same wire: the Bedrock id of the Anthropic model named.
+            'replacement', 'anthropic.' || p.replacement))).*
   FROM prompt.model_profiles p
  WHERE p.shipped AND p.provider = 'anthropic'
 ON CONFLICT (name) DO NOTHING;
@@ -912,6 +988,47 @@ VALUES
     ('meta.llama3-3-70b-instruct', 'meta', '{converse}', NULL, 128000, 8192, 'cl100k_base',
      '{}', NULL, '{}', '{}', NULL, NULL, false, true, 1, 1, true, NULL, 0, 0, '{}', NULL, false, true)
 ON CONFLICT (name) DO NOTHING;
+
+-- Compatible providers of the chat wire (docs/guide.md, "Compatible providers"): a model
+-- row names its provider (models.provider) and speaks its dialect; these are the models
+-- whose rules a first-party page gives. Anything else a host serves, its own model list
+-- brings in (prompt.import_models('mistral' | 'groq' | ..., list): windows, output limits,
+-- Mistral's deprecations), as that provider's.
+-- DeepSeek (api-docs.deepseek.com, "Models & Pricing", the copy of 2026-04-26, read
+-- 2026-12-05): V4 Flash and Pro, 1M context, 384K output, thinking on by default with a
+-- reasoning effort of high or max; deepseek-chat and deepseek-reasoner are V4 Flash's
+-- aliases (without and with thinking), not served after 2026-07-24. No prompt cache key
+-- (DeepSeek caches by prefix on its own).
+-- gpt-oss (developers.openai.com/api/docs/models/gpt-oss-120b and -20b, read 2026-12-05):
+-- OpenAI's open-weight models as the hosts name them (Groq, OpenRouter and Together:
+-- openai/gpt-oss-120b; Ollama: gpt-oss:120b), 131,072 tokens in and out, a reasoning effort
+-- of low, medium or high; the row names the host (models.provider).
+INSERT INTO prompt.model_profiles (name, provider, wires, advisory_window, hard_window, max_output_tokens, tokenizer,
+    thinking_modes, thinking_default, efforts, thinking_display, budget_min, budget_max, include_thoughts,
+    thinking_with_forced_tool, temperature_max, top_p_max, sampling_together,
+    cache_breakpoints, max_breakpoints, min_cache_tokens, cache_ttls, cache_lookback, replays_thinking, shipped)
+VALUES
+    ('deepseek-v4-pro', 'deepseek', '{chat}', NULL, 1000000, 384000, 'o200k_base',
+     '{}', NULL, '{high,max}', '{}', NULL, NULL, false, true, 2, 1, true, NULL, 0, 64, '{}', NULL, true, true),
+    ('deepseek-v4-flash', 'deepseek', '{chat}', NULL, 1000000, 384000, 'o200k_base',
+     '{}', NULL, '{high,max}', '{}', NULL, NULL, false, true, 2, 1, true, NULL, 0, 64, '{}', NULL, true, true),
+    ('deepseek-chat', 'deepseek', '{chat}', NULL, 1000000, 384000, 'o200k_base',
+     '{}', NULL, '{}', '{}', NULL, NULL, false, true, 2, 1, true, NULL, 0, 64, '{}', NULL, false, true),
+    ('deepseek-reasoner', 'deepseek', '{chat}', NULL, 1000000, 384000, 'o200k_base',
+     '{}', NULL, '{high,max}', '{}', NULL, NULL, false, true, 2, 1, true, NULL, 0, 64, '{}', NULL, true, true),
+    ('openai/gpt-oss-120b', 'openai', '{chat}', NULL, 131072, 131072, 'o200k_base',
+     '{}', NULL, '{low,medium,high}', '{}', NULL, NULL, false, true, 2, 1, true, NULL, 0, 1024, '{}', NULL, false, true),
+    ('openai/gpt-oss-20b', 'openai', '{chat}', NULL, 131072, 131072, 'o200k_base',
+     '{}', NULL, '{low,medium,high}', '{}', NULL, NULL, false, true, 2, 1, true, NULL, 0, 1024, '{}', NULL, false, true),
+    ('gpt-oss:120b', 'ollama', '{chat}', NULL, 131072, 131072, 'o200k_base',
+     '{}', NULL, '{low,medium,high}', '{}', NULL, NULL, false, true, 2, 1, true, NULL, 0, 1024, '{}', NULL, false, true),
+    ('gpt-oss:20b', 'ollama', '{chat}', NULL, 131072, 131072, 'o200k_base',
+     '{}', NULL, '{low,medium,high}', '{}', NULL, NULL, false, true, 2, 1, true, NULL, 0, 1024, '{}', NULL, false, true)
+ON CONFLICT (name) DO NOTHING;
+UPDATE prompt.model_profiles
+   SET retires_at = '2026-07-24', replacement = 'deepseek-v4-flash',
+       lifecycle_source = 'api-docs.deepseek.com, "Models & Pricing" (the copy of 2026-04-26, read 2026-12-05): deepseek-chat and deepseek-reasoner are not served after 2026-07-24'
+ WHERE shipped AND name IN ('deepseek-chat', 'deepseek-reasoner');
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -938,7 +1055,7 @@ AS 'MODULE_PATHNAME', '_check_document_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:154
+-- src/pg/triggers.rs:186
 -- pgprompt::pg::triggers::_check_options_wire
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
@@ -961,6 +1078,25 @@ AS 'MODULE_PATHNAME', '_check_options_wire_v4_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
+-- src/pg/triggers.rs:147
+-- pgprompt::pg::triggers::_check_options_wire
+CREATE  FUNCTION "_check_options_wire"(
+	"level" TEXT, /* Option < & str > */
+	"options" TEXT, /* Option < & str > */
+	"wire" TEXT, /* Option < & str > */
+	"max_output_tokens" INT, /* Option < i32 > */
+	"model" TEXT, /* Option < & str > */
+	"profile" TEXT, /* Option < & str > */
+	"provider" TEXT, /* Option < & str > */
+	"native_images" bool /* Option < bool > */
+) RETURNS void
+IMMUTABLE PARALLEL SAFE 
+SET search_path TO pg_catalog, pg_temp
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_check_options_wire_v6_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
 -- src/pg/triggers.rs:121
 -- pgprompt::pg::triggers::_check_request_options
 CREATE  FUNCTION "_check_request_options"(
@@ -974,7 +1110,7 @@ AS 'MODULE_PATHNAME', '_check_request_options_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:159
+-- src/pg/triggers.rs:191
 -- pgprompt::pg::triggers::_check_round
 CREATE  FUNCTION "_check_round"(
 	"turn_id" uuid, /* pgrx :: Uuid */
@@ -990,7 +1126,7 @@ AS 'MODULE_PATHNAME', '_check_round_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:173
+-- src/pg/triggers.rs:205
 -- pgprompt::pg::triggers::_check_round_place
 CREATE  FUNCTION "_check_round_place"(
 	"turn_id" uuid, /* Option < pgrx :: Uuid > */
@@ -1074,6 +1210,60 @@ AS 'MODULE_PATHNAME', '_convert_seals_02_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
+-- src/pg/triggers.rs:175
+-- pgprompt::pg::triggers::_dialect_known
+CREATE  FUNCTION "_dialect_known"(
+	"wire" TEXT, /* & str */
+	"provider" TEXT /* & str */
+) RETURNS bool /* bool */
+IMMUTABLE STRICT PARALLEL SAFE
+SET search_path TO pg_catalog, pg_temp
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_dialect_known_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- src/pg/guard.rs:399
+-- pgprompt::pg::guard::_document_gone
+CREATE  FUNCTION "_document_gone"(
+	"document_id" uuid /* Option < pgrx :: Uuid > */
+) RETURNS bool /* bool */
+VOLATILE PARALLEL SAFE
+SET search_path TO pg_catalog, pg_temp
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_document_gone_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- src/pg/guard.rs:418
+-- pgprompt::pg::guard::_document_version
+CREATE  FUNCTION "_document_version"(
+	"document_id" uuid /* Option < pgrx :: Uuid > */
+) RETURNS void
+VOLATILE PARALLEL UNSAFE
+SET search_path TO pg_catalog, pg_temp
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_document_version_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- src/pg/guard.rs:439
+-- pgprompt::pg::guard::_document_version_recorded
+CREATE  FUNCTION "_document_version_recorded"(
+	"document_id" uuid, /* Option < pgrx :: Uuid > */
+	"version" INT, /* Option < i32 > */
+	"role" TEXT, /* Option < & str > */
+	"body" TEXT, /* Option < & str > */
+	"written_at" timestamp with time zone, /* Option < pgrx :: datum :: TimestampWithTimeZone > */
+	"written_by" oid /* Option < pg_sys :: Oid > */
+) RETURNS bool /* bool */
+VOLATILE PARALLEL UNSAFE
+SET search_path TO pg_catalog, pg_temp
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_document_version_recorded_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
 -- src/pg/privileges.rs:59
 -- pgprompt::pg::privileges::_grants_after
 CREATE  FUNCTION "_grants_after"() RETURNS void
@@ -1104,13 +1294,13 @@ AS 'MODULE_PATHNAME', '_history_rewrite_allowed_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/guard.rs:504
+-- src/pg/guard.rs:583
 -- pgprompt::pg::guard::_in_cascade
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/guard.rs:463
+-- src/pg/guard.rs:542
 -- pgprompt::pg::guard::_lock_conversation
 CREATE  FUNCTION "_lock_conversation"(
 	"conversation_id" uuid /* pgrx :: Uuid */
@@ -1132,7 +1322,7 @@ AS 'MODULE_PATHNAME', '_my_workspaces_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:206
+-- src/pg/triggers.rs:238
 -- pgprompt::pg::triggers::_own_entries
 CREATE  FUNCTION "_own_entries"(
 	"summary" TEXT, /* Option < & str > */
@@ -1172,7 +1362,7 @@ AS 'MODULE_PATHNAME', '_provider_known_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:221
+-- src/pg/triggers.rs:253
 -- pgprompt::pg::triggers::_refuse_sealed
 CREATE  FUNCTION "_refuse_sealed"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1193,7 +1383,7 @@ AS 'MODULE_PATHNAME', '_refuse_sealed_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:254
+-- src/pg/triggers.rs:286
 -- pgprompt::pg::triggers::_refuse_sent_round
 CREATE  FUNCTION "_refuse_sent_round"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1208,7 +1398,7 @@ AS 'MODULE_PATHNAME', '_refuse_sent_round_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:269
+-- src/pg/triggers.rs:301
 -- pgprompt::pg::triggers::_refuse_timezone
 CREATE  FUNCTION "_refuse_timezone"(
 	"timezone" TEXT /* & str */
@@ -1220,7 +1410,7 @@ AS 'MODULE_PATHNAME', '_refuse_timezone_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/guard.rs:515
+-- src/pg/guard.rs:594
 -- pgprompt::pg::guard::_replayed_by_later_seal
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
@@ -1236,7 +1426,7 @@ AS 'MODULE_PATHNAME', '_role_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:194
+-- src/pg/triggers.rs:226
 -- pgprompt::pg::triggers::_row_tokens
 CREATE  FUNCTION "_row_tokens"(
 	"kind" TEXT, /* Option < & str > */
@@ -1250,7 +1440,7 @@ AS 'MODULE_PATHNAME', '_row_tokens_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/guard.rs:509
+-- src/pg/guard.rs:588
 -- pgprompt::pg::guard::_seal_storage_guard
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
@@ -1318,7 +1508,7 @@ AS 'MODULE_PATHNAME', '_tenant_writes_user_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/guard.rs:400
+-- src/pg/guard.rs:479
 -- pgprompt::pg::guard::_truncate_guard
 CREATE  FUNCTION "_truncate_guard"(
 	"table" TEXT /* & str */
@@ -1388,7 +1578,7 @@ AS 'MODULE_PATHNAME', 'cache_report_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:377
+-- src/pg/api.rs:398
 -- pgprompt::pg::api::compile_turn
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
@@ -1445,7 +1635,7 @@ AS 'MODULE_PATHNAME', 'escape_envelope_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:285
+-- src/pg/api.rs:306
 -- pgprompt::pg::api::estimate_turn
 CREATE  FUNCTION "estimate_turn"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1506,7 +1696,7 @@ AS 'MODULE_PATHNAME', 'pretty_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:382
+-- src/pg/api.rs:403
 -- pgprompt::pg::api::preview_turn
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
@@ -1525,7 +1715,7 @@ AS 'MODULE_PATHNAME', 'preview_turn_json_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:329
+-- src/pg/api.rs:350
 -- pgprompt::pg::api::prune_seals
 CREATE  FUNCTION "prune_seals"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1593,7 +1783,7 @@ AS 'MODULE_PATHNAME', 'sealed_body_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:278
+-- src/pg/api.rs:299
 -- pgprompt::pg::api::search_deferred
 CREATE  FUNCTION "search_deferred"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1619,7 +1809,7 @@ AS 'MODULE_PATHNAME', 'set_tenancy_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:244
+-- src/pg/api.rs:265
 -- pgprompt::pg::api::skills_for_turn
 CREATE  FUNCTION "skills_for_turn"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1679,7 +1869,7 @@ AS 'MODULE_PATHNAME', 'validate_template_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:339
+-- src/pg/api.rs:360
 -- pgprompt::pg::api::verify_seals
 CREATE  FUNCTION "verify_seals"(
 	"conversation_id" uuid DEFAULT NULL /* Option < pgrx :: Uuid > */
@@ -1707,6 +1897,7 @@ ALTER TABLE prompt.responses ADD CONSTRAINT responses_shape_valid CHECK (prompt.
 ALTER TABLE prompt.model_profiles ADD CONSTRAINT model_profiles_wires_valid CHECK (wires <> '{}' AND prompt._wires_known(wires));
 -- So are the providers (core/src/kinds.rs, Provider).
 ALTER TABLE prompt.model_profiles ADD CONSTRAINT model_profiles_provider_valid CHECK (prompt._provider_known(provider));
+ALTER TABLE prompt.models ADD CONSTRAINT models_provider_valid CHECK (provider IS NULL OR prompt._dialect_known(wire, provider));
 
 -- The tokenizers whose counts a write stores: those of the models in use.
 -- PL/pgSQL, not SQL: a SQL function with a SET clause is parsed and planned again at every
@@ -1779,6 +1970,72 @@ $$;
 
 CREATE TRIGGER documents_write BEFORE INSERT OR UPDATE ON prompt.documents
     FOR EACH ROW EXECUTE FUNCTION prompt._documents_write();
+
+-- Prompt history: each write of a document leaves its version in prompt.document_versions,
+-- written by pgprompt's own writer (src/pg/triggers.rs), as the document was written.
+CREATE FUNCTION prompt._documents_versioned() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    PERFORM prompt._document_version(NEW.id);
+    RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER documents_versioned AFTER INSERT OR UPDATE ON prompt.documents
+    FOR EACH ROW EXECUTE FUNCTION prompt._documents_versioned();
+
+-- A document's versions are pgprompt's to write: an INSERT by its writer (or an
+-- administrator's restore), never an UPDATE; a DELETE goes with the document (its
+-- cascade), or under a permitted history rewrite. TRUNCATE needs a permitted rewrite.
+CREATE FUNCTION prompt._document_versions_write() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF TG_OP = 'DELETE' THEN
+        IF prompt._document_gone(OLD.document_id) OR prompt._history_rewrite_allowed() THEN
+            RETURN OLD;
+        END IF;
+    END IF;
+    PERFORM prompt._storage_guard(format('version %s of document %s', coalesce(NEW.version, OLD.version),
+                                         coalesce(NEW.document_id, OLD.document_id)), TG_OP);
+    IF TG_OP = 'DELETE' THEN
+        RETURN OLD;
+    END IF;
+    -- A restore's document recorded its version as it came in: the dump's row of it
+    -- brings back its author, and goes in no second time.
+    IF TG_OP = 'INSERT' AND prompt._document_version_recorded(NEW.document_id, NEW.version, NEW.role, NEW.body,
+                                                              NEW.written_at, NEW.written_by::oid) THEN
+        RETURN NULL;
+    END IF;
+    RETURN NEW;
+END
+$$;
+
+CREATE TRIGGER document_versions_guard BEFORE INSERT OR UPDATE OR DELETE ON prompt.document_versions
+    FOR EACH ROW EXECUTE FUNCTION prompt._document_versions_write();
+
+-- An earlier version of a document written again as its newest (its macros checked again,
+-- its version bumped, that write kept in the history too). Runs as the caller: the
+-- document's own grants and row-level security decide.
+CREATE FUNCTION prompt.restore_document(document_id uuid, version int) RETURNS int
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    old record;
+    now_at int;
+BEGIN
+    SELECT v.role, v.body INTO old FROM prompt.document_versions v WHERE v.document_id = $1 AND v.version = $2;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'no_data_found',
+            MESSAGE = format('document_version_not_found: document %s has no version %s', $1, $2),
+            HINT = 'SELECT version, written_at, written_by FROM prompt.document_versions WHERE document_id = ... lists its versions.';
+    END IF;
+    UPDATE prompt.documents d SET role = old.role, body = old.body WHERE d.id = $1 RETURNING d.version INTO now_at;
+    RETURN now_at;
+END
+$$;
 
 CREATE FUNCTION prompt._users_write() RETURNS trigger
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
@@ -1970,7 +2227,7 @@ BEGIN
        AND (TG_OP = 'INSERT' OR NEW.request_options IS DISTINCT FROM OLD.request_options
             OR NEW.model IS DISTINCT FROM OLD.model) THEN
         PERFORM prompt._check_options_wire('turn', NEW.request_options::text, m.wire, m.max_output_tokens,
-                                           m.name, prompt._model_profile(m.name, m.profile))
+                                           m.name, prompt._model_profile(m.name, m.profile), m.provider, m.native_images)
            FROM prompt.models m WHERE m.name = NEW.model;
     END IF;
     IF TG_OP = 'INSERT'
@@ -2130,6 +2387,9 @@ CREATE TRIGGER seals_02_guard BEFORE UPDATE OR DELETE ON prompt.seals_02
     FOR EACH ROW EXECUTE FUNCTION prompt._seal_storage_write('turn');
 CREATE TRIGGER seals_02_statement BEFORE INSERT OR TRUNCATE ON prompt.seals_02
     FOR EACH STATEMENT EXECUTE FUNCTION prompt._seal_storage_statement();
+-- A document's history is truncated under a permitted history rewrite only.
+CREATE TRIGGER document_versions_truncate BEFORE TRUNCATE ON prompt.document_versions
+    FOR EACH STATEMENT EXECUTE FUNCTION prompt._seal_storage_statement();
 
 -- Rounds belong to run reply turns and are numbered 1, 2, 3, ... without a gap. Checked
 -- after the statement's rows are all in, so a restore may load them in any order.
@@ -2209,7 +2469,7 @@ DECLARE
         ['rounds', 'conversation_id,turn_id,n'], ['seal_nodes', 'conversation_id,id'], ['seals', 'conversation_id,turn_id'],
         ['seals_02', 'conversation_id,turn_id'], ['responses', 'conversation_id,turn_id,step'],
         ['counts', 'conversation_id,turn_id,step'], ['tenants', 'role_name,workspace_id'], ['administrators', 'role_name'],
-        ['workspace_members', 'workspace_id,user_id']];
+        ['workspace_members', 'workspace_id,user_id'], ['document_versions', 'document_id,version']];
     k text[];
 BEGIN
     FOREACH k SLICE 1 IN ARRAY keys LOOP
@@ -2331,7 +2591,7 @@ BEGIN
        AND (TG_OP = 'INSERT' OR NEW.request_options IS DISTINCT FROM OLD.request_options
             OR NEW.model IS DISTINCT FROM OLD.model) THEN
         PERFORM prompt._check_options_wire('agent', NEW.request_options::text, m.wire, m.max_output_tokens,
-                                           m.name, prompt._model_profile(m.name, m.profile))
+                                           m.name, prompt._model_profile(m.name, m.profile), m.provider, m.native_images)
            FROM prompt.models m WHERE m.name = NEW.model;
     END IF;
     RETURN NEW;
@@ -2351,18 +2611,21 @@ BEGIN
        OR NEW.wire IS DISTINCT FROM OLD.wire
        OR NEW.max_output_tokens IS DISTINCT FROM OLD.max_output_tokens
        OR NEW.name IS DISTINCT FROM OLD.name
-       OR NEW.profile IS DISTINCT FROM OLD.profile THEN
+       OR NEW.profile IS DISTINCT FROM OLD.profile
+       OR NEW.provider IS DISTINCT FROM OLD.provider
+       OR NEW.native_images IS DISTINCT FROM OLD.native_images THEN
         profile := prompt._model_profile(NEW.name, NEW.profile);
-        IF NEW.request_options <> '{}'::jsonb OR profile IS NOT NULL THEN
+        IF NEW.request_options <> '{}'::jsonb OR profile IS NOT NULL OR NEW.provider IS NOT NULL THEN
             PERFORM prompt._check_options_wire('model', NEW.request_options::text, NEW.wire, NEW.max_output_tokens,
-                                               NEW.name, profile);
+                                               NEW.name, profile, NEW.provider, NEW.native_images);
         END IF;
     END IF;
     RETURN NEW;
 END
 $$;
 
-CREATE TRIGGER models_options BEFORE INSERT OR UPDATE OF request_options, wire, max_output_tokens, name, profile ON prompt.models
+CREATE TRIGGER models_options BEFORE INSERT OR UPDATE OF request_options, wire, max_output_tokens, name, profile,
+    provider, native_images ON prompt.models
     FOR EACH ROW EXECUTE FUNCTION prompt._model_options_write();
 CREATE TRIGGER users_options BEFORE INSERT OR UPDATE OF request_options, model ON prompt.users
     FOR EACH ROW EXECUTE FUNCTION prompt._options_write();
@@ -2545,10 +2808,16 @@ BEGIN
                                    CASE WHEN lifecycle = 'retired'
                                         THEN coalesce((entry ->> 'deprecated_at')::timestamptz::date,
                                                       (entry ->> 'created_at')::timestamptz::date) END));
+        IF said ->> 'deprecated_at' IS NOT NULL OR said ->> 'retires_at' IS NOT NULL THEN
+            said := said || jsonb_build_object('lifecycle_source', format('Anthropic GET /v1/models, imported %s', current_date));
+        END IF;
     ELSIF provider = 'openai' THEN
         -- OpenAI's Model (GET /v1/models): its id and the day it shuts down.
         name := entry ->> 'id';
         said := jsonb_build_object('retires_at', (entry ->> 'shutdown_date')::date);
+        IF entry ->> 'shutdown_date' IS NOT NULL THEN
+            said := said || jsonb_build_object('lifecycle_source', format('OpenAI GET /v1/models, imported %s', current_date));
+        END IF;
     ELSIF provider = 'gemini' THEN
         -- Gemini's Model (models.list): only what generates content.
         name := regexp_replace(entry ->> 'name', '^models/', '');
@@ -2568,9 +2837,33 @@ BEGIN
         IF jsonb_typeof(entry -> 'thinking') = 'boolean' THEN
             said := said || jsonb_build_object('include_thoughts', (entry ->> 'thinking')::boolean);
         END IF;
+    ELSIF prompt._dialect_known('chat', provider) THEN
+        -- A compatible provider's GET /v1/models (an OpenAI-shaped list): its id, and what
+        -- its entries add: the window (Mistral's max_context_length, Groq's context_window,
+        -- Together's, OpenRouter's and Fireworks' context_length, vLLM's max_model_len), the
+        -- output limit (Groq's max_completion_tokens, OpenRouter's top_provider's) and
+        -- Mistral's deprecation day and replacement.
+        name := coalesce(entry ->> 'id', entry ->> 'name');
+        FOR caps IN SELECT entry -> k FROM unnest(ARRAY['max_context_length', 'context_window', 'context_length',
+                                                        'max_model_len']) AS k LOOP
+            IF jsonb_typeof(caps) = 'number' THEN
+                said := said || jsonb_build_object('hard_window', (caps #>> '{}')::int);
+                EXIT;
+            END IF;
+        END LOOP;
+        caps := coalesce(entry -> 'max_completion_tokens', entry -> 'top_provider' -> 'max_completion_tokens');
+        IF jsonb_typeof(caps) = 'number' THEN
+            said := said || jsonb_build_object('max_output_tokens', (caps #>> '{}')::int);
+        END IF;
+        IF jsonb_typeof(entry -> 'deprecation') = 'string' THEN
+            said := said || jsonb_build_object(
+                'retires_at', (entry ->> 'deprecation')::timestamptz::date,
+                'replacement', entry ->> 'deprecation_replacement_model',
+                'lifecycle_source', format('%s GET /v1/models, imported %s', provider, current_date));
+        END IF;
     ELSE
         RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
-            MESSAGE = format('model_list_invalid: provider %L is not anthropic, openai or gemini', provider);
+            MESSAGE = format('model_list_invalid: provider %L has no model list pgprompt reads', provider);
     END IF;
     IF name IS NULL OR name = '' THEN
         RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
@@ -2585,14 +2878,34 @@ EXCEPTION WHEN invalid_datetime_format OR datetime_field_overflow OR invalid_tex
 END
 $$;
 
+-- The wires of an OpenAI id, by the catalog's rule for its family: an id whose name, past
+-- its family's (the whole name without one), names a kind OpenAI serves on Responses only
+-- (pro, codex, deep-research, a domain model: healthcare, law, cyber, rosalind, research,
+-- daybreak; computer-use) is served on responses alone; else on its family's wires, or
+-- on both. The rule of openai 3.63.0's ResponsesModel and ChatModel, checked against them
+-- by tests/python/test_model_catalog.py (the ids it does not fit are rows of their own).
+CREATE FUNCTION prompt._openai_wires(name text) RETURNS text[]
+LANGUAGE sql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT CASE
+        WHEN substr(lower($1), coalesce(length(f.name), 0) + 1)
+             ~ '(^|-)(pro|codex|deep-research|healthcare|law|cyber|rosalind|research|daybreak)(-|$)|^computer-use'
+            THEN ARRAY['responses']
+        ELSE coalesce(f.wires, ARRAY['responses', 'chat']) END
+      FROM (SELECT NULL) AS one
+      LEFT JOIN prompt.model_profiles f ON f.name = prompt._model_profile($1, NULL)
+$$;
+
 -- The rules a new row starts from: its family's (the profile its name resolves to), or
--- the provider's defaults.
+-- the provider's defaults; an OpenAI id's wires by the catalog's rule (_openai_wires); a
+-- compatible provider's id is its own, on chat.
 CREATE FUNCTION prompt._model_list_base(provider text, name text) RETURNS jsonb
 LANGUAGE sql STABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
     SELECT coalesce(
-        (SELECT to_jsonb(p) - 'imported' - 'deprecated_at' - 'retires_at' - 'replacement'
+        (SELECT to_jsonb(p) - 'imported' - 'deprecated_at' - 'retires_at' - 'replacement' - 'lifecycle_source'
            FROM prompt.model_profiles p WHERE p.name = (prompt._model_profile($2, NULL)::jsonb ->> 'name')),
         jsonb_build_object('thinking_modes', '[]'::jsonb, 'efforts', '[]'::jsonb, 'thinking_display', '[]'::jsonb,
                            'include_thoughts', false, 'thinking_with_forced_tool', true, 'sampling_together', true,
@@ -2606,7 +2919,14 @@ AS $$
             WHEN 'openai' THEN '{"provider": "openai", "wires": ["responses", "chat"], "tokenizer": "o200k_base"}'::jsonb
             WHEN 'gemini' THEN '{"provider": "google", "wires": ["gemini"], "tokenizer": "o200k_base", "temperature_max": 2,
                 "top_p_max": 1}'::jsonb
-        END) -- NULL for a list of another provider's (import_models refuses it first)
+            -- A compatible provider's: its own, on chat.
+            ELSE jsonb_build_object('provider', $1, 'wires', '["chat"]'::jsonb, 'tokenizer', 'o200k_base',
+                                    'temperature_max', 2, 'top_p_max', 1)
+        END)
+        || CASE WHEN $1 = 'openai' THEN jsonb_build_object('wires', to_jsonb(prompt._openai_wires($2)))
+                -- A compatible provider's list is that provider's, on chat, whatever family its ids follow.
+                WHEN $1 NOT IN ('anthropic', 'gemini') THEN jsonb_build_object('provider', $1, 'wires', '["chat"]'::jsonb)
+                ELSE '{}' END
 $$;
 
 CREATE FUNCTION prompt.import_models(provider text, models jsonb, overwrite boolean DEFAULT false)
@@ -2625,10 +2945,12 @@ DECLARE
     row_json jsonb;
     edited boolean;
 BEGIN
-    IF provider IS NULL OR provider NOT IN ('anthropic', 'openai', 'gemini') THEN
+    -- The lists it reads: Anthropic's and Gemini's own, and every chat provider's (OpenAI's
+    -- and the compatible ones', the library's list).
+    IF provider IS NULL OR provider NOT IN ('anthropic', 'gemini') AND NOT prompt._dialect_known('chat', provider) THEN
         RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value',
-            MESSAGE = format('model_list_invalid: provider %L is not anthropic, openai or gemini', provider),
-            HINT = 'Name the provider whose model-list endpoint returned the list.';
+            MESSAGE = format('model_list_invalid: provider %L has no model list pgprompt reads', provider),
+            HINT = 'Name the provider whose model-list endpoint returned the list: anthropic, openai, gemini, or a compatible provider of the chat wire (mistral, deepseek, xai, groq, together, fireworks, openrouter, ollama, vllm, azure).';
     END IF;
     IF jsonb_typeof(models) = 'array' THEN
         entries := models;
@@ -2648,7 +2970,15 @@ BEGIN
         CONTINUE WHEN said IS NULL;
         name := said ->> 'name';
         SELECT * INTO existing FROM prompt.model_profiles p WHERE p.name = said ->> 'name';
-        IF NOT FOUND THEN
+        -- A model the list says thinks, whose row (or, new, its family) says not how: it
+        -- takes the thinking levels every thinking Gemini takes (low, high); a row's or a
+        -- family's own rules stay.
+        IF (said ->> 'include_thoughts')::boolean
+           AND coalesce(cardinality(existing.thinking_modes),
+                        jsonb_array_length(prompt._model_list_base(provider, name) -> 'thinking_modes')) = 0 THEN
+            said := said || '{"thinking_modes": ["adaptive"], "thinking_default": "adaptive", "efforts": ["low", "high"]}'::jsonb;
+        END IF;
+        IF existing.name IS NULL THEN
             row_json := prompt._model_list_base(provider, name) || said
                         || jsonb_build_object('shipped', false, 'imported', said);
             -- The family's budget range follows the list's output limit.
@@ -2676,13 +3006,13 @@ BEGIN
                     thinking_modes, thinking_default, efforts, thinking_display, budget_min, budget_max, include_thoughts,
                     thinking_with_forced_tool, temperature_max, top_p_max, sampling_together, cache_breakpoints,
                     max_breakpoints, min_cache_tokens, cache_ttls, cache_lookback, replays_thinking, shipped,
-                    deprecated_at, retires_at, replacement, system_messages, cache_diagnostics, imported) =
+                    deprecated_at, retires_at, replacement, system_messages, cache_diagnostics, imported, lifecycle_source) =
                    (SELECT r.provider, r.wires, r.advisory_window, r.hard_window, r.max_output_tokens, r.tokenizer,
                            r.thinking_modes, r.thinking_default, r.efforts, r.thinking_display, r.budget_min, r.budget_max,
                            r.include_thoughts, r.thinking_with_forced_tool, r.temperature_max, r.top_p_max,
                            r.sampling_together, r.cache_breakpoints, r.max_breakpoints, r.min_cache_tokens, r.cache_ttls,
                            r.cache_lookback, r.replays_thinking, r.shipped, r.deprecated_at, r.retires_at, r.replacement,
-                           r.system_messages, r.cache_diagnostics, r.imported
+                           r.system_messages, r.cache_diagnostics, r.imported, r.lifecycle_source
                       FROM jsonb_populate_record(NULL::prompt.model_profiles, row_json) r)
              WHERE p.name = existing.name;
             action := 'updated';
@@ -2693,15 +3023,17 @@ END
 $$;
 
 -- Models and where they stand in their provider's lifecycle (README, "Model profiles"):
--- every model row with its profile's dates; retiring_soon, a retirement within 30 days.
+-- every model row with its profile's dates; retiring_soon, a retirement within 30 days; a
+-- retirement no source gives is deprecated, never retired (a compile warns).
 CREATE VIEW prompt.model_status WITH (security_invoker = true) AS
 SELECT m.name AS model, p.name AS profile, p.deprecated_at, p.retires_at, p.replacement,
-       CASE WHEN p.retires_at <= current_date THEN 'retired'
+       CASE WHEN p.retires_at <= current_date AND p.lifecycle_source IS NOT NULL THEN 'retired'
             WHEN p.deprecated_at <= current_date OR p.retires_at IS NOT NULL THEN 'deprecated'
             WHEN p.name IS NULL THEN 'unprofiled'
             ELSE 'active' END AS lifecycle,
        p.retires_at IS NOT NULL AND p.retires_at > current_date AND p.retires_at <= current_date + 30 AS retiring_soon,
-       p.retires_at - current_date AS days_left
+       p.retires_at - current_date AS days_left,
+       p.lifecycle_source
   FROM prompt.models m
   LEFT JOIN LATERAL (SELECT q.* FROM prompt.model_profiles q
                       WHERE q.name = (prompt._model_profile(m.name, m.profile)::jsonb ->> 'name')) p ON true;
@@ -2956,6 +3288,8 @@ BEGIN
         ARRAY['documents',
               format('workspace_id = ANY %s OR user_id IN %s', mine, members),
               format('workspace_id = ANY %s OR prompt._tenant_writes_user(user_id)', mine)],
+        ARRAY['document_versions', 'document_id IN (SELECT d.id FROM prompt.documents d)',
+              'document_id IN (SELECT d.id FROM prompt.documents d)'],
         ARRAY['memories',
               format('CASE scope WHEN ''workspace'' THEN workspace_id = ANY %1$s WHEN ''conversation'' THEN conversation_id IN %2$s '
                      'WHEN ''speaker'' THEN user_id IN %3$s AND speaker_id IN %3$s ELSE user_id IN %3$s END',
@@ -3224,6 +3558,20 @@ COMMENT ON COLUMN prompt.seals.pieces_digest IS
     'The SHA-256 of the body''s pieces as stored (its head''s, tail''s and elements'' node digests in order, then its patch list), written with the seal: with each node checked against its own digest it covers the body, so cache_report and explain_turn check every request they replay at the cost of what it adds. NULL on a seal written before 0.5 (its body is hashed whole).';
 COMMENT ON TABLE prompt.tenants IS
     'Tenancy: once an administrator turned tenancy on (prompt.set_tenancy), every role is confined to the workspaces it is listed for here (it reads their rows and the shared ones, and writes only rows no other tenant''s compile reads); a role listed nowhere reads and writes no tenant''s rows unless it administers the extension. Written by administrators only; kept by pg_dump, and the policies come back with the extension.';
+COMMENT ON TABLE prompt.document_versions IS
+    'Prompt history: every version of every prompt document, as each write left it (role, body, when, by whom). Written by pgprompt alone (append-only); goes with its document; kept by pg_dump. A seal names the versions it compiled from (turns.sealed_versions, explain_turn''s documents).';
+COMMENT ON FUNCTION prompt._document_version_recorded(uuid, integer, text, text, timestamp with time zone, oid) IS
+    'Internal (the document versions'' guard): whether an inserted version is recorded already; a restore''s row of it brings back its author.';
+COMMENT ON FUNCTION prompt.restore_document(uuid, integer) IS
+    'Writes an earlier version of a document again as its newest (role and body; checked like any write); returns the new version. Runs as the caller.';
+COMMENT ON FUNCTION prompt._documents_versioned() IS
+    'Internal trigger: keeps each write of a document in prompt.document_versions.';
+COMMENT ON FUNCTION prompt._document_versions_write() IS
+    'Internal trigger: a document''s versions are written by pgprompt alone; deleted with the document or under a permitted history rewrite.';
+COMMENT ON FUNCTION prompt._document_version(uuid) IS
+    'Internal (the documents trigger): records the document''s version as it now stands, as pgprompt''s own write (nothing when that version is recorded).';
+COMMENT ON FUNCTION prompt._document_gone(uuid) IS
+    'Internal: whether a document no longer exists (its versions go with it), looked up as the tables'' owner.';
 COMMENT ON TABLE prompt.tenancy IS
     'Whether tenancy is on: one row (who turned it on, and when) while it is. Written by prompt.set_tenancy, an administrator''s; kept by pg_dump. Declared, never inferred from the other tenancy tables: emptying prompt.tenants confines every unlisted role to nothing.';
 COMMENT ON FUNCTION prompt.set_tenancy(boolean) IS
@@ -3293,7 +3641,13 @@ COMMENT ON FUNCTION prompt._check_turn_shape(uuid, text, text, uuid, text, boole
 COMMENT ON FUNCTION prompt._check_request_options(text, text) IS
     'Internal: the write-time checks of request options.';
 COMMENT ON FUNCTION prompt._check_options_wire(text, text, text, integer, text, text) IS
-    'Internal: the write-time checks of one level''s request options (a model''s, an agent''s or a turn''s) against the wire, max_output_tokens and profile of the model it names.';
+    'Internal: the write-time checks of one level''s request options (a model''s, an agent''s or a turn''s) against the wire, max_output_tokens and profile of the model it names (0.5''s; the provider''s dialect is the profile''s or the wire''s maker''s).';
+COMMENT ON FUNCTION prompt._check_options_wire(text, text, text, integer, text, text, text, boolean) IS
+    'Internal: the write-time checks of one level''s request options (a model''s, an agent''s or a turn''s) against the wire, max_output_tokens, profile, provider and native_images of the model it names.';
+COMMENT ON FUNCTION prompt._dialect_known(text, text) IS
+    'Internal: whether the wire has a dialect of the provider (the library''s list): the CHECK of models.provider.';
+COMMENT ON COLUMN prompt.models.provider IS
+    'Whose dialect of the wire the request speaks: on chat openai, azure, mistral, deepseek, xai, groq, together, fireworks, openrouter, ollama or vllm; on anthropic anthropic or vertex; on gemini gemini or vertex. NULL: the profile''s provider where the wire speaks it, else the wire''s maker.';
 COMMENT ON FUNCTION prompt._check_round(uuid, integer, text, text, text) IS
     'Internal: the write-time checks of a round.';
 COMMENT ON FUNCTION prompt._check_round_place(uuid, integer, text, text, boolean) IS
@@ -3307,17 +3661,21 @@ COMMENT ON FUNCTION prompt._refuse_sent_round(uuid, uuid, integer, text) IS
 COMMENT ON FUNCTION prompt._refuse_timezone(text) IS
     'Internal: raises timezone_invalid.';
 COMMENT ON FUNCTION prompt.import_models(text, jsonb, boolean) IS
-    'Inserts or updates model profiles from what a provider''s model list returned (anthropic: GET /v1/models; openai: GET /v1/models; gemini: models.list), or its data/models array: windows, output limit, thinking modes and efforts, lifecycle. Returns (name, action): inserted, updated, unchanged, or kept (a row a user changed; overwrite => true replaces it).';
+    'Inserts or updates model profiles from what a provider''s model list returned (anthropic: GET /v1/models; openai: GET /v1/models; gemini: models.list; a compatible provider of the chat wire, mistral, deepseek, xai, groq, together, fireworks, openrouter, ollama, vllm or azure: its GET /v1/models, imported as that provider''s, on chat), or its data/models array: windows, output limit, thinking modes and efforts, lifecycle. Returns (name, action): inserted, updated, unchanged, or kept (a row a user changed; overwrite => true replaces it).';
 COMMENT ON FUNCTION prompt._model_list_entry(text, jsonb, text) IS
     'Internal: the profile columns one entry of a provider''s model list gives (NULL for a model that generates no content).';
 COMMENT ON FUNCTION prompt._model_list_base(text, text) IS
-    'Internal: the rules a model imported for the first time starts from: its family''s profile, or the provider''s defaults.';
+    'Internal: the rules a model imported for the first time starts from: its family''s profile, or the provider''s defaults; an OpenAI id''s wires by _openai_wires.';
+COMMENT ON FUNCTION prompt._openai_wires(text) IS
+    'Internal: the wires the catalog''s rule gives an OpenAI id: responses alone for a Responses-only kind past its family''s name (pro, codex, deep-research, healthcare, law, cyber, rosalind, research, daybreak, computer-use), else its family''s, else responses and chat.';
 COMMENT ON VIEW prompt.model_status IS
-    'Every model row and where its profile puts it in its provider''s lifecycle (active, deprecated, retired, unprofiled), its retirement day, replacement, days left, and retiring_soon (within 30 days).';
+    'Every model row and where its profile puts it in its provider''s lifecycle (active, deprecated, retired, unprofiled), its retirement day, replacement, days left, retiring_soon (within 30 days) and the lifecycle''s source (a retirement without one is deprecated, not retired).';
 COMMENT ON COLUMN prompt.model_profiles.retires_at IS
-    'The day the provider stops serving the model: from then on a fresh compile for it is refused (model_retired), naming the replacement.';
+    'The day the provider stops serving the model: from then on a fresh compile for it is refused (model_retired), naming the replacement, when lifecycle_source names where the day comes from; without a source, a NOTICE.';
 COMMENT ON COLUMN prompt.model_profiles.deprecated_at IS
     'The day the provider deprecated the model: from then on (or once retires_at is announced) a compile for it raises a NOTICE.';
+COMMENT ON COLUMN prompt.model_profiles.lifecycle_source IS
+    'Where deprecated_at, retires_at and replacement come from: the SDK file and constant, or the provider''s list or page and the day it was read. A retires_at with no source warns (a NOTICE) and never refuses.';
 COMMENT ON COLUMN prompt.model_profiles.replacement IS
     'The model that replaces this one (the provider''s recommendation where it gives one).';
 COMMENT ON COLUMN prompt.model_profiles.system_messages IS

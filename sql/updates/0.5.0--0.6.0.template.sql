@@ -21,8 +21,16 @@
 --   with the caller's search_path, before their first statement pins it);
 -- * tenancy: a tenant's Side names a parent it may write; a delete a foreign-key action
 --   runs for a tenant is checked as the tenant's;
+-- * compatible providers: prompt.models.provider names the dialect a wire speaks (chat's
+--   compatible providers, Vertex AI on anthropic and gemini); the options checks read it;
+-- * lifecycle with its source (model_profiles.lifecycle_source): a retires_at no source
+--   gives warns, never refuses; the shipped catalog replaced by 0.6's (the ids of anthropic
+--   2.17, openai 3.63 and google-genai 3.6.1; a replacement on its model's wire);
 -- * a retired model is refused however its id is spelled (case, spaces, invisible
 --   characters, Vertex's @date, :latest): the profile lookup reads those as the id;
+-- * prompt history: prompt.document_versions (each document's current version seeded
+--   here), written by pgprompt on every write of a document; prompt.restore_document();
+--   a seal's sealed_versions names each slot's document and version (slots);
 -- * tenancy is declared: prompt.tenancy and prompt.set_tenancy(); turned on here where a
 --   tenant is listed; the tenancy rows an administrator's to write.
 
@@ -62,6 +70,14 @@ $foreign$;
 -- Schema ------------------------------------------------------------------------------
 
 ALTER TABLE prompt.turns ADD COLUMN sent_at timestamptz, ADD COLUMN sent_digest bytea;
+ALTER TABLE prompt.model_profiles ADD COLUMN lifecycle_source text;
+ALTER TABLE prompt.models ADD COLUMN provider text;
+{{block:schema:CREATE TABLE prompt.document_versions}}
+SELECT pg_catalog.pg_extension_config_dump('prompt.document_versions', '');
+-- Each document's current version is the first its history holds (who wrote it is not
+-- known: written_by NULL).
+INSERT INTO prompt.document_versions (document_id, version, role, body, written_at)
+SELECT d.id, d.version, d.role, d.body, d.updated_at FROM prompt.documents d;
 {{block:schema:CREATE TABLE prompt.tenancy}}
 {{block:schema:CREATE UNIQUE INDEX tenancy_one_row}}
 SELECT pg_catalog.pg_extension_config_dump('prompt.tenancy', '');
@@ -95,6 +111,17 @@ ALTER TABLE prompt.rounds ENABLE TRIGGER rounds_write;
 {{proc-replace:convert_seals_02}}
 DROP FUNCTION prompt._replayed_by_later_seal(uuid, bigint);
 DROP FUNCTION prompt._round_digest(jsonb, jsonb, jsonb, boolean);
+
+-- Prompt history ----------------------------------------------------------------------
+
+{{pgrx:_document_gone}}
+{{pgrx:_document_version}}
+{{pgrx:_document_version_recorded}}
+{{fn:_documents_versioned}}
+{{triggers:documents_versioned}}
+{{fn:_document_versions_write}}
+{{triggers:document_versions_guard,document_versions_truncate}}
+{{fn:restore_document}}
 
 -- Identities never change -------------------------------------------------------------
 
@@ -132,9 +159,39 @@ $drop$;
 {{fn:_tenancy_write}}
 {{triggers:tenancy_guard}}
 
--- A model's profile, however its id is spelled --------------------------------------------
+-- A model's profile, however its id is spelled; the catalog of the newest SDKs -----------
 
 {{fn-replace:_model_profile_of}}
+{{fn-replace:_model_list_entry}}
+
+-- Compatible providers and cloud hosts: the dialect a model row speaks ---------------------
+
+{{pgrx:_dialect_known}}
+{{pgrx:_check_options_wire~native_images}}
+{{block:finalize:ALTER TABLE prompt.models ADD CONSTRAINT models_provider_valid}}
+{{fn-replace:_model_options_write}}
+DROP TRIGGER models_options ON prompt.models;
+{{triggers:models_options}}
+{{fn-replace:_options_write}}
+
+{{fn:_openai_wires}}
+{{fn-replace:_model_list_base}}
+{{fn-replace:import_models}}
+{{view-replace:model_status}}
+
+-- The shipped catalog of 0.6 replaces 0.5's (lifecycle with its sources, the ids the newest
+-- SDKs list); a model that named a shipped profile keeps naming it (the rows go out and come
+-- back in one transaction).
+CREATE TEMP TABLE pgprompt_named_profiles ON COMMIT DROP AS
+    SELECT m.name, m.profile FROM prompt.models m WHERE m.profile IS NOT NULL;
+ALTER TABLE prompt.models DISABLE TRIGGER models_options;
+DELETE FROM prompt.model_profiles WHERE shipped;
+{{file:profiles}}
+UPDATE prompt.models m SET profile = n.profile FROM pgprompt_named_profiles n
+ WHERE m.name = n.name AND m.profile IS DISTINCT FROM n.profile
+   AND EXISTS (SELECT 1 FROM prompt.model_profiles p WHERE p.name = n.profile);
+ALTER TABLE prompt.models ENABLE TRIGGER models_options;
+DROP TABLE pgprompt_named_profiles;
 
 -- Least privilege ---------------------------------------------------------------------
 

@@ -37,9 +37,12 @@ def block(text, start):
     return text[i:j]
 
 def pgrx(name):
-    m = re.search(r'(?s)CREATE  FUNCTION "%s"\(.*?;\n' % re.escape(name), gen)
-    assert m, name
-    return m.group(0).replace('CREATE  FUNCTION "%s"' % name, 'CREATE FUNCTION prompt."%s"' % name).rstrip("\n")
+    # NAME~TEXT: of the overloads of NAME, the one whose definition holds TEXT (a parameter).
+    name, _, holding = name.partition("~")
+    found = [m for m in re.finditer(r'(?s)CREATE  FUNCTION "%s"\(.*?;\n' % re.escape(name), gen)
+             if holding in m.group(0)]
+    assert len(found) == 1, (name, holding, len(found))
+    return found[0].group(0).replace('CREATE  FUNCTION "%s"' % name, 'CREATE FUNCTION prompt."%s"' % name).rstrip("\n")
 
 def triggers(names):
     out = []

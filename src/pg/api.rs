@@ -235,7 +235,28 @@ fn explain_turn(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) -> JsonbOut {
         // What the provider's cache should do with this request, sent now.
         map.insert("cache".into(), cache);
     }
+    if let Some(map) = value.as_object_mut() {
+        map.insert("documents".into(), documents_compiled(&out, conversation_id, turn_id));
+    }
     JsonbOut(value)
+}
+
+/// The document versions each slot and document block compiled from (`explain_turn`'s
+/// `documents`: `[{"block", "document_id", "version"}]`, their text in
+/// `prompt.document_versions`): a sealed turn's as its seal recorded them
+/// (`turns.sealed_versions`), an unsealed turn's as it would compile now.
+fn documents_compiled(out: &Output, conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) -> serde_json::Value {
+    let slots = |versions: &serde_json::Value| versions.get("slots").cloned().unwrap_or_else(|| serde_json::json!([]));
+    match &out.seal {
+        Some(draft) => slots(&serde_json::from_str(&draft.versions).unwrap_or_default()),
+        None => {
+            let stored = super::spi::read_one::<String>(
+                "SELECT sealed_versions::text FROM prompt.turns WHERE conversation_id = $1 AND id = $2",
+                &[conversation_id.into(), turn_id.into()],
+            );
+            slots(&stored.and_then(|s| serde_json::from_str(&s).ok()).unwrap_or_default())
+        }
+    }
 }
 
 /// The complete effective skill set of a turn's callables (seed 003's skill_view): what

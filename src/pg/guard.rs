@@ -394,6 +394,87 @@ fn _parent_gone(conversation_id: Option<pgrx::Uuid>, turn_id: Option<pgrx::Uuid>
     .unwrap_or(false)
 }
 
+/// Internal: whether document `document_id` no longer exists — its versions go with it.
+/// Looked up as the tables' owner, whatever the caller may see.
+#[pg_extern(volatile, parallel_safe)]
+#[search_path(pg_catalog, pg_temp)]
+fn _document_gone(document_id: Option<pgrx::Uuid>) -> bool {
+    let Some(id) = document_id else { return false };
+    as_owner(|| {
+        Spi::get_one_with_args::<bool>(
+            "SELECT NOT EXISTS (SELECT 1 FROM prompt.documents d WHERE d.id = $1)",
+            &[id.into()],
+        )
+    })
+    .ok()
+    .flatten()
+    .unwrap_or(false)
+}
+
+/// Internal (the documents trigger): records document `document_id`'s version as it now
+/// stands in `prompt.document_versions`, as pgprompt's own write (what only it writes):
+/// read from the row, never from arguments, so a direct call records nothing a write did
+/// not leave. Nothing when that version is recorded already.
+#[pg_extern(volatile, parallel_unsafe)]
+#[search_path(pg_catalog, pg_temp)]
+fn _document_version(document_id: Option<pgrx::Uuid>) {
+    let Some(id) = document_id else { return };
+    let _open = Open::hold_for(&[c"document_versions"]);
+    super::spi::spi(Spi::run_with_args(
+        "INSERT INTO prompt.document_versions (document_id, version, role, body, written_at, written_by) \
+         SELECT d.id, d.version, d.role, d.body, d.updated_at, current_user::pg_catalog.text::pg_catalog.regrole \
+           FROM prompt.documents d WHERE d.id = $1 \
+         ON CONFLICT (document_id, version) DO NOTHING",
+        &[id.into()],
+    ));
+}
+
+/// Internal (the document versions' guard, on INSERT): whether the version inserted is
+/// recorded already, and so goes in no second time. A restore writes a document before its
+/// versions, and the document's row records its version as it comes in: the dump's row of
+/// that version then brings back who wrote it (`written_by`, `written_at`), when it is the
+/// same version (role and body) and an administrator restores it. Any other insert of a
+/// recorded version is left to the primary key to refuse; pgprompt's own writer records a
+/// version once.
+#[pg_extern(volatile, parallel_unsafe)]
+#[search_path(pg_catalog, pg_temp)]
+fn _document_version_recorded(
+    document_id: Option<pgrx::Uuid>,
+    version: Option<i32>,
+    role: Option<&str>,
+    body: Option<&str>,
+    written_at: Option<pgrx::datum::TimestampWithTimeZone>,
+    written_by: Option<pg_sys::Oid>,
+) -> bool {
+    let (Some(id), Some(version)) = (document_id, version) else {
+        return false;
+    };
+    let same = as_owner(|| {
+        Spi::get_one_with_args::<bool>(
+            "SELECT v.role IS NOT DISTINCT FROM $3 AND v.body IS NOT DISTINCT FROM $4 \
+               FROM prompt.document_versions v WHERE v.document_id = $1 AND v.version = $2",
+            &[id.into(), version.into(), role.into(), body.into()],
+        )
+    })
+    .ok()
+    .flatten();
+    match same {
+        None => false,
+        Some(_) if writer_running() => true,
+        Some(true) if administrator() => {
+            let _open = Open::hold_for(&[c"document_versions"]);
+            super::spi::spi(Spi::run_with_args(
+                "UPDATE prompt.document_versions SET written_at = coalesce($3, written_at), \
+                        written_by = $4::pg_catalog.oid::pg_catalog.regrole \
+                  WHERE document_id = $1 AND version = $2",
+                &[id.into(), version.into(), written_at.into(), written_by.into()],
+            ));
+            true
+        }
+        Some(_) => false,
+    }
+}
+
 /// Internal: refuses a `TRUNCATE` of `prompt.turns` or `prompt.rounds` while they hold a
 /// sealed turn or a sent round (looked up past row-level security), unless a permitted
 /// rewrite is on.

@@ -138,6 +138,25 @@ fn _check_options_wire_v4(
     model: Option<&str>,
     profile: Option<&str>,
 ) {
+    _check_options_wire_v6(level, options, wire, max_output_tokens, model, profile, None, None);
+}
+
+/// [`_check_options_wire_v4`] with the dialect of the model's provider (`models.provider`,
+/// NULL: its profile's, else the wire's maker) and its `native_images`: what 0.6's
+/// triggers call.
+#[pg_extern(immutable, parallel_safe, name = "_check_options_wire")]
+#[search_path(pg_catalog, pg_temp)]
+#[allow(clippy::too_many_arguments)]
+fn _check_options_wire_v6(
+    level: Option<&str>,
+    options: Option<&str>,
+    wire: Option<&str>,
+    max_output_tokens: Option<i32>,
+    model: Option<&str>,
+    profile: Option<&str>,
+    provider: Option<&str>,
+    native_images: Option<bool>,
+) {
     check(Write::OptionsWire {
         level,
         options,
@@ -145,8 +164,20 @@ fn _check_options_wire_v4(
         max_output_tokens,
         model,
         profile,
+        provider,
+        native_images: native_images.unwrap_or(false),
     })
     .or_raise();
+}
+
+/// Whether `wire` has a dialect of `provider` (`Form::speaks`): the CHECK of
+/// `models.provider`.
+#[pg_extern(immutable, parallel_safe, strict)]
+#[search_path(pg_catalog, pg_temp)]
+fn _dialect_known(wire: &str, provider: &str) -> bool {
+    Wire::parse(wire)
+        .zip(Provider::parse(provider))
+        .is_some_and(|(w, p)| pgprompt_core::speaks(w, p))
 }
 
 /// The four-argument check the 0.3.0 triggers call (kept so their SQL runs against this

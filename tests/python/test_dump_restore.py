@@ -6,7 +6,7 @@ import subprocess
 
 from conftest import PGBIN, connect, make_database
 
-TABLES = ["models", "users", "workspaces", "documents", "conversations", "memories", "skills",
+TABLES = ["models", "users", "workspaces", "documents", "document_versions", "conversations", "memories", "skills",
           "turns", "rounds", "seals", "seal_nodes", "model_profiles"]
 
 

@@ -806,8 +806,9 @@ RETIRED_SPELLINGS = ["Test-Lifecycle", " test-lifecycle ", "test-lifecycle@20260
 
 @pytest.mark.parametrize("spelling", RETIRED_SPELLINGS)
 def test_a_retired_model_is_refused_however_it_is_spelled(lp, spelling):
-    lp.execute("INSERT INTO prompt.model_profiles (name, provider, wires, retires_at, replacement) "
-               "VALUES ('test-lifecycle', 'openai', '{chat}', '2000-01-01', 'gpt-5.5') ON CONFLICT DO NOTHING")
+    lp.execute("INSERT INTO prompt.model_profiles (name, provider, wires, retires_at, replacement, lifecycle_source) "
+               "VALUES ('test-lifecycle', 'openai', '{chat}', '2000-01-01', 'gpt-5.5', 'a test''s own day') "
+               "ON CONFLICT DO NOTHING")
     lp.execute("INSERT INTO prompt.models (name, wire) VALUES (%s, 'chat') ON CONFLICT DO NOTHING", (spelling,))
     turn = lp.execute("INSERT INTO prompt.turns (conversation_id, kind, poster_id, prompt, model) "
                       "VALUES (%s, 'reply', %s, 'Hi', %s) RETURNING id::text", (C1, ADA, spelling)).fetchone()[0]

@@ -9,82 +9,21 @@ No test here depends on the day: lifecycle is tried on rows whose days are far i
 past or the future.
 """
 import copy
-import datetime
 import json
+import os
 import re
-import typing
+import sys
 
 import psycopg
 import pytest
-from anthropic._data.deprecated_models import DEPRECATED_MODELS
-from anthropic.types import Model as AnthropicModel
 from anthropic.types import ModelInfo
 from google.genai import types as genai
 from openai.types import Model as OpenAIModel
-from openai.types.shared import chat_model, responses_model
 
 from conftest import make_database
 
-
-def literal_ids(tp) -> list:
-    """The string literals of an SDK's model type (a Literal, or a Union of Literals and str)."""
-    if typing.get_origin(tp) is typing.Literal:
-        return [a for a in typing.get_args(tp) if isinstance(a, str)]
-    out = []
-    for arg in typing.get_args(tp):
-        out += literal_ids(arg)
-    return out
-
-
-ANTHROPIC = literal_ids(AnthropicModel)
-CHAT = set(literal_ids(chat_model.ChatModel))
-RESPONSES = set(literal_ids(responses_model.ResponsesModel))
-GEMINI = [m for m in literal_ids(__import__("google.genai._gaos.types.interactions.model", fromlist=["Model"]).Model)
-          if m.startswith("gemini-")]
-
-
-def openai_shutdowns() -> dict:
-    """The shutdown day of each deprecated id, from the docstring under ChatModel: items
-    '- "id", "id": Announced shutdown date: YYYY-MM-DD. ...'."""
-    doc = open(chat_model.__file__).read().split("Deprecated values:", 1)[1]
-    out = {}
-    for item in re.split(r"\n- ", doc):
-        day = re.search(r"Announced shutdown date:\s*(\d{4}-\d{2}-\d{2})", item)
-        if day:
-            for model in re.findall(r'"([^"]+)"', item.split(":", 1)[0]):
-                out[model] = day.group(1)
-    assert len(out) > 50, "the SDK's deprecation list was not found"
-    return out
-
-
-def anthropic_retirements() -> dict:
-    out = {}
-    for model, day in DEPRECATED_MODELS.items():
-        day = re.sub(r"(\d+)(st|nd|rd|th)", r"\1", day)
-        out[model] = datetime.datetime.strptime(day, "%B %d, %Y").date().isoformat()
-    return out
-
-
-# The family each id belongs to where it is neither a profile's own name nor a dated id of
-# one: a suffix of a family's name that the family serves.
-FAMILY = {
-    "gpt-5-mini": "gpt-5", "gpt-5-nano": "gpt-5", "gpt-5.1-mini": "gpt-5.1",
-    "gpt-4.1-mini": "gpt-4.1", "gpt-4o-mini": "gpt-4o",
-    "gpt-4-1106-preview": "gpt-4", "gpt-4-0613": "gpt-4", "gpt-4-32k-0314": "gpt-4-32k", "gpt-4-32k-0613": "gpt-4-32k",
-    "gpt-3.5-turbo-0125": "gpt-3.5-turbo", "gpt-3.5-turbo-16k-0613": "gpt-3.5-turbo-16k",
-    "gpt-4-turbo-2024-04-09": "gpt-4-turbo",
-    "gemini-3.1-pro-preview-customtools": "gemini-3.1-pro-preview",
-    "gemini-3.1-flash-lite-image": "gemini-3.1-flash-lite",
-}
-# Ids no shipped profile serves: their wire's rules apply.
-UNPROFILED = {
-    "computer-use-preview", "computer-use-preview-2025-03-11", "gpt-daybreak-blue-latest", "gpt-daybreak-red-latest",
-    "gpt-rosalind-research",
-    "gemini-flash-latest", "gemini-flash-lite-latest", "gemini-pro-latest", "gemini-3-pro-image", "gemini-3.1-flash-image", "gemini-nano-banana-2.1",
-    "gemini-3.1-flash-tts-preview", "gemini-3.5-transcribe", "gemini-robotics-er-1.6-preview",
-    "gemini-robotics-er-2-preview", "gemini-omni-1.2-flash", "gemini-omni-1.1-flash", "gemini-omni-flash-preview",
-}
-DATED = re.compile(r"^(.+?)-(\d{4}-\d{2}-\d{2}|\d{8})$")
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "scripts"))
+import catalog  # noqa: E402  scripts/catalog.py, the check release.sh runs against the newest SDKs
 
 
 @pytest.fixture(scope="module")
@@ -99,49 +38,69 @@ def resolved(conn, names):
     return {n: p for n, p in rows}
 
 
-def expected(name, shipped):
-    if name in FAMILY:
-        return FAMILY[name]
-    if name in shipped:
-        return name
-    m = DATED.match(name)
-    return expected(m.group(1), shipped) if m else None
+def test_the_catalog_check_reads_the_sdks():
+    """scripts/catalog.py finds the SDKs' lists and deprecation tables (a check that found
+    nothing would pass on any catalog)."""
+    ids = catalog.sdk_ids()
+    assert min(len(v) for v in ids.values()) >= 15, {k: len(v) for k, v in ids.items()}
+    assert ids["responses"] - ids["chat"], "no Responses-only id found"
+    days = catalog.retirements()
+    assert len(days) > 60 and all(re.fullmatch(r"\d{4}-\d{2}-\d{2}", d) for d in days.values())
 
 
-def test_every_sdk_model_resolves_to_its_family(cat):
-    shipped = {r[0] for r in cat.execute("SELECT name FROM prompt.model_profiles WHERE shipped")}
-    ids = set(ANTHROPIC) | CHAT | RESPONSES | set(GEMINI)
-    got = resolved(cat, ids)
-    wrong = {}
-    for name in sorted(ids):
-        want = expected(name, shipped)
-        if want is None and name not in UNPROFILED:
-            wrong[name] = "an id of no known family: give it a profile, or list it as unprofiled"
-            continue
-        have = got[name]["name"] if got[name] else None
-        if have != want:
-            wrong[name] = (have, want)
-    assert wrong == {}, wrong
+def test_every_sdk_model_resolves_to_its_family_on_its_wires_and_retires_when_its_sdk_says(cat):
+    """scripts/catalog.py prints nothing against the pinned SDKs."""
+    assert catalog.problems(cat) == []
 
 
-def test_each_model_is_served_on_the_wires_its_sdk_lists(cat):
-    got = resolved(cat, CHAT | RESPONSES)
-    for name, profile in got.items():
-        if profile is None or profile["provider"] != "openai":
-            continue
-        if name in CHAT:
-            assert "chat" in profile["wires"], (name, profile["name"], profile["wires"])
-        else:
-            assert profile["wires"] == ["responses"], (name, profile["name"], profile["wires"])
+def test_the_catalog_check_reports_what_falls_behind(cat):
+    """Each kind of drift is reported: an id of no family, a Responses-only id served on
+    chat, a retirement day that is not the SDK's."""
+    with cat.transaction():
+        cat.execute("DELETE FROM prompt.model_profiles WHERE name = 'gpt-rosalind-research'")
+        cat.execute("UPDATE prompt.model_profiles SET wires = '{responses,chat}' WHERE name = 'gpt-6-astra-healthcare'")
+        cat.execute("UPDATE prompt.model_profiles SET retires_at = '2030-01-01' WHERE name = 'o3'")
+        found = catalog.problems(cat)
+        raise psycopg.Rollback()
+    assert any(line.startswith("gpt-rosalind-research: resolves to ") for line in found), found
+    assert "gpt-6-astra-healthcare: served on ['chat', 'responses'], its SDK lists it for ['responses']" in found, found
+    assert "o3: retires on 2030-01-01, its SDK says 2026-12-11" in found, found
 
 
-def test_each_model_retires_on_the_day_its_sdk_gives(cat):
-    days = {**openai_shutdowns(), **anthropic_retirements()}
-    got = resolved(cat, days)
-    wrong = {n: ((p or {}).get("retires_at"), d) for n, (p, d) in ((n, (got[n], d)) for n, d in days.items())
-             if (p or {}).get("retires_at") != d and not (p is None and n in UNPROFILED)}
-    # A not-supported id the SDK keeps for compatibility has no day.
-    assert wrong == {}, wrong
+def test_a_responses_only_model_is_refused_on_chat_naming_its_wire(cat):
+    """An id ResponsesModel alone lists is refused as a chat model row (22023, naming the
+    wire that serves it), nothing written; on responses it is taken."""
+    with pytest.raises(psycopg.Error) as e:
+        cat.execute("INSERT INTO prompt.models (name, wire) VALUES ('gpt-6-astra-healthcare', 'chat')")
+    assert e.value.sqlstate == "22023", e.value
+    assert e.value.diag.message_primary == 'model_invalid: model "gpt-6-astra-healthcare" is served on the responses wire, not chat'
+    assert cat.execute("SELECT count(*) FROM prompt.models WHERE name = 'gpt-6-astra-healthcare'").fetchone()[0] == 0
+    with cat.transaction():
+        cat.execute("INSERT INTO prompt.models (name, wire) VALUES ('gpt-6-astra-healthcare', 'responses')")
+        raise psycopg.Rollback()
+
+
+def test_every_replacement_is_served_on_the_wire_and_by_the_provider_it_replaces(cat):
+    """A hint to move to the replacement never leads to model_invalid: the row it names
+    exists, is served by the same provider and on every wire of the model it replaces."""
+    wrong = cat.execute("""
+        SELECT p.name, p.replacement, r.name IS NOT NULL, r.provider, r.wires
+          FROM prompt.model_profiles p LEFT JOIN prompt.model_profiles r ON r.name = p.replacement
+         WHERE p.replacement IS NOT NULL
+           AND (r.name IS NULL OR r.provider <> p.provider OR NOT r.wires @> p.wires)""").fetchall()
+    assert wrong == [], wrong
+    assert cat.execute("SELECT count(*) FROM prompt.model_profiles WHERE replacement IS NOT NULL").fetchone()[0] > 40
+
+
+def test_every_lifecycle_names_its_source(cat):
+    """Every shipped row with a day or a replacement says where it comes from, or (the Gemini
+    rows: google-genai gives no dates) retires nothing it cannot source: it warns."""
+    rows = cat.execute("""
+        SELECT name, lifecycle_source, provider FROM prompt.model_profiles
+         WHERE shipped AND (retires_at IS NOT NULL OR deprecated_at IS NOT NULL OR replacement IS NOT NULL)""").fetchall()
+    unsourced = sorted(n for n, source, provider in rows if source is None and provider != "google")
+    assert unsourced == [], unsourced
+    assert len([r for r in rows if r[1]]) > 40
 
 
 def test_a_prefix_matches_at_a_dash_only(cat):
@@ -182,10 +141,11 @@ def test_the_profile_lookup_is_the_longest_dash_prefix(cat):
     assert len(names) > 1000
 
 
-def lifecycle_turn(conn, retires, deprecated=None, replacement="gpt-5.5"):
+def lifecycle_turn(conn, retires, deprecated=None, replacement="gpt-5.5", source="a test's own day"):
     conn.execute("DELETE FROM prompt.model_profiles WHERE name = 'test-lifecycle'")
-    conn.execute("INSERT INTO prompt.model_profiles (name, provider, wires, retires_at, deprecated_at, replacement) "
-                 "VALUES ('test-lifecycle', 'openai', '{chat,responses}', %s, %s, %s)", (retires, deprecated, replacement))
+    conn.execute("INSERT INTO prompt.model_profiles (name, provider, wires, retires_at, deprecated_at, replacement, "
+                 "lifecycle_source) VALUES ('test-lifecycle', 'openai', '{chat,responses}', %s, %s, %s, %s)",
+                 (retires, deprecated, replacement, source))
     conn.execute("INSERT INTO prompt.models (name, wire) VALUES ('test-lifecycle', 'chat') ON CONFLICT DO NOTHING")
     conv = conn.execute("INSERT INTO prompt.conversations (workspace_id, answerer_id) VALUES "
                         "('00000000-0000-4000-8000-00000000a001', '00000000-0000-4000-8000-000000000002') RETURNING id").fetchone()[0]
@@ -214,6 +174,38 @@ def test_a_retired_model_is_refused_and_a_deprecated_one_warns(cat):
     # A sealed turn still returns what was sent, whatever its model became.
     cat.execute("UPDATE prompt.model_profiles SET retires_at = '2000-01-01' WHERE name = 'test-lifecycle'")
     assert cat.execute("SELECT prompt.compile_turn(%s, %s) IS NOT NULL", (conv, turn)).fetchone()[0]
+
+
+def test_a_retirement_no_source_gives_warns_and_refuses_nothing(cat):
+    notices = []
+    cat.add_notice_handler(lambda d: notices.append(d.message_primary))
+    conv, turn = lifecycle_turn(cat, "2000-01-01", source=None)
+    assert cat.execute("SELECT prompt.compile_turn(%s, %s) IS NOT NULL", (conv, turn)).fetchone()[0]
+    assert ('model "test-lifecycle" is deprecated and retires on 2000-01-01 (its profile names no source for that '
+            'day: it is not refused); its replacement is "gpt-5.5"') in notices, notices
+    assert cat.execute("SELECT lifecycle, lifecycle_source FROM prompt.model_status WHERE model = 'test-lifecycle'"
+                       ).fetchone() == ("deprecated", None)
+
+
+def test_the_hint_names_the_level_that_chose_the_model(cat):
+    """A retired model named by the turn is fixed on the turn; one the answerer names, on
+    the answerer."""
+    conv, turn = lifecycle_turn(cat, "2000-01-01")
+    with pytest.raises(psycopg.Error) as e:
+        cat.execute("SELECT prompt.compile_turn(%s, %s)", (conv, turn))
+    assert e.value.diag.message_hint.startswith("The turn names the model: UPDATE prompt.turns SET model = 'gpt-5.5' "
+                                                f"WHERE id = '{turn}'"), e.value.diag.message_hint
+    answerer = "00000000-0000-4000-8000-000000000002"
+    with cat.transaction():
+        cat.execute("UPDATE prompt.users SET model = 'test-lifecycle' WHERE id = %s", (answerer,))
+        turn2 = cat.execute("INSERT INTO prompt.turns (conversation_id, kind, poster_id, prompt) VALUES "
+                            "(%s, 'reply', '00000000-0000-4000-8000-000000000001', 'Hi') RETURNING id", (conv,)).fetchone()[0]
+        with pytest.raises(psycopg.Error) as e:
+            with cat.transaction():
+                cat.execute("SELECT prompt.compile_turn(%s, %s)", (conv, turn2))
+        assert e.value.diag.message_hint.startswith("The turn's answerer names the model: UPDATE prompt.users SET "
+                                                    f"model = 'gpt-5.5' WHERE id = '{answerer}'"), e.value.diag.message_hint
+        raise psycopg.Rollback()
 
 
 # -- import_models, with the SDKs' own types shaping each list ---------------------------
@@ -303,7 +295,7 @@ def test_import_models_from_geminis_list(cat):
     ("anthropic", '{"data": [7]}', "model_list_invalid: the entry at /data/0 is not an object"),
     ("openai", '{"data": [{"object": "model"}]}', "model_list_invalid: the entry at /data/0 names no model (id)"),
     ("openai", '[{"id": "x", "shutdown_date": "soon"}]', "model_list_invalid: the entry at /0 holds a value of the wrong kind"),
-    ("mistral", '[]', "model_list_invalid: provider 'mistral' is not anthropic, openai or gemini"),
+    ("telegraph", '[]', "model_list_invalid: provider 'telegraph' has no model list pgprompt reads"),
 ])
 def test_a_list_that_is_no_model_list_is_refused_and_nothing_written(cat, provider, models, message):
     before = cat.execute("SELECT count(*) FROM prompt.model_profiles").fetchone()[0]
@@ -357,3 +349,80 @@ def test_the_providers_are_the_librarys(cat):
         assert e.value.sqlstate == "23514", (provider, e.value)
         assert e.value.diag.constraint_name == "model_profiles_provider_valid", (provider, e.value)
     assert cat.execute(f"SELECT provider FROM prompt.model_profiles {one}").fetchone()[0] == before
+
+
+# The ids whose wires the family rule does not give (a Chat model of a kind OpenAI
+# otherwise serves on Responses only): each is a row of its own in the shipped catalog.
+OWN_ROWS = {"gpt-5.2-pro", "gpt-5.2-pro-2025-12-11", "gpt-5.1-codex", "codex-mini-latest"}
+
+
+def test_an_openai_id_imported_for_the_first_time_gets_the_wires_its_sdk_lists(cat):
+    """import_models' rule for a new OpenAI id (prompt._openai_wires, read with the id's own
+    row away): the wires openai's ChatModel and ResponsesModel list it for, but for the ids
+    the shipped catalog holds rows of their own for (OWN_ROWS, each checked to exist)."""
+    ids = catalog.sdk_ids()
+    wrong = {}
+    for name in sorted(ids["chat"] | ids["responses"]):
+        listed = sorted(w for w in ("chat", "responses") if name in ids[w])
+        with cat.transaction():
+            cat.execute("DELETE FROM prompt.model_profiles WHERE name = %s", (name,))
+            got = sorted(cat.execute("SELECT prompt._openai_wires(%s)", (name,)).fetchone()[0])
+            raise psycopg.Rollback()
+        if got != listed and name not in OWN_ROWS:
+            wrong[name] = (got, listed)
+    assert wrong == {}, wrong
+    for name in OWN_ROWS:
+        assert resolved(cat, [name])[name]["wires"] == ["responses", "chat"] or "chat" in resolved(cat, [name])[name]["wires"]
+    # Imported: a new Responses-only kind of a shipped family, and a new chat model.
+    page = {"object": "list", "data": [{"id": "gpt-6.3-astra-healthcare", "object": "model", "created": 1, "owned_by": "system"},
+                                        {"id": "gpt-6-astra-2027-01-01", "object": "model", "created": 1, "owned_by": "system"},
+                                        {"id": "gpt-6-astra-law", "object": "model", "created": 1, "owned_by": "system"}]}
+    with cat.transaction():
+        cat.execute("SELECT * FROM prompt.import_models('openai', %s::jsonb)", (json.dumps(page),)).fetchall()
+        wires = dict(cat.execute("SELECT name, wires FROM prompt.model_profiles WHERE name = ANY(%s)",
+                                 ([m["id"] for m in page["data"]],)).fetchall())
+        raise psycopg.Rollback()
+    assert wires == {"gpt-6.3-astra-healthcare": ["responses"], "gpt-6-astra-2027-01-01": ["responses", "chat"],
+                     "gpt-6-astra-law": ["responses"]}, wires
+
+
+def test_a_gemini_the_list_says_thinks_takes_the_thinking_levels(cat):
+    """An entry with "thinking": true gives a row that took no thinking the levels every
+    thinking Gemini takes, whether the import inserts or updates it."""
+    rest = {"models": [{"name": "models/gemini-flash-latest", "inputTokenLimit": 1048576, "outputTokenLimit": 65536,
+                        "supportedGenerationMethods": ["generateContent"], "thinking": True},
+                       {"name": "models/gemini-8-test", "inputTokenLimit": 1048576, "outputTokenLimit": 65536,
+                        "supportedGenerationMethods": ["generateContent"], "thinking": True}]}
+    with cat.transaction():
+        cat.execute("UPDATE prompt.model_profiles SET thinking_modes = '{}', thinking_default = NULL, efforts = '{}' "
+                    "WHERE name = 'gemini-flash-latest'")
+        cat.execute("SELECT * FROM prompt.import_models('gemini', %s::jsonb, overwrite => true)", (json.dumps(rest),)).fetchall()
+        rows = {n: (m, e) for n, m, e in cat.execute(
+            "SELECT name, thinking_modes, efforts FROM prompt.model_profiles WHERE name IN ('gemini-flash-latest', 'gemini-8-test')")}
+        cat.execute("INSERT INTO prompt.models (name, wire, request_options) VALUES ('gemini-flash-latest', 'gemini', "
+                    "'{\"thinking\": {\"effort\": \"low\"}}') ON CONFLICT (name) DO UPDATE SET request_options = EXCLUDED.request_options")
+        raise psycopg.Rollback()
+    assert rows["gemini-8-test"] == (["adaptive"], ["low", "high"]), rows
+    assert rows["gemini-flash-latest"][0] != [] and "low" in rows["gemini-flash-latest"][1], rows
+
+
+def test_a_compatible_providers_list_is_imported_as_that_providers(cat):
+    """Mistral's GET /v1/models (mistralai's ModelList shape): the provider's own rows, on
+    chat, with the window and the deprecation the list gives."""
+    from mistralai.client import models as mistral
+
+    page = {"object": "list", "data": [
+        {"id": "mistral-test-9", "object": "model", "created": 1, "owned_by": "mistralai", "type": "base",
+         "capabilities": {"completion_chat": True, "function_calling": True, "vision": False},
+         "max_context_length": 262144, "deprecation": "2999-03-01T00:00:00Z",
+         "deprecation_replacement_model": "mistral-medium-latest"},
+    ]}
+    mistral.ModelList.model_validate(page)
+    with cat.transaction():
+        rows = dict(cat.execute("SELECT * FROM prompt.import_models('mistral', %s::jsonb)", (json.dumps(page),)).fetchall())
+        p = cat.execute("SELECT provider, wires, hard_window, retires_at::text, replacement, lifecycle_source "
+                        "FROM prompt.model_profiles WHERE name = 'mistral-test-9'").fetchone()
+        raise psycopg.Rollback()
+    assert rows == {"mistral-test-9": "inserted"}
+    assert p[:5] == ("mistral", ["chat"], 262144, "2999-03-01", "mistral-medium-latest"), p
+    assert p[5].startswith("mistral GET /v1/models, imported "), p

@@ -1,5 +1,6 @@
-"""The quick-starts run: examples/python (Anthropic SDK), examples/node (OpenAI SDK, Chat
-Completions) and examples/go (net/http, Responses API), each against a local fake
+"""The quick-starts run: examples/python (Anthropic SDK; and a local Ollama through the chat
+wire with the OpenAI SDK), examples/node (OpenAI SDK, Chat Completions) and examples/go
+(net/http, Responses API), each against a local fake
 provider (examples/fake_provider.py) that validates every request with the official
 SDK's request type and answers in the documented shapes: a tool call, then the final
 answer. Each quick-start compiles, posts, records, writes the tool's result, compiles
@@ -73,6 +74,17 @@ def test_python_quickstart(qdb, provider):
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
     check(qdb, p.stdout, "lark_py", "tool_use")
+
+
+def test_python_ollama_quickstart(qdb, provider):
+    """A compatible provider through the chat wire: the body Ollama's endpoint reads (the
+    fake refuses a field it does not), posted with the OpenAI SDK, its answers recorded."""
+    e = env(provider)
+    e["OLLAMA_BASE_URL"] = f"{provider}/ollama/v1"
+    p = subprocess.run([sys.executable, str(ROOT / "examples/python/quickstart_ollama.py")], env=e,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    check(qdb, p.stdout, "lark_ollama", "tool_calls")
 
 
 def test_node_quickstart(qdb, provider):

@@ -270,7 +270,11 @@ fn options(ctx: &Context, on: &Answering) -> Result<crate::options::Options> {
             profile,
         })
     });
-    let mut o = crate::wire::options::resolve_options(levels, on.wire, max_tokens, rules)?;
+    let dialect = crate::wire::options::Dialect {
+        provider: crate::wire::provider_of(on.model, on.wire),
+        native_images: on.model.is_some_and(|m| m.native_images),
+    };
+    let mut o = crate::wire::options::resolve_options(levels, on.wire, max_tokens, rules, dialect)?;
     if on.wire.form().stores_responses() && (on.a.reasoning_replay || profile.is_some_and(|p| p.replays_thinking)) {
         o.replaying_reasoning();
     }

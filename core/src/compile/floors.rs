@@ -22,13 +22,18 @@ use crate::voice::{Row, Voices};
 #[derive(Default)]
 pub(super) struct VersionLog {
     documents: BTreeMap<String, i32>,
+    /// Each slot or document block the compile filled from a document, in block order:
+    /// (the block, the document, its version): what `explain_turn` names, and the prompt
+    /// history's text (`prompt.document_versions`) reads back.
+    slots: Vec<(String, Uuid, i32)>,
     memories: BTreeMap<String, String>,
     pub(super) history: Option<u32>,
 }
 
 impl VersionLog {
-    fn document(&mut self, d: &Document) {
+    fn document(&mut self, block: String, d: &Document) {
         self.documents.insert(d.id.to_string(), d.version);
+        self.slots.push((block, d.id, d.version));
     }
 
     fn memories(&mut self, ctx: &crate::context::Context, ids: &BTreeSet<Uuid>) {
@@ -38,7 +43,12 @@ impl VersionLog {
     }
 
     pub(super) fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({ "documents": self.documents, "memories": self.memories, "history_entries": self.history })
+        let slots: Vec<serde_json::Value> = self
+            .slots
+            .iter()
+            .map(|(block, id, version)| serde_json::json!({"block": block, "document_id": id, "version": version}))
+            .collect();
+        serde_json::json!({ "documents": self.documents, "slots": slots, "memories": self.memories, "history_entries": self.history })
     }
 }
 
@@ -228,7 +238,7 @@ fn slot_block(
     let (text, role) = match (over, owner_doc) {
         (Some((text, role)), doc) => (text.clone(), role.or(doc.map(|d| d.role)).unwrap_or(Role::System)),
         (None, Some(doc)) => {
-            versions.document(doc);
+            versions.document(slot.as_str().to_string(), doc);
             (doc.body.clone(), doc.role)
         }
         (None, None) => return Ok(Vec::new()),
@@ -251,7 +261,7 @@ fn document(
     let Some(doc) = ctx.documents.iter().find(|d| d.user_id == Some(a.id) && d.name == name) else {
         return Ok(Vec::new());
     };
-    versions.document(doc);
+    versions.document(format!("document:{name}"), doc);
     let place = format!("document \"{name}\"");
     let text = macros::substitute(&doc.body, values, &|_| None, tally.room(), &place)?;
     Ok(tally.text_item(doc.role, text, block).into_iter().collect())

@@ -69,7 +69,10 @@ fn compile_full(ctx: &Context, history: &mut dyn HistorySource, memo: &mut Memo,
         })?),
     };
     if let (Some(m), true) = (model, purpose.raises()) {
-        m.check_lifecycle()?;
+        m.check_lifecycle(match t.model {
+            Some(_) => crate::rows::ModelChosenBy::Turn(t.id),
+            None => crate::rows::ModelChosenBy::Answerer(a.id),
+        })?;
     }
     let on = compiler::Answering {
         a,

@@ -64,6 +64,11 @@ pub(crate) fn count_body(wire: Wire, model: Option<&str>, body: &str) -> Result<
 }
 
 impl Members {
+    /// Whether the body has a member `key`.
+    pub(crate) fn has(&self, key: &str) -> bool {
+        self.0.iter().any(|(k, _)| k == key)
+    }
+
     /// The members named in `keys`, in the body's order, each value's text untouched.
     pub(crate) fn keep(&self, keys: &[&str]) -> String {
         let kept: Vec<String> = self

@@ -63,6 +63,29 @@ pub(crate) trait Form: Merging + Sync {
     /// The whole request: head, elements and tail, with its layout.
     fn render(&self, req: &Request<'_>) -> Rendered;
 
+    /// The provider that made the wire: the dialect a model row speaks when neither it
+    /// nor its profile names one the wire speaks.
+    fn maker(&self) -> crate::kinds::Provider;
+
+    /// Whether the wire has a dialect of `provider` (`models.provider`; its CHECK asks,
+    /// `prompt._dialect_known`): its maker's alone unless the wire's folder says more.
+    fn speaks(&self, provider: crate::kinds::Provider) -> bool {
+        provider == self.maker()
+    }
+
+    /// Refuses what the dialect of `provider` cannot say of the request options, and a
+    /// model row it cannot serve (`native_images` where it takes no image), as (option's
+    /// pointer, why); an empty pointer is the model row's. Nothing, unless the wire's
+    /// folder says more.
+    fn check_dialect(
+        &self,
+        _o: &Options,
+        _provider: crate::kinds::Provider,
+        _native_images: bool,
+    ) -> Result<(), crate::options::Refusal> {
+        Ok(())
+    }
+
     /// The elements alone of `req.messages` (a continuation's appended rounds: no system
     /// field lifted), with the parts each carries.
     fn elements(&self, req: &Request<'_>) -> (Vec<String>, Vec<Vec<Pos>>);

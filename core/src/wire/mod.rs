@@ -14,6 +14,7 @@ mod anthropic;
 mod chat;
 mod converse;
 pub(crate) mod count;
+mod dialect;
 mod form;
 mod gemini;
 pub(crate) mod json;
@@ -29,6 +30,8 @@ use crate::kinds::Wire;
 use crate::options::Options;
 use crate::rows::Model;
 
+pub use dialect::speaks;
+pub(crate) use dialect::{dialect_of, provider_of};
 pub(crate) use form::{Form, Marking};
 pub(crate) use json::to_text as json_text;
 use shape::tool_list;

@@ -101,13 +101,23 @@ fn check_model(
     Ok(())
 }
 
-/// The merged options of a request, parsed and checked against its wire and the model's
-/// profile; a refusal names the key and the level (model, agent, turn) that set it.
+/// The dialect a request speaks: its provider (`wire::provider_of`) and whether its model
+/// row sends images as image parts (`models.native_images`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Dialect {
+    pub(crate) provider: crate::kinds::Provider,
+    pub(crate) native_images: bool,
+}
+
+/// The merged options of a request, parsed and checked against its wire, the model's
+/// profile and the dialect of its provider; a refusal names the key and the level (model,
+/// agent, turn) that set it.
 pub(crate) fn resolve_options(
     levels: [(&str, &RequestOptions); 3],
     wire: Wire,
     max_tokens: i32,
     rules: Option<Rules<'_>>,
+    dialect: Dialect,
 ) -> Result<Options> {
     let (merged, origin) = merge(levels);
     let level = |key: &str| origin.iter().find(|(k, _)| k == key).map_or("request", |(_, l)| *l);
@@ -132,7 +142,16 @@ pub(crate) fn resolve_options(
             .replace("~0", "~");
         refused(r).detail(format!("Set by the {}'s request_options.", level(&key)))
     })?;
-    check_model(&mut o, wire, max_tokens, rules).map_err(|(key, what)| {
+    let checked = check_model(&mut o, wire, max_tokens, rules)
+        .and_then(|()| wire.form().check_dialect(&o, dialect.provider, dialect.native_images));
+    checked.map_err(|(key, what)| {
+        if key.is_empty() && rules.is_none() {
+            return Error::new(Code::ModelInvalid, what).detail(format!(
+                "The row of prompt.models (wire {}, provider {}) does not fit its provider.",
+                wire.as_str(),
+                dialect.provider.as_str()
+            ));
+        }
         let Some(r) = rules else {
             return invalid(key, what).detail(format!(
                 "Set by the {}'s request_options; the request goes on the {} wire.",

@@ -42,7 +42,7 @@ pub(super) fn tail_with_tools(req: &Request<'_>, tools: &ToolSpelling) -> json::
 /// The body of an OpenAI wire (chat, responses): the model, the token limit under
 /// `limit`, the list under `list` (every message its own element, no system field
 /// lifted), then the tools, the `options` (the wire's fields, as its `options::fields`
-/// spells them) and `prompt_cache_key`.
+/// spells them) and `prompt_cache_key` (when the request has one).
 pub(super) fn openai_body(
     req: &Request<'_>,
     own_ttl: Option<CacheTtl>,
@@ -62,7 +62,10 @@ pub(super) fn openai_body(
     for (key, value) in options {
         tail.raw(key, &value);
     }
-    tail.field("prompt_cache_key", req.cache_key);
+    if !req.cache_key.is_empty() {
+        // A dialect that takes no prompt_cache_key renders with none (chat/dialect.rs).
+        tail.field("prompt_cache_key", req.cache_key);
+    }
     let profile = req.model.and_then(|m| m.profile.as_ref());
     let mut cache_options = Vec::new();
     if let (true, Some(p)) = (explicit(profile), profile) {

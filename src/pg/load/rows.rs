@@ -102,14 +102,14 @@ pub(crate) fn load_users(client: &SpiClient<'_>, ids: &[Uuid]) -> Result<Vec<Use
 /// ([`with_calibration`]): it aggregates prompt.responses across conversations, which on
 /// Citus is a distributed subplan, planned even where a CASE would skip it. Lifecycle is
 /// the day's: the profile's dates against the transaction's date (a seal never freezes
-/// it; the core reads no clock). The profile's lookup, `prompt._model_profile_of`, is
+/// it; the core reads no clock); a retirement no source gives retires nothing (a NOTICE). The profile's lookup, `prompt._model_profile_of`, is
 /// inlined by the planner: no statement of its own.
 pub(super) fn models_sql(filter: &str) -> String {
     format!(
         "SELECT m.name, m.wire, m.tokenizer, m.advisory_window, m.hard_window, m.native_images, \
          m.token_margin, m.token_margin_auto, \
-         m.max_output_tokens, m.cache_ttl, m.history_cache_ttl, m.request_options, p.profile, \
-         coalesce((p.j ->> 'retires_at')::date <= current_date, false) AS retired, \
+         m.max_output_tokens, m.cache_ttl, m.history_cache_ttl, m.request_options, m.provider, p.profile, \
+         coalesce((p.j ->> 'retires_at')::date <= current_date AND (p.j ->> 'lifecycle_source') IS NOT NULL, false) AS retired, \
          coalesce((p.j ->> 'deprecated_at')::date <= current_date, false) \
            OR (p.j ->> 'retires_at') IS NOT NULL AS deprecated \
          FROM prompt.models m LEFT JOIN LATERAL \
@@ -119,7 +119,7 @@ pub(super) fn models_sql(filter: &str) -> String {
 }
 
 /// The columns of [`models_sql`], read by `Model::from_columns`.
-pub(super) const MODEL: [Column; 15] = [
+pub(super) const MODEL: [Column; 16] = [
     ("name", TEXTOID),
     ("wire", TEXTOID),
     ("tokenizer", TEXTOID),
@@ -132,6 +132,7 @@ pub(super) const MODEL: [Column; 15] = [
     ("cache_ttl", TEXTOID),
     ("history_cache_ttl", TEXTOID),
     ("request_options", JSONBOID),
+    ("provider", TEXTOID),
     ("profile", TEXTOID),
     ("retired", BOOLOID),
     ("deprecated", BOOLOID),

@@ -6,6 +6,7 @@
 //! Elements are written by hand with [`json::string`]: a body is mostly text, and its
 //! escaping is the renderer's one heavy step (see `json::string`).
 
+mod dialect;
 mod options;
 pub(super) mod replay;
 mod response;
@@ -134,8 +135,9 @@ pub(super) const TOOLS: ToolSpelling = ToolSpelling {
 pub(super) fn render(req: &Request<'_>) -> Rendered {
     let messages = req.messages;
     let (leading, system) = super::shape::leading_system(messages);
+    let vertex = dialect::vertex(req.model);
     let mut head = Obj::new();
-    if let Some(m) = req.model {
+    if let Some(m) = req.model.filter(|_| !vertex) {
         head.field("model", &m.name);
     }
     head.field("max_tokens", &req.max_tokens());
@@ -155,6 +157,9 @@ pub(super) fn render(req: &Request<'_>) -> Rendered {
         // request opts in all the same).
         let id = previous.map_or_else(|| "null".to_string(), json::to_text);
         tail.raw("diagnostics", &format!(r#"{{"previous_message_id":{id}}}"#));
+    }
+    if vertex {
+        tail.field(dialect::VERSION_KEY, dialect::VERTEX_VERSION);
     }
     Rendered::new(head, (elements, element_layout), tail, system)
 }
@@ -176,6 +181,15 @@ const COUNTED: &[&str] = &[
 pub(crate) struct Anthropic;
 
 impl super::form::Form for Anthropic {
+    fn maker(&self) -> crate::kinds::Provider {
+        crate::kinds::Provider::Anthropic
+    }
+
+    /// Anthropic's API, and Claude on Google Cloud's Vertex AI (`dialect.rs`).
+    fn speaks(&self, provider: crate::kinds::Provider) -> bool {
+        dialect::speaks(provider)
+    }
+
     fn render(&self, req: &Request<'_>) -> Rendered {
         render(req)
     }
@@ -221,19 +235,31 @@ impl super::form::Form for Anthropic {
         true
     }
 
-    /// `POST /v1/messages/count_tokens` (anthropic's `MessageCountTokensParams`).
+    /// `POST /v1/messages/count_tokens` (anthropic's `MessageCountTokensParams`); on
+    /// Vertex AI (a body with its `anthropic_version`) `count-tokens:rawPredict`, which
+    /// takes the model in the body, first, and the version last.
     fn count_body(
         &self,
         model: Option<&str>,
         _body: &str,
         members: &super::count::Members,
     ) -> crate::error::Result<String> {
-        if model.is_none() {
+        let Some(model) = model else {
             return Err(super::count::unavailable(
                 "the request names no model, and Anthropic's count endpoint needs one".into(),
             ));
+        };
+        if !members.has(dialect::VERSION_KEY) {
+            return Ok(members.keep(COUNTED));
         }
-        Ok(members.keep(COUNTED))
+        let mut keys = COUNTED.to_vec();
+        keys.push(dialect::VERSION_KEY);
+        let kept = members.keep(&keys);
+        Ok(format!(
+            r#"{{"model":{},{}"#,
+            json::to_text(model),
+            kept.strip_prefix('{').unwrap_or(&kept)
+        ))
     }
 
     fn keys(&self) -> &'static super::form::Keys {

@@ -1,21 +1,31 @@
 //! The OpenAI Chat Completions wire: one message per compiled message (system and
 //! developer messages in their own roles), tool calls as `tool_calls` on the assistant
-//! message, each result as a `tool` message, images as data URLs, `prompt_cache_key`.
-//! Elements are written by hand with [`json::string`], as on the Anthropic wire.
+//! message, each result as a `tool` message, images as data URLs, `prompt_cache_key`;
+//! spelled in the dialect of the provider the model row names (`dialect.rs`: OpenAI's,
+//! Azure's and the compatible providers'). Elements are written by hand with
+//! [`json::string`], as on the Anthropic wire.
 
+mod dialect;
 mod options;
 mod response;
 
 use super::json;
 use super::shape::{Pos, Rendered, Request, ToolSpelling};
 use crate::items::{Message, PartKind, Unit};
-use crate::kinds::Role;
+use crate::kinds::{Role, Wire};
 use crate::options::Options;
+use dialect::Dialect;
+
+/// The dialect a request speaks: its model row's provider's (OpenAI's without a model).
+fn dialect_of(req: &Request<'_>) -> &'static Dialect {
+    dialect::of(super::dialect::provider_of(req.model, Wire::Chat)).unwrap_or_else(dialect::openai)
+}
 
 /// The text (and, for a user, image) parts of a message as `"content":...`: a string
-/// for a raw entry stored as one, else a list. Writes nothing when there are none.
-/// The positions it carries are added to `carried`.
-fn content(req: &Request<'_>, m: &Message, mi: usize, carried: &mut Vec<Pos>, out: &mut String) {
+/// for a raw entry stored as one, or where the dialect takes one string (the texts joined
+/// by a blank line), else a list. Writes nothing when there are none. The positions it
+/// carries are added to `carried`.
+fn content(req: &Request<'_>, d: &Dialect, m: &Message, mi: usize, carried: &mut Vec<Pos>, out: &mut String) {
     if let (true, [part]) = (m.plain, m.parts.as_slice()) {
         if let PartKind::Text(t) = &part.kind {
             carried.push((mi, 0));
@@ -23,6 +33,26 @@ fn content(req: &Request<'_>, m: &Message, mi: usize, carried: &mut Vec<Pos>, ou
             json::string(out, t);
             return;
         }
+    }
+    if d.string_content(m.role) {
+        let mut text: Option<String> = None;
+        for (pi, p) in m.parts.iter().enumerate() {
+            if let PartKind::Text(t) | PartKind::Said { text: t, .. } = &p.kind {
+                carried.push((mi, pi));
+                match &mut text {
+                    Some(joined) => {
+                        joined.push_str("\n\n");
+                        joined.push_str(t);
+                    }
+                    None => text = Some(t.clone()),
+                }
+            }
+        }
+        if let Some(text) = text {
+            out.push_str(r#","content":"#);
+            json::string(out, &text);
+        }
+        return;
     }
     let mut first = true;
     for (pi, p) in m.parts.iter().enumerate() {
@@ -61,6 +91,7 @@ fn content(req: &Request<'_>, m: &Message, mi: usize, carried: &mut Vec<Pos>, ou
 }
 
 fn user_side(req: &Request<'_>, m: &Message, mi: usize, texts: &mut Vec<String>, layout: &mut Vec<Vec<Pos>>) {
+    let d = dialect_of(req);
     for (pi, p) in m.parts.iter().enumerate() {
         if let PartKind::ToolResult { call_id, content, .. } = &p.kind {
             let mut out = String::with_capacity(content.len() + 64);
@@ -81,11 +112,11 @@ fn user_side(req: &Request<'_>, m: &Message, mi: usize, texts: &mut Vec<String>,
     }
     let mut carried = Vec::new();
     let mut body = String::new();
-    content(req, m, mi, &mut carried, &mut body);
+    content(req, d, m, mi, &mut carried, &mut body);
     if !carried.is_empty() {
         let mut out = String::with_capacity(body.len() + 24);
         out.push_str(r#"{"role":"#);
-        json::string(&mut out, m.role.as_str());
+        json::string(&mut out, d.role(m.role));
         out.push_str(&body);
         out.push('}');
         texts.push(out);
@@ -93,18 +124,42 @@ fn user_side(req: &Request<'_>, m: &Message, mi: usize, texts: &mut Vec<String>,
     }
 }
 
+/// The reasoning a provider returned with an assistant message (`reasoning_content`,
+/// recorded as the chat wire's provider block), as the message sends it back: DeepSeek
+/// refuses a tool-call chain whose assistant messages lack it.
+fn reasoning(block: &str) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_str(block).ok()?;
+    v.get("reasoning_content")?.as_str().map(str::to_string)
+}
+
 fn assistant(req: &Request<'_>, m: &Message, mi: usize, texts: &mut Vec<String>, layout: &mut Vec<Vec<Pos>>) {
+    let d = dialect_of(req);
     let mut carried = Vec::new();
     let mut out = String::from(r#"{"role":"assistant""#);
-    content(req, m, mi, &mut carried, &mut out);
+    content(req, d, m, mi, &mut carried, &mut out);
+    for (pi, p) in m.parts.iter().enumerate() {
+        if let PartKind::Opaque {
+            wire: Wire::Chat, json, ..
+        } = &p.kind
+        {
+            carried.push((mi, pi));
+            if let Some(text) = reasoning(json) {
+                out.push_str(r#","reasoning_content":"#);
+                json::string(&mut out, &text);
+            }
+        }
+    }
     let mut calls = 0;
     for (pi, p) in m.parts.iter().enumerate() {
         if let PartKind::ToolCall { id, name, input, .. } = &p.kind {
             carried.push((mi, pi));
             out.push_str(if calls == 0 { r#","tool_calls":["# } else { "," });
-            calls += 1;
             out.push_str(r#"{"id":"#);
             json::string(&mut out, id);
+            if d.call_index {
+                out.push_str(&format!(r#","index":{calls}"#));
+            }
+            calls += 1;
             out.push_str(r#","type":"function","function":{"name":"#);
             json::string(&mut out, name);
             out.push_str(r#","arguments":"#);
@@ -141,10 +196,12 @@ pub(super) const TOOLS: ToolSpelling = ToolSpelling {
 const REQUEST_TTL: Option<crate::kinds::CacheTtl> = Some(crate::kinds::CacheTtl::ThirtyMinutes);
 
 pub(super) fn render(req: &Request<'_>) -> Rendered {
+    let d = dialect_of(req);
+    let cache_key = if d.cache_key { req.cache_key } else { "" };
     super::shape::openai_body(
-        req,
+        &Request { cache_key, ..*req },
         REQUEST_TTL,
-        "max_completion_tokens",
+        d.limit,
         "messages",
         &TOOLS,
         options::fields(req.options),
@@ -156,13 +213,58 @@ pub(super) fn render(req: &Request<'_>) -> Rendered {
 pub(crate) struct Chat;
 
 impl super::form::Form for Chat {
+    fn maker(&self) -> crate::kinds::Provider {
+        crate::kinds::Provider::OpenAi
+    }
+
+    /// OpenAI's Chat Completions and the compatible providers' (`dialect.rs`).
+    fn speaks(&self, provider: crate::kinds::Provider) -> bool {
+        dialect::of(provider).is_some()
+    }
+
+    fn check_dialect(
+        &self,
+        o: &Options,
+        provider: crate::kinds::Provider,
+        native_images: bool,
+    ) -> Result<(), crate::options::Refusal> {
+        let Some(d) = dialect::of(provider) else {
+            return Ok(());
+        };
+        if native_images && !d.takes_images() {
+            return Err((
+                "",
+                format!(
+                    "the chat wire to {} takes no image parts: native_images must be false",
+                    provider.as_str()
+                ),
+            ));
+        }
+        d.check(o)
+    }
+
     fn render(&self, req: &Request<'_>) -> Rendered {
         render(req)
     }
 
-    /// Nothing beyond its request type: no rule of Chat Completions across fields is known to
-    /// refuse a body this compile writes.
-    fn check(&self, _req: &Request<'_>, _turn: &str) -> crate::error::Result<()> {
+    /// An image where the dialect takes text alone (DeepSeek): a raw entry's or a tool
+    /// round's image part, which `native_images` does not govern.
+    fn check(&self, req: &Request<'_>, turn: &str) -> crate::error::Result<()> {
+        let d = dialect_of(req);
+        let image = req
+            .messages
+            .iter()
+            .any(|m| m.parts.iter().any(|p| matches!(p.kind, PartKind::Image { .. })));
+        if image && !d.takes_images() {
+            return Err(crate::error::Error::new(
+                crate::error::Code::TurnNotCompilable,
+                format!(
+                    "turn {turn} is not compilable on the chat wire to {}: its request holds an image part, and the provider takes text alone",
+                    d.provider.as_str()
+                ),
+            )
+            .hint("Send the image as text (a raw entry's text part), or answer with a model that takes images."));
+        }
         Ok(())
     }
 
@@ -242,6 +344,8 @@ impl crate::items::Merging for Chat {
             PartKind::Image { .. } if role == Role::User => Unit::Shared,
             PartKind::Text(_) | PartKind::Said { .. } => Unit::Shared,
             PartKind::ToolCall { .. } if assistant => Unit::Shared,
+            // The chat wire's own provider block: the reasoning sent back on its message.
+            PartKind::Opaque { .. } if assistant => Unit::Shared,
             PartKind::ToolResult { .. }
             | PartKind::Image { .. }
             | PartKind::ToolCall { .. }

@@ -1,4 +1,5 @@
-//! Reading a response of this wire: OpenAI `ChatCompletion`.
+//! Reading a response of this wire: OpenAI's `ChatCompletion`, as the compatible providers
+//! return it too (their reasoning, Mistral's content chunks, DeepSeek's cache counts).
 
 use serde_json::Value;
 
@@ -30,10 +31,30 @@ fn read(o: &Obj<'_>) -> Result<Response> {
     let choice = obj(&first)?;
     let message = obj(&choice.at("message"))?;
     let mut parts = Parts::default();
-    if let Some(Value::String(t)) = message.map.get("content") {
-        if !t.is_empty() {
-            parts.text(t.clone());
+    // The reasoning a compatible provider returns beside the answer (DeepSeek, xAI,
+    // Fireworks, vLLM): recorded as the chat wire's block, sent back with the message.
+    if let Some(Value::String(r)) = message.map.get("reasoning_content") {
+        if !r.is_empty() {
+            let mut block = serde_json::Map::new();
+            block.insert("reasoning_content".into(), Value::String(r.clone()));
+            parts.provider(Wire::Chat, &block);
         }
+    }
+    match message.map.get("content") {
+        Some(Value::String(t)) if !t.is_empty() => parts.text(t.clone()),
+        // Mistral's content chunks: the text ones are the answer (a reasoning model's
+        // thinking chunks are its own).
+        Some(Value::Array(chunks)) => {
+            let text: String = chunks
+                .iter()
+                .filter(|c| c.get("type").and_then(Value::as_str) == Some("text"))
+                .filter_map(|c| c.get("text").and_then(Value::as_str))
+                .collect();
+            if !text.is_empty() {
+                parts.text(text);
+            }
+        }
+        _ => {}
     }
     let calls = message.at("tool_calls");
     if !calls.is_null() {
@@ -48,7 +69,11 @@ fn read(o: &Obj<'_>) -> Result<Response> {
     let (o, choice) = (o.map, choice.map);
     let usage = o.get("usage").filter(|u| u.is_object()).map(|u| {
         let prompt = int(Some(u), "prompt_tokens");
-        let cached = int(u.get("prompt_tokens_details"), "cached_tokens");
+        // DeepSeek names the cached prompt tokens prompt_cache_hit_tokens.
+        let cached = match int(u.get("prompt_tokens_details"), "cached_tokens") {
+            0 => int(Some(u), "prompt_cache_hit_tokens"),
+            n => n,
+        };
         let written = int(u.get("prompt_tokens_details"), "cache_write_tokens");
         Usage {
             input_tokens: prompt.saturating_sub(cached).saturating_sub(written),

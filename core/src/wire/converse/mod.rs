@@ -267,6 +267,11 @@ const COUNTED: &[&str] = &["messages", "system", "toolConfig", "additionalModelR
 pub(crate) struct Converse;
 
 impl super::form::Form for Converse {
+    /// Amazon Bedrock's Converse API, whoever made the model.
+    fn maker(&self) -> crate::kinds::Provider {
+        crate::kinds::Provider::Amazon
+    }
+
     fn render(&self, req: &Request<'_>) -> Rendered {
         render(req)
     }

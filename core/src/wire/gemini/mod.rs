@@ -9,6 +9,7 @@
 //! A function response names its function: the name of the call with its id, among the
 //! messages rendered (a round's results follow its calls).
 
+mod dialect;
 mod options;
 pub(super) mod replay;
 mod response;
@@ -172,6 +173,15 @@ pub(super) fn render(req: &Request<'_>) -> Rendered {
 pub(crate) struct Gemini;
 
 impl super::form::Form for Gemini {
+    fn maker(&self) -> crate::kinds::Provider {
+        crate::kinds::Provider::Gemini
+    }
+
+    /// Google's Gemini API, and Gemini on Google Cloud's Vertex AI (`dialect.rs`).
+    fn speaks(&self, provider: crate::kinds::Provider) -> bool {
+        dialect::speaks(provider)
+    }
+
     fn render(&self, req: &Request<'_>) -> Rendered {
         render(req)
     }

@@ -306,6 +306,10 @@ const COUNTED: &[&str] = &[
 pub(crate) struct Responses;
 
 impl super::form::Form for Responses {
+    fn maker(&self) -> crate::kinds::Provider {
+        crate::kinds::Provider::OpenAi
+    }
+
     fn render(&self, req: &Request<'_>) -> Rendered {
         render(req)
     }
