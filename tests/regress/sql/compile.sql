@@ -7,7 +7,11 @@
 -- The body, ready to POST, its keys in the provider's order.
 SELECT prompt.pretty(prompt.preview_turn('00000000-0000-4000-8000-00000000c001', '00000000-0000-4000-8000-0000000d0004'));
 -- How it was made: everything but the body.
-SELECT jsonb_pretty(prompt.explain_turn('00000000-0000-4000-8000-00000000c001', '00000000-0000-4000-8000-0000000d0004') - 'messages');
+SELECT jsonb_pretty(prompt.explain_turn('00000000-0000-4000-8000-00000000c001', '00000000-0000-4000-8000-0000000d0004') - 'messages' - 'documents');
+-- Which prompt documents it compiled, and their versions (the ids are the rows').
+SELECT e ->> 'block' AS block, d.name AS document, (e ->> 'version')::int AS version
+  FROM jsonb_array_elements(prompt.explain_turn('00000000-0000-4000-8000-00000000c001', '00000000-0000-4000-8000-0000000d0004') -> 'documents') e
+  JOIN prompt.documents d ON d.id = (e ->> 'document_id')::uuid;
 \pset tuples_only off
 \pset format aligned
 SELECT * FROM prompt.estimate_turn('00000000-0000-4000-8000-00000000c001', '00000000-0000-4000-8000-0000000d0004');
