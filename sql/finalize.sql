@@ -74,6 +74,11 @@ BEGIN
     IF TG_OP = 'UPDATE' THEN
         NEW.version := OLD.version + 1;
         NEW.updated_at := now();
+    ELSIF NOT prompt._restores() THEN
+        -- A new document: its history's next version (a document deleted and written again
+        -- under its id continues its history), written now; a restore keeps its own.
+        NEW.version := prompt._document_first_version(NEW.id, NEW.version);
+        NEW.updated_at := now();
     END IF;
     RETURN NEW;
 END
@@ -97,16 +102,14 @@ CREATE TRIGGER documents_versioned AFTER INSERT OR UPDATE ON prompt.documents
     FOR EACH ROW EXECUTE FUNCTION prompt._documents_versioned();
 
 -- A document's versions are pgprompt's to write: an INSERT by its writer (or an
--- administrator's restore), never an UPDATE; a DELETE goes with the document (its
--- cascade), or under a permitted history rewrite. TRUNCATE needs a permitted rewrite.
+-- administrator's restore), never an UPDATE; they outlive their document, and a DELETE or
+-- a TRUNCATE needs a permitted history rewrite.
 CREATE FUNCTION prompt._document_versions_write() RETURNS trigger
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    IF TG_OP = 'DELETE' THEN
-        IF prompt._document_gone(OLD.document_id) OR prompt._history_rewrite_allowed() THEN
-            RETURN OLD;
-        END IF;
+    IF TG_OP = 'DELETE' AND prompt._history_rewrite_allowed() THEN
+        RETURN OLD;
     END IF;
     PERFORM prompt._storage_guard(format('version %s of document %s', coalesce(NEW.version, OLD.version),
                                          coalesce(NEW.document_id, OLD.document_id)), TG_OP);
@@ -144,6 +147,11 @@ BEGIN
             HINT = 'SELECT version, written_at, written_by FROM prompt.document_versions WHERE document_id = ... lists its versions.';
     END IF;
     UPDATE prompt.documents d SET role = old.role, body = old.body WHERE d.id = $1 RETURNING d.version INTO now_at;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'insufficient_privilege',
+            MESSAGE = format('document_not_writable: document %s is gone, or not one this role may write', $1),
+            HINT = 'A restore is a write of the document: the role needs UPDATE on prompt.documents and, under tenancy, the document''s workspace.';
+    END IF;
     RETURN now_at;
 END
 $$;
@@ -1102,6 +1110,13 @@ BEGIN
             CONTINUE;
         END IF;
         current := to_jsonb(existing);
+        -- Another provider's row (a Mistral list naming a Claude id): the list is not its
+        -- provider's to say, whatever overwrite says.
+        IF existing.provider IS DISTINCT FROM (CASE provider WHEN 'gemini' THEN 'google' ELSE provider END) THEN
+            action := 'kept';
+            RETURN NEXT;
+            CONTINUE;
+        END IF;
         -- Changed by a user: never imported and not shipped, or what the last import wrote
         -- no longer stands.
         edited := CASE WHEN existing.imported IS NULL THEN NOT existing.shipped
@@ -1681,8 +1696,10 @@ COMMENT ON FUNCTION prompt._document_versions_write() IS
     'Internal trigger: a document''s versions are written by pgprompt alone; deleted with the document or under a permitted history rewrite.';
 COMMENT ON FUNCTION prompt._document_version(uuid) IS
     'Internal (the documents trigger): records the document''s version as it now stands, as pgprompt''s own write (nothing when that version is recorded).';
-COMMENT ON FUNCTION prompt._document_gone(uuid) IS
-    'Internal: whether a document no longer exists (its versions go with it), looked up as the tables'' owner.';
+COMMENT ON FUNCTION prompt._document_first_version(uuid, integer) IS
+    'Internal (the documents trigger): the version a new document starts at: one past the newest its id''s history records (looked up as the tables'' owner), or an administrator''s own (a restore).';
+COMMENT ON FUNCTION prompt._restores() IS
+    'Internal: whether the current role''s insert of a document keeps its own version and day (an administrator''s: a restore).';
 COMMENT ON TABLE prompt.tenancy IS
     'Whether tenancy is on: one row (who turned it on, and when) while it is. Written by prompt.set_tenancy, an administrator''s; kept by pg_dump. Declared, never inferred from the other tenancy tables: emptying prompt.tenants confines every unlisted role to nothing.';
 COMMENT ON FUNCTION prompt.set_tenancy(boolean) IS
@@ -1772,7 +1789,7 @@ COMMENT ON FUNCTION prompt._refuse_sent_round(uuid, uuid, integer, text) IS
 COMMENT ON FUNCTION prompt._refuse_timezone(text) IS
     'Internal: raises timezone_invalid.';
 COMMENT ON FUNCTION prompt.import_models(text, jsonb, boolean) IS
-    'Inserts or updates model profiles from what a provider''s model list returned (anthropic: GET /v1/models; openai: GET /v1/models; gemini: models.list; a compatible provider of the chat wire, mistral, deepseek, xai, groq, together, fireworks, openrouter, ollama, vllm or azure: its GET /v1/models, imported as that provider''s, on chat), or its data/models array: windows, output limit, thinking modes and efforts, lifecycle. Returns (name, action): inserted, updated, unchanged, or kept (a row a user changed; overwrite => true replaces it).';
+    'Inserts or updates model profiles from what a provider''s model list returned (anthropic: GET /v1/models; openai: GET /v1/models; gemini: models.list; a compatible provider of the chat wire, mistral, deepseek, xai, groq, together, fireworks, openrouter, ollama, vllm or azure: its GET /v1/models, imported as that provider''s, on chat), or its data/models array: windows, output limit, thinking modes and efforts, lifecycle. Returns (name, action): inserted, updated, unchanged, or kept (a row a user changed: overwrite => true replaces it; a row of another provider, always).';
 COMMENT ON FUNCTION prompt._model_list_entry(text, jsonb, text) IS
     'Internal: the profile columns one entry of a provider''s model list gives (NULL for a model that generates no content).';
 COMMENT ON FUNCTION prompt._model_list_base(text, text) IS

@@ -218,7 +218,9 @@ CREATE TABLE prompt.conversations (
 -- pgprompt's own writer and a restore; a document's history goes with the document). A
 -- seal names the versions it compiled from (turns.sealed_versions); this is their text.
 CREATE TABLE prompt.document_versions (
-    document_id uuid NOT NULL REFERENCES prompt.documents (id) ON DELETE CASCADE,
+    -- No foreign key: a document's history outlives the document (what a seal names stays
+    -- readable, and a document written again under its id continues it).
+    document_id uuid NOT NULL,
     version     int NOT NULL,
     role        text NOT NULL,
     body        text NOT NULL,

@@ -290,9 +290,9 @@ fn check_options_wire(
         model: model.unwrap_or(&profile.name),
         profile,
     });
-    let named = provider
-        .map(|p| crate::kinds::Provider::from_column("models.provider", p))
-        .transpose()?;
+    // A provider the library does not know is the column's CHECK to refuse (23514), after
+    // this trigger: read here as none.
+    let named = provider.and_then(crate::kinds::Provider::parse);
     let dialect = crate::wire::options::Dialect {
         provider: crate::wire::dialect_of(wire, named, profile.as_ref()),
         native_images,

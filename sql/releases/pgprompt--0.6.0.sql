@@ -229,7 +229,9 @@ CREATE TABLE prompt.conversations (
 -- pgprompt's own writer and a restore; a document's history goes with the document). A
 -- seal names the versions it compiled from (turns.sealed_versions); this is their text.
 CREATE TABLE prompt.document_versions (
-    document_id uuid NOT NULL REFERENCES prompt.documents (id) ON DELETE CASCADE,
+    -- No foreign key: a document's history outlives the document (what a seal names stays
+    -- readable, and a document written again under its id continues it).
+    document_id uuid NOT NULL,
     version     int NOT NULL,
     role        text NOT NULL,
     body        text NOT NULL,
@@ -1055,7 +1057,7 @@ AS 'MODULE_PATHNAME', '_check_document_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:186
+-- src/pg/triggers.rs:185
 -- pgprompt::pg::triggers::_check_options_wire
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
@@ -1110,7 +1112,7 @@ AS 'MODULE_PATHNAME', '_check_request_options_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:191
+-- src/pg/triggers.rs:190
 -- pgprompt::pg::triggers::_check_round
 CREATE  FUNCTION "_check_round"(
 	"turn_id" uuid, /* pgrx :: Uuid */
@@ -1126,7 +1128,7 @@ AS 'MODULE_PATHNAME', '_check_round_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:205
+-- src/pg/triggers.rs:204
 -- pgprompt::pg::triggers::_check_round_place
 CREATE  FUNCTION "_check_round_place"(
 	"turn_id" uuid, /* Option < pgrx :: Uuid > */
@@ -1223,19 +1225,20 @@ AS 'MODULE_PATHNAME', '_dialect_known_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/guard.rs:399
--- pgprompt::pg::guard::_document_gone
-CREATE  FUNCTION "_document_gone"(
-	"document_id" uuid /* Option < pgrx :: Uuid > */
-) RETURNS bool /* bool */
+-- src/pg/guard.rs:403
+-- pgprompt::pg::guard::_document_first_version
+CREATE  FUNCTION "_document_first_version"(
+	"document_id" uuid, /* Option < pgrx :: Uuid > */
+	"version" INT /* Option < i32 > */
+) RETURNS INT /* Option < i32 > */
 VOLATILE PARALLEL SAFE
 SET search_path TO pg_catalog, pg_temp
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', '_document_gone_wrapper';
+AS 'MODULE_PATHNAME', '_document_first_version_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/guard.rs:418
+-- src/pg/guard.rs:433
 -- pgprompt::pg::guard::_document_version
 CREATE  FUNCTION "_document_version"(
 	"document_id" uuid /* Option < pgrx :: Uuid > */
@@ -1247,7 +1250,7 @@ AS 'MODULE_PATHNAME', '_document_version_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/guard.rs:439
+-- src/pg/guard.rs:459
 -- pgprompt::pg::guard::_document_version_recorded
 CREATE  FUNCTION "_document_version_recorded"(
 	"document_id" uuid, /* Option < pgrx :: Uuid > */
@@ -1294,13 +1297,13 @@ AS 'MODULE_PATHNAME', '_history_rewrite_allowed_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/guard.rs:583
+-- src/pg/guard.rs:608
 -- pgprompt::pg::guard::_in_cascade
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/guard.rs:542
+-- src/pg/guard.rs:567
 -- pgprompt::pg::guard::_lock_conversation
 CREATE  FUNCTION "_lock_conversation"(
 	"conversation_id" uuid /* pgrx :: Uuid */
@@ -1322,7 +1325,7 @@ AS 'MODULE_PATHNAME', '_my_workspaces_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:238
+-- src/pg/triggers.rs:237
 -- pgprompt::pg::triggers::_own_entries
 CREATE  FUNCTION "_own_entries"(
 	"summary" TEXT, /* Option < & str > */
@@ -1362,7 +1365,7 @@ AS 'MODULE_PATHNAME', '_provider_known_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:253
+-- src/pg/triggers.rs:252
 -- pgprompt::pg::triggers::_refuse_sealed
 CREATE  FUNCTION "_refuse_sealed"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1383,7 +1386,7 @@ AS 'MODULE_PATHNAME', '_refuse_sealed_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:286
+-- src/pg/triggers.rs:285
 -- pgprompt::pg::triggers::_refuse_sent_round
 CREATE  FUNCTION "_refuse_sent_round"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1398,7 +1401,7 @@ AS 'MODULE_PATHNAME', '_refuse_sent_round_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:301
+-- src/pg/triggers.rs:300
 -- pgprompt::pg::triggers::_refuse_timezone
 CREATE  FUNCTION "_refuse_timezone"(
 	"timezone" TEXT /* & str */
@@ -1410,9 +1413,19 @@ AS 'MODULE_PATHNAME', '_refuse_timezone_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/guard.rs:594
+-- src/pg/guard.rs:619
 -- pgprompt::pg::guard::_replayed_by_later_seal
 -- Skipped due to `#[pgrx(sql = false)]`
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- src/pg/guard.rs:423
+-- pgprompt::pg::guard::_restores
+CREATE  FUNCTION "_restores"() RETURNS bool /* bool */
+STRICT VOLATILE PARALLEL SAFE
+SET search_path TO pg_catalog, pg_temp
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', '_restores_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1426,7 +1439,7 @@ AS 'MODULE_PATHNAME', '_role_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/triggers.rs:226
+-- src/pg/triggers.rs:225
 -- pgprompt::pg::triggers::_row_tokens
 CREATE  FUNCTION "_row_tokens"(
 	"kind" TEXT, /* Option < & str > */
@@ -1440,7 +1453,7 @@ AS 'MODULE_PATHNAME', '_row_tokens_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/guard.rs:588
+-- src/pg/guard.rs:613
 -- pgprompt::pg::guard::_seal_storage_guard
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
@@ -1508,7 +1521,7 @@ AS 'MODULE_PATHNAME', '_tenant_writes_user_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/guard.rs:479
+-- src/pg/guard.rs:504
 -- pgprompt::pg::guard::_truncate_guard
 CREATE  FUNCTION "_truncate_guard"(
 	"table" TEXT /* & str */
@@ -1963,6 +1976,11 @@ BEGIN
     IF TG_OP = 'UPDATE' THEN
         NEW.version := OLD.version + 1;
         NEW.updated_at := now();
+    ELSIF NOT prompt._restores() THEN
+        -- A new document: its history's next version (a document deleted and written again
+        -- under its id continues its history), written now; a restore keeps its own.
+        NEW.version := prompt._document_first_version(NEW.id, NEW.version);
+        NEW.updated_at := now();
     END IF;
     RETURN NEW;
 END
@@ -1986,16 +2004,14 @@ CREATE TRIGGER documents_versioned AFTER INSERT OR UPDATE ON prompt.documents
     FOR EACH ROW EXECUTE FUNCTION prompt._documents_versioned();
 
 -- A document's versions are pgprompt's to write: an INSERT by its writer (or an
--- administrator's restore), never an UPDATE; a DELETE goes with the document (its
--- cascade), or under a permitted history rewrite. TRUNCATE needs a permitted rewrite.
+-- administrator's restore), never an UPDATE; they outlive their document, and a DELETE or
+-- a TRUNCATE needs a permitted history rewrite.
 CREATE FUNCTION prompt._document_versions_write() RETURNS trigger
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    IF TG_OP = 'DELETE' THEN
-        IF prompt._document_gone(OLD.document_id) OR prompt._history_rewrite_allowed() THEN
-            RETURN OLD;
-        END IF;
+    IF TG_OP = 'DELETE' AND prompt._history_rewrite_allowed() THEN
+        RETURN OLD;
     END IF;
     PERFORM prompt._storage_guard(format('version %s of document %s', coalesce(NEW.version, OLD.version),
                                          coalesce(NEW.document_id, OLD.document_id)), TG_OP);
@@ -2033,6 +2049,11 @@ BEGIN
             HINT = 'SELECT version, written_at, written_by FROM prompt.document_versions WHERE document_id = ... lists its versions.';
     END IF;
     UPDATE prompt.documents d SET role = old.role, body = old.body WHERE d.id = $1 RETURNING d.version INTO now_at;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'insufficient_privilege',
+            MESSAGE = format('document_not_writable: document %s is gone, or not one this role may write', $1),
+            HINT = 'A restore is a write of the document: the role needs UPDATE on prompt.documents and, under tenancy, the document''s workspace.';
+    END IF;
     RETURN now_at;
 END
 $$;
@@ -2991,6 +3012,13 @@ BEGIN
             CONTINUE;
         END IF;
         current := to_jsonb(existing);
+        -- Another provider's row (a Mistral list naming a Claude id): the list is not its
+        -- provider's to say, whatever overwrite says.
+        IF existing.provider IS DISTINCT FROM (CASE provider WHEN 'gemini' THEN 'google' ELSE provider END) THEN
+            action := 'kept';
+            RETURN NEXT;
+            CONTINUE;
+        END IF;
         -- Changed by a user: never imported and not shipped, or what the last import wrote
         -- no longer stands.
         edited := CASE WHEN existing.imported IS NULL THEN NOT existing.shipped
@@ -3570,8 +3598,10 @@ COMMENT ON FUNCTION prompt._document_versions_write() IS
     'Internal trigger: a document''s versions are written by pgprompt alone; deleted with the document or under a permitted history rewrite.';
 COMMENT ON FUNCTION prompt._document_version(uuid) IS
     'Internal (the documents trigger): records the document''s version as it now stands, as pgprompt''s own write (nothing when that version is recorded).';
-COMMENT ON FUNCTION prompt._document_gone(uuid) IS
-    'Internal: whether a document no longer exists (its versions go with it), looked up as the tables'' owner.';
+COMMENT ON FUNCTION prompt._document_first_version(uuid, integer) IS
+    'Internal (the documents trigger): the version a new document starts at: one past the newest its id''s history records (looked up as the tables'' owner), or an administrator''s own (a restore).';
+COMMENT ON FUNCTION prompt._restores() IS
+    'Internal: whether the current role''s insert of a document keeps its own version and day (an administrator''s: a restore).';
 COMMENT ON TABLE prompt.tenancy IS
     'Whether tenancy is on: one row (who turned it on, and when) while it is. Written by prompt.set_tenancy, an administrator''s; kept by pg_dump. Declared, never inferred from the other tenancy tables: emptying prompt.tenants confines every unlisted role to nothing.';
 COMMENT ON FUNCTION prompt.set_tenancy(boolean) IS
@@ -3661,7 +3691,7 @@ COMMENT ON FUNCTION prompt._refuse_sent_round(uuid, uuid, integer, text) IS
 COMMENT ON FUNCTION prompt._refuse_timezone(text) IS
     'Internal: raises timezone_invalid.';
 COMMENT ON FUNCTION prompt.import_models(text, jsonb, boolean) IS
-    'Inserts or updates model profiles from what a provider''s model list returned (anthropic: GET /v1/models; openai: GET /v1/models; gemini: models.list; a compatible provider of the chat wire, mistral, deepseek, xai, groq, together, fireworks, openrouter, ollama, vllm or azure: its GET /v1/models, imported as that provider''s, on chat), or its data/models array: windows, output limit, thinking modes and efforts, lifecycle. Returns (name, action): inserted, updated, unchanged, or kept (a row a user changed; overwrite => true replaces it).';
+    'Inserts or updates model profiles from what a provider''s model list returned (anthropic: GET /v1/models; openai: GET /v1/models; gemini: models.list; a compatible provider of the chat wire, mistral, deepseek, xai, groq, together, fireworks, openrouter, ollama, vllm or azure: its GET /v1/models, imported as that provider''s, on chat), or its data/models array: windows, output limit, thinking modes and efforts, lifecycle. Returns (name, action): inserted, updated, unchanged, or kept (a row a user changed: overwrite => true replaces it; a row of another provider, always).';
 COMMENT ON FUNCTION prompt._model_list_entry(text, jsonb, text) IS
     'Internal: the profile columns one entry of a provider''s model list gives (NULL for a model that generates no content).';
 COMMENT ON FUNCTION prompt._model_list_base(text, text) IS

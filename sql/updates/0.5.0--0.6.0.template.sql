@@ -114,7 +114,9 @@ DROP FUNCTION prompt._round_digest(jsonb, jsonb, jsonb, boolean);
 
 -- Prompt history ----------------------------------------------------------------------
 
-{{pgrx:_document_gone}}
+{{pgrx:_document_first_version}}
+{{pgrx:_restores}}
+{{fn-replace:_documents_write}}
 {{pgrx:_document_version}}
 {{pgrx:_document_version_recorded}}
 {{fn:_documents_versioned}}

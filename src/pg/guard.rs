@@ -394,21 +394,36 @@ fn _parent_gone(conversation_id: Option<pgrx::Uuid>, turn_id: Option<pgrx::Uuid>
     .unwrap_or(false)
 }
 
-/// Internal: whether document `document_id` no longer exists — its versions go with it.
-/// Looked up as the tables' owner, whatever the caller may see.
+/// Internal (the documents trigger, on INSERT): the version a new document starts at and
+/// the day it is written. A document's history outlives it: a document written again
+/// under the id of one deleted continues that id's history (one past its newest recorded
+/// version, looked up past row-level security), so the version a seal names is never
+/// written a second time; its day is now. An administrator's insert (a restore) keeps its
+/// own version and day.
 #[pg_extern(volatile, parallel_safe)]
 #[search_path(pg_catalog, pg_temp)]
-fn _document_gone(document_id: Option<pgrx::Uuid>) -> bool {
-    let Some(id) = document_id else { return false };
-    as_owner(|| {
-        Spi::get_one_with_args::<bool>(
-            "SELECT NOT EXISTS (SELECT 1 FROM prompt.documents d WHERE d.id = $1)",
+fn _document_first_version(document_id: Option<pgrx::Uuid>, version: Option<i32>) -> Option<i32> {
+    if administrator() {
+        return version;
+    }
+    let Some(id) = document_id else { return Some(1) };
+    let newest = as_owner(|| {
+        Spi::get_one_with_args::<i32>(
+            "SELECT max(v.version) FROM prompt.document_versions v WHERE v.document_id = $1",
             &[id.into()],
         )
     })
     .ok()
-    .flatten()
-    .unwrap_or(false)
+    .flatten();
+    Some(newest.map_or(1, |n| n.saturating_add(1)))
+}
+
+/// Internal: whether the current role's insert keeps its own version and day (an
+/// administrator's: a restore).
+#[pg_extern(volatile, parallel_safe)]
+#[search_path(pg_catalog, pg_temp)]
+fn _restores() -> bool {
+    administrator()
 }
 
 /// Internal (the documents trigger): records document `document_id`'s version as it now
@@ -420,22 +435,27 @@ fn _document_gone(document_id: Option<pgrx::Uuid>) -> bool {
 fn _document_version(document_id: Option<pgrx::Uuid>) {
     let Some(id) = document_id else { return };
     let _open = Open::hold_for(&[c"document_versions"]);
+    // The role by its OID: a name read back as a role would fold its case and refuse its
+    // dots (and name another role).
+    // SAFETY: a plain call into the backend from its own thread, inside a statement.
+    let me = unsafe { pg_sys::GetUserId() };
     super::spi::spi(Spi::run_with_args(
         "INSERT INTO prompt.document_versions (document_id, version, role, body, written_at, written_by) \
-         SELECT d.id, d.version, d.role, d.body, d.updated_at, current_user::pg_catalog.text::pg_catalog.regrole \
+         SELECT d.id, d.version, d.role, d.body, d.updated_at, $2::pg_catalog.oid::pg_catalog.regrole \
            FROM prompt.documents d WHERE d.id = $1 \
          ON CONFLICT (document_id, version) DO NOTHING",
-        &[id.into()],
+        &[id.into(), me.into()],
     ));
 }
 
 /// Internal (the document versions' guard, on INSERT): whether the version inserted is
 /// recorded already, and so goes in no second time. A restore writes a document before its
-/// versions, and the document's row records its version as it comes in: the dump's row of
-/// that version then brings back who wrote it (`written_by`, `written_at`), when it is the
-/// same version (role and body) and an administrator restores it. Any other insert of a
-/// recorded version is left to the primary key to refuse; pgprompt's own writer records a
-/// version once.
+/// versions, and the document's row records its version as it comes in, as written by the
+/// restoring role: the dump's row of that version then brings back who wrote it
+/// (`written_by`, `written_at`), when it is the same version (role and body), an
+/// administrator restores it, and the recorded row names that administrator (a version
+/// someone else wrote is never rewritten). Any other insert of a recorded version is left
+/// to the primary key to refuse; pgprompt's own writer records a version once.
 #[pg_extern(volatile, parallel_unsafe)]
 #[search_path(pg_catalog, pg_temp)]
 fn _document_version_recorded(
@@ -449,11 +469,14 @@ fn _document_version_recorded(
     let (Some(id), Some(version)) = (document_id, version) else {
         return false;
     };
+    // SAFETY: a plain call into the backend from its own thread, inside a statement.
+    let me = unsafe { pg_sys::GetUserId() };
     let same = as_owner(|| {
         Spi::get_one_with_args::<bool>(
             "SELECT v.role IS NOT DISTINCT FROM $3 AND v.body IS NOT DISTINCT FROM $4 \
+                    AND v.written_by IS NOT DISTINCT FROM $5::pg_catalog.oid::pg_catalog.regrole \
                FROM prompt.document_versions v WHERE v.document_id = $1 AND v.version = $2",
-            &[id.into(), version.into(), role.into(), body.into()],
+            &[id.into(), version.into(), role.into(), body.into(), me.into()],
         )
     })
     .ok()

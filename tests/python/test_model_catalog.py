@@ -426,3 +426,19 @@ def test_a_compatible_providers_list_is_imported_as_that_providers(cat):
     assert rows == {"mistral-test-9": "inserted"}
     assert p[:5] == ("mistral", ["chat"], 262144, "2999-03-01", "mistral-medium-latest"), p
     assert p[5].startswith("mistral GET /v1/models, imported "), p
+
+
+def test_a_providers_list_never_rewrites_another_providers_row(cat):
+    """(A break of the review.) A Mistral list naming a Claude id retired it, and a Groq list
+    shrank a shipped window: an entry whose row is another provider's is kept, whatever
+    overwrite says."""
+    before = cat.execute("SELECT to_jsonb(p) FROM prompt.model_profiles p WHERE name = 'claude-sonnet-4-6'").fetchone()[0]
+    for provider, entry in (("mistral", {"id": "claude-sonnet-4-6", "deprecation": "2020-01-01T00:00:00Z",
+                                         "deprecation_replacement_model": "mistral-large-latest"}),
+                            ("groq", {"id": "claude-sonnet-4-6", "context_window": 100, "max_completion_tokens": 1})):
+        for overwrite in (False, True):
+            rows = dict(cat.execute("SELECT * FROM prompt.import_models(%s, %s::jsonb, overwrite => %s)",
+                                    (provider, json.dumps({"data": [entry]}), overwrite)).fetchall())
+            assert rows == {"claude-sonnet-4-6": "kept"}, (provider, rows)
+    after = cat.execute("SELECT to_jsonb(p) FROM prompt.model_profiles p WHERE name = 'claude-sonnet-4-6'").fetchone()[0]
+    assert after == before

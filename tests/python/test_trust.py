@@ -324,7 +324,7 @@ def test_tenancy_survives_dump_and_restore_and_isolates_reads_and_writes():
     tenancy(src)
     before = rls_state(src), {r: reads_as(src, r) for r in TENANTS}
     policies, enabled = before[0]
-    assert enabled == 19 and policies > 60, before[0]
+    assert enabled == 20 and policies > 60, before[0]  # every table of pgprompt's
     acme, globex = before[1][TENANTS[0]], before[1][TENANTS[1]]
     assert acme["workspaces"] == ["Acme Support"] and globex["workspaces"] == ["Globex"]
     assert acme[C1] is False and acme["00000000-0000-4000-8000-00000000c0b1"] == "not found"
