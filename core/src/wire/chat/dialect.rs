@@ -37,6 +37,28 @@ pub(super) enum Strings {
     Always,
 }
 
+/// A request option a dialect's request type has no field for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Lacks {
+    /// `metadata`.
+    Metadata,
+    /// `parallel_tool_calls`.
+    ParallelToolCalls,
+    /// `tool_choice`.
+    ToolChoice,
+}
+
+impl Lacks {
+    /// The option's key, and whether `o` sets it.
+    fn set_in(self, o: &Options) -> (&'static str, bool) {
+        match self {
+            Lacks::Metadata => ("metadata", o.metadata.is_some()),
+            Lacks::ParallelToolCalls => ("parallel_tool_calls", o.parallel_tool_calls.is_some()),
+            Lacks::ToolChoice => ("tool_choice", o.tool_choice.is_some()),
+        }
+    }
+}
+
 /// What a provider's dialect of Chat Completions takes differently from OpenAI's.
 #[derive(Debug)]
 pub(super) struct Dialect {
@@ -56,7 +78,7 @@ pub(super) struct Dialect {
     /// Whether it takes `prompt_cache_key`.
     pub(super) cache_key: bool,
     /// The request options its request type has no field for.
-    pub(super) lacks: &'static [&'static str],
+    pub(super) lacks: &'static [Lacks],
     /// Whether it takes a named `tool_choice` (`{"type":"function","function":{...}}`).
     pub(super) named_tool: bool,
     /// Whether it takes `response_format` `json_schema` (DeepSeek: `json_object` only).
@@ -99,7 +121,7 @@ const DIALECTS: &[Dialect] = &[
         developer: false,
         call_index: true,
         cache_key: false,
-        lacks: &["metadata", "parallel_tool_calls"],
+        lacks: &[Lacks::Metadata, Lacks::ParallelToolCalls],
         named_tool: false,
         ..OPENAI
     },
@@ -118,7 +140,7 @@ const DIALECTS: &[Dialect] = &[
         strings: Strings::Always,
         developer: false,
         cache_key: false,
-        lacks: &["metadata", "parallel_tool_calls"],
+        lacks: &[Lacks::Metadata, Lacks::ParallelToolCalls],
         json_schema: false,
         ..OPENAI
     },
@@ -126,7 +148,7 @@ const DIALECTS: &[Dialect] = &[
         provider: Provider::Xai,
         developer: false,
         cache_key: false,
-        lacks: &["metadata"],
+        lacks: &[Lacks::Metadata],
         ..OPENAI
     },
     Dialect {
@@ -135,13 +157,13 @@ const DIALECTS: &[Dialect] = &[
         developer: false,
         call_index: true,
         cache_key: false,
-        lacks: &["metadata", "parallel_tool_calls", "tool_choice"],
+        lacks: &[Lacks::Metadata, Lacks::ParallelToolCalls, Lacks::ToolChoice],
         ..OPENAI
     },
     Dialect {
         provider: Provider::Vllm,
         cache_key: false,
-        lacks: &["metadata"],
+        lacks: &[Lacks::Metadata],
         ..OPENAI
     },
 ];
@@ -177,7 +199,7 @@ impl Dialect {
         use crate::kinds::Role;
         match role {
             Role::Developer if !self.developer => Role::System.as_str(),
-            other => other.as_str(),
+            Role::Developer | Role::System | Role::User | Role::Assistant => role.as_str(),
         }
     }
 
@@ -186,14 +208,8 @@ impl Dialect {
     /// objects only.
     pub(super) fn check(&self, o: &Options) -> Result<(), Refusal> {
         let provider = self.provider.as_str();
-        let set = |key: &str| match key {
-            "metadata" => o.metadata.is_some(),
-            "parallel_tool_calls" => o.parallel_tool_calls.is_some(),
-            "tool_choice" => o.tool_choice.is_some(),
-            _ => false,
-        };
-        for &key in self.lacks {
-            if set(key) {
+        for lack in self.lacks {
+            if let (key, true) = lack.set_in(o) {
                 return refusal(Wire::Chat, key, &format!("to {provider} takes no {key}"));
             }
         }
