@@ -175,6 +175,12 @@ impl Selector {
         self.stopped = Some(Stop::LowWater);
     }
 
+    /// Gives back the oldest entry taken (its inflated `cost`): a wire's rule drops it.
+    pub(crate) fn drop_oldest(&mut self, cost: u32) {
+        self.selected = self.selected.saturating_sub(1);
+        self.used = self.used.saturating_sub(cost);
+    }
+
     /// How many of the entries taken (costs newest first) stable trimming keeps once
     /// history stops fitting: down to `low_water` of whichever limit stopped it.
     pub(crate) fn low_water_keep(&self, costs: &[u32], low_water: f64) -> usize {

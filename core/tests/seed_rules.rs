@@ -746,3 +746,43 @@ fn rule_a_system_inline_after_a_user_role_slot_stays_system_or_is_refused() {
         "{b}"
     );
 }
+
+/// D-s5-2 (issue 60, item 3): under a tight budget a turn's answer outlives the words that
+/// opened it (the seed: rounds and text outlive their opening words), which on converse
+/// left history opening with the assistant, refused ("A conversation must start with a
+/// user message"). The trim drops that answer too, on converse; the other wires keep it;
+/// each compiles, and converse opens on the user's side.
+#[test]
+fn rule_a_trim_never_leaves_converse_opening_with_an_answer() {
+    let long = "word ".repeat(400);
+    for &wire in Wire::ALL {
+        let mut s = on(Scenario::new("And the next one?"), wire).earlier(TurnKind::Reply, |h| {
+            h.turn.poster_id = Some(id(ADA));
+            h.turn.prompt = Some(long.clone());
+            h.turn.content = Some("Refunded.".into());
+        });
+        // Room for the answer and the current turn, not for the long words before it.
+        s.model_mut("claude").advisory_window = Some(260);
+        let out = s
+            .run(Purpose::Compile)
+            .unwrap_or_else(|e| panic!("{wire:?}: {}", e.message));
+        let b = body(&out);
+        let text = b.to_string();
+        assert!(
+            !text.contains("word word"),
+            "{wire:?}: the long words are trimmed: {text}"
+        );
+        if wire == Wire::Converse {
+            assert!(
+                !text.contains("Refunded."),
+                "{wire:?}: the answer goes with its words: {text}"
+            );
+            assert_eq!(b["messages"][0]["role"], "user", "{wire:?}: {text}");
+        } else {
+            assert!(
+                text.contains("Refunded."),
+                "{wire:?}: the answer outlives its words: {text}"
+            );
+        }
+    }
+}

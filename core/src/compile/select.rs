@@ -241,6 +241,7 @@ pub(super) fn select(
         }
     }
     cut_to_low_water(&allowance, &mut selector, &mut taken);
+    open_with_the_user(on, before, &mut selector, &mut taken);
     Ok(Selection {
         from: taken.last().map(|t| t.at),
         items: taken.into_iter().rev().flat_map(|t| t.items).collect(),
@@ -276,6 +277,30 @@ fn cut_to_low_water(allowance: &Allowance, selector: &mut Selector, taken: &mut 
         let keep = selector.low_water_keep(&costs, low_water);
         taken.truncate(keep);
         selector.keep_newest(&costs, keep);
+    }
+}
+
+/// On a wire whose conversation opens with the user (Bedrock's Converse), history that a
+/// trim left opening with an answer — a turn's rounds outlive its opening words under a
+/// tight budget — loses its oldest entries until it opens on the user's side (a block
+/// before history that speaks there counts). Untrimmed history is left as it is: a
+/// conversation that opens with the assistant is the wire's check to refuse.
+fn open_with_the_user(on: &Answering, before: &Preceding<'_>, selector: &mut Selector, taken: &mut Vec<Taken>) {
+    if selector.stopped.is_none() || !on.wire.form().opens_with_user() {
+        return;
+    }
+    let opens_with_answer = |taken: &[Taken]| {
+        // The leading system run is lifted out: the first other item opens the messages.
+        let mut roles = before
+            .items
+            .iter()
+            .chain(taken.iter().rev().flat_map(|t| &t.items))
+            .map(|i| i.role);
+        roles.find(|r| *r != Role::System) == Some(Role::Assistant)
+    };
+    while opens_with_answer(taken) {
+        let Some(oldest) = taken.pop() else { break };
+        selector.drop_oldest(oldest.cost);
     }
 }
 

@@ -114,6 +114,13 @@ pub(crate) trait Form: Merging + Sync {
         Ok(())
     }
 
+    /// Whether a conversation must open with the user (Bedrock: "A conversation must start
+    /// with a user message"): history trimmed down to an answer first is trimmed one entry
+    /// further (`compile::select`).
+    fn opens_with_user(&self) -> bool {
+        false
+    }
+
     /// Whether the provider returns the model's thoughts on request (Gemini's
     /// `includeThoughts`).
     fn returns_thoughts(&self) -> bool {

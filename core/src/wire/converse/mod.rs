@@ -267,6 +267,11 @@ const COUNTED: &[&str] = &["messages", "system", "toolConfig", "additionalModelR
 pub(crate) struct Converse;
 
 impl super::form::Form for Converse {
+    /// "A conversation must start with a user message."
+    fn opens_with_user(&self) -> bool {
+        true
+    }
+
     /// Amazon Bedrock's Converse API, whoever made the model.
     fn maker(&self) -> crate::kinds::Provider {
         crate::kinds::Provider::Amazon
