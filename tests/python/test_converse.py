@@ -223,3 +223,33 @@ def test_a_conversation_bedrock_would_refuse_for_its_roles_is_refused_before_it_
     after = c.execute("INSERT INTO prompt.turns (conversation_id, kind, poster_id, prompt, model) "
                       "VALUES (%s, 'reply', %s, 'And now?', %s) RETURNING id::text", (conv, ADA, CLAUDE)).fetchone()[0]
     assert_valid_converse(compiled(c, conv, after))
+
+
+def test_a_trimmed_answer_goes_with_its_words_on_converse(cdb):
+    """D-s5-2 (issue 60): a Nova model with a small window, a turn with long words and a
+    short answer, then a new turn: the budget keeps the answer but not its words, which
+    left the request opening with the assistant (refused before). The answer goes too; the
+    body opens with the user and botocore validates it."""
+    c = cdb
+    c.execute("UPDATE prompt.documents SET body = 'You are {{agent}}.' WHERE user_id = %s AND name = 'system_prompt'", (LARK,))
+    c.execute("INSERT INTO prompt.models (name, wire, advisory_window, max_output_tokens) VALUES ('amazon.nova-lite-v1:0', "
+              "'converse', 200, 1024) ON CONFLICT (name) DO UPDATE SET advisory_window = 200")
+    conv, first = turn(c, "amazon.nova-lite-v1:0", prompt="Please read this. " + "word " * 400)
+    c.execute("UPDATE prompt.turns SET content = 'Refunded.' WHERE id = %s", (first,))
+    t = c.execute("INSERT INTO prompt.turns (conversation_id, kind, poster_id, prompt, model, created_at) "
+                  "VALUES (%s, 'reply', %s, 'And the next one?', 'amazon.nova-lite-v1:0', '2026-12-01 10:05+00') "
+                  "RETURNING id::text", (conv, ADA)).fetchone()[0]
+    # The budget keeps the answer without its words (on anthropic, in a rolled-back
+    # transaction, the same rows and window keep it)...
+    with c.transaction():
+        c.execute("INSERT INTO prompt.models (name, wire, advisory_window, max_output_tokens) "
+                  "VALUES ('claude-window-200', 'anthropic', 200, 1024)")
+        c.execute("UPDATE prompt.turns SET model = 'claude-window-200' WHERE id = %s", (t,))
+        kept = json.dumps(json.loads(c.execute("SELECT prompt.preview_turn(%s, %s)::text", (conv, t)).fetchone()[0]))
+        raise psycopg.Rollback()
+    assert "Refunded." in kept and "word word" not in kept, kept
+    # ... and on converse the answer goes with them.
+    body = compiled(c, conv, t)
+    assert_valid_converse(body)
+    text = json.dumps(body)
+    assert body["messages"][0]["role"] == "user" and "Refunded." not in text and "word word" not in text, text
