@@ -11,8 +11,9 @@
 #
 # The root is $TRIXIE_ROOT (default /var/tmp/pgprompt-trixie), made once from
 # $DEBIAN_MIRROR (default http://deb.debian.org/debian) and kept: a second run only
-# mounts. The build inside writes its own target directory (target/trixie): Debian 13's
-# libc is newer than Debian 12's, so what is built there must not be run here.
+# mounts. The build inside writes its own target directory (target/trixie) and Python
+# environment (target/trixie/venv): Debian 13's libc and Python are not this machine's, so
+# what is made there must not be run here, and the checkout's .venv is not touched there.
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 ROOTFS=${TRIXIE_ROOT:-/var/tmp/pgprompt-trixie}
@@ -81,5 +82,6 @@ done < <(env)
 log "PG_MAJOR=17 $* (in Debian 13)"
 $SUDO chroot "$ROOTFS" /usr/bin/env -i HOME=/root TERM="${TERM:-dumb}" LANG=C.UTF-8 "${passed[@]}" \
   CARGO_HOME="$CARGO_HOME" RUSTUP_HOME="$RUSTUP_HOME" CARGO_TARGET_DIR="$REPO/target/trixie" \
+  PGPROMPT_VENV="$REPO/target/trixie/venv" \
   PATH="$CARGO_HOME/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
   PG_MAJOR=17 /bin/bash -c 'cd "$1" && shift && exec "$@"' - "$REPO" "$@"

@@ -74,9 +74,11 @@ debian_packages() {
 # packages are never touched), first on the scripts' PATH (scripts/pg.sh).
 python_env() {
   debian_packages python3-venv
-  if [ ! -x "$VENV/bin/python" ]; then
+  # A venv whose interpreter does not run here (made by another Python, or on another
+  # root: its links point at nothing) is made again, never patched.
+  if ! "$VENV/bin/python" -c '' 2>/dev/null; then
     log "making the project's Python environment in $VENV (from $(command -v "$BASE_PYTHON"))"
-    "$BASE_PYTHON" -m venv "$VENV"
+    "$BASE_PYTHON" -m venv --clear "$VENV"
     "$VENV/bin/python" -m pip install -q --disable-pip-version-check --upgrade pip >/dev/null 2>&1 || true
   fi
 }
