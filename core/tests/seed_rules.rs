@@ -107,13 +107,14 @@ fn rule_an_aborted_round_answers_every_call_with_the_abort_marker() {
         });
         let earlier = match wire {
             // Bedrock takes toolUse and toolResult blocks only beside a toolConfig: the
-            // tool-less turn is refused, one with the run's tools compiles.
+            // tool-less turn reads them as text (rule_a_tool_less_turn_after_a_run_compiles_
+            // on_every_wire), one with the run's tools sends them as blocks.
             Wire::Converse => {
-                let e = earlier.run(Purpose::Compile).unwrap_err();
-                assert_eq!(e.code, pgprompt_core::Code::TurnNotCompilable, "{}", e.message);
+                let text = body(&earlier.run(Purpose::Compile).unwrap()).to_string();
+                assert!(text.contains(r#"[tool error c2]\n[run aborted]"#), "{text}");
                 earlier.turn(|t| t.tools = Some(tools(r#"[{"name":"read","input_schema":{"type":"object"}}]"#)))
             }
-            _ => earlier,
+            Wire::Anthropic | Wire::Chat | Wire::Responses | Wire::Gemini => earlier,
         };
         for (what, s) in [("the current run", current), ("history", earlier)] {
             let b = body(&s.run(Purpose::Compile).unwrap());
@@ -178,6 +179,51 @@ fn rule_a_round_waiting_for_its_results_is_never_a_bare_call_in_another_turn() {
             (vec!["c1".to_string()], vec!["c1".to_string()]),
             "{wire:?}: {b}"
         );
+    }
+}
+
+/// D-s5-3 (issue 60, item 3): a tool-less turn after a run (a later reply, a Side) was
+/// refused on converse, whose toolUse and toolResult blocks Bedrock takes only beside a
+/// toolConfig. The seed: history carries a run's rounds (text, calls, results) and only
+/// the window gate refuses. It compiles on every wire; converse reads the calls and
+/// results as text and sends no toolConfig, the others send them as they are.
+#[test]
+fn rule_a_tool_less_turn_after_a_run_compiles_on_every_wire() {
+    for &wire in Wire::ALL {
+        let s = on(Scenario::new("Thanks."), wire).earlier(TurnKind::Reply, |h| {
+            h.turn.poster_id = Some(id(ADA));
+            h.turn.prompt = Some("Check the charges.".into());
+            h.turn.mode = Mode::Run;
+            h.rounds = vec![round(
+                1,
+                r#"[{"type":"text","text":"Checking the ledger."},
+                    {"type":"tool_call","id":"c1","name":"read","input":{"path":"ledger"}}]"#,
+                r#"[{"call_id":"c1","content":"two charges"}]"#,
+                "[]",
+                false,
+            )];
+        });
+        let b = body(
+            &s.run(Purpose::Compile)
+                .unwrap_or_else(|e| panic!("{wire:?}: {}", e.message)),
+        );
+        let text = b.to_string();
+        match wire {
+            Wire::Converse => {
+                assert_eq!(calls_and_results(wire, &b), (vec![], vec![]), "{b}");
+                assert!(b.get("toolConfig").is_none(), "{b}");
+                assert!(
+                    text.contains(r#"[tool call c1: read {\"path\":\"ledger\"}]"#)
+                        && text.contains(r#"[tool result c1]\ntwo charges"#),
+                    "the calls and results read as text: {b}"
+                );
+            }
+            Wire::Anthropic | Wire::Chat | Wire::Responses | Wire::Gemini => assert_eq!(
+                calls_and_results(wire, &b),
+                (vec!["c1".to_string()], vec!["c1".to_string()]),
+                "{wire:?}: {b}"
+            ),
+        }
     }
 }
 

@@ -130,7 +130,8 @@ def test_a_converse_response_is_recorded_as_billed(cdb):
 def test_what_bedrock_refuses_across_fields_is_refused_before_it_is_sent(cdb):
     """Rules botocore's shapes cannot say, held by pgprompt (fail closed, with what to
     do): toolUse and toolResult blocks need a toolConfig, so a tool-less turn whose
-    history holds a run is refused rather than sent to a 400; metadata is 1 to 16 entries
+    history holds a run reads them as text (D-s5-3: it was refused, and a 400 before
+    that); metadata is 1 to 16 entries
     of Bedrock's characters; a cachePoint's TTL is one the model's profile takes."""
     c = cdb
     conv, run = turn(c, CLAUDE, mode="run")
@@ -142,10 +143,15 @@ def test_what_bedrock_refuses_across_fields_is_refused_before_it_is_sent(cdb):
     compiled(c, conv, run)
     after = c.execute("INSERT INTO prompt.turns (conversation_id, kind, poster_id, prompt, model) "
                       "VALUES (%s, 'reply', %s, 'Thanks.', %s) RETURNING id::text", (conv, ADA, CLAUDE)).fetchone()[0]
-    with pytest.raises(psycopg.Error) as e:
-        compiled(c, conv, after)
-    assert e.value.sqlstate == "55000", e.value
-    assert "declares no tool" in e.value.diag.message_primary and "turns.tools" in e.value.diag.message_hint
+    # Declaring no tool, it reads the run's call and result as text, with no toolConfig.
+    body = c.execute("SELECT prompt.preview_turn(%s, %s)", (conv, after)).fetchone()[0]
+    assert_valid_converse(body)
+    assert "toolConfig" not in body
+    blocks = [b for m in body["messages"] for b in m["content"]]
+    assert not [b for b in blocks if "toolUse" in b or "toolResult" in b], blocks
+    said = [b["text"] for b in blocks if "text" in b]
+    assert any(t.startswith("[tool call tooluse_lyon_1: get_weather {") for t in said), said
+    assert "[tool result tooluse_lyon_1]\n15 C" in said, said
     c.execute("UPDATE prompt.turns SET tools = %s WHERE id = %s", (json.dumps([{"name": "get_weather",
               "input_schema": {"type": "object"}}]), after))
     body = compiled(c, conv, after)

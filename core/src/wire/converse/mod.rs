@@ -37,9 +37,62 @@ fn image_format(media_type: &str) -> &str {
     media_type.strip_prefix("image/").unwrap_or(media_type)
 }
 
+/// Whether the request declares a tool (has a `toolConfig`): Converse has no tool search,
+/// so a deferred tool is not declared.
+fn declares_tools(req: &Request<'_>) -> bool {
+    req.tools.iter().any(|t| !t.deferred)
+}
+
+/// A tool call or result as the text a request without a `toolConfig` carries it in:
+/// Bedrock takes `toolUse` and `toolResult` blocks only beside one ("The toolConfig field
+/// must be defined when using toolUse and toolResult content blocks"), and a tool-less
+/// turn after a run (a Side of it, a later reply) declares none. The history's rounds are
+/// read whole, as text: the call's name, id and input, the result's call id and content.
+/// `None`: any other part, spelled as it is.
+fn as_text(kind: &PartKind) -> Option<String> {
+    match kind {
+        PartKind::ToolCall { id, name, input, .. } => Some(format!("[tool call {id}: {name} {}]", &**input)),
+        PartKind::ToolResult {
+            call_id,
+            content,
+            is_error,
+        } => Some(format!(
+            "[tool {} {call_id}]\n{content}",
+            if *is_error { "error" } else { "result" }
+        )),
+        PartKind::Text(_) | PartKind::Said { .. } | PartKind::Opaque { .. } | PartKind::Image { .. } => None,
+    }
+}
+
+/// How a request spells tool calls and results: as `toolUse` and `toolResult` blocks
+/// beside its `toolConfig`, or as text when it declares no tool ([`as_text`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Calls {
+    Blocks,
+    Text,
+}
+
+impl Calls {
+    /// A whole request's: blocks when it declares a tool. A continuation's rounds are
+    /// blocks: a run's turn declared the tools its calls name, frozen in its sealed tail.
+    fn of(req: &Request<'_>) -> Calls {
+        if declares_tools(req) {
+            Calls::Blocks
+        } else {
+            Calls::Text
+        }
+    }
+}
+
 /// One content block, then its `cachePoint` when it closes a breakpoint.
-fn block(req: &Request<'_>, messages: &[Message], pos: Pos, out: &mut String) {
-    match &*messages[pos.0].parts[pos.1].kind.on(Wire::Converse) {
+fn block(req: &Request<'_>, messages: &[Message], pos: Pos, calls: Calls, out: &mut String) {
+    let kind = messages[pos.0].parts[pos.1].kind.on(Wire::Converse);
+    let text = (calls == Calls::Text).then(|| as_text(&kind)).flatten();
+    let kind = match text {
+        Some(text) => std::borrow::Cow::Owned(PartKind::Text(text)),
+        None => kind,
+    };
+    match &*kind {
         PartKind::Text(text) | PartKind::Said { text, .. } => {
             out.push_str(r#"{"text":"#);
             json::string(out, text);
@@ -90,14 +143,14 @@ fn block(req: &Request<'_>, messages: &[Message], pos: Pos, out: &mut String) {
     }
 }
 
-fn blocks(req: &Request<'_>, messages: &[Message], positions: &[Pos], out: &mut String) {
-    list_of(positions, out, |pos, out| block(req, messages, pos, out));
+fn blocks(req: &Request<'_>, messages: &[Message], positions: &[Pos], calls: Calls, out: &mut String) {
+    list_of(positions, out, |pos, out| block(req, messages, pos, calls, out));
 }
 
 /// The messages from `start` on, as element texts, with the parts each carries.
-pub(super) fn elements(req: &Request<'_>, start: usize) -> (Vec<String>, Vec<Vec<Pos>>) {
+fn elements(req: &Request<'_>, start: usize, calls: Calls) -> (Vec<String>, Vec<Vec<Pos>>) {
     role_elements(req, start, Wire::Converse, |out, positions, _| {
-        blocks(req, req.messages, positions, out)
+        blocks(req, req.messages, positions, calls, out)
     })
 }
 
@@ -113,12 +166,10 @@ pub(super) const TOOLS: ToolSpelling = ToolSpelling {
 };
 
 /// What Bedrock refuses though botocore's shapes take it, refused before a body is
-/// rendered (fail closed, with what to do): tool calls or results in the messages with no
-/// tool to declare (Bedrock: "The toolConfig field must be defined when using toolUse and
-/// toolResult content blocks" — a tool-less turn after a run, or one whose tools are all
-/// deferred), a leading system item that is not a non-empty text (`system` takes
-/// text blocks of at least one character), and messages that do not alternate from a
-/// user's ([`alternation`]).
+/// rendered (fail closed, with what to do): a leading system item that is not a
+/// non-empty text (`system` takes text blocks of at least one character), and messages
+/// that do not alternate from a user's ([`alternation`]). Tool calls and results in a
+/// request that declares no tool are not refused: they are read as text ([`as_text`]).
 pub(super) fn check(req: &Request<'_>, turn: &str) -> crate::error::Result<()> {
     use crate::error::{Code, Error};
     let refuse = |what: String, hint: &str| Err(Error::new(Code::TurnNotCompilable, what).hint(hint.to_string()));
@@ -140,17 +191,6 @@ pub(super) fn check(req: &Request<'_>, turn: &str) -> crate::error::Result<()> {
         turn,
         hint,
     )?;
-    let tool_blocks = req
-        .messages
-        .iter()
-        .flat_map(|m| &m.parts)
-        .any(|p| matches!(p.kind, PartKind::ToolCall { .. } | PartKind::ToolResult { .. }));
-    if tool_blocks && super::shape::tool_list(&TOOLS, req.tools, true).is_none() {
-        return refuse(
-            format!("turn {turn} is not compilable on the converse wire: its request holds tool calls and results (a run in its history) and declares no tool"),
-            "Bedrock takes toolUse and toolResult blocks only beside a toolConfig: give the turn the tools its history's runs used (turns.tools), or summarize those turns.",
-        );
-    }
     Ok(())
 }
 
@@ -226,11 +266,11 @@ pub(super) fn render(req: &Request<'_>) -> Rendered {
     let mut head = Obj::new();
     if !system.is_empty() {
         let mut text = String::new();
-        blocks(req, messages, &system, &mut text);
+        blocks(req, messages, &system, Calls::of(req), &mut text);
         head.raw("system", &text);
     }
     let head = head.open_list("messages");
-    let (elements, element_layout) = elements(req, leading);
+    let (elements, element_layout) = elements(req, leading, Calls::of(req));
     let fields = options::fields(req.options);
     let mut tail = Obj::after("]");
     let mut inference = format!(r#"{{"maxTokens":{}"#, req.max_tokens());
@@ -282,7 +322,7 @@ impl super::form::Form for Converse {
     }
 
     fn elements(&self, req: &Request<'_>) -> (Vec<String>, Vec<Vec<Pos>>) {
-        elements(req, 0)
+        elements(req, 0, Calls::Blocks)
     }
 
     fn system_in_place(&self, model: Option<&crate::rows::Model>) -> bool {
