@@ -58,6 +58,19 @@ pub(crate) fn model(name: &str, wire: &str, advisory: Option<i32>) -> Model {
 }
 
 /// A turn's JSON columns, parsed as the loader parses them (the test's own JSON).
+/// The model of [`Scenario::new`] on `wire`: a suite "on every wire" iterates
+/// `Wire::ALL` and compiles for this model.
+pub(crate) fn model_on(wire: crate::kinds::Wire) -> &'static str {
+    use crate::kinds::Wire;
+    match wire {
+        Wire::Anthropic => "claude",
+        Wire::Chat => "gpt",
+        Wire::Responses => "resp",
+        Wire::Gemini => "gem",
+        Wire::Converse => "bedrock",
+    }
+}
+
 pub(crate) fn inline(json: &str) -> Vec<InlineEntry> {
     fields::parse_inline(json).expect("inline entries")
 }
@@ -126,6 +139,7 @@ impl Scenario {
             model("gpt", "chat", Some(100_000)),
             model("resp", "responses", Some(100_000)),
             model("gem", "gemini", Some(100_000)),
+            model("bedrock", "converse", Some(100_000)),
         ];
         Scenario {
             ctx: Context {

@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use pgprompt_core::rows::{Mechanism, Mode, Role, TurnKind, UserKind};
+use pgprompt_core::rows::{Mechanism, Mode, Role, TurnKind, UserKind, Wire};
 use pgprompt_core::testing::*;
 use pgprompt_core::Code;
 use pgprompt_core::Purpose;
@@ -340,12 +340,8 @@ fn kernel_memory_skills_join_the_catalog_and_never_the_memory_block() {
 #[test]
 fn a_system_item_in_history_on_every_wire() {
     const NOTE: &str = "Policy update: refunds need approval.";
-    for (model, name) in [
-        ("claude", "anthropic"),
-        ("gpt", "chat"),
-        ("resp", "responses"),
-        ("gem", "gemini"),
-    ] {
+    for &wire in Wire::ALL {
+        let (model, name) = (model_on(wire), wire.as_str());
         let s = Scenario::new("Refund INV-2041.")
             .doc(LARK, "system_prompt", "You are {{agent}}.")
             .message(Role::User, ADA, "Hello.")
@@ -355,16 +351,16 @@ fn a_system_item_in_history_on_every_wire() {
         let out = s.run(Purpose::Preview).unwrap();
         golden(&format!("system_in_history_{name}"), &out);
         let b = body(&out);
-        match name {
-            "anthropic" => {
-                assert_eq!(b["system"].as_array().unwrap().len(), 1, "not hoisted");
+        match wire {
+            Wire::Anthropic | Wire::Converse => {
+                assert_eq!(b["system"].as_array().unwrap().len(), 1, "{name}: not hoisted");
                 assert_eq!(b["messages"][0]["role"], "user");
                 assert_eq!(
                     b["messages"][0]["content"][1]["text"], NOTE,
-                    "in place, on the user side"
+                    "{name}: in place, on the user side"
                 );
             }
-            "gemini" => {
+            Wire::Gemini => {
                 assert_eq!(
                     b["systemInstruction"]["parts"].as_array().unwrap().len(),
                     1,
@@ -372,11 +368,11 @@ fn a_system_item_in_history_on_every_wire() {
                 );
                 assert_eq!(b["contents"][0]["parts"][1]["text"], NOTE);
             }
-            "chat" => {
+            Wire::Chat => {
                 assert_eq!(b["messages"][2]["role"], "system");
                 assert_eq!(b["messages"][2]["content"][0]["text"], NOTE);
             }
-            _ => {
+            Wire::Responses => {
                 assert_eq!(b["input"][2]["role"], "system");
                 assert_eq!(b["input"][2]["content"][0]["text"], NOTE);
             }
@@ -416,7 +412,18 @@ fn request_options_on_every_wire() {
             json!({"tool_choice": "required", "temperature": 0.2, "top_p": 0.9, "stop": ["END"],
             "response_format": schema, "thinking": {"budget_tokens": 2048}}),
         ),
+        (
+            "bedrock",
+            "converse",
+            json!({"tool_choice": {"name": "read_invoice"}, "temperature": 0.2, "top_p": 0.9, "stop": ["END"],
+            "response_format": schema, "metadata": {"app": "desk"}}),
+        ),
     ];
+    assert_eq!(
+        cases.iter().map(|c| c.1).collect::<Vec<_>>(),
+        Wire::ALL.iter().map(|w| w.as_str()).collect::<Vec<_>>(),
+        "a case on every wire"
+    );
     for (model, wire, turn_options) in cases {
         let mut s = Scenario::new("Check INV-2041.").turn(|t| {
             t.model = Some(model.into());
@@ -466,12 +473,7 @@ fn deferred_callables_and_tools_on_every_wire() {
     let defs = r#"[{"name":"read_invoice","description":"Read an invoice.","input_schema":{"type":"object"}},
                    {"name":"refund","description":"Refund a duplicate charge.","input_schema":{"type":"object"},"deferred":true}]"#;
     let mut loaded = Vec::new();
-    for (model, wire) in [
-        ("claude", "anthropic"),
-        ("gpt", "chat"),
-        ("resp", "responses"),
-        ("gem", "gemini"),
-    ] {
+    for (model, wire) in Wire::ALL.iter().map(|&w| (model_on(w), w.as_str())) {
         let s = support_desk()
             .skill("agent", "refunds", "Refund a duplicate charge.", |_| {})
             .skill("runner", "build", "Build the ledger.", |k| k.runner = Some("ci".into()))
@@ -509,6 +511,14 @@ fn deferred_callables_and_tools_on_every_wire() {
         assert_eq!(v["deferred"]["catalog"][0], "- ci / build: Build the ledger.");
         let tools_json = match wire {
             "gemini" => req["tools"][0]["functionDeclarations"].clone(),
+            "converse" => serde_json::Value::Array(
+                req["toolConfig"]["tools"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|t| t["toolSpec"].clone())
+                    .collect(),
+            ),
             _ => req["tools"].clone(),
         };
         let names: Vec<String> = tools_json
@@ -551,15 +561,7 @@ fn deferred_callables_and_tools_on_every_wire() {
     // beyond the search tool.
     let eager_only = |wire: &str| {
         let s = support_desk().turn(|t| {
-            t.model = Some(
-                match wire {
-                    "anthropic" => "claude",
-                    "chat" => "gpt",
-                    "responses" => "resp",
-                    _ => "gem",
-                }
-                .into(),
-            );
+            t.model = Some(model_on(Wire::parse(wire).unwrap()).into());
             t.tools = Some(tools(
                 r#"[{"name":"read_invoice","description":"Read an invoice.","input_schema":{"type":"object"}}]"#,
             ));
@@ -576,7 +578,7 @@ fn deferred_callables_and_tools_on_every_wire() {
     for (wire, tokens) in loaded {
         let eager = eager_only(wire);
         match wire {
-            "chat" | "gemini" => assert_eq!(tokens, eager, "{wire}"),
+            "chat" | "gemini" | "converse" => assert_eq!(tokens, eager, "{wire}"),
             _ => assert!(
                 tokens > eager && tokens < eager + 30,
                 "{wire}: {tokens} vs {eager} (the search tool only)"

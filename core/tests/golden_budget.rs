@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use pgprompt_core::rows::{Mechanism, Role, TurnKind};
+use pgprompt_core::rows::{Mechanism, Role, TurnKind, Wire};
 use pgprompt_core::testing::*;
 use pgprompt_core::Code;
 use pgprompt_core::Purpose;
@@ -313,12 +313,7 @@ fn a_windowless_model_funds_all_history_whatever_the_caps() {
 /// every entry, on each wire where they merge.
 #[test]
 fn a_user_side_block_before_history_and_the_oldest_entry_are_costed_as_one_message() {
-    for (model, wire) in [
-        ("claude", "anthropic"),
-        ("gpt", "chat"),
-        ("resp", "responses"),
-        ("gem", "gemini"),
-    ] {
+    for (model, wire) in Wire::ALL.iter().map(|&w| (model_on(w), w.as_str())) {
         let mut s = long_conversation(7, 12);
         s.model_mut(model).advisory_window = None;
         let lark = s.user_mut(LARK);

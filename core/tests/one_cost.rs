@@ -140,8 +140,17 @@ fn sizes(s: &Scenario) -> Vec<u32> {
 fn property_the_budget_and_the_gate_agree_on_every_wire() {
     let mut r = Rng(0x0c05_7ed1_ab1e);
     for case in 0..160 {
-        let wire = [Wire::Anthropic, Wire::Chat, Wire::Responses, Wire::Gemini][case % 4];
+        let wire = Wire::ALL[case % Wire::ALL.len()];
         let s = conversation(&mut r, wire);
+        if wire == Wire::Converse {
+            // Bedrock's rules refuse a conversation the agent opened and two messages of a
+            // role meeting at a round's start, whatever the window: not the budget's to
+            // decide (seed_rules and test_converse hold those refusals).
+            if let Err(e) = s.run(Purpose::Estimate) {
+                assert_eq!(e.code, Code::TurnNotCompilable, "case {case}: {}", e.message);
+                continue;
+            }
+        }
         let sizes = sizes(&s);
         assert!(
             sizes.windows(2).all(|w| w[0] <= w[1]),
@@ -170,9 +179,18 @@ fn property_the_budget_and_the_gate_agree_on_every_wire() {
                     );
                     let most = sizes.iter().rposition(|&t| t <= window).unwrap();
                     let e = out.estimate();
+                    // On converse a trim that would open on an answer drops it too (the
+                    // request opens with the user): the newest k entries can send what k - 1
+                    // send, and the compile counts the entries it sent.
+                    let selected = match wire {
+                        Wire::Converse if sizes[e.history.selected as usize] == sizes[most] => (e.history.selected
+                            as usize)
+                            .clamp(sizes.iter().position(|&t| t == sizes[most]).unwrap(), most),
+                        Wire::Anthropic | Wire::Chat | Wire::Responses | Wire::Gemini | Wire::Converse => most,
+                    };
                     assert_eq!(
                         (e.history.selected as usize, e.total),
-                        (most, sizes[most]),
+                        (selected, sizes[most]),
                         "{at}: not the most history that fits"
                     );
                     let estimated = w.run(Purpose::Estimate).unwrap().estimate().clone();

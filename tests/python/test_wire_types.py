@@ -6,6 +6,7 @@ adapter alive), and the walked value must equal the request: nothing was dropped
 unknown key, nothing coerced.
 """
 import json
+from pathlib import Path
 
 import pytest
 from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
@@ -474,3 +475,26 @@ def test_deferred_tools_validate_on_every_wire(db, model):
         else:
             assert request["tools"][1]["name"] == "issue_refund" and request["tools"][1]["defer_loading"] is True
             assert request["tools"][-1]["type"] == ("tool_search_tool_regex_20251119" if wire == "anthropic" else "tool_search")
+
+
+# The compiled results among them (refusals.json and refusal_seeds.json hold refusals).
+CORE_GOLDEN = sorted(p for p in (Path(__file__).resolve().parents[2] / "core" / "tests" / "golden").glob("*.json")
+                     if "explain" in json.loads(p.read_text()))
+
+
+@pytest.mark.parametrize("path", CORE_GOLDEN, ids=lambda p: p.stem)
+def test_every_core_golden_validates_on_its_wire(path):
+    """The pure suites' goldens (core/tests/golden, one per case and per wire where a case
+    runs on every wire) are requests each wire's SDK takes: read by the wire their
+    explanation names. A body that names no model (the wire's URL does, or none was
+    chosen) is checked with one."""
+    golden = json.loads(path.read_text())
+    wire, body = golden["explain"]["wire"], golden["body"]
+    if wire in ("anthropic", "chat", "responses") and "model" not in body:
+        body = {"model": "a-model", **body}
+    assert_valid_wire(wire, body)
+
+
+def test_the_core_goldens_cover_every_wire():
+    wires = {json.loads(p.read_text())["explain"]["wire"] for p in CORE_GOLDEN}
+    assert wires == {"anthropic", "chat", "responses", "gemini", "converse"}, wires
