@@ -38,6 +38,7 @@ use uuid::Uuid;
 
 use crate::kinds::Wire;
 use crate::rows::Model;
+use crate::seal::Pieces;
 use crate::tokens::{Counter, Memo, Tokenizer};
 use crate::wire::Form;
 
@@ -71,17 +72,6 @@ pub enum Request {
     Whole(String),
     /// The body as storage keeps it.
     Pieces(Pieces),
-}
-
-/// A body as pieces: the text around its list (its head, then its tail: the body with
-/// an empty list), then its list's elements. A key names a piece's text among the
-/// requests replayed together (the same key, the same text); `None`: read on its own.
-#[derive(Debug, Clone)]
-pub struct Pieces {
-    /// The body with an empty list, keyed by its head's and its tail's.
-    pub frame: (Option<(i64, i64)>, Rc<str>),
-    /// The list's elements, in order.
-    pub elements: Vec<(Option<i64>, Rc<str>)>,
 }
 
 /// A row of `prompt.cache_report`.

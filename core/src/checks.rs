@@ -241,10 +241,7 @@ fn check_template(handle: Option<&str>, mechanism: Option<&str>, template: Optio
     };
     match template::parse_text(template).1 {
         problems if problems.is_empty() => Ok(()),
-        problems => Err(crate::compile::finish::template_error(
-            &problems,
-            &format!("prompt_template of @{handle}"),
-        )),
+        problems => Err(template::error(&problems, &format!("prompt_template of @{handle}"))),
     }
 }
 
@@ -309,7 +306,7 @@ fn check_round(turn: Uuid, n: i32, assistant: &str, results: &str, steers: &str)
         steers: steers.into(),
         aborted: false,
     };
-    rounds::parse(&row, Some(turn)).map(drop)
+    rounds::parse(&row, Some(turn), crate::wire::replay::part).map(drop)
 }
 
 /// The stored token counts of a turn's text as history renders it bare (a summary turn's

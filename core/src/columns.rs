@@ -224,7 +224,13 @@ impl Round {
         let assistant = column("assistant")?;
         let results = column("results")?;
         let steers = column("steers")?;
-        rounds::parse_values(n, [&assistant, &results, &steers], c.need_bool("aborted")?, Some(turn))
+        rounds::parse_values(
+            n,
+            [&assistant, &results, &steers],
+            c.need_bool("aborted")?,
+            Some(turn),
+            crate::wire::replay::part,
+        )
     }
 }
 

@@ -72,15 +72,18 @@ pub use crate::{
 // and how its body is stored over the conversation's nodes.
 pub use crate::{
     cache::{
-        replay as replay_cache, ttl_seconds as cache_ttl_seconds, Pieces as CachePieces, Request as CacheRequest,
-        Row as CacheRow, Sent as SentRequest,
+        replay as replay_cache, ttl_seconds as cache_ttl_seconds, Request as CacheRequest, Row as CacheRow,
+        Sent as SentRequest,
     },
     compile::{
         compile,
         compiler::{Output, Purpose},
         skills::skills_for_turn,
     },
-    seal::{convert_02 as convert_seal_02, model_02 as model_of_seal_02, Frozen, SealDraft, Sealed, Stateful},
+    seal::{
+        convert_02 as convert_seal_02, model_02 as model_of_seal_02, Frozen, Pieces as CachePieces, SealDraft, Sealed,
+        Stateful,
+    },
     storage::{
         dead_seal_nodes, lay_out_seal, read_frozen, read_sealed_body, read_sealed_pieces, LaidSeal, SealNode,
         SealNodes, SealPointers,

@@ -72,6 +72,11 @@ pub(crate) fn decode_base64(s: &str) -> Option<Vec<u8>> {
     base64::engine::general_purpose::STANDARD.decode(s).ok()
 }
 
+/// How a round's recorded part becomes the block its wire replays, handed to the round
+/// reader by the file that knows the wires (`wire::replay::part`): the round format
+/// reads no wire. `None`: the block does not read as JSON.
+pub(crate) type Replay = fn(Recorded) -> Option<PartKind>;
+
 /// A part a round recorded of its wire, before its wire spells the block it replays.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Recorded {

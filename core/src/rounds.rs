@@ -8,11 +8,10 @@ use crate::error::{Code, Error, Result};
 use crate::items::{counted, Item, Part, PartKind};
 use crate::json_at::{At, Checked, Obj, Refusal};
 use crate::kinds::Role;
-use crate::part_json::{self, Place, Read};
+use crate::part_json::{self, Place, Read, Replay};
 use crate::rows::User;
 use crate::tokens::{Counter, IMAGE_TOKENS};
 use crate::voice::{Row, Voices};
-use crate::wire::replay;
 
 pub(crate) const ABORT_MARKER: &str = "[run aborted]";
 
@@ -139,22 +138,28 @@ fn object<'v>(at: &At<'v>, ctx: &Ctx<'_>) -> Result<Obj<'v>> {
     ctx.or(at.object("not an object"))
 }
 
-/// Parses and checks one stored round, its columns as JSON text. `turn` names it in
-/// errors.
-pub(crate) fn parse(row: &RoundRow, turn: Option<Uuid>) -> Result<Round> {
+/// Parses and checks one stored round, its columns as JSON text, its recorded parts
+/// replayed by `replay`. `turn` names it in errors.
+pub(crate) fn parse(row: &RoundRow, turn: Option<Uuid>, replay: Replay) -> Result<Round> {
     let ctx = |column| Ctx { turn, n: row.n, column };
     let assistant = parse_json(&row.assistant, &ctx("assistant"))?;
     let results = parse_json(&row.results, &ctx("results"))?;
     let steers = parse_json(&row.steers, &ctx("steers"))?;
-    parse_values(row.n, [&assistant, &results, &steers], row.aborted, turn)
+    parse_values(row.n, [&assistant, &results, &steers], row.aborted, turn, replay)
 }
 
 /// Checks one stored round whose columns (assistant, results, steers) were read as
-/// JSON values already.
-pub(crate) fn parse_values(n: i32, columns: [&Value; 3], aborted: bool, turn: Option<Uuid>) -> Result<Round> {
+/// JSON values already, its recorded parts replayed by `replay`.
+pub(crate) fn parse_values(
+    n: i32,
+    columns: [&Value; 3],
+    aborted: bool,
+    turn: Option<Uuid>,
+    replay: Replay,
+) -> Result<Round> {
     let [assistant, results, steers] = columns;
     let ctx = |column| Ctx { turn, n, column };
-    let assistant = parse_assistant(&At::root(assistant, ""), &ctx("assistant"))?;
+    let assistant = parse_assistant(&At::root(assistant, ""), &ctx("assistant"), replay)?;
     let results = parse_results(&At::root(results, ""), &assistant, &ctx("results"))?;
     let steers = parse_steers(&At::root(steers, ""), &ctx("steers"))?;
     Ok(Round {
@@ -166,13 +171,13 @@ pub(crate) fn parse_values(n: i32, columns: [&Value; 3], aborted: bool, turn: Op
     })
 }
 
-fn parse_assistant(v: &At<'_>, ctx: &Ctx<'_>) -> Result<Vec<PartKind>> {
+fn parse_assistant(v: &At<'_>, ctx: &Ctx<'_>, replay: Replay) -> Result<Vec<PartKind>> {
     let mut assistant: Vec<PartKind> = Vec::new();
     for p in as_list(v, ctx)? {
         let part = match ctx.or(part_json::read(&p, Place::Round))? {
             Read::Part(kind) => kind,
             Read::Recorded(recorded) => {
-                replay::part(recorded).ok_or_else(|| ctx.refused(p.refuse("cannot be replayed as JSON")))?
+                replay(recorded).ok_or_else(|| ctx.refused(p.refuse("cannot be replayed as JSON")))?
             }
         };
         if let PartKind::ToolCall { id, .. } = &part {
@@ -518,6 +523,7 @@ mod tests {
                 r#"[{"author_id":"00000000-0000-0000-0000-000000000001","text":"faster"}]"#,
             ),
             None,
+            crate::wire::replay::part,
         )
         .unwrap();
         assert_eq!(r.assistant.len(), 2);
@@ -527,7 +533,7 @@ mod tests {
     }
 
     fn refusal(assistant: &str, results: &str, steers: &str) -> String {
-        let e = parse(&row(assistant, results, steers), None).unwrap_err();
+        let e = parse(&row(assistant, results, steers), None, crate::wire::replay::part).unwrap_err();
         assert_eq!(e.code, Code::RoundInvalid);
         e.message
     }

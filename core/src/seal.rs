@@ -192,6 +192,17 @@ impl SeedCut {
     }
 }
 
+/// A body as pieces: the text around its list (its head, then its tail: the body with
+/// an empty list), then its list's elements. A key names a piece's text among the
+/// requests replayed together (the same key, the same text); `None`: read on its own.
+#[derive(Debug, Clone)]
+pub struct Pieces {
+    /// The body with an empty list, keyed by its head's and its tail's.
+    pub frame: (Option<(i64, i64)>, Rc<str>),
+    /// The list's elements, in order.
+    pub elements: Vec<(Option<i64>, Rc<str>)>,
+}
+
 /// What a fresh compile stores (docs/design.md, "Seals"), and what a 0.2 seal converts to.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SealDraft {
@@ -380,7 +391,7 @@ pub(crate) fn pieces_digest<'d>(
     h.finalize().into()
 }
 
-/// Reads stored bodies back as [`crate::cache::Pieces`] without joining them, checking
+/// Reads stored bodies back as [`Pieces`] without joining them, checking
 /// each against its size and digest: the leading elements that bodies share (the same
 /// head, lead and chain nodes) are hashed once, so reading a conversation's requests
 /// costs what they add, not what they repeat.
@@ -395,7 +406,7 @@ pub(crate) struct PieceReader {
 
 impl PieceReader {
     /// The body's pieces, or why it does not read back as sealed.
-    pub(crate) fn read(&mut self, s: &StoredPieces<'_>) -> std::result::Result<crate::cache::Pieces, &'static str> {
+    pub(crate) fn read(&mut self, s: &StoredPieces<'_>) -> std::result::Result<Pieces, &'static str> {
         let n = s.elements.len();
         let mut patched = std::collections::BTreeMap::<usize, String>::new();
         for p in s.patches {
@@ -424,7 +435,7 @@ impl PieceReader {
                 None => (Some(s.elements[i].0), s.elements[i].1.clone()),
             })
             .collect();
-        Ok(crate::cache::Pieces {
+        Ok(Pieces {
             frame: (Some((s.head.0, s.tail.0)), frame),
             elements,
         })
@@ -886,7 +897,7 @@ mod tests {
             elements: &[(i64, Rc<str>)],
             patches: &[Patch],
             body: &Body,
-        ) -> std::result::Result<crate::cache::Pieces, &'static str> {
+        ) -> std::result::Result<Pieces, &'static str> {
             reader.read(&StoredPieces {
                 head: node(1, &body.head),
                 tail: node(2, &body.tail),

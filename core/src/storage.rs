@@ -9,11 +9,10 @@ use std::rc::Rc;
 
 use uuid::Uuid;
 
-use crate::cache::Pieces;
 use crate::error::{Code, Error, Result};
 use crate::seal::{
     apply, body_digest, digest, frozen_for, pieces_digest, plan_chain, verify, walk_chain, Frozen, Patch, PieceReader,
-    SealDraft, StoredPieces,
+    Pieces, SealDraft, StoredPieces,
 };
 use crate::wire::Body;
 

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use crate::error::{Code, Error};
 use crate::json_at::{At, Checked, Items, Obj};
 use crate::kinds::Role;
 use crate::macros;
@@ -700,6 +701,28 @@ pub(crate) fn parse_history_intent(value: &Value) -> (Option<HistoryKnobs>, Vec<
     } else {
         (None, c.problems)
     }
+}
+
+/// The first problem of a template as a `template_invalid` error.
+pub(crate) fn error(problems: &[Problem], what: &str) -> Error {
+    let Some(p) = problems.first() else {
+        return Error::new(Code::TemplateInvalid, format!("{what} is not a valid template"));
+    };
+    if p.code == "template_too_large" {
+        // A template is bounded like a document.
+        return Error::new(Code::DocumentTooLarge, format!("{what}: {}", p.message))
+            .detail("path: (the template)")
+            .hint("Keep long texts in documents (document blocks) rather than inline blocks.");
+    }
+    Error::new(
+        Code::TemplateInvalid,
+        format!("{what}: {} at \"{}\"", p.message, p.path),
+    )
+    .detail(format!("path: {}", p.path))
+    .hint(format!(
+        "prompt.validate_template(template) lists every problem ({} here).",
+        problems.len()
+    ))
 }
 
 #[cfg(test)]

@@ -319,6 +319,7 @@ pub(crate) fn round(n: i32, assistant: &str, results: &str, steers: &str, aborte
             aborted,
         },
         None,
+        crate::wire::replay::part,
     )
     .expect("a valid round")
 }

@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 
 use pgprompt_core::rows::{Mechanism, Mode, Role, TurnKind};
 use pgprompt_core::testing::*;
+use pgprompt_core::wire::replay;
 use pgprompt_core::Purpose;
 use pgprompt_core::{envelope, fields, macros, rounds, template};
 
@@ -145,7 +146,7 @@ fn fuzz_the_grammar_and_the_texts() {
         let _ = fields::check_turn(&field, &field, Some(&field), Some(&field), Some(&field), &field, &field);
         let _ = fields::parse_inline(&field);
         let (a, b, c) = round_json(&mut r);
-        let _ = rounds::parse(&row(1, &a, &b, &c, r.below(2) == 0), None);
+        let _ = rounds::parse(&row(1, &a, &b, &c, r.below(2) == 0), None, replay::part);
     }
 }
 
@@ -227,7 +228,7 @@ fn fuzz_whole_compiles() {
         let mut loaded = columns.load(&mut s.ctx.turn);
         if r.below(4) == 0 {
             let (a, b, c) = round_json(&mut r);
-            match rounds::parse(&row(1, &a, &b, &c, false), None) {
+            match rounds::parse(&row(1, &a, &b, &c, false), None, replay::part) {
                 Ok(round) => s.ctx.rounds = vec![round],
                 Err(e) => loaded = loaded.and(Err(e)),
             }
@@ -269,7 +270,7 @@ fn pathological_inputs() {
     let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
     assert_eq!(template::parse_text(&deep).1[0].code, "template_not_json");
     assert!(fields::parse_inline(&deep).is_err());
-    assert!(rounds::parse(&row(1, &deep, "[]", "[]", false), None).is_err());
+    assert!(rounds::parse(&row(1, &deep, "[]", "[]", false), None, replay::part).is_err());
     let wide = format!("[{}]", vec![r#"{"text":"x"}"#; 20_000].join(","));
     assert!(fields::parse_inline(&wide).is_ok());
 }
@@ -300,6 +301,7 @@ fn the_corpus() {
                 false,
             ),
             None,
+            replay::part,
         );
     }
 }

@@ -211,7 +211,13 @@ fn read(name: &str, v: &Value) -> String {
         "template" => format!("{:?}", template::parse(v)),
         "round" => format!(
             "{:?}",
-            rounds::parse_values(1, [&v["a"], &v["r"], &v["s"]], false, Some(uuid::Uuid::nil()))
+            rounds::parse_values(
+                1,
+                [&v["a"], &v["r"], &v["s"]],
+                false,
+                Some(uuid::Uuid::nil()),
+                pgprompt_core::wire::replay::part
+            )
         ),
         _ => format!("{:?}", pgprompt_core::wire::read_response_value(v, None)),
     }

@@ -385,6 +385,7 @@ fn a_bad_stored_round_is_refused_with_its_path_not_a_panic() {
             aborted: false,
         },
         None,
+        pgprompt_core::wire::replay::part,
     )
     .unwrap_err();
     assert_eq!(e.code, Code::RoundInvalid);

@@ -4,12 +4,11 @@
 use super::compiler::{explain, uniform_role, Answering, Fresh, Output, Tally};
 use super::gate;
 use crate::context::Context;
-use crate::error::{Code, Error, Result};
+use crate::error::Result;
 use crate::estimate::{BlockEstimate, Estimate, WindowEstimate};
 use crate::items::Message;
 use crate::seal::SealDraft;
 use crate::seal::{seed_cut, Frozen, Sealed};
-use crate::template;
 use crate::tokens::REQUEST_OVERHEAD;
 use crate::wire::{self, Layout, Request};
 
@@ -227,28 +226,6 @@ fn prefix_tokens(messages: &[Message], b: &wire::Breakpoint) -> u32 {
         .into_iter()
         .flat_map(|m| m.parts.iter().take(b.part + 1).map(|p| p.tokens));
     crate::tokens::sum(whole.chain(within))
-}
-
-/// The first problem of a template as a `template_invalid` error.
-pub(crate) fn template_error(problems: &[template::Problem], what: &str) -> Error {
-    let Some(p) = problems.first() else {
-        return Error::new(Code::TemplateInvalid, format!("{what} is not a valid template"));
-    };
-    if p.code == "template_too_large" {
-        // A template is bounded like a document.
-        return Error::new(Code::DocumentTooLarge, format!("{what}: {}", p.message))
-            .detail("path: (the template)")
-            .hint("Keep long texts in documents (document blocks) rather than inline blocks.");
-    }
-    Error::new(
-        Code::TemplateInvalid,
-        format!("{what}: {} at \"{}\"", p.message, p.path),
-    )
-    .detail(format!("path: {}", p.path))
-    .hint(format!(
-        "prompt.validate_template(template) lists every problem ({} here).",
-        problems.len()
-    ))
 }
 
 /// The request's options: the model's, the agent's and the turn's, merged and checked

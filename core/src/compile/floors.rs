@@ -76,10 +76,7 @@ pub(super) fn answerer_template(a: &User) -> Result<Template> {
     };
     match template::parse(value) {
         (Some(t), _) => Ok(t),
-        (None, problems) => Err(super::finish::template_error(
-            &problems,
-            &format!("prompt_template of @{}", a.handle),
-        )),
+        (None, problems) => Err(template::error(&problems, &format!("prompt_template of @{}", a.handle))),
     }
 }
 
