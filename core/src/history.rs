@@ -297,23 +297,7 @@ impl Reader<'_> {
         let block = self.block;
         let t = &ht.turn;
         match plan {
-            Plan::Message => {
-                let content = ht.turn.content.take().unwrap_or_default();
-                let t = &ht.turn;
-                if content.is_empty() {
-                    return Vec::new();
-                }
-                let role = t.role.unwrap_or(Role::User);
-                if role == Role::User {
-                    let part = self
-                        .voices
-                        .words(Row::message(t, content.into()), self.conv_answerer, counter);
-                    vec![Item::new(Role::User, vec![part], block)]
-                } else {
-                    let tokens = counter.count_or_stored(&content, &t.content_tokens);
-                    vec![Item::text(role, content, tokens, block)]
-                }
-            }
+            Plan::Message => self.message(ht, counter),
             Plan::Summary => {
                 let body = format!("{SUMMARY_HEADER}{}", t.content.as_deref().unwrap_or(""));
                 let tokens = counter.count_or_stored(&body, &t.content_tokens);
@@ -325,26 +309,7 @@ impl Reader<'_> {
                 vec![Item::text(Role::User, body, tokens, block)]
             }
             Plan::Round(i) => match ht.rounds.get(i) {
-                Some(round) => {
-                    // Never a call without its result: a round whose run still waits for
-                    // them is carried without its calls.
-                    let waiting;
-                    let round = if round.awaits_results() {
-                        waiting = round.while_waiting();
-                        &waiting
-                    } else {
-                        round
-                    };
-                    rounds::render(
-                        round,
-                        &self.voices,
-                        Some(self.a),
-                        self.native_images,
-                        self.thinking,
-                        counter,
-                        block,
-                    )
-                }
+                Some(round) => self.round(round, counter),
                 None => Vec::new(),
             },
             Plan::Answer => {
@@ -352,30 +317,74 @@ impl Reader<'_> {
                 let tokens = counter.count_or_stored(&content, &ht.turn.content_tokens);
                 vec![Item::text(Role::Assistant, content, tokens, block)]
             }
-            Plan::Correspondent => {
-                let mut parts = Vec::new();
-                let answerer = answerer_of(ht, self.conv_answerer_id);
-                if correspondent_seed_shown(ht, self.a.id) {
-                    parts.push(self.opening_words(ht, self.user(answerer), counter));
-                }
-                let t = &ht.turn;
-                if let Some(content) = t.content.as_deref().filter(|c| !c.is_empty()) {
-                    match answerer {
-                        Some(b) => parts.push(self.voices.wrapped(Some(b), None, content, counter)),
-                        None => parts.push(items::text_part(
-                            content,
-                            counter.count_or_stored(content, &t.content_tokens),
-                        )),
-                    }
-                }
-                if parts.is_empty() {
-                    Vec::new()
-                } else {
-                    vec![Item::new(Role::User, parts, block)]
-                }
-            }
+            Plan::Correspondent => self.correspondent(ht, counter),
             // The compiler renders seeds (their preface is the template's).
             Plan::Seed => Vec::new(),
+        }
+    }
+
+    /// A message turn: its words, in its role (a user's in its voice).
+    fn message(&self, ht: &mut HistoryTurn, counter: &mut Counter<'_>) -> Vec<Item> {
+        let content = ht.turn.content.take().unwrap_or_default();
+        let t = &ht.turn;
+        if content.is_empty() {
+            return Vec::new();
+        }
+        let role = t.role.unwrap_or(Role::User);
+        if role == Role::User {
+            let part = self
+                .voices
+                .words(Row::message(t, content.into()), self.conv_answerer, counter);
+            vec![Item::new(Role::User, vec![part], self.block)]
+        } else {
+            let tokens = counter.count_or_stored(&content, &t.content_tokens);
+            vec![Item::text(role, content, tokens, self.block)]
+        }
+    }
+
+    /// One round of a run. Never a call without its result: a round whose run still waits
+    /// for them is carried without its calls.
+    fn round(&self, round: &rounds::Round, counter: &mut Counter<'_>) -> Vec<Item> {
+        let waiting;
+        let round = if round.awaits_results() {
+            waiting = round.while_waiting();
+            &waiting
+        } else {
+            round
+        };
+        rounds::render(
+            round,
+            &self.voices,
+            Some(self.a),
+            self.native_images,
+            self.thinking,
+            counter,
+            self.block,
+        )
+    }
+
+    /// Another agent's reply, read as a correspondent: its opening words where shown, then
+    /// its answer in that agent's voice.
+    fn correspondent(&self, ht: &mut HistoryTurn, counter: &mut Counter<'_>) -> Vec<Item> {
+        let mut parts = Vec::new();
+        let answerer = answerer_of(ht, self.conv_answerer_id);
+        if correspondent_seed_shown(ht, self.a.id) {
+            parts.push(self.opening_words(ht, self.user(answerer), counter));
+        }
+        let t = &ht.turn;
+        if let Some(content) = t.content.as_deref().filter(|c| !c.is_empty()) {
+            match answerer {
+                Some(b) => parts.push(self.voices.wrapped(Some(b), None, content, counter)),
+                None => parts.push(items::text_part(
+                    content,
+                    counter.count_or_stored(content, &t.content_tokens),
+                )),
+            }
+        }
+        if parts.is_empty() {
+            Vec::new()
+        } else {
+            vec![Item::new(Role::User, parts, self.block)]
         }
     }
 

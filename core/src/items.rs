@@ -71,10 +71,63 @@ impl PartKind {
         }
     }
 
+    /// The words of a text or said part.
     pub(crate) fn text(&self) -> Option<&str> {
         match self {
             PartKind::Text(t) | PartKind::Said { text: t, .. } => Some(t),
-            _ => None,
+            PartKind::ToolCall { .. }
+            | PartKind::ToolResult { .. }
+            | PartKind::Image { .. }
+            | PartKind::Opaque { .. } => None,
+        }
+    }
+
+    /// The id of a tool call.
+    pub(crate) fn call_id(&self) -> Option<&str> {
+        match self {
+            PartKind::ToolCall { id, .. } => Some(id),
+            PartKind::Text(_)
+            | PartKind::Said { .. }
+            | PartKind::ToolResult { .. }
+            | PartKind::Image { .. }
+            | PartKind::Opaque { .. } => None,
+        }
+    }
+
+    /// Whether the part is an image.
+    pub(crate) fn is_image(&self) -> bool {
+        match self {
+            PartKind::Image { .. } => true,
+            PartKind::Text(_)
+            | PartKind::Said { .. }
+            | PartKind::ToolCall { .. }
+            | PartKind::ToolResult { .. }
+            | PartKind::Opaque { .. } => false,
+        }
+    }
+
+    /// Whether the part is a tool's result.
+    pub(crate) fn is_tool_result(&self) -> bool {
+        match self {
+            PartKind::ToolResult { .. } => true,
+            PartKind::Text(_)
+            | PartKind::Said { .. }
+            | PartKind::ToolCall { .. }
+            | PartKind::Image { .. }
+            | PartKind::Opaque { .. } => false,
+        }
+    }
+
+    /// Whether a cache mark may close the part on `wire`: a part the wire sends, and not a
+    /// provider's own block (a thinking or server-tool block takes no mark).
+    pub(crate) fn markable_on(&self, wire: Wire) -> bool {
+        match self {
+            PartKind::Opaque { .. } => false,
+            PartKind::Text(_)
+            | PartKind::Said { .. }
+            | PartKind::ToolCall { .. }
+            | PartKind::ToolResult { .. }
+            | PartKind::Image { .. } => self.carried_on(wire),
         }
     }
 
@@ -82,7 +135,12 @@ impl PartKind {
     pub(crate) fn on(&self, wire: Wire) -> std::borrow::Cow<'_, PartKind> {
         match self {
             PartKind::Said { text, wire: w, .. } if *w != wire => std::borrow::Cow::Owned(PartKind::Text(text.clone())),
-            other => std::borrow::Cow::Borrowed(other),
+            PartKind::Text(_)
+            | PartKind::Said { .. }
+            | PartKind::ToolCall { .. }
+            | PartKind::ToolResult { .. }
+            | PartKind::Image { .. }
+            | PartKind::Opaque { .. } => std::borrow::Cow::Borrowed(self),
         }
     }
 }
@@ -235,7 +293,14 @@ pub(crate) trait Merging {
 impl PartKind {
     /// Whether `wire` sends the part at all: a provider's own block rides its wire only.
     pub(crate) fn carried_on(&self, wire: Wire) -> bool {
-        !matches!(self, PartKind::Opaque { wire: w, .. } if *w != wire)
+        match self {
+            PartKind::Opaque { wire: w, .. } => *w == wire,
+            PartKind::Text(_)
+            | PartKind::Said { .. }
+            | PartKind::ToolCall { .. }
+            | PartKind::ToolResult { .. }
+            | PartKind::Image { .. } => true,
+        }
     }
 
     /// How `wire` sends this part of a message of `role`.

@@ -181,9 +181,7 @@ fn parse_assistant(v: &At<'_>, ctx: &Ctx<'_>, replay: Replay) -> Result<Vec<Part
             }
         };
         if let PartKind::ToolCall { id, .. } = &part {
-            let dup = assistant
-                .iter()
-                .any(|a| matches!(a, PartKind::ToolCall { id: seen, .. } if seen == id));
+            let dup = assistant.iter().any(|a| a.call_id() == Some(id.as_str()));
             if dup {
                 return Err(ctx.refused(
                     p.child(&Value::Null, "id")
@@ -201,9 +199,7 @@ fn parse_results(v: &At<'_>, assistant: &[PartKind], ctx: &Ctx<'_>) -> Result<Ve
     for r in as_list(v, ctx)? {
         let obj = object(&r, ctx)?;
         let call_id = string_field(&obj, "call_id", ctx, true)?;
-        let matched = assistant
-            .iter()
-            .any(|a| matches!(a, PartKind::ToolCall { id, .. } if *id == call_id));
+        let matched = assistant.iter().any(|a| a.call_id() == Some(call_id.as_str()));
         if !matched {
             return Err(ctx.refused(
                 obj.at("call_id")
@@ -305,8 +301,15 @@ fn assistant_parts(round: &Round, thinking: Thinking, counter: &mut Counter<'_>)
     round
         .assistant
         .iter()
-        .filter(|p| !matches!(p, PartKind::Text(t) | PartKind::Said { text: t, .. } if t.is_empty()))
-        .filter(|p| thinking == Thinking::Keep || !matches!(p, PartKind::Opaque { .. }))
+        .filter(|p| p.text().is_none_or(|t| !t.is_empty()))
+        .filter(|p| match p {
+            PartKind::Opaque { .. } => thinking == Thinking::Keep,
+            PartKind::Text(_)
+            | PartKind::Said { .. }
+            | PartKind::ToolCall { .. }
+            | PartKind::ToolResult { .. }
+            | PartKind::Image { .. } => true,
+        })
         .map(|p| counted(p.clone(), counter))
         .collect()
 }
@@ -440,10 +443,11 @@ pub(crate) fn keep_sendable(rounds: &mut Vec<Round>) {
 
 /// The ids of the round's calls that have no result, in call order.
 fn unanswered(round: &Round) -> impl Iterator<Item = &str> {
-    round.assistant.iter().filter_map(move |p| match p {
-        PartKind::ToolCall { id, .. } if !round.results.iter().any(|r| r.call_id == *id) => Some(id.as_str()),
-        _ => None,
-    })
+    round
+        .assistant
+        .iter()
+        .filter_map(PartKind::call_id)
+        .filter(move |id| !round.results.iter().any(|r| r.call_id == *id))
 }
 
 /// The eligible captures of all results, in result then link order, each distinct

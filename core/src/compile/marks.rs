@@ -136,7 +136,7 @@ fn intermediate(
     let blocks = blocks(appended);
     let kind = |b: usize| &appended.messages[blocks[b].0].parts[blocks[b].1].kind;
     // A thinking or server-tool block takes no mark (the marker skips it too).
-    let markable = |b: usize| kind(b).carried_on(wire) && !matches!(kind(b), PartKind::Opaque { .. });
+    let markable = |b: usize| kind(b).markable_on(wire);
     let mut out = Vec::new();
     // The newest block the previous request's marker wrote (none before the first round:
     // the sealed body's own breakpoints are read by themselves).
@@ -169,7 +169,7 @@ fn each_round(appended: &Appended<'_>, rounds: &[Round], minimum: u32) -> Vec<Br
             && match &msg.parts[p].kind {
                 PartKind::ToolResult { .. } => true,
                 PartKind::Text(_) | PartKind::Image { .. } => !msg.plain,
-                _ => false,
+                PartKind::ToolCall { .. } | PartKind::Said { .. } | PartKind::Opaque { .. } => false,
             }
     };
     rounds

@@ -110,7 +110,7 @@ pub(crate) fn placed(
             // A thinking or server-tool block takes no cache_control, nor is a cachePoint
             // put after a reasoning block (nor after a block the wire does not send): the
             // mark goes on the block before it.
-            return kind.carried_on(wire) && !matches!(kind, PartKind::Opaque { .. });
+            return kind.markable_on(wire);
         }
         msg.role != crate::kinds::Role::Assistant
             && match kind {

@@ -172,7 +172,6 @@ pub(super) fn role_elements(
     wire: Wire,
     mut content: impl FnMut(&mut String, &[Pos], bool),
 ) -> (Vec<String>, Vec<Vec<Pos>>) {
-    use crate::items::PartKind;
     use crate::kinds::Role;
     let messages = req.messages;
     let mut texts = Vec::new();
@@ -186,7 +185,7 @@ pub(super) fn role_elements(
             Role::User | Role::Developer => r#"{"role":"user","content":"#,
         });
         if role == Role::User {
-            positions.sort_by_key(|&(m, p)| !matches!(messages[m].parts[p].kind, PartKind::ToolResult { .. }));
+            positions.sort_by_key(|&(m, p)| !messages[m].parts[p].kind.is_tool_result());
         }
         content(&mut out, &positions, plain);
         out.push('}');

@@ -251,10 +251,7 @@ impl super::form::Form for Chat {
     /// round's image part, which `native_images` does not govern.
     fn check(&self, req: &Request<'_>, turn: &str) -> crate::error::Result<()> {
         let d = dialect_of(req);
-        let image = req
-            .messages
-            .iter()
-            .any(|m| m.parts.iter().any(|p| matches!(p.kind, PartKind::Image { .. })));
+        let image = req.messages.iter().any(|m| m.parts.iter().any(|p| p.kind.is_image()));
         if image && !d.takes_images() {
             return Err(crate::error::Error::new(
                 crate::error::Code::TurnNotCompilable,

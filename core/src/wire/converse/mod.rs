@@ -175,8 +175,11 @@ pub(super) fn check(req: &Request<'_>, turn: &str) -> crate::error::Result<()> {
     let refuse = |what: String, hint: &str| Err(Error::new(Code::TurnNotCompilable, what).hint(hint.to_string()));
     let (leading, system) = super::shape::leading_system(req.messages);
     let bad_system = system.iter().any(|&(m, p)| {
-        !matches!(&*req.messages[m].parts[p].kind.on(Wire::Converse),
-                  PartKind::Text(t) | PartKind::Said { text: t, .. } if !t.is_empty())
+        req.messages[m].parts[p]
+            .kind
+            .on(Wire::Converse)
+            .text()
+            .is_none_or(str::is_empty)
     });
     if bad_system {
         return refuse(

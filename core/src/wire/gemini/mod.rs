@@ -115,7 +115,7 @@ pub(super) fn elements(req: &Request<'_>, start: usize) -> (Vec<String>, Vec<Vec
     for (role, mut positions, _) in merged(messages, start, Wire::Gemini, false) {
         if role == Role::User {
             // Function responses lead the user content that answers the calls.
-            positions.sort_by_key(|&(m, p)| !matches!(messages[m].parts[p].kind, PartKind::ToolResult { .. }));
+            positions.sort_by_key(|&(m, p)| !messages[m].parts[p].kind.is_tool_result());
         }
         let size: usize = positions.iter().map(|&(m, p)| messages[m].parts[p].kind.size()).sum();
         let mut out = String::with_capacity(size + 32 + 48 * positions.len());

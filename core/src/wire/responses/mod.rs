@@ -65,7 +65,15 @@ fn user_side(req: &Request<'_>, m: &Message, mi: usize, texts: &mut Vec<String>,
         .parts
         .iter()
         .enumerate()
-        .filter(|(_, p)| matches!(p.kind, PartKind::Text(_) | PartKind::Image { .. }))
+        // A message carries its words and pictures; calls, results and provider items are
+        // input items of their own on this wire (rendered beside it).
+        .filter(|(_, p)| match p.kind {
+            PartKind::Text(_) | PartKind::Image { .. } => true,
+            PartKind::ToolCall { .. }
+            | PartKind::ToolResult { .. }
+            | PartKind::Opaque { .. }
+            | PartKind::Said { .. } => false,
+        })
         .map(|(pi, _)| (mi, pi))
         .collect();
     if carried.is_empty() {
@@ -77,11 +85,13 @@ fn user_side(req: &Request<'_>, m: &Message, mi: usize, texts: &mut Vec<String>,
     json::string(&mut out, m.role.as_str());
     out.push_str(r#","content":"#);
     match (m.plain, m.parts.as_slice()) {
-        (true, [p]) if matches!(p.kind, PartKind::Text(_)) => {
-            if let PartKind::Text(t) = &p.kind {
-                json::string(&mut out, t);
-            }
-        }
+        (
+            true,
+            [crate::items::Part {
+                kind: PartKind::Text(t),
+                ..
+            }],
+        ) => json::string(&mut out, t),
         _ => {
             out.push('[');
             for (i, &(_, pi)) in carried.iter().enumerate() {
