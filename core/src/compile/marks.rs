@@ -45,7 +45,9 @@ pub(super) fn run_breakpoints(wire: Wire, profile: Option<&Profile>, appended: &
     match form.marking(profile) {
         // The request-level marker (Anthropic's) reads back within the lookback.
         Marking::Blocks if form.request_marker() => {
-            let lookback = profile.and_then(|p| p.cache_lookback).unwrap_or(20).max(1) as usize;
+            // The wire says how far back its marker reads (none: any distance, so no
+            // intermediate mark is needed).
+            let lookback = form.cache_rules(profile).lookback.unwrap_or(usize::MAX);
             let limit = profile.map_or(4, |p| usize::try_from(p.max_breakpoints).unwrap_or(0));
             // The request-level marker takes one of the request's breakpoints.
             let slots = limit.saturating_sub(appended.sealed_marks + 1);
