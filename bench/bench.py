@@ -291,6 +291,15 @@ def compiled_on_both(c):
     return {"rss_kb": rss(c, pid)[0], "private_kb": private_kb(pid)}
 
 
+def library_sizes():
+    """The installed shared library's size, beside pgvector's where it is installed (the
+    anchor: an extension of a few hundred kilobytes)."""
+    import subprocess
+    pkglib = pathlib.Path(subprocess.check_output([os.environ.get("PG_CONFIG", "pg_config"), "--pkglibdir"], text=True).strip())
+    size = lambda name: (pkglib / name).stat().st_size if (pkglib / name).exists() else None  # noqa: E731
+    return {"pgprompt_bytes": size("pgprompt.so"), "pgvector_bytes": size("vector.so")}
+
+
 def first_compile(c_runs=12):
     """Fresh connection, first preview_turn, against the same call warm."""
     firsts = []
@@ -505,6 +514,7 @@ def measure():
                 "preview_200": summary(timed(lambda: c.execute(PREVIEW, (C200, T200)).fetchone())),
             }
     r["first_no_preload"], r["warm_no_preload"] = first_compile()
+    r["library"] = library_sizes()
     r["pgbench"] = {str(n): pgbench(n) for n in (1, 2, 4)}
     r["storage"] = storage(random.Random(7))
     (OUT / "measure.json").write_text(json.dumps(r, indent=1))
@@ -701,6 +711,11 @@ def report():
         f"{r['memory_both_preload']['rss_kb']} / {r['memory_both_preload']['private_kb']} with "
         "`shared_preload_libraries`, where the encoders are built once in the postmaster and shared.",
     ]
+    lib = r.get("library", {})
+    if lib.get("pgprompt_bytes"):
+        vec = lib.get("pgvector_bytes")
+        lines.append(f"The shared library: {lib['pgprompt_bytes'] / 1e6:.1f} MB"
+                     + (f" (pgvector's: {vec / 1e6:.2f} MB)." if vec else " (pgvector is not installed here to compare)."))
     notes = ROOT / "bench/NOTES.md"
     if notes.exists():
         lines += ["", notes.read_text().rstrip()]
