@@ -179,20 +179,25 @@ fn property_the_budget_and_the_gate_agree_on_every_wire() {
                     );
                     let most = sizes.iter().rposition(|&t| t <= window).unwrap();
                     let e = out.estimate();
-                    // On converse a trim that would open on an answer drops it too (the
-                    // request opens with the user): the newest k entries can send what k - 1
-                    // send, and the compile counts the entries it sent.
-                    let selected = match wire {
-                        Wire::Converse if sizes[e.history.selected as usize] == sizes[most] => (e.history.selected
-                            as usize)
-                            .clamp(sizes.iter().position(|&t| t == sizes[most]).unwrap(), most),
-                        Wire::Anthropic | Wire::Chat | Wire::Responses | Wire::Gemini | Wire::Converse => most,
-                    };
-                    assert_eq!(
-                        (e.history.selected as usize, e.total),
-                        (selected, sizes[most]),
-                        "{at}: not the most history that fits"
-                    );
+                    let selected = e.history.selected as usize;
+                    match wire {
+                        // A trim that would open on an answer drops it too (the request
+                        // opens with the user): the newest k entries can send what k - 1
+                        // send, and the compile counts the entries it sent.
+                        Wire::Converse => {
+                            let fewest = sizes.iter().position(|&t| t == sizes[most]).unwrap();
+                            assert!(
+                                (fewest..=most).contains(&selected) && e.total == sizes[most],
+                                "{at}: not the most history that fits: {selected} entries, {} tokens",
+                                e.total
+                            );
+                        }
+                        Wire::Anthropic | Wire::Chat | Wire::Responses | Wire::Gemini => assert_eq!(
+                            (selected, e.total),
+                            (most, sizes[most]),
+                            "{at}: not the most history that fits"
+                        ),
+                    }
                     let estimated = w.run(Purpose::Estimate).unwrap().estimate().clone();
                     assert_eq!(
                         (estimated.total, estimated.history.selected),

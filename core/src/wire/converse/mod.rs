@@ -37,12 +37,6 @@ fn image_format(media_type: &str) -> &str {
     media_type.strip_prefix("image/").unwrap_or(media_type)
 }
 
-/// Whether the request declares a tool (has a `toolConfig`): Converse has no tool search,
-/// so a deferred tool is not declared.
-fn declares_tools(req: &Request<'_>) -> bool {
-    req.tools.iter().any(|t| !t.deferred)
-}
-
 /// A tool call or result as the text a request without a `toolConfig` carries it in:
 /// Bedrock takes `toolUse` and `toolResult` blocks only beside one ("The toolConfig field
 /// must be defined when using toolUse and toolResult content blocks"), and a tool-less
@@ -65,23 +59,12 @@ fn as_text(kind: &PartKind) -> Option<String> {
 }
 
 /// How a request spells tool calls and results: as `toolUse` and `toolResult` blocks
-/// beside its `toolConfig`, or as text when it declares no tool ([`as_text`]).
+/// beside its `toolConfig`, or as text when it has none ([`as_text`]). A continuation's
+/// rounds are blocks: a run's turn declared the tools its calls name, in its sealed tail.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Calls {
     Blocks,
     Text,
-}
-
-impl Calls {
-    /// A whole request's: blocks when it declares a tool. A continuation's rounds are
-    /// blocks: a run's turn declared the tools its calls name, frozen in its sealed tail.
-    fn of(req: &Request<'_>) -> Calls {
-        if declares_tools(req) {
-            Calls::Blocks
-        } else {
-            Calls::Text
-        }
-    }
 }
 
 /// One content block, then its `cachePoint` when it closes a breakpoint.
@@ -266,14 +249,17 @@ pub(super) fn check_rounds(
 pub(super) fn render(req: &Request<'_>) -> Rendered {
     let messages = req.messages;
     let (leading, system) = super::shape::leading_system(messages);
+    // Converse has no tool search: a deferred tool is not declared.
+    let tools = super::shape::tool_list(&TOOLS, req.tools, true);
+    let calls = if tools.is_some() { Calls::Blocks } else { Calls::Text };
     let mut head = Obj::new();
     if !system.is_empty() {
         let mut text = String::new();
-        blocks(req, messages, &system, Calls::of(req), &mut text);
+        blocks(req, messages, &system, calls, &mut text);
         head.raw("system", &text);
     }
     let head = head.open_list("messages");
-    let (elements, element_layout) = elements(req, leading, Calls::of(req));
+    let (elements, element_layout) = elements(req, leading, calls);
     let fields = options::fields(req.options);
     let mut tail = Obj::after("]");
     let mut inference = format!(r#"{{"maxTokens":{}"#, req.max_tokens());
@@ -283,7 +269,7 @@ pub(super) fn render(req: &Request<'_>) -> Rendered {
     }
     inference.push('}');
     tail.raw("inferenceConfig", &inference);
-    if let Some(tools) = super::shape::tool_list(&TOOLS, req.tools, true) {
+    if let Some(tools) = tools {
         // A tool choice needs tools to choose from: without them there is no toolConfig.
         let choice = fields
             .tool_choice
