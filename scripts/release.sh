@@ -25,13 +25,13 @@ log() { printf '== release %s: %s\n' "$NEW" "$*" >&2; }
 # 1. The version, everywhere.
 if [ "$OLD" != "$NEW" ]; then
   log "bumping $OLD -> $NEW"
-  sed -i "0,/^version = \"$OLD\"/s//version = \"$NEW\"/" Cargo.toml core/Cargo.toml
+  sed -i "0,/^version = \"$OLD\"/s//version = \"$NEW\"/" Cargo.toml core/Cargo.toml lints/Cargo.toml
   sed -i "s/\"version\": \"$OLD\"/\"version\": \"$NEW\"/g; s#pgprompt--$OLD.sql#pgprompt--$NEW.sql#" META.json
   for f in README.md docs/cloudnativepg.md; do
     sed -i "s/pgprompt_$OLD/pgprompt_$NEW/g; s/pgprompt-$OLD/pgprompt-$NEW/g; s/pgprompt:$OLD/pgprompt:$NEW/g; \
             s/pgprompt-extension:$OLD/pgprompt-extension:$NEW/g; s/pgprompt--$OLD.sql/pgprompt--$NEW.sql/g" "$f"
   done
-  cargo update -p pgprompt -p pgprompt-core --offline >/dev/null 2>&1 || true
+  cargo update -p pgprompt -p pgprompt-core -p pgprompt-lints --offline >/dev/null 2>&1 || true
 fi
 update=$(ls sql/pgprompt--*--"$NEW".sql 2>/dev/null | head -1 || true)
 [ -n "$update" ] || { echo "write sql/pgprompt--$OLD--$NEW.sql first: the update from the previous release" >&2; exit 1; }

@@ -24,7 +24,8 @@ PGRX_VERSION=0.18.1
 export PATH="$HOME/.cargo/bin:$PATH"
 SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
 VENV=$PGPROMPT_VENV
-BASE_PYTHON=${PGPROMPT_PYTHON:-python3}
+# The machine's python3, not the venv's (scripts/pg.sh put the venv first on PATH).
+BASE_PYTHON=${PGPROMPT_PYTHON:-$(PATH=${PATH#"$VENV/bin:"} command -v python3 || echo python3)}
 
 log() { printf '== setup: %s\n' "$*" >&2; }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Every file that names pgprompt's version agrees with Cargo.toml (run by scripts/lint.sh):
-the core crate, META.json (its version and its file), the README's install section,
+the core and lints crates, META.json (its version and its file), the README's install section,
 docs/cloudnativepg.md, the frozen release script, the newest update script, and the version
 the package names are built from. Prints what disagrees and exits 1."""
 import json
@@ -18,8 +18,9 @@ def cargo_version(path):
 def main():
     v = cargo_version("Cargo.toml")
     wrong = []
-    if cargo_version("core/Cargo.toml") != v:
-        wrong.append(f"core/Cargo.toml says {cargo_version('core/Cargo.toml')}")
+    for crate in ("core/Cargo.toml", "lints/Cargo.toml"):
+        if cargo_version(crate) != v:
+            wrong.append(f"{crate} says {cargo_version(crate)}")
     meta = json.loads((ROOT / "META.json").read_text())
     provided = meta["provides"]["pgprompt"]
     for what, found in (("version", meta["version"]), ("provides.pgprompt.version", provided["version"]),

@@ -413,21 +413,10 @@ impl Round {
     pub(crate) fn while_waiting(&self) -> Round {
         Round {
             n: self.n,
-            assistant: self.assistant.iter().filter(|p| spoken(p)).cloned().collect(),
+            assistant: self.assistant.iter().filter(|p| p.text().is_some()).cloned().collect(),
             results: Vec::new(),
             steers: self.steers.clone(),
             aborted: false,
-        }
-    }
-}
-
-/// Whether a part of the assistant's round is its words (what a round waiting for its
-/// results keeps in another turn's request).
-fn spoken(p: &PartKind) -> bool {
-    match p {
-        PartKind::Text(_) | PartKind::Said { .. } => true,
-        PartKind::ToolCall { .. } | PartKind::ToolResult { .. } | PartKind::Image { .. } | PartKind::Opaque { .. } => {
-            false
         }
     }
 }

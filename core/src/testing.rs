@@ -57,7 +57,6 @@ pub(crate) fn model(name: &str, wire: &str, advisory: Option<i32>) -> Model {
     m
 }
 
-/// A turn's JSON columns, parsed as the loader parses them (the test's own JSON).
 /// The model of [`Scenario::new`] on `wire`: a suite "on every wire" iterates
 /// `Wire::ALL` and compiles for this model.
 pub(crate) fn model_on(wire: crate::kinds::Wire) -> &'static str {
@@ -71,6 +70,7 @@ pub(crate) fn model_on(wire: crate::kinds::Wire) -> &'static str {
     }
 }
 
+/// A turn's JSON columns, parsed as the loader parses them (the test's own JSON).
 pub(crate) fn inline(json: &str) -> Vec<InlineEntry> {
     fields::parse_inline(json).expect("inline entries")
 }

@@ -491,6 +491,49 @@ fn rule_a_runs_first_request_is_the_reply_plus_tools() {
         x.as_object_mut().unwrap().remove(key);
         assert_eq!(x, y, "{wire:?}: nothing but tools differs");
     }
+    // The exception: on converse, where history holds a run, the tool-less request reads
+    // its calls and results as text (Bedrock takes the blocks only beside a toolConfig);
+    // everything before that history is the same.
+    for &wire in Wire::ALL {
+        let with_run = |s: Scenario| {
+            on(s, wire).earlier(TurnKind::Reply, |h| {
+                h.turn.poster_id = Some(id(ADA));
+                h.turn.prompt = Some("Check the charges.".into());
+                h.turn.mode = Mode::Run;
+                h.rounds = vec![round(
+                    1,
+                    r#"[{"type":"tool_call","id":"c1","name":"read","input":{}}]"#,
+                    r#"[{"call_id":"c1","content":"two charges"}]"#,
+                    "[]",
+                    false,
+                )];
+            })
+        };
+        let reply = with_run(desk());
+        let run = with_run(desk()).turn(|t| {
+            t.mode = Mode::Run;
+            t.tools = Some(tools(r#"[{"name":"read","input_schema":{"type":"object"}}]"#));
+        });
+        let (a, b) = (
+            reply.run(Purpose::Preview).unwrap().body,
+            run.run(Purpose::Preview).unwrap().body,
+        );
+        match wire {
+            Wire::Converse => {
+                let same = a.elements.iter().zip(&b.elements).take_while(|(x, y)| x == y).count();
+                assert!(same < a.elements.len(), "{wire:?}: the history's run differs");
+                assert!(
+                    a.elements[same].contains("[tool call c1: read {}]"),
+                    "{}",
+                    a.elements[same]
+                );
+                assert!(b.elements[same].contains(r#""toolUse""#), "{}", b.elements[same]);
+            }
+            Wire::Anthropic | Wire::Chat | Wire::Responses | Wire::Gemini => {
+                assert_eq!(a.elements, b.elements, "{wire:?}: with a run in history too")
+            }
+        }
+    }
 }
 
 /// Claude Sonnet 5's profile, as `sql/profiles.sql` ships it (a minimum cacheable prefix

@@ -2,13 +2,18 @@
 //! both crates; `tests/planted.rs` plants each violation in a copy of a real file):
 //!
 //! - **length**: no function longer than the limit (80 lines), in any file, whole;
-//! - **catch-all**: no `match` that decides a wire or a part's kind (an arm names
-//!   `Wire::…` or `PartKind::…`) has an arm that takes any of them — `_`, a binding
-//!   (`other =>`, `w @ _`), or such a place in a tuple (`(w, Some(p)) =>`) — whatever its
-//!   scrutinee is called; and no `matches!` tests one: a new wire or part kind is then a
-//!   compile error wherever it must be decided, never a silent default;
-//! - **placed**: outside `core/src/wire/` and `core/src/kinds.rs`, no code names a wire's
-//!   variant (`Wire::Converse`): the rest of the core asks the wire's form.
+//! - **catch-all**: no `match` that decides a wire or a part's kind (an arm, or one of its
+//!   `|` cases, names `Wire::…`, `PartKind::…`, or `Self::…` in their `impl`, at its top or
+//!   in a place of a tuple) has an arm that takes any of them there — `_`, a binding
+//!   (`other =>`, `w @ _`), such a place in a tuple (`(w, Some(p)) =>`), or a `..` over
+//!   it — whatever its scrutinee is called; and no `matches!` names one anywhere in its
+//!   pattern: a new wire or part kind is then a compile error where a match decides it,
+//!   never a silent default. Not checked: `if let` and `let … else` (a test of one
+//!   variant, read as such), a variant deeper in an arm's pattern (inside `Some(…)`, a
+//!   struct's field, a slice), and variants brought in by a glob `use`;
+//! - **placed**: outside `core/src/wire/`, `core/src/kinds.rs` and the test build's
+//!   `core/src/testing.rs`, no code names a wire's variant (`Wire::Converse`): the rest of
+//!   the core asks the wire's form.
 //!
 //! Test code is skipped by item (`#[cfg(test)]` modules and `#[test]` functions), wherever it
 //! stands in the file.
@@ -49,7 +54,11 @@ pub fn check(path: &Path, source: &str, limit: usize) -> Result<Vec<Finding>, St
     let mut v = Checker {
         path: shown,
         limit,
-        placed: unix.contains("core/src/wire/") || unix.ends_with("core/src/kinds.rs") || unix.ends_with("testing.rs"),
+        // The wire folder, the enum's file, and the test build's scenario builder.
+        placed: unix.contains("core/src/wire/")
+            || unix.ends_with("core/src/kinds.rs")
+            || unix.ends_with("core/src/testing.rs"),
+        this: None,
         found: Vec::new(),
     };
     v.visit_file(&file);
@@ -60,6 +69,8 @@ struct Checker {
     path: String,
     limit: usize,
     placed: bool,
+    /// The decided enum whose `impl` the visitor is in (`Self::Chat` names a wire there).
+    this: Option<&'static str>,
     found: Vec<Finding>,
 }
 
@@ -90,28 +101,30 @@ fn is_test(attrs: &[syn::Attribute]) -> bool {
     })
 }
 
-/// The decided enum a path names a value of (`Wire::Chat`, `crate::items::PartKind::Text`):
-/// a segment named after it followed by a variant (CamelCase, not a constant like
-/// `Wire::ALL`).
-fn decided(path: &syn::Path) -> Option<&'static str> {
+/// The decided enum a path names a value of (`Wire::Chat`, `crate::items::PartKind::Text`,
+/// `Self::Chat` inside `impl Wire`): a segment named after it followed by a variant
+/// (CamelCase, not a constant like `Wire::ALL`).
+fn decided(path: &syn::Path, this: Option<&'static str>) -> Option<&'static str> {
     let segs: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
     segs.windows(2).find_map(|w| {
         let variant = w[1].chars().next().is_some_and(char::is_uppercase) && w[1].chars().any(char::is_lowercase);
-        DECIDED.iter().find(|&&d| d == w[0] && variant).copied()
+        if !variant {
+            return None;
+        }
+        match w[0].as_str() {
+            "Self" => this,
+            name => DECIDED.iter().find(|&&d| d == name).copied(),
+        }
     })
 }
 
-/// The decided enum a pattern names at its top (under references, parentheses and `|`).
-fn names(p: &syn::Pat) -> Option<&'static str> {
+/// A pattern's alternatives: its `|` cases, under references and parentheses.
+fn alternatives(p: &syn::Pat) -> Vec<&syn::Pat> {
     match p {
-        syn::Pat::Path(x) => decided(&x.path),
-        syn::Pat::TupleStruct(x) => decided(&x.path),
-        syn::Pat::Struct(x) => decided(&x.path),
-        syn::Pat::Reference(x) => names(&x.pat),
-        syn::Pat::Paren(x) => names(&x.pat),
-        syn::Pat::Or(x) => x.cases.iter().find_map(names),
-        syn::Pat::Ident(x) => x.subpat.as_ref().and_then(|(_, p)| names(p)),
-        _ => None,
+        syn::Pat::Or(x) => x.cases.iter().flat_map(alternatives).collect(),
+        syn::Pat::Reference(x) => alternatives(&x.pat),
+        syn::Pat::Paren(x) => alternatives(&x.pat),
+        _ => vec![p],
     }
 }
 
@@ -127,39 +140,95 @@ fn takes_any(p: &syn::Pat) -> bool {
     }
 }
 
-/// The arms of a match as their patterns, tuples split into places.
-fn places(p: &syn::Pat) -> Option<Vec<&syn::Pat>> {
-    match p {
-        syn::Pat::Tuple(t) => Some(t.elems.iter().collect()),
-        syn::Pat::Reference(x) => places(&x.pat),
-        syn::Pat::Paren(x) => places(&x.pat),
-        _ => None,
+/// The element of a tuple pattern at place `i` of a tuple `width` wide (`None`: a `..`
+/// covers it, so it takes any value).
+fn place<'p>(elems: &[&'p syn::Pat], i: usize, width: usize) -> Option<&'p syn::Pat> {
+    match elems.iter().position(|p| matches!(p, syn::Pat::Rest(_))) {
+        None => elems.get(i).copied(),
+        Some(r) if i < r => Some(elems[i]),
+        Some(r) => {
+            let after = elems.len() - 1 - r;
+            (i + after >= width).then(|| elems[elems.len() - (width - i)])
+        }
     }
 }
 
 impl Checker {
+    /// The decided enum a pattern names at its top (under references, parentheses, `|`
+    /// and `x @`).
+    fn names(&self, p: &syn::Pat) -> Option<&'static str> {
+        alternatives(p).into_iter().find_map(|p| match p {
+            syn::Pat::Path(x) => decided(&x.path, self.this),
+            syn::Pat::TupleStruct(x) => decided(&x.path, self.this),
+            syn::Pat::Struct(x) => decided(&x.path, self.this),
+            syn::Pat::Ident(x) => x.subpat.as_ref().and_then(|(_, p)| self.names(p)),
+            _ => None,
+        })
+    }
+
+    /// The decided enum a pattern names anywhere in it (inside an `Option`, a struct's
+    /// field, a slice, a tuple).
+    fn mentions(&self, p: &syn::Pat) -> Option<&'static str> {
+        struct Paths<'c> {
+            checker: &'c Checker,
+            found: Option<&'static str>,
+        }
+        impl<'ast> Visit<'ast> for Paths<'_> {
+            fn visit_path(&mut self, p: &'ast syn::Path) {
+                self.found = self.found.or(decided(p, self.checker.this));
+            }
+        }
+        let mut v = Paths {
+            checker: self,
+            found: None,
+        };
+        v.visit_pat(p);
+        v.found
+    }
+
     fn catch_all(&mut self, m: &syn::ExprMatch) {
         let arms: Vec<&syn::Pat> = m.arms.iter().map(|a| &a.pat).collect();
         // A match on a decided value itself.
-        if let Some(e) = arms.iter().find_map(|p| names(p)) {
+        if let Some(e) = arms.iter().find_map(|p| self.names(p)) {
             for a in arms.iter().filter(|p| takes_any(p)) {
                 self.report(a.span(), "catch-all", format!("an arm takes any {e} (name each)"));
             }
+            return;
         }
-        // A match on a tuple: each place some arm decides.
-        let split: Vec<Option<Vec<&syn::Pat>>> = arms.iter().map(|p| places(p)).collect();
-        let width = split.iter().flatten().map(Vec::len).max().unwrap_or(0);
+        // A match on a tuple: each place some arm decides, in each `|` case of each arm.
+        let split: Vec<Vec<Option<Vec<&syn::Pat>>>> = arms
+            .iter()
+            .map(|p| {
+                alternatives(p)
+                    .into_iter()
+                    .map(|a| match a {
+                        syn::Pat::Tuple(t) => Some(t.elems.iter().collect()),
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .collect();
+        let width = split
+            .iter()
+            .flatten()
+            .flatten()
+            .map(|t| t.iter().filter(|p| !matches!(p, syn::Pat::Rest(_))).count())
+            .max()
+            .unwrap_or(0);
         for i in 0..width {
-            let Some(e) = split.iter().flatten().find_map(|t| t.get(i).and_then(|p| names(p))) else {
+            let Some(e) = split
+                .iter()
+                .flatten()
+                .flatten()
+                .find_map(|t| place(t, i, width).and_then(|p| self.names(p)))
+            else {
                 continue;
             };
-            for (arm, t) in arms.iter().zip(&split) {
-                let any = match t {
-                    Some(t) => {
-                        t.get(i).is_some_and(|p| takes_any(p)) || t.iter().any(|p| matches!(p, syn::Pat::Rest(_)))
-                    }
+            for (arm, cases) in arms.iter().zip(&split) {
+                let any = cases.iter().any(|t| match t {
+                    Some(t) => place(t, i, width).is_none_or(takes_any),
                     None => takes_any(arm),
-                };
+                });
                 if any {
                     self.report(
                         arm.span(),
@@ -172,7 +241,7 @@ impl Checker {
     }
 
     fn matches_macro(&mut self, mac: &syn::Macro) {
-        if !mac.path.is_ident("matches") {
+        if mac.path.segments.last().is_none_or(|s| s.ident != "matches") {
             return;
         }
         let parsed = mac.parse_body_with(|input: syn::parse::ParseStream<'_>| {
@@ -182,7 +251,7 @@ impl Checker {
             let _: proc_macro2::TokenStream = input.parse()?;
             Ok(pat)
         });
-        if let Some(e) = parsed.ok().as_ref().and_then(names) {
+        if let Some(e) = parsed.ok().as_ref().and_then(|p| self.mentions(p)) {
             self.report(
                 mac.span(),
                 "catch-all",
@@ -223,9 +292,16 @@ impl<'ast> Visit<'ast> for Checker {
     }
 
     fn visit_item_impl(&mut self, i: &'ast syn::ItemImpl) {
-        if !is_test(&i.attrs) {
-            visit::visit_item_impl(self, i);
+        if is_test(&i.attrs) {
+            return;
         }
+        let outer = self.this;
+        if let syn::Type::Path(t) = &*i.self_ty {
+            let name = t.path.segments.last().map(|s| s.ident.to_string());
+            self.this = DECIDED.iter().find(|&&d| Some(d) == name.as_deref()).copied();
+        }
+        visit::visit_item_impl(self, i);
+        self.this = outer;
     }
 
     fn visit_expr_match(&mut self, m: &'ast syn::ExprMatch) {
@@ -245,7 +321,7 @@ impl<'ast> Visit<'ast> for Checker {
     }
 
     fn visit_path(&mut self, p: &'ast syn::Path) {
-        if !self.placed && decided(p) == Some("Wire") {
+        if !self.placed && decided(p, None) == Some("Wire") {
             let shown: Vec<String> = p.segments.iter().map(|s| s.ident.to_string()).collect();
             self.report(
                 p.span(),

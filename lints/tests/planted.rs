@@ -116,3 +116,36 @@ fn test_code_is_skipped_by_item_wherever_it_stands() {
     );
     assert_eq!(found, vec![]);
 }
+
+#[test]
+fn a_catch_all_behind_or_cases_of_tuples_is_found_and_a_named_place_beside_rest_is_not() {
+    let found = planted(
+        "core/src/wire/mod.rs",
+        "fn planted(x: Wire, y: u8) -> u8 { match (x, y) { (Wire::Chat, _) | (Wire::Gemini, _) => 1, (_, n) => n } }",
+    );
+    assert_eq!(rules(&found), ["catch-all"], "{found:?}");
+    let found = planted(
+        "core/src/wire/mod.rs",
+        "fn planted(x: Wire, y: u8, z: u8) -> u8 { match (x, y, z) { (Wire::Chat, ..) => 1, (Wire::Anthropic | Wire::Responses | Wire::Gemini | Wire::Converse, ..) => 2 } }",
+    );
+    assert_eq!(found, vec![], "a `..` after the named place covers the others");
+    let found = planted(
+        "core/src/wire/mod.rs",
+        "fn planted(x: Wire, y: u8) -> u8 { match (y, x) { (0, Wire::Chat) => 1, (..) => 0 } }",
+    );
+    assert_eq!(rules(&found), ["catch-all"], "{found:?}");
+}
+
+#[test]
+fn self_variants_in_the_enums_own_impl_and_nested_or_qualified_matches_are_found() {
+    let found = planted(
+        "core/src/kinds.rs",
+        "impl Wire { fn planted(self) -> u8 { match self { Self::Chat => 1, _ => 0 } } }",
+    );
+    assert_eq!(rules(&found), ["catch-all"], "{found:?}");
+    let found = planted(
+        "core/src/items.rs",
+        "fn planted(k: Option<&PartKind>) -> bool { std::matches!(k, Some(PartKind::Text(_))) }",
+    );
+    assert_eq!(rules(&found), ["catch-all"], "{found:?}");
+}

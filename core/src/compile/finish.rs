@@ -210,8 +210,9 @@ fn worth_caching(
     let minimum = profile.map_or(0, |p| u32::try_from(p.min_cache_tokens).unwrap_or(0));
     let mut placed = wire::placed(wire, profile, messages, breakpoints);
     // The messages' prefix alone decides, not the tools before it: a run's first request
-    // is byte for byte the tool-less reply's request plus its tools (seed 000), so the
-    // tools never add a breakpoint the reply would not carry.
+    // is byte for byte the tool-less reply's request plus its tools (seed 000; on converse,
+    // a tool-less request reads history's calls and results as text), so the tools never
+    // add a breakpoint the reply would not carry.
     placed.retain(|b| prefix_tokens(messages, b) >= minimum);
     placed
 }

@@ -37,14 +37,14 @@ fn content(req: &Request<'_>, d: &Dialect, m: &Message, mi: usize, carried: &mut
     if d.string_content(m.role) {
         let mut text: Option<String> = None;
         for (pi, p) in m.parts.iter().enumerate() {
-            if let PartKind::Text(t) | PartKind::Said { text: t, .. } = &p.kind {
+            if let Some(t) = p.kind.text() {
                 carried.push((mi, pi));
                 match &mut text {
                     Some(joined) => {
                         joined.push_str("\n\n");
                         joined.push_str(t);
                     }
-                    None => text = Some(t.clone()),
+                    None => text = Some(t.to_string()),
                 }
             }
         }
