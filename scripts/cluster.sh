@@ -68,11 +68,19 @@ case "${1:-}" in
     pg_ctl_start -D "$DIR/data" -o "$opts" -l "$DIR/log"
     ;;
   stop)
-    # Whatever major started it: a fast shutdown by signal, then wait for it to end.
+    # Whatever major started it: a fast shutdown by signal, then wait for it to end; a
+    # server that has not ended in 30 s (one asked to stop while it recovers from a
+    # crash can hang there) gets an immediate shutdown, never left running.
     if [ -f "$DIR/data/postmaster.pid" ]; then
       pid=$(head -1 "$DIR/data/postmaster.pid")
       kill -INT "$pid" 2>/dev/null || true
       for _ in $(seq 1 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+      if kill -0 "$pid" 2>/dev/null; then
+        echo "the server $pid did not stop in 30 s: immediate shutdown" >&2
+        kill -QUIT "$pid" 2>/dev/null || true
+        for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+        kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null || true
+      fi
     fi
     ;;
   env)
