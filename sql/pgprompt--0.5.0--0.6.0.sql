@@ -72,6 +72,8 @@ $foreign$;
 ALTER TABLE prompt.turns ADD COLUMN sent_at timestamptz, ADD COLUMN sent_digest bytea;
 ALTER TABLE prompt.model_profiles ADD COLUMN lifecycle_source text;
 ALTER TABLE prompt.models ADD COLUMN provider text;
+-- What the request that first carried a round cleared (request_options.clear_tool_results).
+ALTER TABLE prompt.rounds ADD COLUMN cleared jsonb;
 CREATE TABLE prompt.document_versions (
     -- No foreign key: a document's history outlives the document (what a seal names stays
     -- readable, and a document written again under its id continues it).
@@ -310,7 +312,9 @@ BEGIN
     -- brings sent rounds back as they were.
     IF TG_OP IN ('UPDATE', 'DELETE') AND (OLD.sent_at IS NOT NULL OR OLD.sent_digest IS NOT NULL)
        AND (TG_OP = 'DELETE' OR (NEW.assistant, NEW.results, NEW.steers, NEW.aborted)
-                                IS DISTINCT FROM (OLD.assistant, OLD.results, OLD.steers, OLD.aborted))
+                                IS DISTINCT FROM (OLD.assistant, OLD.results, OLD.steers, OLD.aborted)
+            -- What the request that sent it cleared is sent too.
+            OR (OLD.sent_at IS NOT NULL AND NEW.cleared IS DISTINCT FROM OLD.cleared))
        AND NOT (TG_OP = 'DELETE' AND prompt._parent_gone(OLD.conversation_id, OLD.turn_id))
        AND NOT prompt._history_rewrite_allowed() THEN
         PERFORM prompt._refuse_sent_round(OLD.conversation_id, OLD.turn_id, OLD.n, lower(TG_OP));
@@ -318,10 +322,11 @@ BEGIN
     IF TG_OP = 'DELETE' THEN
         RETURN OLD;
     END IF;
-    IF (TG_OP = 'INSERT' AND (NEW.sent_at IS NOT NULL OR NEW.sent_digest IS NOT NULL OR NEW.sent_estimate IS NOT NULL))
+    IF (TG_OP = 'INSERT' AND (NEW.sent_at IS NOT NULL OR NEW.sent_digest IS NOT NULL OR NEW.sent_estimate IS NOT NULL
+                              OR NEW.cleared IS NOT NULL))
        OR (TG_OP = 'UPDATE'
            AND (NEW.sent_at IS DISTINCT FROM OLD.sent_at OR NEW.sent_digest IS DISTINCT FROM OLD.sent_digest
-                OR NEW.sent_estimate IS DISTINCT FROM OLD.sent_estimate)) THEN
+                OR NEW.sent_estimate IS DISTINCT FROM OLD.sent_estimate OR NEW.cleared IS DISTINCT FROM OLD.cleared)) THEN
         PERFORM prompt._storage_guard(format('round %s of turn %s of conversation %s', NEW.n, NEW.turn_id, NEW.conversation_id),
                                       TG_OP);
     END IF;
@@ -1806,12 +1811,18 @@ CREATE EVENT TRIGGER pgprompt_privileges ON ddl_command_end WHEN TAG IN ('GRANT'
 
 -- Comments ----------------------------------------------------------------------------
 
+COMMENT ON FUNCTION prompt.explain_turn(uuid, uuid) IS
+    'How the body is made: mechanism, model, wire, whether sealed, the compiled messages, cache breakpoints, the preface, the full estimate (with estimate.cleared: each tool result sent cleared, its round, call_id, tool and tokens), a stateful turn''s chain (stateful) and what the provider''s cache should do with it sent now (cache: as prompt.cache_report predicts). Never raises for a budget problem.';
+COMMENT ON FUNCTION prompt.estimate_turn(uuid, uuid) IS
+    'The token budget of a turn, one row per block in block order, then the tools, then one cleared_tool_result row per tool result the request sends cleared (selected: its round; skipped_reason: its call and tool; tokens: what it would have cost); reports budget problems instead of raising them.';
 COMMENT ON VIEW prompt.status IS
     'Per conversation: turns, turns lacking a stored token count for a tokenizer in use (backfill_token_counts), seals, pruned seals, 0.2 seals not converted yet (convert_seals_02), sealed body bytes and their stored size, recorded responses and their billed tokens (sum these for the whole database); and, on every row, the database''s security problems (the critical and warning rows of prompt.security_check()).';
 COMMENT ON FUNCTION prompt._unconfined() IS
     'Internal (tenancy policies): whether the current role is not confined: tenancy is off, or it administers the extension (its owner, prompt.administrators, superuser, BYPASSRLS).';
 COMMENT ON COLUMN prompt.rounds.sent_digest IS
     'The SHA-256 of what the first request that carried the round sent (its assistant, results, steers and abort): its turn''s continuation (with sent_at), or a later turn''s seal that sent it in history (alone). From then on the round never changes; every later read and verify_seals check it.';
+COMMENT ON COLUMN prompt.rounds.cleared IS
+    'What the request that first carried the round cleared under request_options.clear_tool_results ({"placeholder", "results": [{"round", "call_id"}]}), written with sent_at by pgprompt: every later request of the turn, and every later turn that reads it, sends those results as the placeholder. NULL: it cleared nothing.';
 COMMENT ON TABLE prompt.tenants IS
     'Tenancy: once an administrator turned tenancy on (prompt.set_tenancy), every role is confined to the workspaces it is listed for here (it reads their rows and the shared ones, and writes only rows no other tenant''s compile reads); a role listed nowhere reads and writes no tenant''s rows unless it administers the extension. Written by administrators only; kept by pg_dump, and the policies come back with the extension.';
 COMMENT ON TABLE prompt.document_versions IS

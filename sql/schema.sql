@@ -360,6 +360,9 @@ CREATE TABLE prompt.rounds (
     -- The estimate of that request (what record_response keeps beside the usage of the
     -- response that answers it, without compiling the turn again).
     sent_estimate   int,
+    -- What that request cleared (request_options.clear_tool_results), written with
+    -- sent_at: {"placeholder", "results": [{"round", "call_id"}]}; NULL: nothing.
+    cleared         jsonb,
     PRIMARY KEY (conversation_id, turn_id, n),
     FOREIGN KEY (conversation_id, turn_id) REFERENCES prompt.turns (conversation_id, id) ON DELETE CASCADE
 );

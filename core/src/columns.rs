@@ -224,13 +224,19 @@ impl Round {
         let assistant = column("assistant")?;
         let results = column("results")?;
         let steers = column("steers")?;
-        rounds::parse_values(
+        let mut round = rounds::parse_values(
             n,
             [&assistant, &results, &steers],
             c.need_bool("aborted")?,
             Some(turn),
             crate::wire::replay::part,
-        )
+        )?;
+        // What the request that first carried the round cleared (written by pgprompt).
+        round.cleared = match c.jsonb("cleared") {
+            Ok(Some(v)) => crate::clearing::Record::from_column(&v),
+            Ok(None) | Err(()) => None,
+        };
+        Ok(round)
     }
 }
 

@@ -52,4 +52,7 @@ pub struct Estimate {
     pub blocks: Vec<BlockEstimate>,
     pub history: HistoryEstimate,
     pub total: u32,
+    /// The tool results this request sends cleared (`crate::clearing`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cleared: Vec<crate::clearing::ClearedResult>,
 }

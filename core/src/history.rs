@@ -7,6 +7,7 @@ use uuid::Uuid;
 
 use std::collections::HashSet;
 
+use crate::clearing::Cleared;
 use crate::context::{Captured, HistoryTurn, Host};
 use crate::error::Result;
 use crate::items::{self, Item, Part};
@@ -309,7 +310,8 @@ impl Reader<'_> {
                 vec![Item::text(Role::User, body, tokens, block)]
             }
             Plan::Round(i) => match ht.rounds.get(i) {
-                Some(round) => self.round(round, counter),
+                // What the run's own requests cleared stays cleared (crate::clearing).
+                Some(round) => self.round(round, &rounds::cleared_by(&ht.rounds), counter),
                 None => Vec::new(),
             },
             Plan::Answer => {
@@ -344,7 +346,7 @@ impl Reader<'_> {
 
     /// One round of a run. Never a call without its result: a round whose run still waits
     /// for them is carried without its calls.
-    fn round(&self, round: &rounds::Round, counter: &mut Counter<'_>) -> Vec<Item> {
+    fn round(&self, round: &rounds::Round, cleared: &Cleared, counter: &mut Counter<'_>) -> Vec<Item> {
         let waiting;
         let round = if round.awaits_results() {
             waiting = round.while_waiting();
@@ -352,15 +354,14 @@ impl Reader<'_> {
         } else {
             round
         };
-        rounds::render(
-            round,
-            &self.voices,
-            Some(self.a),
-            self.native_images,
-            self.thinking,
-            counter,
-            self.block,
-        )
+        let how = rounds::Reading {
+            answerer: Some(self.a),
+            native_images: self.native_images,
+            thinking: self.thinking,
+            cleared,
+            block: self.block,
+        };
+        rounds::render(round, &self.voices, &how, counter)
     }
 
     /// Another agent's reply, read as a correspondent: its opening words where shown, then
@@ -496,6 +497,7 @@ mod tests {
             results: Vec::new(),
             steers: Vec::new(),
             aborted: false,
+            cleared: None,
         }
     }
 

@@ -24,6 +24,7 @@ pub(crate) mod bounds;
 pub(crate) mod budget;
 pub(crate) mod cache;
 mod checks;
+pub(crate) mod clearing;
 mod columns;
 mod compile;
 pub(crate) mod context;
@@ -94,6 +95,7 @@ pub use crate::{
 // bounded work and the envelope's escaping.
 pub use crate::{
     bounds::set_interrupt_check,
+    clearing::Record as ClearedRecord,
     envelope::{escape as escape_envelope, unescape as unescape_envelope},
     error::{Code, Error, Result},
     response::{Response, Usage},
@@ -109,6 +111,9 @@ mod testing;
 // without widening its public face, and name it as a client would (`pgprompt_core::`).
 #[cfg(test)]
 extern crate self as pgprompt_core;
+#[cfg(test)]
+#[path = "../tests/clearing.rs"]
+mod suite_clearing;
 #[cfg(test)]
 #[path = "../tests/fuzz.rs"]
 mod suite_fuzz;

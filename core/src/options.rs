@@ -16,6 +16,7 @@
 //! | `include` | list of response includables | refused | refused | `include` | refused | refused |
 //! | `stateful` | bool | refused | refused | `previous_response_id` + `instructions` (docs/design.md, "Stateful responses") | refused | refused |
 //! | `cache_diagnostics` | bool | `diagnostics.previous_message_id` | refused | `prompt_cache_options.comparison_response_id` | refused | refused |
+//! | `clear_tool_results` | `{"trigger", "keep"?, "clear_at_least"?, "exclude_tools"?, "placeholder"?}` | not sent: older tool results are sent as the placeholder (`crate::clearing`) | same | same | same | same |
 //!
 //! A model with a profile (`crate::profile`) is held to its rules (thinking modes,
 //! efforts, displays, budgets, sampling and its ranges, thinking beside a forced tool);
@@ -53,7 +54,7 @@ pub(crate) fn parse_request_options<'a>(input: impl JsonInput<'a>) -> Result<Req
     Ok(options)
 }
 
-pub(crate) const KEYS: [&str; 12] = [
+pub(crate) const KEYS: [&str; 13] = [
     "tool_choice",
     "parallel_tool_calls",
     "temperature",
@@ -66,6 +67,7 @@ pub(crate) const KEYS: [&str; 12] = [
     "include",
     "stateful",
     "cache_diagnostics",
+    "clear_tool_results",
 ];
 
 /// What `include` may name (OpenAI's `ResponseIncludable`).
@@ -145,11 +147,13 @@ pub(crate) struct Options {
     /// Cache diagnostics: the request names the previous response of its answerer, and the
     /// provider explains a cache miss against it.
     pub(crate) cache_diagnostics: bool,
+    /// Tool-result clearing (`crate::clearing`): sent on no wire, applied on every one.
+    pub(crate) clear_tool_results: Option<crate::clearing::Rule>,
     /// The thinking mode sent (the option's, or the profile's default for an effort).
     pub(crate) mode: Option<ThinkingMode>,
 }
 
-const HINT: &str = "request_options takes tool_choice, parallel_tool_calls, temperature, top_p, stop, response_format, thinking, metadata, store, include, stateful and cache_diagnostics (README, \"Request options\").";
+const HINT: &str = "request_options takes tool_choice, parallel_tool_calls, temperature, top_p, stop, response_format, thinking, metadata, store, include, stateful, cache_diagnostics and clear_tool_results (README, \"Request options\").";
 
 /// A refusal of the options reader as `request_options_invalid`.
 pub(crate) fn refused(r: json_at::Refusal) -> Error {
@@ -210,6 +214,7 @@ pub(crate) fn read(map: &Obj<'_>) -> Checked<Options> {
             "include" => o.include = Some(include(&v)?),
             "stateful" => o.stateful = boolean(&v, key)?,
             "cache_diagnostics" => o.cache_diagnostics = boolean(&v, key)?,
+            "clear_tool_results" => o.clear_tool_results = Some(crate::clearing::read(&v)?),
             other => return Err(v.refuse(format_args!("unknown option \"{other}\"; known: {}", KEYS.join(", ")))),
         }
     }

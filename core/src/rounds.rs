@@ -4,6 +4,7 @@
 use serde_json::Value;
 use uuid::Uuid;
 
+use crate::clearing::{Cleared, Record};
 use crate::error::{Code, Error, Result};
 use crate::items::{counted, Item, Part, PartKind};
 use crate::json_at::{At, Checked, Obj, Refusal};
@@ -72,6 +73,8 @@ pub struct Round {
     pub(crate) results: Vec<ToolResult>,
     pub(crate) steers: Vec<Steer>,
     pub(crate) aborted: bool,
+    /// What the request that first carried this round cleared (`rounds.cleared`).
+    pub(crate) cleared: Option<Record>,
 }
 
 struct Ctx<'a> {
@@ -168,6 +171,7 @@ pub(crate) fn parse_values(
         results,
         steers,
         aborted,
+        cleared: None,
     })
 }
 
@@ -324,15 +328,24 @@ pub(crate) enum Thinking {
     Drop,
 }
 
-pub(crate) fn render(
-    round: &Round,
-    voices: &Voices<'_>,
-    answerer: Option<&User>,
-    native_images: bool,
-    thinking: Thinking,
-    counter: &mut Counter<'_>,
-    block: usize,
-) -> Vec<Item> {
+/// How a round is read: the answerer it is read for, whether its model takes images,
+/// its thinking, what the request clears, and the block its items count in.
+pub(crate) struct Reading<'a> {
+    pub(crate) answerer: Option<&'a User>,
+    pub(crate) native_images: bool,
+    pub(crate) thinking: Thinking,
+    pub(crate) cleared: &'a Cleared,
+    pub(crate) block: usize,
+}
+
+pub(crate) fn render(round: &Round, voices: &Voices<'_>, how: &Reading<'_>, counter: &mut Counter<'_>) -> Vec<Item> {
+    let Reading {
+        answerer,
+        native_images,
+        thinking,
+        cleared,
+        block,
+    } = *how;
     let mut items = Vec::new();
     let parts = assistant_parts(round, thinking, counter);
     if !parts.is_empty() {
@@ -346,11 +359,13 @@ pub(crate) fn render(
         block,
     };
     for r in &round.results {
+        // A cleared result is sent as the placeholder; its call stays paired with it.
+        let content = cleared.placeholder(round.n, &r.call_id).unwrap_or(&r.content);
         items.push(separate(vec![Part {
-            tokens: counter.count(&r.content),
+            tokens: counter.count(content),
             kind: PartKind::ToolResult {
                 call_id: r.call_id.clone(),
-                content: r.content.clone(),
+                content: content.to_string(),
                 is_error: r.is_error,
             },
         }]));
@@ -386,7 +401,7 @@ pub(crate) fn render(
         };
         items.push(separate(vec![voices.words(row, answerer, counter)]));
     }
-    let captures = captures_parts(round, native_images, counter);
+    let captures = captures_parts(round, native_images, cleared, counter);
     if !captures.is_empty() {
         items.push(separate(captures));
     }
@@ -417,8 +432,32 @@ impl Round {
             results: Vec::new(),
             steers: self.steers.clone(),
             aborted: false,
+            cleared: None,
         }
     }
+
+    /// The name of the tool the round's call `call_id` called.
+    pub(crate) fn tool_of(&self, call_id: &str) -> Option<&str> {
+        self.assistant.iter().find_map(|p| match p {
+            PartKind::ToolCall { id, name, .. } if id == call_id => Some(name.as_str()),
+            PartKind::ToolCall { .. }
+            | PartKind::Text(_)
+            | PartKind::Said { .. }
+            | PartKind::ToolResult { .. }
+            | PartKind::Image { .. }
+            | PartKind::Opaque { .. } => None,
+        })
+    }
+}
+
+/// What the rounds' records cleared (a turn's rounds, as one request carries them, or as
+/// history reads a run).
+pub(crate) fn cleared_by<'r>(rounds: impl IntoIterator<Item = &'r Round>) -> Cleared {
+    let mut c = Cleared::default();
+    for r in rounds.into_iter().filter_map(|r| r.cleared.as_ref()) {
+        c.add(r);
+    }
+    c
 }
 
 /// Keeps the rounds a request may carry: those before the first round that awaits its
@@ -439,13 +478,18 @@ fn unanswered(round: &Round) -> impl Iterator<Item = &str> {
         .filter(move |id| !round.results.iter().any(|r| r.call_id == *id))
 }
 
-/// The eligible captures of all results, in result then link order, each distinct
-/// image once: image parts for a native model, else one line per image.
-fn captures_parts(round: &Round, native_images: bool, counter: &mut Counter<'_>) -> Vec<Part> {
+/// The eligible captures of all results not cleared (a cleared result's pictures go with
+/// it), in result then link order, each distinct image once: image parts for a native
+/// model, else one line per image.
+fn captures_parts(round: &Round, native_images: bool, cleared: &Cleared, counter: &mut Counter<'_>) -> Vec<Part> {
     let mut seen: Vec<&[u8]> = Vec::new();
     let mut parts = Vec::new();
     let mut lines = Vec::new();
-    for c in round.results.iter().flat_map(|r| &r.captures).filter(|c| c.eligible) {
+    let kept = round
+        .results
+        .iter()
+        .filter(|r| cleared.placeholder(round.n, &r.call_id).is_none());
+    for c in kept.flat_map(|r| &r.captures).filter(|c| c.eligible) {
         if seen.contains(&c.bytes.as_slice()) {
             continue;
         }

@@ -56,6 +56,10 @@ pub struct Frozen {
     /// turn): empty for a turn that declares no callable.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) skills: Vec<crate::rows::TurnSkill>,
+    /// The tool-result clearing rule the turn's requests clear by (its request options'
+    /// `clear_tool_results` when it was sealed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) clear_tool_results: Option<crate::clearing::Rule>,
 }
 
 /// A stateful turn's chain, frozen with its seal: the seal stores the full request, and
@@ -821,6 +825,7 @@ pub fn convert_02(
         deferred: Deferred::default(),
         stateful: None,
         skills: Vec::new(),
+        clear_tool_results: None,
     };
     let draft = SealDraft {
         seed: None,

@@ -371,6 +371,9 @@ CREATE TABLE prompt.rounds (
     -- The estimate of that request (what record_response keeps beside the usage of the
     -- response that answers it, without compiling the turn again).
     sent_estimate   int,
+    -- What that request cleared (request_options.clear_tool_results), written with
+    -- sent_at: {"placeholder", "results": [{"round", "call_id"}]}; NULL: nothing.
+    cleared         jsonb,
     PRIMARY KEY (conversation_id, turn_id, n),
     FOREIGN KEY (conversation_id, turn_id) REFERENCES prompt.turns (conversation_id, id) ON DELETE CASCADE
 );
@@ -1591,7 +1594,7 @@ AS 'MODULE_PATHNAME', 'cache_report_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:398
+-- src/pg/api.rs:411
 -- pgprompt::pg::api::compile_turn
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
@@ -1709,7 +1712,7 @@ AS 'MODULE_PATHNAME', 'pretty_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:403
+-- src/pg/api.rs:416
 -- pgprompt::pg::api::preview_turn
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
@@ -1728,7 +1731,7 @@ AS 'MODULE_PATHNAME', 'preview_turn_json_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:350
+-- src/pg/api.rs:363
 -- pgprompt::pg::api::prune_seals
 CREATE  FUNCTION "prune_seals"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1882,7 +1885,7 @@ AS 'MODULE_PATHNAME', 'validate_template_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:360
+-- src/pg/api.rs:373
 -- pgprompt::pg::api::verify_seals
 CREATE  FUNCTION "verify_seals"(
 	"conversation_id" uuid DEFAULT NULL /* Option < pgrx :: Uuid > */
@@ -2316,7 +2319,9 @@ BEGIN
     -- brings sent rounds back as they were.
     IF TG_OP IN ('UPDATE', 'DELETE') AND (OLD.sent_at IS NOT NULL OR OLD.sent_digest IS NOT NULL)
        AND (TG_OP = 'DELETE' OR (NEW.assistant, NEW.results, NEW.steers, NEW.aborted)
-                                IS DISTINCT FROM (OLD.assistant, OLD.results, OLD.steers, OLD.aborted))
+                                IS DISTINCT FROM (OLD.assistant, OLD.results, OLD.steers, OLD.aborted)
+            -- What the request that sent it cleared is sent too.
+            OR (OLD.sent_at IS NOT NULL AND NEW.cleared IS DISTINCT FROM OLD.cleared))
        AND NOT (TG_OP = 'DELETE' AND prompt._parent_gone(OLD.conversation_id, OLD.turn_id))
        AND NOT prompt._history_rewrite_allowed() THEN
         PERFORM prompt._refuse_sent_round(OLD.conversation_id, OLD.turn_id, OLD.n, lower(TG_OP));
@@ -2324,10 +2329,11 @@ BEGIN
     IF TG_OP = 'DELETE' THEN
         RETURN OLD;
     END IF;
-    IF (TG_OP = 'INSERT' AND (NEW.sent_at IS NOT NULL OR NEW.sent_digest IS NOT NULL OR NEW.sent_estimate IS NOT NULL))
+    IF (TG_OP = 'INSERT' AND (NEW.sent_at IS NOT NULL OR NEW.sent_digest IS NOT NULL OR NEW.sent_estimate IS NOT NULL
+                              OR NEW.cleared IS NOT NULL))
        OR (TG_OP = 'UPDATE'
            AND (NEW.sent_at IS DISTINCT FROM OLD.sent_at OR NEW.sent_digest IS DISTINCT FROM OLD.sent_digest
-                OR NEW.sent_estimate IS DISTINCT FROM OLD.sent_estimate)) THEN
+                OR NEW.sent_estimate IS DISTINCT FROM OLD.sent_estimate OR NEW.cleared IS DISTINCT FROM OLD.cleared)) THEN
         PERFORM prompt._storage_guard(format('round %s of turn %s of conversation %s', NEW.n, NEW.turn_id, NEW.conversation_id),
                                       TG_OP);
     END IF;
@@ -3487,9 +3493,9 @@ COMMENT ON FUNCTION prompt.preview_turn(uuid, uuid) IS
 COMMENT ON FUNCTION prompt.sealed_body(uuid, uuid) IS
     'The body a turn''s seal stored, exactly as its first compile_turn returned it (without the rounds written since); NULL for a turn that is not sealed.';
 COMMENT ON FUNCTION prompt.explain_turn(uuid, uuid) IS
-    'How the body is made: mechanism, model, wire, whether sealed, the compiled messages, cache breakpoints, the preface, the full estimate, a stateful turn''s chain (stateful) and what the provider''s cache should do with it sent now (cache: as prompt.cache_report predicts). Never raises for a budget problem.';
+    'How the body is made: mechanism, model, wire, whether sealed, the compiled messages, cache breakpoints, the preface, the full estimate (with estimate.cleared: each tool result sent cleared, its round, call_id, tool and tokens), a stateful turn''s chain (stateful) and what the provider''s cache should do with it sent now (cache: as prompt.cache_report predicts). Never raises for a budget problem.';
 COMMENT ON FUNCTION prompt.estimate_turn(uuid, uuid) IS
-    'The token budget of a turn, one row per block in block order, then the tools; reports budget problems instead of raising them.';
+    'The token budget of a turn, one row per block in block order, then the tools, then one cleared_tool_result row per tool result the request sends cleared (selected: its round; skipped_reason: its call and tool; tokens: what it would have cost); reports budget problems instead of raising them.';
 COMMENT ON FUNCTION prompt.prune_seals(uuid, timestamptz) IS
     'Drops the bodies of the conversation''s seals older than the given time, keeping each seal''s digest, size and estimate; returns how many it pruned. A pruned turn''s compile_turn raises sealed_request_pruned.';
 COMMENT ON FUNCTION prompt.pretty(json) IS
@@ -3578,6 +3584,8 @@ COMMENT ON COLUMN prompt.administrators.role_oid IS
     'The role''s OID, stamped from role_name whenever the row is written.';
 COMMENT ON COLUMN prompt.rounds.sent_digest IS
     'The SHA-256 of what the first request that carried the round sent (its assistant, results, steers and abort): its turn''s continuation (with sent_at), or a later turn''s seal that sent it in history (alone). From then on the round never changes; every later read and verify_seals check it.';
+COMMENT ON COLUMN prompt.rounds.cleared IS
+    'What the request that first carried the round cleared under request_options.clear_tool_results ({"placeholder", "results": [{"round", "call_id"}]}), written with sent_at by pgprompt: every later request of the turn, and every later turn that reads it, sends those results as the placeholder. NULL: it cleared nothing.';
 COMMENT ON COLUMN prompt.rounds.sent_estimate IS
     'The estimate of the first request that carried the round, written with sent_at: what record_response keeps beside the usage of the response to it.';
 COMMENT ON COLUMN prompt.seals.frozen_digest IS

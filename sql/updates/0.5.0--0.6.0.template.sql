@@ -72,6 +72,8 @@ $foreign$;
 ALTER TABLE prompt.turns ADD COLUMN sent_at timestamptz, ADD COLUMN sent_digest bytea;
 ALTER TABLE prompt.model_profiles ADD COLUMN lifecycle_source text;
 ALTER TABLE prompt.models ADD COLUMN provider text;
+-- What the request that first carried a round cleared (request_options.clear_tool_results).
+ALTER TABLE prompt.rounds ADD COLUMN cleared jsonb;
 {{block:schema:CREATE TABLE prompt.document_versions}}
 SELECT pg_catalog.pg_extension_config_dump('prompt.document_versions', '');
 -- Each document's current version is the first its history holds (who wrote it is not

@@ -202,7 +202,7 @@ fn compile_turn_json(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) -> JsonBo
     }
     if let (Some(n), true) = (out.last_round, writable()) {
         let estimate = i32::try_from(out.explain.estimate.total).unwrap_or(i32::MAX);
-        Spi::connect_mut(|client| seals::mark_sent(client, conv, turn, n, estimate));
+        Spi::connect_mut(|client| seals::mark_sent(client, conv, turn, n, estimate, out.cleared.as_ref()));
     }
     JsonBody(out.body)
 }
@@ -343,6 +343,19 @@ fn estimate_turn(
                 },
             )
         })
+        // Each tool result the request sends cleared (request_options.clear_tool_results):
+        // the tokens it would have cost, its round in `selected`, its call and tool.
+        .chain(e.cleared.iter().map(|c| {
+            (
+                "cleared_tool_result".to_string(),
+                None,
+                int(c.tokens),
+                false,
+                Some(c.round),
+                None,
+                Some(format!("call {} of tool {} cleared", c.call_id, c.tool)),
+            )
+        }))
         .collect();
     TableIterator::new(rows)
 }

@@ -59,7 +59,18 @@ fn pointers(c: &Cols<'_>) -> SealPointers {
 /// Spelled here, in the statements that write and check it; no SQL function computes it
 /// for a caller (README, "Security").
 pub(crate) fn round_digest(r: &str) -> String {
-    format!("sha256(convert_to(jsonb_build_array({r}.assistant, {r}.results, {r}.steers, {r}.aborted)::text, 'UTF8'))")
+    round_digest_clearing(r, &format!("{r}.cleared"))
+}
+
+/// [`round_digest`] with `cleared` for the round's `cleared` column: what a request
+/// cleared is covered too, when it cleared anything (a round that cleared nothing keeps
+/// the digest 0.5 wrote).
+fn round_digest_clearing(r: &str, cleared: &str) -> String {
+    format!(
+        "sha256(convert_to(CASE WHEN {cleared} IS NULL \
+         THEN jsonb_build_array({r}.assistant, {r}.results, {r}.steers, {r}.aborted) \
+         ELSE jsonb_build_array({r}.assistant, {r}.results, {r}.steers, {r}.aborted, {cleared}) END::text, 'UTF8'))"
+    )
 }
 
 /// The digest of what a seal sent of turn `t` (an alias of `prompt.turns`): the columns
@@ -562,21 +573,36 @@ fn read_stored(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Result<Option<
 }
 
 /// Marks the rounds up to `n` as sent, with the digest of what was sent and the estimate
-/// of the request that carried them: from now on they never change, and every read of
-/// them checks it.
-pub fn mark_sent(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, n: i32, estimate: i32) {
+/// of the request that carried them, and what that request cleared on round `n`
+/// (`rounds.cleared`): from now on they never change, and every read of them checks it.
+pub fn mark_sent(
+    client: &mut SpiClient<'_>,
+    conv: Uuid,
+    turn: Uuid,
+    n: i32,
+    estimate: i32,
+    cleared: Option<&pgprompt_core::ClearedRecord>,
+) {
     static MARK: LazyLock<String> = LazyLock::new(|| {
+        let cleared = "CASE WHEN r.n = $3 THEN $5::jsonb END";
         format!(
-            "UPDATE prompt.rounds r SET sent_at = now(), sent_digest = {}, sent_estimate = $4 \
+            "UPDATE prompt.rounds r SET sent_at = now(), sent_digest = {}, sent_estimate = $4, cleared = {cleared} \
              WHERE r.conversation_id = $1 AND r.turn_id = $2 AND r.n <= $3 AND r.sent_at IS NULL",
-            round_digest("r")
+            round_digest_clearing("r", cleared)
         )
     });
     let _open = super::guard::Open::hold_for(&[c"rounds"]);
+    let cleared = cleared.map(|c| super::jsonb::JsonbOut(c.to_json()));
     run_write(
         client,
         &MARK,
-        &[pg_uuid(conv).into(), pg_uuid(turn).into(), n.into(), estimate.into()],
+        &[
+            pg_uuid(conv).into(),
+            pg_uuid(turn).into(),
+            n.into(),
+            estimate.into(),
+            cleared.into(),
+        ],
     );
 }
 

@@ -89,6 +89,9 @@ pub struct Output {
     /// The number of the newest round the body carries (a continuation): the rounds up
     /// to it were sent, and never change again.
     pub last_round: Option<i32>,
+    /// What this request clears that no round's record did (`crate::clearing`): stored
+    /// with `last_round` when the request is sent (`rounds.cleared`).
+    pub cleared: Option<crate::clearing::Record>,
     /// What the caller should hear of a fresh compile that is sent (a NOTICE): the model
     /// it compiled for is deprecated, when it retires and what replaces it.
     pub notice: Option<String>,

@@ -3,9 +3,11 @@
 //! into the sealed body, so each request of a run is a byte prefix of the next — until
 //! an in-turn summary replaces the seed and the rounds before it.
 
+use super::clearing;
 use super::compiler::{explain, Output, Purpose};
 use super::gate;
 use crate::budget::Window;
+use crate::clearing::{Cleared, ClearedResult, Record};
 use crate::context::Context;
 use crate::error::{Code, Error, Result};
 use crate::estimate::BlockEstimate;
@@ -13,6 +15,7 @@ use crate::history::ROUNDS_SUMMARY_HEADER;
 use crate::items::{counted, merge, Item};
 use crate::kinds::Role;
 use crate::rounds;
+use crate::rounds::cleared_by;
 use crate::seal::{Frozen, Sealed};
 use crate::tokens::{Counter, Memo};
 use crate::voice::Voices;
@@ -78,6 +81,7 @@ pub(super) fn extend(ctx: &Context, sealed: &Sealed, counter: &mut Counter<'_>, 
             explain: explain(ctx, frozen, None, true),
             seal: None,
             last_round: None,
+            cleared: None,
             notice: None,
         });
     };
@@ -87,43 +91,39 @@ pub(super) fn extend(ctx: &Context, sealed: &Sealed, counter: &mut Counter<'_>, 
             explain: explain(ctx, frozen, None, true),
             seal: None,
             last_round: None,
+            cleared: None,
             notice: None,
         });
     }
     let t = &ctx.turn;
     let summary = t.summary.as_deref().filter(|s| !s.is_empty() && summarizable(frozen));
-    let (kept, base_total, mut items, first_round) = match summary {
-        Some(s) => {
-            let keep = frozen.seed_cut.keep.min(body.elements.len());
-            let base = frozen.estimate.total.saturating_sub(frozen.seed_cut.tokens);
-            (
-                &body.elements[..keep],
-                base,
-                summary_items(sealed, s, counter)?,
-                t.summary_round.unwrap_or(i32::MIN),
-            )
-        }
-        None => (&body.elements[..], frozen.estimate.total, Vec::new(), i32::MIN),
+    let (kept, base_total, first_round) = match summary {
+        Some(_) => (
+            &body.elements[..frozen.seed_cut.keep.min(body.elements.len())],
+            frozen.estimate.total.saturating_sub(frozen.seed_cut.tokens),
+            t.summary_round.unwrap_or(i32::MIN),
+        ),
+        None => (&body.elements[..], frozen.estimate.total, i32::MIN),
     };
-    items.extend(round_items(ctx, frozen, first_round, counter));
-    if let Some(first) = items.first_mut() {
-        // Whatever follows the sealed elements starts an element of its own.
-        first.boundary = true;
-    }
-    let messages = merge(items);
-    checked(frozen, kept, &messages, body.len(), &t.id.to_string())?;
-    let (elements, layout) = rendered_rounds_marked(frozen, &messages, base_total);
-    let appended = wire::elements_cost(&messages, &layout);
-    let total = base_total + appended;
+    let at = Appending {
+        kept,
+        sent: body.len(),
+        base_total,
+        summary,
+        first_round,
+    };
+    let (tail, step) = cleared_appended(ctx, sealed, &at, counter)?;
+    let total = tail.total;
     let window: Window = frozen.estimate.window.window;
     let mut estimate = frozen.estimate.clone();
     estimate.blocks.push(BlockEstimate {
         block: "rounds".into(),
         role: None,
-        tokens: appended,
+        tokens: tail.tokens,
         floor_unmet: !window.fits(total),
     });
     estimate.total = total;
+    estimate.cleared = tail.cleared;
     if purpose.raises() {
         let model = super::compiler::model_name(frozen.model.as_ref());
         gate::gate(ctx, &model, &window, &estimate)?;
@@ -133,13 +133,91 @@ pub(super) fn extend(ctx: &Context, sealed: &Sealed, counter: &mut Counter<'_>, 
     Ok(Output {
         body: Body {
             head: body.head.clone(),
-            elements: kept.iter().cloned().chain(elements).collect(),
+            elements: kept.iter().cloned().chain(tail.elements).collect(),
             tail: continuing_tail(frozen, &body.tail, total),
         },
         explain,
         seal: None,
         last_round: ctx.rounds.iter().map(|r| r.n).max(),
+        cleared: step,
         notice: None,
+    })
+}
+
+/// Where a continuation appends: after the sealed elements it keeps (`kept`, of `sent`
+/// bytes, `base_total` tokens), the in-turn summary if any, then the rounds from
+/// `first_round` on.
+struct Appending<'a> {
+    kept: &'a [String],
+    sent: usize,
+    base_total: u32,
+    summary: Option<&'a str>,
+    first_round: i32,
+}
+
+/// What a continuation appends, rendered and checked: its elements, their tokens, and
+/// the request's total.
+struct Appended {
+    elements: Vec<String>,
+    tokens: u32,
+    total: u32,
+    /// The results it sends cleared, as the estimate lists them.
+    cleared: Vec<ClearedResult>,
+}
+
+/// What a continuation appends, with what the rounds' records cleared and the step this
+/// request takes under the seal's clearing rule, if any (`crate::clearing`).
+fn cleared_appended(
+    ctx: &Context,
+    sealed: &Sealed,
+    at: &Appending<'_>,
+    counter: &mut Counter<'_>,
+) -> Result<(Appended, Option<Record>)> {
+    let frozen = &sealed.frozen;
+    let mut cleared = cleared_by(&ctx.rounds);
+    let mut tail = appended(ctx, sealed, at, &cleared, counter)?;
+    let native = frozen.model.as_ref().is_some_and(|m| m.native_images);
+    let carried: Vec<&rounds::Round> = ctx.rounds.iter().filter(|r| r.n >= at.first_round).collect();
+    let step = frozen
+        .clear_tool_results
+        .as_ref()
+        .and_then(|rule| clearing::step(rule, tail.total, &carried, &cleared, native, counter));
+    if let Some(step) = &step {
+        cleared = cleared.with(step);
+        tail = appended(ctx, sealed, at, &cleared, counter)?;
+    }
+    tail.cleared = clearing::listed(&cleared, &carried, native, counter);
+    Ok((tail, step))
+}
+
+/// The summary and the rounds appended after the sealed elements, with `cleared`
+/// results sent as their placeholders.
+fn appended(
+    ctx: &Context,
+    sealed: &Sealed,
+    at: &Appending<'_>,
+    cleared: &Cleared,
+    counter: &mut Counter<'_>,
+) -> Result<Appended> {
+    let frozen = &sealed.frozen;
+    let mut items = match at.summary {
+        Some(s) => summary_items(sealed, s, counter)?,
+        None => Vec::new(),
+    };
+    items.extend(round_items(ctx, frozen, at.first_round, cleared, counter));
+    if let Some(first) = items.first_mut() {
+        // Whatever follows the sealed elements starts an element of its own.
+        first.boundary = true;
+    }
+    let messages = merge(items);
+    checked(frozen, at.kept, &messages, at.sent, &ctx.turn.id.to_string())?;
+    let (elements, layout) = rendered_rounds_marked(frozen, &messages, at.base_total);
+    let tokens = wire::elements_cost(&messages, &layout);
+    Ok(Appended {
+        elements,
+        tokens,
+        total: at.base_total + tokens,
+        cleared: Vec::new(),
     })
 }
 
@@ -215,9 +293,15 @@ fn summarizable(frozen: &Frozen) -> bool {
 
 /// The items of the turn's rounds from `first_round` on, rendered as the seal froze
 /// the answerer and the model's image support.
-fn round_items(ctx: &Context, frozen: &Frozen, first_round: i32, counter: &mut Counter<'_>) -> Vec<Item> {
+fn round_items(
+    ctx: &Context,
+    frozen: &Frozen,
+    first_round: i32,
+    cleared: &Cleared,
+    counter: &mut Counter<'_>,
+) -> Vec<Item> {
     let native = frozen.model.as_ref().is_some_and(|m| m.native_images);
-    rendered_rounds(ctx, frozen.answerer_id, native, first_round, counter)
+    rendered_rounds(ctx, frozen.answerer_id, native, first_round, cleared, counter)
 }
 
 /// What the rounds a turn already holds add after its seed, when its first compile
@@ -243,7 +327,14 @@ pub(super) fn rounds_floor(
         items.push(Item::text(Role::User, text, tokens, 0));
         first_round = t.summary_round.unwrap_or(i32::MIN);
     }
-    items.extend(rendered_rounds(ctx, answerer, native, first_round, counter));
+    items.extend(rendered_rounds(
+        ctx,
+        answerer,
+        native,
+        first_round,
+        &cleared_by(&ctx.rounds),
+        counter,
+    ));
     if let Some(first) = items.first_mut() {
         first.boundary = true;
     }
@@ -255,16 +346,23 @@ fn rendered_rounds(
     answerer: uuid::Uuid,
     native: bool,
     first_round: i32,
+    cleared: &Cleared,
     counter: &mut Counter<'_>,
 ) -> Vec<Item> {
     let voices = Voices {
         users: &ctx.users,
         creator: ctx.conversation.creator_id,
     };
-    let a = ctx.users.get(&answerer);
+    let how = rounds::Reading {
+        answerer: ctx.users.get(&answerer),
+        native_images: native,
+        thinking: rounds::Thinking::Keep,
+        cleared,
+        block: 0,
+    };
     ctx.rounds
         .iter()
         .filter(|r| r.n >= first_round)
-        .flat_map(|round| rounds::render(round, &voices, a, native, rounds::Thinking::Keep, counter, 0))
+        .flat_map(|round| rounds::render(round, &voices, &how, counter))
         .collect()
 }

@@ -55,6 +55,7 @@ pub(super) fn finish(ctx: &Context, on: &Answering, tally: &mut Tally, fresh: Fr
     };
     let mut frozen = frozen(ctx, on, &fresh, &rendered.layout, breakpoints.clone(), estimate)?;
     frozen.stateful = stateful;
+    frozen.clear_tool_results = options.clear_tool_results.clone();
     // What storage shares: the elements unmarked, and the edits that mark this body (none
     // without breakpoints, or for a purpose that does not seal: then the plain elements
     // are the body's own, and nothing is copied).
@@ -82,6 +83,7 @@ pub(super) fn finish(ctx: &Context, on: &Answering, tally: &mut Tally, fresh: Fr
             explain,
             seal: Some(draft),
             last_round: None,
+            cleared: None,
             notice: None,
         });
     }
@@ -138,6 +140,7 @@ fn frozen(
                 .collect(),
         },
         stateful: None,
+        clear_tool_results: None,
         // What skills_for_turn answers for the sealed turn from now on.
         skills: match ctx.turn.callables.is_empty() {
             true => Vec::new(),
@@ -196,6 +199,7 @@ fn estimate(
         blocks,
         history,
         total,
+        cleared: Vec::new(),
     }
 }
 

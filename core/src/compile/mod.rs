@@ -5,6 +5,7 @@
 //! the estimate, the gate, and the continuation of a sealed turn.
 
 mod assemble;
+pub(crate) mod clearing;
 pub(crate) mod compiler;
 mod continuation;
 pub(crate) mod finish;

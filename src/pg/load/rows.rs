@@ -185,10 +185,11 @@ fn calibrated(client: &SpiClient<'_>, model: &str) -> Result<f32> {
 }
 
 /// The columns `Round::from_columns` takes.
-pub(super) const ROUND: [Column; 5] = [
+pub(super) const ROUND: [Column; 6] = [
     ("n", INT4OID),
     ("assistant", JSONBOID),
     ("results", JSONBOID),
     ("steers", JSONBOID),
     ("aborted", BOOLOID),
+    ("cleared", JSONBOID),
 ];

@@ -1,0 +1,159 @@
+"""Tool-result clearing (request_options.clear_tool_results, SPEC §16.3) through the
+extension, on every wire: a run's older results are sent as the placeholder once its
+requests pass the trigger, the step is stored with the round that first carried it
+(rounds.cleared, covered by the round's digest), every later request and every later turn
+sends them cleared, estimate_turn and explain_turn list them, each body validates with its
+provider's SDK types, and nobody but pgprompt writes what was cleared."""
+import json
+
+import psycopg
+import pytest
+
+from conftest import grant_all_carelessly, make_database
+from converse_types import assert_valid_converse
+from test_response_loop import MODELS, new_conversation
+from test_wire_types import ANTHROPIC, CHAT, RESPONSES, assert_valid, assert_valid_gemini
+
+ADA, LARK = "00000000-0000-4000-8000-000000000001", "00000000-0000-4000-8000-000000000002"
+PLACEHOLDER = "[tool result cleared]"
+TOOLS = json.dumps([{"name": "read", "description": "Read a file.", "input_schema": {"type": "object"}},
+                    {"name": "notes", "description": "Read the notes.", "input_schema": {"type": "object"}}])
+RULE = {"trigger": 300, "keep": 1}
+WIRES = ["anthropic", "chat", "responses", "gemini", "converse"]
+
+
+@pytest.fixture(scope="module")
+def cdb():
+    c = make_database("pgprompt_clearing")
+    c.execute("DROP ROLE IF EXISTS pgprompt_clear_careless")
+    c.execute("CREATE ROLE pgprompt_clear_careless")
+    c.execute("GRANT USAGE ON SCHEMA prompt TO pgprompt_clear_careless")
+    grant_all_carelessly(c, "pgprompt_clear_careless")
+    yield c
+    c.close()
+
+
+def validate(wire: str, body: dict) -> None:
+    if wire == "anthropic":
+        assert_valid(ANTHROPIC, body)
+    elif wire == "chat":
+        assert_valid(CHAT, body)
+    elif wire == "responses":
+        assert_valid(RESPONSES, body)
+    elif wire == "gemini":
+        assert_valid_gemini(body)
+    else:
+        assert_valid_converse(body)
+
+
+def content(n: int) -> str:
+    return f"file {n}: " + "ledger line with an amount and a date. " * 15
+
+
+def add_round(c, conv, turn, n, tool="read"):
+    captures = [{"name": "shot.png", "media_type": "image/png", "data": "aGk="}] if n == 1 else []
+    c.execute("INSERT INTO prompt.rounds (conversation_id, turn_id, n, assistant, results) VALUES (%s, %s, %s, %s, %s)",
+              (conv, turn, n,
+               json.dumps([{"type": "text", "text": f"Reading part {n}."},
+                           {"type": "tool_call", "id": f"c{n}", "name": tool, "input": {"part": n}}]),
+               json.dumps([{"call_id": f"c{n}", "content": content(n), "captures": captures}])))
+
+
+def run(c, wire, rule=RULE, rounds=3):
+    conv = new_conversation(c, wire)
+    turn = str(c.execute(
+        "INSERT INTO prompt.turns (conversation_id, kind, poster_id, prompt, mode, model, tools, request_options) "
+        "VALUES (%s, 'reply', %s, 'Find the double charge.', 'run', %s, %s, %s) RETURNING id",
+        (conv, ADA, MODELS[wire], TOOLS, json.dumps({"clear_tool_results": rule}))).fetchone()[0])
+    bodies = [c.execute("SELECT prompt.compile_turn(%s, %s)::text", (conv, turn)).fetchone()[0]]
+    for n in range(1, rounds + 1):
+        add_round(c, conv, turn, n)
+        bodies.append(c.execute("SELECT prompt.compile_turn(%s, %s)::text", (conv, turn)).fetchone()[0])
+    return conv, turn, bodies
+
+
+@pytest.mark.parametrize("wire", WIRES)
+def test_a_long_run_is_sent_cleared_and_stays_cleared(cdb, wire):
+    c = cdb
+    conv, turn, bodies = run(c, wire)
+    last = bodies[-1]
+    validate(wire, json.loads(last))
+    assert last.count(PLACEHOLDER) == 2, last
+    assert "file 1:" not in last and "file 2:" not in last and "file 3:" in last
+    assert "aGk=" not in last, "a cleared result's picture goes with it"
+    # Round 2's request (rounds 1 and 2) was above the trigger: it cleared round 1; round 3's
+    # cleared round 2. Each step is stored with the round that first carried it.
+    stored = dict(c.execute("SELECT n, cleared FROM prompt.rounds WHERE turn_id = %s ORDER BY n", (turn,)).fetchall())
+    assert stored[1] is None
+    assert stored[2] == {"placeholder": PLACEHOLDER, "results": [{"round": 1, "call_id": "c1"}]}
+    assert stored[3] == {"placeholder": PLACEHOLDER, "results": [{"round": 2, "call_id": "c2"}]}
+    assert c.execute("SELECT prompt.compile_turn(%s, %s)::text", (conv, turn)).fetchone()[0] == last, \
+        "the same rows give the same bytes"
+    assert c.execute("SELECT count(*) FROM prompt.verify_seals(%s)", (conv,)).fetchone()[0] == 0
+    rows = c.execute("SELECT selected, tokens, skipped_reason FROM prompt.estimate_turn(%s, %s) "
+                     "WHERE block = 'cleared_tool_result' ORDER BY selected", (conv, turn)).fetchall()
+    assert [(r[0], r[2]) for r in rows] == [(1, "call c1 of tool read cleared"), (2, "call c2 of tool read cleared")]
+    assert all(r[1] > 100 for r in rows), rows
+    listed = c.execute("SELECT prompt.explain_turn(%s, %s) -> 'estimate' -> 'cleared'", (conv, turn)).fetchone()[0]
+    assert [(x["round"], x["call_id"], x["tool"]) for x in listed] == [(1, "c1", "read"), (2, "c2", "read")]
+
+    # A later turn of the conversation reads the run as its requests cleared it.
+    c.execute("UPDATE prompt.turns SET content = 'Found it.' WHERE id = %s", (turn,))
+    later = str(c.execute(
+        "INSERT INTO prompt.turns (conversation_id, kind, poster_id, prompt, model) "
+        "VALUES (%s, 'reply', %s, 'And now?', %s) RETURNING id", (conv, ADA, MODELS[wire])).fetchone()[0])
+    text = c.execute("SELECT prompt.compile_turn(%s, %s)::text", (conv, later)).fetchone()[0]
+    validate(wire, json.loads(text))
+    assert "file 1:" not in text and "file 2:" not in text and "file 3:" in text, text
+
+
+def test_every_request_extends_the_last_between_steps(cdb):
+    c = cdb
+    # Under clear_at_least, the second request takes no step (round 1 alone is too little
+    # to clear); the third clears rounds 1 and 2 at once.
+    conv, turn, bodies = run(c, "anthropic", {"trigger": 300, "keep": 1, "clear_at_least": 250}, rounds=4)
+
+    def extends(later, earlier):
+        """Every message of `earlier` is sent again, unchanged, at the head of `later`."""
+        a, b = json.loads(earlier)["messages"], json.loads(later)["messages"]
+        return b[: len(a)] == a
+
+    steps = [n for n, in c.execute("SELECT n FROM prompt.rounds WHERE turn_id = %s AND cleared IS NOT NULL ORDER BY n",
+                                   (turn,)).fetchall()]
+    assert steps == [3], steps
+    assert extends(bodies[1], bodies[0]) and extends(bodies[2], bodies[1]), "round 2's request extends round 1's"
+    assert not extends(bodies[3], bodies[2]), "round 3's request cleared"
+    assert extends(bodies[4], bodies[3]), "round 4's request extends round 3's"
+    assert bodies[4].count(PLACEHOLDER) == 2, "round 3 (no longer the newest) waits for the next step"
+
+
+def test_nobody_but_pgprompt_writes_what_was_cleared(cdb):
+    c = cdb
+    conv, turn, _ = run(c, "chat")
+    c.execute("SET ROLE pgprompt_clear_careless")
+    try:
+        for sql, args in (
+            ("UPDATE prompt.rounds SET cleared = NULL WHERE turn_id = %s AND n = 2", (turn,)),
+            ("UPDATE prompt.rounds SET cleared = '{\"placeholder\": \"x\", \"results\": []}' WHERE turn_id = %s AND n = 1",
+             (turn,)),
+            ("INSERT INTO prompt.rounds (conversation_id, turn_id, n, cleared) "
+             "VALUES (%s, %s, 4, '{\"placeholder\": \"x\", \"results\": [{\"round\": 3, \"call_id\": \"c3\"}]}')",
+             (conv, turn)),
+        ):
+            with pytest.raises(psycopg.Error) as e:
+                with c.transaction():
+                    c.execute(sql, args)
+            assert e.value.sqlstate in ("55000", "42501"), (sql, e.value.sqlstate, str(e.value))
+    finally:
+        c.execute("RESET ROLE")
+    assert c.execute("SELECT count(*) FROM prompt.verify_seals(%s)", (conv,)).fetchone()[0] == 0
+
+
+def test_the_option_is_refused_on_write_with_its_path(cdb):
+    c = cdb
+    with pytest.raises(psycopg.Error) as e:
+        with c.transaction():
+            c.execute("UPDATE prompt.users SET request_options = %s WHERE id = %s",
+                      (json.dumps({"clear_tool_results": {"keep": 2}}), LARK))
+    assert e.value.sqlstate == "22023", e.value.sqlstate
+    assert "clear_tool_results needs a trigger" in str(e.value)
