@@ -577,7 +577,9 @@ def cache_lines() -> list:
 def later_sections() -> list:
     """The sections other benchmarks write (bench/cache_runs.py, bench/statements.py,
     bench/cache_report.py, bench/scale_out.py, bench/against.py)."""
-    return (saved_section("cache_runs", "## Prompt cache over agent runs") + saved_section("statements", "## Statements per call")
+    return (saved_section("cache_runs", "## Prompt cache over agent runs")
+            + saved_section("clearing_runs", "## Clearing tool results over a long run")
+            + saved_section("statements", "## Statements per call")
             + saved_section("against", "## 0.3.0 and this build in one run")
             + saved_section("cache_report", "## Cache report") + saved_section("scale_out", "## Scale-out"))
 

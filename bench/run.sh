@@ -7,6 +7,8 @@
 #   bench/run.sh           # everything
 #   bench/run.sh cache     # the prompt-cache simulator alone
 #   bench/run.sh runs      # the prompt cache over agent runs alone (bench/cache_runs.py)
+#   bench/run.sh clearing  # one long run with and without tool-result clearing
+#                          # (bench/clearing_runs.py)
 #   bench/run.sh statements  # statements per call alone (bench/statements.py)
 #   bench/run.sh cache_report  # cache_report against the requests it reports alone
 #                              # (bench/cache_report.py)
@@ -45,6 +47,11 @@ if [ "$WHAT" = all ] || [ "$WHAT" = cache_report ]; then
   echo "== cache_report over 40 and 400 requests" >&2
   python3 bench/cache_report.py >/dev/null
   [ "$WHAT" = cache_report ] && exit 0
+fi
+if [ "$WHAT" = all ] || [ "$WHAT" = clearing ]; then
+  echo "== one long run with and without tool-result clearing (200 rounds)" >&2
+  python3 bench/clearing_runs.py >/dev/null
+  [ "$WHAT" = clearing ] && exit 0
 fi
 if [ "$WHAT" != runs ] && [ "$WHAT" != measure ]; then
   echo "== the prompt-cache simulator (2,000 turns, three trimmings)" >&2
