@@ -218,6 +218,13 @@ pub(crate) fn read(map: &Obj<'_>) -> Checked<Options> {
             other => return Err(v.refuse(format_args!("unknown option \"{other}\"; known: {}", KEYS.join(", ")))),
         }
     }
+    if o.stateful && o.clear_tool_results.is_some() {
+        // A stateful chain sends only what is new since the previous response: the
+        // results the provider stores are not the request's to clear.
+        return Err(map.at("clear_tool_results").refuse(
+            "clear_tool_results cannot clear what a stateful chain's provider stores: set stateful or clear_tool_results, not both",
+        ));
+    }
     Ok(o)
 }
 

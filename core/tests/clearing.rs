@@ -302,4 +302,9 @@ fn the_option_is_checked_on_write() {
         assert_eq!(e.code, Code::RequestOptionsInvalid);
         assert!(e.message.contains(says), "{rule}: {}", e.message);
     }
+    // A stateful chain's provider stores what it was sent: nothing there to clear.
+    let both = json!({"stateful": true, "clear_tool_results": {"trigger": 10}});
+    let e = pgprompt_core::options::parse_request_options(both.to_string().as_str()).expect_err("refused");
+    assert_eq!(e.code, Code::RequestOptionsInvalid);
+    assert!(e.message.contains("stateful chain"), "{}", e.message);
 }
