@@ -23,8 +23,11 @@
 //! a model without one keeps its wire's rules. Each wire checks and spells its own
 //! columns of this table in its folder (`wire/<wire>/options.rs`), and `wire/options.rs`
 //! resolves a request's options against its wire and its profile; this file holds the
-//! vocabulary, the merge, the profile's rules and the spellings several wires share, and
-//! asks no wire.
+//! vocabulary, the merge, the profile's rules and the spellings every wire shares, and
+//! asks no wire. A provider's own spellings live with its wire: Claude's thinking in
+//! `wire/anthropic/options.rs` (converse sends it there too), OpenAI's structured output
+//! in `wire/openai.rs`, the encrypted reasoning Responses replays in
+//! `wire/responses/options.rs`.
 
 use serde_json::{Map, Number, Value};
 
@@ -81,9 +84,6 @@ const INCLUDABLE: [&str; 8] = [
     "reasoning.encrypted_content",
     "message.output_text.logprobs",
 ];
-
-/// The include that replays reasoning when nothing is stored.
-pub(crate) const ENCRYPTED_REASONING: &str = "reasoning.encrypted_content";
 
 /// The `tool_choice` option: whether and which tool the model must call.
 #[derive(Debug, Clone, PartialEq)]
@@ -448,25 +448,6 @@ pub(crate) fn refusal(wire: Wire, key: &'static str, what: &str) -> std::result:
     Err((key, format!("the {} wire {what}", wire.as_str())))
 }
 
-/// Claude's thinking, on the wires that reach it (anthropic, and converse's
-/// `additionalModelRequestFields`): a budget of at least 1024 and below `max_tokens`, and
-/// an effort it takes.
-pub(crate) fn claude_thinking(t: &Thinking, max_tokens: i32, wire: Wire) -> std::result::Result<(), Refusal> {
-    let refuse = |key: &'static str, what: &str| refusal(wire, key, what);
-    if let Some(b) = t.budget {
-        if b < 1024 || b >= max_tokens.max(0) as u64 {
-            return refuse(
-                "thinking/budget_tokens",
-                &format!("needs a thinking budget of at least 1024 and below max_tokens ({max_tokens})"),
-            );
-        }
-    }
-    if matches!(t.effort, Some(Effort::None | Effort::Minimal)) {
-        return refuse("thinking/effort", "takes an effort of low, medium, high, xhigh or max");
-    }
-    Ok(())
-}
-
 // The profile's rules on options (`crate::profile` holds the rules, this module reads
 // the options against them).
 
@@ -660,51 +641,6 @@ impl Options {
         t.effort
             .or((t.mode == Some(ThinkingMode::Disabled)).then_some(Effort::None))
     }
-
-    /// With `store: false`, reasoning is replayed from its encrypted content: `include`
-    /// gains it (a model whose reasoning is replayed needs it, nothing being stored).
-    pub(crate) fn replaying_reasoning(&mut self) {
-        if self.store == Some(false) {
-            let include = self.include.get_or_insert_with(Vec::new);
-            if !include.iter().any(|i| i == ENCRYPTED_REASONING) {
-                include.push(ENCRYPTED_REASONING.to_string());
-            }
-        }
-    }
-}
-
-/// Claude's `thinking` object as Anthropic spells it (`type`, `budget_tokens`, `display`):
-/// the anthropic wire's field, and converse's `additionalModelRequestFields.thinking`.
-pub(crate) fn claude_thinking_text(o: &Options) -> Option<String> {
-    let mode = o.mode?;
-    let t = o.thinking.clone().unwrap_or_default();
-    let mut thinking = format!(r#"{{"type":{}"#, q(mode.as_str()));
-    if let Some(b) = t.budget {
-        thinking.push_str(&format!(r#","budget_tokens":{b}"#));
-    }
-    if let Some(d) = t.display {
-        thinking.push_str(&format!(r#","display":{}"#, q(d.as_str())));
-    }
-    thinking.push('}');
-    Some(thinking)
-}
-
-/// A structured output format as OpenAI spells it: chat nests a json_schema's fields in
-/// `json_schema`, responses (`text.format`) lays them flat.
-pub(crate) fn openai_format(f: &Format, nested: bool) -> String {
-    match f {
-        Format::Text => r#"{"type":"text"}"#.into(),
-        Format::JsonObject => r#"{"type":"json_object"}"#.into(),
-        Format::JsonSchema { name, schema, strict } => {
-            let strict = strict.map_or(String::new(), |s| format!(r#","strict":{s}"#));
-            let fields = format!(r#""name":{},"schema":{schema}{strict}"#, q(name));
-            if nested {
-                format!(r#"{{"type":"json_schema","json_schema":{{{fields}}}}}"#)
-            } else {
-                format!(r#"{{"type":"json_schema",{fields}}}"#)
-            }
-        }
-    }
 }
 
 #[cfg(test)]
@@ -832,8 +768,6 @@ mod tests {
     fn a_profile_decides_the_mode_an_effort_means() {
         let o = profiled(json!({"thinking": {"effort": "high"}}), 8192).unwrap();
         assert_eq!(o.mode, Some(ThinkingMode::Adaptive));
-        // Sent as Anthropic's `thinking` (its `output_config` says the effort).
-        assert_eq!(claude_thinking_text(&o).as_deref(), Some(r#"{"type":"adaptive"}"#));
         assert_eq!(o.effort(), Some(Effort::High));
     }
 

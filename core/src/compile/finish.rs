@@ -257,8 +257,8 @@ fn options(ctx: &Context, on: &Answering) -> Result<crate::options::Options> {
         native_images: on.model.is_some_and(|m| m.native_images),
     };
     let mut o = crate::wire::options::resolve_options(levels, on.wire, max_tokens, rules, dialect)?;
-    if on.wire.form().stores_responses() && (on.a.reasoning_replay || profile.is_some_and(|p| p.replays_thinking)) {
-        o.replaying_reasoning();
+    if on.a.reasoning_replay || profile.is_some_and(|p| p.replays_thinking) {
+        on.wire.form().replay_reasoning(&mut o);
     }
     let loaded: Vec<&str> = on
         .tools

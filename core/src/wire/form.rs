@@ -151,6 +151,11 @@ pub(crate) trait Form: Merging + Sync {
         false
     }
 
+    /// What a request whose model's reasoning is replayed adds to its options (a wire
+    /// that stores responses asks for the encrypted reasoning when nothing is stored);
+    /// by default, nothing.
+    fn replay_reasoning(&self, _o: &mut Options) {}
+
     /// The form a chained request is sent in (a wire that [`Form::stores_responses`]):
     /// the full `body` from the chain's `cut` on, after the response `previous` names,
     /// the leading system text where the wire takes it apart. A wire that keeps no state

@@ -3,7 +3,7 @@
 //! the tool choice's spelling, the fields every OpenAI body takes.
 
 use crate::kinds::{Effort, ThinkingMode, Wire};
-use crate::options::{metadata_text, q, refusal, sampling, simple, strings, Options, Refusal, ToolChoice};
+use crate::options::{metadata_text, q, refusal, sampling, simple, strings, Format, Options, Refusal, ToolChoice};
 
 /// What an OpenAI wire cannot say of thinking: a budget, a mode other than by effort.
 pub(super) fn check(o: &Options, wire: Wire) -> Result<(), Refusal> {
@@ -78,5 +78,23 @@ pub(super) fn cache_rules(profile: Option<&crate::profile::Profile>) -> super::f
         lookback: profile.and_then(|p| p.cache_lookback).map(|l| l.max(1) as usize),
         step: (!explicit).then_some(128),
         unnamed_five_minutes: false,
+    }
+}
+
+/// A structured output format as OpenAI spells it: chat nests a json_schema's fields in
+/// `json_schema`, responses (`text.format`) lays them flat.
+pub(super) fn openai_format(f: &Format, nested: bool) -> String {
+    match f {
+        Format::Text => r#"{"type":"text"}"#.into(),
+        Format::JsonObject => r#"{"type":"json_object"}"#.into(),
+        Format::JsonSchema { name, schema, strict } => {
+            let strict = strict.map_or(String::new(), |s| format!(r#","strict":{s}"#));
+            let fields = format!(r#""name":{},"schema":{schema}{strict}"#, q(name));
+            if nested {
+                format!(r#"{{"type":"json_schema","json_schema":{{{fields}}}}}"#)
+            } else {
+                format!(r#"{{"type":"json_schema",{fields}}}"#)
+            }
+        }
     }
 }

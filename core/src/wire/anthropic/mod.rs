@@ -7,7 +7,7 @@
 //! escaping is the renderer's one heavy step (see `json::string`).
 
 mod dialect;
-mod options;
+pub(super) mod options;
 pub(super) mod replay;
 mod response;
 

@@ -4,11 +4,45 @@
 //! (`effort`, a JSON schema's `format`). What the wire cannot say is refused on write
 //! ([`check`]).
 
-use crate::kinds::Wire;
+use crate::kinds::{Effort, Wire};
 use crate::options::{
-    claude_thinking, claude_thinking_text, forced, metadata_text, q, refusal, sampling, strings, Format, Options,
-    Refusal, ToolChoice,
+    forced, metadata_text, q, refusal, sampling, strings, Format, Options, Refusal, Thinking, ToolChoice,
 };
+
+/// Claude's thinking, on the wires that reach it (anthropic, and converse's
+/// `additionalModelRequestFields`): a budget of at least 1024 and below `max_tokens`, and
+/// an effort it takes.
+pub(crate) fn claude_thinking(t: &Thinking, max_tokens: i32, wire: Wire) -> std::result::Result<(), Refusal> {
+    let refuse = |key: &'static str, what: &str| refusal(wire, key, what);
+    if let Some(b) = t.budget {
+        if b < 1024 || b >= max_tokens.max(0) as u64 {
+            return refuse(
+                "thinking/budget_tokens",
+                &format!("needs a thinking budget of at least 1024 and below max_tokens ({max_tokens})"),
+            );
+        }
+    }
+    if matches!(t.effort, Some(Effort::None | Effort::Minimal)) {
+        return refuse("thinking/effort", "takes an effort of low, medium, high, xhigh or max");
+    }
+    Ok(())
+}
+
+/// Claude's `thinking` object as Anthropic spells it (`type`, `budget_tokens`, `display`):
+/// the anthropic wire's field, and converse's `additionalModelRequestFields.thinking`.
+pub(crate) fn claude_thinking_text(o: &Options) -> Option<String> {
+    let mode = o.mode?;
+    let t = o.thinking.clone().unwrap_or_default();
+    let mut thinking = format!(r#"{{"type":{}"#, q(mode.as_str()));
+    if let Some(b) = t.budget {
+        thinking.push_str(&format!(r#","budget_tokens":{b}"#));
+    }
+    if let Some(d) = t.display {
+        thinking.push_str(&format!(r#","display":{}"#, q(d.as_str())));
+    }
+    thinking.push('}');
+    Some(thinking)
+}
 
 /// What the wire cannot say, whatever the model.
 pub(super) fn check(o: &Options, max_tokens: i32) -> Result<(), Refusal> {

@@ -2,8 +2,9 @@
 //! (`CompletionCreateParams`): the OpenAI fields (`super::openai`), then `stop`,
 //! `response_format` and `reasoning_effort`.
 
+use super::super::openai::openai_format;
 use crate::kinds::Wire;
-use crate::options::{openai_format, q, refusal, strings, Options, Refusal};
+use crate::options::{q, refusal, strings, Options, Refusal};
 
 /// What the wire cannot say, whatever the model.
 pub(super) fn check(o: &Options) -> Result<(), Refusal> {

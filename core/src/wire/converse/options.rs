@@ -5,10 +5,9 @@
 //! `additionalModelRequestFields` (Claude's `thinking`). What the wire cannot say is
 //! refused on write, at the option's pointer ([`check`]).
 
+use super::super::anthropic::options::{claude_thinking, claude_thinking_text};
 use crate::kinds::Wire;
-use crate::options::{
-    claude_thinking, claude_thinking_text, metadata_text, q, refusal, strings, Format, Options, Refusal, ToolChoice,
-};
+use crate::options::{metadata_text, q, refusal, strings, Format, Options, Refusal, ToolChoice};
 
 /// The option fields of a Converse body, as JSON text.
 #[derive(Default)]

@@ -353,6 +353,10 @@ impl super::form::Form for Responses {
         true
     }
 
+    fn replay_reasoning(&self, o: &mut Options) {
+        options::replaying_reasoning(o)
+    }
+
     fn chained(
         &self,
         body: &super::shape::Body,

@@ -2,8 +2,9 @@
 //! the OpenAI fields (`super::openai`), then `text.format` and `reasoning` (`effort`,
 //! `summary`), and `store` and `include`.
 
+use super::super::openai::openai_format;
 use crate::kinds::{Display, Wire};
-use crate::options::{openai_format, q, refusal, Options, Refusal};
+use crate::options::{q, refusal, Options, Refusal};
 
 /// What the wire cannot say, whatever the model.
 pub(super) fn check(o: &Options) -> Result<(), Refusal> {
@@ -35,4 +36,18 @@ pub(super) fn fields(o: &Options) -> Vec<(&'static str, String)> {
     }
     super::super::openai::trailing_fields(o, &mut out);
     out
+}
+
+/// The include that replays reasoning when nothing is stored.
+const ENCRYPTED_REASONING: &str = "reasoning.encrypted_content";
+
+/// With `store: false`, reasoning is replayed from its encrypted content: `include`
+/// gains it (a model whose reasoning is replayed needs it, nothing being stored).
+pub(super) fn replaying_reasoning(o: &mut Options) {
+    if o.store == Some(false) {
+        let include = o.include.get_or_insert_with(Vec::new);
+        if !include.iter().any(|i| i == ENCRYPTED_REASONING) {
+            include.push(ENCRYPTED_REASONING.to_string());
+        }
+    }
 }
