@@ -42,9 +42,15 @@ fn record_count(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid, input_tokens: 
             .hint("Pass input_tokens as the provider's count endpoint answered it."),
         );
     }
-    let out = explain_now(conv, turn);
-    let step = out.last_round.unwrap_or(0);
-    let estimated = i32::try_from(out.explain.estimate.total).unwrap_or(i32::MAX);
+    // What the turn's compile stored of its next request; a compile only where nothing
+    // stored says it (an unsealed turn, a round no request carried yet).
+    let stored = Spi::connect(|client| super::responses::stored_request(client, conv, turn))
+        .and_then(|s| s.next_request());
+    let (step, estimated, model) = stored.unwrap_or_else(|| {
+        let out = explain_now(conv, turn);
+        let estimated = i32::try_from(out.explain.estimate.total).unwrap_or(i32::MAX);
+        (out.last_round.unwrap_or(0), estimated, out.explain.model)
+    });
     Spi::connect_mut(|client| {
         super::guard::refuse_foreign_code(&[c"counts"]);
         run_write(client, "INSERT INTO prompt.counts (conversation_id, turn_id, step, input_tokens, estimated_input_tokens, compiled_model) \
@@ -57,7 +63,7 @@ fn record_count(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid, input_tokens: 
                 step.into(),
                 input_tokens.into(),
                 estimated.into(),
-                nullable(out.explain.model.clone()),
+                nullable(model.clone()),
             ],
         );
     });
@@ -66,6 +72,6 @@ fn record_count(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid, input_tokens: 
         "step": step,
         "input_tokens": input_tokens,
         "estimated_input_tokens": estimated,
-        "model": out.explain.model,
+        "model": model,
     }))
 }

@@ -139,7 +139,7 @@ static ANSWERED_REQUEST: LazyLock<Query> = LazyLock::new(|| {
 /// what its seal froze (the model, the wire, the estimate, and whether its record reads
 /// as written), its newest round and the estimate of the request that first carried it,
 /// and whether a direct reply's response was recorded already.
-struct StoredRequest {
+pub(super) struct StoredRequest {
     mode: Option<String>,
     model: Option<String>,
     wire: Option<Wire>,
@@ -152,7 +152,7 @@ struct StoredRequest {
 
 /// Reads what the turn's compile stored of the request a response answers, in one
 /// statement ([`ANSWERED_REQUEST`]); `None`: no such turn is visible.
-fn stored_request(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Option<StoredRequest> {
+pub(super) fn stored_request(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Option<StoredRequest> {
     let rows = run(
         client,
         &ANSWERED_REQUEST,
@@ -175,6 +175,23 @@ fn stored_request(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Option<Stor
         },
     );
     rows.or_raise().into_iter().next()
+}
+
+impl StoredRequest {
+    /// The request the turn's next call sends, as its compile stored it: the newest round
+    /// it carries (0: none), its estimate and its model; `None` where nothing stored says it
+    /// (not sealed, its record not as written, a newest round no request carried yet, an
+    /// in-turn summary).
+    pub(super) fn next_request(&self) -> Option<(i32, i32, Option<String>)> {
+        if !self.verified {
+            return None;
+        }
+        let (step, estimated) = match self.newest {
+            None => (0, self.sealed?),
+            Some(n) => (n, self.sent?),
+        };
+        Some((step, estimated, self.model.clone()))
+    }
 }
 
 /// The request a response answers, as `stored` says it; where nothing stored says it
