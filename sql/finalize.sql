@@ -617,6 +617,7 @@ DECLARE
     found_summary text;
     found_summary_round int;
     found_round int;
+    found_cleared jsonb;
     captured boolean;
 BEGIN
     -- What a Side read of its captured turn is the capture's own: written here, never by
@@ -625,7 +626,8 @@ BEGIN
     IF TG_OP = 'UPDATE'
        AND (NEW.captured_round IS DISTINCT FROM OLD.captured_round OR NEW.captured_content IS DISTINCT FROM OLD.captured_content
             OR NEW.captured_summary IS DISTINCT FROM OLD.captured_summary
-            OR NEW.captured_summary_round IS DISTINCT FROM OLD.captured_summary_round)
+            OR NEW.captured_summary_round IS DISTINCT FROM OLD.captured_summary_round
+            OR NEW.captured_cleared IS DISTINCT FROM OLD.captured_cleared)
        AND NEW.parent_id IS NOT DISTINCT FROM OLD.parent_id AND NEW.captured_turn_id IS NOT DISTINCT FROM OLD.captured_turn_id
        AND NOT prompt._history_rewrite_allowed() THEN
         PERFORM prompt._storage_guard(format('the capture of Side %s', OLD.id), 'UPDATE');
@@ -653,8 +655,10 @@ BEGIN
     END IF;
     SELECT coalesce(t.answerer_id, p.answerer_id), t.content, t.summary, t.summary_round,
            (SELECT max(r.n) FROM prompt.rounds r
-             WHERE r.conversation_id = t.conversation_id AND r.turn_id = t.id)
-      INTO found_answerer, found_content, found_summary, found_summary_round, found_round
+             WHERE r.conversation_id = t.conversation_id AND r.turn_id = t.id),
+           (SELECT jsonb_agg(r.cleared ORDER BY r.n) FROM prompt.rounds r
+             WHERE r.conversation_id = t.conversation_id AND r.turn_id = t.id AND r.cleared IS NOT NULL)
+      INTO found_answerer, found_content, found_summary, found_summary_round, found_round, found_cleared
       FROM prompt.turns t JOIN prompt.conversations p ON p.id = t.conversation_id
      WHERE t.conversation_id = NEW.parent_id AND t.id = NEW.captured_turn_id;
     captured := FOUND;
@@ -668,7 +672,7 @@ BEGIN
                 HINT = 'A Side is captured from a turn of its parent_id.';
         END IF;
         IF NEW.captured_round IS NOT NULL OR NEW.captured_content IS NOT NULL OR NEW.captured_summary IS NOT NULL
-           OR NEW.captured_summary_round IS NOT NULL THEN
+           OR NEW.captured_summary_round IS NOT NULL OR NEW.captured_cleared IS NOT NULL THEN
             PERFORM prompt._storage_guard(format('the capture of Side %s', NEW.id), 'INSERT');
         END IF;
     ELSIF found_answerer IS NULL THEN
@@ -691,6 +695,7 @@ BEGIN
             NEW.captured_summary := found_summary;
             NEW.captured_summary_round := found_summary_round;
             NEW.captured_round := found_round;
+            NEW.captured_cleared := found_cleared;
         END IF;
     END IF;
     RETURN NEW;
@@ -698,7 +703,7 @@ END
 $$;
 
 CREATE TRIGGER conversations_capture BEFORE INSERT OR UPDATE OF parent_id, captured_turn_id, answerer_id,
-    captured_round, captured_content, captured_summary, captured_summary_round
+    captured_round, captured_content, captured_summary, captured_summary_round, captured_cleared
     ON prompt.conversations FOR EACH ROW EXECUTE FUNCTION prompt._conversations_capture();
 
 -- The request options of an agent are checked on write like a turn's (its wire is known only when a turn compiles).
@@ -1550,7 +1555,7 @@ COMMENT ON TABLE prompt.skills IS
 COMMENT ON TABLE prompt.conversations IS
     'One timeline: its workspace, kind, stored answerer, creator and origin channel; a Side names its parent and the turn captured there.';
 COMMENT ON FUNCTION prompt._conversations_capture() IS
-    'Internal trigger: a Side answers as its captured turn''s answerer (filled in when NULL, refused when another) and keeps the captured turn as it stood (captured_round, captured_content, captured_summary, captured_summary_round).';
+    'Internal trigger: a Side answers as its captured turn''s answerer (filled in when NULL, refused when another) and keeps the captured turn as it stood (captured_round, captured_content, captured_summary, captured_summary_round, captured_cleared).';
 COMMENT ON COLUMN prompt.conversations.captured_turn_id IS
     'A Side''s captured turn, in parent_id: its history is the parent''s turns through that turn, in its answerer''s reading, then its own.';
 COMMENT ON COLUMN prompt.conversations.captured_round IS
@@ -1561,6 +1566,8 @@ COMMENT ON COLUMN prompt.conversations.captured_summary IS
     'A Side''s captured turn as it stood at the capture: its in-turn summary then. Filled in by the capture trigger.';
 COMMENT ON COLUMN prompt.conversations.captured_summary_round IS
     'A Side''s captured turn as it stood at the capture: the round its in-turn summary starts from. Filled in by the capture trigger.';
+COMMENT ON COLUMN prompt.conversations.captured_cleared IS
+    'A Side''s captured turn as it stood at the capture: what its requests had cleared of its rounds then (its rounds'' cleared records, oldest first; NULL: none). A record written after the capture is not the Side''s. Filled in by the capture trigger.';
 COMMENT ON TABLE prompt.turns IS
     'The timeline, ordered by seq: message, reply and summary turns. A reply turn is what compile_turn compiles; once sealed, its sealed_* columns and every column its request was compiled from never change (content stays writable).';
 COMMENT ON TABLE prompt.rounds IS

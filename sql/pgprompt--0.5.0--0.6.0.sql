@@ -74,6 +74,8 @@ ALTER TABLE prompt.model_profiles ADD COLUMN lifecycle_source text;
 ALTER TABLE prompt.models ADD COLUMN provider text;
 -- What the request that first carried a round cleared (request_options.clear_tool_results).
 ALTER TABLE prompt.rounds ADD COLUMN cleared jsonb;
+-- What a Side's captured turn had cleared at the capture (0.5's Sides: nothing).
+ALTER TABLE prompt.conversations ADD COLUMN captured_cleared jsonb;
 CREATE TABLE prompt.document_versions (
     -- No foreign key: a document's history outlives the document (what a seal names stays
     -- readable, and a document written again under its id continues it).
@@ -349,6 +351,7 @@ DECLARE
     found_summary text;
     found_summary_round int;
     found_round int;
+    found_cleared jsonb;
     captured boolean;
 BEGIN
     -- What a Side read of its captured turn is the capture's own: written here, never by
@@ -357,7 +360,8 @@ BEGIN
     IF TG_OP = 'UPDATE'
        AND (NEW.captured_round IS DISTINCT FROM OLD.captured_round OR NEW.captured_content IS DISTINCT FROM OLD.captured_content
             OR NEW.captured_summary IS DISTINCT FROM OLD.captured_summary
-            OR NEW.captured_summary_round IS DISTINCT FROM OLD.captured_summary_round)
+            OR NEW.captured_summary_round IS DISTINCT FROM OLD.captured_summary_round
+            OR NEW.captured_cleared IS DISTINCT FROM OLD.captured_cleared)
        AND NEW.parent_id IS NOT DISTINCT FROM OLD.parent_id AND NEW.captured_turn_id IS NOT DISTINCT FROM OLD.captured_turn_id
        AND NOT prompt._history_rewrite_allowed() THEN
         PERFORM prompt._storage_guard(format('the capture of Side %s', OLD.id), 'UPDATE');
@@ -385,8 +389,10 @@ BEGIN
     END IF;
     SELECT coalesce(t.answerer_id, p.answerer_id), t.content, t.summary, t.summary_round,
            (SELECT max(r.n) FROM prompt.rounds r
-             WHERE r.conversation_id = t.conversation_id AND r.turn_id = t.id)
-      INTO found_answerer, found_content, found_summary, found_summary_round, found_round
+             WHERE r.conversation_id = t.conversation_id AND r.turn_id = t.id),
+           (SELECT jsonb_agg(r.cleared ORDER BY r.n) FROM prompt.rounds r
+             WHERE r.conversation_id = t.conversation_id AND r.turn_id = t.id AND r.cleared IS NOT NULL)
+      INTO found_answerer, found_content, found_summary, found_summary_round, found_round, found_cleared
       FROM prompt.turns t JOIN prompt.conversations p ON p.id = t.conversation_id
      WHERE t.conversation_id = NEW.parent_id AND t.id = NEW.captured_turn_id;
     captured := FOUND;
@@ -400,7 +406,7 @@ BEGIN
                 HINT = 'A Side is captured from a turn of its parent_id.';
         END IF;
         IF NEW.captured_round IS NOT NULL OR NEW.captured_content IS NOT NULL OR NEW.captured_summary IS NOT NULL
-           OR NEW.captured_summary_round IS NOT NULL THEN
+           OR NEW.captured_summary_round IS NOT NULL OR NEW.captured_cleared IS NOT NULL THEN
             PERFORM prompt._storage_guard(format('the capture of Side %s', NEW.id), 'INSERT');
         END IF;
     ELSIF found_answerer IS NULL THEN
@@ -423,11 +429,16 @@ BEGIN
             NEW.captured_summary := found_summary;
             NEW.captured_summary_round := found_summary_round;
             NEW.captured_round := found_round;
+            NEW.captured_cleared := found_cleared;
         END IF;
     END IF;
     RETURN NEW;
 END
 $$;
+DROP TRIGGER conversations_capture ON prompt.conversations;
+CREATE TRIGGER conversations_capture BEFORE INSERT OR UPDATE OF parent_id, captured_turn_id, answerer_id,
+    captured_round, captured_content, captured_summary, captured_summary_round, captured_cleared
+    ON prompt.conversations FOR EACH ROW EXECUTE FUNCTION prompt._conversations_capture();
 CREATE OR REPLACE PROCEDURE prompt.backfill_token_counts(tokenizer text, batch_size int DEFAULT 1000)
 LANGUAGE plpgsql
 AS $$
@@ -1811,6 +1822,10 @@ CREATE EVENT TRIGGER pgprompt_privileges ON ddl_command_end WHEN TAG IN ('GRANT'
 
 -- Comments ----------------------------------------------------------------------------
 
+COMMENT ON FUNCTION prompt._conversations_capture() IS
+    'Internal trigger: a Side answers as its captured turn''s answerer (filled in when NULL, refused when another) and keeps the captured turn as it stood (captured_round, captured_content, captured_summary, captured_summary_round, captured_cleared).';
+COMMENT ON COLUMN prompt.conversations.captured_cleared IS
+    'A Side''s captured turn as it stood at the capture: what its requests had cleared of its rounds then (its rounds'' cleared records, oldest first; NULL: none). A record written after the capture is not the Side''s. Filled in by the capture trigger.';
 COMMENT ON FUNCTION prompt.explain_turn(uuid, uuid) IS
     'How the body is made: mechanism, model, wire, whether sealed, the compiled messages, cache breakpoints, the preface, the full estimate (with estimate.cleared: each tool result sent cleared, its round, call_id, tool and tokens), a stateful turn''s chain (stateful) and what the provider''s cache should do with it sent now (cache: as prompt.cache_report predicts). Never raises for a budget problem.';
 COMMENT ON FUNCTION prompt.estimate_turn(uuid, uuid) IS

@@ -209,6 +209,9 @@ CREATE TABLE prompt.conversations (
     captured_content       text,
     captured_summary       text,
     captured_summary_round int,
+    -- What the requests of the captured turn had cleared of its rounds then (the records
+    -- of rounds.cleared, oldest first; NULL: none).
+    captured_cleared       jsonb,
     CONSTRAINT conversations_capture_is_a_sides
         CHECK (captured_turn_id IS NULL OR kind = 'side')
 );

@@ -16,6 +16,9 @@ use crate::json_at::{At, Checked};
 /// What a result cleared is sent as, unless the rule names another text.
 pub(crate) const DEFAULT_PLACEHOLDER: &str = "[tool result cleared]";
 
+/// The longest placeholder: a cleared result is meant to be short.
+const MAX_PLACEHOLDER: usize = 200;
+
 /// The option's keys, in the order the docs list them.
 const KEYS: &str = "trigger, keep, clear_at_least, exclude_tools, placeholder";
 
@@ -75,9 +78,12 @@ pub(crate) fn read(v: &At<'_>) -> Checked<Rule> {
             "placeholder" => {
                 rule.placeholder = value
                     .read(
-                        |x| x.as_str().filter(|s| !s.trim().is_empty()),
+                        |x| {
+                            x.as_str()
+                                .filter(|s| !s.trim().is_empty() && s.chars().count() <= MAX_PLACEHOLDER)
+                        },
                         format_args!(
-                            "clear_tool_results.placeholder must be a non-empty string, not {}",
+                            "clear_tool_results.placeholder must be a non-empty string of at most {MAX_PLACEHOLDER} characters, not {}",
                             value.value
                         ),
                     )?
@@ -138,6 +144,16 @@ impl Record {
         serde_json::from_value(v.clone()).ok()
     }
 
+    /// Several records as one (a turn's records share its rule's placeholder); `None`
+    /// for none.
+    pub(crate) fn merged(records: &[Record]) -> Option<Record> {
+        let first = records.first()?;
+        Some(Record {
+            placeholder: first.placeholder.clone(),
+            results: records.iter().flat_map(|r| r.results.iter().cloned()).collect(),
+        })
+    }
+
     /// The column's JSON.
     pub fn to_json(&self) -> Value {
         serde_json::to_value(self).unwrap_or(Value::Null)
@@ -145,10 +161,10 @@ impl Record {
 }
 
 /// The results a request sends cleared: every record its rounds hold, and the step it
-/// takes itself.
+/// takes itself; by round, each cleared call with its placeholder.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Cleared {
-    keys: Vec<(Key, String)>,
+    by_round: std::collections::BTreeMap<i32, Vec<(String, String)>>,
 }
 
 impl Cleared {
@@ -156,21 +172,32 @@ impl Cleared {
     pub(crate) fn add(&mut self, record: &Record) {
         for k in &record.results {
             if self.placeholder(k.round, &k.call_id).is_none() {
-                self.keys.push((k.clone(), record.placeholder.clone()));
+                self.by_round
+                    .entry(k.round)
+                    .or_default()
+                    .push((k.call_id.clone(), record.placeholder.clone()));
             }
         }
     }
 
     /// The placeholder a result is sent as, when it is cleared.
     pub(crate) fn placeholder(&self, round: i32, call_id: &str) -> Option<&str> {
-        self.keys
+        self.by_round
+            .get(&round)?
             .iter()
-            .find(|(k, _)| k.round == round && k.call_id == call_id)
+            .find(|(id, _)| id == call_id)
             .map(|(_, p)| p.as_str())
     }
 
     pub(crate) fn is_empty(&self) -> bool {
-        self.keys.is_empty()
+        self.by_round.is_empty()
+    }
+
+    /// What a request clears once it takes `step`.
+    pub(crate) fn with(&self, step: &Record) -> Cleared {
+        let mut c = self.clone();
+        c.add(step);
+        c
     }
 }
 
@@ -186,13 +213,4 @@ pub struct ClearedResult {
     pub tool: String,
     /// What its content and pictures would have cost.
     pub tokens: u32,
-}
-
-impl Cleared {
-    /// What a request clears once it takes `step`.
-    pub(crate) fn with(&self, step: &Record) -> Cleared {
-        let mut c = self.clone();
-        c.add(step);
-        c
-    }
 }

@@ -236,6 +236,7 @@ impl Round {
             Ok(Some(v)) => crate::clearing::Record::from_column(&v),
             Ok(None) | Err(()) => None,
         };
+        round.sent = c.need_bool("sent")?;
         Ok(round)
     }
 }

@@ -125,6 +125,8 @@ pub struct CaptureState {
     pub summary: Option<String>,
     /// Its `summary_round` then (`captured_summary_round`); `None`: it had none.
     pub summary_round: Option<i32>,
+    /// What its requests had cleared then (`captured_cleared`: its rounds' records).
+    pub cleared: Vec<crate::clearing::Record>,
 }
 
 impl Captured {
@@ -140,6 +142,14 @@ impl Captured {
         ht.turn.summary = s.summary.clone();
         ht.turn.summary_round = s.summary_round;
         ht.rounds.retain(|r| s.round.is_some_and(|n| r.n <= n));
+        // What was cleared then, whatever the turn's requests cleared since: the records
+        // as the capture read them, on its first round.
+        for r in &mut ht.rounds {
+            r.cleared = None;
+        }
+        if let Some(first) = ht.rounds.first_mut() {
+            first.cleared = crate::clearing::Record::merged(&s.cleared);
+        }
     }
 }
 
@@ -148,6 +158,55 @@ mod tests {
     use super::*;
     use crate::rows::TurnKind;
     use crate::testing::{id, round};
+
+    /// Found by the hostile review: a record the parent's run wrote after the capture
+    /// (its request that first carried the captured round) is not the Side's; the
+    /// records the capture read are.
+    #[test]
+    fn a_captured_turn_keeps_what_was_cleared_then() {
+        use crate::clearing::{Key, Record};
+        let host = Host {
+            depth: 1,
+            creator_id: None,
+            answerer_id: None,
+        };
+        let record = |n: i32| Record {
+            placeholder: "[gone]".into(),
+            results: vec![Key {
+                round: n,
+                call_id: format!("c{n}"),
+            }],
+        };
+        let captured = |cleared: Vec<Record>| Captured {
+            conversation_id: id(7),
+            seq: 4,
+            host,
+            state: CaptureState {
+                round: Some(2),
+                cleared,
+                ..CaptureState::default()
+            },
+        };
+        let r = |n| round(n, r#"[{"type":"text","text":"a"}]"#, "[]", "[]", false);
+        let mut later = r(2);
+        later.cleared = Some(record(1));
+        let parent = HistoryTurn {
+            turn: Turn::new(id(40), 4, TurnKind::Reply),
+            rounds: vec![r(1), later, r(3)],
+            host: Some(host),
+        };
+        let mut ht = parent.clone();
+        captured(Vec::new()).freeze(&mut ht);
+        assert!(
+            crate::rounds::cleared_by(&ht.rounds).is_empty(),
+            "written after the capture"
+        );
+        let mut ht = parent.clone();
+        captured(vec![record(1)]).freeze(&mut ht);
+        let c = crate::rounds::cleared_by(&ht.rounds);
+        assert_eq!(c.placeholder(1, "c1"), Some("[gone]"));
+        assert_eq!(ht.rounds.len(), 2);
+    }
 
     #[test]
     fn a_captured_turn_reads_as_it_stood() {
@@ -165,6 +224,7 @@ mod tests {
                 content: None,
                 summary: None,
                 summary_round: None,
+                cleared: Vec::new(),
             },
         };
         let mut turn = Turn::new(id(40), 4, TurnKind::Reply);

@@ -498,6 +498,7 @@ mod tests {
             steers: Vec::new(),
             aborted: false,
             cleared: None,
+            sent: false,
         }
     }
 

@@ -214,7 +214,13 @@ pub(crate) fn read(map: &Obj<'_>) -> Checked<Options> {
             "include" => o.include = Some(include(&v)?),
             "stateful" => o.stateful = boolean(&v, key)?,
             "cache_diagnostics" => o.cache_diagnostics = boolean(&v, key)?,
-            "clear_tool_results" => o.clear_tool_results = Some(crate::clearing::read(&v)?),
+            // null: no clearing (a turn turns off what its agent or model sets).
+            "clear_tool_results" => {
+                o.clear_tool_results = match v.is_null() {
+                    true => None,
+                    false => Some(crate::clearing::read(&v)?),
+                }
+            }
             other => return Err(v.refuse(format_args!("unknown option \"{other}\"; known: {}", KEYS.join(", ")))),
         }
     }

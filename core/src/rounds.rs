@@ -75,6 +75,9 @@ pub struct Round {
     pub(crate) aborted: bool,
     /// What the request that first carried this round cleared (`rounds.cleared`).
     pub(crate) cleared: Option<Record>,
+    /// Whether a request carried it already (its own turn's, or another turn's seal that
+    /// read it in history): from then on nothing is written on it.
+    pub(crate) sent: bool,
 }
 
 struct Ctx<'a> {
@@ -172,6 +175,7 @@ pub(crate) fn parse_values(
         steers,
         aborted,
         cleared: None,
+        sent: false,
     })
 }
 
@@ -433,6 +437,7 @@ impl Round {
             steers: self.steers.clone(),
             aborted: false,
             cleared: None,
+            sent: self.sent,
         }
     }
 

@@ -56,8 +56,14 @@ fn send(s: &mut Scenario) -> pgprompt_core::Output {
     let out = s.run(Purpose::Compile).expect("a continuation compiles");
     if let (Some(record), Some(n)) = (&out.cleared, out.last_round) {
         let r = s.ctx.rounds.iter_mut().find(|r| r.n == n).expect("the newest round");
-        assert!(r.cleared.is_none(), "a round's record is written once");
+        assert!(
+            r.cleared.is_none() && !r.sent,
+            "a record is written with the round's first request"
+        );
         r.cleared = Some(record.clone());
+    }
+    for r in s.ctx.rounds.iter_mut().filter(|r| Some(r.n) <= out.last_round) {
+        r.sent = true;
     }
     out
 }
@@ -307,4 +313,90 @@ fn the_option_is_checked_on_write() {
     let e = pgprompt_core::options::parse_request_options(both.to_string().as_str()).expect_err("refused");
     assert_eq!(e.code, Code::RequestOptionsInvalid);
     assert!(e.message.contains("stateful chain"), "{}", e.message);
+}
+
+/// Found by the hostile review: a request whose newest round was sent already (here
+/// after an in-turn summary longer than what it replaced) cannot store a step, so it
+/// takes none — a step it sent and did not store would be undone by the next request.
+#[test]
+fn a_request_that_cannot_store_a_step_takes_none() {
+    for &wire in Wire::ALL.iter() {
+        let mut s = run_on(wire, json!({"trigger": 600, "keep": 1}));
+        for n in 1..=3 {
+            s.ctx.rounds.push(read_round(n, "read"));
+        }
+        let out = send(&mut s);
+        assert!(
+            out.cleared.is_none() && !out.body.text().contains(PLACEHOLDER),
+            "{wire:?}: below the trigger"
+        );
+        s.ctx.turn.summary = Some("We read the ledgers and noted the totals. ".repeat(90));
+        s.ctx.turn.summary_round = Some(2);
+        let out = s.run(Purpose::Compile).unwrap();
+        assert!(out.explain.estimate.total > 600, "{wire:?}: above the trigger now");
+        assert!(out.cleared.is_none(), "{wire:?}: no step on a sent round");
+        assert!(!out.body.text().contains(PLACEHOLDER), "{wire:?}");
+        // The next round's request takes it, and stores it.
+        s.ctx.rounds.push(read_round(4, "read"));
+        let out = send(&mut s);
+        assert!(out.cleared.is_some(), "{wire:?}");
+    }
+}
+
+/// Found by the hostile review: a step never makes a request larger. Results no larger
+/// than the placeholder stay whole; a call answered twice is kept while one answer is.
+#[test]
+fn a_step_never_grows_a_request_nor_splits_a_call() {
+    let mut s = run_on(Wire::Anthropic, json!({"trigger": 10, "keep": 1}));
+    for n in 1..=4 {
+        s.ctx.rounds.push(round(
+            n,
+            &json!([{"type": "tool_call", "id": format!("c{n}"), "name": "read", "input": {}}]).to_string(),
+            &json!([{"call_id": format!("c{n}"), "content": "ok"}]).to_string(),
+            "[]",
+            false,
+        ));
+    }
+    let before = s.run(Purpose::Preview).unwrap().explain.estimate.total;
+    let out = send(&mut s);
+    assert!(
+        out.cleared.is_none(),
+        "results of two tokens are not worth a placeholder"
+    );
+    assert_eq!(out.explain.estimate.total, before);
+
+    let mut s = run_on(Wire::Chat, json!({"trigger": 10, "keep": 1}));
+    let long = result_text(1);
+    s.ctx.rounds.push(round(
+        1,
+        r#"[{"type":"tool_call","id":"x","name":"read","input":{}}]"#,
+        &json!([{"call_id": "x", "content": long}, {"call_id": "x", "content": long}]).to_string(),
+        "[]",
+        false,
+    ));
+    let out = send(&mut s);
+    assert!(out.cleared.is_none(), "the newest answer of x is kept, so x is");
+    assert_eq!(out.body.text().matches("file 1:").count(), 2);
+}
+
+#[test]
+fn a_turn_turns_off_what_its_agent_sets() {
+    let o = pgprompt_core::options::parse_request_options(r#"{"clear_tool_results": null}"#).expect("null is taken");
+    assert_eq!(o.0["clear_tool_results"], serde_json::Value::Null);
+    let mut s = run_on(Wire::Anthropic, serde_json::Value::Null);
+    s.user_mut(LARK).request_options = request_options(r#"{"clear_tool_results": {"trigger": 10, "keep": 0}}"#);
+    for n in 1..=2 {
+        s.ctx.rounds.push(read_round(n, "read"));
+    }
+    assert!(
+        send(&mut s).cleared.is_none(),
+        "the turn's null wins over the agent's rule"
+    );
+    let e = pgprompt_core::options::parse_request_options(
+        json!({"clear_tool_results": {"trigger": 1, "placeholder": "x".repeat(201)}})
+            .to_string()
+            .as_str(),
+    )
+    .expect_err("too long");
+    assert!(e.message.contains("at most 200 characters"), "{}", e.message);
 }

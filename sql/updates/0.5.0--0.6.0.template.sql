@@ -74,6 +74,8 @@ ALTER TABLE prompt.model_profiles ADD COLUMN lifecycle_source text;
 ALTER TABLE prompt.models ADD COLUMN provider text;
 -- What the request that first carried a round cleared (request_options.clear_tool_results).
 ALTER TABLE prompt.rounds ADD COLUMN cleared jsonb;
+-- What a Side's captured turn had cleared at the capture (0.5's Sides: nothing).
+ALTER TABLE prompt.conversations ADD COLUMN captured_cleared jsonb;
 {{block:schema:CREATE TABLE prompt.document_versions}}
 SELECT pg_catalog.pg_extension_config_dump('prompt.document_versions', '');
 -- Each document's current version is the first its history holds (who wrote it is not
@@ -109,6 +111,8 @@ ALTER TABLE prompt.rounds ENABLE TRIGGER rounds_write;
 {{fn-replace:_turns_delete}}
 {{fn-replace:_rounds_write}}
 {{fn-replace:_conversations_capture}}
+DROP TRIGGER conversations_capture ON prompt.conversations;
+{{triggers:conversations_capture}}
 {{proc-replace:backfill_token_counts}}
 {{proc-replace:convert_seals_02}}
 DROP FUNCTION prompt._replayed_by_later_seal(uuid, bigint);

@@ -44,8 +44,8 @@ fn record_count(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid, input_tokens: 
     }
     // What the turn's compile stored of its next request; a compile only where nothing
     // stored says it (an unsealed turn, a round no request carried yet).
-    let stored = Spi::connect(|client| super::responses::stored_request(client, conv, turn))
-        .and_then(|s| s.next_request());
+    let stored =
+        Spi::connect(|client| super::responses::stored_request(client, conv, turn)).and_then(|s| s.next_request());
     let (step, estimated, model) = stored.unwrap_or_else(|| {
         let out = explain_now(conv, turn);
         let estimated = i32::try_from(out.explain.estimate.total).unwrap_or(i32::MAX);

@@ -157,3 +157,62 @@ def test_the_option_is_refused_on_write_with_its_path(cdb):
                       (json.dumps({"clear_tool_results": {"keep": 2}}), LARK))
     assert e.value.sqlstate == "22023", e.value.sqlstate
     assert "clear_tool_results needs a trigger" in str(e.value)
+
+
+def test_a_step_no_request_can_store_is_not_taken(cdb):
+    """Found by the hostile review: after an in-turn summary longer than what it replaced,
+    the request whose newest round was sent already passed the trigger; it cleared, stored
+    nothing, and the next request sent the results whole again. Now such a request takes
+    no step; the next round's request takes it and stores it."""
+    c = cdb
+    conv, turn, _ = run(c, "chat", {"trigger": 1000, "keep": 1}, rounds=3)
+    assert c.execute("SELECT count(cleared) FROM prompt.rounds WHERE turn_id = %s", (turn,)).fetchone()[0] == 0
+    c.execute("UPDATE prompt.turns SET summary = %s, summary_round = 2 WHERE id = %s",
+              ("Summary: " + "we looked at many ledgers and noted the totals. " * 60, turn))
+    after = c.execute("SELECT prompt.compile_turn(%s, %s)::text", (conv, turn)).fetchone()[0]
+    total = c.execute("SELECT (prompt.explain_turn(%s, %s) -> 'estimate' ->> 'total')::int", (conv, turn)).fetchone()[0]
+    assert total > 1000 and PLACEHOLDER not in after, total
+    add_round(c, conv, turn, 4)
+    fourth = c.execute("SELECT prompt.compile_turn(%s, %s)::text", (conv, turn)).fetchone()[0]
+    assert fourth.count(PLACEHOLDER) == 2, "rounds 2 and 3 (round 1 is in the summary)"
+    assert c.execute("SELECT n FROM prompt.rounds WHERE turn_id = %s AND cleared IS NOT NULL", (turn,)).fetchall() == [(4,)]
+    c.execute("UPDATE prompt.turns SET summary = 'Summary: ledgers checked.' WHERE id = %s", (turn,))
+    add_round(c, conv, turn, 5)
+    fifth = c.execute("SELECT prompt.compile_turn(%s, %s)::text", (conv, turn)).fetchone()[0]
+    assert "file 2:" not in fifth and "file 3:" not in fifth, "what a stored step cleared never comes back"
+
+
+def test_a_side_reads_what_was_cleared_at_its_capture(cdb):
+    """Found by the hostile review: a Side opened while the parent's round 2 was written
+    but not yet sent read round 1 whole; the parent's next request stored a step on round
+    2 clearing round 1, and the Side's next turn read round 1 cleared. A Side reads its
+    captured turn as it stood: the records of then (conversations.captured_cleared)."""
+    c = cdb
+    conv, turn, _ = run(c, "anthropic", {"trigger": 300, "keep": 1}, rounds=1)
+    add_round(c, conv, turn, 2)
+    side = str(c.execute("INSERT INTO prompt.conversations (workspace_id, kind, creator_id, parent_id, captured_turn_id) "
+                         "SELECT workspace_id, 'side', creator_id, id, %s FROM prompt.conversations WHERE id = %s "
+                         "RETURNING id", (turn, conv)).fetchone()[0])
+
+    def side_turn(prompt):
+        t = c.execute("INSERT INTO prompt.turns (conversation_id, kind, poster_id, prompt, model) "
+                      "VALUES (%s, 'reply', %s, %s, %s) RETURNING id", (side, ADA, prompt, MODELS["anthropic"])).fetchone()[0]
+        return c.execute("SELECT prompt.compile_turn(%s, %s)::text", (side, t)).fetchone()[0], t
+
+    first, s1 = side_turn("What did you read?")
+    assert "file 1:" in first
+    c.execute("SELECT prompt.compile_turn(%s, %s)", (conv, turn))
+    assert c.execute("SELECT cleared IS NOT NULL FROM prompt.rounds WHERE turn_id = %s AND n = 2", (turn,)).fetchone()[0]
+    c.execute("UPDATE prompt.turns SET content = 'Two files.' WHERE id = %s", (s1,))
+    second, _ = side_turn("And the first?")
+    assert "file 1:" in second, "the Side reads round 1 as it stood at the capture"
+    # A Side opened now reads what was cleared then, and no one writes the capture by hand.
+    later = str(c.execute("INSERT INTO prompt.conversations (workspace_id, kind, creator_id, parent_id, captured_turn_id) "
+                          "SELECT workspace_id, 'side', creator_id, id, %s FROM prompt.conversations WHERE id = %s "
+                          "RETURNING id", (turn, conv)).fetchone()[0])
+    assert c.execute("SELECT captured_cleared FROM prompt.conversations WHERE id = %s", (later,)).fetchone()[0] == [
+        {"placeholder": PLACEHOLDER, "results": [{"round": 1, "call_id": "c1"}]}]
+    with pytest.raises(psycopg.Error) as e:
+        with c.transaction():
+            c.execute("UPDATE prompt.conversations SET captured_cleared = NULL WHERE id = %s", (later,))
+    assert e.value.sqlstate in ("55000", "42501"), e.value.sqlstate

@@ -7,22 +7,39 @@ use crate::clearing::{Cleared, ClearedResult, Key, Record, Rule};
 use crate::rounds::{Round, NATIVE_IMAGE_TYPES};
 use crate::tokens::{Counter, IMAGE_TOKENS};
 
-/// Every result the rounds carry, oldest first, with what it costs whole.
-fn results(rounds: &[&Round], native_images: bool, counter: &mut Counter<'_>) -> Vec<ClearedResult> {
+/// A result the rounds carry, as the estimate would list it (its tokens: its content and
+/// the pictures it alone brought to its round), and its content's tokens alone.
+struct Whole {
+    listed: ClearedResult,
+    content: u32,
+}
+
+/// Every result the rounds carry, oldest first. A picture counts for the first result of
+/// its round that captured it (a round sends each distinct picture once).
+fn results(rounds: &[&Round], native_images: bool, counter: &mut Counter<'_>) -> Vec<Whole> {
     let mut out = Vec::new();
     for round in rounds {
+        let mut seen: Vec<&[u8]> = Vec::new();
         for r in &round.results {
-            let pictures = r
-                .captures
-                .iter()
-                .filter(|c| c.eligible && native_images && NATIVE_IMAGE_TYPES.contains(&c.media_type.as_str()))
-                .count();
-            let pictures = u32::try_from(pictures).unwrap_or(u32::MAX).saturating_mul(IMAGE_TOKENS);
-            out.push(ClearedResult {
-                round: round.n,
-                call_id: r.call_id.clone(),
-                tool: round.tool_of(&r.call_id).unwrap_or_default().to_string(),
-                tokens: counter.count(&r.content).saturating_add(pictures),
+            let mut pictures = 0u32;
+            for c in r.captures.iter().filter(|c| c.eligible) {
+                if seen.contains(&c.bytes.as_slice()) {
+                    continue;
+                }
+                seen.push(&c.bytes);
+                if native_images && NATIVE_IMAGE_TYPES.contains(&c.media_type.as_str()) {
+                    pictures = pictures.saturating_add(IMAGE_TOKENS);
+                }
+            }
+            let content = counter.count(&r.content);
+            out.push(Whole {
+                listed: ClearedResult {
+                    round: round.n,
+                    call_id: r.call_id.clone(),
+                    tool: round.tool_of(&r.call_id).unwrap_or_default().to_string(),
+                    tokens: content.saturating_add(pictures),
+                },
+                content,
             });
         }
     }
@@ -30,9 +47,13 @@ fn results(rounds: &[&Round], native_images: bool, counter: &mut Counter<'_>) ->
 }
 
 /// The step a request of `total` tokens takes under `rule`, given what its rounds'
-/// records cleared already: every result but the newest `keep` and the excluded tools',
-/// when the request is above the trigger and the step clears at least `clear_at_least`
-/// tokens; `None` otherwise.
+/// records cleared already: every result but the newest `keep` (and any other result of
+/// their calls) and the excluded tools', when the request is above the trigger and the
+/// step saves at least `clear_at_least` tokens; `None` otherwise. A result no larger than
+/// its placeholder is left whole: a step never makes a request larger. Only a request
+/// that carries a round no request sent yet takes a step (`newest_unsent`): the step is
+/// stored with that round, and a request that could not store it would clear what the
+/// next one brings back.
 pub(super) fn step(
     rule: &Rule,
     total: u32,
@@ -41,31 +62,45 @@ pub(super) fn step(
     native_images: bool,
     counter: &mut Counter<'_>,
 ) -> Option<Record> {
-    if total <= rule.trigger {
+    let newest_unsent = rounds.last().is_some_and(|r| !r.sent);
+    if total <= rule.trigger || !newest_unsent {
         return None;
     }
+    let placeholder = counter.count(&rule.placeholder);
     let all = results(rounds, native_images, counter);
     let protected = all
         .len()
         .saturating_sub(usize::try_from(rule.keep).unwrap_or(usize::MAX));
-    let now: Vec<&ClearedResult> = all[..protected]
+    let kept = &all[protected..];
+    let now: Vec<&Whole> = all[..protected]
         .iter()
-        .filter(|r| cleared.placeholder(r.round, &r.call_id).is_none())
-        .filter(|r| !rule.exclude_tools.contains(&r.tool))
+        .filter(|w| cleared.placeholder(w.listed.round, &w.listed.call_id).is_none())
+        .filter(|w| !rule.exclude_tools.contains(&w.listed.tool))
+        .filter(|w| w.content > placeholder)
+        .filter(|w| {
+            // A call answered twice is kept whole while one of its answers is.
+            !kept
+                .iter()
+                .any(|k| k.listed.round == w.listed.round && k.listed.call_id == w.listed.call_id)
+        })
         .collect();
-    let tokens = crate::tokens::sum(now.iter().map(|r| r.tokens));
-    if now.is_empty() || tokens < rule.clear_at_least {
+    let saved = crate::tokens::sum(now.iter().map(|w| w.content - placeholder));
+    if now.is_empty() || saved < rule.clear_at_least.max(1) {
         return None;
+    }
+    let mut results: Vec<Key> = Vec::new();
+    for w in now {
+        let key = Key {
+            round: w.listed.round,
+            call_id: w.listed.call_id.clone(),
+        };
+        if !results.contains(&key) {
+            results.push(key);
+        }
     }
     Some(Record {
         placeholder: rule.placeholder.clone(),
-        results: now
-            .into_iter()
-            .map(|r| Key {
-                round: r.round,
-                call_id: r.call_id.clone(),
-            })
-            .collect(),
+        results,
     })
 }
 
@@ -81,6 +116,7 @@ pub(super) fn listed(
     }
     results(rounds, native_images, counter)
         .into_iter()
+        .map(|w| w.listed)
         .filter(|r| cleared.placeholder(r.round, &r.call_id).is_some())
         .collect()
 }

@@ -3,7 +3,7 @@
 
 use std::sync::LazyLock;
 
-use pgrx::pg_sys::{INT4OID, INT8OID, TEXTOID, UUIDOID};
+use pgrx::pg_sys::{INT4OID, INT8OID, JSONBOID, TEXTOID, UUIDOID};
 use pgrx::spi::SpiClient;
 use uuid::Uuid;
 
@@ -64,13 +64,14 @@ pub(super) fn capture_columns(prefix: &str) -> String {
 }
 
 /// The columns of [`capture_columns`], declared by name beside their reader.
-pub(super) const CAPTURE_COLUMNS: [Column; 6] = [
+pub(super) const CAPTURE_COLUMNS: [Column; 7] = [
     ("parent_id", UUIDOID),
     ("captured_turn_id", UUIDOID),
     ("captured_round", INT4OID),
     ("captured_content", TEXTOID),
     ("captured_summary", TEXTOID),
     ("captured_summary_round", INT4OID),
+    ("captured_cleared", JSONBOID),
 ];
 
 /// A Side row's `captured_round, captured_content, captured_summary,
@@ -82,6 +83,11 @@ pub(super) fn capture_state(c: &Cols<'_>) -> CaptureState {
         content: c.text("captured_content"),
         summary: c.text("captured_summary"),
         summary_round: c.get::<i32>("captured_summary_round"),
+        cleared: pgprompt_core::Columns::jsonb(c, "captured_cleared")
+            .ok()
+            .flatten()
+            .and_then(|v| serde_json::from_value(v).ok())
+            .unwrap_or_default(),
     }
 }
 

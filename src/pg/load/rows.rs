@@ -185,11 +185,12 @@ fn calibrated(client: &SpiClient<'_>, model: &str) -> Result<f32> {
 }
 
 /// The columns `Round::from_columns` takes.
-pub(super) const ROUND: [Column; 6] = [
+pub(super) const ROUND: [Column; 7] = [
     ("n", INT4OID),
     ("assistant", JSONBOID),
     ("results", JSONBOID),
     ("steers", JSONBOID),
     ("aborted", BOOLOID),
     ("cleared", JSONBOID),
+    ("sent", BOOLOID),
 ];
