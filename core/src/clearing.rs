@@ -205,6 +205,10 @@ impl Cleared {
 /// round, call, tool, and the tokens its content and pictures would have cost.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ClearedResult {
+    /// The turn whose run the result is in, when it is an earlier turn's (read in
+    /// history); `None`: the request's own turn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn_id: Option<uuid::Uuid>,
     /// The round the result is in.
     pub round: i32,
     /// The call it answers.

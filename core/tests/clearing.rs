@@ -274,9 +274,24 @@ fn a_later_turn_reads_the_run_as_its_requests_cleared_it() {
             r.turn.content = Some("Found it.".into());
             r.rounds = rounds;
         });
-    let text = later.run(Purpose::Preview).unwrap().body.text();
+    let out = later.run(Purpose::Preview).unwrap();
+    let text = out.body.text();
     assert_eq!(text.matches(PLACEHOLDER).count(), 2, "{text}");
     assert!(text.contains("file 3:"), "{text}");
+    // Its estimate lists them, with the turn whose run they are in.
+    let listed: Vec<(Option<uuid::Uuid>, i32, &str)> = out
+        .explain
+        .estimate
+        .cleared
+        .iter()
+        .map(|c| (c.turn_id, c.round, c.call_id.as_str()))
+        .collect();
+    let run = later
+        .history
+        .iter()
+        .find(|h| h.turn.mode == Mode::Run)
+        .map(|h| h.turn.id);
+    assert_eq!(listed, [(run, 1, "c1"), (run, 2, "c2")]);
 }
 
 #[test]
@@ -399,4 +414,42 @@ fn a_turn_turns_off_what_its_agent_sets() {
     )
     .expect_err("too long");
     assert!(e.message.contains("at most 200 characters"), "{}", e.message);
+}
+
+/// Found by the hostile review: a turn whose rounds were stored before its first compile
+/// funded history after its rounds uncleared, and lost its history, though the step the
+/// request then took left room for it. Clearing runs before history is trimmed: where
+/// the step is certain without any history, the rounds count as it leaves them.
+#[test]
+fn clearing_runs_before_history_is_trimmed() {
+    for &wire in Wire::ALL.iter() {
+        let mut s = Scenario::new("Find the double charge.")
+            .doc(LARK, "system_prompt", "You are {{agent}}.")
+            .message(
+                Role::User,
+                ADA,
+                &format!("HISTORY-MARK {}", "an older question. ".repeat(30)),
+            )
+            .turn(|t| {
+                t.mode = Mode::Run;
+                t.tools = Some(tools(r#"[{"name":"read","input_schema":{"type":"object"}}]"#));
+                t.request_options = request_options(r#"{"clear_tool_results": {"trigger": 700, "keep": 1}}"#);
+            });
+        s.model_mut("claude").wire = wire;
+        s.model_mut("claude").advisory_window = Some(1100);
+        s.model_mut("claude").max_output_tokens = 100;
+        for n in 1..=7 {
+            s.ctx.rounds.push(read_round(n, "read"));
+        }
+        let out = s
+            .run(Purpose::Compile)
+            .unwrap_or_else(|e| panic!("{wire:?}: {}", e.message));
+        let text = out.body.text();
+        assert!(out.cleared.is_some(), "{wire:?}: the step is taken");
+        assert!(
+            text.contains("HISTORY-MARK"),
+            "{wire:?}: history kept\n{}",
+            out.explain.estimate.total
+        );
+    }
 }

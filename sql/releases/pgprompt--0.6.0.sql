@@ -1597,7 +1597,7 @@ AS 'MODULE_PATHNAME', 'cache_report_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:411
+-- src/pg/api.rs:414
 -- pgprompt::pg::api::compile_turn
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
@@ -1715,7 +1715,7 @@ AS 'MODULE_PATHNAME', 'pretty_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:416
+-- src/pg/api.rs:419
 -- pgprompt::pg::api::preview_turn
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
@@ -1734,7 +1734,7 @@ AS 'MODULE_PATHNAME', 'preview_turn_json_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:363
+-- src/pg/api.rs:366
 -- pgprompt::pg::api::prune_seals
 CREATE  FUNCTION "prune_seals"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1888,7 +1888,7 @@ AS 'MODULE_PATHNAME', 'validate_template_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:373
+-- src/pg/api.rs:376
 -- pgprompt::pg::api::verify_seals
 CREATE  FUNCTION "verify_seals"(
 	"conversation_id" uuid DEFAULT NULL /* Option < pgrx :: Uuid > */

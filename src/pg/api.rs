@@ -353,7 +353,10 @@ fn estimate_turn(
                 false,
                 Some(c.round),
                 None,
-                Some(format!("call {} of tool {} cleared", c.call_id, c.tool)),
+                Some(match c.turn_id {
+                    None => format!("call {} of tool {} cleared", c.call_id, c.tool),
+                    Some(t) => format!("call {} of tool {} cleared, in turn {t}", c.call_id, c.tool),
+                }),
             )
         }))
         .collect();

@@ -105,6 +105,9 @@ def test_a_long_run_is_sent_cleared_and_stays_cleared(cdb, wire):
     text = c.execute("SELECT prompt.compile_turn(%s, %s)::text", (conv, later)).fetchone()[0]
     validate(wire, json.loads(text))
     assert "file 1:" not in text and "file 2:" not in text and "file 3:" in text, text
+    rows = c.execute("SELECT selected, skipped_reason FROM prompt.estimate_turn(%s, %s) "
+                     "WHERE block = 'cleared_tool_result' ORDER BY selected", (conv, later)).fetchall()
+    assert rows == [(1, f"call c1 of tool read cleared, in turn {turn}"), (2, f"call c2 of tool read cleared, in turn {turn}")]
 
 
 def test_every_request_extends_the_last_between_steps(cdb):

@@ -44,18 +44,7 @@ pub(super) fn assembled(
     // wire's own units (`items::Unit`).
     let pre: Vec<Item> = rendered[..hist_ix].iter().flatten().cloned().collect();
     let post: Vec<Item> = rendered[hist_ix + 1..].iter().flatten().cloned().collect();
-    let tools_tokens = super::compiler::tools_tokens(on, tally);
-    // The rounds the turn holds already are appended after the seed: a floor too.
-    let (post_cost, after_history) = items::marginal_cost(&post, None, on.wire.form());
-    let native = on.model.is_some_and(|m| m.native_images);
-    let rounds = super::continuation::rounds_floor(ctx, on.a.id, native, on.wire, &mut tally.counter);
-    let floors_raw = crate::tokens::sum([
-        items::marginal_cost(&pre, None, on.wire.form()).0,
-        post_cost,
-        crate::tokens::REQUEST_OVERHEAD,
-        tools_tokens,
-        rounds,
-    ]);
+    let (floors_raw, after_history) = floors_raw(ctx, on, tally, (&pre, &post));
     let before = super::select::Preceding {
         items: &pre,
         floors_raw,
@@ -87,10 +76,40 @@ pub(super) fn assembled(
         catalog: floors.catalog,
         deferred_catalog: floors.deferred_catalog,
         history: selection.estimate,
+        history_cleared: selection.cleared,
         history_from: selection.from,
         versions: versions.to_json(),
         budget_problem,
     })
+}
+
+/// The floors' tokens, in the wire's own units (`items::Unit`): the blocks on either side
+/// of history, each side costed on its own, the request, the tool definitions, and the
+/// rounds the turn holds already (appended after the seed, as a step of clearing that is
+/// certain leaves them); with what follows history.
+fn floors_raw(
+    ctx: &Context,
+    on: &Answering,
+    tally: &mut Tally,
+    (pre, post): (&[Item], &[Item]),
+) -> (u32, Option<items::Follower>) {
+    let tools_tokens = super::compiler::tools_tokens(on, tally);
+    let (post_cost, after_history) = items::marginal_cost(post, None, on.wire.form());
+    let native = on.model.is_some_and(|m| m.native_images);
+    let others = crate::tokens::sum([
+        items::marginal_cost(pre, None, on.wire.form()).0,
+        post_cost,
+        crate::tokens::REQUEST_OVERHEAD,
+        tools_tokens,
+    ]);
+    let rule = super::clearing::rule_of(ctx, on);
+    let rounds = super::continuation::rounds_floor(
+        ctx,
+        (on.a.id, native, on.wire),
+        (rule.as_ref(), others),
+        &mut tally.counter,
+    );
+    (crate::tokens::add(others, rounds), after_history)
 }
 
 /// History funded from what the floors leave; on a windowless model asked for a share,
@@ -115,6 +134,7 @@ fn funded_history(
             let selection = super::select::Selection {
                 items: Vec::new(),
                 estimate: none,
+                cleared: Vec::new(),
                 from: None,
             };
             Ok((selection, Some(share_without_window(ctx, on, knobs))))

@@ -7,6 +7,19 @@ use crate::clearing::{Cleared, ClearedResult, Key, Record, Rule};
 use crate::rounds::{Round, NATIVE_IMAGE_TYPES};
 use crate::tokens::{Counter, IMAGE_TOKENS};
 
+/// The clearing rule a fresh compile's request takes (its request options merged, turn
+/// over agent over model; `None`: none, or options the compile refuses later).
+pub(super) fn rule_of(ctx: &crate::context::Context, on: &super::compiler::Answering) -> Option<Rule> {
+    let none = crate::options::RequestOptions::default();
+    let (merged, _) = crate::options::merge([
+        ("model", on.model.map_or(&none, |m| &m.request_options)),
+        ("agent", &on.a.request_options),
+        ("turn", &ctx.turn.request_options),
+    ]);
+    let v = merged.get("clear_tool_results").filter(|v| !v.is_null())?;
+    crate::clearing::read(&crate::json_at::At::root(v, "")).ok()
+}
+
 /// A result the rounds carry, as the estimate would list it (its tokens: its content and
 /// the pictures it alone brought to its round), and its content's tokens alone.
 struct Whole {
@@ -34,6 +47,7 @@ fn results(rounds: &[&Round], native_images: bool, counter: &mut Counter<'_>) ->
             let content = counter.count(&r.content);
             out.push(Whole {
                 listed: ClearedResult {
+                    turn_id: None,
                     round: round.n,
                     call_id: r.call_id.clone(),
                     tool: round.tool_of(&r.call_id).unwrap_or_default().to_string(),

@@ -192,6 +192,8 @@ pub(super) struct Fresh {
     /// The deferred callables' catalog lines (left out of `catalog`).
     pub(super) deferred_catalog: Vec<String>,
     pub(super) history: crate::estimate::HistoryEstimate,
+    /// The tool results history sends cleared (earlier runs, as their requests cleared them).
+    pub(super) history_cleared: Vec<crate::clearing::ClearedResult>,
     /// Where the history taken begins (frozen into the seal for stable trimming).
     pub(super) history_from: Option<crate::history::EntryAt>,
     pub(super) versions: serde_json::Value,

@@ -123,7 +123,8 @@ pub(super) fn extend(ctx: &Context, sealed: &Sealed, counter: &mut Counter<'_>, 
         floor_unmet: !window.fits(total),
     });
     estimate.total = total;
-    estimate.cleared = tail.cleared;
+    // History's, as the seal froze them, then the run's own.
+    estimate.cleared.extend(tail.cleared);
     if purpose.raises() {
         let model = super::compiler::model_name(frozen.model.as_ref());
         gate::gate(ctx, &model, &window, &estimate)?;
@@ -304,41 +305,57 @@ fn round_items(
     rendered_rounds(ctx, frozen.answerer_id, native, first_round, cleared, counter)
 }
 
+/// What a first compile's floors may fall short of its rendered request by, in tokens,
+/// before a clearing step is taken as certain ([`rounds_floor`]).
+const CERTAIN_MARGIN: u32 = 64;
+
 /// What the rounds a turn already holds add after its seed, when its first compile
 /// finds them (history is funded after them): the in-turn summary, if any, and the
 /// rounds it does not replace, as [`extend`] appends them. Never less than what is
 /// appended (the seed's parts a summary keeps are already counted in the seed).
+/// Clearing runs before history is funded: where the request is above the trigger of
+/// `rule` without any history (`others`: every other floor), the step [`extend`] will
+/// take is certain, and the rounds count as it leaves them.
 pub(super) fn rounds_floor(
     ctx: &Context,
-    answerer: uuid::Uuid,
-    native: bool,
-    wire: crate::kinds::Wire,
+    (answerer, native, wire): (uuid::Uuid, bool, crate::kinds::Wire),
+    (rule, others): (Option<&crate::clearing::Rule>, u32),
     counter: &mut Counter<'_>,
 ) -> u32 {
     if ctx.rounds.is_empty() {
         return 0;
     }
     let t = &ctx.turn;
-    let mut items = Vec::new();
     let mut first_round = i32::MIN;
-    if let Some(s) = t.summary.as_deref().filter(|s| !s.is_empty()) {
-        let text = format!("{ROUNDS_SUMMARY_HEADER}{s}");
-        let tokens = counter.count(&text);
-        items.push(Item::text(Role::User, text, tokens, 0));
+    let summary = t.summary.as_deref().filter(|s| !s.is_empty()).map(|s| {
         first_round = t.summary_round.unwrap_or(i32::MIN);
+        format!("{ROUNDS_SUMMARY_HEADER}{s}")
+    });
+    let cost = |cleared: &Cleared, counter: &mut Counter<'_>| {
+        let mut items = Vec::new();
+        if let Some(text) = &summary {
+            let tokens = counter.count(text);
+            items.push(Item::text(Role::User, text.clone(), tokens, 0));
+        }
+        items.extend(rendered_rounds(ctx, answerer, native, first_round, cleared, counter));
+        if let Some(first) = items.first_mut() {
+            first.boundary = true;
+        }
+        crate::items::marginal_cost(&items, None, wire.form()).0
+    };
+    let cleared = cleared_by(&ctx.rounds);
+    let whole = cost(&cleared, counter);
+    let carried: Vec<&rounds::Round> = ctx.rounds.iter().filter(|r| r.n >= first_round).collect();
+    // Certain only with room to spare: the request's estimate is rendered, these floors
+    // are summed (their joins differ by a few tokens a message).
+    let step = rule.and_then(|rule| {
+        let total = crate::tokens::add(others, whole).saturating_sub(CERTAIN_MARGIN);
+        clearing::step(rule, total, &carried, &cleared, native, counter)
+    });
+    match step {
+        Some(step) => cost(&cleared.with(&step), counter),
+        None => whole,
     }
-    items.extend(rendered_rounds(
-        ctx,
-        answerer,
-        native,
-        first_round,
-        &cleared_by(&ctx.rounds),
-        counter,
-    ));
-    if let Some(first) = items.first_mut() {
-        first.boundary = true;
-    }
-    crate::items::marginal_cost(&items, None, wire.form()).0
 }
 
 fn rendered_rounds(

@@ -199,7 +199,7 @@ fn estimate(
         blocks,
         history,
         total,
-        cleared: Vec::new(),
+        cleared: fresh.history_cleared.clone(),
     }
 }
 

@@ -58,6 +58,7 @@ pub(super) fn raw(ctx: &Context, tally: &mut Tally) -> Result<Fresh> {
         catalog: None,
         deferred_catalog: Vec::new(),
         history: HistoryEstimate::none(Some("raw_mechanism")),
+        history_cleared: Vec::new(),
         history_from: None,
         versions: serde_json::json!({}),
         budget_problem: None,

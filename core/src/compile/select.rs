@@ -20,6 +20,8 @@ use uuid::Uuid;
 pub(super) struct Selection {
     pub(super) items: Vec<Item>,
     pub(super) estimate: HistoryEstimate,
+    /// The tool results the entries taken send cleared, oldest first.
+    pub(super) cleared: Vec<crate::clearing::ClearedResult>,
     /// Where the oldest entry taken stands (a later turn's stable trimming keeps it).
     pub(super) from: Option<EntryAt>,
 }
@@ -54,6 +56,8 @@ struct Taken {
     at: EntryAt,
     cost: u32,
     items: Vec<Item>,
+    /// The tool results the entry sends cleared (a run's round, as its requests cleared it).
+    cleared: Vec<crate::clearing::ClearedResult>,
 }
 
 /// The stored answerer of the conversation `ht` belongs to (a Side's parent's for its
@@ -223,7 +227,13 @@ pub(super) fn select(
                 if selector.offer_saving(cost, || before.saved(oldest, on.wire, &on.window)) {
                     tally.take_text(&items)?;
                     following = oldest;
-                    taken.push(Taken { at, cost, items });
+                    let cleared = cleared_in(on, ht, plan, &mut tally.counter);
+                    taken.push(Taken {
+                        at,
+                        cost,
+                        items,
+                        cleared,
+                    });
                 }
             }
             if ht.turn.kind == TurnKind::Summary {
@@ -242,9 +252,16 @@ pub(super) fn select(
     }
     cut_to_low_water(&allowance, &mut selector, &mut taken);
     open_with_the_user(on, before, &mut selector, &mut taken);
-    Ok(Selection {
+    Ok(selection(taken, &selector, available, &allowance))
+}
+
+/// What selection took, oldest first, and the history estimate.
+fn selection(taken: Vec<Taken>, selector: &Selector, available: u32, allowance: &Allowance) -> Selection {
+    let cleared = taken.iter().rev().flat_map(|t| t.cleared.iter().cloned()).collect();
+    Selection {
         from: taken.last().map(|t| t.at),
         items: taken.into_iter().rev().flat_map(|t| t.items).collect(),
+        cleared,
         estimate: HistoryEstimate {
             selected: selector.selected,
             available,
@@ -252,7 +269,30 @@ pub(super) fn select(
             budget: allowance.tokens,
             skipped_reason: selector.stopped.map(|s| s.as_str().to_string()),
         },
-    })
+    }
+}
+
+/// The tool results a history entry sends cleared: a round of a run, as the run's own
+/// requests cleared it (`rounds::cleared_by`).
+fn cleared_in(
+    on: &Answering,
+    ht: &HistoryTurn,
+    plan: Plan,
+    counter: &mut crate::tokens::Counter<'_>,
+) -> Vec<crate::clearing::ClearedResult> {
+    let Plan::Round(i) = plan else {
+        return Vec::new();
+    };
+    let Some(round) = ht.rounds.get(i) else {
+        return Vec::new();
+    };
+    let cleared = crate::rounds::cleared_by(&ht.rounds);
+    let native = on.model.is_some_and(|m| m.native_images);
+    let mut listed = super::clearing::listed(&cleared, &[round], native, counter);
+    for c in &mut listed {
+        c.turn_id = Some(ht.turn.id);
+    }
+    listed
 }
 
 /// Whether a turn's rounds keep their thinking: the first own run met (newest first)
