@@ -342,6 +342,27 @@ BEGIN
     RETURN NEW;
 END
 $$;
+CREATE FUNCTION prompt._rounds_stored() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF (TG_OP = 'INSERT' AND (NEW.sent_at IS NOT NULL OR NEW.sent_digest IS NOT NULL OR NEW.sent_estimate IS NOT NULL
+                              OR NEW.cleared IS NOT NULL))
+       OR (TG_OP = 'UPDATE'
+           AND ((NEW.sent_at, NEW.sent_digest, NEW.sent_estimate, NEW.cleared)
+                IS DISTINCT FROM (OLD.sent_at, OLD.sent_digest, OLD.sent_estimate, OLD.cleared)
+                OR ((OLD.sent_at IS NOT NULL OR OLD.sent_digest IS NOT NULL)
+                    AND (NEW.assistant, NEW.results, NEW.steers, NEW.aborted)
+                        IS DISTINCT FROM (OLD.assistant, OLD.results, OLD.steers, OLD.aborted)
+                    AND NOT prompt._history_rewrite_allowed()))) THEN
+        PERFORM prompt._storage_guard(format('round %s of turn %s of conversation %s', NEW.n, NEW.turn_id, NEW.conversation_id),
+                                      TG_OP);
+    END IF;
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER rounds_stored AFTER INSERT OR UPDATE ON prompt.rounds
+    FOR EACH ROW EXECUTE FUNCTION prompt._rounds_stored();
 CREATE OR REPLACE FUNCTION prompt._conversations_capture() RETURNS trigger
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
 AS $$
@@ -372,6 +393,14 @@ BEGIN
        AND EXISTS (SELECT 1 FROM prompt.turns t WHERE t.conversation_id = OLD.id AND t.sealed_at IS NOT NULL)
        AND NOT prompt._history_rewrite_allowed() THEN
         PERFORM prompt._storage_guard(format('the answerer of conversation %s, which sealed a turn', OLD.id), 'UPDATE');
+    END IF;
+    -- Detaching a Side (parent_id NULL) keeps what it captured as it was.
+    IF TG_OP = 'UPDATE' AND NEW.parent_id IS NULL
+       AND (NEW.captured_round, NEW.captured_content, NEW.captured_summary, NEW.captured_summary_round, NEW.captured_cleared)
+           IS DISTINCT FROM (OLD.captured_round, OLD.captured_content, OLD.captured_summary, OLD.captured_summary_round,
+                             OLD.captured_cleared)
+       AND NOT prompt._history_rewrite_allowed() THEN
+        PERFORM prompt._storage_guard(format('the capture of Side %s', OLD.id), 'UPDATE');
     END IF;
     IF TG_OP = 'UPDATE' AND OLD.captured_turn_id IS NOT NULL AND NEW.parent_id IS NOT NULL
        AND (NEW.parent_id IS DISTINCT FROM OLD.parent_id OR NEW.captured_turn_id IS DISTINCT FROM OLD.captured_turn_id)
@@ -1836,6 +1865,8 @@ COMMENT ON FUNCTION prompt._unconfined() IS
     'Internal (tenancy policies): whether the current role is not confined: tenancy is off, or it administers the extension (its owner, prompt.administrators, superuser, BYPASSRLS).';
 COMMENT ON COLUMN prompt.rounds.sent_digest IS
     'The SHA-256 of what the first request that carried the round sent (its assistant, results, steers and abort): its turn''s continuation (with sent_at), or a later turn''s seal that sent it in history (alone). From then on the round never changes; every later read and verify_seals check it.';
+COMMENT ON FUNCTION prompt._rounds_stored() IS
+    'Internal trigger (AFTER, on prompt.rounds): what only pgprompt writes of a round (sent_at, sent_digest, sent_estimate, cleared) and a sent round''s content, checked again after every BEFORE trigger.';
 COMMENT ON COLUMN prompt.rounds.cleared IS
     'What the request that first carried the round cleared under request_options.clear_tool_results ({"placeholder", "results": [{"round", "call_id"}]}), written with sent_at by pgprompt: every later request of the turn, and every later turn that reads it, sends those results as the placeholder. NULL: it cleared nothing.';
 COMMENT ON TABLE prompt.tenants IS

@@ -19,6 +19,11 @@ pub(crate) const DEFAULT_PLACEHOLDER: &str = "[tool result cleared]";
 /// The longest placeholder: a cleared result is meant to be short.
 const MAX_PLACEHOLDER: usize = 200;
 
+/// Whether `text` may be a placeholder: a short text, not blank.
+pub(crate) fn fits_placeholder(text: &str) -> bool {
+    !text.trim().is_empty() && text.chars().count() <= MAX_PLACEHOLDER
+}
+
 /// The option's keys, in the order the docs list them.
 const KEYS: &str = "trigger, keep, clear_at_least, exclude_tools, placeholder";
 
@@ -79,8 +84,7 @@ pub(crate) fn read(v: &At<'_>) -> Checked<Rule> {
                 rule.placeholder = value
                     .read(
                         |x| {
-                            x.as_str()
-                                .filter(|s| !s.trim().is_empty() && s.chars().count() <= MAX_PLACEHOLDER)
+                            x.as_str().filter(|s| fits_placeholder(s))
                         },
                         format_args!(
                             "clear_tool_results.placeholder must be a non-empty string of at most {MAX_PLACEHOLDER} characters, not {}",

@@ -187,7 +187,15 @@ mod tests {
                 ..CaptureState::default()
             },
         };
-        let r = |n| round(n, r#"[{"type":"text","text":"a"}]"#, "[]", "[]", false);
+        let r = |n: i32| {
+            round(
+                n,
+                &format!(r#"[{{"type":"tool_call","id":"c{n}","name":"read","input":{{}}}}]"#),
+                &format!(r#"[{{"call_id":"c{n}","content":"file {n}"}}]"#),
+                "[]",
+                false,
+            )
+        };
         let mut later = r(2);
         later.cleared = Some(record(1));
         let parent = HistoryTurn {
@@ -198,12 +206,12 @@ mod tests {
         let mut ht = parent.clone();
         captured(Vec::new()).freeze(&mut ht);
         assert!(
-            crate::rounds::cleared_by(&ht.rounds).is_empty(),
+            crate::rounds::cleared_by(&ht.rounds, None).is_empty(),
             "written after the capture"
         );
         let mut ht = parent.clone();
         captured(vec![record(1)]).freeze(&mut ht);
-        let c = crate::rounds::cleared_by(&ht.rounds);
+        let c = crate::rounds::cleared_by(&ht.rounds, None);
         assert_eq!(c.placeholder(1, "c1"), Some("[gone]"));
         assert_eq!(ht.rounds.len(), 2);
     }

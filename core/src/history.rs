@@ -311,7 +311,7 @@ impl Reader<'_> {
             }
             Plan::Round(i) => match ht.rounds.get(i) {
                 // What the run's own requests cleared stays cleared (crate::clearing).
-                Some(round) => self.round(round, &rounds::cleared_by(&ht.rounds), counter),
+                Some(round) => self.round(round, &rounds::cleared_by(&ht.rounds, None), counter),
                 None => Vec::new(),
             },
             Plan::Answer => {

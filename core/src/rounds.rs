@@ -75,8 +75,8 @@ pub struct Round {
     pub(crate) aborted: bool,
     /// What the request that first carried this round cleared (`rounds.cleared`).
     pub(crate) cleared: Option<Record>,
-    /// Whether a request carried it already (its own turn's, or another turn's seal that
-    /// read it in history): from then on nothing is written on it.
+    /// Whether a request of its own turn carried it already (`sent_at`): from then on
+    /// nothing is written on it.
     pub(crate) sent: bool,
 }
 
@@ -456,11 +456,29 @@ impl Round {
 }
 
 /// What the rounds' records cleared (a turn's rounds, as one request carries them, or as
-/// history reads a run).
-pub(crate) fn cleared_by<'r>(rounds: impl IntoIterator<Item = &'r Round>) -> Cleared {
+/// history reads a run). A record is taken only as pgprompt writes one: on its round, of
+/// results its rounds up to it hold, its placeholder a short text — and, where the
+/// turn's frozen rule is known, that rule's placeholder. Any other record was not
+/// pgprompt's (a writer's trigger, a forged restore): its results are read whole.
+pub(crate) fn cleared_by<'r>(rounds: impl IntoIterator<Item = &'r Round> + Clone, rule: Option<&str>) -> Cleared {
     let mut c = Cleared::default();
-    for r in rounds.into_iter().filter_map(|r| r.cleared.as_ref()) {
-        c.add(r);
+    for (n, record) in rounds
+        .clone()
+        .into_iter()
+        .filter_map(|r| r.cleared.as_ref().map(|c| (r.n, c)))
+    {
+        let placeholder_ok =
+            crate::clearing::fits_placeholder(&record.placeholder) && rule.is_none_or(|p| p == record.placeholder);
+        let keys_ok = record.results.iter().all(|k| {
+            k.round <= n
+                && rounds
+                    .clone()
+                    .into_iter()
+                    .any(|r| r.n == k.round && r.results.iter().any(|x| x.call_id == k.call_id))
+        });
+        if placeholder_ok && keys_ok {
+            c.add(record);
+        }
     }
     c
 }

@@ -453,3 +453,61 @@ fn clearing_runs_before_history_is_trimmed() {
         );
     }
 }
+
+/// Found by the second hostile review: a record pgprompt did not write (a writer's
+/// trigger, a forged restore) is not read: its placeholder is not the rule's, or it names
+/// a result its rounds up to it do not hold.
+#[test]
+fn a_record_pgprompt_did_not_write_is_not_read() {
+    let mut s = run_on(Wire::Chat, json!({"trigger": 100_000, "keep": 1}));
+    for n in 1..=3 {
+        s.ctx.rounds.push(read_round(n, "read"));
+    }
+    let forged = |placeholder: &str, round: i32, call: &str| pgprompt_core::clearing::Record {
+        placeholder: placeholder.into(),
+        results: vec![pgprompt_core::clearing::Key {
+            round,
+            call_id: call.into(),
+        }],
+    };
+    for (record, what) in [
+        (forged("FORGED EUR 99999.", 1, "c1"), "another placeholder"),
+        (forged(PLACEHOLDER, 3, "c3"), "a round after its own"),
+        (forged(PLACEHOLDER, 1, "c9"), "a call its round does not hold"),
+    ] {
+        s.ctx.rounds[1].cleared = Some(record);
+        let text = s.run(Purpose::Preview).unwrap().body.text();
+        assert!(
+            text.contains("file 1:") && text.contains("file 3:") && !text.contains("99999"),
+            "{what}"
+        );
+    }
+    s.ctx.rounds[1].cleared = Some(forged(PLACEHOLDER, 1, "c1"));
+    assert!(
+        !s.run(Purpose::Preview).unwrap().body.text().contains("file 1:"),
+        "pgprompt's own is read"
+    );
+}
+
+/// Found by the second hostile review: a cleared result's picture that a kept result of
+/// its round sends too is not counted as cleared.
+#[test]
+fn a_picture_still_sent_is_not_listed_as_cleared() {
+    let mut s = run_on(Wire::Anthropic, json!({"trigger": 10, "keep": 1}));
+    let shot = json!([{"name": "shot.png", "media_type": "image/png", "data": "aGk="}]);
+    s.ctx.rounds.push(round(
+        1,
+        r#"[{"type":"tool_call","id":"a","name":"read","input":{}},{"type":"tool_call","id":"b","name":"read","input":{}}]"#,
+        &json!([{"call_id": "a", "content": result_text(1), "captures": shot},
+                {"call_id": "b", "content": result_text(2), "captures": shot}])
+        .to_string(),
+        "[]",
+        false,
+    ));
+    let out = send(&mut s);
+    assert!(out.body.text().contains("aGk="), "b keeps the picture");
+    let listed = &out.explain.estimate.cleared;
+    assert_eq!(listed.len(), 1);
+    let content = out.explain.estimate.cleared[0].tokens;
+    assert!(content < 150, "a's content alone, not its picture: {content}");
+}

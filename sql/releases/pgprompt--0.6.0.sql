@@ -1597,7 +1597,7 @@ AS 'MODULE_PATHNAME', 'cache_report_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:414
+-- src/pg/api.rs:426
 -- pgprompt::pg::api::compile_turn
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
@@ -1654,7 +1654,7 @@ AS 'MODULE_PATHNAME', 'escape_envelope_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:306
+-- src/pg/api.rs:318
 -- pgprompt::pg::api::estimate_turn
 CREATE  FUNCTION "estimate_turn"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1675,7 +1675,7 @@ AS 'MODULE_PATHNAME', 'estimate_turn_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:229
+-- src/pg/api.rs:241
 -- pgprompt::pg::api::explain_turn
 CREATE  FUNCTION "explain_turn"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1715,13 +1715,13 @@ AS 'MODULE_PATHNAME', 'pretty_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:419
+-- src/pg/api.rs:431
 -- pgprompt::pg::api::preview_turn
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:210
+-- src/pg/api.rs:222
 -- pgprompt::pg::api::preview_turn
 CREATE  FUNCTION "preview_turn"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1734,7 +1734,7 @@ AS 'MODULE_PATHNAME', 'preview_turn_json_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:366
+-- src/pg/api.rs:378
 -- pgprompt::pg::api::prune_seals
 CREATE  FUNCTION "prune_seals"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1789,7 +1789,7 @@ AS 'MODULE_PATHNAME', 'record_tool_results_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:219
+-- src/pg/api.rs:231
 -- pgprompt::pg::api::sealed_body
 CREATE  FUNCTION "sealed_body"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1802,7 +1802,7 @@ AS 'MODULE_PATHNAME', 'sealed_body_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:299
+-- src/pg/api.rs:311
 -- pgprompt::pg::api::search_deferred
 CREATE  FUNCTION "search_deferred"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1828,7 +1828,7 @@ AS 'MODULE_PATHNAME', 'set_tenancy_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:265
+-- src/pg/api.rs:277
 -- pgprompt::pg::api::skills_for_turn
 CREATE  FUNCTION "skills_for_turn"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1888,7 +1888,7 @@ AS 'MODULE_PATHNAME', 'validate_template_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:376
+-- src/pg/api.rs:388
 -- pgprompt::pg::api::verify_seals
 CREATE  FUNCTION "verify_seals"(
 	"conversation_id" uuid DEFAULT NULL /* Option < pgrx :: Uuid > */
@@ -2354,6 +2354,33 @@ $$;
 CREATE TRIGGER rounds_write BEFORE INSERT OR UPDATE OR DELETE ON prompt.rounds
     FOR EACH ROW EXECUTE FUNCTION prompt._rounds_write();
 
+-- What only pgprompt writes of a round, checked again once every BEFORE trigger has run: a
+-- trigger that is not pgprompt's (a careless GRANT ALL includes TRIGGER) fires after
+-- rounds_write when its name sorts later, and could set a sent mark or a clearing record
+-- on the row the writer inserts.
+CREATE FUNCTION prompt._rounds_stored() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF (TG_OP = 'INSERT' AND (NEW.sent_at IS NOT NULL OR NEW.sent_digest IS NOT NULL OR NEW.sent_estimate IS NOT NULL
+                              OR NEW.cleared IS NOT NULL))
+       OR (TG_OP = 'UPDATE'
+           AND ((NEW.sent_at, NEW.sent_digest, NEW.sent_estimate, NEW.cleared)
+                IS DISTINCT FROM (OLD.sent_at, OLD.sent_digest, OLD.sent_estimate, OLD.cleared)
+                OR ((OLD.sent_at IS NOT NULL OR OLD.sent_digest IS NOT NULL)
+                    AND (NEW.assistant, NEW.results, NEW.steers, NEW.aborted)
+                        IS DISTINCT FROM (OLD.assistant, OLD.results, OLD.steers, OLD.aborted)
+                    AND NOT prompt._history_rewrite_allowed()))) THEN
+        PERFORM prompt._storage_guard(format('round %s of turn %s of conversation %s', NEW.n, NEW.turn_id, NEW.conversation_id),
+                                      TG_OP);
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER rounds_stored AFTER INSERT OR UPDATE ON prompt.rounds
+    FOR EACH ROW EXECUTE FUNCTION prompt._rounds_stored();
+
 -- TRUNCATE of the timeline while it holds what was sent needs a permitted rewrite.
 CREATE FUNCTION prompt._history_truncate() RETURNS trigger
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
@@ -2546,6 +2573,14 @@ BEGIN
        AND EXISTS (SELECT 1 FROM prompt.turns t WHERE t.conversation_id = OLD.id AND t.sealed_at IS NOT NULL)
        AND NOT prompt._history_rewrite_allowed() THEN
         PERFORM prompt._storage_guard(format('the answerer of conversation %s, which sealed a turn', OLD.id), 'UPDATE');
+    END IF;
+    -- Detaching a Side (parent_id NULL) keeps what it captured as it was.
+    IF TG_OP = 'UPDATE' AND NEW.parent_id IS NULL
+       AND (NEW.captured_round, NEW.captured_content, NEW.captured_summary, NEW.captured_summary_round, NEW.captured_cleared)
+           IS DISTINCT FROM (OLD.captured_round, OLD.captured_content, OLD.captured_summary, OLD.captured_summary_round,
+                             OLD.captured_cleared)
+       AND NOT prompt._history_rewrite_allowed() THEN
+        PERFORM prompt._storage_guard(format('the capture of Side %s', OLD.id), 'UPDATE');
     END IF;
     IF TG_OP = 'UPDATE' AND OLD.captured_turn_id IS NOT NULL AND NEW.parent_id IS NOT NULL
        AND (NEW.parent_id IS DISTINCT FROM OLD.parent_id OR NEW.captured_turn_id IS DISTINCT FROM OLD.captured_turn_id)
@@ -3594,6 +3629,8 @@ COMMENT ON COLUMN prompt.administrators.role_oid IS
     'The role''s OID, stamped from role_name whenever the row is written.';
 COMMENT ON COLUMN prompt.rounds.sent_digest IS
     'The SHA-256 of what the first request that carried the round sent (its assistant, results, steers and abort): its turn''s continuation (with sent_at), or a later turn''s seal that sent it in history (alone). From then on the round never changes; every later read and verify_seals check it.';
+COMMENT ON FUNCTION prompt._rounds_stored() IS
+    'Internal trigger (AFTER, on prompt.rounds): what only pgprompt writes of a round (sent_at, sent_digest, sent_estimate, cleared) and a sent round''s content, checked again after every BEFORE trigger.';
 COMMENT ON COLUMN prompt.rounds.cleared IS
     'What the request that first carried the round cleared under request_options.clear_tool_results ({"placeholder", "results": [{"round", "call_id"}]}), written with sent_at by pgprompt: every later request of the turn, and every later turn that reads it, sends those results as the placeholder. NULL: it cleared nothing.';
 COMMENT ON COLUMN prompt.rounds.sent_estimate IS

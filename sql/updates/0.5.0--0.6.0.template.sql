@@ -110,6 +110,8 @@ ALTER TABLE prompt.rounds ENABLE TRIGGER rounds_write;
 {{fn-replace:_turns_write}}
 {{fn-replace:_turns_delete}}
 {{fn-replace:_rounds_write}}
+{{fn:_rounds_stored}}
+{{triggers:rounds_stored}}
 {{fn-replace:_conversations_capture}}
 DROP TRIGGER conversations_capture ON prompt.conversations;
 {{triggers:conversations_capture}}

@@ -200,6 +200,18 @@ fn compile_turn_json(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) -> JsonBo
             return JsonBody(compile_now(conv, turn, Purpose::Compile).body());
         }
     }
+    if out.cleared.is_some() && !writable() {
+        // A clearing step is stored with the round it first carries, or not taken: a
+        // request that cleared what no record keeps would have its results sent whole again.
+        raise(
+            Error::new(
+                Code::SealReadOnly,
+                format!("turn {turn}'s next request clears tool results, and this session cannot store that"),
+            )
+            .detail("compile_turn stores a clearing step with the newest round it sends; a hot standby or a READ ONLY transaction cannot.")
+            .hint("Use prompt.preview_turn here, or compile on the primary in a read-write transaction."),
+        );
+    }
     if let (Some(n), true) = (out.last_round, writable()) {
         let estimate = i32::try_from(out.explain.estimate.total).unwrap_or(i32::MAX);
         Spi::connect_mut(|client| seals::mark_sent(client, conv, turn, n, estimate, out.cleared.as_ref()));

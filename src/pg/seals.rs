@@ -584,9 +584,9 @@ pub fn mark_sent(
     cleared: Option<&pgprompt_core::ClearedRecord>,
 ) {
     static MARK: LazyLock<String> = LazyLock::new(|| {
-        // Only on a round no request carried before (a round another turn's seal read in
-        // history keeps what it sent: the core takes no step then).
-        let cleared = "CASE WHEN r.n = $3 AND r.sent_digest IS NULL THEN $5::jsonb END";
+        // On the newest round, with its first request (`sent_at IS NULL`: a round another
+        // turn's seal read in history takes it too, since this request was sent with it).
+        let cleared = "CASE WHEN r.n = $3 THEN $5::jsonb END";
         format!(
             "UPDATE prompt.rounds r SET sent_at = now(), sent_digest = {}, sent_estimate = $4, cleared = {cleared} \
              WHERE r.conversation_id = $1 AND r.turn_id = $2 AND r.n <= $3 AND r.sent_at IS NULL",

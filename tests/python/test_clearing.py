@@ -219,3 +219,95 @@ def test_a_side_reads_what_was_cleared_at_its_capture(cdb):
         with c.transaction():
             c.execute("UPDATE prompt.conversations SET captured_cleared = NULL WHERE id = %s", (later,))
     assert e.value.sqlstate in ("55000", "42501"), e.value.sqlstate
+
+
+def test_a_writers_trigger_cannot_forge_what_was_cleared(cdb):
+    """Found by the second hostile review: a careless GRANT ALL lets a writer plant a BEFORE
+    INSERT trigger that runs after pgprompt's (its name sorts later) and sets a clearing
+    record, a sent mark and its digest on the round it inserts; the record then replaced an
+    already-sent result with the writer's text. The row is checked again after every BEFORE
+    trigger, and a record whose placeholder is not the turn's rule's is not read."""
+    c = cdb
+    conv, turn, _ = run(c, "chat", {"trigger": 100000, "keep": 1}, rounds=2)
+    c.execute("GRANT CREATE ON SCHEMA public TO pgprompt_clear_careless")
+    c.execute("SET ROLE pgprompt_clear_careless")
+    try:
+        c.execute("""CREATE FUNCTION public.clear_forge() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+              NEW.cleared := '{"placeholder": "FORGED EUR 99999.", "results": [{"round": 2, "call_id": "c2"}]}';
+              NEW.sent_at := now();
+              NEW.sent_digest := sha256(convert_to(jsonb_build_array(NEW.assistant, NEW.results, NEW.steers, NEW.aborted,
+                                                                     NEW.cleared)::text, 'UTF8'));
+              RETURN NEW;
+            END $$""")
+        c.execute("CREATE TRIGGER zz_clear_forge BEFORE INSERT ON prompt.rounds FOR EACH ROW EXECUTE FUNCTION public.clear_forge()")
+        with pytest.raises(psycopg.Error) as e:
+            with c.transaction():
+                add_round(c, conv, turn, 3)
+        assert e.value.sqlstate in ("55000", "42501"), (e.value.sqlstate, str(e.value))
+    finally:
+        c.execute("RESET ROLE")
+        c.execute("DROP TRIGGER IF EXISTS zz_clear_forge ON prompt.rounds")
+        c.execute("DROP FUNCTION IF EXISTS public.clear_forge()")
+    # A record pgprompt did not write (an administrator's restore can bring any row back) is
+    # not read where the turn's rule says another placeholder.
+    add_round(c, conv, turn, 3)
+    c.execute("ALTER TABLE prompt.rounds DISABLE TRIGGER USER")
+    try:
+        c.execute("UPDATE prompt.rounds SET cleared = %s WHERE turn_id = %s AND n = 3",
+                  (json.dumps({"placeholder": "FORGED EUR 99999.", "results": [{"round": 2, "call_id": "c2"}]}),
+                   turn))
+    finally:
+        c.execute("ALTER TABLE prompt.rounds ENABLE TRIGGER USER")
+    text = c.execute("SELECT prompt.preview_turn(%s, %s)::text", (conv, turn)).fetchone()[0]
+    assert "99999" not in text and "file 2:" in text
+
+
+def test_a_step_is_stored_even_when_a_sibling_read_its_round_meanwhile(cdb):
+    """Found by the second hostile review: a sibling turn's seal that read the run's newest
+    round in history (marking it sent by digest) while the run's compile_turn was running
+    left the run's step sent but not stored; and a round a sibling had read took no step,
+    until the gate refused the run for good. A step is stored with the round's first
+    request of its own turn, whoever read it before."""
+    import threading
+    import time
+    from conftest import connect
+    c = cdb
+    conv, turn, _ = run(c, "chat", {"trigger": 300, "keep": 1}, rounds=3)
+    add_round(c, conv, turn, 4)
+    sibling = str(c.execute("INSERT INTO prompt.turns (conversation_id, kind, poster_id, prompt, model) "
+                            "VALUES (%s, 'reply', %s, 'Meanwhile?', %s) RETURNING id", (conv, ADA, MODELS["chat"])).fetchone()[0])
+    preview = c.execute("SELECT prompt.preview_turn(%s, %s)::text", (conv, turn)).fetchone()[0]
+    a, b = connect("pgprompt_clearing"), connect("pgprompt_clearing")
+    try:
+        b.execute("BEGIN")
+        b.execute("SELECT prompt.compile_turn(%s, %s)", (conv, sibling))
+        out = {}
+        t = threading.Thread(target=lambda: out.update(a=a.execute("SELECT prompt.compile_turn(%s, %s)::text",
+                                                                   (conv, turn)).fetchone()[0]))
+        t.start()
+        time.sleep(1)
+        b.execute("COMMIT")
+        t.join()
+    finally:
+        a.close()
+        b.close()
+    assert out["a"] == preview
+    assert c.execute("SELECT cleared IS NOT NULL FROM prompt.rounds WHERE turn_id = %s AND n = 4", (turn,)).fetchone()[0]
+    again = c.execute("SELECT prompt.compile_turn(%s, %s)::text", (conv, turn)).fetchone()[0]
+    assert again == out["a"], "the same rows give the same bytes"
+    assert c.execute("SELECT count(*) FROM prompt.verify_seals(%s)", (conv,)).fetchone()[0] == 0
+
+
+def test_a_session_that_cannot_store_a_step_is_refused(cdb):
+    """Found by the second hostile review: compile_turn in a READ ONLY transaction took a
+    step it could not store. It is refused (seal_read_only); preview_turn shows it."""
+    c = cdb
+    conv, turn, _ = run(c, "chat", {"trigger": 300, "keep": 1}, rounds=1)
+    add_round(c, conv, turn, 2)
+    with pytest.raises(psycopg.Error) as e:
+        with c.transaction():
+            c.execute("SET TRANSACTION READ ONLY")
+            c.execute("SELECT prompt.compile_turn(%s, %s)", (conv, turn))
+    assert e.value.sqlstate == "25006", e.value.sqlstate
+    assert PLACEHOLDER in c.execute("SELECT prompt.preview_turn(%s, %s)::text", (conv, turn)).fetchone()[0]

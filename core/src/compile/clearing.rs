@@ -20,30 +20,17 @@ pub(super) fn rule_of(ctx: &crate::context::Context, on: &super::compiler::Answe
     crate::clearing::read(&crate::json_at::At::root(v, "")).ok()
 }
 
-/// A result the rounds carry, as the estimate would list it (its tokens: its content and
-/// the pictures it alone brought to its round), and its content's tokens alone.
+/// A result the rounds carry: its round, call and tool, and its content's tokens.
 struct Whole {
     listed: ClearedResult,
     content: u32,
 }
 
-/// Every result the rounds carry, oldest first. A picture counts for the first result of
-/// its round that captured it (a round sends each distinct picture once).
-fn results(rounds: &[&Round], native_images: bool, counter: &mut Counter<'_>) -> Vec<Whole> {
+/// Every result the rounds carry, oldest first.
+fn results(rounds: &[&Round], counter: &mut Counter<'_>) -> Vec<Whole> {
     let mut out = Vec::new();
     for round in rounds {
-        let mut seen: Vec<&[u8]> = Vec::new();
         for r in &round.results {
-            let mut pictures = 0u32;
-            for c in r.captures.iter().filter(|c| c.eligible) {
-                if seen.contains(&c.bytes.as_slice()) {
-                    continue;
-                }
-                seen.push(&c.bytes);
-                if native_images && NATIVE_IMAGE_TYPES.contains(&c.media_type.as_str()) {
-                    pictures = pictures.saturating_add(IMAGE_TOKENS);
-                }
-            }
             let content = counter.count(&r.content);
             out.push(Whole {
                 listed: ClearedResult {
@@ -51,7 +38,7 @@ fn results(rounds: &[&Round], native_images: bool, counter: &mut Counter<'_>) ->
                     round: round.n,
                     call_id: r.call_id.clone(),
                     tool: round.tool_of(&r.call_id).unwrap_or_default().to_string(),
-                    tokens: content.saturating_add(pictures),
+                    tokens: content,
                 },
                 content,
             });
@@ -73,7 +60,6 @@ pub(super) fn step(
     total: u32,
     rounds: &[&Round],
     cleared: &Cleared,
-    native_images: bool,
     counter: &mut Counter<'_>,
 ) -> Option<Record> {
     let newest_unsent = rounds.last().is_some_and(|r| !r.sent);
@@ -81,7 +67,7 @@ pub(super) fn step(
         return None;
     }
     let placeholder = counter.count(&rule.placeholder);
-    let all = results(rounds, native_images, counter);
+    let all = results(rounds, counter);
     let protected = all
         .len()
         .saturating_sub(usize::try_from(rule.keep).unwrap_or(usize::MAX));
@@ -118,19 +104,47 @@ pub(super) fn step(
     })
 }
 
-/// The results the rounds carry that `cleared` sends cleared, as the estimate lists them.
+/// The results the rounds carry that `cleared` sends cleared, as the estimate lists them:
+/// each with its content's tokens and its pictures' that no result the request keeps
+/// sends (a round sends each distinct picture once).
 pub(super) fn listed(
     cleared: &Cleared,
     rounds: &[&Round],
     native_images: bool,
     counter: &mut Counter<'_>,
 ) -> Vec<ClearedResult> {
+    let mut out = Vec::new();
     if cleared.is_empty() {
-        return Vec::new();
+        return out;
     }
-    results(rounds, native_images, counter)
-        .into_iter()
-        .map(|w| w.listed)
-        .filter(|r| cleared.placeholder(r.round, &r.call_id).is_some())
-        .collect()
+    for round in rounds {
+        let is_cleared = |id: &str| cleared.placeholder(round.n, id).is_some();
+        let kept: Vec<&[u8]> = round
+            .results
+            .iter()
+            .filter(|r| !is_cleared(&r.call_id))
+            .flat_map(|r| r.captures.iter().filter(|c| c.eligible).map(|c| c.bytes.as_slice()))
+            .collect();
+        let mut seen: Vec<&[u8]> = Vec::new();
+        for r in round.results.iter().filter(|r| is_cleared(&r.call_id)) {
+            let mut tokens = counter.count(&r.content);
+            for c in r.captures.iter().filter(|c| c.eligible) {
+                if kept.contains(&c.bytes.as_slice()) || seen.contains(&c.bytes.as_slice()) {
+                    continue;
+                }
+                seen.push(&c.bytes);
+                if native_images && NATIVE_IMAGE_TYPES.contains(&c.media_type.as_str()) {
+                    tokens = tokens.saturating_add(IMAGE_TOKENS);
+                }
+            }
+            out.push(ClearedResult {
+                turn_id: None,
+                round: round.n,
+                call_id: r.call_id.clone(),
+                tool: round.tool_of(&r.call_id).unwrap_or_default().to_string(),
+                tokens,
+            });
+        }
+    }
+    out
 }

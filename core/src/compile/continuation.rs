@@ -175,14 +175,14 @@ fn cleared_appended(
     counter: &mut Counter<'_>,
 ) -> Result<(Appended, Option<Record>)> {
     let frozen = &sealed.frozen;
-    let mut cleared = cleared_by(&ctx.rounds);
+    let mut cleared = recorded(ctx, frozen.clear_tool_results.as_ref());
     let mut tail = appended(ctx, sealed, at, &cleared, counter)?;
     let native = frozen.model.as_ref().is_some_and(|m| m.native_images);
     let carried: Vec<&rounds::Round> = ctx.rounds.iter().filter(|r| r.n >= at.first_round).collect();
     let step = frozen
         .clear_tool_results
         .as_ref()
-        .and_then(|rule| clearing::step(rule, tail.total, &carried, &cleared, native, counter));
+        .and_then(|rule| clearing::step(rule, tail.total, &carried, &cleared, counter));
     if let Some(step) = &step {
         cleared = cleared.with(step);
         tail = appended(ctx, sealed, at, &cleared, counter)?;
@@ -305,6 +305,12 @@ fn round_items(
     rendered_rounds(ctx, frozen.answerer_id, native, first_round, cleared, counter)
 }
 
+/// What the turn's rounds' records cleared, under the turn's rule (a turn without one
+/// clears nothing, whatever a record says).
+fn recorded(ctx: &Context, rule: Option<&crate::clearing::Rule>) -> Cleared {
+    rule.map_or_else(Cleared::default, |r| cleared_by(&ctx.rounds, Some(&r.placeholder)))
+}
+
 /// What a first compile's floors may fall short of its rendered request by, in tokens,
 /// before a clearing step is taken as certain ([`rounds_floor`]).
 const CERTAIN_MARGIN: u32 = 64;
@@ -343,14 +349,14 @@ pub(super) fn rounds_floor(
         }
         crate::items::marginal_cost(&items, None, wire.form()).0
     };
-    let cleared = cleared_by(&ctx.rounds);
+    let cleared = recorded(ctx, rule);
     let whole = cost(&cleared, counter);
     let carried: Vec<&rounds::Round> = ctx.rounds.iter().filter(|r| r.n >= first_round).collect();
     // Certain only with room to spare: the request's estimate is rendered, these floors
     // are summed (their joins differ by a few tokens a message).
     let step = rule.and_then(|rule| {
         let total = crate::tokens::add(others, whole).saturating_sub(CERTAIN_MARGIN);
-        clearing::step(rule, total, &carried, &cleared, native, counter)
+        clearing::step(rule, total, &carried, &cleared, counter)
     });
     match step {
         Some(step) => cost(&cleared.with(&step), counter),

@@ -286,7 +286,7 @@ fn cleared_in(
     let Some(round) = ht.rounds.get(i) else {
         return Vec::new();
     };
-    let cleared = crate::rounds::cleared_by(&ht.rounds);
+    let cleared = crate::rounds::cleared_by(&ht.rounds, None);
     let native = on.model.is_some_and(|m| m.native_images);
     let mut listed = super::clearing::listed(&cleared, &[round], native, counter);
     for c in &mut listed {

@@ -80,7 +80,7 @@ static HISTORY_ROUNDS: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
         "a batch of history's rounds",
         "SELECT r.turn_id, r.n, r.assistant, r.results, r.steers, r.aborted, r.cleared, \
-         (r.sent_at IS NOT NULL OR r.sent_digest IS NOT NULL) AS sent FROM prompt.rounds r \
+         r.sent_at IS NOT NULL AS sent FROM prompt.rounds r \
          WHERE r.conversation_id = $1 AND r.turn_id = ANY($2)",
         &[&[("turn_id", UUIDOID)][..], &ROUND].concat(),
     )
@@ -92,7 +92,7 @@ static HISTORY_ROUNDS_UNSENT: LazyLock<Query> = LazyLock::new(|| {
         "a batch of history's rounds",
         format!(
             "SELECT r.turn_id, r.n, r.assistant, r.results, r.steers, r.aborted, r.cleared, \
-                    (r.sent_at IS NOT NULL OR r.sent_digest IS NOT NULL) AS sent, CASE WHEN r.sent_digest IS NULL THEN {} END AS fresh FROM prompt.rounds r \
+                    r.sent_at IS NOT NULL AS sent, CASE WHEN r.sent_digest IS NULL THEN {} END AS fresh FROM prompt.rounds r \
              WHERE r.conversation_id = $1 AND r.turn_id = ANY($2)",
             crate::pg::seals::round_digest("r")
         ),

@@ -340,7 +340,7 @@ static CURRENT_ROUNDS: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
         "a round row",
         format!(
-            "SELECT r.n, r.assistant, r.results, r.steers, r.aborted, r.cleared, (r.sent_at IS NOT NULL OR r.sent_digest IS NOT NULL) AS sent, \
+            "SELECT r.n, r.assistant, r.results, r.steers, r.aborted, r.cleared, r.sent_at IS NOT NULL AS sent, \
              ((r.sent_at IS NULL AND r.sent_digest IS NULL) OR r.sent_digest IS NOT DISTINCT FROM {}) \
              AS intact FROM prompt.rounds r WHERE r.conversation_id = $1 AND r.turn_id = $2 ORDER BY r.n",
             crate::pg::seals::round_digest("r")
