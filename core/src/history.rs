@@ -285,6 +285,8 @@ pub(crate) struct Reader<'a> {
     pub(crate) thinking: rounds::Thinking,
     /// The history block's index (estimate attribution).
     pub(crate) block: usize,
+    /// What the turn's run's own requests cleared (`rounds::cleared_by`, once a turn).
+    pub(crate) cleared: &'a Cleared,
 }
 
 impl Reader<'_> {
@@ -311,7 +313,7 @@ impl Reader<'_> {
             }
             Plan::Round(i) => match ht.rounds.get(i) {
                 // What the run's own requests cleared stays cleared (crate::clearing).
-                Some(round) => self.round(round, &rounds::cleared_by(&ht.rounds, None), counter),
+                Some(round) => self.round(round, counter),
                 None => Vec::new(),
             },
             Plan::Answer => {
@@ -346,7 +348,7 @@ impl Reader<'_> {
 
     /// One round of a run. Never a call without its result: a round whose run still waits
     /// for them is carried without its calls.
-    fn round(&self, round: &rounds::Round, cleared: &Cleared, counter: &mut Counter<'_>) -> Vec<Item> {
+    fn round(&self, round: &rounds::Round, counter: &mut Counter<'_>) -> Vec<Item> {
         let waiting;
         let round = if round.awaits_results() {
             waiting = round.while_waiting();
@@ -358,7 +360,7 @@ impl Reader<'_> {
             answerer: Some(self.a),
             native_images: self.native_images,
             thinking: self.thinking,
-            cleared,
+            cleared: self.cleared,
             block: self.block,
         };
         rounds::render(round, &self.voices, &how, counter)

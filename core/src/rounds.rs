@@ -462,19 +462,23 @@ impl Round {
 /// pgprompt's (a writer's trigger, a forged restore): its results are read whole.
 pub(crate) fn cleared_by<'r>(rounds: impl IntoIterator<Item = &'r Round> + Clone, rule: Option<&str>) -> Cleared {
     let mut c = Cleared::default();
-    for (n, record) in rounds
+    let mut records = rounds
         .clone()
         .into_iter()
         .filter_map(|r| r.cleared.as_ref().map(|c| (r.n, c)))
-    {
+        .peekable();
+    if records.peek().is_none() {
+        return c;
+    }
+    let by_n: std::collections::BTreeMap<i32, &Round> = rounds.into_iter().map(|r| (r.n, r)).collect();
+    for (n, record) in records {
         let placeholder_ok =
             crate::clearing::fits_placeholder(&record.placeholder) && rule.is_none_or(|p| p == record.placeholder);
         let keys_ok = record.results.iter().all(|k| {
             k.round <= n
-                && rounds
-                    .clone()
-                    .into_iter()
-                    .any(|r| r.n == k.round && r.results.iter().any(|x| x.call_id == k.call_id))
+                && by_n
+                    .get(&k.round)
+                    .is_some_and(|r| r.results.iter().any(|x| x.call_id == k.call_id))
         });
         if placeholder_ok && keys_ok {
             c.add(record);

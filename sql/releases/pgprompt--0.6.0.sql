@@ -2355,7 +2355,7 @@ CREATE TRIGGER rounds_write BEFORE INSERT OR UPDATE OR DELETE ON prompt.rounds
     FOR EACH ROW EXECUTE FUNCTION prompt._rounds_write();
 
 -- What only pgprompt writes of a round, checked again once every BEFORE trigger has run: a
--- trigger that is not pgprompt's (a careless GRANT ALL includes TRIGGER) fires after
+-- trigger that is not pgprompt's (a careless grant of every privilege includes TRIGGER) fires after
 -- rounds_write when its name sorts later, and could set a sent mark or a clearing record
 -- on the row the writer inserts.
 CREATE FUNCTION prompt._rounds_stored() RETURNS trigger

@@ -133,7 +133,7 @@ fn render_entry(
     on: &Answering,
     tally: &mut Tally,
     ht: &mut HistoryTurn,
-    (plan, thinking): (Plan, Thinking),
+    (plan, thinking, cleared): (Plan, Thinking, &crate::clearing::Cleared),
     (template, block): Laid<'_>,
 ) -> Result<Vec<Item>> {
     if plan == Plan::Seed {
@@ -151,6 +151,7 @@ fn render_entry(
         native_images: on.model.is_some_and(|m| m.native_images),
         thinking,
         block,
+        cleared,
     };
     Ok(reader.render(plan, ht, &mut tally.counter))
 }
@@ -209,6 +210,8 @@ pub(super) fn select(
             let plans = history::plan(ht, on.a.id, host_answerer(ctx, ht));
             available += plans.len() as u32;
             let thinking = thinking_of(&mut replay, &plans);
+            // What the turn's run cleared, read once for all its rounds.
+            let cleared = crate::rounds::cleared_by(&ht.rounds, None);
             for (entry, plan) in plans.into_iter().enumerate().rev() {
                 let at = EntryAt {
                     depth: ht.host.map_or(0, |h| h.depth),
@@ -221,13 +224,13 @@ pub(super) fn select(
                 if selector.stopped.is_some() {
                     continue;
                 }
-                let items = render_entry(ctx, on, tally, ht, (plan, thinking), laid)?;
+                let items = render_entry(ctx, on, tally, ht, (plan, thinking, &cleared), laid)?;
                 let (cost, oldest) = items::marginal_cost(&items, following, on.wire.form());
                 let cost = on.window.inflate(cost);
                 if selector.offer_saving(cost, || before.saved(oldest, on.wire, &on.window)) {
                     tally.take_text(&items)?;
                     following = oldest;
-                    let cleared = cleared_in(on, ht, plan, &mut tally.counter);
+                    let cleared = cleared_in(on, ht, plan, &cleared, &mut tally.counter);
                     taken.push(Taken {
                         at,
                         cost,
@@ -278,6 +281,7 @@ fn cleared_in(
     on: &Answering,
     ht: &HistoryTurn,
     plan: Plan,
+    cleared: &crate::clearing::Cleared,
     counter: &mut crate::tokens::Counter<'_>,
 ) -> Vec<crate::clearing::ClearedResult> {
     let Plan::Round(i) = plan else {
@@ -286,9 +290,8 @@ fn cleared_in(
     let Some(round) = ht.rounds.get(i) else {
         return Vec::new();
     };
-    let cleared = crate::rounds::cleared_by(&ht.rounds, None);
     let native = on.model.is_some_and(|m| m.native_images);
-    let mut listed = super::clearing::listed(&cleared, &[round], native, counter);
+    let mut listed = super::clearing::listed(cleared, &[round], native, counter);
     for c in &mut listed {
         c.turn_id = Some(ht.turn.id);
     }
