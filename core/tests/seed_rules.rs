@@ -227,6 +227,51 @@ fn rule_a_tool_less_turn_after_a_run_compiles_on_every_wire() {
     }
 }
 
+/// On converse, a run turn whose tools are all deferred declares none (Converse has no
+/// tool search): its rounds' calls and results are read as text, as its sealed request
+/// could take them, never blocks without a `toolConfig` (Bedrock refuses those); each
+/// request still extends the last. The other wires send them as blocks.
+#[test]
+fn rule_a_run_that_declares_no_tool_spells_its_rounds_as_its_request_can_take_them() {
+    for &wire in Wire::ALL {
+        let mut s = on(Scenario::new("Check the charges."), wire).turn(|t| {
+            t.mode = Mode::Run;
+            t.tools = Some(tools(
+                r#"[{"name":"read","input_schema":{"type":"object"},"deferred":true}]"#,
+            ));
+        });
+        let first = s.seal();
+        s.ctx.rounds.push(round(
+            1,
+            r#"[{"type":"text","text":"Checking the ledger."},
+                {"type":"tool_call","id":"c1","name":"read","input":{"path":"ledger"}}]"#,
+            r#"[{"call_id":"c1","content":"two charges"}]"#,
+            "[]",
+            false,
+        ));
+        let out = s
+            .run(Purpose::Compile)
+            .unwrap_or_else(|e| panic!("{wire:?}: {}", e.message));
+        let (text, sealed) = (out.body.text(), first.body.text());
+        let head = &sealed[..sealed.len() - first.body.tail.len()];
+        assert!(text.starts_with(head), "{wire:?}: the sealed request stays\n{text}");
+        let b = body(&out);
+        match wire {
+            Wire::Converse => {
+                golden("deferred_run_converse", &out);
+                assert_eq!(calls_and_results(wire, &b), (vec![], vec![]), "{b}");
+                assert!(b.get("toolConfig").is_none(), "{b}");
+                assert!(text.contains(r#"[tool call c1: read {\"path\":\"ledger\"}]"#), "{text}");
+            }
+            Wire::Anthropic | Wire::Chat | Wire::Responses | Wire::Gemini => assert_eq!(
+                calls_and_results(wire, &b),
+                (vec!["c1".to_string()], vec!["c1".to_string()]),
+                "{wire:?}: {b}"
+            ),
+        }
+    }
+}
+
 /// Seed (cache breakpoints): a breakpoint that lands on a thinking block, which takes
 /// no `cache_control`, moves to the block before it instead of vanishing.
 #[test]

@@ -212,7 +212,7 @@ fn appended(
     }
     let messages = merge(items);
     checked(frozen, at.kept, &messages, at.sent, &ctx.turn.id.to_string())?;
-    let (elements, layout) = rendered_rounds_marked(frozen, &messages, at.base_total);
+    let (elements, layout) = rendered_rounds_marked(ctx, frozen, &messages, at.base_total);
     let tokens = wire::elements_cost(&messages, &layout);
     Ok(Appended {
         elements,
@@ -245,12 +245,16 @@ fn checked(
 /// chain, whose context the provider caches): rendered once to find where the rounds'
 /// blocks fall, again only when a round takes a mark.
 fn rendered_rounds_marked(
+    ctx: &Context,
     frozen: &Frozen,
     messages: &[crate::items::Message],
     base: u32,
 ) -> (Vec<String>, Vec<Vec<wire::Pos>>) {
     let model = frozen.model.as_ref();
-    let (elements, layout) = wire::render_elements(frozen.wire, messages, model, &[]);
+    // The turn's tools, as its sealed request declared them (a sealed turn's columns
+    // never change): a wire spells its rounds' calls as that request could take them.
+    let tools = ctx.turn.tools.as_deref().unwrap_or_default();
+    let (elements, layout) = wire::render_elements(frozen.wire, messages, (model, tools), &[]);
     if frozen.stateful.is_some() {
         return (elements, layout);
     }
@@ -263,7 +267,7 @@ fn rendered_rounds_marked(
     let marks = super::marks::run_breakpoints(frozen.wire, model.and_then(|m| m.profile.as_ref()), &appended);
     match marks.is_empty() {
         true => (elements, layout),
-        false => wire::render_elements(frozen.wire, messages, model, &marks),
+        false => wire::render_elements(frozen.wire, messages, (model, tools), &marks),
     }
 }
 

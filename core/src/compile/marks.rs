@@ -233,7 +233,7 @@ mod tests {
     }
 
     fn marks(wire: Wire, profile: &Profile, messages: &[Message], base: u32, sealed: usize) -> Vec<Pos> {
-        let (_, layout) = crate::wire::render_elements(wire, messages, None, &[]);
+        let (_, layout) = crate::wire::render_elements(wire, messages, (None, &[]), &[]);
         let appended = Appended {
             messages,
             layout: &layout,

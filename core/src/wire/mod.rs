@@ -237,13 +237,13 @@ pub(crate) fn continuing_tail(wire: Wire, tail: &str, model: Option<&Model>) -> 
 pub(crate) fn render_elements(
     wire: Wire,
     messages: &[Message],
-    model: Option<&Model>,
+    (model, tools): (Option<&Model>, &[crate::fields::Tool]),
     breakpoints: &[Breakpoint],
 ) -> (Vec<String>, Vec<Vec<Pos>>) {
     let req = Request {
         messages,
         model,
-        tools: &[],
+        tools,
         breakpoints,
         options: &Options::default(),
         cache_key: "",

@@ -60,11 +60,23 @@ fn as_text(kind: &PartKind) -> Option<String> {
 
 /// How a request spells tool calls and results: as `toolUse` and `toolResult` blocks
 /// beside its `toolConfig`, or as text when it has none ([`as_text`]). A continuation's
-/// rounds are blocks: a run's turn declared the tools its calls name, in its sealed tail.
+/// rounds are spelled as its sealed request spelled its calls: blocks where the turn
+/// declared a tool (its `toolConfig`), text where every tool it names is deferred (Converse
+/// declares none of those).
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Calls {
     Blocks,
     Text,
+}
+
+impl Calls {
+    /// Blocks beside a `toolConfig`: where a tool is declared (none deferred is).
+    fn of(tools: &[crate::fields::Tool]) -> Calls {
+        match tools.iter().any(|t| !t.deferred) {
+            true => Calls::Blocks,
+            false => Calls::Text,
+        }
+    }
 }
 
 /// One content block, then its `cachePoint` when it closes a breakpoint.
@@ -251,7 +263,7 @@ pub(super) fn render(req: &Request<'_>) -> Rendered {
     let (leading, system) = super::shape::leading_system(messages);
     // Converse has no tool search: a deferred tool is not declared.
     let tools = super::shape::tool_list(&TOOLS, req.tools, true);
-    let calls = if tools.is_some() { Calls::Blocks } else { Calls::Text };
+    let calls = Calls::of(req.tools);
     let mut head = Obj::new();
     if !system.is_empty() {
         let mut text = String::new();
@@ -311,7 +323,7 @@ impl super::form::Form for Converse {
     }
 
     fn elements(&self, req: &Request<'_>) -> (Vec<String>, Vec<Vec<Pos>>) {
-        elements(req, 0, Calls::Blocks)
+        elements(req, 0, Calls::of(req.tools))
     }
 
     fn system_in_place(&self, model: Option<&crate::rows::Model>) -> bool {
