@@ -406,6 +406,12 @@ pub(crate) fn random_json(r: &mut Rng, depth: u32, hints: &[&str]) -> Value {
     }
 }
 
+/// The body without its tail: what a later request of the turn must start with.
+pub(crate) fn without_tail(out: &Output) -> String {
+    let text = out.body.text();
+    text[..text.len() - out.body.tail.len()].to_string()
+}
+
 /// The body of a result, parsed.
 pub(crate) fn body(out: &Output) -> Value {
     serde_json::from_str(&out.body.text()).expect("the body is JSON")

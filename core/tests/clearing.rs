@@ -145,12 +145,6 @@ fn excluded_tools_and_the_placeholder_are_the_rules() {
     assert!(!text.contains("file 2:") && text.contains("[gone]"), "{text}");
 }
 
-/// The body without its tail: what a later request must start with.
-fn without_tail(out: &pgprompt_core::Output) -> String {
-    let text = out.body.text();
-    text[..text.len() - out.body.tail.len()].to_string()
-}
-
 /// Property: with clearing on, each request of a run is a byte prefix of the next but
 /// where a step clears, each step clears at least `clear_at_least` tokens, and what one
 /// request cleared every later one sends cleared.

@@ -45,12 +45,6 @@ fn random_round(r: &mut Rng, n: i32) -> pgprompt_core::rounds::Round {
     )
 }
 
-/// The body without its tail: what a later request must start with.
-fn without_tail(out: &pgprompt_core::Output) -> String {
-    let text = out.body.text();
-    text[..text.len() - out.body.tail.len()].to_string()
-}
-
 #[test]
 fn property_every_request_of_a_run_extends_the_earlier_ones() {
     let mut r = Rng(0x005e_ed0f_5ea1);

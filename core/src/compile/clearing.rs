@@ -11,36 +11,22 @@ use crate::tokens::{Counter, IMAGE_TOKENS};
 /// over agent over model; `None`: none, or options the compile refuses later).
 pub(super) fn rule_of(ctx: &crate::context::Context, on: &super::compiler::Answering) -> Option<Rule> {
     let none = crate::options::RequestOptions::default();
-    let (merged, _) = crate::options::merge([
-        ("model", on.model.map_or(&none, |m| &m.request_options)),
-        ("agent", &on.a.request_options),
-        ("turn", &ctx.turn.request_options),
-    ]);
+    let (merged, _) = crate::options::merge(super::compiler::option_levels(ctx, on, &none));
     let v = merged.get("clear_tool_results").filter(|v| !v.is_null())?;
     crate::clearing::read(&crate::json_at::At::root(v, "")).ok()
 }
 
-/// A result the rounds carry: its round, call and tool, and its content's tokens.
-struct Whole {
-    listed: ClearedResult,
-    content: u32,
-}
-
-/// Every result the rounds carry, oldest first.
-fn results(rounds: &[&Round], counter: &mut Counter<'_>) -> Vec<Whole> {
+/// Every result the rounds carry, oldest first, with its content's tokens.
+fn results(rounds: &[&Round], counter: &mut Counter<'_>) -> Vec<ClearedResult> {
     let mut out = Vec::new();
     for round in rounds {
         for r in &round.results {
-            let content = counter.count(&r.content);
-            out.push(Whole {
-                listed: ClearedResult {
-                    turn_id: None,
-                    round: round.n,
-                    call_id: r.call_id.clone(),
-                    tool: round.tool_of(&r.call_id).unwrap_or_default().to_string(),
-                    tokens: content,
-                },
-                content,
+            out.push(ClearedResult {
+                turn_id: None,
+                round: round.n,
+                call_id: r.call_id.clone(),
+                tool: round.tool_of(&r.call_id).unwrap_or_default().to_string(),
+                tokens: counter.count(&r.content),
             });
         }
     }
@@ -72,27 +58,23 @@ pub(super) fn step(
         .len()
         .saturating_sub(usize::try_from(rule.keep).unwrap_or(usize::MAX));
     let kept = &all[protected..];
-    let now: Vec<&Whole> = all[..protected]
+    let now: Vec<&ClearedResult> = all[..protected]
         .iter()
-        .filter(|w| cleared.placeholder(w.listed.round, &w.listed.call_id).is_none())
-        .filter(|w| !rule.exclude_tools.contains(&w.listed.tool))
-        .filter(|w| w.content > placeholder)
-        .filter(|w| {
-            // A call answered twice is kept whole while one of its answers is.
-            !kept
-                .iter()
-                .any(|k| k.listed.round == w.listed.round && k.listed.call_id == w.listed.call_id)
-        })
+        .filter(|r| cleared.placeholder(r.round, &r.call_id).is_none())
+        .filter(|r| !rule.exclude_tools.contains(&r.tool))
+        .filter(|r| r.tokens > placeholder)
+        // A call answered twice is kept whole while one of its answers is.
+        .filter(|r| !kept.iter().any(|k| k.round == r.round && k.call_id == r.call_id))
         .collect();
-    let saved = crate::tokens::sum(now.iter().map(|w| w.content - placeholder));
+    let saved = crate::tokens::sum(now.iter().map(|r| r.tokens - placeholder));
     if now.is_empty() || saved < rule.clear_at_least.max(1) {
         return None;
     }
     let mut results: Vec<Key> = Vec::new();
-    for w in now {
+    for r in now {
         let key = Key {
-            round: w.listed.round,
-            call_id: w.listed.call_id.clone(),
+            round: r.round,
+            call_id: r.call_id.clone(),
         };
         if !results.contains(&key) {
             results.push(key);

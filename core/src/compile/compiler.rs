@@ -240,6 +240,20 @@ pub(super) fn values(ctx: &Context, a: &User, users: &HashMap<Uuid, User>, poste
     }
 }
 
+/// A request's option levels, lowest first: the model's, the agent's, the turn's (`none`
+/// where the turn names no model).
+pub(super) fn option_levels<'a>(
+    ctx: &'a Context,
+    on: &'a Answering<'_>,
+    none: &'a crate::options::RequestOptions,
+) -> [(&'static str, &'a crate::options::RequestOptions); 3] {
+    [
+        ("model", on.model.map_or(none, |m| &m.request_options)),
+        ("agent", &on.a.request_options),
+        ("turn", &ctx.turn.request_options),
+    ]
+}
+
 pub(super) fn model_name(model: Option<&Model>) -> String {
     model.map(|m| quote(&m.name)).unwrap_or_else(|| "(none)".into())
 }

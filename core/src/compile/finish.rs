@@ -237,11 +237,7 @@ fn prefix_tokens(messages: &[Message], b: &wire::Breakpoint) -> u32 {
 /// against the wire.
 fn options(ctx: &Context, on: &Answering) -> Result<crate::options::Options> {
     let none = crate::options::RequestOptions::default();
-    let levels = [
-        ("model", on.model.map_or(&none, |m| &m.request_options)),
-        ("agent", &on.a.request_options),
-        ("turn", &ctx.turn.request_options),
-    ];
+    let levels = super::compiler::option_levels(ctx, on, &none);
     let max_tokens = on
         .model
         .map_or(crate::wire::DEFAULT_MAX_TOKENS, |m| m.max_output_tokens);
