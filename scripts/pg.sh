@@ -36,8 +36,7 @@ give_cluster_dir() {
 export SUDO
 # cargo-pgrx links the library with -Wl,--no-gc-sections on every non-macOS Unix (its
 # workaround for linkers that drop the schema section, seen on aarch64): on x86_64 that
-# keeps 31 MB nothing calls, a third tokenizer's 24 MB table among them (87 MB, against
-# 55 MB collected). x86_64's linker keeps the schema section without it, and every build
+# keeps code and data nothing calls. x86_64's linker keeps the schema section without it, and every build
 # here generates and checks the schema. cargo-pgrx reads the variable's presence, not its
 # value: PGPROMPT_GC_SECTIONS=0 leaves it unset (cargo-pgrx's default).
 if [ "$(uname -m)" = x86_64 ] && [ "${PGPROMPT_GC_SECTIONS:-1}" != 0 ]; then

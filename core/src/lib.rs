@@ -28,6 +28,7 @@ pub(crate) mod clearing;
 mod columns;
 mod compile;
 pub(crate) mod context;
+mod encoder;
 pub(crate) mod envelope;
 mod error;
 pub(crate) mod estimate;
@@ -50,6 +51,7 @@ mod storage;
 pub(crate) mod template;
 pub(crate) mod tokens;
 pub(crate) mod transcript;
+pub(crate) mod vocab_layout;
 pub(crate) mod voice;
 mod wire;
 

@@ -1,11 +1,11 @@
 //! Token counting (docs/design.md, "Budget"): the model's tokenizer, counting every text as ordinary
 //! text (a special-token spelling such as `<|endoftext|>` is just characters).
 //!
-//! Counts come from the `bpe-openai` encoders, which give tiktoken's exact counts
-//! (a parity test against tiktoken-rs and fixtures from the reference Python tiktoken
-//! stay in the suite), run in linear time, and never overflow a stack on long
-//! whitespace — tiktoken-rs's lookahead regex does, at about a million spaces.
-//! Each encoder is built once per process, lazily, or eagerly by [`Tokenizer::warm`].
+//! Counts are tiktoken's, exactly (a parity test against tiktoken-rs and fixtures from the
+//! reference Python tiktoken stay in the suite), by `encoder.rs` over tables the library
+//! carries in its read-only data: nothing is built when a backend first counts, and a
+//! long run of whitespace neither overflows a stack (tiktoken-rs's look-ahead regex does
+//! at about a million spaces) nor takes quadratic time.
 
 use std::collections::HashMap;
 use std::hash::BuildHasher;
@@ -75,41 +75,33 @@ impl Tokenizer {
         }
     }
 
-    fn encoder(self) -> &'static bpe_openai::Tokenizer {
+    fn vocabulary(self) -> &'static crate::encoder::Vocabulary {
         match self {
-            Tokenizer::Cl100kBase => bpe_openai::cl100k_base(),
-            Tokenizer::O200kBase => bpe_openai::o200k_base(),
+            Tokenizer::Cl100kBase => &crate::encoder::CL100K_BASE,
+            Tokenizer::O200kBase => &crate::encoder::O200K_BASE,
         }
     }
 
-    /// Builds the encoder now (it is otherwise built on first use).
+    /// Loads the pre-tokenizer now (it is otherwise loaded on first use).
     fn warm(self) {
-        let _ = self.encoder();
+        self.vocabulary().warm();
     }
 
-    /// The exact count of `text` as ordinary text. A long text is counted piece by piece
-    /// (the pieces the encoder's own pre-tokenizer splits it into, which is what its
-    /// `count` sums), asking the host every `INTERRUPT_EVERY` bytes whether to stop.
+    /// The exact count of `text` as ordinary text, piece by piece (the pieces tiktoken's
+    /// pre-tokenizer splits it into), asking the host every `INTERRUPT_EVERY` bytes
+    /// whether to stop.
     pub(crate) fn count(self, text: &str) -> u32 {
-        if text.is_empty() {
-            return 0;
-        }
-        let encoder = self.encoder();
-        let n = if text.len() <= crate::bounds::INTERRUPT_EVERY {
-            encoder.count(text)
-        } else {
-            let mut n = 0usize;
-            let mut since = 0usize;
-            for piece in encoder.split(text) {
-                n = n.saturating_add(encoder.bpe.count(piece.as_bytes()));
-                since += piece.len();
-                if since >= crate::bounds::INTERRUPT_EVERY {
-                    crate::bounds::interrupt();
-                    since = 0;
-                }
+        let vocabulary = self.vocabulary();
+        let mut n = 0usize;
+        let mut since = 0usize;
+        for piece in vocabulary.pieces(text) {
+            n = n.saturating_add(vocabulary.count_piece(piece.as_bytes()));
+            since += piece.len();
+            if since >= crate::bounds::INTERRUPT_EVERY {
+                crate::bounds::interrupt();
+                since = 0;
             }
-            n
-        };
+        }
         u32::try_from(n).unwrap_or(u32::MAX)
     }
 }
@@ -341,12 +333,17 @@ mod tests {
     }
 
     #[test]
-    fn a_long_text_counts_piece_by_piece_exactly_as_a_whole() {
+    fn a_long_text_counts_exactly_as_tiktoken() {
         let text = "Hello, world! Ça va? 12345 \n\n  tabs\there ".repeat(4_000);
         assert!(text.len() > crate::bounds::INTERRUPT_EVERY);
-        for t in Tokenizer::ALL {
-            assert_eq!(t.count(&text) as usize, t.encoder().count(text.as_str()));
-        }
+        assert_eq!(
+            Tokenizer::Cl100kBase.count(&text) as usize,
+            tiktoken_rs::cl100k_base_singleton().encode_ordinary(&text).len()
+        );
+        assert_eq!(
+            Tokenizer::O200kBase.count(&text) as usize,
+            tiktoken_rs::o200k_base_singleton().encode_ordinary(&text).len()
+        );
     }
 
     #[test]
@@ -498,6 +495,48 @@ mod tests {
         for _ in 0..1500 {
             let len = next(40) as usize;
             let text: String = (0..len).map(|_| PIECES[next(PIECES.len() as u64) as usize]).collect();
+            assert_eq!(
+                Tokenizer::Cl100kBase.count(&text) as usize,
+                cl.encode_ordinary(&text).len(),
+                "cl100k {text:?}"
+            );
+            assert_eq!(
+                Tokenizer::O200kBase.count(&text) as usize,
+                o2.encode_ordinary(&text).len(),
+                "o200k {text:?}"
+            );
+        }
+    }
+
+    /// Random characters from many scripts, marks, digits, symbols and spaces (pieces
+    /// that are rarely one token, so the merge decides): the counts equal tiktoken-rs's.
+    #[test]
+    fn parity_with_tiktoken_rs_on_random_characters() {
+        const RANGES: [(u32, u32); 12] = [
+            (0x20, 0x7e),
+            (0x09, 0x0d),
+            (0xa0, 0x17f),
+            (0x300, 0x36f),
+            (0x391, 0x3c9),
+            (0x400, 0x4ff),
+            (0x5d0, 0x5ea),
+            (0x900, 0x97f),
+            (0x3040, 0x30ff),
+            (0x4e00, 0x4fff),
+            (0xac00, 0xac80),
+            (0x1f300, 0x1f64f),
+        ];
+        let cl = tiktoken_rs::cl100k_base_singleton();
+        let o2 = tiktoken_rs::o200k_base_singleton();
+        let mut rng = crate::testing::Rng(0x2545f4914f6cdd1d);
+        for _ in 0..2000 {
+            let len = rng.below(120) as usize;
+            let text: String = (0..len)
+                .filter_map(|_| {
+                    let (lo, hi) = RANGES[rng.below(RANGES.len() as u64) as usize];
+                    char::from_u32(lo + rng.below(u64::from(hi - lo + 1)) as u32)
+                })
+                .collect();
             assert_eq!(
                 Tokenizer::Cl100kBase.count(&text) as usize,
                 cl.encode_ordinary(&text).len(),
