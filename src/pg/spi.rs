@@ -26,6 +26,7 @@ pub(crate) struct Query {
     pub(crate) sql: String,
     what: &'static str,
     columns: Vec<Column>,
+    generic: bool,
 }
 
 impl Query {
@@ -34,7 +35,15 @@ impl Query {
             sql: sql.into(),
             what,
             columns: columns.to_vec(),
+            generic: false,
         }
+    }
+
+    /// Runs on its generic plan, planned once per backend: for a statement whose every
+    /// custom plan the plan cache would rather make (bench/NOTES.md, "planned at every call").
+    pub(crate) fn generic_plan(mut self) -> Query {
+        self.generic = true;
+        self
     }
 
     /// Several reads in one statement (`UNION ALL`): each part a `SELECT` over the same
@@ -170,7 +179,10 @@ pub(crate) fn run<R, E>(
                 })
             }
         };
-        let table = spi(client.select(&plan.statement, None, args));
+        let table = match q.generic {
+            true => with_generic_plans(|| spi(client.select(&plan.statement, None, args))),
+            false => spi(client.select(&plan.statement, None, args)),
+        };
         let check = !plan.checked;
         plan.checked = true;
         (table, check)
@@ -215,6 +227,32 @@ pub(crate) fn run<R, E>(
         }
     }
     Ok(out)
+}
+
+/// Runs `f` with `plan_cache_mode = force_generic_plan`, as a function's `SET` clause
+/// does (a GUC nest level, undone after `f`, or by the (sub)transaction's abort when `f`
+/// raises an error).
+fn with_generic_plans<R>(f: impl FnOnce() -> R) -> R {
+    // SAFETY: the backend's own thread, inside a function call (a transaction is open):
+    // what fmgr does for a function's SET clause. The name and value are NUL-terminated.
+    let nest = unsafe {
+        let nest = pg_sys::NewGUCNestLevel();
+        pg_sys::set_config_option(
+            c"plan_cache_mode".as_ptr(),
+            c"force_generic_plan".as_ptr(),
+            pg_sys::GucContext::PGC_USERSET,
+            pg_sys::GucSource::PGC_S_SESSION,
+            pg_sys::GucAction::GUC_ACTION_SAVE,
+            true,
+            0,
+            false,
+        );
+        nest
+    };
+    let r = f();
+    // SAFETY: closes the nest level opened above, restoring the setting.
+    unsafe { pg_sys::AtEOXact_GUC(true, nest) };
+    r
 }
 
 /// The first column of a query's first row, if any.
