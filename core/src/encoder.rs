@@ -6,9 +6,9 @@
 //! A text is split by tiktoken's pre-tokenizer (a dense DFA, validated once per process)
 //! and each piece counted as tiktoken counts it: one token when the piece is one, else
 //! the merge of the lowest-ranked adjacent pair, leftmost first, until no pair is a token
-//! (a heap keeps this O(n log n) over a piece of a million spaces, where tiktoken's scan
-//! is quadratic). The parity tests in `tokens.rs` hold it to tiktoken-rs and to the
-//! reference Python tiktoken.
+//! (a heap keeps this O(n log n) where tiktoken's scan is quadratic, asking the host every
+//! 65,536 steps whether to stop; a piece over [`MAX_PIECE`] is merged in chunks). The
+//! parity tests in `tokens.rs` hold it to tiktoken-rs and to the reference Python tiktoken.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -141,8 +141,28 @@ impl Vocabulary {
         })
     }
 
-    /// The number of tokens tiktoken encodes `piece` (one pre-tokenized piece) into.
+    /// The number of tokens tiktoken encodes `piece` (one pre-tokenized piece) into. A
+    /// piece longer than [`MAX_PIECE`] (a run of one class of characters with no break:
+    /// no text of any real shape) is counted in chunks of that length, cut at character
+    /// boundaries: its count may then differ from tiktoken's by a few tokens a chunk,
+    /// where tiktoken itself would take quadratic time, and the merge's memory stays
+    /// bounded (about 20 bytes a byte of the chunk).
     pub(crate) fn count_piece(&self, piece: &[u8]) -> usize {
+        let mut rest = piece;
+        let mut n = 0usize;
+        while rest.len() > MAX_PIECE {
+            let mut cut = MAX_PIECE;
+            while cut > 0 && rest[cut] & 0xC0 == 0x80 {
+                cut -= 1;
+            }
+            n = n.saturating_add(self.merge_count(&rest[..cut]));
+            rest = &rest[cut..];
+        }
+        n.saturating_add(self.merge_count(rest))
+    }
+
+    /// tiktoken's count of one piece: one token when the piece is one, else its merge.
+    fn merge_count(&self, piece: &[u8]) -> usize {
         let n = piece.len();
         if n <= 1 {
             return n;
@@ -153,53 +173,63 @@ impl Vocabulary {
         // Parts start at every byte; `next[i]` is where the part starting at `i` ends,
         // `prev[i]` where the one before it starts, `pair[i]` the rank of the part at `i`
         // merged with the next (u32::MAX when that is no token, or `i` starts no part).
-        let mut next: Vec<usize> = (1..=n).collect();
-        let mut prev: Vec<usize> = (0..n).map(|i| i.wrapping_sub(1)).collect();
+        // Positions are u32: a piece is at most MAX_PIECE bytes.
+        let end = n as u32;
+        let mut next: Vec<u32> = (1..=end).collect();
+        let mut prev: Vec<u32> = (0..end).map(|i| i.wrapping_sub(1)).collect();
         let mut pair = vec![u32::MAX; n];
         let mut heap = BinaryHeap::with_capacity(n);
         for i in 0..n - 1 {
             if let Some(r) = self.rank(&piece[i..i + 2]) {
                 pair[i] = r;
-                heap.push(Reverse((r, i)));
+                heap.push(Reverse((r, i as u32)));
             }
         }
         let mut parts = n;
+        let mut popped = 0u32;
         while let Some(Reverse((r, i))) = heap.pop() {
+            popped = popped.wrapping_add(1);
+            if popped.is_multiple_of(1 << 16) {
+                crate::bounds::interrupt();
+            }
+            let i = i as usize;
             if pair[i] != r {
                 continue; // a pair since merged away or re-ranked
             }
-            let j = next[i];
+            let j = next[i] as usize;
             let k = next[j];
             next[i] = k;
-            if k < n {
-                prev[k] = i;
+            if k < end {
+                prev[k as usize] = i as u32;
             }
             pair[j] = u32::MAX;
             parts -= 1;
-            pair[i] = if k < n {
-                self.pair_rank(piece, i, next[k], &mut heap)
-            } else {
-                u32::MAX
+            pair[i] = match k < end {
+                true => self.pair_rank(piece, i, next[k as usize] as usize, &mut heap),
+                false => u32::MAX,
             };
             if i > 0 {
-                let p = prev[i];
-                pair[p] = self.pair_rank(piece, p, k, &mut heap);
+                let p = prev[i] as usize;
+                pair[p] = self.pair_rank(piece, p, k as usize, &mut heap);
             }
         }
         parts
     }
 
     /// The rank of `piece[start..end]` as a pair to merge, queued when it is a token.
-    fn pair_rank(&self, piece: &[u8], start: usize, end: usize, heap: &mut BinaryHeap<Reverse<(u32, usize)>>) -> u32 {
+    fn pair_rank(&self, piece: &[u8], start: usize, end: usize, heap: &mut BinaryHeap<Reverse<(u32, u32)>>) -> u32 {
         match self.rank(&piece[start..end]) {
             Some(r) => {
-                heap.push(Reverse((r, start)));
+                heap.push(Reverse((r, start as u32)));
                 r
             }
             None => u32::MAX,
         }
     }
 }
+
+/// The longest piece merged whole (see [`Vocabulary::count_piece`]).
+pub(crate) const MAX_PIECE: usize = 1 << 20;
 
 #[cfg(test)]
 mod tests {
