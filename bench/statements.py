@@ -74,6 +74,22 @@ def statements(c, sql, turn) -> tuple:
     return counted, run, sorted(f"{n}× {' '.join(q.split())[:70]}" for q, n in rows)
 
 
+def planned(c) -> dict:
+    """The statements a warm call plans again (`track_planning`), after `timed` ran each
+    call more often than the plan cache's five custom plans: a statement planned here is
+    planned at every call."""
+    out = {}
+    for name, sql, turn, _ in CALLS:
+        c.execute("SELECT pg_stat_statements_reset()")
+        c.execute(sql, (B.C_SEAL, turn)).fetchone()
+        rows = c.execute("SELECT query, plans, total_plan_time FROM pg_stat_statements WHERE dbid = "
+                         "(SELECT oid FROM pg_database WHERE datname = current_database()) AND plans > 0").fetchall()
+        out[name] = [(" ".join(q.split())[:60], p, ms) for q, p, ms in rows
+                     if "pg_stat_statements_reset" not in q and not q.startswith("SELECT length(prompt.")
+                     and "IS NOT NULL" not in q]
+    return out
+
+
 def timed(c) -> dict:
     xs = {name: [] for name, *_ in CALLS}
     for _ in range(RUNS):
@@ -123,9 +139,11 @@ def main():
         if not c.execute("SELECT count(*) FROM pg_extension WHERE extname = 'pg_stat_statements'").fetchone()[0]:
             sys.exit("pg_stat_statements is not installed")
         c.execute("SET pg_stat_statements.track = 'all'")
+        c.execute("SET pg_stat_statements.track_planning = on")
         counted = {name: statements(c, sql, turn) for name, sql, turn, _ in CALLS}
         counts = {name: n for name, (n, _, _) in counted.items()}
         ms = timed(c)
+        again = planned(c)
         rec, comp, rec_statements = recorded(c)
     lines = [HEAD, "", f"Machine: {B.machine()}. Date: {time.strftime('%Y-%m-%d')}. "
              f"`bench/statements.py`: pg_stat_statements with `track = all` (the statements a call runs inside it); "
@@ -142,6 +160,11 @@ def main():
               "", "What the compiles run (calls × statement, from pg_stat_statements):", ""]
     for name, _, _, _ in CALLS[:2]:
         lines += [f"- {name}:"] + [f"  - `{q}`" for q in counted[name][2]]
+    lines += ["", f"Statements a warm call plans again (`track_planning`, after the {RUNS} runs above; "
+              "one planned here is planned at every call):", ""]
+    for name, _, _, _ in CALLS:
+        lines.append(f"- {name}: " + ("none" if not again[name] else
+                     "; ".join(f"`{q}` ({p}, {ms:.2f} ms)" for q, p, ms in again[name])))
     print("\n".join(lines))
     write_section("statements", HEAD, lines)
 
