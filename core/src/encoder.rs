@@ -36,33 +36,31 @@ macro_rules! vocabulary {
             bytes: include_bytes!(concat!(env!("OUT_DIR"), "/", $name, ".bytes")),
             ends: include_bytes!(concat!(env!("OUT_DIR"), "/", $name, ".ends")),
             slots: include_bytes!(concat!(env!("OUT_DIR"), "/", $name, ".slots")),
-            dfa: &DFA.bytes,
+            splitter: LazyLock::new(|| Splitter::load(&DFA.bytes)),
         }
     }};
 }
 
-/// One vocabulary's tables (layout in `core/build.rs`).
+/// One vocabulary's tables (layout in `core/build.rs`) and its pre-tokenizer, checked
+/// once per process on first use.
 pub(crate) struct Vocabulary {
     bytes: &'static [u8],
     ends: &'static [u8],
     slots: &'static [u8],
-    dfa: &'static [u8],
+    splitter: LazyLock<Splitter>,
 }
 
 pub(crate) static CL100K_BASE: Vocabulary = vocabulary!("cl100k_base");
 pub(crate) static O200K_BASE: Vocabulary = vocabulary!("o200k_base");
 
-static CL100K_SPLITTER: LazyLock<Splitter> = LazyLock::new(|| Splitter::load(&CL100K_BASE));
-static O200K_SPLITTER: LazyLock<Splitter> = LazyLock::new(|| Splitter::load(&O200K_BASE));
-
 /// The pre-tokenizer, read in place from the library.
 struct Splitter(dense::DFA<&'static [u32]>);
 
 impl Splitter {
-    fn load(vocabulary: &'static Vocabulary) -> Splitter {
+    fn load(serialized: &'static [u8]) -> Splitter {
         // The DFA was written by this crate's build script for this layout; checking it
         // reads every page once, per process.
-        let (dfa, _) = dense::DFA::from_bytes(vocabulary.dfa).expect("the build script's DFA loads");
+        let (dfa, _) = dense::DFA::from_bytes(serialized).expect("the build script's DFA loads");
         Splitter(dfa)
     }
 }
@@ -75,17 +73,9 @@ fn word(words: &[u8], index: usize) -> u32 {
 }
 
 impl Vocabulary {
-    fn splitter(&'static self) -> &'static Splitter {
-        if std::ptr::eq(self, &CL100K_BASE) {
-            &CL100K_SPLITTER
-        } else {
-            &O200K_SPLITTER
-        }
-    }
-
-    /// Validates the pre-tokenizer now (it is otherwise validated on first use).
-    pub(crate) fn warm(&'static self) {
-        let _ = self.splitter();
+    /// Checks the pre-tokenizer now (it is otherwise checked on first use).
+    pub(crate) fn warm(&self) {
+        LazyLock::force(&self.splitter);
     }
 
     /// The bytes of the token ranked `rank`.
@@ -113,7 +103,7 @@ impl Vocabulary {
 
     /// The pieces tiktoken's pre-tokenizer splits `text` into, in order.
     pub(crate) fn pieces<'t>(&'static self, text: &'t str) -> impl Iterator<Item = &'t str> {
-        let dfa = &self.splitter().0;
+        let dfa = &self.splitter.0;
         let mut at = 0;
         std::iter::from_fn(move || {
             if at >= text.len() {
@@ -121,21 +111,18 @@ impl Vocabulary {
             }
             let rest = &text[at..];
             let input = Input::new(rest).anchored(Anchored::Yes);
-            // Every character starts a match of one of the patterns; a text the DFA
-            // could not split (none exists) is left as one piece, counted exactly.
-            let mut end = match dfa.try_search_fwd(&input) {
-                Ok(Some(m)) if m.offset() > 0 => {
-                    let mut end = m.offset();
-                    if m.pattern().as_usize() == layout::LOOKAHEAD_PATTERN {
-                        end -= rest[..end].chars().next_back().map_or(0, char::len_utf8);
-                    }
-                    end
+            // Every character starts a match of one of the patterns (the look-ahead one
+            // matches two or more); a text the DFA could not split (none exists) would be
+            // left as one piece, counted exactly.
+            let end = match dfa.try_search_fwd(&input) {
+                Ok(Some(m)) if m.pattern().as_usize() == layout::LOOKAHEAD_PATTERN => {
+                    let end = m.offset();
+                    end - rest[..end].chars().next_back().map_or(0, char::len_utf8)
                 }
-                _ => rest.len(),
+                Ok(Some(m)) => m.offset(),
+                _ => 0,
             };
-            if end == 0 {
-                end = rest.len();
-            }
+            let end = if end == 0 { rest.len() } else { end };
             at += end;
             Some(&rest[..end])
         })
