@@ -19,6 +19,10 @@ use regex_automata::{Anchored, Input};
 
 use crate::vocab_layout as layout;
 
+// The tables and the DFA are written little-endian (core/build.rs).
+#[cfg(target_endian = "big")]
+compile_error!("pgprompt's tokenizer tables are little-endian");
+
 /// Bytes aligned for a `u32` read in place (a serialized DFA's transitions).
 #[repr(C)]
 struct Aligned<B: ?Sized> {
