@@ -179,9 +179,11 @@ pub(crate) fn run<R, E>(
                 })
             }
         };
-        let table = match q.generic {
-            true => with_generic_plans(|| spi(client.select(&plan.statement, None, args))),
-            false => spi(client.select(&plan.statement, None, args)),
+        let select = || spi(client.select(&plan.statement, None, args));
+        let table = if q.generic {
+            with_generic_plans(select)
+        } else {
+            select()
         };
         let check = !plan.checked;
         plan.checked = true;
