@@ -7,10 +7,11 @@ use uuid::Uuid;
 
 use crate::error::{Code, Error, Result};
 use crate::kinds::Wire;
-use crate::options::{parse_request_options, RequestOptions, Rules};
+use crate::options::{RequestOptions, Rules};
 use crate::profile::Profile;
 use crate::rounds::{self, RoundRow};
 use crate::template::{self, Problem};
+use crate::wire::options::parse_request_options;
 use crate::{fields, history, macros, tokens};
 
 /// A row as a write trigger hands it over: the columns its check reads, NULL as `None`.
@@ -158,8 +159,8 @@ pub fn check(row: Write<'_>) -> Result<()> {
             input,
             tools,
             callables.unwrap_or("[]"),
-            request_options.unwrap_or("{}"),
-        ),
+        )
+        .and_then(|()| parse_request_options(request_options.unwrap_or("{}")).map(drop)),
         Write::TurnShape {
             id,
             kind,

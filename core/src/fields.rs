@@ -428,7 +428,15 @@ pub(crate) fn preface_json(items: &[PrefaceItem]) -> String {
     Value::Array(list).to_string()
 }
 
-pub(crate) use crate::options::{parse_request_options, RequestOptions};
+pub(crate) use crate::options::RequestOptions;
+
+/// A row's `request_options` as a compile loads it (and the turn's column check reads it
+/// first): an object whose neutral options are well formed; the options only some wires
+/// take are read against every wire where the writes are checked (`crate::checks`) and
+/// against the request's wire at compile (`wire/options.rs`).
+pub(crate) fn parse_request_options<'a>(input: impl crate::json_input::JsonInput<'a>) -> Result<RequestOptions> {
+    crate::options::parse_request_options(input, crate::options::Own::Deferred)
+}
 
 /// A turn's shape, checked on write: a reply is opened by someone's words (its
 /// poster), a message speaks in a role, and a turn that has rounds stays a run.
@@ -470,7 +478,9 @@ pub(crate) fn check_shape(
     Ok(())
 }
 
-/// Every write-time check of a turn's JSON columns, as the trigger runs them.
+/// Every write-time check of a turn's JSON columns but its request options (which
+/// `crate::checks` reads against every wire's own options, after these), as the trigger
+/// runs them.
 pub(crate) fn check_turn(
     inline: &str,
     variables: &str,
@@ -478,7 +488,6 @@ pub(crate) fn check_turn(
     input: Option<&str>,
     tools: Option<&str>,
     callables: &str,
-    request_options: &str,
 ) -> Result<()> {
     parse_inline(inline)?;
     parse_variables(variables)?;
@@ -492,7 +501,6 @@ pub(crate) fn check_turn(
         parse_tools(t)?;
     }
     parse_callables(callables)?;
-    parse_request_options(request_options)?;
     Ok(())
 }
 

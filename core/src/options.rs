@@ -2,32 +2,20 @@
 //! vocabulary, merged turn over agent over model, checked on write (the neutral shape)
 //! and at compile against the wire, rendered in each wire's own spelling.
 //!
-//! | option | shape | anthropic | chat | responses | gemini | converse |
-//! |---|---|---|---|---|---|---|
-//! | `tool_choice` | `auto`, `none`, `required`, `{"name"}` | `tool_choice` | `tool_choice` | `tool_choice` | `toolConfig` | `toolConfig.toolChoice` (no `none`) |
-//! | `parallel_tool_calls` | bool | `disable_parallel_tool_use` | same | same | refused | refused |
-//! | `temperature` | 0–2 | refused | same | same | `temperature` | `inferenceConfig.temperature` (0–1) |
-//! | `top_p` | (0, 1] | refused | same | same | `topP` | `inferenceConfig.topP` |
-//! | `stop` | string or 1–4 strings | `stop_sequences` | `stop` | refused | `stopSequences` | `inferenceConfig.stopSequences` |
-//! | `response_format` | `{"type": "text" / "json_object" / "json_schema", "name", "schema", "strict"?}` | `output_config.format` | `response_format` | `text.format` | `responseMimeType` + `responseJsonSchema` | `outputConfig.textFormat` |
-//! | `thinking` | `{"mode"?, "budget_tokens"?, "effort"?, "display"?, "include_thoughts"?}` | `thinking` {type, budget_tokens, display} / `output_config.effort` | `reasoning_effort` | `reasoning` {effort, summary} | `thinkingConfig` {thinkingLevel, thinkingBudget, includeThoughts} | `additionalModelRequestFields.thinking` / `outputConfig.effort` |
-//! | `metadata` | object of strings | `metadata.user_id` only | `metadata` | `metadata` | refused | `requestMetadata` |
-//! | `store` | bool | refused | refused | `store` | refused | refused |
-//! | `include` | list of response includables | refused | refused | `include` | refused | refused |
-//! | `stateful` | bool | refused | refused | `previous_response_id` + `instructions` (docs/design.md, "Stateful responses") | refused | refused |
-//! | `cache_diagnostics` | bool | `diagnostics.previous_message_id` | refused | `prompt_cache_options.comparison_response_id` | refused | refused |
-//! | `clear_tool_results` | `{"trigger", "keep"?, "clear_at_least"?, "exclude_tools"?, "placeholder"?}` | not sent: older tool results are sent as the placeholder (`crate::clearing`) | same | same | same | same |
+//! The neutral options are `tool_choice`, `parallel_tool_calls`, `temperature`, `top_p`,
+//! `stop`, `response_format`, `thinking` (`mode`, `budget_tokens`, `effort`, `display`),
+//! `metadata`, `stateful`, `cache_diagnostics` and `clear_tool_results`; a wire that
+//! cannot say one refuses it in its folder (`wire/<wire>/options.rs`, which also spells
+//! it; docs/guide.md, "Request options", has the table). An option only some wires take is
+//! theirs: each declares it in its folder as an [`OwnOption`] (its key, its reader, what a
+//! wire without it says, the profile's rule over it) and lists it in its `Form`; this
+//! file reads it with the reader it is handed and names none.
 //!
 //! A model with a profile (`crate::profile`) is held to its rules (thinking modes,
 //! efforts, displays, budgets, sampling and its ranges, thinking beside a forced tool);
-//! a model without one keeps its wire's rules. Each wire checks and spells its own
-//! columns of this table in its folder (`wire/<wire>/options.rs`), and `wire/options.rs`
-//! resolves a request's options against its wire and its profile; this file holds the
-//! vocabulary, the merge, the profile's rules and the spellings every wire shares, and
-//! asks no wire. A provider's own spellings live with its wire: Claude's thinking in
-//! `wire/anthropic/options.rs` (converse sends it there too), OpenAI's structured output
-//! in `wire/openai.rs`, the encrypted reasoning Responses replays in
-//! `wire/responses/options.rs`.
+//! a model without one keeps its wire's rules. `wire/options.rs` resolves a request's
+//! options against its wire and its profile; this file holds the vocabulary, the merge,
+//! the profile's rules and the spellings every wire shares, and asks no wire.
 
 use serde_json::{Map, Number, Value};
 
@@ -39,6 +27,72 @@ use crate::json_input::JsonInput;
 use crate::kinds::{Display, Effort, ThinkingMode, Wire};
 use crate::profile::{list, Profile};
 
+/// An option only some wires take, declared in each such wire's folder and listed by its
+/// `Form` (`Form::own_options`): the one declaration every wire that takes it lists.
+pub(crate) struct OwnOption {
+    /// Its pointer under `/request_options`: a top-level key (`store`), or a key of a
+    /// neutral option's object (`thinking/include_thoughts`).
+    pub(crate) key: &'static str,
+    /// Its reader: the value checked, as the request keeps it.
+    pub(crate) read: fn(&At<'_>) -> Checked<Value>,
+    /// What a wire that does not take it says, after "the WIRE wire" ("takes no store").
+    pub(crate) lacking: &'static str,
+    /// The profile's rule over it: `who` names the model.
+    pub(crate) profile: fn(&Profile, &Value, &str) -> std::result::Result<(), Refusal>,
+}
+
+impl std::fmt::Debug for OwnOption {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.key)
+    }
+}
+
+impl PartialEq for OwnOption {
+    fn eq(&self, other: &Self) -> bool {
+        self.key == other.key
+    }
+}
+
+/// A profile that has no rule over an option.
+pub(crate) fn no_rule(_: &Profile, _: &Value, _: &str) -> std::result::Result<(), Refusal> {
+    Ok(())
+}
+
+/// Which options only some wires take a read takes beside the neutral ones.
+#[derive(Clone, Copy)]
+pub(crate) enum Own<'a> {
+    /// These, read with their readers; any other key is unknown.
+    Of(&'a [&'static OwnOption]),
+    /// Any other key left unread (a row read at load: the compile reads the merged
+    /// options against its wire and every wire's own options).
+    Deferred,
+}
+
+impl Own<'_> {
+    /// The option declared at `key`, if this read takes it.
+    fn find(&self, key: &str) -> Option<&'static OwnOption> {
+        match self {
+            Own::Of(list) => list.iter().copied().find(|o| o.key == key),
+            Own::Deferred => None,
+        }
+    }
+
+    /// Every key known at `prefix` (`""`: top-level; `"thinking/"`), the neutral ones first.
+    fn known(&self, neutral: &[&'static str], prefix: &str) -> Vec<&'static str> {
+        let mut keys: Vec<&'static str> = neutral.to_vec();
+        if let Own::Of(list) = self {
+            for o in list.iter() {
+                if let Some(k) = o.key.strip_prefix(prefix).filter(|k| !k.contains('/')) {
+                    if !keys.contains(&k) {
+                        keys.push(k);
+                    }
+                }
+            }
+        }
+        keys
+    }
+}
+
 /// A request's options (`request_options` of a model, an agent or a turn): merged turn
 /// over agent over model, checked on write against the wire, rendered in each wire's
 /// own spelling. Keys are the wire-neutral names of this module.
@@ -46,18 +100,20 @@ use crate::profile::{list, Profile};
 #[serde(transparent)]
 pub(crate) struct RequestOptions(pub Map<String, Value>);
 
-/// Parses `request_options` (of a model, an agent or a turn): an object of options.
-pub(crate) fn parse_request_options<'a>(input: impl JsonInput<'a>) -> Result<RequestOptions> {
+/// Parses `request_options` (of a model, an agent or a turn): an object of options, the
+/// neutral ones well formed and the others those `own` takes.
+pub(crate) fn parse_request_options<'a>(input: impl JsonInput<'a>, own: Own<'_>) -> Result<RequestOptions> {
     let value = input.value(|e| invalid("", format!("request_options is not JSON ({e})")))?;
     let Value::Object(map) = value.into_owned() else {
         return Err(invalid("", "request_options must be an object"));
     };
     let options = RequestOptions(map);
-    check(&options)?;
+    parse(&options.0, own)?;
     Ok(options)
 }
 
-pub(crate) const KEYS: [&str; 13] = [
+/// The neutral options' keys.
+pub(crate) const KEYS: [&str; 11] = [
     "tool_choice",
     "parallel_tool_calls",
     "temperature",
@@ -66,24 +122,13 @@ pub(crate) const KEYS: [&str; 13] = [
     "response_format",
     "thinking",
     "metadata",
-    "store",
-    "include",
     "stateful",
     "cache_diagnostics",
     "clear_tool_results",
 ];
 
-/// What `include` may name (OpenAI's `ResponseIncludable`).
-const INCLUDABLE: [&str; 8] = [
-    "file_search_call.results",
-    "web_search_call.results",
-    "web_search_call.action.sources",
-    "message.input_image.image_url",
-    "computer_call_output.output.image_url",
-    "code_interpreter_call.outputs",
-    "reasoning.encrypted_content",
-    "message.output_text.logprobs",
-];
+/// The neutral thinking option's keys.
+const THINKING_KEYS: [&str; 4] = ["mode", "budget_tokens", "effort", "display"];
 
 /// The `tool_choice` option: whether and which tool the model must call.
 #[derive(Debug, Clone, PartialEq)]
@@ -116,8 +161,8 @@ pub(crate) enum Format {
     },
 }
 
-/// The neutral thinking option: a mode, a budget, an effort, a display, whether thoughts
-/// come back. 0.3's `{"budget_tokens": N}` is the mode `enabled`; an effort alone means
+/// The neutral thinking option: a mode, a budget, an effort, a display (a wire's own
+/// thinking keys are among the request's [`Options::own`]). 0.3's `{"budget_tokens": N}` is the mode `enabled`; an effort alone means
 /// the profile's default mode (without a profile, no mode is sent).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Thinking {
@@ -125,7 +170,6 @@ pub(crate) struct Thinking {
     pub(crate) budget: Option<u64>,
     pub(crate) effort: Option<Effort>,
     pub(crate) display: Option<Display>,
-    pub(crate) include_thoughts: Option<bool>,
 }
 
 /// The options of one request, parsed.
@@ -139,8 +183,6 @@ pub(crate) struct Options {
     pub(crate) response_format: Option<Format>,
     pub(crate) thinking: Option<Thinking>,
     pub(crate) metadata: Option<Vec<(String, String)>>,
-    pub(crate) store: Option<bool>,
-    pub(crate) include: Option<Vec<String>>,
     /// Stateful responses: a turn names the previous response of its answerer and sends
     /// only what is new since (never a field of the body itself).
     pub(crate) stateful: bool,
@@ -151,9 +193,12 @@ pub(crate) struct Options {
     pub(crate) clear_tool_results: Option<crate::clearing::Rule>,
     /// The thinking mode sent (the option's, or the profile's default for an effort).
     pub(crate) mode: Option<ThinkingMode>,
+    /// The options only some wires take that the request sets, by key, as their readers
+    /// kept them (the wire's folder reads its own).
+    pub(crate) own: Vec<(&'static OwnOption, Value)>,
 }
 
-const HINT: &str = "request_options takes tool_choice, parallel_tool_calls, temperature, top_p, stop, response_format, thinking, metadata, store, include, stateful, cache_diagnostics and clear_tool_results (README, \"Request options\").";
+const HINT: &str = "request_options takes tool_choice, parallel_tool_calls, temperature, top_p, stop, response_format, thinking, metadata, stateful, cache_diagnostics, clear_tool_results and the options of the request's wire (README, \"Request options\").";
 
 /// A refusal of the options reader as `request_options_invalid`.
 pub(crate) fn refused(r: json_at::Refusal) -> Error {
@@ -187,18 +232,20 @@ fn number(v: &At<'_>, key: &str, ok: impl Fn(f64) -> bool, range: &str) -> Check
 }
 
 /// Parses an options object (one level's, or the merged one).
-pub(crate) fn parse(map: &Map<String, Value>) -> Result<Options> {
-    read(&Obj::root(map, ROOT)).map_err(refused)
+pub(crate) fn parse(map: &Map<String, Value>, own: Own<'_>) -> Result<Options> {
+    read(&Obj::root(map, ROOT), own).map_err(refused)
 }
 
-fn boolean(v: &At<'_>, key: &str) -> Checked<bool> {
+/// A boolean option (`key` as the refusal names it).
+pub(crate) fn boolean(v: &At<'_>, key: &str) -> Checked<bool> {
     v.read(
         Value::as_bool,
         format_args!("{key} must be true or false, not {}", v.value),
     )
 }
 
-pub(crate) fn read(map: &Obj<'_>) -> Checked<Options> {
+/// Reads an options object: the neutral options, and beside them those `own` takes.
+pub(crate) fn read(map: &Obj<'_>, own: Own<'_>) -> Checked<Options> {
     let mut o = Options::default();
     for (key, v) in map.entries() {
         match key {
@@ -208,10 +255,8 @@ pub(crate) fn read(map: &Obj<'_>) -> Checked<Options> {
             "top_p" => o.top_p = Some(number(&v, key, |x| x > 0.0 && x <= 1.0, "(0, 1]")?),
             "stop" => o.stop = Some(stop(&v)?),
             "response_format" => o.response_format = Some(format(&v)?),
-            "thinking" => o.thinking = Some(thinking(&v)?),
+            "thinking" => o.thinking = Some(thinking(&v, own, &mut o.own)?),
             "metadata" => o.metadata = Some(metadata(&v)?),
-            "store" => o.store = Some(boolean(&v, key)?),
-            "include" => o.include = Some(include(&v)?),
             "stateful" => o.stateful = boolean(&v, key)?,
             "cache_diagnostics" => o.cache_diagnostics = boolean(&v, key)?,
             // null: no clearing (a turn turns off what its agent or model sets).
@@ -221,7 +266,16 @@ pub(crate) fn read(map: &Obj<'_>) -> Checked<Options> {
                     false => Some(crate::clearing::read(&v)?),
                 }
             }
-            other => return Err(v.refuse(format_args!("unknown option \"{other}\"; known: {}", KEYS.join(", ")))),
+            other => match own.find(other) {
+                Some(declared) => o.own.push((declared, (declared.read)(&v)?)),
+                None if matches!(own, Own::Deferred) => {}
+                None => {
+                    return Err(v.refuse(format_args!(
+                        "unknown option \"{other}\"; known: {}",
+                        own.known(&KEYS, "").join(", ")
+                    )))
+                }
+            },
         }
     }
     if o.stateful && o.clear_tool_results.is_some() {
@@ -313,12 +367,14 @@ fn format(v: &At<'_>) -> Checked<Format> {
     }
 }
 
-fn thinking(v: &At<'_>) -> Checked<Thinking> {
+/// The thinking option; a key only some wires take is kept in `kept`.
+fn thinking(v: &At<'_>, own: Own<'_>, kept: &mut Vec<(&'static OwnOption, Value)>) -> Checked<Thinking> {
     let m = match v.object("") {
         Ok(m) if !m.map.is_empty() => m,
         _ => {
             return Err(v.refuse(format_args!(
-                "thinking must be an object of mode, budget_tokens, effort, display and include_thoughts, not {}",
+                "thinking must be an object of {}, not {}",
+                and_last(&own.known(&THINKING_KEYS, "thinking/")),
                 v.value
             )))
         }
@@ -354,20 +410,27 @@ fn thinking(v: &At<'_>) -> Checked<Thinking> {
                     format_args!("thinking.display must be \"summarized\" or \"omitted\", not {v}"),
                 )?)
             }
-            "include_thoughts" => {
-                t.include_thoughts = Some(value.read(
-                    Value::as_bool,
-                    format_args!("thinking.include_thoughts must be true or false, not {v}"),
-                )?)
-            }
-            other => {
-                return Err(value.refuse(format_args!(
-                    "unknown thinking key \"{other}\"; known: mode, budget_tokens, effort, display, include_thoughts"
-                )))
-            }
+            other => match own.find(&format!("thinking/{other}")) {
+                Some(declared) => kept.push((declared, (declared.read)(&value)?)),
+                None if matches!(own, Own::Deferred) => {}
+                None => {
+                    return Err(value.refuse(format_args!(
+                        "unknown thinking key \"{other}\"; known: {}",
+                        own.known(&THINKING_KEYS, "thinking/").join(", ")
+                    )))
+                }
+            },
         }
     }
     consistent(t, &m)
+}
+
+/// `a, b and c`.
+fn and_last(keys: &[&str]) -> String {
+    match keys.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => keys.join(""),
+    }
 }
 
 /// A thinking option's keys agree: a budget with `enabled` only, `enabled` with a budget,
@@ -398,21 +461,6 @@ fn consistent(t: Thinking, m: &Obj<'_>) -> Checked<Thinking> {
     Ok(t)
 }
 
-fn include(v: &At<'_>) -> Checked<Vec<String>> {
-    let list = v.list(format_args!("include must be a list of strings, not {}", v.value))?;
-    let mut out = Vec::new();
-    for x in list {
-        let s = x.read(
-            |s| s.as_str().filter(|s| INCLUDABLE.contains(s)),
-            format_args!("include takes {}, not {}", INCLUDABLE.join(", "), x.value),
-        )?;
-        if !out.iter().any(|o: &String| o == s) {
-            out.push(s.to_string());
-        }
-    }
-    Ok(out)
-}
-
 fn metadata(v: &At<'_>) -> Checked<Vec<(String, String)>> {
     let m = v.read(
         |x| {
@@ -424,11 +472,6 @@ fn metadata(v: &At<'_>) -> Checked<Vec<(String, String)>> {
     Ok(m.iter()
         .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
         .collect())
-}
-
-/// The neutral check a write runs on one level's options.
-pub(crate) fn check(options: &RequestOptions) -> Result<()> {
-    parse(&options.0).map(|_| ())
 }
 
 /// The options a request takes: the model's, then the agent's, then the turn's, each
@@ -475,6 +518,9 @@ pub(crate) fn profile_check(
     let who = p.who(model);
     if let Some(t) = &o.thinking {
         check_thinking(p, t, &who, max_tokens)?;
+    }
+    for (declared, value) in &o.own {
+        (declared.profile)(p, value, &who)?;
     }
     if o.cache_diagnostics && !p.cache_diagnostics {
         return Err((
@@ -538,12 +584,6 @@ fn check_thinking(p: &Profile, t: &Thinking, who: &str, max_tokens: i32) -> std:
                 ),
             ));
         }
-    }
-    if t.include_thoughts == Some(true) && !p.include_thoughts {
-        return Err((
-            "thinking/include_thoughts",
-            format!("{who} returns no thoughts on request"),
-        ));
     }
     Ok(())
 }
@@ -640,6 +680,11 @@ pub(crate) fn sampling(o: &Options, out: &mut Vec<(&'static str, String)>) {
 }
 
 impl Options {
+    /// The value of the option only some wires take at `key`, if the request sets it.
+    pub(crate) fn own(&self, key: &str) -> Option<&Value> {
+        self.own.iter().find(|(o, _)| o.key == key).map(|(_, v)| v)
+    }
+
     /// The effort sent: the option's, or `none` for thinking turned off on a wire that
     /// says it by effort.
     pub(crate) fn effort(&self) -> Option<Effort> {
@@ -666,6 +711,11 @@ mod tests {
         crate::wire::options::resolve_options(levels, wire, max_tokens, rules, dialect)
     }
     use serde_json::json;
+
+    /// The check a write runs on one level's options.
+    fn check(o: &RequestOptions) -> Result<()> {
+        parse(&o.0, crate::wire::options::every_wire()).map(drop)
+    }
 
     fn opts(v: Value) -> RequestOptions {
         RequestOptions(v.as_object().unwrap().clone())

@@ -838,7 +838,7 @@ mod load_tests {
             if self.stateful {
                 claude = Model::new("claude", crate::kinds::Wire::Responses);
                 claude.request_options =
-                    crate::options::parse_request_options(r#"{"stateful": true}"#).expect("options");
+                    crate::wire::options::parse_request_options(r#"{"stateful": true}"#).expect("options");
             }
             Ok(Some(References {
                 workspace: Workspace {

@@ -88,7 +88,7 @@ pub(crate) fn tools(json: &str) -> Vec<Tool> {
 }
 /// Request options, parsed (and checked) as the loader parses them.
 pub(crate) fn request_options(json: &str) -> crate::options::RequestOptions {
-    crate::options::parse_request_options(json).expect("valid request options")
+    crate::wire::options::parse_request_options(json).expect("valid request options")
 }
 
 /// `turns.callables`, parsed as the loader parses them.

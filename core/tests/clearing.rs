@@ -311,15 +311,16 @@ fn the_option_is_checked_on_write() {
         ),
         (json!(true), "clear_tool_results must be an object"),
     ] {
-        let e =
-            pgprompt_core::options::parse_request_options(json!({ "clear_tool_results": rule }).to_string().as_str())
-                .expect_err("refused");
+        let e = pgprompt_core::wire::options::parse_request_options(
+            json!({ "clear_tool_results": rule }).to_string().as_str(),
+        )
+        .expect_err("refused");
         assert_eq!(e.code, Code::RequestOptionsInvalid);
         assert!(e.message.contains(says), "{rule}: {}", e.message);
     }
     // A stateful chain's provider stores what it was sent: nothing there to clear.
     let both = json!({"stateful": true, "clear_tool_results": {"trigger": 10}});
-    let e = pgprompt_core::options::parse_request_options(both.to_string().as_str()).expect_err("refused");
+    let e = pgprompt_core::wire::options::parse_request_options(both.to_string().as_str()).expect_err("refused");
     assert_eq!(e.code, Code::RequestOptionsInvalid);
     assert!(e.message.contains("stateful chain"), "{}", e.message);
 }
@@ -390,7 +391,8 @@ fn a_step_never_grows_a_request_nor_splits_a_call() {
 
 #[test]
 fn a_turn_turns_off_what_its_agent_sets() {
-    let o = pgprompt_core::options::parse_request_options(r#"{"clear_tool_results": null}"#).expect("null is taken");
+    let o =
+        pgprompt_core::wire::options::parse_request_options(r#"{"clear_tool_results": null}"#).expect("null is taken");
     assert_eq!(o.0["clear_tool_results"], serde_json::Value::Null);
     let mut s = run_on(Wire::Anthropic, serde_json::Value::Null);
     s.user_mut(LARK).request_options = request_options(r#"{"clear_tool_results": {"trigger": 10, "keep": 0}}"#);
@@ -401,7 +403,7 @@ fn a_turn_turns_off_what_its_agent_sets() {
         send(&mut s).cleared.is_none(),
         "the turn's null wins over the agent's rule"
     );
-    let e = pgprompt_core::options::parse_request_options(
+    let e = pgprompt_core::wire::options::parse_request_options(
         json!({"clear_tool_results": {"trigger": 1, "placeholder": "x".repeat(201)}})
             .to_string()
             .as_str(),

@@ -143,7 +143,8 @@ fn fuzz_the_grammar_and_the_texts() {
         let _ = macros::substitute(&s, &values, &|_| Some(value.as_str()), 1 << 16, "fuzz");
         assert_eq!(envelope::unescape(&envelope::escape(&s)), s);
         let field = random_json(&mut r, 3, HINTS).to_string();
-        let _ = fields::check_turn(&field, &field, Some(&field), Some(&field), Some(&field), &field, &field);
+        let _ = fields::check_turn(&field, &field, Some(&field), Some(&field), Some(&field), &field);
+        let _ = crate::wire::options::parse_request_options(field.as_str());
         let _ = fields::parse_inline(&field);
         let (a, b, c) = round_json(&mut r);
         let _ = rounds::parse(&row(1, &a, &b, &c, r.below(2) == 0), None, replay::part);
@@ -289,7 +290,8 @@ fn the_corpus() {
     }
     for f in corpus["turn_fields"].as_array().unwrap() {
         let f = f.to_string();
-        let _ = fields::check_turn(&f, &f, Some(&f), Some(&f), Some(&f), &f, &f);
+        let _ = fields::check_turn(&f, &f, Some(&f), Some(&f), Some(&f), &f);
+        let _ = crate::wire::options::parse_request_options(f.as_str());
     }
     for rd in corpus["rounds"].as_array().unwrap() {
         let _ = rounds::parse(

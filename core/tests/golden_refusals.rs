@@ -206,7 +206,8 @@ fn read(name: &str, v: &Value) -> String {
         "preface" => format!("{:?}", fields::parse_preface(v)),
         "options" | "options2" => format!(
             "{:?}",
-            fields::parse_request_options(v).and_then(|o| options::parse(&o.0))
+            pgprompt_core::wire::options::parse_request_options(v)
+                .and_then(|o| options::parse(&o.0, pgprompt_core::wire::options::every_wire()))
         ),
         "template" => format!("{:?}", template::parse(v)),
         "round" => format!(

@@ -121,10 +121,11 @@ pub(crate) trait Form: Merging + Sync {
         false
     }
 
-    /// Whether the provider returns the model's thoughts on request (Gemini's
-    /// `includeThoughts`).
-    fn returns_thoughts(&self) -> bool {
-        false
+    /// The options only this wire (and any other listing the same declaration) takes,
+    /// declared in its folder: every other wire refuses them, naming the wires that take
+    /// them; the neutral vocabulary is `crate::options`'s.
+    fn own_options(&self) -> &'static [&'static crate::options::OwnOption] {
+        &[]
     }
 
     /// Whether the provider explains a cache miss against a previous response

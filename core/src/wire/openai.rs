@@ -3,7 +3,7 @@
 //! the tool choice's spelling, the fields every OpenAI body takes.
 
 use crate::kinds::{Effort, ThinkingMode, Wire};
-use crate::options::{metadata_text, q, refusal, sampling, simple, strings, Format, Options, Refusal, ToolChoice};
+use crate::options::{metadata_text, q, refusal, sampling, simple, Format, Options, Refusal, ToolChoice};
 
 /// What an OpenAI wire cannot say of thinking: a budget, a mode other than by effort.
 pub(super) fn check(o: &Options, wire: Wire) -> Result<(), Refusal> {
@@ -44,17 +44,11 @@ pub(super) fn leading_fields(o: &Options, nested: bool) -> Vec<(&'static str, St
     out
 }
 
-/// The fields every OpenAI body takes last: `metadata`, `store`, `include` (the last two
-/// refused on write but on responses).
+/// The field every OpenAI body takes last: `metadata` (responses adds its own options
+/// after it).
 pub(super) fn trailing_fields(o: &Options, out: &mut Vec<(&'static str, String)>) {
     if let Some(m) = &o.metadata {
         out.push(("metadata", metadata_text(m)));
-    }
-    if let Some(store) = o.store {
-        out.push(("store", store.to_string()));
-    }
-    if let Some(include) = &o.include {
-        out.push(("include", strings(include)));
     }
 }
 

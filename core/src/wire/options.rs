@@ -1,60 +1,99 @@
 //! The request options a request takes, resolved against its wire and its model's
-//! profile: the neutral options (`crate::options`) merged and read, then what only some
-//! wires take and the shape of the wire's own fields (its `Form`), and the profile's
-//! rules (or, without a profile, the wire's 0.3 rules). `crate::options` asks no wire:
-//! this file is where the two meet.
+//! profile: the neutral options (`crate::options`) and every wire's own ones
+//! (`Form::own_options`) merged and read, then what only some wires take and the shape
+//! of the wire's own fields (its `Form`), and the profile's rules (or, without a profile,
+//! the wire's 0.3 rules). `crate::options` asks no wire: this file is where the two meet,
+//! and it names no wire either (a refusal names the wires that take an option by asking
+//! each).
+
+use std::sync::LazyLock;
 
 use crate::error::{Code, Error, Result};
 use crate::json_at::Obj;
+use crate::json_input::JsonInput;
 use crate::kinds::{ThinkingMode, Wire};
 use crate::options::{
-    forced, invalid, merge, mode_of, profile_check, read, refusal, refused, thinks, Options, Refusal, RequestOptions,
-    Rules, KEYS, ROOT,
+    forced, invalid, merge, mode_of, profile_check, read, refusal, refused, thinks, Options, Own, OwnOption, Refusal,
+    RequestOptions, Rules, ROOT,
 };
 
-/// Refuses what `wire` cannot say, whatever the model: what only some wires take (the
-/// stored-response options, cache diagnostics, Gemini's thoughts), then the shape of
-/// the wire's own fields (`Form::check_options`). `max_tokens` bounds a
-/// thinking budget (Anthropic).
-fn check_shape(o: &Options, wire: Wire, max_tokens: i32) -> std::result::Result<(), Refusal> {
-    let form = wire.form();
-    only_some_wires(o, wire)?;
-    if o.thinking.as_ref().is_some_and(|t| t.include_thoughts.is_some()) && !form.returns_thoughts() {
-        return refusal(
-            wire,
-            "thinking/include_thoughts",
-            "returns no thoughts on request (a Gemini option)",
-        );
+use super::form::Form;
+
+/// Every wire's own options, each declaration once, in the order of `Wire::ALL`.
+static EVERY_OWN: LazyLock<Vec<&'static OwnOption>> = LazyLock::new(|| {
+    let mut all: Vec<&'static OwnOption> = Vec::new();
+    for wire in Wire::ALL {
+        for declared in wire.form().own_options() {
+            if !all.iter().any(|o| o.key == declared.key) {
+                all.push(declared);
+            }
+        }
     }
-    form.check_options(o, max_tokens)
+    all
+});
+
+/// A read that takes every wire's own options.
+pub(crate) fn every_wire() -> Own<'static> {
+    Own::Of(&EVERY_OWN)
 }
 
-/// The options only some wires take: the stored-response ones (`store`, `include`,
-/// `stateful`) on a wire that stores responses, `stateful` with stored responses only,
-/// and `cache_diagnostics` where the provider explains a miss.
+/// Parses one level's `request_options` as a write checks them: an object of the
+/// neutral options and of options some wire takes, each well formed (which wire the
+/// request goes on is checked where the level's model is known, [`resolve_options`]).
+pub(crate) fn parse_request_options<'a>(input: impl JsonInput<'a>) -> Result<RequestOptions> {
+    crate::options::parse_request_options(input, every_wire())
+}
+
+/// The wires whose form says `takes`, as a refusal names them ("anthropic and responses").
+fn wires_that(takes: impl Fn(&dyn Form) -> bool) -> String {
+    let names: Vec<&str> = Wire::ALL
+        .iter()
+        .filter(|w| takes(w.form()))
+        .map(|w| w.as_str())
+        .collect();
+    match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => names.join(""),
+    }
+}
+
+/// Refuses what `wire` cannot say, whatever the model: what only some wires take (their
+/// own options, stateful mode, cache diagnostics), then the shape of the wire's own
+/// fields (`Form::check_options`). `max_tokens` bounds a thinking budget (Anthropic).
+fn check_shape(o: &Options, wire: Wire, max_tokens: i32) -> std::result::Result<(), Refusal> {
+    only_some_wires(o, wire)?;
+    wire.form().check_options(o, max_tokens)
+}
+
+/// The options only some wires take: each wire's own (`Form::own_options`), `stateful`
+/// on a wire that stores responses, and `cache_diagnostics` where the provider explains
+/// a miss; a refusal names the wires that take it.
 fn only_some_wires(o: &Options, wire: Wire) -> std::result::Result<(), Refusal> {
-    let refuse = |key: &'static str, what: &str| refusal(wire, key, what);
-    if !wire.form().stores_responses() {
-        if o.store.is_some() {
-            return refuse("store", "takes no store (a Responses option)");
-        }
-        if o.include.is_some() {
-            return refuse("include", "takes no include (a Responses option)");
-        }
-        if o.stateful {
-            return refuse("stateful", "keeps no conversation state (a Responses option)");
+    let form = wire.form();
+    for (declared, _) in &o.own {
+        if !form.own_options().iter().any(|x| x.key == declared.key) {
+            let owners = wires_that(|f| f.own_options().iter().any(|x| x.key == declared.key));
+            return refusal(
+                wire,
+                declared.key,
+                &format!("{} (an option of {owners})", declared.lacking),
+            );
         }
     }
-    if o.stateful && o.store == Some(false) {
-        return refuse(
+    if o.stateful && !form.stores_responses() {
+        let owners = wires_that(|f| f.stores_responses());
+        return refusal(
+            wire,
             "stateful",
-            "chains stored responses only: stateful needs store true or unset",
+            &format!("keeps no conversation state (an option of {owners})"),
         );
     }
-    if o.cache_diagnostics && !wire.form().takes_cache_diagnostics() {
-        return refuse(
+    if o.cache_diagnostics && !form.takes_cache_diagnostics() {
+        let owners = wires_that(|f| f.takes_cache_diagnostics());
+        return refusal(
+            wire,
             "cache_diagnostics",
-            "returns no cache diagnostics (anthropic and responses do)",
+            &format!("returns no cache diagnostics ({owners} do)"),
         );
     }
     Ok(())
@@ -121,13 +160,8 @@ pub(crate) fn resolve_options(
 ) -> Result<Options> {
     let (merged, origin) = merge(levels);
     let level = |key: &str| origin.iter().find(|(k, _)| k == key).map_or("request", |(_, l)| *l);
-    let top = |key: &str| {
-        KEYS.iter()
-            .find(|k| key == **k || key.starts_with(&format!("{k}/")))
-            .copied()
-            .unwrap_or("")
-    };
-    let mut o = read(&Obj::root(&merged, ROOT)).map_err(|r| {
+    let top = |key: &str| key.split('/').next().unwrap_or_default().to_string();
+    let mut o = read(&Obj::root(&merged, ROOT), every_wire()).map_err(|r| {
         // The level that set the refused option: the pointer's first token, unescaped.
         let token = r
             .path
@@ -155,7 +189,7 @@ pub(crate) fn resolve_options(
         let Some(r) = rules else {
             return invalid(key, what).detail(format!(
                 "Set by the {}'s request_options; the request goes on the {} wire.",
-                level(top(key)),
+                level(&top(key)),
                 wire.as_str()
             ));
         };
@@ -174,11 +208,105 @@ pub(crate) fn resolve_options(
         invalid(key, what)
             .detail(format!(
                 "Set by the {}'s request_options; the request goes on the {} wire, to a model of profile \"{}\".",
-                level(top(key)),
+                level(&top(key)),
                 wire.as_str(),
                 r.profile.name
             ))
             .hint(hint)
     })?;
     Ok(o)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{json, Value};
+
+    use super::*;
+
+    /// A value an option's reader takes, tried from a few shapes.
+    fn a_value_of(declared: &OwnOption) -> Value {
+        let tries = [json!(true), json!([]), json!("x"), json!(1), json!({})];
+        tries
+            .into_iter()
+            .find(|v| (declared.read)(&crate::json_at::At::root(v, ROOT)).is_ok())
+            .unwrap_or_else(|| panic!("no value read for {declared:?}"))
+    }
+
+    /// `{"store": V}`, or `{"thinking": {"include_thoughts": V}}` for a thinking key.
+    fn options_setting(declared: &OwnOption, v: Value) -> RequestOptions {
+        let mut o = serde_json::Map::new();
+        match declared.key.split_once('/') {
+            Some((parent, key)) => o.insert(parent.into(), json!({ key: v })),
+            None => o.insert(declared.key.into(), v),
+        };
+        RequestOptions(o)
+    }
+
+    fn on(wire: Wire, o: &RequestOptions) -> Result<Options> {
+        let none = RequestOptions::default();
+        let dialect = Dialect {
+            provider: crate::wire::dialect_of(wire, None, None),
+            native_images: false,
+        };
+        resolve_options(
+            [("model", &none), ("agent", &none), ("turn", o)],
+            wire,
+            4096,
+            None,
+            dialect,
+        )
+    }
+
+    /// Every wire's own option, on every wire: the wires that list it read it into the
+    /// request's `own`; every other refuses it at its pointer, naming the wires that take
+    /// it; a write takes it whatever the wire. A declaration is listed once whoever lists it.
+    #[test]
+    fn an_option_of_some_wires_is_theirs_and_refused_elsewhere_naming_them() {
+        let Own::Of(every) = every_wire() else {
+            panic!("every wire's")
+        };
+        assert!(!every.is_empty());
+        for declared in every.iter().copied() {
+            let o = options_setting(declared, a_value_of(declared));
+            parse_request_options(serde_json::to_string(&o.0).unwrap().as_str()).expect("a write takes it");
+            let owners: Vec<Wire> = Wire::ALL
+                .iter()
+                .copied()
+                .filter(|w| {
+                    w.form()
+                        .own_options()
+                        .iter()
+                        .any(|x| std::ptr::eq(*x, declared) || x.key == declared.key)
+                })
+                .collect();
+            assert!(!owners.is_empty(), "{declared:?}");
+            for &wire in Wire::ALL.iter() {
+                let got = on(wire, &o);
+                if owners.contains(&wire) {
+                    let o = got.unwrap_or_else(|e| panic!("{wire:?} {declared:?}: {}", e.message));
+                    assert!(o.own(declared.key).is_some(), "{wire:?} {declared:?}");
+                    continue;
+                }
+                let e = got.expect_err("refused");
+                assert_eq!(e.code, Code::RequestOptionsInvalid);
+                let names: Vec<&str> = owners.iter().map(|w| w.as_str()).collect();
+                let said = format!(
+                    "the {} wire {} (an option of {})",
+                    wire.as_str(),
+                    declared.lacking,
+                    names.join(" and ")
+                );
+                assert!(e.message.contains(&said), "{wire:?}: {}", e.message);
+                assert!(
+                    e.message.ends_with(&format!("at {ROOT}/{}", declared.key)),
+                    "{}",
+                    e.message
+                );
+            }
+        }
+        let e = parse_request_options(r#"{"stores": true}"#).expect_err("unknown");
+        for declared in every.iter().filter(|d| !d.key.contains('/')) {
+            assert!(e.message.contains(declared.key), "{}", e.message);
+        }
+    }
 }

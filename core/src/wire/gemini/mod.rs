@@ -219,8 +219,8 @@ impl super::form::Form for Gemini {
         options::check(o)
     }
 
-    fn returns_thoughts(&self) -> bool {
-        true
+    fn own_options(&self) -> &'static [&'static crate::options::OwnOption] {
+        &[&options::INCLUDE_THOUGHTS]
     }
 
     /// `POST /v1beta/models/{model}:countTokens`: the whole `generateContent` request under

@@ -1,10 +1,31 @@
 //! The request options as Gemini spells them (`GenerateContentConfig`): `toolConfig`
 //! (`functionCallingConfig`), and in `generationConfig` `temperature`, `topP`,
 //! `stopSequences`, `responseMimeType` with `responseJsonSchema`, `thinkingConfig`
-//! (`thinkingLevel`, `thinkingBudget`, `includeThoughts`).
+//! (`thinkingLevel`, `thinkingBudget`, and the wire's own option
+//! `thinking.include_thoughts` as `includeThoughts`).
+
+use serde_json::Value;
 
 use crate::kinds::{Effort, ThinkingMode, Wire};
-use crate::options::{q, refusal, strings, Format, Options, Refusal, ToolChoice};
+use crate::options::{boolean, q, refusal, strings, Format, Options, OwnOption, Refusal, ToolChoice};
+use crate::profile::Profile;
+
+/// `thinking.include_thoughts`: whether the response returns the model's thoughts
+/// (Gemini's `includeThoughts`); a model whose profile says it returns none refuses true.
+pub(super) const INCLUDE_THOUGHTS: OwnOption = OwnOption {
+    key: "thinking/include_thoughts",
+    read: |v| boolean(v, "thinking.include_thoughts").map(Value::Bool),
+    lacking: "returns no thoughts on request",
+    profile: thoughts_rule,
+};
+
+/// The profile's rule: `include_thoughts` true on a model that returns thoughts.
+fn thoughts_rule(p: &Profile, value: &Value, who: &str) -> Result<(), Refusal> {
+    match value.as_bool() == Some(true) && !p.include_thoughts {
+        true => Err((INCLUDE_THOUGHTS.key, format!("{who} returns no thoughts on request"))),
+        false => Ok(()),
+    }
+}
 
 /// What the wire cannot say, whatever the model.
 pub(super) fn check(o: &Options) -> Result<(), Refusal> {
@@ -71,7 +92,7 @@ pub(super) fn fields(o: &Options) -> (Option<String>, Vec<String>) {
             (None, Some(ThinkingMode::Disabled)) => config.push(r#""thinkingBudget":0"#.into()),
             _ => {}
         }
-        if let Some(i) = t.include_thoughts {
+        if let Some(i) = o.own(INCLUDE_THOUGHTS.key).and_then(Value::as_bool) {
             config.push(format!(r#""includeThoughts":{i}"#));
         }
         if !config.is_empty() {

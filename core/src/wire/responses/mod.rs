@@ -353,6 +353,10 @@ impl super::form::Form for Responses {
         true
     }
 
+    fn own_options(&self) -> &'static [&'static crate::options::OwnOption] {
+        &[&options::STORE, &options::INCLUDE]
+    }
+
     fn replay_reasoning(&self, o: &mut Options) {
         options::replaying_reasoning(o)
     }
