@@ -1,13 +1,15 @@
 //! A part's JSON: the one reader and the one writer of every part pgprompt reads or
 //! writes. One vocabulary of `{"type": ...}` objects — `text`, `image`, `tool_call`,
-//! `tool_result`, `thinking`, `redacted_thinking`, `reasoning`, `thought` and `provider` —
-//! of which each place takes the types it can hold ([`Place`]). The reader turns a part
-//! into its one type, [`PartKind`], or, for what a round recorded of its wire (thinking,
-//! reasoning, a text with its wire's ids), into a [`Recorded`] part that its wire spells
-//! as the block it replays (`wire::replay::part`; this file reads no wire). The writer
-//! spells a part for a round ([`write`], what `record_response` stores) or for a message
-//! ([`Part`]'s `Serialize`, what a compiled message, a raw turn's input and a seal's
-//! carried history hold).
+//! `tool_result` and `provider`, and the types a wire records of its own (its thinking,
+//! its reasoning: declared in its folder as a [`RecordedType`]) — of which each place
+//! takes the types it can hold ([`Place`]). The reader turns a part into its one type,
+//! [`PartKind`]; what a round recorded of its wire (a type of its own, a text with its
+//! wire's keys, a [`RecordedText`]) it hands as [`Fields`] to the reader of the file that
+//! knows the wires (`wire::replay::part`, a [`Replay`]), which reads it with the wire's
+//! declaration into the block it replays: this file names no wire's part. The writer
+//! spells a part for a round ([`write`], what `record_response` stores; a wire's own
+//! types are written in its folder) or for a message ([`Part`]'s `Serialize`, what a
+//! compiled message, a raw turn's input and a seal's carried history hold).
 //!
 //! A new typed part adds its kind in `items.rs`, its reading and writing here, and how
 //! each wire sends it in the wire's folder (`Merging::unit` names every kind, with no
@@ -24,8 +26,8 @@ use crate::kinds::Wire;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Place {
     /// A round's assistant parts (`rounds.assistant`): text and tool calls as their wire
-    /// recorded them (with `item_id`, `phase` or `signature`), thinking and reasoning, and
-    /// a provider's block.
+    /// recorded them (with `item_id`, `phase` or `signature`), the types wires record of
+    /// their own (thinking, reasoning), and a provider's block.
     Round,
     /// A raw turn's input (`turns.input`): text, image, tool_call and tool_result, sent
     /// as they are.
@@ -35,20 +37,12 @@ pub(crate) enum Place {
 }
 
 impl Place {
-    /// Whether a part of type `ty` may stand here.
+    /// Whether a part of type `ty` may stand here, read here (a round's other types,
+    /// and its texts, are its recorders', [`Replay`]).
     fn takes(self, ty: &str) -> bool {
-        const ROUND: &[&str] = &[
-            "text",
-            "tool_call",
-            "thinking",
-            "redacted_thinking",
-            "reasoning",
-            "thought",
-            "provider",
-        ];
         const INPUT: &[&str] = &["text", "image", "tool_call", "tool_result"];
         match self {
-            Place::Round => ROUND.contains(&ty),
+            Place::Round => ty == "tool_call" || ty == "provider",
             Place::Input => INPUT.contains(&ty),
             Place::Carried => INPUT.contains(&ty) || ty == "provider",
         }
@@ -72,64 +66,39 @@ pub(crate) fn decode_base64(s: &str) -> Option<Vec<u8>> {
     base64::engine::general_purpose::STANDARD.decode(s).ok()
 }
 
-/// How a round's recorded part becomes the block its wire replays, handed to the round
-/// reader by the file that knows the wires (`wire::replay::part`): the round format
-/// reads no wire. `None`: the block does not read as JSON.
-pub(crate) type Replay = fn(Recorded) -> Option<PartKind>;
+/// How a round's part that is its recorders' (a text, a type of a wire's own) is read,
+/// handed to the round reader by the file that knows the wires (`wire::replay::part`):
+/// the round format names no wire's part.
+pub(crate) type Replay = fn(&Fields<'_>) -> Checked<PartKind>;
 
-/// A part a round recorded of its wire, before its wire spells the block it replays.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Recorded {
-    /// Anthropic's `thinking`.
-    Thinking { thinking: String, signature: String },
-    /// Anthropic's `redacted_thinking`.
-    RedactedThinking { data: String },
-    /// A Responses `reasoning` item.
-    Reasoning {
-        id: String,
-        summary: Vec<Value>,
-        encrypted: Option<String>,
-    },
-    /// A Gemini `thought`.
-    Thought { text: String, signature: Option<String> },
-    /// A Responses assistant message with its item id and phase.
-    Message {
-        id: String,
-        text: String,
-        phase: Option<String>,
-    },
-    /// A Gemini text part with its thought signature.
-    SignedText { text: String, signature: String },
+/// A part type a round records of one wire (its thinking, its reasoning), declared in
+/// that wire's folder and listed by its `Form`: the type, and its reader, giving the
+/// block as the wire replays it and the text the part is counted by.
+pub(crate) struct RecordedType {
+    /// The part's `type`.
+    pub(crate) name: &'static str,
+    /// The part read: (the block the wire replays, the text it is counted by).
+    pub(crate) read: fn(&Fields<'_>) -> Checked<(String, String)>,
 }
 
-impl Recorded {
-    /// The text the part is counted by (moved out of it): the thinking, the data, the
-    /// reasoning's summary texts and encrypted content, the thought's or message's text.
-    pub(crate) fn into_counted(self) -> String {
-        match self {
-            Recorded::Thinking { thinking: t, .. }
-            | Recorded::RedactedThinking { data: t }
-            | Recorded::Thought { text: t, .. }
-            | Recorded::Message { text: t, .. }
-            | Recorded::SignedText { text: t, .. } => t,
-            Recorded::Reasoning { summary, encrypted, .. } => {
-                let mut text = summary
-                    .iter()
-                    .filter_map(|x| x.get("text").and_then(Value::as_str))
-                    .collect::<Vec<_>>()
-                    .join("\n");
-                text.push_str(encrypted.as_deref().unwrap_or_default());
-                text
-            }
-        }
-    }
+/// The keys a text part carries as one wire recorded it (a Responses message's item id
+/// and phase, a Gemini thought signature), declared in that wire's folder: the first
+/// makes the text that wire's; `says` names them in a refusal; `read` spells the block
+/// the text replays as.
+pub(crate) struct RecordedText {
+    /// Its keys, the one that claims the text first.
+    pub(crate) keys: &'static [&'static str],
+    /// The keys as a refusal names them (`a Gemini signature`).
+    pub(crate) says: &'static str,
+    /// The block the text `text` replays as.
+    pub(crate) read: fn(&Fields<'_>, &str) -> Checked<String>,
 }
 
-/// A part read: one of the one type, or one its wire spells ([`Recorded`], at a round).
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Read {
+/// A part read: one of the one type, or, at a round, one its recorders read ([`Replay`]).
+#[derive(Debug)]
+pub(crate) enum Read<'v> {
     Part(PartKind),
-    Recorded(Recorded),
+    Recorded(Fields<'v>),
 }
 
 /// Reads one part at `p`, of a type a message holds (`place` is [`Place::Input`] or
@@ -142,18 +111,20 @@ pub(crate) fn read_part(p: &At<'_>, place: Place) -> Checked<PartKind> {
 }
 
 /// Reads one part at `p`, of a type `place` takes. A refusal names the pointer.
-pub(crate) fn read(p: &At<'_>, place: Place) -> Checked<Read> {
+pub(crate) fn read<'v>(p: &At<'v>, place: Place) -> Checked<Read<'v>> {
     let obj = p.object(place.says("a part", "not an object", "is an object with a \"type\""))?;
-    let part = Reader { obj, place };
-    let ty = part.obj.at("type");
+    let ty = obj.at("type");
     let Some(kind) = ty.value.as_str() else {
         return Err(ty.refuse(place.says("a part", "missing part type", "needs a \"type\"")));
     };
+    let part = Fields { obj, place, kind };
     if !place.takes(kind) {
-        return Err(unknown(&ty, kind));
+        return match place {
+            Place::Round => Ok(Read::Recorded(part)),
+            Place::Input | Place::Carried => Err(unknown(&ty, kind)),
+        };
     }
     let kind = match kind {
-        "text" if place == Place::Round => return part.recorded_text(),
         "text" => PartKind::Text(part.string("text")?),
         "image" => part.image()?,
         "tool_call" => part.tool_call()?,
@@ -163,7 +134,6 @@ pub(crate) fn read(p: &At<'_>, place: Place) -> Checked<Read> {
             is_error: part.obj.at("is_error").flag(false, "\"is_error\" must be a boolean")?,
         },
         "provider" => part.provider()?,
-        "thinking" | "redacted_thinking" | "reasoning" | "thought" => return part.thinking(kind).map(Read::Recorded),
         other => return Err(unknown(&ty, other)),
     };
     Ok(Read::Part(kind))
@@ -174,15 +144,34 @@ fn unknown(ty: &At<'_>, kind: &str) -> crate::json_at::Refusal {
     ty.refuse(format_args!("unknown part type \"{kind}\""))
 }
 
-/// One part's object, read where it stands.
-struct Reader<'v> {
-    obj: Obj<'v>,
+/// One part's object, read where it stands: its fields, as the round's recorders read
+/// them too.
+pub(crate) struct Fields<'v> {
+    /// The part's object.
+    pub(crate) obj: Obj<'v>,
     place: Place,
+    kind: &'v str,
 }
 
-impl Reader<'_> {
+impl std::fmt::Debug for Fields<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Fields({:?})", self.obj.map)
+    }
+}
+
+impl Fields<'_> {
+    /// The part's `type`.
+    pub(crate) fn kind(&self) -> &str {
+        self.kind
+    }
+
+    /// The refusal of a part whose type no reader knows, at its `type`.
+    pub(crate) fn unknown(&self) -> crate::json_at::Refusal {
+        unknown(&self.obj.at("type"), self.kind)
+    }
+
     /// A required string.
-    fn string(&self, key: &str) -> Checked<String> {
+    pub(crate) fn string(&self, key: &str) -> Checked<String> {
         let at = self.obj.at(key);
         let quoted = format!("\"{key}\"");
         if at.is_absent() {
@@ -193,7 +182,7 @@ impl Reader<'_> {
     }
 
     /// A string that may be absent or `null`.
-    fn optional(&self, key: &str) -> Checked<Option<String>> {
+    pub(crate) fn optional(&self, key: &str) -> Checked<Option<String>> {
         Ok(self
             .obj
             .at(key)
@@ -243,25 +232,6 @@ impl Reader<'_> {
         })
     }
 
-    /// A round's text part: plain, or as its wire recorded it — `item_id` (and `phase`)
-    /// of a Responses message, or `signature`, a Gemini thought signature.
-    fn recorded_text(&self) -> Checked<Read> {
-        let text = self.string("text")?;
-        let item_id = self.optional("item_id")?;
-        let phase = self.optional("phase")?;
-        let signature = self.optional("signature")?;
-        Ok(Read::Recorded(match (item_id, signature) {
-            (None, None) if phase.is_none() => return Ok(Read::Part(PartKind::Text(text))),
-            (Some(id), None) => Recorded::Message { id, text, phase },
-            (None, Some(signature)) if phase.is_none() => Recorded::SignedText { text, signature },
-            _ => {
-                return Err(self
-                    .obj
-                    .refuse("a text part carries a Responses item_id (and phase) or a Gemini signature, not both"))
-            }
-        }))
-    }
-
     /// A provider's block pgprompt does not interpret (a server tool's call and result, a
     /// tool search, a compaction item, ...), kept verbatim for its wire. It comes back as
     /// the same value, its keys in the stored order.
@@ -285,40 +255,6 @@ impl Reader<'_> {
             json,
         })
     }
-
-    /// A thinking or reasoning part, as the round stores it: Anthropic `thinking`
-    /// {thinking, signature} and `redacted_thinking` {data}; a Responses `reasoning` item
-    /// {id, summary, encrypted_content?}; a Gemini `thought` {text, signature?}.
-    fn thinking(&self, kind: &str) -> Checked<Recorded> {
-        let obj = &self.obj;
-        Ok(match kind {
-            "thinking" => Recorded::Thinking {
-                thinking: self.string("thinking")?,
-                signature: self.string("signature")?,
-            },
-            "redacted_thinking" => Recorded::RedactedThinking {
-                data: self.string("data")?,
-            },
-            "reasoning" => Recorded::Reasoning {
-                id: self.string("id")?,
-                summary: obj
-                    .at("summary")
-                    .optional(Value::as_array, "not a list")?
-                    .cloned()
-                    .unwrap_or_default(),
-                encrypted: obj
-                    .map
-                    .get("encrypted_content")
-                    .and_then(Value::as_str)
-                    .map(str::to_string),
-            },
-            "thought" => Recorded::Thought {
-                text: self.string("text")?,
-                signature: obj.map.get("signature").and_then(Value::as_str).map(str::to_string),
-            },
-            other => return Err(unknown(&obj.at("type"), other)),
-        })
-    }
 }
 
 /// The writer of a round's parts, as `record_response` stores them from a provider's
@@ -332,7 +268,8 @@ pub(crate) mod write {
     /// out when the response had none.
     pub(crate) type Native<'a> = &'a [(&'a str, Option<String>)];
 
-    fn with(mut part: Value, native: Native<'_>) -> Value {
+    /// `part` with what its wire recorded beside its own keys.
+    pub(crate) fn with(mut part: Value, native: Native<'_>) -> Value {
         for (key, value) in native {
             if let Some(v) = value {
                 part[*key] = Value::String(v.clone());
@@ -352,30 +289,6 @@ pub(crate) mod write {
             json!({"type": "tool_call", "id": id, "name": name, "input": input}),
             native,
         )
-    }
-
-    /// Anthropic's thinking: `{type: thinking, thinking, signature}`.
-    pub(crate) fn thinking(thinking: &str, signature: &str) -> Value {
-        json!({"type": "thinking", "thinking": thinking, "signature": signature})
-    }
-
-    /// Anthropic's redacted thinking: `{type: redacted_thinking, data}`.
-    pub(crate) fn redacted_thinking(data: &str) -> Value {
-        json!({"type": "redacted_thinking", "data": data})
-    }
-
-    /// A Responses reasoning item: `{type: reasoning, id, summary, encrypted_content?}`.
-    pub(crate) fn reasoning(id: &str, summary: Value, encrypted: Option<&Value>) -> Value {
-        let mut r = json!({"type": "reasoning", "id": id, "summary": summary});
-        if let Some(e) = encrypted {
-            r["encrypted_content"] = e.clone();
-        }
-        r
-    }
-
-    /// A Gemini thought: `{type: thought, text, signature?}`.
-    pub(crate) fn thought(text: &str, signature: Option<String>) -> Value {
-        with(json!({"type": "thought", "text": text}), &[("signature", signature)])
     }
 
     /// A provider's block pgprompt does not interpret: `{type: provider, wire, block}`.
@@ -442,85 +355,15 @@ mod tests {
 
     use super::*;
 
-    fn back(v: &Value, place: Place) -> Checked<Read> {
+    fn back(v: &Value, place: Place) -> Checked<Read<'_>> {
         read(&At::root(v, ""), place)
     }
 
-    fn recorded(r: Recorded) -> Read {
-        Read::Recorded(r)
-    }
-
-    /// Every part the round writer writes, the reader takes back at a round: as the one
-    /// part type, or as the part its wire recorded.
-    #[test]
-    fn a_round_reads_back_what_its_writer_wrote() {
-        let block = json!({"type": "web_search_tool_result", "tool_use_id": "s1", "content": []});
-        let summary = vec![json!({"type": "summary_text", "text": "so"})];
-        let s = |x: &str| x.to_string();
-        let cases = [
-            (write::text("Hi", &[]), Read::Part(PartKind::Text(s("Hi")))),
-            (
-                write::text("Hi", &[("item_id", Some(s("msg_1"))), ("phase", None)]),
-                recorded(Recorded::Message {
-                    id: s("msg_1"),
-                    text: s("Hi"),
-                    phase: None,
-                }),
-            ),
-            (
-                write::text("Hi", &[("signature", Some(s("sig")))]),
-                recorded(Recorded::SignedText {
-                    text: s("Hi"),
-                    signature: s("sig"),
-                }),
-            ),
-            (
-                write::tool_call("c1", "read", json!({"path": "a"}), &[("signature", Some(s("s")))]),
-                Read::Part(PartKind::ToolCall {
-                    id: s("c1"),
-                    name: s("read"),
-                    input: r#"{"path":"a"}"#.into(),
-                    signature: Some(s("s")),
-                    item_id: None,
-                }),
-            ),
-            (
-                write::thinking("hm", "sig"),
-                recorded(Recorded::Thinking {
-                    thinking: s("hm"),
-                    signature: s("sig"),
-                }),
-            ),
-            (
-                write::redacted_thinking("xyz"),
-                recorded(Recorded::RedactedThinking { data: s("xyz") }),
-            ),
-            (
-                write::reasoning("rs_1", Value::Array(summary.clone()), Some(&json!("enc"))),
-                recorded(Recorded::Reasoning {
-                    id: s("rs_1"),
-                    summary,
-                    encrypted: Some(s("enc")),
-                }),
-            ),
-            (
-                write::thought("mull", Some(s("sig"))),
-                recorded(Recorded::Thought {
-                    text: s("mull"),
-                    signature: Some(s("sig")),
-                }),
-            ),
-            (
-                write::provider(Wire::Anthropic, block.as_object().unwrap()),
-                Read::Part(PartKind::Opaque {
-                    wire: Wire::Anthropic,
-                    text: block.to_string(),
-                    json: block.to_string().as_str().into(),
-                }),
-            ),
-        ];
-        for (written, kind) in cases {
-            assert_eq!(back(&written, Place::Round).unwrap(), kind, "{written}");
+    /// A round's part, read, and where it is its recorders', read by them (the wires').
+    fn round(v: &Value) -> Checked<PartKind> {
+        match read(&At::root(v, ""), Place::Round)? {
+            Read::Part(kind) => Ok(kind),
+            Read::Recorded(fields) => crate::wire::replay::part(&fields),
         }
     }
 
@@ -557,14 +400,17 @@ mod tests {
                 tokens: 0,
             })
             .unwrap();
-            assert_eq!(back(&v, Place::Carried).unwrap(), Read::Part(kind), "{v}");
+            assert!(
+                matches!(back(&v, Place::Carried), Ok(Read::Part(k)) if k == kind),
+                "{v}"
+            );
         }
     }
 
     #[test]
     fn each_place_takes_its_own_types() {
         let provider = json!({"type": "provider", "wire": "gemini", "block": {}});
-        assert!(back(&provider, Place::Carried).is_ok() && back(&provider, Place::Round).is_ok());
+        assert!(back(&provider, Place::Carried).is_ok() && round(&provider).is_ok());
         let refused = back(&provider, Place::Input).unwrap_err();
         assert_eq!(
             (refused.path.as_str(), refused.message.as_str()),
@@ -572,8 +418,8 @@ mod tests {
         );
         let image = json!({"type": "image", "media_type": "image/png", "data": "aGk="});
         assert!(back(&image, Place::Input).is_ok());
-        assert_eq!(back(&image, Place::Round).unwrap_err().path, "/type");
-        let thinking = write::thinking("hm", "s");
+        assert_eq!(round(&image).unwrap_err().path, "/type");
+        let thinking = json!({"type": "thinking", "thinking": "hm", "signature": "s"});
         assert_eq!(back(&thinking, Place::Input).unwrap_err().path, "/type");
         // What a round keeps of a tool call's wire, an input does not read.
         let call = json!({"type": "tool_call", "id": "c1", "name": "f", "item_id": "fc_1"});
@@ -606,7 +452,7 @@ mod tests {
             assert_eq!((r.path.as_str(), r.message.as_str()), (path, message), "{bad}");
         }
         // A round's refusals read as its column's errors, the key in the pointer.
-        let r = back(&json!({"type": "thinking", "thinking": "hm"}), Place::Round).unwrap_err();
+        let r = round(&json!({"type": "thinking", "thinking": "hm"})).unwrap_err();
         assert_eq!((r.path.as_str(), r.message.as_str()), ("/signature", "missing"));
     }
 }

@@ -184,9 +184,7 @@ fn parse_assistant(v: &At<'_>, ctx: &Ctx<'_>, replay: Replay) -> Result<Vec<Part
     for p in as_list(v, ctx)? {
         let part = match ctx.or(part_json::read(&p, Place::Round))? {
             Read::Part(kind) => kind,
-            Read::Recorded(recorded) => {
-                replay(recorded).ok_or_else(|| ctx.refused(p.refuse("cannot be replayed as JSON")))?
-            }
+            Read::Recorded(fields) => ctx.or(replay(&fields))?,
         };
         if let PartKind::ToolCall { id, .. } = &part {
             let dup = assistant.iter().any(|a| a.call_id() == Some(id.as_str()));

@@ -128,6 +128,18 @@ pub(crate) trait Form: Merging + Sync {
         &[]
     }
 
+    /// The part types a round records of this wire (its thinking, its reasoning),
+    /// declared in its folder: read and replayed as its blocks, opaque to every other wire.
+    fn recorded_types(&self) -> &'static [&'static crate::part_json::RecordedType] {
+        &[]
+    }
+
+    /// The keys a round's text carries as this wire recorded it, declared in its folder:
+    /// such a text is said text on this wire, plain text on the others.
+    fn recorded_text(&self) -> Option<&'static crate::part_json::RecordedText> {
+        None
+    }
+
     /// Whether the provider explains a cache miss against a previous response
     /// (`request_options.cache_diagnostics`).
     fn takes_cache_diagnostics(&self) -> bool {

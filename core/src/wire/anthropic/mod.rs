@@ -223,6 +223,10 @@ impl super::form::Form for Anthropic {
         response::recognize(o)
     }
 
+    fn recorded_types(&self) -> &'static [&'static crate::part_json::RecordedType] {
+        &[&replay::THINKING, &replay::REDACTED_THINKING]
+    }
+
     fn check_options(&self, o: &Options, max_tokens: i32) -> Result<(), crate::options::Refusal> {
         options::check(o, max_tokens)
     }

@@ -5,7 +5,6 @@ use serde_json::Value;
 use crate::error::Result;
 use crate::json_at::Obj;
 use crate::kinds::Wire;
-use crate::part_json::write;
 use crate::response::{
     arguments, by_ttl, int, list, obj, opt_string, refused, string, sum, Heading, Parts, Response, Usage,
 };
@@ -36,10 +35,13 @@ fn read(o: &Obj<'_>) -> Result<Response> {
                 let input = arguments(&b.at("input"))?;
                 parts.call(path, string(&b, "id")?, string(&b, "name")?, input, &[]);
             }
-            Some("thinking") => parts
+            Some("thinking") => parts.assistant.push(super::replay::recorded_thinking(
+                &string(&b, "thinking")?,
+                &string(&b, "signature")?,
+            )),
+            Some("redacted_thinking") => parts
                 .assistant
-                .push(write::thinking(&string(&b, "thinking")?, &string(&b, "signature")?)),
-            Some("redacted_thinking") => parts.assistant.push(write::redacted_thinking(&string(&b, "data")?)),
+                .push(super::replay::recorded_redacted_thinking(&string(&b, "data")?)),
             // Server tools' calls and results (tool search, web search, code execution,
             // ...): replayed as they came, in place.
             Some(_) => parts.provider(Wire::Anthropic, b.map),

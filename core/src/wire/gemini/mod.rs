@@ -219,6 +219,14 @@ impl super::form::Form for Gemini {
         options::check(o)
     }
 
+    fn recorded_types(&self) -> &'static [&'static crate::part_json::RecordedType] {
+        &[&replay::THOUGHT]
+    }
+
+    fn recorded_text(&self) -> Option<&'static crate::part_json::RecordedText> {
+        Some(&replay::SIGNED_TEXT)
+    }
+
     fn own_options(&self) -> &'static [&'static crate::options::OwnOption] {
         &[&options::INCLUDE_THOUGHTS]
     }

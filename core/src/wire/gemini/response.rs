@@ -3,7 +3,6 @@
 use crate::error::Result;
 use crate::json_at::{At, Obj};
 use crate::kinds::Wire;
-use crate::part_json::write;
 use crate::response::{arguments, int, list, obj, opt_string, refused, string, sum, Heading, Parts, Response, Usage};
 
 /// Where the response keeps its id, model and cache diagnostics.
@@ -46,7 +45,9 @@ fn read(o: &Obj<'_>) -> Result<Response> {
             let id = opt_string(c.map, "id").unwrap_or_else(|| format!("call_{i}"));
             parts.call(path, id, string(&c, "name")?, input, &[("signature", signature)]);
         } else if p.at("thought").value.as_bool() == Some(true) {
-            parts.assistant.push(write::thought(&string(&p, "text")?, signature));
+            parts
+                .assistant
+                .push(super::replay::recorded_thought(&string(&p, "text")?, signature));
         } else if p.map.contains_key("text") {
             // Gemini 3 signs text parts too: the signature rides back with the text.
             parts.said(string(&p, "text")?, &[("signature", signature)]);

@@ -353,6 +353,14 @@ impl super::form::Form for Responses {
         true
     }
 
+    fn recorded_types(&self) -> &'static [&'static crate::part_json::RecordedType] {
+        &[&replay::REASONING]
+    }
+
+    fn recorded_text(&self) -> Option<&'static crate::part_json::RecordedText> {
+        Some(&replay::MESSAGE_TEXT)
+    }
+
     fn own_options(&self) -> &'static [&'static crate::options::OwnOption] {
         &[&options::STORE, &options::INCLUDE]
     }

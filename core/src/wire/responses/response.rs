@@ -5,7 +5,6 @@ use serde_json::Value;
 use crate::error::Result;
 use crate::json_at::Obj;
 use crate::kinds::Wire;
-use crate::part_json::write;
 use crate::response::{
     arguments, by_ttl, int, list, obj, opt_string, refused, string, Heading, Parts, Response, Usage,
 };
@@ -72,9 +71,11 @@ fn read(o: &Obj<'_>) -> Result<Response> {
             Some("reasoning") => {
                 let summary = m.get("summary").cloned().unwrap_or(Value::Array(Vec::new()));
                 let encrypted = m.get("encrypted_content").filter(|e| e.is_string());
-                parts
-                    .assistant
-                    .push(write::reasoning(&string(&item, "id")?, summary, encrypted));
+                parts.assistant.push(super::replay::recorded_reasoning(
+                    &string(&item, "id")?,
+                    summary,
+                    encrypted,
+                ));
             }
             // Tool search calls and outputs, hosted tools' calls, compaction items, ...:
             // replayed as they came, in place.
