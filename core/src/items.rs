@@ -12,21 +12,31 @@ use crate::kinds::{Role, Wire};
 use crate::tokens::{Counter, IMAGE_TOKENS, MESSAGE_OVERHEAD};
 
 /// The one part type: what a message of a request carries, whether it came from a
+/// What a round's tool call carries as its wire recorded it (a Gemini thought signature,
+/// a Responses item id), by the keys that wire's folder declares (`Form::recorded_call_keys`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct CallRecord(pub(crate) Vec<(&'static str, String)>);
+
+impl CallRecord {
+    /// The value recorded at `key`, if any.
+    pub(crate) fn get(&self, key: &str) -> Option<&str> {
+        self.0.iter().find(|(k, _)| *k == key).map(|(_, v)| v.as_str())
+    }
+}
+
 /// block, history, a raw input entry or a round's stored assistant parts (rounds store
 /// these). Each wire says how it sends each kind (`Merging::unit`, every kind named).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum PartKind {
     Text(String),
     /// `input` is the call's arguments as JSON text (an object), written once from the
-    /// parsed value; `signature` is the thought signature Gemini attached to the call
-    /// (replayed on Gemini only).
+    /// parsed value; `recorded` is what the call's wire recorded beside it, replayed on
+    /// that wire only.
     ToolCall {
         id: String,
         name: String,
         input: crate::json_at::JsonText,
-        signature: Option<String>,
-        /// The Responses item id of the call (`fc_…`), replayed on that wire.
-        item_id: Option<String>,
+        recorded: CallRecord,
     },
     ToolResult {
         call_id: String,
@@ -538,8 +548,7 @@ mod tests {
                 id: id.into(),
                 name: "read".into(),
                 input: "{}".into(),
-                signature: None,
-                item_id: None,
+                recorded: Default::default(),
             },
             tokens: 2,
         }

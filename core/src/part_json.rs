@@ -18,7 +18,7 @@
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
 
-use crate::items::{Part, PartKind};
+use crate::items::{CallRecord, Part, PartKind};
 use crate::json_at::{At, Checked, JsonText, Obj};
 use crate::kinds::Wire;
 
@@ -38,11 +38,11 @@ pub(crate) enum Place {
 
 impl Place {
     /// Whether a part of type `ty` may stand here, read here (a round's other types,
-    /// and its texts, are its recorders', [`Replay`]).
+    /// its texts and its tool calls among them, are its recorders', [`Replay`]).
     fn takes(self, ty: &str) -> bool {
         const INPUT: &[&str] = &["text", "image", "tool_call", "tool_result"];
         match self {
-            Place::Round => ty == "tool_call" || ty == "provider",
+            Place::Round => ty == "provider",
             Place::Input => INPUT.contains(&ty),
             Place::Carried => INPUT.contains(&ty) || ty == "provider",
         }
@@ -127,7 +127,7 @@ pub(crate) fn read<'v>(p: &At<'v>, place: Place) -> Checked<Read<'v>> {
     let kind = match kind {
         "text" => PartKind::Text(part.string("text")?),
         "image" => part.image()?,
-        "tool_call" => part.tool_call()?,
+        "tool_call" => part.tool_call(|_| Ok(CallRecord::default()))?,
         "tool_result" => PartKind::ToolResult {
             call_id: part.string("call_id")?,
             content: part.string("content")?,
@@ -199,9 +199,9 @@ impl Fields<'_> {
         Ok(PartKind::Image { media_type, data })
     }
 
-    /// A tool call; at a round, with what its wire recorded (a Gemini `signature`, a
-    /// Responses `item_id`).
-    fn tool_call(&self) -> Checked<PartKind> {
+    /// A tool call, with what its wire recorded beside it, read by `recorded` after the
+    /// call's own keys (at a round, the wires' reader; elsewhere nothing).
+    pub(crate) fn tool_call(&self, recorded: impl FnOnce(&Self) -> Checked<CallRecord>) -> Checked<PartKind> {
         let id = self.string("id")?;
         let name = self.string("name")?;
         if id.is_empty() {
@@ -218,17 +218,11 @@ impl Fields<'_> {
                 self.place.says("input", "not an object", "must be an object"),
             )?
             .unwrap_or_else(JsonText::empty_object);
-        let (signature, item_id) = if self.place == Place::Round {
-            (self.optional("signature")?, self.optional("item_id")?)
-        } else {
-            (None, None)
-        };
         Ok(PartKind::ToolCall {
             id,
             name,
             input,
-            signature,
-            item_id,
+            recorded: recorded(self)?,
         })
     }
 
@@ -380,8 +374,7 @@ mod tests {
                 id: "c1".into(),
                 name: "read".into(),
                 input: r#"{"path":"a"}"#.into(),
-                signature: None,
-                item_id: None,
+                recorded: Default::default(),
             },
             PartKind::ToolResult {
                 call_id: "c1".into(),
@@ -425,7 +418,7 @@ mod tests {
         let call = json!({"type": "tool_call", "id": "c1", "name": "f", "item_id": "fc_1"});
         assert!(matches!(
             back(&call, Place::Input),
-            Ok(Read::Part(PartKind::ToolCall { item_id: None, .. }))
+            Ok(Read::Part(PartKind::ToolCall { recorded, .. })) if recorded == CallRecord::default()
         ));
         for (bad, path, message) in [
             (json!({"type": "text"}), "/text", "\"text\" must be a string"),

@@ -1078,8 +1078,7 @@ mod tests {
                 id: "c1".into(),
                 name: "read".into(),
                 input: r#"{"b":[1,2],"a":"x"}"#.into(),
-                signature: None,
-                item_id: None,
+                recorded: Default::default(),
             },
             PartKind::Text("answer".into()),
         ];

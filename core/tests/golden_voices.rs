@@ -6,6 +6,7 @@ use serde_json::Value;
 use pgprompt_core::rows::{Mode, Role, TurnKind};
 use pgprompt_core::testing::*;
 use pgprompt_core::Code;
+use pgprompt_core::Wire;
 use pgprompt_core::{Output, Purpose};
 
 fn texts(v: &Value) -> Vec<String> {
@@ -490,18 +491,14 @@ fn the_answerers_own_human_is_decided_per_turn() {
 /// the sealed body a byte prefix of the continuation's list.
 #[test]
 fn a_continuation_on_every_wire() {
-    for (model, name) in [
-        ("claude", "wire_anthropic_run"),
-        ("gpt", "wire_chat_run"),
-        ("resp", "wire_responses_run"),
-        ("gem", "wire_gemini_run"),
-    ] {
+    for &wire in Wire::ALL {
+        let (model, name) = (model_on(wire), format!("wire_{}_run", wire.as_str()));
         let mut s = run_scenario(true).turn(|t| t.model = Some(model.into()));
         s.model_mut(model).native_images = true;
         let first = s.seal();
         s.ctx.rounds = rounds_rows();
         let next = s.run(Purpose::Compile).unwrap();
-        golden(name, &next);
+        golden(&name, &next);
         let (a, b) = (&first.body, &next.body);
         assert_eq!(a.head, b.head, "{model}");
         if model == "claude" {

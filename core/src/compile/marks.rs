@@ -196,8 +196,7 @@ mod tests {
             id: format!("call_{id}"),
             name: "get_weather".into(),
             input: "{}".into(),
-            signature: None,
-            item_id: None,
+            recorded: Default::default(),
         }
     }
 

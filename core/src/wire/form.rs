@@ -134,6 +134,12 @@ pub(crate) trait Form: Merging + Sync {
         &[]
     }
 
+    /// The keys a round's tool call carries as this wire recorded it (replayed on this
+    /// wire, dropped on the others), declared in its folder.
+    fn recorded_call_keys(&self) -> &'static [&'static str] {
+        &[]
+    }
+
     /// The keys a round's text carries as this wire recorded it, declared in its folder:
     /// such a text is said text on this wire, plain text on the others.
     fn recorded_text(&self) -> Option<&'static crate::part_json::RecordedText> {

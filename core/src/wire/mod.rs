@@ -318,8 +318,7 @@ mod tests {
                 id: format!("c{n}"),
                 name: "read".into(),
                 input: "{}".into(),
-                signature: None,
-                item_id: None,
+                recorded: Default::default(),
             },
             (Role::Assistant, 1) => PartKind::Opaque {
                 wire: [Wire::Anthropic, Wire::Responses, Wire::Gemini, Wire::Converse][r.below(4) as usize],

@@ -1,11 +1,12 @@
 //! A round's parts that are its recorders' (`part_json::Replay`): a text, plain or with
-//! the keys one wire recorded it with (`part_json::RecordedText`), and the types a wire
+//! the keys one wire recorded it with (`part_json::RecordedText`), a tool call with what
+//! its wire recorded beside it (`Form::recorded_call_keys`), and the types a wire
 //! records of its own (`part_json::RecordedType`: thinking, reasoning), each declared
 //! in its wire's folder (`<wire>/replay.rs`, spelled in the provider's documented key
 //! order, every value quoted by serde_json) and listed by its `Form`. This file names
 //! no wire: it asks each.
 
-use crate::items::PartKind;
+use crate::items::{CallRecord, PartKind};
 use crate::json_at::{Checked, JsonText};
 use crate::kinds::Wire;
 use crate::part_json::{Fields, RecordedText, RecordedType};
@@ -14,8 +15,10 @@ use crate::part_json::{Fields, RecordedText, RecordedType};
 /// block its wire replays (opaque to every other wire; a text with its wire's keys is
 /// said text, plain text on another wire). A type no wire records is unknown.
 pub(crate) fn part(f: &Fields<'_>) -> Checked<PartKind> {
-    if f.kind() == "text" {
-        return text(f);
+    match f.kind() {
+        "text" => return text(f),
+        "tool_call" => return f.tool_call(call_record),
+        _ => {}
     }
     let declared = Wire::ALL.iter().find_map(|&w| {
         let types: &[&RecordedType] = w.form().recorded_types();
@@ -68,6 +71,23 @@ fn text(f: &Fields<'_>) -> Checked<PartKind> {
                 .refuse(format_args!("a text part carries {}, not both", says.join(" or "))))
         }
     }
+}
+
+/// What a round's tool call carries as its wire recorded it: every wire's declared keys
+/// (`Form::recorded_call_keys`), each read once (a value that is not a string refused).
+fn call_record(f: &Fields<'_>) -> Checked<CallRecord> {
+    let mut record = CallRecord::default();
+    for wire in Wire::ALL {
+        for &key in wire.form().recorded_call_keys() {
+            if record.0.iter().any(|(k, _)| *k == key) {
+                continue;
+            }
+            if let Some(value) = f.optional(key)? {
+                record.0.push((key, value));
+            }
+        }
+    }
+    Ok(record)
 }
 
 /// A block a wire's speller wrote, checked as JSON (the spellers' quoting never fails it).
@@ -133,8 +153,7 @@ mod tests {
                     id: s("c1"),
                     name: s("read"),
                     input: r#"{"path":"a"}"#.into(),
-                    signature: Some(s("s")),
-                    item_id: None,
+                    recorded: crate::items::CallRecord(vec![("signature", s("s"))]),
                 },
             ),
             (
@@ -191,6 +210,51 @@ mod tests {
                 ),
                 "{both}"
             );
+        }
+    }
+
+    /// What a round's tool call carries as its wire recorded it goes back on that wire
+    /// only: each wire's declared keys, read at a round, are replayed in its own body and
+    /// in no other wire's.
+    #[test]
+    fn a_calls_recorded_keys_replay_on_their_wire_alone() {
+        use crate::items::{Message, Part};
+        use crate::kinds::Role;
+        let keys: Vec<(Wire, &str)> = Wire::ALL
+            .iter()
+            .flat_map(|&w| w.form().recorded_call_keys().iter().map(move |&k| (w, k)))
+            .collect();
+        // As the response readers write them (`<wire>/response.rs`).
+        assert_eq!(keys, [(Wire::Responses, "item_id"), (Wire::Gemini, "signature")]);
+        let mut call = json!({"type": "tool_call", "id": "c1", "name": "read", "input": {}});
+        for (wire, key) in &keys {
+            call[*key] = json!(format!("kept-by-{}", wire.as_str()));
+        }
+        let kind = round(&call).expect("read");
+        let message = |role, kind: PartKind| Message {
+            role,
+            parts: vec![Part { kind, tokens: 0 }],
+            blocks: vec![0],
+            plain: false,
+            boundary: true,
+        };
+        let result = PartKind::ToolResult {
+            call_id: "c1".into(),
+            content: "ok".into(),
+            is_error: false,
+        };
+        let messages = [
+            message(Role::User, PartKind::Text("go".into())),
+            message(Role::Assistant, kind),
+            message(Role::User, result),
+        ];
+        for &wire in Wire::ALL {
+            let (elements, _) = crate::wire::render_elements(wire, &messages, (None, &[]), &[]);
+            let body = elements.join("");
+            for (owner, _) in &keys {
+                let kept = format!("kept-by-{}", owner.as_str());
+                assert_eq!(body.contains(&kept), *owner == wire, "{wire:?} {owner:?}: {body}");
+            }
         }
     }
 }

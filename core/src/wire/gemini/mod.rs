@@ -60,8 +60,7 @@ fn part(messages: &[Message], names: &HashMap<&str, &str>, pos: Pos, out: &mut S
             id,
             name,
             input,
-            signature,
-            ..
+            recorded,
         } => {
             out.push_str(r#"{"functionCall":{"id":"#);
             json::string(out, id);
@@ -70,7 +69,7 @@ fn part(messages: &[Message], names: &HashMap<&str, &str>, pos: Pos, out: &mut S
             out.push_str(r#","args":"#);
             json::raw(out, input);
             out.push('}');
-            if let Some(sig) = signature {
+            if let Some(sig) = recorded.get(replay::CALL_SIGNATURE) {
                 out.push_str(r#","thoughtSignature":"#);
                 json::string(out, sig);
             }
@@ -225,6 +224,10 @@ impl super::form::Form for Gemini {
 
     fn recorded_text(&self) -> Option<&'static crate::part_json::RecordedText> {
         Some(&replay::SIGNED_TEXT)
+    }
+
+    fn recorded_call_keys(&self) -> &'static [&'static str] {
+        &[replay::CALL_SIGNATURE]
     }
 
     fn own_options(&self) -> &'static [&'static crate::options::OwnOption] {

@@ -7,6 +7,9 @@ use serde_json::{json, Value};
 
 use crate::part_json::{write, RecordedText, RecordedType};
 
+/// The key a round's tool call keeps the thought signature Gemini attached to it at.
+pub(crate) const CALL_SIGNATURE: &str = "signature";
+
 /// A round's text with its Gemini thought signature.
 pub(crate) const SIGNED_TEXT: RecordedText = RecordedText {
     keys: &["signature"],

@@ -43,14 +43,20 @@ fn read(o: &Obj<'_>) -> Result<Response> {
             let input = arguments(&c.at("args"))?;
             // Older models give no call id: one is made from the part's place.
             let id = opt_string(c.map, "id").unwrap_or_else(|| format!("call_{i}"));
-            parts.call(path, id, string(&c, "name")?, input, &[("signature", signature)]);
+            parts.call(
+                path,
+                id,
+                string(&c, "name")?,
+                input,
+                &[(super::replay::CALL_SIGNATURE, signature)],
+            );
         } else if p.at("thought").value.as_bool() == Some(true) {
             parts
                 .assistant
                 .push(super::replay::recorded_thought(&string(&p, "text")?, signature));
         } else if p.map.contains_key("text") {
             // Gemini 3 signs text parts too: the signature rides back with the text.
-            parts.said(string(&p, "text")?, &[("signature", signature)]);
+            parts.said(string(&p, "text")?, &[(super::replay::SIGNED_TEXT.keys[0], signature)]);
         } else {
             // Code execution, a server-side tool call or response, ...: kept verbatim.
             parts.provider(Wire::Gemini, p.map);

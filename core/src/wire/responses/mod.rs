@@ -133,11 +133,10 @@ fn assistant(_req: &Request<'_>, m: &Message, mi: usize, texts: &mut Vec<String>
                 id,
                 name,
                 input,
-                item_id,
-                ..
+                recorded,
             } => {
                 out.push_str(r#"{"type":"function_call""#);
-                if let Some(item) = item_id {
+                if let Some(item) = recorded.get(replay::CALL_ITEM_ID) {
                     out.push_str(r#","id":"#);
                     json::string(&mut out, item);
                 }
@@ -359,6 +358,10 @@ impl super::form::Form for Responses {
 
     fn recorded_text(&self) -> Option<&'static crate::part_json::RecordedText> {
         Some(&replay::MESSAGE_TEXT)
+    }
+
+    fn recorded_call_keys(&self) -> &'static [&'static str] {
+        &[replay::CALL_ITEM_ID]
     }
 
     fn own_options(&self) -> &'static [&'static crate::options::OwnOption] {

@@ -8,6 +8,9 @@ use serde_json::{json, Value};
 
 use crate::part_json::{RecordedText, RecordedType};
 
+/// The key a round's tool call keeps its Responses item id (`fc_…`) at.
+pub(crate) const CALL_ITEM_ID: &str = "item_id";
+
 /// A round's text with the item id (and phase) of its Responses message.
 pub(crate) const MESSAGE_TEXT: RecordedText = RecordedText {
     keys: &["item_id", "phase"],

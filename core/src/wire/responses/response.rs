@@ -55,7 +55,10 @@ fn read(o: &Obj<'_>) -> Result<Response> {
                 let text = message_text(&item)?;
                 parts.said(
                     text,
-                    &[("item_id", opt_string(m, "id")), ("phase", opt_string(m, "phase"))],
+                    &[
+                        (super::replay::MESSAGE_TEXT.keys[0], opt_string(m, "id")),
+                        (super::replay::MESSAGE_TEXT.keys[1], opt_string(m, "phase")),
+                    ],
                 );
             }
             Some("function_call") => {
@@ -65,7 +68,7 @@ fn read(o: &Obj<'_>) -> Result<Response> {
                     string(&item, "call_id")?,
                     string(&item, "name")?,
                     input,
-                    &[("item_id", opt_string(m, "id"))],
+                    &[(super::replay::CALL_ITEM_ID, opt_string(m, "id"))],
                 );
             }
             Some("reasoning") => {
