@@ -430,10 +430,10 @@ pub(crate) fn preface_json(items: &[PrefaceItem]) -> String {
 
 pub(crate) use crate::options::RequestOptions;
 
-/// A row's `request_options` as a compile loads it (and the turn's column check reads it
-/// first): an object whose neutral options are well formed; the options only some wires
-/// take are read against every wire where the writes are checked (`crate::checks`) and
-/// against the request's wire at compile (`wire/options.rs`).
+/// A row's `request_options` as a compile loads it: an object whose neutral options are
+/// well formed; the other keys are left to the compile, which reads the merged options
+/// against every wire's own and refuses what its wire does not take (`wire/options.rs`).
+/// The writes are checked strictly (`crate::checks`, `wire::options::parse_request_options`).
 pub(crate) fn parse_request_options<'a>(input: impl crate::json_input::JsonInput<'a>) -> Result<RequestOptions> {
     crate::options::parse_request_options(input, crate::options::Own::Deferred)
 }

@@ -11,7 +11,6 @@ use serde::{Serialize, Serializer};
 use crate::kinds::{Role, Wire};
 use crate::tokens::{Counter, IMAGE_TOKENS, MESSAGE_OVERHEAD};
 
-/// The one part type: what a message of a request carries, whether it came from a
 /// What a round's tool call carries as its wire recorded it (a Gemini thought signature,
 /// a Responses item id), by the keys that wire's folder declares (`Form::recorded_call_keys`).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -24,6 +23,7 @@ impl CallRecord {
     }
 }
 
+/// The one part type: what a message of a request carries, whether it came from a
 /// block, history, a raw input entry or a round's stored assistant parts (rounds store
 /// these). Each wire says how it sends each kind (`Merging::unit`, every kind named).
 #[derive(Debug, Clone, PartialEq)]

@@ -30,8 +30,9 @@ use crate::profile::{list, Profile};
 /// An option only some wires take, declared in each such wire's folder and listed by its
 /// `Form` (`Form::own_options`): the one declaration every wire that takes it lists.
 pub(crate) struct OwnOption {
-    /// Its pointer under `/request_options`: a top-level key (`store`), or a key of a
-    /// neutral option's object (`thinking/include_thoughts`).
+    /// Its pointer under `/request_options`: a top-level key (`store`), or a key of the
+    /// neutral `thinking` object (`thinking/include_thoughts`), the one object a wire's
+    /// own keys are read in.
     pub(crate) key: &'static str,
     /// Its reader: the value checked, as the request keeps it.
     pub(crate) read: fn(&At<'_>) -> Checked<Value>,
@@ -69,11 +70,15 @@ pub(crate) enum Own<'a> {
 }
 
 impl Own<'_> {
-    /// The option declared at `key`, if this read takes it.
-    fn find(&self, key: &str) -> Option<&'static OwnOption> {
+    /// The option declared at `key` of the object at `prefix` (`""`: top-level;
+    /// `"thinking/"`), if this read takes it: a key holding a `/` is no declared key's
+    /// (`{"thinking/include_thoughts": true}` is an unknown top-level option).
+    fn find(&self, prefix: &str, key: &str) -> Option<&'static OwnOption> {
         match self {
-            Own::Of(list) => list.iter().copied().find(|o| o.key == key),
-            Own::Deferred => None,
+            Own::Of(list) if !key.contains('/') => {
+                list.iter().copied().find(|o| o.key.strip_prefix(prefix) == Some(key))
+            }
+            Own::Of(_) | Own::Deferred => None,
         }
     }
 
@@ -266,7 +271,7 @@ pub(crate) fn read(map: &Obj<'_>, own: Own<'_>) -> Checked<Options> {
                     false => Some(crate::clearing::read(&v)?),
                 }
             }
-            other => match own.find(other) {
+            other => match own.find("", other) {
                 Some(declared) => o.own.push((declared, (declared.read)(&v)?)),
                 None if matches!(own, Own::Deferred) => {}
                 None => {
@@ -410,7 +415,7 @@ fn thinking(v: &At<'_>, own: Own<'_>, kept: &mut Vec<(&'static OwnOption, Value)
                     format_args!("thinking.display must be \"summarized\" or \"omitted\", not {v}"),
                 )?)
             }
-            other => match own.find(&format!("thinking/{other}")) {
+            other => match own.find("thinking/", other) {
                 Some(declared) => kept.push((declared, (declared.read)(&value)?)),
                 None if matches!(own, Own::Deferred) => {}
                 None => {

@@ -163,9 +163,10 @@ pub(crate) trait Form: Merging + Sync {
     /// How the provider's prompt cache reads the body, for a model of `profile`.
     fn cache_rules(&self, profile: Option<&crate::profile::Profile>) -> CacheRules;
 
-    /// Whether the provider stores responses and chains them (Responses' `store`,
-    /// `include` and `previous_response_id`: stateful mode, and reasoning replayed from
-    /// its encrypted content when nothing is stored).
+    /// Whether the provider stores responses and chains them (Responses'
+    /// `previous_response_id`): `request_options.stateful` is taken, a stateful turn's
+    /// previous request read, and reasoning replayed from its encrypted content when
+    /// nothing is stored.
     fn stores_responses(&self) -> bool {
         false
     }

@@ -70,7 +70,8 @@ fn check_shape(o: &Options, wire: Wire, max_tokens: i32) -> std::result::Result<
 /// a miss; a refusal names the wires that take it.
 fn only_some_wires(o: &Options, wire: Wire) -> std::result::Result<(), Refusal> {
     let form = wire.form();
-    for (declared, _) in &o.own {
+    // In the order the wires declare them (not the request's key order).
+    for declared in EVERY_OWN.iter().filter(|d| o.own(d.key).is_some()) {
         if !form.own_options().iter().any(|x| x.key == declared.key) {
             let owners = wires_that(|f| f.own_options().iter().any(|x| x.key == declared.key));
             return refusal(
@@ -308,5 +309,34 @@ mod tests {
         for declared in every.iter().filter(|d| !d.key.contains('/')) {
             assert!(e.message.contains(declared.key), "{}", e.message);
         }
+    }
+
+    /// Every wire's own option has a key of its own: not a neutral option's, not a
+    /// neutral thinking key, in no object but `thinking`, and declared by one wire (the
+    /// read takes the first declaration of a key: a second would be silently ignored).
+    #[test]
+    fn each_own_option_has_a_key_of_its_own() {
+        let mut seen: Vec<&str> = Vec::new();
+        for &wire in Wire::ALL {
+            for declared in wire.form().own_options() {
+                let key = declared.key;
+                assert!(!seen.contains(&key), "{key} is declared twice");
+                seen.push(key);
+                match key.split_once('/') {
+                    None => assert!(!crate::options::KEYS.contains(&key), "{key} is a neutral option"),
+                    Some((parent, sub)) => {
+                        assert_eq!(parent, "thinking", "{key}");
+                        assert!(!sub.contains('/') && !["mode", "budget_tokens", "effort", "display"].contains(&sub));
+                    }
+                }
+            }
+        }
+        // A top-level key spelled like a thinking key is no option.
+        let e = parse_request_options(r#"{"thinking/include_thoughts": true}"#).expect_err("unknown");
+        assert!(
+            e.message.contains("unknown option \"thinking/include_thoughts\""),
+            "{}",
+            e.message
+        );
     }
 }

@@ -257,4 +257,31 @@ mod tests {
             }
         }
     }
+
+    /// What the wires declare of a round never collides: a part type is one wire's and
+    /// none of the round format's own; a tool call's and a text's keys are one wire's and
+    /// none of the part's own keys. (The reader takes the first wire that declares a name:
+    /// a second would be silently ignored.)
+    #[test]
+    fn the_wires_recorded_names_are_their_own() {
+        let mut types: Vec<&str> = Vec::new();
+        let mut call_keys: Vec<&str> = Vec::new();
+        let mut text_keys: Vec<&str> = Vec::new();
+        for &wire in Wire::ALL {
+            let form = wire.form();
+            types.extend(form.recorded_types().iter().map(|t| t.name));
+            call_keys.extend(form.recorded_call_keys());
+            text_keys.extend(form.recorded_text().map_or(&[][..], |t| t.keys));
+        }
+        for (names, own) in [
+            (&types, &["text", "image", "tool_call", "tool_result", "provider"][..]),
+            (&call_keys, &["type", "id", "name", "input"][..]),
+            (&text_keys, &["type", "text"][..]),
+        ] {
+            for (i, name) in names.iter().enumerate() {
+                assert!(!own.contains(name), "{name} is the part's own");
+                assert!(!names[..i].contains(name), "{name} is declared twice");
+            }
+        }
+    }
 }

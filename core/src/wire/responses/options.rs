@@ -75,16 +75,16 @@ fn includes(o: &Options) -> Vec<String> {
 /// What the wire cannot say, whatever the model: stop sequences, and a stateful chain
 /// of responses it does not store.
 pub(super) fn check(o: &Options) -> Result<(), Refusal> {
-    super::super::openai::check(o, Wire::Responses)?;
-    if o.stop.is_some() {
-        return refusal(Wire::Responses, "stop", "takes no stop sequences");
-    }
     if o.stateful && store(o) == Some(false) {
         return refusal(
             Wire::Responses,
             "stateful",
             "chains stored responses only: stateful needs store true or unset",
         );
+    }
+    super::super::openai::check(o, Wire::Responses)?;
+    if o.stop.is_some() {
+        return refusal(Wire::Responses, "stop", "takes no stop sequences");
     }
     Ok(())
 }
