@@ -152,6 +152,86 @@ SEALING = [
 ]
 
 
+# The floors (issue 62 item 4): the rows a compile reads, on the single node, on the worker
+# through the distributed name and through the shard's own name, and a one-row statement;
+# {t} is the table's name on each side. Each is run on its conversation (the 200-turn ones).
+FLOORS = [
+    ("rows_string", "the 200 turns a preview reads, `string_agg(content ORDER BY seq)`", "turns",
+     "SELECT length(string_agg(content, ',' ORDER BY seq)) FROM {t} WHERE conversation_id = %s", C200_OPEN),
+    ("rows_json", "the same rows as `json_agg(json_build_object('role', role, 'content', content))`", "turns",
+     "SELECT length(json_agg(json_build_object('role', role, 'content', content) ORDER BY seq)::text) "
+     "FROM {t} WHERE conversation_id = %s", C200_OPEN),
+    ("nodes", "the seal nodes a sealed compile reads, `string_agg(body ORDER BY id)`", "seal_nodes",
+     "SELECT length(string_agg(body, ',' ORDER BY id)) FROM {t} WHERE conversation_id = %s", C200),
+    ("one_row", "a one-row statement (a conversation's kind)", "conversations",
+     "SELECT kind FROM {t} WHERE id = %s", C200),
+]
+
+
+def shard_of(coordinator, table, conv):
+    """The name of the shard of prompt.TABLE that holds conversation `conv`."""
+    with connect(coordinator) as c:
+        return c.execute(
+            "SELECT shard_name(%s::regclass, get_shard_id_for_distribution_column(%s, %s::uuid))",
+            (f"prompt.{table}", f"prompt.{table}", conv),
+        ).fetchone()[0]
+
+
+def floors(single, worker, coordinator_port, runs=RUNS):
+    """Each floor's median ms on the single node, on the worker through the distributed
+    name and through the shard's, alternating statement by statement."""
+    out = {}
+    for key, _, table, sql, conv in FLOORS:
+        sides = {
+            "single": (single.auto, sql.format(t=f"prompt.{table}")),
+            "worker": (worker.auto, sql.format(t=f"prompt.{table}")),
+            "shard": (worker.auto, sql.format(t=shard_of(coordinator_port, table, conv))),
+        }
+        times = {name: [] for name in sides}
+        for i in range(runs + 3):
+            for name, (conn, q) in sides.items():
+                t0 = time.perf_counter()
+                conn.execute(q, (conv,)).fetchone()
+                if i >= 3:
+                    times[name].append(time.perf_counter() - t0)
+        out[key] = {name: med(xs) for name, xs in times.items()}
+    return out
+
+
+# What the worker plans at every call (pg_stat_statements with track = all and
+# track_planning = on, where the nodes preload it): each 200-turn call 20 times.
+PLANNED = [("c200_sealed", "compile_turn", C200, T200), ("c200_open", "preview_turn", C200_OPEN, T200_OPEN)]
+
+
+def planned(port, calls=20):
+    """Per call, the statements it ran on the server at `port`: (query, calls, plans, mean
+    plan ms, mean execution ms), the most expensive first; None without pg_stat_statements."""
+    with connect(port) as c:
+        loaded = c.execute("SELECT 'pg_stat_statements' = ANY(string_to_array(current_setting("
+                           "'shared_preload_libraries'), ', '))").fetchone()[0]
+        if not loaded:
+            return None
+        c.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+        c.execute("SET pg_stat_statements.track = 'all'")
+        c.execute("SET pg_stat_statements.track_planning = on")
+        out = {}
+        for key, fn, conv, turn in PLANNED:
+            c.execute(f"SELECT prompt.{fn}(%s, %s)", (conv, turn)).fetchone()  # warm
+            c.execute("SELECT pg_stat_statements_reset()")
+            for _ in range(calls):
+                c.execute(f"SELECT prompt.{fn}(%s, %s)", (conv, turn)).fetchone()
+            rows = c.execute(
+                "SELECT left(regexp_replace(query, '\\s+', ' ', 'g'), 90), calls, plans, "
+                "total_plan_time / greatest(calls, 1), total_exec_time / greatest(calls, 1) "
+                "FROM pg_stat_statements WHERE query NOT LIKE '%%pg_stat_statements%%' "
+                "AND query NOT LIKE 'SELECT prompt.%%' AND calls >= %s "
+                "ORDER BY total_plan_time + total_exec_time DESC",
+                (calls,),
+            ).fetchall()
+            out[key] = [[q, n, p, round(pt, 3), round(et, 3)] for q, n, p, pt, et in rows]
+        return out
+
+
 # autocommit; a transaction through prompt_tx; the same through prompt_tx's text forms.
 FORMS = {"auto": "autocommit", "tx": "transaction", "text": "transaction, `prompt_tx.*_text`"}
 
@@ -180,6 +260,8 @@ def measure(single_port, coordinator_port):
         for key, _, conv in SEALING:
             t = sealing({"single": single, "citus": citus}, conv, tx, seq)
             out[f"{form}_{key}"] = {name: med(xs) for name, xs in t.items()}
+    out["floors"] = floors(single, workers[C200_OPEN], coordinator_port)
+    out["planned"] = {"worker": planned(worker_of(coordinator_port, C200_OPEN)), "single": planned(single_port)}
     out["node_conninfo"], out["node_ssl"] = ssl_between_nodes(coordinator_port, DEMO_C)
     out["c200_body_bytes"] = len(single.auto.execute("SELECT prompt.compile_turn(%s, %s)", (C200, T200)).fetchone()[0])
     os.makedirs(os.path.dirname(SAVED), exist_ok=True)
@@ -199,13 +281,15 @@ def publish(out):
 # on that worker, a 200-turn compile at most 1.3 times a single node's.
 NET_OVER_WORKER = ("demo_sealed", "demo_open", "c200_sealed", "c200_open")
 WORKER_OVER_SINGLE = ("c200_sealed", "c200_open")
-TARGET = 1.3
+# Net of the hop, the coordinator within 1.3 times the worker; the worker's 200-turn
+# compile within 1.2 times the single node's (issue 62 item 4; its floors are 1.0-1.07).
+TARGET, WORKER_TARGET = 1.3, 1.2
 
 
-def verdict(value, applies):
+def verdict(value, applies, target=TARGET):
     if not applies:
         return "", ""
-    return f"<= {TARGET}", "met" if value <= TARGET else "MISSED"
+    return f"<= {target}", "met" if value <= target else "MISSED"
 
 
 def lines(out):
@@ -234,7 +318,7 @@ def lines(out):
             m = out[f"{form}_{key}"]
             net = (m["citus"] - hops[form]) / m["worker"]
             local = m["worker"] / m["single"]
-            a, b = verdict(net, key in NET_OVER_WORKER), verdict(local, key in WORKER_OVER_SINGLE)
+            a, b = verdict(net, key in NET_OVER_WORKER), verdict(local, key in WORKER_OVER_SINGLE, WORKER_TARGET)
             text.append(f"| {labels[key]} | {name} | {m['single']:.2f} | {m['worker']:.2f} | {m['citus']:.2f} | "
                         f"{net:.3f} | {a[0]} | {a[1]} | {local:.3f} | {b[0]} | {b[1]} |")
     text += [
@@ -257,6 +341,28 @@ def lines(out):
             m = out[f"{form}_{key}"]
             text.append(f"| {label} | {name} | {m['single']:.2f} | {m['citus']:.2f} | "
                         f"{m['citus'] / m['single']:.2f} | {(m['citus'] - hops[form]) / m['single']:.2f} |")
+    if "floors" in out:
+        text += [
+            "",
+            "The floors beside the calls: the rows a compile reads, on the single node and on the worker holding "
+            "them, through the distributed name (Citus's planner) and through the shard's own name (PostgreSQL's "
+            "alone), alternating statement by statement, autocommit:",
+            "",
+            "| floor | single ms | worker ms | shard ms | worker / single | shard / single |",
+            "|---|---:|---:|---:|---:|---:|",
+        ]
+        for key, label, *_ in FLOORS:
+            m = out["floors"][key]
+            text.append(f"| {label} | {m['single']:.2f} | {m['worker']:.2f} | {m['shard']:.2f} | "
+                        f"{m['worker'] / m['single']:.2f} | {m['shard'] / m['single']:.2f} |")
+    for side, rows in (out.get("planned") or {}).items():
+        if rows is None:
+            continue
+        text += ["", f"What the {side} ran per 200-turn call (pg_stat_statements, `track = all`, "
+                     "`track_planning = on`, 20 calls; planned at every call where plans = calls):", ""]
+        for key, fn, *_ in PLANNED:
+            text.append(f"- `{fn}` ({key}): " + "; ".join(
+                f"`{q[:60]}` {n} calls, {p} plans, plan {pt:.3f} + exec {et:.3f} ms" for q, n, p, pt, et in rows[key]))
     notes = os.path.join(os.path.dirname(os.path.abspath(__file__)), "NOTES-scale-out.md")
     if os.path.exists(notes):
         with open(notes) as f:

@@ -90,6 +90,15 @@ DROP POLICY pgprompt_tenant_reads ON prompt.seal_nodes; DROP POLICY pgprompt_ten
 DROP POLICY pgprompt_tenant_reads ON prompt.seals_02; DROP POLICY pgprompt_tenant_inserts ON prompt.seals_02; DROP POLICY pgprompt_tenant_updates ON prompt.seals_02; DROP POLICY pgprompt_tenant_deletes ON prompt.seals_02;
 DROP POLICY pgprompt_tenant_reads ON prompt.responses; DROP POLICY pgprompt_tenant_inserts ON prompt.responses; DROP POLICY pgprompt_tenant_updates ON prompt.responses; DROP POLICY pgprompt_tenant_deletes ON prompt.responses;
 DROP POLICY pgprompt_tenant_reads ON prompt.counts; DROP POLICY pgprompt_tenant_inserts ON prompt.counts; DROP POLICY pgprompt_tenant_updates ON prompt.counts; DROP POLICY pgprompt_tenant_deletes ON prompt.counts;
+-- The tenancy tables' administrator policy (0.6) asks `(SELECT prompt._administers())`
+-- once per statement, a subquery Citus refuses too: here it calls the function in the
+-- policy itself (the same decision, made per row).
+DROP POLICY pgprompt_administrators ON prompt.tenants;
+CREATE POLICY pgprompt_administrators ON prompt.tenants
+    USING (prompt._administers()) WITH CHECK (prompt._administers());
+DROP POLICY pgprompt_administrators ON prompt.administrators;
+CREATE POLICY pgprompt_administrators ON prompt.administrators
+    USING (prompt._administers()) WITH CHECK (prompt._administers());
 -- The extension's own permissive policy (pgprompt_rows) yields to a policy of the user's
 -- own through a subquery too, `(SELECT prompt._grants_decide(...))`, evaluated once per
 -- statement: Citus refuses that as well. Here it calls the function in the policy itself

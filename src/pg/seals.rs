@@ -11,7 +11,7 @@ use pgrx::spi::SpiClient;
 use uuid::Uuid;
 
 use super::jsonb::JsonbOut;
-use super::spi::{first, nullable, pg_uuid, run, run_write, Cols, Column, Query};
+use super::spi::{first, nullable, pg_uuid, run, run_write, spi, Cols, Column, Query};
 use pgprompt_core::Body;
 use pgprompt_core::Columns as _;
 use pgprompt_core::{Code, Error, Result};
@@ -380,37 +380,12 @@ pub fn write(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, out: &Output, u
 /// `sent_at` stays its own turn's continuations' (what the cache report reads as requests
 /// sent). False when the turn was sealed already (nothing is written).
 fn claim(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, draft: &SealDraft, unsent: &Unsent) -> bool {
-    static CLAIM: LazyLock<String> = LazyLock::new(|| {
-        format!(
-            "WITH claimed AS (UPDATE prompt.turns SET sealed_at = now(), sealed_preface = $3::jsonb, sealed_catalog = $4, \
-                sealed_mechanism = $5, sealed_versions = $6::jsonb \
-                WHERE conversation_id = $1 AND id = $2 AND sealed_at IS NULL RETURNING seq), \
-             turns AS (UPDATE prompt.turns t SET sent_at = coalesce(t.sent_at, now()), sent_digest = x.digest \
-                FROM unnest($7::uuid[], $8::bytea[]) AS x (id, digest) \
-                WHERE t.conversation_id = $1 AND t.id = x.id AND t.sent_digest IS NULL AND EXISTS (SELECT 1 FROM claimed) \
-                  AND {} = x.digest RETURNING 1), \
-             rounds AS (UPDATE prompt.rounds r SET sent_digest = x.digest \
-                FROM unnest($9::uuid[], $10::int4[], $11::bytea[]) AS x (turn_id, n, digest) \
-                WHERE r.conversation_id = $1 AND r.turn_id = x.turn_id AND r.n = x.n AND r.sent_digest IS NULL \
-                  AND EXISTS (SELECT 1 FROM claimed) AND {} = x.digest \
-                  AND (r.results <> '[]' OR NOT r.assistant @> '[{{\"type\": \"tool_call\"}}]') RETURNING 1) \
-             SELECT seq FROM claimed",
-            turn_digest("t"),
-            round_digest("r")
-        )
-    });
-    let (turn_ids, turn_digests): (Vec<pgrx::Uuid>, Vec<Vec<u8>>) = unsent.turns.iter().cloned().unzip();
-    let mut round_turns = Vec::with_capacity(unsent.rounds.len());
-    let mut round_ns = Vec::with_capacity(unsent.rounds.len());
-    let mut round_digests = Vec::with_capacity(unsent.rounds.len());
-    for (t, n, d) in &unsent.rounds {
-        round_turns.push(*t);
-        round_ns.push(*n);
-        round_digests.push(d.clone());
-    }
+    const CLAIM: &str = "UPDATE prompt.turns SET sealed_at = now(), sealed_preface = $3::jsonb, sealed_catalog = $4, \
+        sealed_mechanism = $5, sealed_versions = $6::jsonb \
+        WHERE conversation_id = $1 AND id = $2 AND sealed_at IS NULL RETURNING seq";
     let claimed = run_write(
         client,
-        &CLAIM,
+        CLAIM,
         &[
             pg_uuid(conv).into(),
             pg_uuid(turn).into(),
@@ -418,14 +393,86 @@ fn claim(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, draft: &SealDraft, 
             nullable(draft.catalog.clone()),
             draft.frozen.mechanism.as_str().to_string().into(),
             draft.versions.clone().into(),
-            turn_ids.into(),
-            turn_digests.into(),
-            round_turns.into(),
-            round_ns.into(),
-            round_digests.into(),
         ],
     );
-    claimed.len() == 1
+    if claimed.len() != 1 {
+        return false;
+    }
+    mark_read_sent(client, conv, unsent);
+    true
+}
+
+/// A key of a round in the arrays [`mark_read_sent`] hands over: its turn and number as
+/// text (`uuid::text || ':' || int4::text`, immutable, as Citus wants in an UPDATE).
+const ROUND_KEY: &str = "(r.turn_id::text || ':' || r.n::text)";
+
+/// Marks what a sealing compile read and sent for the first time (`unsent`), where it
+/// still reads as the compile read it: the rows whose digest still matches are locked
+/// (`FOR NO KEY UPDATE`, the lock the UPDATE takes) and then marked with that digest. The digest is compared in a SELECT and
+/// written as a value: Citus refuses an UPDATE that calls a STABLE function (the digest's
+/// `jsonb_build_array`) on a column ("STABLE functions used in UPDATE queries cannot be
+/// called with column references"), where 0.6's first seal failed.
+fn mark_read_sent(client: &mut SpiClient<'_>, conv: Uuid, unsent: &Unsent) {
+    static TURNS_READ: LazyLock<String> = LazyLock::new(|| {
+        format!(
+            "SELECT t.id FROM prompt.turns t WHERE t.conversation_id = $1 AND t.id = ANY($2::uuid[]) \
+             AND t.sent_digest IS NULL AND {} = ($3::bytea[])[array_position($2::uuid[], t.id)] FOR NO KEY UPDATE",
+            turn_digest("t")
+        )
+    });
+    const MARK_TURNS: &str = "UPDATE prompt.turns t SET sent_at = coalesce(t.sent_at, now()), \
+        sent_digest = ($3::bytea[])[array_position($2::uuid[], t.id)] \
+        WHERE t.conversation_id = $1 AND t.id = ANY($4::uuid[]) AND t.sent_digest IS NULL";
+    static ROUNDS_READ: LazyLock<String> = LazyLock::new(|| {
+        format!(
+            "SELECT {ROUND_KEY} FROM prompt.rounds r WHERE r.conversation_id = $1 AND r.turn_id = ANY($2::uuid[]) \
+             AND r.sent_digest IS NULL AND (r.results <> '[]' OR NOT r.assistant @> '[{{\"type\": \"tool_call\"}}]') \
+             AND {} = ($4::bytea[])[array_position($3::text[], {ROUND_KEY})] FOR NO KEY UPDATE",
+            round_digest("r")
+        )
+    });
+    static MARK_ROUNDS: LazyLock<String> = LazyLock::new(|| {
+        format!(
+            "UPDATE prompt.rounds r SET sent_digest = ($3::bytea[])[array_position($2::text[], {ROUND_KEY})] \
+             WHERE r.conversation_id = $1 AND r.turn_id = ANY($4::uuid[]) AND {ROUND_KEY} = ANY($5::text[]) \
+             AND r.sent_digest IS NULL"
+        )
+    });
+    if !unsent.turns.is_empty() {
+        let (ids, digests): (Vec<pgrx::Uuid>, Vec<Vec<u8>>) = unsent.turns.iter().cloned().unzip();
+        let args = [pg_uuid(conv).into(), ids.clone().into(), digests.clone().into()];
+        let read: Vec<pgrx::Uuid> = run_write(client, &TURNS_READ, &args)
+            .filter_map(|row| spi(row.get::<pgrx::Uuid>(1)))
+            .collect();
+        if !read.is_empty() {
+            let args = [pg_uuid(conv).into(), ids.into(), digests.into(), read.into()];
+            run_write(client, MARK_TURNS, &args);
+        }
+    }
+    if !unsent.rounds.is_empty() {
+        let turns: Vec<pgrx::Uuid> = unsent.rounds.iter().map(|(t, _, _)| *t).collect();
+        let keys: Vec<String> = unsent.rounds.iter().map(|(t, n, _)| format!("{t}:{n}")).collect();
+        let digests: Vec<Vec<u8>> = unsent.rounds.iter().map(|(_, _, d)| d.clone()).collect();
+        let args = [
+            pg_uuid(conv).into(),
+            turns.clone().into(),
+            keys.clone().into(),
+            digests.clone().into(),
+        ];
+        let read: Vec<String> = run_write(client, &ROUNDS_READ, &args)
+            .filter_map(|row| spi(row.get::<String>(1)))
+            .collect();
+        if !read.is_empty() {
+            let args = [
+                pg_uuid(conv).into(),
+                keys.into(),
+                digests.into(),
+                turns.into(),
+                read.into(),
+            ];
+            run_write(client, &MARK_ROUNDS, &args);
+        }
+    }
 }
 
 /// Stores a seal's body, as sent (sharing its elements with the conversation's previous
@@ -583,27 +630,43 @@ pub fn mark_sent(
     estimate: i32,
     cleared: Option<&pgprompt_core::ClearedRecord>,
 ) {
-    static MARK: LazyLock<String> = LazyLock::new(|| {
+    // The digest each round will have (what the request cleared on round n included),
+    // computed in a SELECT that locks the rounds, then written as a value: Citus refuses
+    // an UPDATE calling a STABLE function on a column ([`mark_read_sent`]).
+    static READ: LazyLock<String> = LazyLock::new(|| {
         // On the newest round, with its first request (`sent_at IS NULL`: a round another
         // turn's seal read in history takes it too, since this request was sent with it).
-        let cleared = "CASE WHEN r.n = $3 THEN $5::jsonb END";
         format!(
-            "UPDATE prompt.rounds r SET sent_at = now(), sent_digest = {}, sent_estimate = $4, cleared = {cleared} \
-             WHERE r.conversation_id = $1 AND r.turn_id = $2 AND r.n <= $3 AND r.sent_at IS NULL",
-            round_digest_clearing("r", cleared)
+            "SELECT r.n, {} FROM prompt.rounds r \
+             WHERE r.conversation_id = $1 AND r.turn_id = $2 AND r.n <= $3 AND r.sent_at IS NULL FOR NO KEY UPDATE",
+            round_digest_clearing("r", "CASE WHEN r.n = $3 THEN $4::jsonb END")
         )
     });
+    const MARK: &str = "UPDATE prompt.rounds r SET sent_at = now(), \
+        sent_digest = ($6::bytea[])[array_position($5::int4[], r.n)], sent_estimate = $4, \
+        cleared = CASE WHEN r.n = $3 THEN $7::jsonb END \
+        WHERE r.conversation_id = $1 AND r.turn_id = $2 AND r.n = ANY($5::int4[]) AND r.sent_at IS NULL";
     let _open = super::guard::Open::hold_for(&[c"rounds"]);
-    let cleared = cleared.map(|c| super::jsonb::JsonbOut(c.to_json()));
+    let cleared = cleared.map(|c| c.to_json());
+    let jsonb = || cleared.clone().map(super::jsonb::JsonbOut);
+    let args = [pg_uuid(conv).into(), pg_uuid(turn).into(), n.into(), jsonb().into()];
+    let (ns, digests): (Vec<i32>, Vec<Vec<u8>>) = run_write(client, &READ, &args)
+        .filter_map(|row| Some((spi(row.get::<i32>(1))?, spi(row.get::<Vec<u8>>(2))?)))
+        .unzip();
+    if ns.is_empty() {
+        return;
+    }
     run_write(
         client,
-        &MARK,
+        MARK,
         &[
             pg_uuid(conv).into(),
             pg_uuid(turn).into(),
             n.into(),
             estimate.into(),
-            cleared.into(),
+            ns.into(),
+            digests.into(),
+            jsonb().into(),
         ],
     );
 }
