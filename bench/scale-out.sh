@@ -11,10 +11,10 @@ cd "$(dirname "$0")/.."
 # pg_stat_statements preloaded on the workers and the single node: the measurement lists
 # what each plans at every call (bench/scale_out.py, `planned`).
 for port in "$W1" "$W2"; do
-    node "$port" -d app -c "ALTER SYSTEM SET shared_preload_libraries = 'citus,pgprompt,pg_stat_statements'"
+    node "$port" -d app -c "ALTER SYSTEM SET shared_preload_libraries = citus, pgprompt, pg_stat_statements"
     runuser -u postgres -- "$PGBIN/pg_ctl" -D "$WORK/nodes/$port" -l "$WORK/nodes/$port.log" -w restart >/dev/null
 done
-single -c "ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'"
+single -c "ALTER SYSTEM SET shared_preload_libraries = pg_stat_statements"
 runuser -u postgres -- "$PGBIN/pg_ctl" -D "$WORK/single" -l "$WORK/single.log" -w restart >/dev/null
 echo "loading the bench's rows (ports $SINGLE and $COORDINATOR)"
 for port in "$SINGLE" "$COORDINATOR"; do python3 bench/scale_out.py load "$port"; done

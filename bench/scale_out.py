@@ -177,11 +177,13 @@ def shard_of(coordinator, table, conv):
         ).fetchone()[0]
 
 
-def floors(single, worker, coordinator_port, runs=RUNS):
-    """Each floor's median ms on the single node, on the worker through the distributed
-    name and through the shard's, alternating statement by statement."""
+def floors(single, workers, coordinator_port, runs=RUNS):
+    """Each floor's median ms on the single node, on the worker holding its conversation
+    (`workers`, by conversation) through the distributed name and through the shard's,
+    alternating statement by statement."""
     out = {}
     for key, _, table, sql, conv in FLOORS:
+        worker = workers[conv]
         sides = {
             "single": (single.auto, sql.format(t=f"prompt.{table}")),
             "worker": (worker.auto, sql.format(t=f"prompt.{table}")),
@@ -203,27 +205,32 @@ def floors(single, worker, coordinator_port, runs=RUNS):
 PLANNED = [("c200_sealed", "compile_turn", C200, T200), ("c200_open", "preview_turn", C200_OPEN, T200_OPEN)]
 
 
-def planned(port, calls=20):
+def planned(port, only=None, calls=20):
     """Per call, the statements it ran on the server at `port`: (query, calls, plans, mean
-    plan ms, mean execution ms), the most expensive first; None without pg_stat_statements."""
-    with connect(port) as c:
+    plan ms, mean execution ms), the most expensive first; None without pg_stat_statements.
+    The statistics are read in the `postgres` database (a worker takes CREATE EXTENSION in
+    `app` from the coordinator alone); the calls run in `app`."""
+    stats = psycopg.connect(host="localhost", port=port, user="postgres", dbname="postgres", autocommit=True)
+    with stats, connect(port) as c:
         loaded = c.execute("SELECT 'pg_stat_statements' = ANY(string_to_array(current_setting("
                            "'shared_preload_libraries'), ', '))").fetchone()[0]
         if not loaded:
             return None
-        c.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+        stats.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
         c.execute("SET pg_stat_statements.track = 'all'")
         c.execute("SET pg_stat_statements.track_planning = on")
         out = {}
         for key, fn, conv, turn in PLANNED:
+            if only is not None and key != only:
+                continue
             c.execute(f"SELECT prompt.{fn}(%s, %s)", (conv, turn)).fetchone()  # warm
-            c.execute("SELECT pg_stat_statements_reset()")
+            stats.execute("SELECT pg_stat_statements_reset()")
             for _ in range(calls):
                 c.execute(f"SELECT prompt.{fn}(%s, %s)", (conv, turn)).fetchone()
-            rows = c.execute(
+            rows = stats.execute(
                 "SELECT left(regexp_replace(query, '\\s+', ' ', 'g'), 90), calls, plans, "
                 "total_plan_time / greatest(calls, 1), total_exec_time / greatest(calls, 1) "
-                "FROM pg_stat_statements WHERE query NOT LIKE '%%pg_stat_statements%%' "
+                "FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = 'app') "
                 "AND query NOT LIKE 'SELECT prompt.%%' AND calls >= %s "
                 "ORDER BY total_plan_time + total_exec_time DESC",
                 (calls,),
@@ -260,8 +267,16 @@ def measure(single_port, coordinator_port):
         for key, _, conv in SEALING:
             t = sealing({"single": single, "citus": citus}, conv, tx, seq)
             out[f"{form}_{key}"] = {name: med(xs) for name, xs in t.items()}
-    out["floors"] = floors(single, workers[C200_OPEN], coordinator_port)
-    out["planned"] = {"worker": planned(worker_of(coordinator_port, C200_OPEN)), "single": planned(single_port)}
+    os.makedirs(os.path.dirname(SAVED), exist_ok=True)
+    with open(SAVED, "w") as f:  # the calls kept, whatever happens to what follows
+        json.dump(out, f, indent=1)
+    out["floors"] = floors(single, workers, coordinator_port)
+    # Each 200-turn call on the worker holding its conversation.
+    on_worker = {key: planned(worker_of(coordinator_port, conv), key) for key, _, conv, _ in PLANNED}
+    out["planned"] = {
+        "worker": {k: (v or {}).get(k) for k, v in on_worker.items()} if all(on_worker.values()) else None,
+        "single": planned(single_port),
+    }
     out["node_conninfo"], out["node_ssl"] = ssl_between_nodes(coordinator_port, DEMO_C)
     out["c200_body_bytes"] = len(single.auto.execute("SELECT prompt.compile_turn(%s, %s)", (C200, T200)).fetchone()[0])
     os.makedirs(os.path.dirname(SAVED), exist_ok=True)

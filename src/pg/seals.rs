@@ -382,7 +382,7 @@ pub fn write(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, out: &Output, u
 fn claim(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, draft: &SealDraft, unsent: &Unsent) -> bool {
     const CLAIM: &str = "UPDATE prompt.turns SET sealed_at = now(), sealed_preface = $3::jsonb, sealed_catalog = $4, \
         sealed_mechanism = $5, sealed_versions = $6::jsonb \
-        WHERE conversation_id = $1 AND id = $2 AND sealed_at IS NULL RETURNING seq";
+        WHERE conversation_id = $1 AND id = $2 AND sealed_at IS NULL RETURNING sealed_at";
     let claimed = run_write(
         client,
         CLAIM,
@@ -395,10 +395,14 @@ fn claim(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, draft: &SealDraft, 
             draft.versions.clone().into(),
         ],
     );
-    if claimed.len() != 1 {
+    let Some(sealed_at) = claimed
+        .into_iter()
+        .next()
+        .and_then(|row| spi(row.get::<pgrx::datum::TimestampWithTimeZone>(1)))
+    else {
         return false;
-    }
-    mark_read_sent(client, conv, unsent);
+    };
+    mark_read_sent(client, conv, unsent, sealed_at);
     true
 }
 
@@ -411,8 +415,12 @@ const ROUND_KEY: &str = "(r.turn_id::text || ':' || r.n::text)";
 /// (`FOR NO KEY UPDATE`, the lock the UPDATE takes) and then marked with that digest. The digest is compared in a SELECT and
 /// written as a value: Citus refuses an UPDATE that calls a STABLE function (the digest's
 /// `jsonb_build_array`) on a column ("STABLE functions used in UPDATE queries cannot be
-/// called with column references"), where 0.6's first seal failed.
-fn mark_read_sent(client: &mut SpiClient<'_>, conv: Uuid, unsent: &Unsent) {
+/// called with column references"), where 0.6's first seal failed; a turn first sent now
+/// takes the seal's time, `now`, as a value too (nor a STABLE function in a COALESCE).
+/// Each digest is picked from the array inside a `coalesce` (with the column, NULL
+/// there): Citus 13.2's deparser crashes on an UPDATE whose SET is an array subscript
+/// (it takes it for an element assignment; a backend's segfault, seen on a worker).
+fn mark_read_sent(client: &mut SpiClient<'_>, conv: Uuid, unsent: &Unsent, now: pgrx::datum::TimestampWithTimeZone) {
     static TURNS_READ: LazyLock<String> = LazyLock::new(|| {
         format!(
             "SELECT t.id FROM prompt.turns t WHERE t.conversation_id = $1 AND t.id = ANY($2::uuid[]) \
@@ -420,8 +428,8 @@ fn mark_read_sent(client: &mut SpiClient<'_>, conv: Uuid, unsent: &Unsent) {
             turn_digest("t")
         )
     });
-    const MARK_TURNS: &str = "UPDATE prompt.turns t SET sent_at = coalesce(t.sent_at, now()), \
-        sent_digest = ($3::bytea[])[array_position($2::uuid[], t.id)] \
+    const MARK_TURNS: &str = "UPDATE prompt.turns t SET sent_at = coalesce(t.sent_at, $5), \
+        sent_digest = coalesce(($3::bytea[])[array_position($2::uuid[], t.id)], t.sent_digest) \
         WHERE t.conversation_id = $1 AND t.id = ANY($4::uuid[]) AND t.sent_digest IS NULL";
     static ROUNDS_READ: LazyLock<String> = LazyLock::new(|| {
         format!(
@@ -433,7 +441,7 @@ fn mark_read_sent(client: &mut SpiClient<'_>, conv: Uuid, unsent: &Unsent) {
     });
     static MARK_ROUNDS: LazyLock<String> = LazyLock::new(|| {
         format!(
-            "UPDATE prompt.rounds r SET sent_digest = ($3::bytea[])[array_position($2::text[], {ROUND_KEY})] \
+            "UPDATE prompt.rounds r SET sent_digest = coalesce(($3::bytea[])[array_position($2::text[], {ROUND_KEY})], r.sent_digest) \
              WHERE r.conversation_id = $1 AND r.turn_id = ANY($4::uuid[]) AND {ROUND_KEY} = ANY($5::text[]) \
              AND r.sent_digest IS NULL"
         )
@@ -445,7 +453,13 @@ fn mark_read_sent(client: &mut SpiClient<'_>, conv: Uuid, unsent: &Unsent) {
             .filter_map(|row| spi(row.get::<pgrx::Uuid>(1)))
             .collect();
         if !read.is_empty() {
-            let args = [pg_uuid(conv).into(), ids.into(), digests.into(), read.into()];
+            let args = [
+                pg_uuid(conv).into(),
+                ids.into(),
+                digests.into(),
+                read.into(),
+                now.into(),
+            ];
             run_write(client, MARK_TURNS, &args);
         }
     }
@@ -643,7 +657,7 @@ pub fn mark_sent(
         )
     });
     const MARK: &str = "UPDATE prompt.rounds r SET sent_at = now(), \
-        sent_digest = ($6::bytea[])[array_position($5::int4[], r.n)], sent_estimate = $4, \
+        sent_digest = coalesce(($6::bytea[])[array_position($5::int4[], r.n)], r.sent_digest), sent_estimate = $4, \
         cleared = CASE WHEN r.n = $3 THEN $7::jsonb END \
         WHERE r.conversation_id = $1 AND r.turn_id = $2 AND r.n = ANY($5::int4[]) AND r.sent_at IS NULL";
     let _open = super::guard::Open::hold_for(&[c"rounds"]);
