@@ -1834,14 +1834,18 @@ CREATE FUNCTION prompt._grants_snapshot() RETURNS event_trigger
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    PERFORM prompt._grants_before();
+    IF has_schema_privilege('prompt', 'USAGE') THEN
+        PERFORM prompt._grants_before();
+    END IF;
 END
 $$;
 CREATE FUNCTION prompt._grants_guard() RETURNS event_trigger
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    PERFORM prompt._grants_after();
+    IF has_schema_privilege('prompt', 'USAGE') THEN
+        PERFORM prompt._grants_after();
+    END IF;
 END
 $$;
 CREATE EVENT TRIGGER pgprompt_privileges_before ON ddl_command_start WHEN TAG IN ('GRANT')

@@ -3452,18 +3452,26 @@ $privileges$;
 -- (src/pg/privileges.rs: what stood before the statement is remembered at its start). Event
 -- triggers of the extension's (a superuser's objects, even in a trusted install): only a
 -- superuser can disable them, and prompt.security_check() says so when one did.
+-- A role without USAGE on schema prompt can name no prompt table, so its GRANT gives
+-- nothing on one (GRANT ... ON ALL TABLES IN SCHEMA prompt needs that USAGE too): the
+-- guard skips it rather than fail every GRANT such a role makes in this database (it
+-- could not call the guard's functions).
 CREATE FUNCTION prompt._grants_snapshot() RETURNS event_trigger
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    PERFORM prompt._grants_before();
+    IF has_schema_privilege('prompt', 'USAGE') THEN
+        PERFORM prompt._grants_before();
+    END IF;
 END
 $$;
 CREATE FUNCTION prompt._grants_guard() RETURNS event_trigger
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    PERFORM prompt._grants_after();
+    IF has_schema_privilege('prompt', 'USAGE') THEN
+        PERFORM prompt._grants_after();
+    END IF;
 END
 $$;
 CREATE EVENT TRIGGER pgprompt_privileges_before ON ddl_command_start WHEN TAG IN ('GRANT')

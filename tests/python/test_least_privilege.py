@@ -279,6 +279,31 @@ def superuser(conn) -> bool:
     return conn.execute("SELECT rolsuper FROM pg_roles WHERE rolname = %s", (DBO,)).fetchone()[0]
 
 
+def test_a_role_without_the_schema_grants_on_its_own_tables():
+    """The GRANT guard runs for every GRANT in the database: a role that may not use schema
+    prompt (it can name no prompt table) still grants on its own table, and still cannot
+    reach a prompt table's privileges by the schema's name."""
+    fresh_database("pgprompt_lp")
+    with connect("pgprompt_lp") as c:
+        c.execute("CREATE EXTENSION pgprompt")
+        c.execute("DO $$ BEGIN CREATE ROLE pgprompt_lp_stranger; EXCEPTION WHEN duplicate_object THEN NULL; END $$")
+        c.execute("GRANT CREATE ON SCHEMA public TO pgprompt_lp_stranger")
+        assert not c.execute("SELECT has_schema_privilege('pgprompt_lp_stranger', 'prompt', 'USAGE')").fetchone()[0]
+
+        def grants():
+            c.execute("CREATE TABLE public.strangers_own (x int)")
+            c.execute("GRANT SELECT ON public.strangers_own TO PUBLIC")
+            refused(c, "GRANT TRIGGER ON ALL TABLES IN SCHEMA prompt TO PUBLIC", sqlstate="42501")
+
+        as_role(c, "pgprompt_lp_stranger", grants)
+        assert c.execute("SELECT has_table_privilege('public', 'public.strangers_own', 'SELECT')").fetchone()[0]
+        c.execute("DROP TABLE public.strangers_own")
+        c.execute("REVOKE CREATE ON SCHEMA public FROM pgprompt_lp_stranger")
+    with connect("postgres") as admin:
+        admin.execute("DROP DATABASE pgprompt_lp")
+        admin.execute("DROP ROLE pgprompt_lp_stranger")
+
+
 def test_a_database_owner_cannot_become_superuser():
     """As the database owner of a trusted install: no trigger on pgprompt's tables (42501:
     it holds no TRIGGER), no grant of TRIGGER to its own role (it has none to give); a
