@@ -430,8 +430,8 @@ fn thinking(v: &At<'_>, own: Own<'_>, kept: &mut Vec<(&'static OwnOption, Value)
     consistent(t, &m)
 }
 
-/// `a, b and c`.
-fn and_last(keys: &[&str]) -> String {
+/// `a, b and c` (a list as a message names it).
+pub(crate) fn and_last(keys: &[&str]) -> String {
     match keys.split_last() {
         Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
         _ => keys.join(""),

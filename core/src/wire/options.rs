@@ -51,10 +51,7 @@ fn wires_that(takes: impl Fn(&dyn Form) -> bool) -> String {
         .filter(|w| takes(w.form()))
         .map(|w| w.as_str())
         .collect();
-    match names.split_last() {
-        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
-        _ => names.join(""),
-    }
+    crate::options::and_last(&names)
 }
 
 /// Refuses what `wire` cannot say, whatever the model: what only some wires take (their
