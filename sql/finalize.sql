@@ -1233,6 +1233,13 @@ AS $$
      WHERE a.grantee = w.oid AND a.grantee <> t.relowner
        AND a.privilege_type IN ('TRIGGER', 'TRUNCATE', 'REFERENCES', 'MAINTAIN')
     UNION ALL
+    SELECT 'critical', format('prompt.%I(%I)', t.relname, c.attname),
+           format('%s holds REFERENCES on a column: a foreign key of its reaches the table, the tables'' owner''s alone', w.name),
+           format('REVOKE REFERENCES (%I) ON prompt.%I FROM %s CASCADE;', c.attname, t.relname, w.name)
+      FROM tables t JOIN pg_attribute c ON c.attrelid = t.oid AND c.attacl IS NOT NULL,
+           LATERAL aclexplode(c.attacl) a, who w
+     WHERE a.grantee = w.oid AND a.grantee <> t.relowner AND a.privilege_type = 'REFERENCES'
+    UNION ALL
     SELECT 'critical', format('trigger %I on prompt.%I', g.tgname, t.relname),
            CASE WHEN g.tgisinternal THEN format('a foreign key of %s runs its actions inside pgprompt''s writes', g.tgconstrrelid::regclass)
                 ELSE format('a trigger pgprompt did not create (function %s): pgprompt''s writes refuse to run it', g.tgfoid::regprocedure) END,
@@ -1536,6 +1543,17 @@ BEGIN
     LOOP
         EXECUTE format('REVOKE %s ON %s FROM %s CASCADE', g.privilege_type, g.tbl, g.who);
     END LOOP;
+    -- REFERENCES on a column lets a foreign key reach the table too.
+    FOR g IN
+        SELECT c.oid::pg_catalog.regclass AS tbl, t.attname,
+               CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(a.grantee)) END AS who
+          FROM pg_catalog.pg_class c JOIN pg_catalog.pg_attribute t ON t.attrelid = c.oid AND t.attacl IS NOT NULL,
+               LATERAL pg_catalog.aclexplode(t.attacl) a
+         WHERE c.relnamespace = 'prompt'::pg_catalog.regnamespace AND a.grantee <> c.relowner AND a.grantor = c.relowner
+           AND a.privilege_type = 'REFERENCES'
+    LOOP
+        EXECUTE format('REVOKE REFERENCES (%I) ON %s FROM %s CASCADE', g.attname, g.tbl, g.who);
+    END LOOP;
 END
 $privileges$;
 
@@ -1553,6 +1571,7 @@ LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     IF has_schema_privilege('prompt', 'USAGE') THEN
+        PERFORM set_config('pgprompt_grants.pending', 'on', true);
         PERFORM prompt._grants_before();
     END IF;
 END
@@ -1561,7 +1580,10 @@ CREATE FUNCTION prompt._grants_guard() RETURNS event_trigger
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    IF has_schema_privilege('prompt', 'USAGE') THEN
+    -- Run whenever the start took a snapshot, whatever the USAGE now (revoked meanwhile:
+    -- the call fails, and the GRANT with it).
+    IF has_schema_privilege('prompt', 'USAGE') OR current_setting('pgprompt_grants.pending', true) = 'on' THEN
+        PERFORM set_config('pgprompt_grants.pending', 'off', true);
         PERFORM prompt._grants_after();
     END IF;
 END

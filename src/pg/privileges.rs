@@ -16,13 +16,22 @@ use super::errors::raise;
 use pgprompt_core::{Code, Error};
 
 /// The four privileges, as `aclexplode` spells them, held on a `prompt` table by a role
-/// other than its owner: (table, role, privilege).
+/// other than its owner: (table, role, privilege); and `REFERENCES` on one of its columns
+/// (`table(column)`), which lets a foreign key reach the table as the table's does.
 const STANDING: &str = "SELECT c.relname::text, \
        CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(a.grantee)) END, \
        a.privilege_type \
   FROM pg_catalog.pg_class c, LATERAL pg_catalog.aclexplode(c.relacl) a \
  WHERE c.relnamespace = (SELECT n.oid FROM pg_catalog.pg_namespace n WHERE n.nspname = 'prompt') \
-   AND a.grantee <> c.relowner AND a.privilege_type IN ('TRIGGER', 'TRUNCATE', 'REFERENCES', 'MAINTAIN')";
+   AND a.grantee <> c.relowner AND a.privilege_type IN ('TRIGGER', 'TRUNCATE', 'REFERENCES', 'MAINTAIN') \
+ UNION ALL \
+SELECT c.relname::text || '(' || pg_catalog.quote_ident(t.attname) || ')', \
+       CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(a.grantee)) END, \
+       a.privilege_type \
+  FROM pg_catalog.pg_class c JOIN pg_catalog.pg_attribute t ON t.attrelid = c.oid AND t.attacl IS NOT NULL, \
+       LATERAL pg_catalog.aclexplode(t.attacl) a \
+ WHERE c.relnamespace = (SELECT n.oid FROM pg_catalog.pg_namespace n WHERE n.nspname = 'prompt') \
+   AND a.grantee <> c.relowner AND a.privilege_type = 'REFERENCES'";
 
 type Standing = BTreeSet<(String, String, String)>;
 
