@@ -1273,7 +1273,7 @@ AS 'MODULE_PATHNAME', '_document_version_recorded_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/privileges.rs:59
+-- src/pg/privileges.rs:79
 -- pgprompt::pg::privileges::_grants_after
 CREATE  FUNCTION "_grants_after"() RETURNS void
 STRICT VOLATILE PARALLEL UNSAFE
@@ -1283,7 +1283,7 @@ AS 'MODULE_PATHNAME', '_grants_after_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/privileges.rs:49
+-- src/pg/privileges.rs:69
 -- pgprompt::pg::privileges::_grants_before
 CREATE  FUNCTION "_grants_before"() RETURNS void
 STRICT VOLATILE PARALLEL UNSAFE
@@ -3141,6 +3141,19 @@ AS $$
      WHERE a.grantee = w.oid AND a.grantee <> t.relowner
        AND a.privilege_type IN ('TRIGGER', 'TRUNCATE', 'REFERENCES', 'MAINTAIN')
     UNION ALL
+    SELECT 'critical', format('prompt.%I(%I)', t.relname, c.attname),
+           format('%s holds REFERENCES on a column: a foreign key of its reaches the table, the tables'' owner''s alone', w.name),
+           CASE WHEN a.grantor = t.relowner
+                THEN format('REVOKE REFERENCES (%I) ON prompt.%I FROM %s CASCADE;', c.attname, t.relname, w.name)
+                -- Its grantor lost the option (a REVOKE on the table does not reach a
+                -- column's grants): the owner gives it back and takes it with CASCADE.
+                ELSE format('ALTER EVENT TRIGGER pgprompt_privileges DISABLE; GRANT REFERENCES (%1$I) ON prompt.%2$I TO %3$s WITH GRANT OPTION; '
+                            'REVOKE REFERENCES (%1$I) ON prompt.%2$I FROM %3$s CASCADE; ALTER EVENT TRIGGER pgprompt_privileges ENABLE;',
+                            c.attname, t.relname, quote_ident(pg_get_userbyid(a.grantor))) END
+      FROM tables t JOIN pg_attribute c ON c.attrelid = t.oid AND c.attacl IS NOT NULL,
+           LATERAL aclexplode(c.attacl) a, who w
+     WHERE a.grantee = w.oid AND a.grantee <> t.relowner AND a.privilege_type = 'REFERENCES'
+    UNION ALL
     SELECT 'critical', format('trigger %I on prompt.%I', g.tgname, t.relname),
            CASE WHEN g.tgisinternal THEN format('a foreign key of %s runs its actions inside pgprompt''s writes', g.tgconstrrelid::regclass)
                 ELSE format('a trigger pgprompt did not create (function %s): pgprompt''s writes refuse to run it', g.tgfoid::regprocedure) END,
@@ -3434,6 +3447,8 @@ $owner$;
 DO $privileges$
 DECLARE
     g record;
+    guarded boolean;
+    done boolean;
 BEGIN
     FOR g IN
         SELECT c.oid::pg_catalog.regclass AS tbl, a.privilege_type,
@@ -3444,6 +3459,40 @@ BEGIN
     LOOP
         EXECUTE format('REVOKE %s ON %s FROM %s CASCADE', g.privilege_type, g.tbl, g.who);
     END LOOP;
+    -- REFERENCES on a column lets a foreign key reach the table too. The REVOKE above does
+    -- not reach a column grant made by a role it took the grant option from (PostgreSQL
+    -- cascades within one ACL): such a grant stays, held, with its grantor unable to take it
+    -- back. The owner gives that grantor the option on the column and takes it back with
+    -- CASCADE, which takes what it granted there (the GRANT guard, when an update finds it,
+    -- is off meanwhile: the script gives nothing that stays).
+    SELECT e.evtenabled <> 'D' INTO guarded FROM pg_catalog.pg_event_trigger e WHERE e.evtname = 'pgprompt_privileges';
+    IF guarded THEN
+        ALTER EVENT TRIGGER pgprompt_privileges DISABLE;
+    END IF;
+    FOR pass IN 1..8 LOOP
+        done := true;
+        FOR g IN
+            SELECT c.oid::pg_catalog.regclass AS tbl, t.attname, a.grantor = c.relowner AS owners,
+                   CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(a.grantee)) END AS who,
+                   pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(a.grantor)) AS grantor
+              FROM pg_catalog.pg_class c JOIN pg_catalog.pg_attribute t ON t.attrelid = c.oid AND t.attacl IS NOT NULL,
+                   LATERAL pg_catalog.aclexplode(t.attacl) a
+             WHERE c.relnamespace = 'prompt'::pg_catalog.regnamespace AND a.grantee <> c.relowner
+               AND a.privilege_type = 'REFERENCES'
+        LOOP
+            done := false;
+            IF g.owners THEN
+                EXECUTE format('REVOKE REFERENCES (%I) ON %s FROM %s CASCADE', g.attname, g.tbl, g.who);
+            ELSE
+                EXECUTE format('GRANT REFERENCES (%I) ON %s TO %s WITH GRANT OPTION', g.attname, g.tbl, g.grantor);
+                EXECUTE format('REVOKE REFERENCES (%I) ON %s FROM %s CASCADE', g.attname, g.tbl, g.grantor);
+            END IF;
+        END LOOP;
+        EXIT WHEN done;
+    END LOOP;
+    IF guarded THEN
+        ALTER EVENT TRIGGER pgprompt_privileges ENABLE;
+    END IF;
 END
 $privileges$;
 
@@ -3461,6 +3510,7 @@ LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     IF has_schema_privilege('prompt', 'USAGE') THEN
+        PERFORM set_config('pgprompt_grants.pending', 'on', true);
         PERFORM prompt._grants_before();
     END IF;
 END
@@ -3469,8 +3519,11 @@ CREATE FUNCTION prompt._grants_guard() RETURNS event_trigger
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    IF has_schema_privilege('prompt', 'USAGE') THEN
+    -- Run whenever the start took a snapshot, whatever the USAGE now (revoked meanwhile:
+    -- the call fails, and the GRANT with it).
+    IF has_schema_privilege('prompt', 'USAGE') OR current_setting('pgprompt_grants.pending', true) = 'on' THEN
         PERFORM prompt._grants_after();
+        PERFORM set_config('pgprompt_grants.pending', 'off', true);
     END IF;
 END
 $$;

@@ -40,7 +40,9 @@ thread_local! {
     static BEFORE: RefCell<Option<Standing>> = const { RefCell::new(None) };
 }
 
-fn standing() -> Standing {
+/// What stands now; `None` when it could not be read (the guard then refuses: it fails
+/// closed).
+fn standing() -> Option<Standing> {
     Spi::connect(|client| {
         let rows = client.select(STANDING, None, &[])?;
         let mut out = Standing::new();
@@ -50,7 +52,16 @@ fn standing() -> Standing {
         }
         Ok::<_, pgrx::spi::SpiError>(out)
     })
-    .unwrap_or_default()
+    .ok()
+}
+
+/// Whether this statement's start remembered what stood (`_grants_snapshot` sets the
+/// setting, local to the transaction, so a failed `GRANT` leaves nothing a later one reads).
+fn started() -> bool {
+    Spi::get_one::<String>("SELECT pg_catalog.current_setting('pgprompt_grants.pending', true)")
+        .ok()
+        .flatten()
+        .is_some_and(|v| v == "on")
 }
 
 /// Internal (the event trigger `pgprompt_privileges_before`, at the start of a `GRANT`):
@@ -59,7 +70,7 @@ fn standing() -> Standing {
 #[search_path(pg_catalog, pg_temp)]
 fn _grants_before() {
     let now = standing();
-    BEFORE.with(|b| b.replace(Some(now)));
+    BEFORE.with(|b| b.replace(now));
 }
 
 /// Internal (the event trigger `pgprompt_privileges`, at the end of a `GRANT`): refuses
@@ -68,8 +79,17 @@ fn _grants_before() {
 #[pg_extern(volatile, parallel_unsafe)]
 #[search_path(pg_catalog, pg_temp)]
 fn _grants_after() {
-    let before = BEFORE.with(|b| b.take()).unwrap_or_default();
-    let Some((table, who, privilege)) = standing().difference(&before).next().cloned() else {
+    // Remembered by this statement's start, or nothing (a start skipped, or one whose read
+    // failed): then every standing privilege counts as added.
+    let remembered = BEFORE.with(|b| b.take()).filter(|_| started());
+    let before = remembered.unwrap_or_default();
+    let Some(now) = standing() else {
+        raise(Error::new(
+            Code::PrivilegeRefused,
+            "the privileges on pgprompt's tables could not be read; the GRANT is refused".to_string(),
+        ));
+    };
+    let Some((table, who, privilege)) = now.difference(&before).next().cloned() else {
         return;
     };
     raise(

@@ -305,20 +305,40 @@ def test_a_role_without_the_schema_grants_on_its_own_tables():
 
 
 def test_references_on_a_column_is_the_owners_alone():
-    """A column's REFERENCES lets a foreign key reach a prompt table as the table's does:
-    the guard refuses it, security_check lists one given with the guard off, an update
-    takes it back (WIP: unbuilt when written)."""
+    """A column's REFERENCES lets a foreign key reach a prompt table as the table's does (a
+    hole of 0.6's guard, which read the tables' ACLs only): the guard refuses it however it
+    is spelled, and nothing of the statement stays."""
     fresh_database("pgprompt_lp")
     with connect("pgprompt_lp") as c:
         c.execute("CREATE EXTENSION pgprompt")
         c.execute("DO $$ BEGIN CREATE ROLE pgprompt_lp_fk; EXCEPTION WHEN duplicate_object THEN NULL; END $$")
-        refused(c, "GRANT REFERENCES (id) ON prompt.conversations TO pgprompt_lp_fk", sqlstate="42501")
-        assert not c.execute("SELECT has_column_privilege('pgprompt_lp_fk', 'prompt.conversations', 'id', 'REFERENCES')").fetchone()[0]
+        for grant in ("GRANT REFERENCES (id) ON prompt.conversations TO pgprompt_lp_fk",
+                      "GRANT SELECT (id), REFERENCES (id, workspace_id) ON prompt.conversations TO pgprompt_lp_fk",
+                      "GRANT ALL (id) ON prompt.turns TO pgprompt_lp_fk",
+                      "GRANT REFERENCES (id) ON prompt.conversations TO PUBLIC"):
+            refused(c, grant, sqlstate="42501")
+        held = c.execute("SELECT count(*) FROM pg_attribute WHERE attrelid IN ('prompt.conversations'::regclass, "
+                         "'prompt.turns'::regclass) AND attacl IS NOT NULL").fetchone()[0]
+        assert held == 0, held
+        c.execute("GRANT SELECT (id) ON prompt.conversations TO pgprompt_lp_fk")
+        assert c.execute("SELECT has_column_privilege('pgprompt_lp_fk', 'prompt.conversations', 'id', 'SELECT')").fetchone()[0]
+        # With the guard off (a superuser's act), a column grant whose grantor then loses the
+        # table's grant option: REVOKE ... CASCADE on the table leaves it held. security_check
+        # lists it, and its fix takes it.
         c.execute("ALTER EVENT TRIGGER pgprompt_privileges DISABLE")
-        c.execute("GRANT REFERENCES (id) ON prompt.conversations TO pgprompt_lp_fk")
+        c.execute("GRANT USAGE ON SCHEMA prompt TO pgprompt_lp_fk")
+        c.execute("GRANT REFERENCES ON prompt.conversations TO pgprompt_lp_fk WITH GRANT OPTION")
+        c.execute("SET ROLE pgprompt_lp_fk")
+        c.execute("GRANT REFERENCES (id) ON prompt.conversations TO PUBLIC")
+        c.execute("RESET ROLE")
+        c.execute("REVOKE REFERENCES ON prompt.conversations FROM pgprompt_lp_fk CASCADE")
         c.execute("ALTER EVENT TRIGGER pgprompt_privileges ENABLE")
-        rows = c.execute("SELECT object, fix FROM prompt.security_check() WHERE object LIKE 'prompt.conversations(%'").fetchall()
-        assert rows and "REVOKE REFERENCES (id)" in rows[0][1], rows
+        assert c.execute("SELECT has_column_privilege('public', 'prompt.conversations', 'id', 'REFERENCES')").fetchone()[0]
+        rows = c.execute("SELECT object, fix FROM prompt.security_check() WHERE severity = 'critical'").fetchall()
+        assert [r[0] for r in rows] == ["prompt.conversations(id)"], rows
+        c.execute(rows[0][1])
+        assert not c.execute("SELECT has_column_privilege('public', 'prompt.conversations', 'id', 'REFERENCES')").fetchone()[0]
+        assert c.execute("SELECT * FROM prompt.security_check() WHERE severity = 'critical'").fetchall() == []
     with connect("postgres") as admin:
         admin.execute("DROP DATABASE pgprompt_lp")
         admin.execute("DROP ROLE pgprompt_lp_fk")
@@ -408,6 +428,8 @@ def test_the_update_from_0_5_drops_what_a_database_owner_left_on_the_tables():
         c.execute(ESCALATE_WHEN.format(dbo=DBO))
         c.execute("CREATE TRIGGER zz_when BEFORE UPDATE ON prompt.turns FOR EACH STATEMENT "
                   "WHEN (public.lp_escalate_when()) EXECUTE FUNCTION prompt._touch_updated_at()")
+        # REFERENCES on a column reaches the table as the table's does.
+        c.execute("GRANT REFERENCES (id) ON prompt.conversations TO PUBLIC")
         said = []
         c.add_notice_handler(lambda d: said.append(d.message_primary))
         c.execute("ALTER EXTENSION pgprompt UPDATE")
@@ -417,6 +439,9 @@ def test_the_update_from_0_5_drops_what_a_database_owner_left_on_the_tables():
         assert c.execute("SELECT count(*) FROM pg_trigger WHERE tgname IN ('lp_escalate', 'zz_when')").fetchone()[0] == 0
         assert c.execute("SELECT bool_or(has_table_privilege(current_user, oid, 'TRIGGER')) FROM pg_class "
                          "WHERE relnamespace = 'prompt'::regnamespace AND relkind = 'r'").fetchone()[0] is False
+        assert c.execute("SELECT count(*) FROM pg_attribute a JOIN pg_class r ON r.oid = a.attrelid, "
+                         "LATERAL aclexplode(a.attacl) x WHERE r.relnamespace = 'prompt'::regnamespace "
+                         "AND x.privilege_type = 'REFERENCES'").fetchone()[0] == 0
         c.execute((ROOT / "demo/example.sql").read_text())
     with connect("pgprompt_lp_trusted") as su:
         su.execute("SELECT prompt.compile_turn(%s, %s)", (C1, T4))
@@ -942,6 +967,9 @@ WEAKENINGS = [
      "DROP TRIGGER lp_noop ON prompt.counts | DROP FUNCTION public.lp_noop()", "critical", "did not create"),
     ("a foreign key onto a table", "CREATE TABLE public.lp_fk (id uuid REFERENCES prompt.conversations (id))",
      "DROP TABLE public.lp_fk", "critical", "a foreign key of"),
+    ("REFERENCES on a column", "ALTER EVENT TRIGGER pgprompt_privileges DISABLE | "
+                               "GRANT REFERENCES (id) ON prompt.conversations TO {r} | ALTER EVENT TRIGGER pgprompt_privileges ENABLE",
+     "REVOKE REFERENCES (id) ON prompt.conversations FROM {r}", "critical", "REFERENCES on a column"),
     ("pgprompt's trigger disabled", "ALTER TABLE prompt.seals DISABLE TRIGGER seals_guard",
      "ALTER TABLE prompt.seals ENABLE TRIGGER seals_guard", "critical", "is disabled"),
     ("the event trigger disabled", "ALTER EVENT TRIGGER pgprompt_privileges_before DISABLE",
