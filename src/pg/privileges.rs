@@ -86,7 +86,7 @@ fn _grants_after() {
     let Some(now) = standing() else {
         raise(Error::new(
             Code::PrivilegeRefused,
-            "the privileges on pgprompt's tables could not be read; the GRANT is refused".to_string(),
+            "the privileges on pgprompt's tables could not be read; the GRANT is refused",
         ));
     };
     let Some((table, who, privilege)) = now.difference(&before).next().cloned() else {
