@@ -135,11 +135,11 @@ pub fn replay(requests: &[Sent], memo: &mut Memo) -> Vec<Row> {
 #[derive(Debug, Default)]
 pub(crate) struct Simulator {
     /// Prefix hash → when the entry expires.
-    entries: HashMap<u64, f64>,
+    entries: foldhash::HashMap<u64, f64>,
     previous: Option<(Option<String>, Vec<Block>)>,
     /// The pieces read so far, by key (and the wire and tokenizer they were read with).
-    frames: HashMap<((i64, i64), Wire, Tokenizer), Rc<Frame>>,
-    elements: HashMap<(i64, Wire, Tokenizer), Rc<Vec<Piece>>>,
+    frames: foldhash::HashMap<((i64, i64), Wire, Tokenizer), Rc<Frame>>,
+    elements: foldhash::HashMap<(i64, Wire, Tokenizer), Rc<Vec<Piece>>>,
 }
 
 impl Simulator {

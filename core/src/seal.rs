@@ -402,10 +402,10 @@ pub(crate) fn pieces_digest<'d>(
 #[derive(Default)]
 pub(crate) struct PieceReader {
     /// The digest's state after a shared prefix, keyed by the nodes that make it.
-    states: std::collections::HashMap<Vec<i64>, Sha256>,
+    states: foldhash::HashMap<Vec<i64>, Sha256>,
     /// The nodes checked against their own digests.
-    checked: std::collections::HashSet<i64>,
-    frames: std::collections::HashMap<(i64, i64), Rc<str>>,
+    checked: foldhash::HashSet<i64>,
+    frames: foldhash::HashMap<(i64, i64), Rc<str>>,
 }
 
 impl PieceReader {
@@ -517,8 +517,8 @@ impl PieceReader {
 /// Reads a stored chain back (the other half of [`plan_chain`]): each node names its
 /// parent; from the newest node, `length` nodes, oldest first. `None` when a node
 /// is missing or the chain is shorter.
-pub(crate) fn walk_chain<T: Clone>(
-    nodes: &std::collections::HashMap<i64, (Option<i64>, T)>,
+pub(crate) fn walk_chain<T: Clone, S: std::hash::BuildHasher>(
+    nodes: &std::collections::HashMap<i64, (Option<i64>, T), S>,
     newest: Option<i64>,
     length: i32,
 ) -> Option<Vec<(i64, T)>> {

@@ -183,7 +183,7 @@ pub fn read_sealed_pieces(
         true => nodes.read(low, high, &ids, true)?,
         false => Vec::new(),
     };
-    let mut stored: Stored = HashMap::with_capacity(read.len());
+    let mut stored: Stored = Stored::with_capacity_and_hasher(read.len(), Default::default());
     for n in read {
         let Some(text) = n.text else {
             return Err(Error::new(
@@ -212,7 +212,7 @@ pub fn read_sealed_pieces(
 type Failed = (usize, &'static str);
 
 /// Seal nodes read back: each one's parent, text and stored digest, by id.
-type Stored = HashMap<i64, (Option<i64>, (Rc<str>, [u8; 32]))>;
+type Stored = foldhash::HashMap<i64, (Option<i64>, (Rc<str>, [u8; 32]))>;
 
 /// A seal's body in pieces from the nodes read, checked by `reader`.
 fn pieces(
