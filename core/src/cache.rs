@@ -28,7 +28,6 @@
 //! block's JSON without its cache marks): the columns of a row add up (read + write +
 //! uncached = input), and are a model of the provider's count, not its bill.
 
-use std::collections::HashMap;
 use std::hash::{BuildHasher, Hasher};
 use std::rc::Rc;
 

@@ -9,7 +9,7 @@
 use crate::items::{CallRecord, PartKind};
 use crate::json_at::{Checked, JsonText};
 use crate::kinds::Wire;
-use crate::part_json::{Fields, RecordedText, RecordedType};
+use crate::part_json::{Fields, RecordedType};
 
 /// A round's part that is its recorders': a text, or a type some wire records, as the
 /// block its wire replays (opaque to every other wire; a text with its wire's keys is
@@ -41,12 +41,14 @@ pub(crate) fn part(f: &Fields<'_>) -> Checked<PartKind> {
 /// refused.
 fn text(f: &Fields<'_>) -> Checked<PartKind> {
     let text = f.string("text")?;
-    let declared: Vec<(Wire, &RecordedText)> = Wire::ALL
-        .iter()
-        .filter_map(|&w| w.form().recorded_text().map(|t| (w, t)))
-        .collect();
+    // The wires' declarations, walked in place (no list built for each text read).
+    let declared = || {
+        Wire::ALL
+            .iter()
+            .filter_map(|&w| w.form().recorded_text().map(|t| (w, t)))
+    };
     let mut claims = Vec::new();
-    for &(wire, t) in &declared {
+    for (wire, t) in declared() {
         let mut present = Vec::new();
         for key in t.keys {
             if f.optional(key)?.is_some() {
@@ -65,7 +67,7 @@ fn text(f: &Fields<'_>) -> Checked<PartKind> {
             text,
         }),
         _ => {
-            let says: Vec<&str> = declared.iter().map(|(_, t)| t.says).collect();
+            let says: Vec<&str> = declared().map(|(_, t)| t.says).collect();
             Err(f
                 .obj
                 .refuse(format_args!("a text part carries {}, not both", says.join(" or "))))
