@@ -1323,8 +1323,26 @@ AS $$
                   split_part(c.setting, '=', 1))
       FROM pg_db_role_setting s LEFT JOIN pg_database d ON d.oid = s.setdatabase, LATERAL unnest(s.setconfig) c(setting)
      WHERE (s.setdatabase = 0 OR d.datname = current_database())
-       AND (c.setting IN ('session_replication_role=replica', 'session_replication_role=local')
-            OR c.setting ~* '^pgprompt\.allow_history_rewrite=(on|true|yes|1)$')
+       -- As PostgreSQL reads them: any case, and a boolean's every spelling it takes.
+       AND (c.setting ~* '^session_replication_role=(replica|local)$'
+            OR c.setting ~* '^pgprompt\.allow_history_rewrite=(on|t|tr|tru|true|y|ye|yes|1)$')
+    UNION ALL
+    SELECT 'critical', format('parameter %s', a.parname),
+           format('%s may set it: pgprompt''s triggers do not fire for its sessions', w.name),
+           format('REVOKE SET ON PARAMETER %s FROM %s;', a.parname, w.name)
+      FROM pg_parameter_acl a, LATERAL aclexplode(a.paracl) x, who w
+     WHERE a.parname = 'session_replication_role' AND x.grantee = w.oid AND x.privilege_type = 'SET'
+    UNION ALL
+    SELECT 'warning', format('default privileges of %s%s', d.defaclrole::regrole,
+                             CASE WHEN d.defaclnamespace = 0 THEN '' ELSE ' in schema prompt' END),
+           format('a table that role creates%s gives %s %s: an update''s new tables would hold what the privilege matrix does not give',
+                  CASE WHEN d.defaclnamespace = 0 THEN '' ELSE ' in schema prompt' END, w.name, x.privilege_type),
+           format('ALTER DEFAULT PRIVILEGES FOR ROLE %s%s REVOKE %s ON TABLES FROM %s;', d.defaclrole::regrole,
+                  CASE WHEN d.defaclnamespace = 0 THEN '' ELSE ' IN SCHEMA prompt' END, x.privilege_type, w.name)
+      FROM pg_default_acl d, LATERAL aclexplode(d.defaclacl) x, who w
+     WHERE d.defaclobjtype = 'r' AND x.grantee = w.oid AND x.grantee <> d.defaclrole
+       AND (d.defaclnamespace = (SELECT oid FROM nsp)
+            OR (d.defaclnamespace = 0 AND d.defaclrole IN ((SELECT owner FROM own), (SELECT nspowner FROM nsp))))
     UNION ALL
     SELECT 'info', format('policy %I on prompt.%s', p.polname, t.relname),
            'a policy of a user''s: it confines as PostgreSQL defines, and pgprompt''s permissive policy yields to a permissive one',
@@ -1950,3 +1968,21 @@ BEGIN
     END LOOP;
 END
 $own_triggers$;
+
+-- A schema made before the install (empty, its installer's: schema.sql takes it) was the
+-- installer's until this transaction commits: another of its sessions could create in it
+-- meanwhile. Whatever stands in it now that the script did not make refuses the install.
+DO $planted$
+DECLARE
+    found text;
+BEGIN
+    SELECT pg_catalog.string_agg(c.object, ', ') INTO found FROM prompt.security_check() c
+     WHERE c.problem LIKE 'an object in schema prompt that pgprompt did not create%';
+    IF found IS NOT NULL THEN
+        RAISE EXCEPTION 'pgprompt''s schema "prompt" holds what CREATE EXTENSION did not make: %', found
+            USING ERRCODE = 'duplicate_schema',
+                  DETAIL = 'Another session of the schema''s owner created in it while the extension was installed: it could stand in for pgprompt''s objects.',
+                  HINT = 'Drop the schema (DROP SCHEMA prompt CASCADE), then run CREATE EXTENSION pgprompt again, letting it create the schema.';
+    END IF;
+END
+$planted$;

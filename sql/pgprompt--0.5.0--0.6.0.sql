@@ -64,6 +64,21 @@ BEGIN
             USING DETAIL = 'A trigger of another role''s on pgprompt''s tables would run inside its writes, with the rights of whoever writes (a superuser compiling, this update).';
         EXECUTE pg_catalog.format('DROP TRIGGER %I ON prompt.%I', g.tgname, g.relname);
     END LOOP;
+    -- A foreign key of another table onto pgprompt's runs its actions inside pgprompt's
+    -- writes (0.5 gave a trusted install's database owner REFERENCES with ALL).
+    FOR g IN
+        SELECT k.conname, k.conrelid::pg_catalog.regclass AS tbl, k.confrelid::pg_catalog.regclass AS target
+          FROM pg_catalog.pg_constraint k
+          JOIN pg_catalog.pg_class r ON r.oid = k.conrelid
+          JOIN pg_catalog.pg_class f ON f.oid = k.confrelid
+         WHERE k.contype = 'f' AND k.conparentid = 0
+           AND f.relnamespace = 'prompt'::pg_catalog.regnamespace AND r.relnamespace <> 'prompt'::pg_catalog.regnamespace
+    LOOP
+        RAISE WARNING 'pgprompt 0.6.0: dropped foreign key % of % onto %, which pgprompt did not create',
+            pg_catalog.quote_ident(g.conname), g.tbl, g.target
+            USING DETAIL = 'A foreign key of another table onto pgprompt''s runs its actions inside pgprompt''s writes.';
+        EXECUTE pg_catalog.format('ALTER TABLE %s DROP CONSTRAINT %I', g.tbl, g.conname);
+    END LOOP;
 END
 $foreign$;
 
@@ -1780,8 +1795,26 @@ AS $$
                   split_part(c.setting, '=', 1))
       FROM pg_db_role_setting s LEFT JOIN pg_database d ON d.oid = s.setdatabase, LATERAL unnest(s.setconfig) c(setting)
      WHERE (s.setdatabase = 0 OR d.datname = current_database())
-       AND (c.setting IN ('session_replication_role=replica', 'session_replication_role=local')
-            OR c.setting ~* '^pgprompt\.allow_history_rewrite=(on|true|yes|1)$')
+       -- As PostgreSQL reads them: any case, and a boolean's every spelling it takes.
+       AND (c.setting ~* '^session_replication_role=(replica|local)$'
+            OR c.setting ~* '^pgprompt\.allow_history_rewrite=(on|t|tr|tru|true|y|ye|yes|1)$')
+    UNION ALL
+    SELECT 'critical', format('parameter %s', a.parname),
+           format('%s may set it: pgprompt''s triggers do not fire for its sessions', w.name),
+           format('REVOKE SET ON PARAMETER %s FROM %s;', a.parname, w.name)
+      FROM pg_parameter_acl a, LATERAL aclexplode(a.paracl) x, who w
+     WHERE a.parname = 'session_replication_role' AND x.grantee = w.oid AND x.privilege_type = 'SET'
+    UNION ALL
+    SELECT 'warning', format('default privileges of %s%s', d.defaclrole::regrole,
+                             CASE WHEN d.defaclnamespace = 0 THEN '' ELSE ' in schema prompt' END),
+           format('a table that role creates%s gives %s %s: an update''s new tables would hold what the privilege matrix does not give',
+                  CASE WHEN d.defaclnamespace = 0 THEN '' ELSE ' in schema prompt' END, w.name, x.privilege_type),
+           format('ALTER DEFAULT PRIVILEGES FOR ROLE %s%s REVOKE %s ON TABLES FROM %s;', d.defaclrole::regrole,
+                  CASE WHEN d.defaclnamespace = 0 THEN '' ELSE ' IN SCHEMA prompt' END, x.privilege_type, w.name)
+      FROM pg_default_acl d, LATERAL aclexplode(d.defaclacl) x, who w
+     WHERE d.defaclobjtype = 'r' AND x.grantee = w.oid AND x.grantee <> d.defaclrole
+       AND (d.defaclnamespace = (SELECT oid FROM nsp)
+            OR (d.defaclnamespace = 0 AND d.defaclrole IN ((SELECT owner FROM own), (SELECT nspowner FROM nsp))))
     UNION ALL
     SELECT 'info', format('policy %I on prompt.%s', p.polname, t.relname),
            'a policy of a user''s: it confines as PostgreSQL defines, and pgprompt''s permissive policy yields to a permissive one',

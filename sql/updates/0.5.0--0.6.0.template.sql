@@ -64,6 +64,21 @@ BEGIN
             USING DETAIL = 'A trigger of another role''s on pgprompt''s tables would run inside its writes, with the rights of whoever writes (a superuser compiling, this update).';
         EXECUTE pg_catalog.format('DROP TRIGGER %I ON prompt.%I', g.tgname, g.relname);
     END LOOP;
+    -- A foreign key of another table onto pgprompt's runs its actions inside pgprompt's
+    -- writes (0.5 gave a trusted install's database owner REFERENCES with ALL).
+    FOR g IN
+        SELECT k.conname, k.conrelid::pg_catalog.regclass AS tbl, k.confrelid::pg_catalog.regclass AS target
+          FROM pg_catalog.pg_constraint k
+          JOIN pg_catalog.pg_class r ON r.oid = k.conrelid
+          JOIN pg_catalog.pg_class f ON f.oid = k.confrelid
+         WHERE k.contype = 'f' AND k.conparentid = 0
+           AND f.relnamespace = 'prompt'::pg_catalog.regnamespace AND r.relnamespace <> 'prompt'::pg_catalog.regnamespace
+    LOOP
+        RAISE WARNING 'pgprompt 0.6.0: dropped foreign key % of % onto %, which pgprompt did not create',
+            pg_catalog.quote_ident(g.conname), g.tbl, g.target
+            USING DETAIL = 'A foreign key of another table onto pgprompt''s runs its actions inside pgprompt''s writes.';
+        EXECUTE pg_catalog.format('ALTER TABLE %s DROP CONSTRAINT %I', g.tbl, g.conname);
+    END LOOP;
 END
 $foreign$;
 

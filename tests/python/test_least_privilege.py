@@ -430,12 +430,17 @@ def test_the_update_from_0_5_drops_what_a_database_owner_left_on_the_tables():
                   "WHEN (public.lp_escalate_when()) EXECUTE FUNCTION prompt._touch_updated_at()")
         # REFERENCES on a column reaches the table as the table's does.
         c.execute("GRANT REFERENCES (id) ON prompt.conversations TO PUBLIC")
+        # A foreign key of the owner's onto pgprompt's table (its internal triggers run
+        # inside pgprompt's writes; a hostile review of 0.6 found it kept).
+        c.execute("CREATE TABLE public.lp_fk (m text REFERENCES prompt.models (name) ON UPDATE CASCADE ON DELETE CASCADE)")
         said = []
         c.add_notice_handler(lambda d: said.append(d.message_primary))
         c.execute("ALTER EXTENSION pgprompt UPDATE")
         assert superuser(c) is False
         assert sum("dropped trigger lp_escalate" in (m or "") for m in said) == 4, said
         assert sum("dropped trigger zz_when" in (m or "") for m in said) == 1, said
+        assert sum("dropped foreign key" in (m or "") and "lp_fk" in (m or "") for m in said) == 1, said
+        assert c.execute("SELECT count(*) FROM pg_constraint WHERE conrelid = 'public.lp_fk'::regclass AND contype = 'f'").fetchone()[0] == 0
         assert c.execute("SELECT count(*) FROM pg_trigger WHERE tgname IN ('lp_escalate', 'zz_when')").fetchone()[0] == 0
         assert c.execute("SELECT bool_or(has_table_privilege(current_user, oid, 'TRIGGER')) FROM pg_class "
                          "WHERE relnamespace = 'prompt'::regnamespace AND relkind = 'r'").fetchone()[0] is False
@@ -970,6 +975,16 @@ WEAKENINGS = [
     ("REFERENCES on a column", "ALTER EVENT TRIGGER pgprompt_privileges DISABLE | "
                                "GRANT REFERENCES (id) ON prompt.conversations TO {r} | ALTER EVENT TRIGGER pgprompt_privileges ENABLE",
      "REVOKE REFERENCES (id) ON prompt.conversations FROM {r}", "critical", "REFERENCES on a column"),
+    # Found by a hostile review of 0.6: what PostgreSQL reads as replica in another case,
+    # the privilege to set it, the rewrite as a boolean spelled short, default privileges.
+    ("replica spelled in capitals", "ALTER ROLE {r} SET session_replication_role = 'Replica'",
+     "ALTER ROLE {r} RESET session_replication_role", "critical", "triggers do not fire"),
+    ("SET on session_replication_role", "GRANT SET ON PARAMETER session_replication_role TO {r}",
+     "REVOKE SET ON PARAMETER session_replication_role FROM {r}", "critical", "triggers do not fire"),
+    ("the rewrite spelled t", "ALTER ROLE {r} SET pgprompt.allow_history_rewrite = 't'",
+     "ALTER ROLE {r} RESET pgprompt.allow_history_rewrite", "warning", "history rewrite is on"),
+    ("default privileges in the schema", "ALTER DEFAULT PRIVILEGES IN SCHEMA prompt GRANT SELECT ON TABLES TO {r}",
+     "ALTER DEFAULT PRIVILEGES IN SCHEMA prompt REVOKE SELECT ON TABLES FROM {r}", "warning", "privilege matrix"),
     ("pgprompt's trigger disabled", "ALTER TABLE prompt.seals DISABLE TRIGGER seals_guard",
      "ALTER TABLE prompt.seals ENABLE TRIGGER seals_guard", "critical", "is disabled"),
     ("the event trigger disabled", "ALTER EVENT TRIGGER pgprompt_privileges_before DISABLE",

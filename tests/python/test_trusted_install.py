@@ -63,3 +63,41 @@ def test_a_database_owner_installs_it_without_superuser(owned_database):
         c.execute("DROP EXTENSION pgprompt")
         c.execute("CREATE EXTENSION pgprompt")
         c.execute("DROP EXTENSION pgprompt")
+
+
+def test_what_another_session_plants_in_a_schema_made_before_refuses_the_install(owned_database):
+    """A schema made before the install, empty and the database owner's, is taken; until
+    the install commits it is still the owner's, so another of its sessions can create in
+    it meanwhile (found by a hostile review of 0.6). The install refuses what stands in it
+    at its end that it did not make (42P06), and nothing of it stays."""
+    import threading
+    import time
+    with as_owner() as c, as_owner() as b:
+        c.execute("CREATE SCHEMA prompt")
+        done, failed = threading.Event(), []
+
+        def install():
+            try:
+                c.execute("CREATE EXTENSION pgprompt")
+            except psycopg.Error as e:
+                failed.append(e)
+            done.set()
+        t = threading.Thread(target=install)
+        t.start()
+        time.sleep(0.05)  # past the install's first look at the schema
+        planted, i = [], 0
+        while not done.is_set():
+            i += 1
+            try:
+                b.execute(f"CREATE FUNCTION prompt.planted_{i}() RETURNS int LANGUAGE sql AS 'SELECT 1'")
+                planted.append(i)
+            except psycopg.Error:
+                pass
+        t.join()
+        assert planted, "the other session created nothing while the install ran"
+        assert failed, "the install took a schema another session planted in"
+        assert failed[0].sqlstate == "42P06" and "planted_" in str(failed[0]), str(failed[0])
+        assert c.execute("SELECT count(*) FROM pg_extension WHERE extname = 'pgprompt'").fetchone()[0] == 0
+        c.execute("DROP SCHEMA prompt CASCADE")
+        c.execute("CREATE EXTENSION pgprompt")
+        assert c.execute("SELECT count(*) FROM prompt.security_check()").fetchone()[0] == 0
