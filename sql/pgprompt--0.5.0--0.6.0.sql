@@ -89,6 +89,9 @@ ALTER TABLE prompt.model_profiles ADD COLUMN lifecycle_source text;
 ALTER TABLE prompt.models ADD COLUMN provider text;
 -- What the request that first carried a round cleared (request_options.clear_tool_results).
 ALTER TABLE prompt.rounds ADD COLUMN cleared jsonb;
+-- The cache layouts stored when a request is sent (core laid.rs); NULL for what 0.5 sealed.
+ALTER TABLE prompt.seal_nodes ADD COLUMN layout bytea;
+ALTER TABLE prompt.seals ADD COLUMN layout bytea;
 -- What a Side's captured turn had cleared at the capture (0.5's Sides: nothing).
 ALTER TABLE prompt.conversations ADD COLUMN captured_cleared jsonb;
 CREATE TABLE prompt.document_versions (

@@ -381,6 +381,10 @@ CREATE TABLE prompt.seal_nodes (
     parent          bigint,
     digest          bytea NOT NULL,
     body            text NOT NULL,
+    -- An element node's cache blocks, cut and counted when its seal was written (core
+    -- laid.rs): what the cache report and explain_turn's prediction read, never the text.
+    -- NULL for the text around a list and for a node written before 0.6.
+    layout          bytea,
     PRIMARY KEY (conversation_id, id),
     CONSTRAINT seal_nodes_parent_digest_key UNIQUE NULLS NOT DISTINCT (conversation_id, parent, digest)
 );
@@ -410,6 +414,9 @@ CREATE TABLE prompt.seals (
     -- The SHA-256 of the body's pieces (its nodes' digests and its patches): with each
     -- node checked against its own digest, it covers the body without hashing it whole.
     pieces_digest   bytea,
+    -- The seal's own cache blocks (the text around its list, the elements its patches
+    -- mark), written with it; NULL for a seal written before 0.6 (the report reads its text).
+    layout          bytea,
     PRIMARY KEY (conversation_id, turn_id),
     FOREIGN KEY (conversation_id, turn_id) REFERENCES prompt.turns (conversation_id, id) ON DELETE CASCADE
 );

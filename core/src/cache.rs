@@ -71,6 +71,17 @@ pub enum Request {
     Whole(String),
     /// The body as storage keeps it.
     Pieces(Pieces),
+    /// The body's cache layout as stored when it was sent (`crate::laid`): its blocks,
+    /// never its text.
+    Laid(Laid),
+}
+
+/// A request's cache layout, read from what was stored when it was sent: the blocks
+/// around its list, and each element's (shared between the requests that repeat it).
+#[derive(Debug, Clone)]
+pub struct Laid {
+    pub(crate) frame: Rc<Frame>,
+    pub(crate) elements: Vec<Rc<Vec<Piece>>>,
 }
 
 /// A row of `prompt.cache_report`.
@@ -104,7 +115,7 @@ pub struct Row {
 
 /// Where a block is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Zone {
+pub(crate) enum Zone {
     Tools,
     System,
     Message(usize, usize),
@@ -158,6 +169,7 @@ impl Simulator {
         let blocks = match &sent.body {
             Request::Whole(text) => blocks(sent.wire, text, model_name.as_deref(), &mut counter),
             Request::Pieces(p) => self.pieces(sent.wire, tokenizer, p, model_name.as_deref(), &mut counter),
+            Request::Laid(l) => assemble(model_name.as_deref(), &l.frame, l.elements.iter().map(|e| e.as_slice())),
         };
         let cum: Vec<u32> = blocks
             .iter()
@@ -437,8 +449,8 @@ fn hash_parts(parts: &[&[u8]]) -> u64 {
 
 /// A block as one piece of a body holds it, before its place in the request is known:
 /// everything but its prefix hash and its message index.
-#[derive(Debug, Clone)]
-enum Piece {
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Piece {
     Block {
         /// The hash of its role and its text without cache marks.
         own: u64,
@@ -479,10 +491,10 @@ impl Piece {
 
 /// What a body holds around its list: its tools and system blocks, and Anthropic's
 /// request-level marker (`Some(ttl)`) if it carries one.
-#[derive(Debug, Clone, Default)]
-struct Frame {
-    pieces: Vec<Piece>,
-    automatic: Option<Option<f64>>,
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Frame {
+    pub(crate) pieces: Vec<Piece>,
+    pub(crate) automatic: Option<Option<f64>>,
 }
 
 /// One JSON value of a body as a piece: its text without marks hashed with `role`, its
@@ -517,7 +529,7 @@ fn piece(wire: Wire, zone: Zone, role: &str, value: &Value, counter: &mut Counte
 }
 
 /// The pieces of a body around its list (`v`: the body, its list ignored).
-fn frame(wire: Wire, v: &Value, counter: &mut Counter<'_>) -> Frame {
+pub(crate) fn frame(wire: Wire, v: &Value, counter: &mut Counter<'_>) -> Frame {
     let mut pieces = Vec::new();
     let keys = wire.form().keys();
     let tools = keys.tools.iter().try_fold(v, |at, k| at.get(k));
@@ -543,7 +555,7 @@ fn frame(wire: Wire, v: &Value, counter: &mut Counter<'_>) -> Frame {
 }
 
 /// The pieces of one element of a body's list (a message, an input item, a content).
-fn element(wire: Wire, m: &Value, counter: &mut Counter<'_>) -> Vec<Piece> {
+pub(crate) fn element(wire: Wire, m: &Value, counter: &mut Counter<'_>) -> Vec<Piece> {
     let parts = wire.form().keys().parts;
     let role = m.get("role").and_then(Value::as_str).unwrap_or("");
     match m.get(parts).filter(|_| !parts.is_empty()) {

@@ -38,6 +38,7 @@ pub(crate) mod items;
 pub(crate) mod json_at;
 pub(crate) mod json_input;
 pub(crate) mod kinds;
+pub(crate) mod laid;
 pub(crate) mod macros;
 pub(crate) mod options;
 pub(crate) mod part_json;
@@ -75,21 +76,22 @@ pub use crate::{
 // and how its body is stored over the conversation's nodes.
 pub use crate::{
     cache::{
-        replay as replay_cache, ttl_seconds as cache_ttl_seconds, Request as CacheRequest, Row as CacheRow,
-        Sent as SentRequest,
+        replay as replay_cache, ttl_seconds as cache_ttl_seconds, Laid as CacheLaid, Request as CacheRequest,
+        Row as CacheRow, Sent as SentRequest,
     },
     compile::{
         compile,
         compiler::{Output, Purpose},
         skills::skills_for_turn,
     },
+    laid::Catalog as CacheCatalog,
     seal::{
         convert_02 as convert_seal_02, model_02 as model_of_seal_02, Frozen, Pieces as CachePieces, SealDraft, Sealed,
         Stateful,
     },
     storage::{
-        dead_seal_nodes, lay_out_seal, read_frozen, read_sealed_body, read_sealed_pieces, LaidSeal, SealNode,
-        SealNodes, SealPointers,
+        dead_seal_nodes, lay_next_request, lay_out_seal, read_frozen, read_sealed_body, read_sealed_layouts,
+        read_sealed_pieces, LaidSeal, SealLayout, SealNode, SealNodes, SealPointers,
     },
     wire::{json::pretty, read_response, shape::Body, speaks},
 };

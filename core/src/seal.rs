@@ -11,6 +11,8 @@
 use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
+use std::hash::{BuildHasher, Hasher};
+
 use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
@@ -393,6 +395,57 @@ pub(crate) fn pieces_digest<'d>(
     }
     h.update(serde_json::to_string(patches).unwrap_or_default().as_bytes());
     h.finalize().into()
+}
+
+/// [`pieces_digest`] of several seals that share their leading pieces, each shared prefix
+/// hashed once: the hash's state after an element is kept under the nodes that make the
+/// prefix (its head, tail, lead, the chain's oldest node and that element's: a chain
+/// node's parents fix the rest), so a seal costs what it adds to the seals before it.
+#[derive(Default)]
+pub(crate) struct PiecesDigests {
+    states: foldhash::HashMap<(i64, i64, u64, i64, i64), Sha256>,
+}
+
+impl PiecesDigests {
+    /// The pieces digest of a seal whose head and tail are `head` and `tail`, whose
+    /// elements are `elements` (node id and digest, in order), the first `lead` of them
+    /// stored on their own.
+    pub(crate) fn of(
+        &mut self,
+        head: (i64, &[u8; 32]),
+        tail: (i64, &[u8; 32]),
+        elements: &[(i64, [u8; 32])],
+        lead: usize,
+        patches: &[Patch],
+    ) -> [u8; 32] {
+        let lead_ids = {
+            let mut h = foldhash::fast::FixedState::with_seed(0).build_hasher();
+            for (id, _) in &elements[..lead.min(elements.len())] {
+                h.write_i64(*id);
+            }
+            h.write_usize(lead);
+            h.finish()
+        };
+        let first = elements.get(lead).map_or(0, |e| e.0);
+        let key = |k: usize| (head.0, tail.0, lead_ids, first, elements[k].0);
+        let cached = (lead..elements.len())
+            .rev()
+            .find_map(|k| self.states.get(&key(k)).map(|h| (h.clone(), k + 1)));
+        let (mut h, from) = cached.unwrap_or_else(|| {
+            let mut h = Sha256::new();
+            h.update(head.1);
+            h.update(tail.1);
+            (h, 0)
+        });
+        for (k, (_, d)) in elements.iter().enumerate().skip(from) {
+            h.update(d);
+            if k >= lead {
+                self.states.insert(key(k), h.clone());
+            }
+        }
+        h.update(serde_json::to_string(patches).unwrap_or_default().as_bytes());
+        h.finalize().into()
+    }
 }
 
 /// Reads stored bodies back as [`Pieces`] without joining them, checking
@@ -888,6 +941,42 @@ pub(crate) fn seed_cut(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Several seals' pieces digests computed with their shared prefixes hashed once are
+    /// each seal's own: chains that extend, a lead or a tail that differs, patches.
+    #[test]
+    fn pieces_digests_that_share_prefixes_are_each_seals_own() {
+        let d = |n: u8| [n; 32];
+        let e = |ids: &[i64]| ids.iter().map(|&i| (i, d(i as u8))).collect::<Vec<_>>();
+        let patch = Patch {
+            at: 1,
+            offset: 0,
+            cut: 0,
+            insert: "x".into(),
+        };
+        type Case = (
+            (i64, [u8; 32]),
+            (i64, [u8; 32]),
+            Vec<(i64, [u8; 32])>,
+            usize,
+            Vec<Patch>,
+        );
+        let seals: Vec<Case> = vec![
+            ((1, d(1)), (2, d(2)), e(&[10, 11, 12]), 0, vec![]),
+            ((1, d(1)), (2, d(2)), e(&[10, 11, 12, 13]), 0, vec![patch.clone()]),
+            ((1, d(1)), (2, d(2)), e(&[10, 11, 12, 13, 14]), 0, vec![]),
+            ((1, d(1)), (3, d(3)), e(&[10, 11, 12, 13, 14]), 0, vec![]),
+            ((1, d(1)), (2, d(2)), e(&[9, 10, 11, 12]), 1, vec![]),
+            ((1, d(1)), (2, d(2)), e(&[8, 10, 11, 12]), 1, vec![]),
+            ((1, d(1)), (2, d(2)), e(&[]), 0, vec![]),
+        ];
+        let mut shared = PiecesDigests::default();
+        for (head, tail, elements, lead, patches) in &seals {
+            let alone = pieces_digest(&head.1, &tail.1, elements.iter().map(|(_, d)| d), patches);
+            let got = shared.of((head.0, &head.1), (tail.0, &tail.1), elements, *lead, patches);
+            assert_eq!(got, alone, "{elements:?} lead {lead}");
+        }
+    }
 
     /// Stored bodies read back as pieces: the same bytes, checked against the digest
     /// (a changed node, a patch that does not fit, another size are refused), a body

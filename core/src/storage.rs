@@ -9,11 +9,14 @@ use std::rc::Rc;
 
 use uuid::Uuid;
 
+use crate::cache::{Laid, Piece};
 use crate::error::{Code, Error, Result};
+use crate::laid::{Catalog, Cut};
 use crate::seal::{
     apply, body_digest, digest, frozen_for, pieces_digest, plan_chain, verify, walk_chain, Frozen, Patch, PieceReader,
-    Pieces, SealDraft, StoredPieces,
+    Pieces, PiecesDigests, SealDraft, StoredPieces,
 };
+use crate::tokens::{Memo, Tokenizer};
 use crate::wire::Body;
 
 /// How many nodes a chain may have: a seal row's `chain_length` is checked against it
@@ -60,6 +63,10 @@ pub struct SealNode {
     pub text: Option<String>,
     /// `digest`: the SHA-256 of its text.
     pub digest: Vec<u8>,
+    /// `layout`: an element node's cache blocks as its seal cut them (`crate::laid`);
+    /// `None` for the text around a list, a node written before 0.6, or where the
+    /// statement did not read it.
+    pub layout: Option<Vec<u8>>,
 }
 
 /// The reads of seal storage over one conversation's nodes, run by the host. What is
@@ -69,6 +76,8 @@ pub trait SealNodes {
     /// The nodes whose id is in `low..=high` or in `singles`, with their texts when
     /// `texts` (else their digests alone).
     fn read(&mut self, low: i64, high: i64, singles: &[i64], texts: bool) -> Result<Vec<SealNode>>;
+    /// The same nodes with their digests and layouts, never their texts.
+    fn layouts(&mut self, low: i64, high: i64, singles: &[i64]) -> Result<Vec<SealNode>>;
     /// The chain of the conversation's live seal most like the new one: the newest seal
     /// whose frozen record contains `like` first, else the newest (its `chain`,
     /// `chain_length` and `chain_low`; `None`: no live seal has a chain).
@@ -273,6 +282,152 @@ pub struct LaidSeal {
     pub pieces_digest: Vec<u8>,
     /// `frozen`, as JSON text (`frozen_digest` is its SHA-256, of jsonb's own text).
     pub frozen: String,
+    /// `layout`: the seal's own cache blocks (`crate::laid::seal_layout`).
+    pub layout: Vec<u8>,
+}
+
+/// How a seal's layouts are cut: its wire, and its model's tokenizer (the cache model's
+/// default without one).
+fn cut_of(frozen: &Frozen) -> Cut {
+    Cut {
+        wire: frozen.wire,
+        tokenizer: frozen.model.as_ref().map_or(Tokenizer::Cl100kBase, |m| m.tokenizer),
+    }
+}
+
+/// What a seal row holds beside its pointers for its layout: its pieces digest, its own
+/// layout, and what it froze.
+pub struct SealLayout<'a> {
+    /// The row's pointers.
+    pub pointers: &'a SealPointers,
+    /// `pieces_digest` (`None`: written before 0.5; its layout is not read).
+    pub pieces_digest: Option<&'a [u8]>,
+    /// `layout` (`None`: written before 0.6).
+    pub layout: Option<&'a [u8]>,
+    /// What it froze (its wire and model say how its layouts were cut).
+    pub frozen: &'a Frozen,
+}
+
+/// The first requests of several seals as their layouts (SPEC §16.5: what was stored when
+/// they were sent, never their texts): one read of the nodes they name (digests and
+/// layouts), each seal checked against its pieces digest. `None` for a seal whose layouts
+/// are not all there or were cut otherwise (written before 0.6, a node shared with a seal
+/// of another model): its caller reads its text. `Err` names the first seal (its index)
+/// whose pointers or pieces do not fit, and why.
+pub fn read_sealed_layouts(
+    nodes: &mut impl SealNodes,
+    seals: &[SealLayout<'_>],
+    catalog: &mut Catalog,
+) -> Result<std::result::Result<Vec<Option<Laid>>, Failed>> {
+    let readable = |s: &SealLayout<'_>| !s.pointers.pruned && s.pieces_digest.is_some() && s.layout.is_some();
+    let (mut low, mut high, mut ids) = (i64::MAX, i64::MIN, Vec::new());
+    for (i, s) in seals.iter().enumerate().filter(|(_, s)| readable(s)) {
+        let (l, h) = match span(s.pointers) {
+            Ok(span) => span,
+            Err(why) => return Ok(Err((i, why))),
+        };
+        if l <= h {
+            (low, high) = (low.min(l), high.max(h));
+        }
+        ids.extend(singles(s.pointers));
+    }
+    let read = match seals.iter().any(readable) {
+        true => nodes.layouts(low, high, &ids)?,
+        false => Vec::new(),
+    };
+    let mut stored = LaidNodes::with_capacity_and_hasher(read.len(), Default::default());
+    for n in read {
+        let d = <[u8; 32]>::try_from(n.digest.as_slice()).unwrap_or([0; 32]);
+        stored.insert(n.id, (n.parent, (d, n.layout.map(Rc::from))));
+    }
+    let mut decoded = Decoded::default();
+    let mut digests = PiecesDigests::default();
+    let mut out = Vec::with_capacity(seals.len());
+    for (i, s) in seals.iter().enumerate() {
+        if !readable(s) {
+            out.push(None);
+            continue;
+        }
+        match laid_seal(&stored, s, &mut decoded, catalog, &mut digests) {
+            Ok(laid) => out.push(laid),
+            Err(why) => return Ok(Err((i, why))),
+        }
+    }
+    Ok(Ok(out))
+}
+
+/// Seal nodes read for their layouts: each one's parent, digest and layout, by id.
+type LaidNodes = foldhash::HashMap<i64, (Option<i64>, ([u8; 32], Option<Rc<[u8]>>))>;
+
+/// Each node's blocks as decoded for a cut (`None`: not there, or cut otherwise).
+type Decoded = foldhash::HashMap<(i64, Cut), Option<Rc<Vec<Piece>>>>;
+
+/// One seal's first request from the nodes read: `Ok(None)` when a layout is missing or
+/// was cut otherwise.
+fn laid_seal(
+    stored: &LaidNodes,
+    s: &SealLayout<'_>,
+    decoded: &mut Decoded,
+    catalog: &mut Catalog,
+    digests: &mut PiecesDigests,
+) -> std::result::Result<Option<Laid>, &'static str> {
+    let p = s.pointers;
+    let patches = patches_of(p)?;
+    let digest_of = |id: Option<i64>| id.and_then(|id| stored.get(&id)).map(|(_, (d, _))| *d);
+    let head = digest_of(p.head).ok_or("lost a node")?;
+    let tail = digest_of(p.tail).ok_or("lost a node")?;
+    // Each element's node and digest, in order: the lead, then the chain.
+    let mut pieces_of = Vec::with_capacity(p.lead.len() + usize::try_from(p.chain_length).unwrap_or(0));
+    for id in &p.lead {
+        pieces_of.push((id.ok_or("lost a node")?, digest_of(*id).ok_or("lost a node")?));
+    }
+    let chain = walk_chain(stored, p.chain, p.chain_length).ok_or("lost a node")?;
+    pieces_of.extend(chain.into_iter().map(|(id, (d, _))| (id, d)));
+    let (head_id, tail_id) = (p.head.unwrap_or_default(), p.tail.unwrap_or_default());
+    let checked = digests.of((head_id, &head), (tail_id, &tail), &pieces_of, p.lead.len(), &patches);
+    if Some(&checked[..]) != s.pieces_digest {
+        return Err("has pieces that do not match their digest");
+    }
+    let cut = cut_of(s.frozen);
+    let Some((frame, marked)) = s.layout.and_then(|l| crate::laid::read_seal(cut, l)) else {
+        return Ok(None);
+    };
+    let mut pieces = Vec::with_capacity(pieces_of.len());
+    for (id, d) in &pieces_of {
+        let (id, d) = (*id, d);
+        let one = decoded.entry((id, cut)).or_insert_with(|| {
+            let layout = stored.get(&id).and_then(|(_, (_, l))| l.clone())?;
+            let read = Rc::new(crate::laid::read_element(cut, &layout)?);
+            catalog.elements.insert((cut, *d), read.clone());
+            Some(read)
+        });
+        match one {
+            Some(p) => pieces.push(p.clone()),
+            None => return Ok(None),
+        }
+    }
+    let laid = crate::laid::laid(frame, marked, pieces);
+    if let Some(l) = &laid {
+        catalog.frames.insert((cut, head, tail), l.frame.clone());
+    }
+    Ok(laid)
+}
+
+/// A request about to be sent on `wire` for `model`, as the cache model reads it: what it
+/// repeats of the requests read before it (`catalog`) from their stored layouts, the rest
+/// cut from its text.
+pub fn lay_next_request(
+    wire: crate::kinds::Wire,
+    model: Option<&crate::rows::Model>,
+    body: &Body,
+    catalog: &Catalog,
+    memo: &mut Memo,
+) -> Laid {
+    let cut = Cut {
+        wire,
+        tokenizer: model.map_or(Tokenizer::Cl100kBase, |m| m.tokenizer),
+    };
+    crate::laid::lay_request(cut, body, catalog, memo)
 }
 
 /// Lays a sealed body out over its conversation's nodes, sharing the longest run of
@@ -281,8 +436,15 @@ pub struct LaidSeal {
 /// same parent: the nodes to write and the seal row that names them. Its draft says what
 /// it froze and which edits mark its elements (stored unmarked: what consecutive seals
 /// share). A node whose text is not what its digest names is `data_corrupted`.
-pub fn lay_out_seal(nodes: &mut impl SealNodes, conv: Uuid, body: &Body, draft: &SealDraft) -> Result<LaidSeal> {
+pub fn lay_out_seal(
+    nodes: &mut impl SealNodes,
+    conv: Uuid,
+    body: &Body,
+    draft: &SealDraft,
+    memo: &mut Memo,
+) -> Result<LaidSeal> {
     let (frozen, plain, patches) = (&draft.frozen, draft.plain(body), &draft.patches[..]);
+    let cut = cut_of(frozen);
     let prev = previous_chain(nodes, frozen);
     let digests: Vec<[u8; 32]> = plain.iter().map(|e| digest(e)).collect();
     let prev_digests: Vec<[u8; 32]> = prev
@@ -295,25 +457,38 @@ pub fn lay_out_seal(nodes: &mut impl SealNodes, conv: Uuid, body: &Body, draft: 
         conv,
         next_id: 0,
         queued: Vec::new(),
+        cut,
+        memo,
     };
     w.next_id = w.nodes.newest()?;
-    let head = w.node(None, &body.head, false)?.0;
-    let tail = w.node(None, &body.tail, false)?.0;
+    let head = w.node(None, &body.head, false, false)?.0;
+    let tail = w.node(None, &body.tail, false, false)?.0;
     let lead: Vec<i64> = plain[..plan.lead]
         .iter()
-        .map(|e| w.node(None, e, false).map(|(id, _)| id))
+        .map(|e| w.node(None, e, false, true).map(|(id, _)| id))
         .collect::<Result<_>>()?;
     let reused = &prev[plan.at..plan.at + plan.len];
     let mut parent = reused.last().map(|(id, _)| *id);
     let mut chain: Vec<i64> = reused.iter().map(|(id, _)| *id).collect();
     let mut fresh = false;
     for e in &plain[plan.lead + plan.len..] {
-        let (id, queued) = w.node(parent, e, fresh)?;
+        let (id, queued) = w.node(parent, e, fresh, true)?;
         fresh = queued;
         parent = Some(id);
         chain.push(id);
     }
+    // The seal's own layout: the text around its list, and the elements its patches mark
+    // as they were sent.
+    let mut marked: Vec<usize> = patches.iter().map(|p| p.at).collect();
+    marked.sort_unstable();
+    marked.dedup();
+    let marked: Vec<(usize, &str)> = marked
+        .into_iter()
+        .filter_map(|i| body.elements.get(i).map(|e| (i, e.as_str())))
+        .collect();
+    let layout = crate::laid::seal_layout(cut, &format!("{}{}", body.head, body.tail), &marked, w.memo);
     Ok(LaidSeal {
+        layout,
         nodes: w.queued,
         head,
         lead,
@@ -345,18 +520,21 @@ fn previous_chain(nodes: &mut impl SealNodes, frozen: &Frozen) -> Vec<(i64, Vec<
 
 /// Allocates node ids and queues new nodes, reusing any node with the same parent and
 /// text.
-struct Writer<'n, N> {
+struct Writer<'n, 'm, N> {
     nodes: &'n mut N,
     conv: Uuid,
     next_id: i64,
     queued: Vec<SealNode>,
+    /// How an element node's layout is cut and counted.
+    cut: Cut,
+    memo: &'m mut Memo,
 }
 
-impl<N: SealNodes> Writer<'_, N> {
+impl<N: SealNodes> Writer<'_, '_, N> {
     /// The node of `text` under `parent`: an existing one (holding exactly this text), or
-    /// a new one queued. `fresh_parent`: the parent was queued here, so no existing node
-    /// can match.
-    fn node(&mut self, parent: Option<i64>, text: &str, fresh_parent: bool) -> Result<(i64, bool)> {
+    /// a new one queued (with its layout when it is an `element` of the list). `fresh_parent`:
+    /// the parent was queued here, so no existing node can match.
+    fn node(&mut self, parent: Option<i64>, text: &str, fresh_parent: bool, element: bool) -> Result<(i64, bool)> {
         let d = digest(text).to_vec();
         if !fresh_parent {
             if let Some((id, stored)) = self.nodes.find(parent, &d)? {
@@ -374,11 +552,13 @@ impl<N: SealNodes> Writer<'_, N> {
             return Ok((n.id, true));
         }
         self.next_id += 1;
+        let layout = element.then(|| crate::laid::element_layout(self.cut, text, self.memo));
         self.queued.push(SealNode {
             id: self.next_id,
             parent,
             text: Some(text.to_string()),
             digest: d,
+            layout,
         });
         Ok((self.next_id, true))
     }
@@ -432,6 +612,10 @@ mod tests {
             Ok(out)
         }
 
+        fn layouts(&mut self, low: i64, high: i64, singles: &[i64]) -> Result<Vec<SealNode>> {
+            self.read(low, high, singles, false)
+        }
+
         fn previous(&mut self, like: &serde_json::Value) -> Result<Option<(i64, i32, i64)>> {
             let contains = |v: &serde_json::Value| like.as_object().unwrap().iter().all(|(k, x)| v.get(k) == Some(x));
             let newest = self.seals.iter().rev().filter(|(p, _)| !p.pruned && p.chain.is_some());
@@ -455,7 +639,7 @@ mod tests {
     impl Memory {
         /// Lays `body` out and stores what the host would: its new nodes and its row.
         fn seal(&mut self, draft: &SealDraft, body: &Body) -> SealPointers {
-            let laid = lay_out_seal(self, Uuid::nil(), body, draft).unwrap();
+            let laid = lay_out_seal(self, Uuid::nil(), body, draft, &mut Memo::default()).unwrap();
             for n in laid.nodes {
                 assert!(self.nodes.insert(n.id, n).is_none(), "a node id is written twice");
             }
@@ -474,6 +658,90 @@ mod tests {
             self.seals
                 .push((p.clone(), serde_json::from_str(&laid.frozen).unwrap()));
             p
+        }
+    }
+
+    /// The requests of two seals of a conversation on every wire, replayed through the cache
+    /// model from their layouts as stored and from their texts: the same rows (SPEC §16.5:
+    /// the report reads what was stored when a request was sent, and reads it as the text
+    /// would read).
+    #[test]
+    fn a_seals_layout_replays_as_its_text_on_every_wire() {
+        use crate::cache::{replay, Request, Sent};
+        use crate::rows::Role;
+        for &wire in crate::kinds::Wire::ALL {
+            let long = "The refund policy reads as follows, clause by clause. ".repeat(120);
+            let mut s = Scenario::new("Which clause applies?")
+                .doc(crate::testing::LARK, "system_prompt", &long)
+                .message(Role::User, crate::testing::ADA, &long)
+                .message(Role::Assistant, crate::testing::LARK, "Clause four.");
+            s.model_mut("claude").wire = wire;
+            let mut store = Memory::default();
+            let mut sent = Vec::new();
+            for step in 0..2 {
+                let out = s.run(crate::Purpose::Compile).unwrap();
+                let draft = out.seal.clone().unwrap();
+                if wire == crate::kinds::Wire::Anthropic {
+                    assert!(!draft.patches.is_empty(), "the seal marks breakpoints in its elements");
+                }
+                let laid = lay_out_seal(&mut store, Uuid::nil(), &out.body, &draft, &mut Memo::default()).unwrap();
+                for n in laid.nodes.clone() {
+                    store.nodes.insert(n.id, n);
+                }
+                let p = SealPointers {
+                    pruned: false,
+                    patches: laid.patches.clone(),
+                    head: Some(laid.head),
+                    lead: laid.lead.iter().copied().map(Some).collect(),
+                    chain: laid.chain,
+                    chain_length: laid.chain_length,
+                    chain_low: laid.chain_low,
+                    tail: Some(laid.tail),
+                    digest: laid.digest.clone(),
+                    bytes: laid.bytes,
+                };
+                store
+                    .seals
+                    .push((p.clone(), serde_json::from_str(&laid.frozen).unwrap()));
+                let pieces = read_sealed_pieces(&mut store, &[(&p, Some(&laid.pieces_digest[..]))])
+                    .unwrap()
+                    .unwrap();
+                let layouts = [SealLayout {
+                    pointers: &p,
+                    pieces_digest: Some(&laid.pieces_digest),
+                    layout: Some(&laid.layout),
+                    frozen: &draft.frozen,
+                }];
+                let read = read_sealed_layouts(&mut store, &layouts, &mut Catalog::default())
+                    .unwrap()
+                    .unwrap();
+                let request = |body| Sent {
+                    turn_id: Uuid::nil(),
+                    step,
+                    at: f64::from(step) * 30.0,
+                    wire,
+                    model: draft.frozen.model.clone(),
+                    body,
+                    billed: None,
+                    billed_miss: None,
+                };
+                let laid_request = read[0].clone().unwrap_or_else(|| panic!("{wire:?}: no layout read"));
+                sent.push((
+                    request(Request::Pieces(pieces[0].clone().unwrap())),
+                    request(Request::Laid(laid_request)),
+                ));
+                s = s.message(Role::User, crate::testing::ADA, "And clause five?");
+            }
+            let (texts, laid): (Vec<Sent>, Vec<Sent>) = sent.into_iter().unzip();
+            let (from_text, from_layout) = (
+                replay(&texts, &mut Memo::default()),
+                replay(&laid, &mut Memo::default()),
+            );
+            assert_eq!(from_text, from_layout, "{wire:?}");
+            assert!(
+                from_text[1].shared_prefix_tokens > 0,
+                "{wire:?}: the second extends the first"
+            );
         }
     }
 
@@ -522,7 +790,7 @@ mod tests {
             patches: patch,
             ..frozen.clone()
         };
-        let laid = lay_out_seal(&mut store, Uuid::nil(), &marked, &marking).unwrap();
+        let laid = lay_out_seal(&mut store, Uuid::nil(), &marked, &marking, &mut Memo::default()).unwrap();
         assert_eq!(laid.nodes.len(), 1, "the marked element is shared unmarked");
 
         // Pieces read back for several seals at once, each checked.
@@ -558,7 +826,13 @@ mod tests {
         let refused = read_sealed_pieces(&mut bad, &[(&p, None)]).unwrap();
         assert_eq!(refused.err(), Some((0, "has a body that does not match its digest")));
         // Writing over a node whose text is not what its digest names is data_corrupted.
-        let e = lay_out_seal(&mut bad, Uuid::nil(), &body(&["\"s\"", "\"a\""]), &frozen);
+        let e = lay_out_seal(
+            &mut bad,
+            Uuid::nil(),
+            &body(&["\"s\"", "\"a\""]),
+            &frozen,
+            &mut Memo::default(),
+        );
         assert_eq!(e.unwrap_err().code, Code::DataCorrupted);
 
         let mut lost = Memory {

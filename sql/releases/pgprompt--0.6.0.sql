@@ -392,6 +392,10 @@ CREATE TABLE prompt.seal_nodes (
     parent          bigint,
     digest          bytea NOT NULL,
     body            text NOT NULL,
+    -- An element node's cache blocks, cut and counted when its seal was written (core
+    -- laid.rs): what the cache report and explain_turn's prediction read, never the text.
+    -- NULL for the text around a list and for a node written before 0.6.
+    layout          bytea,
     PRIMARY KEY (conversation_id, id),
     CONSTRAINT seal_nodes_parent_digest_key UNIQUE NULLS NOT DISTINCT (conversation_id, parent, digest)
 );
@@ -421,6 +425,9 @@ CREATE TABLE prompt.seals (
     -- The SHA-256 of the body's pieces (its nodes' digests and its patches): with each
     -- node checked against its own digest, it covers the body without hashing it whole.
     pieces_digest   bytea,
+    -- The seal's own cache blocks (the text around its list, the elements its patches
+    -- mark), written with it; NULL for a seal written before 0.6 (the report reads its text).
+    layout          bytea,
     PRIMARY KEY (conversation_id, turn_id),
     FOREIGN KEY (conversation_id, turn_id) REFERENCES prompt.turns (conversation_id, id) ON DELETE CASCADE
 );
@@ -1573,7 +1580,7 @@ AS 'MODULE_PATHNAME', '_wires_known_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/cache.rs:322
+-- src/pg/cache.rs:361
 -- pgprompt::pg::cache::cache_report
 CREATE  FUNCTION "cache_report"(
 	"conversation_id" uuid /* pgrx :: Uuid */

@@ -21,7 +21,7 @@ use pgprompt_core::Memo;
 use pgprompt_core::Model;
 use pgprompt_core::Purpose;
 use pgprompt_core::Wire;
-use pgprompt_core::{replay_cache, CachePieces, CacheRequest, CacheRow, SentRequest};
+use pgprompt_core::{replay_cache, CacheCatalog, CachePieces, CacheRequest, CacheRow, SentRequest};
 use pgprompt_core::{Error, Result};
 
 /// The sealed turns of a conversation in order: when each was sealed, and the requests
@@ -82,8 +82,30 @@ const ALL: Window = Window {
     last: usize::MAX,
 };
 
-/// Every request the conversation sent within `window`, in order, as it was sent.
-fn sent(client: &SpiClient<'_>, conv: Uuid, window: Window, memo: &mut Memo) -> Result<Vec<SentRequest>> {
+/// What the provider billed each of the conversation's recorded requests.
+fn billed(client: &SpiClient<'_>, conv: Uuid) -> Result<Billed> {
+    let rows = run(client, &BILLED, &[pg_uuid(conv).into()], |c| {
+        let key = (c.need_uuid("turn_id")?, c.need::<i32>("step")?);
+        Ok::<_, Error>(Some((
+            key,
+            (
+                (c.get::<i32>("cache_read_tokens"), c.get::<i32>("cache_creation_tokens")),
+                c.json("billed_miss")?,
+            ),
+        )))
+    })?;
+    Ok(rows.into_iter().collect())
+}
+
+/// Every request the conversation sent within `window`, in order, as it was sent; what
+/// their stored layouts hold goes into `catalog`.
+fn sent(
+    client: &SpiClient<'_>,
+    conv: Uuid,
+    window: Window,
+    memo: &mut Memo,
+    catalog: &mut CacheCatalog,
+) -> Result<Vec<SentRequest>> {
     let turns = run(client, &SENT, &[pg_uuid(conv).into()], |c| {
         Ok::<_, Error>(Some((
             c.need_uuid("id")?,
@@ -93,18 +115,7 @@ fn sent(client: &SpiClient<'_>, conv: Uuid, window: Window, memo: &mut Memo) -> 
             c.need::<Vec<f64>>("sent_at")?,
         )))
     })?;
-    let billed: Billed = run(client, &BILLED, &[pg_uuid(conv).into()], |c| {
-        let key = (c.need_uuid("turn_id")?, c.need::<i32>("step")?);
-        Ok::<_, Error>(Some((
-            key,
-            (
-                (c.get::<i32>("cache_read_tokens"), c.get::<i32>("cache_creation_tokens")),
-                c.json("billed_miss")?,
-            ),
-        )))
-    })?
-    .into_iter()
-    .collect();
+    let billed = billed(client, conv)?;
     // (turn, step, when), in order; only the window's are read back.
     let runs: HashSet<Uuid> = turns.iter().filter(|t| t.1).map(|t| t.0).collect();
     let mut wanted: Vec<(Uuid, i32, f64)> = turns
@@ -117,10 +128,12 @@ fn sent(client: &SpiClient<'_>, conv: Uuid, window: Window, memo: &mut Memo) -> 
         .collect();
     let skip = wanted.len().saturating_sub(window.last);
     wanted.drain(..skip);
-    // Every turn's first request is its seal's body, read from the nodes the requests
-    // share (never compiled again); a continuation is its seal and the rounds it carried.
+    // A turn's first request is read as stored when sent (never compiled again): its
+    // layout, or its text where continuations (its seal and the rounds each carried)
+    // are replayed too and repeat its pieces.
     let firsts: Vec<Uuid> = wanted.iter().filter(|w| w.1 == 0).map(|w| w.0).collect();
-    let mut stored = seals::sent_pieces(client, conv, &firsts)?;
+    let continued_turns: HashSet<Uuid> = wanted.iter().filter(|w| w.1 != 0).map(|w| w.0).collect();
+    let mut stored = seals::sent_firsts(client, conv, &firsts, &continued_turns, catalog)?;
     let mut out = Vec::new();
     let mut i = 0;
     while i < wanted.len() {
@@ -132,11 +145,17 @@ fn sent(client: &SpiClient<'_>, conv: Uuid, window: Window, memo: &mut Memo) -> 
         // A stateful turn sent its body's stateful form: it is rendered from the seal.
         let stateful = first.as_ref().is_some_and(|(f, _)| f.stateful.is_some());
         // What a continuation repeats of its first request is read as the same pieces.
-        let repeated = first.as_ref().and_then(|(_, p)| p.clone()).filter(|_| !stateful);
+        let repeated = match first.as_ref() {
+            Some((_, seals::First::Pieces(p))) if !stateful => p.clone(),
+            _ => None,
+        };
         let mut turn_rows = None;
         for (step, at) in steps {
             let request = match (step, first.take()) {
-                (0, Some((frozen, pieces))) if !stateful => {
+                (0, Some((frozen, seals::First::Laid(laid)))) if !stateful => {
+                    Some((frozen.wire, frozen.model, CacheRequest::Laid(laid)))
+                }
+                (0, Some((frozen, seals::First::Pieces(pieces)))) if !stateful => {
                     pieces.map(|p| (frozen.wire, frozen.model, CacheRequest::Pieces(p)))
                 }
                 _ => continued(client, conv, turn, step, &mut turn_rows, repeated.as_ref(), memo)?,
@@ -233,7 +252,7 @@ fn repeating(body: &pgprompt_core::Body, first: Option<&CachePieces>) -> CachePi
 fn report(conv: Uuid) -> Vec<CacheRow> {
     Spi::connect(|client| {
         super::session::with_memo(|memo| {
-            let requests = sent(client, conv, ALL, memo)?;
+            let requests = sent(client, conv, ALL, memo, &mut CacheCatalog::default())?;
             Ok(replay_cache(&requests, memo))
         })
     })
@@ -263,8 +282,9 @@ pub(super) fn predict(out: &pgprompt_core::Output) -> Option<serde_json::Value> 
                 since: now - ttl,
                 last: 64,
             };
-            let mut requests = sent(client, out.explain.conversation_id, window, memo)?;
-            let next = next_request(body, &requests);
+            let mut catalog = CacheCatalog::default();
+            let mut requests = sent(client, out.explain.conversation_id, window, memo, &mut catalog)?;
+            let next = next_request(out, &requests, &catalog, memo);
             requests.push(SentRequest {
                 turn_id: out.explain.turn_id,
                 step: -1,
@@ -290,10 +310,29 @@ pub(super) fn predict(out: &pgprompt_core::Output) -> Option<serde_json::Value> 
     }))
 }
 
-/// The next request in pieces: each of its elements that a request replayed before it
-/// holds as a stored node is keyed by that node, so it is read once for both (a new
-/// request repeats all but its newest elements and its marks).
-fn next_request(body: &pgprompt_core::Body, before: &[SentRequest]) -> CacheRequest {
+/// The next request as the cache model reads it. What it repeats of a request replayed
+/// before it is read as that request read it: from the layouts stored when it was sent
+/// (`catalog`, by the digest of each element's text), never parsed again; a turn read as
+/// text (its continuations replayed too) lends its pieces by node, as before. What is new
+/// is cut from its text.
+fn next_request(
+    out: &pgprompt_core::Output,
+    before: &[SentRequest],
+    catalog: &CacheCatalog,
+    memo: &mut Memo,
+) -> CacheRequest {
+    let body = &out.body;
+    let texts = before.iter().any(|r| matches!(r.body, CacheRequest::Pieces(_)));
+    if !texts {
+        let model = out.explain.model_row.as_ref();
+        return CacheRequest::Laid(pgprompt_core::lay_next_request(
+            out.explain.wire,
+            model,
+            body,
+            catalog,
+            memo,
+        ));
+    }
     let mut seen = HashSet::new();
     let mut nodes: HashMap<&str, i64> = HashMap::new();
     for r in before {

@@ -204,34 +204,52 @@ static SEALS_OF: LazyLock<Query> = LazyLock::new(|| {
         ("frozen", TEXTOID),
         ("frozen_digest", BYTEAOID),
         ("pieces_digest", BYTEAOID),
+        ("layout", BYTEAOID),
     ];
     columns.extend(POINTER_COLUMNS);
     Query::new(
         "a seal row",
         format!(
-            "SELECT s.turn_id, s.frozen::text, s.frozen_digest, s.pieces_digest, {POINTERS} FROM prompt.seals s \
+            "SELECT s.turn_id, s.frozen::text, s.frozen_digest, s.pieces_digest, s.layout, {POINTERS} FROM prompt.seals s \
              WHERE s.conversation_id = $1 AND s.turn_id = ANY($2)"
         ),
         &columns,
     )
 });
 
-/// The sealed first requests of `turns` as they were sent: what each seal froze and its
-/// body in pieces (`None`: pruned), every one checked against its digests as
-/// [`load`] checks it. Two statements whatever their number, and the nodes they share
-/// read once (`cache_report`, `explain_turn`'s prediction).
-pub fn sent_pieces(
+/// A sealed first request as the cache report reads it.
+pub enum First {
+    /// Its cache layout, as stored when it was sent.
+    Laid(pgprompt_core::CacheLaid),
+    /// Its body in pieces (`None`: pruned), read back and checked against its digests.
+    Pieces(Option<pgprompt_core::CachePieces>),
+}
+
+/// The sealed first requests of `turns` as they were sent: what each seal froze, and its
+/// cache layout as stored (SPEC §16.5: never its text), or its body in pieces for a turn in
+/// `texts_for` (what its continuations repeat is read as the same pieces) or one whose
+/// layout is not there (a seal written before 0.6). Each is checked against its pieces
+/// digest, a body read also against its nodes' digests. Three statements at most whatever
+/// their number, the nodes they share read once (`cache_report`, `explain_turn`'s
+/// prediction).
+pub fn sent_firsts(
     client: &SpiClient<'_>,
     conv: Uuid,
     turns: &[Uuid],
-) -> Result<HashMap<Uuid, (Frozen, Option<pgprompt_core::CachePieces>)>> {
+    texts_for: &std::collections::HashSet<Uuid>,
+    catalog: &mut pgprompt_core::CacheCatalog,
+) -> Result<HashMap<Uuid, (Frozen, First)>> {
     let ids: Vec<pgrx::Uuid> = turns.iter().copied().map(pg_uuid).collect();
     let rows = run(client, &SEALS_OF, &[pg_uuid(conv).into(), ids.into()], |c| {
         Ok::<_, Error>(Some((
             c.need_uuid("turn_id")?,
             c.need_text("frozen")?,
             c.get::<Vec<u8>>("frozen_digest"),
-            (pointers(c), c.get::<Vec<u8>>("pieces_digest")),
+            (
+                pointers(c),
+                c.get::<Vec<u8>>("pieces_digest"),
+                c.get::<Vec<u8>>("layout"),
+            ),
         )))
     })?;
     let mut seals = Vec::with_capacity(rows.len());
@@ -240,13 +258,44 @@ pub fn sent_pieces(
             pgprompt_core::read_frozen(&frozen, frozen_digest.as_deref()).map_err(|why| corrupted(conv, turn, &why))?;
         seals.push((turn, frozen, stored));
     }
-    let stored: Vec<(&SealPointers, Option<&[u8]>)> = seals.iter().map(|(_, _, (p, d))| (p, d.as_deref())).collect();
-    let pieces = pgprompt_core::read_sealed_pieces(&mut SpiNodes { client, conv }, &stored)?
+    let mut nodes = SpiNodes { client, conv };
+    let layouts: Vec<pgprompt_core::SealLayout<'_>> = seals
+        .iter()
+        .map(|(turn, frozen, (p, pieces, layout))| pgprompt_core::SealLayout {
+            pointers: p,
+            pieces_digest: pieces.as_deref(),
+            layout: layout.as_deref().filter(|_| !texts_for.contains(turn)),
+            frozen,
+        })
+        .collect();
+    let mut laid = pgprompt_core::read_sealed_layouts(&mut nodes, &layouts, catalog)?
         .map_err(|(i, why)| corrupted(conv, seals[i].0, why))?;
+    // What no layout gave is read from the text.
+    let rest: Vec<usize> = (0..seals.len())
+        .filter(|&i| laid[i].is_none() && !seals[i].2 .0.pruned)
+        .collect();
+    let stored: Vec<(&SealPointers, Option<&[u8]>)> = rest
+        .iter()
+        .map(|&i| (&seals[i].2 .0, seals[i].2 .1.as_deref()))
+        .collect();
+    let mut pieces = match stored.is_empty() {
+        true => Vec::new(),
+        false => pgprompt_core::read_sealed_pieces(&mut nodes, &stored)?
+            .map_err(|(j, why)| corrupted(conv, seals[rest[j]].0, why))?,
+    }
+    .into_iter();
+    let mut read: HashMap<usize, Option<pgprompt_core::CachePieces>> =
+        rest.iter().map(|&i| (i, pieces.next().flatten())).collect();
     Ok(seals
         .into_iter()
-        .zip(pieces)
-        .map(|((turn, frozen, _), pieces)| (turn, (frozen, pieces)))
+        .enumerate()
+        .map(|(i, (turn, frozen, _))| {
+            let first = match laid[i].take() {
+                Some(l) => First::Laid(l),
+                None => First::Pieces(read.remove(&i).flatten()),
+            };
+            (turn, (frozen, first))
+        })
         .collect())
 }
 
@@ -273,6 +322,25 @@ impl SealNodes for SpiNodes<'_, '_> {
                     false => None,
                 },
                 digest: c.get::<Vec<u8>>("digest").unwrap_or_default(),
+                layout: None,
+            }))
+        })
+    }
+
+    fn layouts(&mut self, low: i64, high: i64, singles: &[i64]) -> Result<Vec<SealNode>> {
+        let args = [
+            pg_uuid(self.conv).into(),
+            low.into(),
+            high.into(),
+            singles.to_vec().into(),
+        ];
+        run(self.client, &LAYOUTS, &args, |c| {
+            Ok::<_, Error>(Some(SealNode {
+                id: c.need::<i64>("id")?,
+                parent: c.get::<i64>("parent"),
+                text: None,
+                digest: c.get::<Vec<u8>>("digest").unwrap_or_default(),
+                layout: c.get::<Vec<u8>>("layout"),
             }))
         })
     }
@@ -324,6 +392,20 @@ static DIGESTS: LazyLock<Query> = LazyLock::new(|| {
     )
 });
 
+static LAYOUTS: LazyLock<Query> = LazyLock::new(|| {
+    Query::new(
+        "a seal node's layout",
+        "SELECT id, parent, digest, layout FROM prompt.seal_nodes WHERE conversation_id = $1 \
+         AND (id BETWEEN $2 AND $3 OR id = ANY($4))",
+        &[
+            ("id", INT8OID),
+            ("parent", INT8OID),
+            ("digest", BYTEAOID),
+            ("layout", BYTEAOID),
+        ],
+    )
+});
+
 static MAX_NODE: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
         "a conversation's newest seal node",
@@ -367,7 +449,7 @@ pub fn write(client: &mut SpiClient<'_>, conv: Uuid, turn: Uuid, out: &Output, u
     if !claim(client, conv, turn, draft, unsent) {
         return Ok(false);
     }
-    store(client, conv, turn, body, draft, None)?;
+    super::session::with_memo(|memo| store(client, conv, turn, body, draft, None, memo))?;
     Ok(true)
 }
 
@@ -499,33 +581,37 @@ pub fn store(
     body: &Body,
     draft: &SealDraft,
     sealed_at: Option<pgrx::datum::TimestampWithTimeZone>,
+    memo: &mut pgprompt_core::Memo,
 ) -> Result<()> {
-    let laid = pgprompt_core::lay_out_seal(&mut SpiNodes { client: &*client, conv }, conv, body, draft)?;
+    let laid = pgprompt_core::lay_out_seal(&mut SpiNodes { client: &*client, conv }, conv, body, draft, memo)?;
     if !laid.nodes.is_empty() {
-        let (mut ids, mut parents, mut digests, mut bodies) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let (mut ids, mut parents, mut digests, mut bodies, mut layouts) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for n in laid.nodes {
             ids.push(n.id);
             parents.push(n.parent);
             digests.push(n.digest);
             bodies.push(n.text.unwrap_or_default());
+            layouts.push(n.layout);
         }
         run_write(
             client,
-            "INSERT INTO prompt.seal_nodes (conversation_id, id, parent, digest, body) \
-             SELECT $1, * FROM unnest($2::int8[], $3::int8[], $4::bytea[], $5::text[])",
+            "INSERT INTO prompt.seal_nodes (conversation_id, id, parent, digest, body, layout) \
+             SELECT $1, * FROM unnest($2::int8[], $3::int8[], $4::bytea[], $5::text[], $6::bytea[])",
             &[
                 pg_uuid(conv).into(),
                 ids.into(),
                 parents.into(),
                 digests.into(),
                 bodies.into(),
+                layouts.into(),
             ],
         );
     }
     run_write(client, "INSERT INTO prompt.seals (conversation_id, turn_id, frozen, head, lead, chain, chain_length, chain_low, tail, digest, bytes, \
-         sealed_at, patches, frozen_digest, pieces_digest) \
+         sealed_at, patches, frozen_digest, pieces_digest, layout) \
          VALUES ($1, $2, $3::jsonb, $4, $5, $6, $7, $8, $9, $10, $11, coalesce($12, now()), $13::jsonb, \
-         sha256(convert_to($3::jsonb::text, 'UTF8')), $14)",
+         sha256(convert_to($3::jsonb::text, 'UTF8')), $14, $15)",
         &[
             pg_uuid(conv).into(),
             pg_uuid(turn).into(),
@@ -541,6 +627,7 @@ pub fn store(
             nullable(sealed_at),
             laid.patches.into(),
             laid.pieces_digest.into(),
+            laid.layout.into(),
         ],
     );
     Ok(())
@@ -791,7 +878,9 @@ pub fn verify(client: &SpiClient<'_>, conv: Option<Uuid>) -> Result<Vec<(Uuid, U
             continue;
         }
         // The body, then its pieces (what the cache report reads) against their digest.
-        let read = load(client, conv, turn).and_then(|_| sent_pieces(client, conv, &[turn]).map(|_| ()));
+        let as_text = std::collections::HashSet::from([turn]);
+        let read = load(client, conv, turn)
+            .and_then(|_| sent_firsts(client, conv, &[turn], &as_text, &mut Default::default()).map(|_| ()));
         if let Err(e) = read {
             // What the refusal says after naming the seal (its message as `corrupted` builds it).
             let prefix = Error::new(

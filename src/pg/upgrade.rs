@@ -206,7 +206,7 @@ fn convert(old: OldSeal, request: &serde_json::Value, model: Option<Model>, memo
             .or_raise();
     Spi::connect_mut(|client| {
         seals::lock_storage(client, old.conv);
-        seals::store(client, old.conv, old.turn, &body, &draft, old.sealed_at)
+        seals::store(client, old.conv, old.turn, &body, &draft, old.sealed_at, memo)
     })
     .or_raise();
 }

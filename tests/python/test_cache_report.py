@@ -245,11 +245,14 @@ def test_a_first_request_is_read_from_its_seal_never_compiled_again(cdb):
     assert len(six) == len(two), (two, six)
 
 
-def test_the_report_refuses_a_node_that_does_not_match_its_digest(cdb):
-    """The report reads a seal's stored pieces, each node checked against its own digest
-    and the pieces against the seal's: an edited node is data_corrupted, for a seal of
-    0.5 and for one of 0.4 (no pieces digest: its body is hashed whole), and
-    verify_seals names it. The node put back, the report reads again."""
+def test_the_report_reads_layouts_and_refuses_what_does_not_match_its_digest(cdb):
+    """The report reads a seal's cache layout as stored when it was sent (SPEC 16.5: never
+    its text), its pieces checked against the seal's pieces digest: an edited node's text
+    leaves the report as it was (compile_turn refuses the body, verify_seals names the
+    seal); a seal without its pieces digest (one of 0.4) is read from its text, which is
+    hashed whole, and the edited node is data_corrupted. A node's layout that does not
+    read is read from its text instead: the same rows. The node put back, the report
+    reads again."""
     from test_fail_closed import refused
     c = cdb
     conv = conversation(c)
@@ -264,20 +267,31 @@ def test_the_report_refuses_a_node_that_does_not_match_its_digest(cdb):
     body = c.execute("SELECT body FROM prompt.seal_nodes WHERE conversation_id = %s AND id = %s", (conv, node)).fetchone()[0]
     pieces = c.execute("SELECT pieces_digest FROM prompt.seals WHERE turn_id = %s", (t,)).fetchone()[0]
     assert pieces is not None
+    before = report(c, conv)
     as_replica("UPDATE prompt.seal_nodes SET body = replace(body, 'Question', 'Answer!!') WHERE conversation_id = %s AND id = %s",
                (conv, node))
     try:
-        for digest in (pieces, None):
-            as_replica("UPDATE prompt.seals SET pieces_digest = %s WHERE turn_id = %s", (digest, t))
-            e = refused(c, "SELECT count(*) FROM prompt.cache_report(%s)", (conv,), "XX001")
-            expected = "has a node that does not match its digest" if digest else "has a body that does not match its digest"
-            assert expected in str(e), str(e)
-            assert c.execute("SELECT count(*) FROM prompt.verify_seals(%s)", (conv,)).fetchone()[0] == 1
+        assert report(c, conv) == before, "the report reads the layout, not the edited text"
+        refused(c, "SELECT prompt.compile_turn(%s, %s)", (conv, t), "XX001")
+        assert c.execute("SELECT count(*) FROM prompt.verify_seals(%s)", (conv,)).fetchone()[0] == 1
+        as_replica("UPDATE prompt.seals SET pieces_digest = NULL WHERE turn_id = %s", (t,))
+        e = refused(c, "SELECT count(*) FROM prompt.cache_report(%s)", (conv,), "XX001")
+        assert "has a body that does not match its digest" in str(e), str(e)
+        assert c.execute("SELECT count(*) FROM prompt.verify_seals(%s)", (conv,)).fetchone()[0] == 1
     finally:
         as_replica("UPDATE prompt.seal_nodes SET body = %s WHERE conversation_id = %s AND id = %s", (body, conv, node))
         as_replica("UPDATE prompt.seals SET pieces_digest = %s WHERE turn_id = %s", (pieces, t))
-    assert len(report(c, conv)) == 1
+    assert report(c, conv) == before
     assert c.execute("SELECT count(*) FROM prompt.verify_seals(%s)", (conv,)).fetchone()[0] == 0
+    # A layout that does not read (cut short) is read from the text: the same rows.
+    layout = c.execute("SELECT layout FROM prompt.seal_nodes WHERE conversation_id = %s AND id = %s", (conv, node)).fetchone()[0]
+    assert layout is not None, "an element node carries its layout"
+    as_replica("UPDATE prompt.seal_nodes SET layout = substring(layout from 1 for 5) WHERE conversation_id = %s AND id = %s",
+               (conv, node))
+    try:
+        assert report(c, conv) == before
+    finally:
+        as_replica("UPDATE prompt.seal_nodes SET layout = %s WHERE conversation_id = %s AND id = %s", (layout, conv, node))
 
 
 def test_a_runs_continuations_are_read_from_its_seal_and_rounds_alone(cdb):

@@ -1,7 +1,9 @@
 """Seal storage grows linearly with a conversation: after 100, 200 and 400 sealed
 exchanges of ~2 KB, the seal relations' size (tables, TOAST and indexes) per exchange at
-400 is at most 1.3 times that at 100, and stays within 3 times the text written. Every
-seal still returns its exact bytes."""
+400 is at most 1.3 times that at 100, and stays within 3.2 times the text written (3 before
+0.6: each element node now keeps its cache layout, about 20 bytes, which moves these
+1,000-character nodes from 7 to 6 rows a page; measured 3.15 at 100 exchanges, 2.72 at
+400). Every seal still returns its exact bytes."""
 import random
 
 from conftest import connect
@@ -50,7 +52,7 @@ def test_seal_storage_grows_linearly():
         print("seal storage:", {i: f"{s} bytes for {r} bytes of text" for i, (s, r) in sizes.items()})
         assert per[400] <= 1.3 * per[100], per
         for i, (size, text_bytes) in sizes.items():
-            assert size <= 3 * text_bytes, (i, size, text_bytes)
+            assert size <= 3.2 * text_bytes, (i, size, text_bytes)
         # Every body is still exactly what was returned when it was sealed.
         for turn, body in list(bodies.items())[::37]:
             assert db.execute("SELECT prompt.compile_turn(%s, %s)::text", (C, turn)).fetchone()[0] == body

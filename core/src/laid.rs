@@ -1,0 +1,395 @@
+//! A request's cache layout as it is stored when the request is sent (SPEC §16.5: the cache
+//! report and `explain_turn`'s prediction read what was stored, never a body pgprompt
+//! rendered). A seal stores its elements' blocks with their nodes (each node's, as the node
+//! holds it: unmarked, shared by every seal that repeats it) and its own with its row: the
+//! blocks around its list and those of the elements its patches mark. Each is cut and
+//! counted as the cache model cuts and counts a body (`cache::element`, `cache::frame`),
+//! once, and carries the wire and tokenizer it was cut and counted with: read under
+//! another, or written by another version, it is not read (the text is).
+//!
+//! The bytes: a version, the wire's and the tokenizer's places in their lists, then
+//! counted lists of pieces. Every read is bounded by the bytes it is given and answers
+//! `None` for anything it does not recognize.
+
+use std::rc::Rc;
+
+use serde_json::Value;
+
+use crate::cache::{element, frame, Frame, Laid, Piece, Zone};
+use crate::kinds::Wire;
+use crate::tokens::{Counter, Memo, Tokenizer};
+
+/// The layout's format: a layout of another is not read.
+const VERSION: u8 = 1;
+
+/// What a layout was cut with: the wire that says how to read a body into blocks, and the
+/// tokenizer its blocks were counted with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct Cut {
+    pub(crate) wire: Wire,
+    pub(crate) tokenizer: Tokenizer,
+}
+
+impl Cut {
+    fn header(self, out: &mut Vec<u8>) {
+        out.push(VERSION);
+        out.push(place(Wire::ALL, &self.wire));
+        out.push(place(&Tokenizer::ALL, &self.tokenizer));
+    }
+
+    fn matches(self, r: &mut Reader<'_>) -> Option<()> {
+        let ok = r.u8()? == VERSION
+            && r.u8()? == place(Wire::ALL, &self.wire)
+            && r.u8()? == place(&Tokenizer::ALL, &self.tokenizer);
+        ok.then_some(())
+    }
+}
+
+fn place<T: PartialEq>(all: &[T], one: &T) -> u8 {
+    all.iter()
+        .position(|x| x == one)
+        .and_then(|i| u8::try_from(i).ok())
+        .unwrap_or(u8::MAX)
+}
+
+fn parse(text: &str) -> Value {
+    serde_json::from_str::<Value>(text).unwrap_or(Value::Null)
+}
+
+/// The layout of one element of a body's list, from its text (as its node holds it).
+pub(crate) fn element_layout(cut: Cut, text: &str, memo: &mut Memo) -> Vec<u8> {
+    let mut counter = Counter::new(cut.tokenizer, memo);
+    let pieces = element(cut.wire, &parse(text), &mut counter);
+    let mut out = Vec::with_capacity(3 + 4 + pieces.len() * 24);
+    cut.header(&mut out);
+    write_pieces(&pieces, &mut out);
+    out
+}
+
+/// A seal's own layout: the blocks around its list (`frame_text`: its head, then its
+/// tail) and those of the elements its patches mark (`marked`: index, text as sent).
+pub(crate) fn seal_layout(cut: Cut, frame_text: &str, marked: &[(usize, &str)], memo: &mut Memo) -> Vec<u8> {
+    let mut counter = Counter::new(cut.tokenizer, memo);
+    let f = frame(cut.wire, &parse(frame_text), &mut counter);
+    let mut out = Vec::new();
+    cut.header(&mut out);
+    match f.automatic {
+        None => out.push(0),
+        Some(None) => out.push(1),
+        Some(Some(ttl)) => {
+            out.push(2);
+            out.extend(ttl.to_le_bytes());
+        }
+    }
+    write_pieces(&f.pieces, &mut out);
+    write_u32(&mut out, marked.len());
+    for (i, text) in marked {
+        write_u32(&mut out, *i);
+        write_pieces(&element(cut.wire, &parse(text), &mut counter), &mut out);
+    }
+    out
+}
+
+/// An element's blocks from its stored layout; `None` when it was cut otherwise or does
+/// not read.
+pub(crate) fn read_element(cut: Cut, bytes: &[u8]) -> Option<Vec<Piece>> {
+    let mut r = Reader { b: bytes, at: 0 };
+    cut.matches(&mut r)?;
+    let pieces = r.pieces()?;
+    r.done()?;
+    Some(pieces)
+}
+
+/// The elements a seal's patches mark, by index, each with its blocks.
+pub(crate) type Marked = Vec<(usize, Vec<Piece>)>;
+
+/// A seal's frame and its marked elements (by index) from its stored layout.
+pub(crate) fn read_seal(cut: Cut, bytes: &[u8]) -> Option<(Frame, Marked)> {
+    let mut r = Reader { b: bytes, at: 0 };
+    cut.matches(&mut r)?;
+    let automatic = match r.u8()? {
+        0 => None,
+        1 => Some(None),
+        2 => Some(Some(r.f64()?)),
+        _ => return None,
+    };
+    let pieces = r.pieces()?;
+    let n = r.count()?;
+    let mut marked = Vec::with_capacity(n);
+    for _ in 0..n {
+        let i = r.u32()? as usize;
+        marked.push((i, r.pieces()?));
+    }
+    r.done()?;
+    Some((Frame { pieces, automatic }, marked))
+}
+
+/// A request from its seal's layout and its elements' (`elements`: each element's blocks,
+/// in order, before the seal's marked ones replace theirs). `None` when a marked index
+/// is not an element's.
+pub(crate) fn laid(frame: Frame, marked: Marked, mut elements: Vec<Rc<Vec<Piece>>>) -> Option<Laid> {
+    for (i, pieces) in marked {
+        *elements.get_mut(i)? = Rc::new(pieces);
+    }
+    Some(Laid {
+        frame: Rc::new(frame),
+        elements,
+    })
+}
+
+/// The blocks stored layouts hold, by the digest of the text they were cut from (an
+/// element's node; a seal's head and tail): a request about to be sent reads the blocks of
+/// what it repeats from them, and cuts only what is new.
+#[derive(Debug, Default)]
+pub struct Catalog {
+    pub(crate) elements: foldhash::HashMap<(Cut, [u8; 32]), Rc<Vec<Piece>>>,
+    pub(crate) frames: foldhash::HashMap<(Cut, [u8; 32], [u8; 32]), Rc<Frame>>,
+}
+
+/// A request not sent yet, as the cache model reads it: each element the catalog holds
+/// (by its text's digest) read from it, any other cut from its text.
+pub(crate) fn lay_request(cut: Cut, body: &crate::wire::Body, catalog: &Catalog, memo: &mut Memo) -> Laid {
+    let digest = crate::seal::digest;
+    let mut counter = Counter::new(cut.tokenizer, memo);
+    let frame = match catalog.frames.get(&(cut, digest(&body.head), digest(&body.tail))) {
+        Some(f) => f.clone(),
+        None => Rc::new(frame(
+            cut.wire,
+            &parse(&format!("{}{}", body.head, body.tail)),
+            &mut counter,
+        )),
+    };
+    let elements = body
+        .elements
+        .iter()
+        .map(|e| match catalog.elements.get(&(cut, digest(e))) {
+            Some(pieces) => pieces.clone(),
+            None => Rc::new(element(cut.wire, &parse(e), &mut counter)),
+        })
+        .collect();
+    Laid { frame, elements }
+}
+
+/// A count, a token number or an index, LEB128 (a node's layout is a few dozen bytes
+/// beside its text: most of these take one).
+fn write_u32(out: &mut Vec<u8>, n: usize) {
+    let mut n = u32::try_from(n).unwrap_or(u32::MAX);
+    while n >= 0x80 {
+        out.push((n as u8) | 0x80);
+        n >>= 7;
+    }
+    out.push(n as u8);
+}
+
+fn write_ttl(flags: u8, ttl: Option<f64>, out: &mut Vec<u8>) {
+    out.push(flags | if ttl.is_some() { 4 } else { 0 });
+    if let Some(t) = ttl {
+        out.extend(t.to_le_bytes());
+    }
+}
+
+fn write_pieces(pieces: &[Piece], out: &mut Vec<u8>) {
+    write_u32(out, pieces.len());
+    for p in pieces {
+        match p {
+            Piece::Block {
+                own,
+                tokens,
+                marked,
+                ttl,
+                zone,
+                thinking,
+            } => {
+                out.push(0);
+                out.extend(own.to_le_bytes());
+                write_u32(out, *tokens as usize);
+                write_ttl(u8::from(*marked) | (u8::from(*thinking) << 1), *ttl, out);
+                match zone {
+                    Zone::Tools => out.push(0),
+                    Zone::System => out.push(1),
+                    Zone::Message(m, p) => {
+                        out.push(2);
+                        write_u32(out, *m);
+                        write_u32(out, *p);
+                    }
+                }
+            }
+            Piece::Mark { ttl } => {
+                out.push(1);
+                write_ttl(0, *ttl, out);
+            }
+        }
+    }
+}
+
+/// Reads what `write_*` wrote, never past its bytes.
+struct Reader<'a> {
+    b: &'a [u8],
+    at: usize,
+}
+
+impl Reader<'_> {
+    fn take<const N: usize>(&mut self) -> Option<[u8; N]> {
+        let end = self.at.checked_add(N)?;
+        let bytes = self.b.get(self.at..end)?.try_into().ok()?;
+        self.at = end;
+        Some(bytes)
+    }
+
+    fn u8(&mut self) -> Option<u8> {
+        self.take::<1>().map(|b| b[0])
+    }
+
+    fn u32(&mut self) -> Option<u32> {
+        let mut n: u32 = 0;
+        for shift in (0..35).step_by(7) {
+            let b = self.u8()?;
+            n |= u32::from(b & 0x7f).checked_shl(shift)?;
+            if b & 0x80 == 0 {
+                // One spelling per number: no byte that adds nothing, nothing past 32 bits.
+                let last = shift > 0 && b == 0;
+                return (!last && (shift < 28 || b < 0x10)).then_some(n);
+            }
+        }
+        None
+    }
+
+    fn f64(&mut self) -> Option<f64> {
+        self.take::<8>().map(f64::from_le_bytes)
+    }
+
+    /// A list's length, no longer than the bytes left could hold (a piece takes two at
+    /// least): a count never sizes more than the layout's own length.
+    fn count(&mut self) -> Option<usize> {
+        let n = self.u32()? as usize;
+        (n <= (self.b.len() - self.at) / 2).then_some(n)
+    }
+
+    fn ttl(&mut self, flags: u8) -> Option<Option<f64>> {
+        match flags & 4 {
+            0 => Some(None),
+            _ => self.f64().map(Some),
+        }
+    }
+
+    fn pieces(&mut self) -> Option<Vec<Piece>> {
+        let n = self.count()?;
+        let mut out = Vec::with_capacity(n);
+        for _ in 0..n {
+            out.push(match self.u8()? {
+                0 => {
+                    let own = u64::from_le_bytes(self.take::<8>()?);
+                    let tokens = self.u32()?;
+                    let flags = self.u8()?;
+                    let ttl = self.ttl(flags)?;
+                    let zone = match self.u8()? {
+                        0 => Zone::Tools,
+                        1 => Zone::System,
+                        2 => Zone::Message(self.u32()? as usize, self.u32()? as usize),
+                        _ => return None,
+                    };
+                    Piece::Block {
+                        own,
+                        tokens,
+                        marked: flags & 1 != 0,
+                        ttl,
+                        zone,
+                        thinking: flags & 2 != 0,
+                    }
+                }
+                1 => {
+                    let flags = self.u8()?;
+                    Piece::Mark { ttl: self.ttl(flags)? }
+                }
+                _ => return None,
+            });
+        }
+        Some(out)
+    }
+
+    fn done(&self) -> Option<()> {
+        (self.at == self.b.len()).then_some(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CLAUDE: Cut = Cut {
+        wire: Wire::Anthropic,
+        tokenizer: Tokenizer::Cl100kBase,
+    };
+
+    #[test]
+    fn an_element_reads_back_as_the_cache_model_cuts_it() {
+        let mut memo = Memo::default();
+        let text = r#"{"role":"user","content":[{"type":"text","text":"Hello there"},{"type":"text","text":"more","cache_control":{"type":"ephemeral","ttl":"1h"}}]}"#;
+        let stored = element_layout(CLAUDE, text, &mut memo);
+        let mut counter = Counter::new(Tokenizer::Cl100kBase, &mut memo);
+        let cut = element(Wire::Anthropic, &parse(text), &mut counter);
+        assert_eq!(read_element(CLAUDE, &stored), Some(cut));
+    }
+
+    #[test]
+    fn a_layout_cut_otherwise_or_cut_short_is_not_read() {
+        let mut memo = Memo::default();
+        let stored = element_layout(CLAUDE, r#"{"role":"user","content":"hi"}"#, &mut memo);
+        let o200k = Cut {
+            tokenizer: Tokenizer::O200kBase,
+            ..CLAUDE
+        };
+        let chat = Cut {
+            wire: Wire::Chat,
+            ..CLAUDE
+        };
+        assert_eq!(read_element(o200k, &stored), None);
+        assert_eq!(read_element(chat, &stored), None);
+        for n in 0..stored.len() {
+            assert_eq!(read_element(CLAUDE, &stored[..n]), None, "cut at {n}");
+        }
+        let mut longer = stored.clone();
+        longer.push(0);
+        assert_eq!(read_element(CLAUDE, &longer), None);
+        // A count that would size more than the bytes hold.
+        let mut huge = stored[..3].to_vec();
+        write_u32(&mut huge, u32::MAX as usize);
+        huge.extend([0; 64]);
+        assert_eq!(read_element(CLAUDE, &huge), None);
+    }
+
+    #[test]
+    fn numbers_read_back_in_one_spelling() {
+        for n in [0, 1, 127, 128, 300, 16_383, 16_384, 1 << 28, u32::MAX as usize] {
+            let mut b = Vec::new();
+            write_u32(&mut b, n);
+            let mut r = Reader { b: &b, at: 0 };
+            assert_eq!(r.u32(), Some(n as u32), "{n}");
+            assert_eq!(r.done(), Some(()));
+        }
+        // A byte that adds nothing, or bits past 32, is not a number.
+        for bad in [
+            &[0x80, 0x00][..],
+            &[0xff, 0xff, 0xff, 0xff, 0x1f],
+            &[0x80, 0x80, 0x80, 0x80, 0x80],
+        ] {
+            assert_eq!(Reader { b: bad, at: 0 }.u32(), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_seal_reads_back_its_frame_and_marked_elements() {
+        let mut memo = Memo::default();
+        let frame_text = r#"{"model":"claude","system":[{"type":"text","text":"Be brief.","cache_control":{"type":"ephemeral"}}],"messages":[],"cache_control":{"type":"ephemeral","ttl":"1h"}}"#;
+        let marked = r#"{"role":"user","content":[{"type":"text","text":"x","cache_control":{"type":"ephemeral"}}]}"#;
+        let stored = seal_layout(CLAUDE, frame_text, &[(3, marked)], &mut memo);
+        let (f, m) = read_seal(CLAUDE, &stored).expect("a seal layout");
+        let mut counter = Counter::new(Tokenizer::Cl100kBase, &mut memo);
+        assert_eq!(f, frame(Wire::Anthropic, &parse(frame_text), &mut counter));
+        assert_eq!(f.automatic, Some(Some(3600.0)));
+        assert_eq!(m, vec![(3, element(Wire::Anthropic, &parse(marked), &mut counter))]);
+        let empty = |n: usize| (0..n).map(|_| Rc::new(Vec::new())).collect::<Vec<_>>();
+        assert!(laid(f.clone(), m.clone(), empty(3)).is_none(), "index 3 of 3 elements");
+        assert!(laid(f, m, empty(4)).is_some());
+    }
+}
