@@ -90,10 +90,18 @@ def planned(c) -> dict:
     return out
 
 
+# The ratio SPEC 16.5 sets is of the calls' `IS NOT NULL` forms (what they compute, not
+# their output printed as text); timed interleaved with the calls above.
+NOT_NULL = [
+    ("preview IS NOT NULL", "SELECT prompt.preview_turn(%s, %s) IS NOT NULL", NEXT, ""),
+    ("explain IS NOT NULL", "SELECT prompt.explain_turn(%s, %s) IS NOT NULL", NEXT, ""),
+]
+
+
 def timed(c) -> dict:
-    xs = {name: [] for name, *_ in CALLS}
+    xs = {name: [] for name, *_ in CALLS + NOT_NULL}
     for _ in range(RUNS):
-        for name, sql, turn, _ in CALLS:
+        for name, sql, turn, _ in CALLS + NOT_NULL:
             t0 = time.perf_counter()
             c.execute(sql, (B.C_SEAL, turn)).fetchone()
             xs[name].append(time.perf_counter() - t0)
@@ -154,8 +162,11 @@ def main():
         lines.append(f"| {name} | {counts[name]} | {counted[name][1]} | {target}{met} | {ms[name]:.2f} |")
     lines.append(f"| `record_response` of a freshly sealed reply | {rec_statements} | {rec_statements} |  | {rec:.2f} |")
     explain, preview = ms[CALLS[2][0]], ms[CALLS[1][0]]
-    lines += ["", f"`explain_turn` / `preview_turn` of the same turn: {explain / preview:.1f} (target <= 1.5; "
-              "bench/NOTES.md says where the time goes).",
+    e_nn, p_nn = ms["explain IS NOT NULL"], ms["preview IS NOT NULL"]
+    met = "met" if e_nn / p_nn <= 1.5 else "MISSED"
+    lines += ["", f"`explain_turn(...) IS NOT NULL` / `preview_turn(...) IS NOT NULL` of the same turn: "
+              f"{e_nn / p_nn:.2f} ({e_nn:.2f} / {p_nn:.2f} ms; target <= 1.5, {met}; bench/NOTES.md says where the time goes); "
+              f"their `::text` forms, above: {explain / preview:.2f}.",
               f"`record_response` / that reply's sealed `compile_turn` ({comp:.2f} ms): {rec / comp:.3f} (target <= 0.5).",
               "", "What the compiles run (calls × statement, from pg_stat_statements):", ""]
     for name, _, _, _ in CALLS[:2]:
