@@ -340,16 +340,20 @@ pub fn read_sealed_layouts(
         let d = <[u8; 32]>::try_from(n.digest.as_slice()).unwrap_or([0; 32]);
         stored.insert(n.id, (n.parent, (d, n.layout.map(Rc::from))));
     }
-    let mut decoded = Decoded::default();
-    let mut digests = PiecesDigests::default();
-    let mut out = Vec::with_capacity(seals.len());
-    for (i, s) in seals.iter().enumerate() {
-        if !readable(s) {
-            out.push(None);
-            continue;
-        }
-        match laid_seal(&stored, s, &mut decoded, catalog, &mut digests) {
-            Ok(laid) => out.push(laid),
+    let mut reading = Reading {
+        stored,
+        decoded: Default::default(),
+        walked: Default::default(),
+        digests: PiecesDigests::default(),
+        catalog,
+    };
+    // Shorter chains first: a longer one then walks only what it adds.
+    let mut order: Vec<usize> = (0..seals.len()).filter(|&i| readable(&seals[i])).collect();
+    order.sort_by_key(|&i| seals[i].pointers.chain_length);
+    let mut out = vec![None; seals.len()];
+    for i in order {
+        match reading.seal(&seals[i]) {
+            Ok(laid) => out[i] = laid,
             Err(why) => return Ok(Err((i, why))),
         }
     }
@@ -359,58 +363,108 @@ pub fn read_sealed_layouts(
 /// Seal nodes read for their layouts: each one's parent, digest and layout, by id.
 type LaidNodes = foldhash::HashMap<i64, (Option<i64>, ([u8; 32], Option<Rc<[u8]>>))>;
 
-/// Each node's blocks as decoded for a cut (`None`: not there, or cut otherwise).
-type Decoded = foldhash::HashMap<(i64, Cut), Option<Rc<Vec<Piece>>>>;
+/// An element as a seal's layout reads it: its node, its digest, its blocks (`None`: its
+/// node has no layout for the cut).
+type LaidElement = (i64, [u8; 32], Option<Rc<Vec<Piece>>>);
 
-/// One seal's first request from the nodes read: `Ok(None)` when a layout is missing or
-/// was cut otherwise.
-fn laid_seal(
-    stored: &LaidNodes,
-    s: &SealLayout<'_>,
-    decoded: &mut Decoded,
-    catalog: &mut Catalog,
-    digests: &mut PiecesDigests,
-) -> std::result::Result<Option<Laid>, &'static str> {
-    let p = s.pointers;
-    let patches = patches_of(p)?;
-    let digest_of = |id: Option<i64>| id.and_then(|id| stored.get(&id)).map(|(_, (d, _))| *d);
-    let head = digest_of(p.head).ok_or("lost a node")?;
-    let tail = digest_of(p.tail).ok_or("lost a node")?;
-    // Each element's node and digest, in order: the lead, then the chain.
-    let mut pieces_of = Vec::with_capacity(p.lead.len() + usize::try_from(p.chain_length).unwrap_or(0));
-    for id in &p.lead {
-        pieces_of.push((id.ok_or("lost a node")?, digest_of(*id).ok_or("lost a node")?));
+/// The seals of one read, read in turn: what one seal's chain walked and decoded, the next
+/// reads again only where it goes further (a chain extends a chain).
+struct Reading<'c> {
+    stored: LaidNodes,
+    /// Each node's blocks, decoded once a cut.
+    decoded: foldhash::HashMap<(i64, Cut), Option<Rc<Vec<Piece>>>>,
+    /// The chains walked, by their newest node, length and cut: their elements, oldest first.
+    walked: foldhash::HashMap<(i64, i32, Cut), Rc<Vec<LaidElement>>>,
+    digests: PiecesDigests,
+    catalog: &'c mut Catalog,
+}
+
+impl Reading<'_> {
+    /// One element's node, digest and blocks.
+    fn element(&mut self, id: i64, cut: Cut) -> Option<LaidElement> {
+        let (_, (d, layout)) = self.stored.get(&id)?;
+        let d = *d;
+        let catalog = &mut *self.catalog;
+        let pieces = self
+            .decoded
+            .entry((id, cut))
+            .or_insert_with(|| {
+                let read = Rc::new(crate::laid::read_element(cut, layout.as_deref()?)?);
+                catalog.elements.insert((cut, d), read.clone());
+                Some(read)
+            })
+            .clone();
+        Some((id, d, pieces))
     }
-    let chain = walk_chain(stored, p.chain, p.chain_length).ok_or("lost a node")?;
-    pieces_of.extend(chain.into_iter().map(|(id, (d, _))| (id, d)));
-    let (head_id, tail_id) = (p.head.unwrap_or_default(), p.tail.unwrap_or_default());
-    let checked = digests.of((head_id, &head), (tail_id, &tail), &pieces_of, p.lead.len(), &patches);
-    if Some(&checked[..]) != s.pieces_digest {
-        return Err("has pieces that do not match their digest");
-    }
-    let cut = cut_of(s.frozen);
-    let Some((frame, marked)) = s.layout.and_then(|l| crate::laid::read_seal(cut, l)) else {
-        return Ok(None);
-    };
-    let mut pieces = Vec::with_capacity(pieces_of.len());
-    for (id, d) in &pieces_of {
-        let (id, d) = (*id, d);
-        let one = decoded.entry((id, cut)).or_insert_with(|| {
-            let layout = stored.get(&id).and_then(|(_, (_, l))| l.clone())?;
-            let read = Rc::new(crate::laid::read_element(cut, &layout)?);
-            catalog.elements.insert((cut, *d), read.clone());
-            Some(read)
-        });
-        match one {
-            Some(p) => pieces.push(p.clone()),
-            None => return Ok(None),
+
+    /// The chain of `length` nodes whose newest is `newest`, oldest first (`None`: a node is
+    /// missing or the chain is shorter), from the longest chain walked before that ends
+    /// within it.
+    fn chain(&mut self, newest: Option<i64>, length: i32, cut: Cut) -> Option<Rc<Vec<LaidElement>>> {
+        let total = usize::try_from(length).ok()?;
+        if total > self.stored.len() {
+            return None;
         }
+        let Some(top) = newest else {
+            return (total == 0).then(|| Rc::new(Vec::new()));
+        };
+        if let Some(w) = self.walked.get(&(top, length, cut)) {
+            return Some(w.clone());
+        }
+        let (mut fresh, mut base, mut at) = (Vec::new(), None, Some(top));
+        for t in 0..total {
+            let id = at?;
+            let left = length - i32::try_from(t).ok()?;
+            if let Some(w) = self.walked.get(&(id, left, cut)).filter(|_| t > 0) {
+                base = Some(w.clone());
+                break;
+            }
+            fresh.push(self.element(id, cut)?);
+            at = self.stored.get(&id)?.0;
+        }
+        let mut list = base.map(|b| b.as_ref().clone()).unwrap_or_default();
+        list.extend(fresh.into_iter().rev());
+        let list = Rc::new(list);
+        self.walked.insert((top, length, cut), list.clone());
+        Some(list)
     }
-    let laid = crate::laid::laid(frame, marked, pieces);
-    if let Some(l) = &laid {
-        catalog.frames.insert((cut, head, tail), l.frame.clone());
+
+    /// One seal's first request from the nodes read: `Ok(None)` when a layout is missing
+    /// or was cut otherwise.
+    fn seal(&mut self, s: &SealLayout<'_>) -> std::result::Result<Option<Laid>, &'static str> {
+        let p = s.pointers;
+        let patches = patches_of(p)?;
+        let cut = cut_of(s.frozen);
+        let digest_of = |id: Option<i64>| id.and_then(|id| self.stored.get(&id)).map(|(_, (d, _))| *d);
+        let head = digest_of(p.head).ok_or("lost a node")?;
+        let tail = digest_of(p.tail).ok_or("lost a node")?;
+        // Each element in order: the lead, then the chain.
+        let mut elements = Vec::with_capacity(p.lead.len() + usize::try_from(p.chain_length).unwrap_or(0));
+        for id in &p.lead {
+            elements.push(self.element(id.ok_or("lost a node")?, cut).ok_or("lost a node")?);
+        }
+        let chain = self.chain(p.chain, p.chain_length, cut).ok_or("lost a node")?;
+        elements.extend(chain.iter().cloned());
+        let ids: Vec<(i64, [u8; 32])> = elements.iter().map(|(id, d, _)| (*id, *d)).collect();
+        let (head_id, tail_id) = (p.head.unwrap_or_default(), p.tail.unwrap_or_default());
+        let checked = self
+            .digests
+            .of((head_id, &head), (tail_id, &tail), &ids, p.lead.len(), &patches);
+        if Some(&checked[..]) != s.pieces_digest {
+            return Err("has pieces that do not match their digest");
+        }
+        let Some((frame, marked)) = s.layout.and_then(|l| crate::laid::read_seal(cut, l)) else {
+            return Ok(None);
+        };
+        let Some(pieces) = elements.into_iter().map(|(_, _, p)| p).collect::<Option<Vec<_>>>() else {
+            return Ok(None);
+        };
+        let laid = crate::laid::laid(frame, marked, pieces);
+        if let Some(l) = &laid {
+            self.catalog.frames.insert((cut, head, tail), l.frame.clone());
+        }
+        Ok(laid)
     }
-    Ok(laid)
 }
 
 /// A request about to be sent on `wire` for `model`, as the cache model reads it: what it
@@ -678,7 +732,8 @@ mod tests {
             s.model_mut("claude").wire = wire;
             let mut store = Memory::default();
             let mut sent = Vec::new();
-            for step in 0..2 {
+            let mut rows = Vec::new();
+            for step in 0..3 {
                 let out = s.run(crate::Purpose::Compile).unwrap();
                 let draft = out.seal.clone().unwrap();
                 if wire == crate::kinds::Wire::Anthropic {
@@ -725,19 +780,51 @@ mod tests {
                     billed: None,
                     billed_miss: None,
                 };
+                rows.push((
+                    p.clone(),
+                    laid.pieces_digest.clone(),
+                    laid.layout.clone(),
+                    draft.frozen.clone(),
+                ));
                 let laid_request = read[0].clone().unwrap_or_else(|| panic!("{wire:?}: no layout read"));
                 sent.push((
                     request(Request::Pieces(pieces[0].clone().unwrap())),
                     request(Request::Laid(laid_request)),
                 ));
-                s = s.message(Role::User, crate::testing::ADA, "And clause five?");
+                // The next request: this one's prompt answered, then the same question.
+                s = s
+                    .message(Role::User, crate::testing::ADA, "Which clause applies?")
+                    .message(Role::Assistant, crate::testing::LARK, "Clause five.");
             }
-            let (texts, laid): (Vec<Sent>, Vec<Sent>) = sent.into_iter().unzip();
+            let (texts, mut laid): (Vec<Sent>, Vec<Sent>) = sent.into_iter().unzip();
             let (from_text, from_layout) = (
                 replay(&texts, &mut Memo::default()),
                 replay(&laid, &mut Memo::default()),
             );
             assert_eq!(from_text, from_layout, "{wire:?}");
+            // The seals read together (what one walked, the next reads again only where it
+            // goes further), newest first: the same requests.
+            let together: Vec<SealLayout<'_>> = rows
+                .iter()
+                .rev()
+                .map(|(p, pieces, layout, frozen)| SealLayout {
+                    pointers: p,
+                    pieces_digest: Some(pieces),
+                    layout: Some(layout),
+                    frozen,
+                })
+                .collect();
+            let read = read_sealed_layouts(&mut store, &together, &mut Catalog::default())
+                .unwrap()
+                .unwrap();
+            for (sent, read) in laid.iter_mut().zip(read.into_iter().rev()) {
+                sent.body = Request::Laid(read.expect("a layout"));
+            }
+            assert_eq!(
+                replay(&laid, &mut Memo::default()),
+                from_text,
+                "{wire:?}: read together"
+            );
             assert!(
                 from_text[1].shared_prefix_tokens > 0,
                 "{wire:?}: the second extends the first"
