@@ -64,6 +64,13 @@ pub struct Frozen {
     pub(crate) clear_tool_results: Option<crate::clearing::Rule>,
 }
 
+impl Frozen {
+    /// The estimate of the sealed request (its total input tokens).
+    pub fn estimated_total(&self) -> u32 {
+        self.estimate.total
+    }
+}
+
 /// A stateful turn's chain, frozen with its seal: the seal stores the full request, and
 /// every request of the turn is sent as its system text in `instructions`, then, when
 /// the chain holds, `previous_response_id` and the elements from `cut` on.

@@ -6,7 +6,7 @@
 
 use std::sync::LazyLock;
 
-use pgrx::pg_sys::{BOOLOID, INT4OID, TEXTOID, UUIDOID};
+use pgrx::pg_sys::{BOOLOID, BYTEAOID, INT4OID, TEXTOID, UUIDOID};
 use pgrx::prelude::*;
 use pgrx::spi::SpiClient;
 use serde_json::{json, Value};
@@ -109,9 +109,7 @@ fn summary(turn: Uuid, step: i32, r: &Response, estimated: i32) -> Value {
 static ANSWERED_REQUEST: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
         "the request a response answers",
-        "SELECT t.mode, s.frozen #>> '{model,name}' AS model, s.frozen ->> 'wire' AS wire, \
-                (s.frozen #>> '{estimate,total}')::int4 AS sealed, \
-                s.frozen_digest IS NOT DISTINCT FROM sha256(convert_to(s.frozen::text, 'UTF8')) AS verified, \
+        "SELECT t.mode, s.frozen::text AS frozen, s.frozen_digest, \
                 r.n, r.sent_estimate, t.summary IS NOT NULL AS summarized, \
                 EXISTS (SELECT 1 FROM prompt.responses p WHERE p.conversation_id = $1 AND p.turn_id = $2 \
                         AND p.step = 0) AS answered \
@@ -123,10 +121,8 @@ static ANSWERED_REQUEST: LazyLock<Query> = LazyLock::new(|| {
          WHERE t.conversation_id = $1 AND t.id = $2",
         &[
             ("mode", TEXTOID),
-            ("model", TEXTOID),
-            ("wire", TEXTOID),
-            ("sealed", INT4OID),
-            ("verified", BOOLOID),
+            ("frozen", TEXTOID),
+            ("frozen_digest", BYTEAOID),
             ("n", INT4OID),
             ("sent_estimate", INT4OID),
             ("summarized", BOOLOID),
@@ -158,12 +154,18 @@ pub(super) fn stored_request(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> 
         &ANSWERED_REQUEST,
         &[pg_uuid(conv).into(), pg_uuid(turn).into()],
         |c| {
+            // The seal's frozen record, read by the core's one reader (checked against its
+            // digest): none, or one not as written, says nothing of the request.
+            let read = c
+                .text("frozen")
+                .map(|text| pgprompt_core::read_frozen(&text, c.get::<Vec<u8>>("frozen_digest").as_deref()));
+            let frozen = read.as_ref().and_then(|r| r.as_ref().ok());
             Ok::<_, Error>(Some(StoredRequest {
                 mode: c.text("mode"),
-                model: c.text("model"),
-                wire: c.text("wire").as_deref().and_then(Wire::parse),
-                sealed: c.get::<i32>("sealed"),
-                verified: c.get::<bool>("verified") == Some(true),
+                model: frozen.and_then(|f| f.model.as_ref().map(|m| m.name.clone())),
+                wire: frozen.map(|f| f.wire),
+                sealed: frozen.map(|f| i32::try_from(f.estimated_total()).unwrap_or(i32::MAX)),
+                verified: !matches!(read, Some(Err(_))),
                 newest: c.get::<i32>("n"),
                 // An in-turn summary can shrink a request after its newest round was sent:
                 // then the request is what a compile says.
@@ -207,7 +209,7 @@ fn answered_request(
     body_digest: [u8; 32],
 ) -> (Answered, Option<String>, bool) {
     let (mode, answered_before) = stored.as_ref().map_or((None, false), |s| (s.mode.clone(), s.answered));
-    if let Some(s) = stored.filter(|s| s.sealed.is_some()) {
+    if let Some(s) = stored.filter(|s| s.sealed.is_some() || !s.verified) {
         if !s.verified {
             raise(
                 Error::new(

@@ -296,6 +296,11 @@ def test_explains_cache_prediction_refuses_a_seal_that_does_not_verify(fc):
         e = refused(fc, "SELECT prompt.explain_turn(%s, %s)", (conv, probe), "XX001")
         assert "has a frozen record that does not match its digest" in str(e), str(e)
         refused(fc, "SELECT count(*) FROM prompt.cache_report(%s)", (conv,), "XX001")
+        # record_response reads the seal's record with the core's one reader too: the
+        # answer of a request whose record no longer reads is refused, nothing written.
+        e = refused(fc, "SELECT prompt.record_response(%s, %s, %s)", (conv, sent, json.dumps(final_response("anthropic"))), "XX001")
+        assert "does not read as it was written" in str(e), str(e)
+        assert fc.execute("SELECT count(*) FROM prompt.responses WHERE turn_id = %s", (sent,)).fetchone()[0] == 0
     finally:
         with fc.transaction():
             fc.execute("SET LOCAL session_replication_role = replica")
