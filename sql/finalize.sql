@@ -1809,7 +1809,11 @@ COMMENT ON COLUMN prompt.rounds.sent_estimate IS
 COMMENT ON COLUMN prompt.seals.frozen_digest IS
     'The SHA-256 of frozen''s jsonb text, written with the seal; every read of the seal checks it.';
 COMMENT ON COLUMN prompt.seals.pieces_digest IS
-    'The SHA-256 of the body''s pieces as stored (its head''s, tail''s and elements'' node digests in order, then its patch list), written with the seal: with each node checked against its own digest it covers the body, so cache_report and explain_turn check every request they replay at the cost of what it adds. NULL on a seal written before 0.5 (its body is hashed whole).';
+    'The SHA-256 of the body''s pieces as stored (its head''s, tail''s and elements'' node digests in order, then its patch list), written with the seal: with each node checked against its own digest it covers the body. cache_report and explain_turn check every request they replay against it (reading its layout, not its text); verify_seals checks each node too. NULL on a seal written before 0.5 (its body is hashed whole).';
+COMMENT ON COLUMN prompt.seals.layout IS
+    'The seal''s own cache blocks, written with it (core laid.rs): those around its list and those of the elements its patches mark. cache_report and explain_turn read it with its nodes'' layouts instead of the body''s text; verify_seals checks that it reads as the text does. NULL on a seal written before 0.6 (read from its text).';
+COMMENT ON COLUMN prompt.seal_nodes.layout IS
+    'An element node''s cache blocks (each block''s hash without its marks, its tokens under the seal''s tokenizer, zone, mark and TTL), cut when the node was written; NULL for the text around a list and for a node written before 0.6.';
 COMMENT ON TABLE prompt.tenants IS
     'Tenancy: once an administrator turned tenancy on (prompt.set_tenancy), every role is confined to the workspaces it is listed for here (it reads their rows and the shared ones, and writes only rows no other tenant''s compile reads); a role listed nowhere reads and writes no tenant''s rows unless it administers the extension. Written by administrators only; kept by pg_dump, and the policies come back with the extension.';
 COMMENT ON TABLE prompt.document_versions IS

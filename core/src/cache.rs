@@ -121,7 +121,7 @@ pub(crate) enum Zone {
     Message(usize, usize),
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 struct Block {
     /// The hash of every block up to and including this one.
     prefix: u64,
@@ -330,6 +330,16 @@ impl Simulator {
     }
 }
 
+/// Whether a sealed request's stored layout reads as its text does: the same blocks, in
+/// the same order, with the same tokens and marks (`verify_seals`).
+pub fn layout_matches(wire: Wire, model: Option<&Model>, pieces: &Pieces, laid: &Laid, memo: &mut Memo) -> bool {
+    let tokenizer = model.map_or(Tokenizer::Cl100kBase, |m| m.tokenizer);
+    let name = model.map(|m| m.name.as_str());
+    let mut counter = Counter::new(tokenizer, memo);
+    let from_text = Simulator::new().pieces(wire, tokenizer, pieces, name, &mut counter);
+    from_text == assemble(name, &laid.frame, laid.elements.iter().map(|e| e.as_slice()))
+}
+
 /// How long (seconds) a cache entry of `model` on `wire` lives unread: what can still be
 /// read by a request sent now was written or read that recently.
 pub fn ttl_seconds(wire: Wire, model: Option<&Model>) -> f64 {
@@ -423,10 +433,25 @@ fn unmarked(v: &Value, mark: Option<&str>) -> (Value, bool) {
     }
 }
 
+/// A block's own identity (its role and its JSON without cache marks): the first eight
+/// bytes of their SHA-256. It is stored with the block's layout (`crate::laid`) and
+/// compared with one cut by another build, so it is a hash that never changes with a
+/// crate's version or the platform.
+fn own_hash(role: &str, text: &str) -> u64 {
+    use sha2::Digest as _;
+    let mut h = sha2::Sha256::new();
+    h.update(role.as_bytes());
+    h.update([0]);
+    h.update(text.as_bytes());
+    let d: [u8; 32] = h.finalize().into();
+    u64::from_le_bytes([d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]])
+}
+
 /// The hasher of the prediction's prefix identities: foldhash, seeded the same in every
 /// backend (a prediction reads the same on any). SipHash here was 9% of an `explain_turn`
-/// whose prediction replays 61 requests (bench/NOTES.md); these hashes only tell blocks
-/// apart within one prediction, and nothing is keyed by them that a caller could flood.
+/// whose prediction replays 61 requests (bench/NOTES.md); these hashes chain the stored
+/// blocks' own identities within one prediction and are never stored, and nothing is
+/// keyed by them that a caller could flood.
 fn hasher() -> impl Hasher {
     foldhash::fast::FixedState::with_seed(0).build_hasher()
 }
@@ -514,7 +539,7 @@ fn piece(wire: Wire, zone: Zone, role: &str, value: &Value, counter: &mut Counte
         None => counter.count(&text),
     };
     Piece::Block {
-        own: hash_parts(&[role.as_bytes(), &[0], text.as_bytes()]),
+        own: own_hash(role, &text),
         tokens,
         marked,
         ttl: mark_ttl(value, mark),

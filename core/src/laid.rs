@@ -19,7 +19,10 @@ use crate::cache::{element, frame, Frame, Laid, Piece, Zone};
 use crate::kinds::Wire;
 use crate::tokens::{Counter, Memo, Tokenizer};
 
-/// The layout's format: a layout of another is not read.
+/// The layout's format, and what its blocks were cut with: a layout of another version is
+/// not read (its text is). Bump it when what a block stores would read otherwise: the
+/// encoding, how the cache model cuts a body into blocks (`cache::element`, `cache::frame`)
+/// or hashes one, or a tokenizer's counts.
 const VERSION: u8 = 1;
 
 /// What a layout was cut with: the wire that says how to read a body into blocks, and the
@@ -33,23 +36,21 @@ pub(crate) struct Cut {
 impl Cut {
     fn header(self, out: &mut Vec<u8>) {
         out.push(VERSION);
-        out.push(place(Wire::ALL, &self.wire));
-        out.push(place(&Tokenizer::ALL, &self.tokenizer));
+        out.push(code(self.wire.as_str()));
+        out.push(code(self.tokenizer.name()));
     }
 
     fn matches(self, r: &mut Reader<'_>) -> Option<()> {
-        let ok = r.u8()? == VERSION
-            && r.u8()? == place(Wire::ALL, &self.wire)
-            && r.u8()? == place(&Tokenizer::ALL, &self.tokenizer);
+        let ok = r.u8()? == VERSION && r.u8()? == code(self.wire.as_str()) && r.u8()? == code(self.tokenizer.name());
         ok.then_some(())
     }
 }
 
-fn place<T: PartialEq>(all: &[T], one: &T) -> u8 {
-    all.iter()
-        .position(|x| x == one)
-        .and_then(|i| u8::try_from(i).ok())
-        .unwrap_or(u8::MAX)
+/// A wire's or a tokenizer's byte in a layout: of its name (as the catalog spells it),
+/// never of its place in a list a new variant could shift (a test holds them apart).
+fn code(name: &str) -> u8 {
+    use sha2::Digest as _;
+    sha2::Sha256::digest(name.as_bytes())[0]
 }
 
 fn parse(text: &str) -> Value {
@@ -115,7 +116,7 @@ pub(crate) fn read_seal(cut: Cut, bytes: &[u8]) -> Option<(Frame, Marked)> {
     };
     let pieces = r.pieces()?;
     let n = r.count()?;
-    let mut marked = Vec::with_capacity(n);
+    let mut marked = Vec::with_capacity(n.min(64));
     for _ in 0..n {
         let i = r.u32()? as usize;
         marked.push((i, r.pieces()?));
@@ -274,7 +275,7 @@ impl Reader<'_> {
 
     fn pieces(&mut self) -> Option<Vec<Piece>> {
         let n = self.count()?;
-        let mut out = Vec::with_capacity(n);
+        let mut out = Vec::with_capacity(n.min(64));
         for _ in 0..n {
             out.push(match self.u8()? {
                 0 => {
@@ -356,6 +357,14 @@ mod tests {
         write_u32(&mut huge, u32::MAX as usize);
         huge.extend([0; 64]);
         assert_eq!(read_element(CLAUDE, &huge), None);
+    }
+
+    #[test]
+    fn every_wire_and_tokenizer_has_a_code_of_its_own() {
+        let wires: std::collections::HashSet<u8> = Wire::ALL.iter().map(|w| code(w.as_str())).collect();
+        assert_eq!(wires.len(), Wire::ALL.len());
+        let tokenizers: std::collections::HashSet<u8> = Tokenizer::ALL.iter().map(|t| code(t.name())).collect();
+        assert_eq!(tokenizers.len(), Tokenizer::ALL.len());
     }
 
     #[test]

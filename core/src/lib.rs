@@ -76,8 +76,8 @@ pub use crate::{
 // and how its body is stored over the conversation's nodes.
 pub use crate::{
     cache::{
-        replay as replay_cache, ttl_seconds as cache_ttl_seconds, Laid as CacheLaid, Request as CacheRequest,
-        Row as CacheRow, Sent as SentRequest,
+        layout_matches as cache_layout_matches, replay as replay_cache, ttl_seconds as cache_ttl_seconds,
+        Laid as CacheLaid, Request as CacheRequest, Row as CacheRow, Sent as SentRequest,
     },
     compile::{
         compile,

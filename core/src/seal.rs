@@ -404,10 +404,10 @@ pub(crate) fn pieces_digest<'d>(
     h.finalize().into()
 }
 
-/// [`pieces_digest`] of several seals that share their leading pieces, each shared prefix
-/// hashed once: the hash's state after an element is kept under the nodes that make the
-/// prefix (its head, tail, lead, the chain's oldest node and that element's: a chain
-/// node's parents fix the rest), so a seal costs what it adds to the seals before it.
+/// [`pieces_digest`] of several seals, each hashed from where a seal it extends ended: the
+/// hash's state after a seal's last element is kept under the nodes that make that prefix
+/// (its head, tail, lead, the chain's oldest node and that element's: a chain node's
+/// parents fix the rest), so a seal that extends another costs what it adds.
 #[derive(Default)]
 pub(crate) struct PiecesDigests {
     states: foldhash::HashMap<(i64, i64, u64, i64, i64), Sha256>,
@@ -444,11 +444,13 @@ impl PiecesDigests {
             h.update(tail.1);
             (h, 0)
         });
-        for (k, (_, d)) in elements.iter().enumerate().skip(from) {
+        for (_, d) in elements.iter().skip(from) {
             h.update(d);
-            if k >= lead {
-                self.states.insert(key(k), h.clone());
-            }
+        }
+        // Kept after the last element alone: a later seal that extends this one starts
+        // there (one state a seal, however long its chain).
+        if elements.len() > lead {
+            self.states.insert(key(elements.len() - 1), h.clone());
         }
         h.update(serde_json::to_string(patches).unwrap_or_default().as_bytes());
         h.finalize().into()

@@ -367,14 +367,19 @@ type LaidNodes = foldhash::HashMap<i64, (Option<i64>, ([u8; 32], Option<Rc<[u8]>
 /// node has no layout for the cut).
 type LaidElement = (i64, [u8; 32], Option<Rc<Vec<Piece>>>);
 
+/// A chain as walked: its newest node, its length, the cut its layouts are read with.
+type ChainKey = (i64, i32, Cut);
+
 /// The seals of one read, read in turn: what one seal's chain walked and decoded, the next
 /// reads again only where it goes further (a chain extends a chain).
 struct Reading<'c> {
     stored: LaidNodes,
     /// Each node's blocks, decoded once a cut.
     decoded: foldhash::HashMap<(i64, Cut), Option<Rc<Vec<Piece>>>>,
-    /// The chains walked, by their newest node, length and cut: their elements, oldest first.
-    walked: foldhash::HashMap<(i64, i32, Cut), Rc<Vec<LaidElement>>>,
+    /// The last chains walked (a few: seals are read shorter first, and one extends one
+    /// read just before it), by their newest node, length and cut: their elements, oldest
+    /// first.
+    walked: std::collections::VecDeque<(ChainKey, Rc<Vec<LaidElement>>)>,
     digests: PiecesDigests,
     catalog: &'c mut Catalog,
 }
@@ -408,15 +413,15 @@ impl Reading<'_> {
         let Some(top) = newest else {
             return (total == 0).then(|| Rc::new(Vec::new()));
         };
-        if let Some(w) = self.walked.get(&(top, length, cut)) {
-            return Some(w.clone());
+        if let Some(w) = self.walked_to((top, length, cut)) {
+            return Some(w);
         }
         let (mut fresh, mut base, mut at) = (Vec::new(), None, Some(top));
         for t in 0..total {
             let id = at?;
             let left = length - i32::try_from(t).ok()?;
-            if let Some(w) = self.walked.get(&(id, left, cut)).filter(|_| t > 0) {
-                base = Some(w.clone());
+            if let Some(w) = self.walked_to((id, left, cut)).filter(|_| t > 0) {
+                base = Some(w);
                 break;
             }
             fresh.push(self.element(id, cut)?);
@@ -425,8 +430,15 @@ impl Reading<'_> {
         let mut list = base.map(|b| b.as_ref().clone()).unwrap_or_default();
         list.extend(fresh.into_iter().rev());
         let list = Rc::new(list);
-        self.walked.insert((top, length, cut), list.clone());
+        if self.walked.len() == 4 {
+            self.walked.pop_front();
+        }
+        self.walked.push_back(((top, length, cut), list.clone()));
         Some(list)
+    }
+
+    fn walked_to(&self, key: ChainKey) -> Option<Rc<Vec<LaidElement>>> {
+        self.walked.iter().find(|(k, _)| *k == key).map(|(_, w)| w.clone())
     }
 
     /// One seal's first request from the nodes read: `Ok(None)` when a layout is missing
@@ -439,7 +451,12 @@ impl Reading<'_> {
         let head = digest_of(p.head).ok_or("lost a node")?;
         let tail = digest_of(p.tail).ok_or("lost a node")?;
         // Each element in order: the lead, then the chain.
-        let mut elements = Vec::with_capacity(p.lead.len() + usize::try_from(p.chain_length).unwrap_or(0));
+        // Sized by what was read, never by what a row claims.
+        let claimed = p
+            .lead
+            .len()
+            .saturating_add(usize::try_from(p.chain_length).unwrap_or(0));
+        let mut elements = Vec::with_capacity(claimed.min(self.stored.len()));
         for id in &p.lead {
             elements.push(self.element(id.ok_or("lost a node")?, cut).ok_or("lost a node")?);
         }

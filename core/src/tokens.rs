@@ -59,7 +59,6 @@ impl Tokenizer {
     }
 
     /// Its name as columns and `count_tokens` spell it.
-    #[cfg(test)]
     pub(crate) fn name(self) -> &'static str {
         match self {
             Tokenizer::Cl100kBase => "cl100k_base",

@@ -299,6 +299,30 @@ pub fn sent_firsts(
         .collect())
 }
 
+/// A sealed first request read back both ways the cache report reads it, each checked:
+/// its pieces (each node against its digest, the pieces against the seal's) and its
+/// stored cache layout, which must read as its text does (`verify_seals`).
+fn sent_as_stored(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Result<()> {
+    let as_text = std::collections::HashSet::from([turn]);
+    let mut texts = sent_firsts(client, conv, &[turn], &as_text, &mut Default::default())?;
+    let mut laid = sent_firsts(client, conv, &[turn], &Default::default(), &mut Default::default())?;
+    if let (Some((frozen, First::Pieces(Some(pieces)))), Some((_, First::Laid(layout)))) =
+        (texts.remove(&turn), laid.remove(&turn))
+    {
+        let same = super::session::with_memo(|memo| {
+            pgprompt_core::cache_layout_matches(frozen.wire, frozen.model.as_ref(), &pieces, &layout, memo)
+        });
+        if !same {
+            return Err(corrupted(
+                conv,
+                turn,
+                "has a cache layout that does not read as its text",
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// One conversation's seal nodes, read over SPI as the core asks (`SealNodes`).
 struct SpiNodes<'a, 'c> {
     client: &'a SpiClient<'c>,
@@ -878,9 +902,7 @@ pub fn verify(client: &SpiClient<'_>, conv: Option<Uuid>) -> Result<Vec<(Uuid, U
             continue;
         }
         // The body, then its pieces (what the cache report reads) against their digest.
-        let as_text = std::collections::HashSet::from([turn]);
-        let read = load(client, conv, turn)
-            .and_then(|_| sent_firsts(client, conv, &[turn], &as_text, &mut Default::default()).map(|_| ()));
+        let read = load(client, conv, turn).and_then(|_| sent_as_stored(client, conv, turn));
         if let Err(e) = read {
             // What the refusal says after naming the seal (its message as `corrupted` builds it).
             let prefix = Error::new(

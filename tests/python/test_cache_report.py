@@ -292,6 +292,17 @@ def test_the_report_reads_layouts_and_refuses_what_does_not_match_its_digest(cdb
         assert report(c, conv) == before
     finally:
         as_replica("UPDATE prompt.seal_nodes SET layout = %s WHERE conversation_id = %s AND id = %s", (layout, conv, node))
+    # One that reads but says another block (the seal's marked element placed at another
+    # part: found by a review of 0.6): verify_seals names the seal, whose layout no longer
+    # reads as its text.
+    own = c.execute("SELECT layout FROM prompt.seals WHERE turn_id = %s", (t,)).fetchone()[0]
+    as_replica("UPDATE prompt.seals SET layout = set_byte(layout, length(layout) - 1, get_byte(layout, length(layout) - 1) # 2) WHERE turn_id = %s", (t,))
+    try:
+        problems = c.execute("SELECT problem FROM prompt.verify_seals(%s)", (conv,)).fetchall()
+        assert problems == [("has a cache layout that does not read as its text",)], problems
+    finally:
+        as_replica("UPDATE prompt.seals SET layout = %s WHERE turn_id = %s", (own, t))
+    assert c.execute("SELECT count(*) FROM prompt.verify_seals(%s)", (conv,)).fetchone()[0] == 0
 
 
 def test_a_runs_continuations_are_read_from_its_seal_and_rounds_alone(cdb):
