@@ -161,10 +161,7 @@ impl Simulator {
     /// Replays one request: its row of the report.
     pub(crate) fn send(&mut self, sent: &Sent, memo: &mut Memo) -> Row {
         let model_name = sent.model.as_ref().map(|m| m.name.clone());
-        let tokenizer = sent
-            .model
-            .as_ref()
-            .map_or(crate::tokens::Tokenizer::Cl100kBase, |m| m.tokenizer);
+        let tokenizer = tokenizer_of(sent.model.as_ref());
         let mut counter = Counter::new(tokenizer, memo);
         let blocks = match &sent.body {
             Request::Whole(text) => blocks(sent.wire, text, model_name.as_deref(), &mut counter),
@@ -330,10 +327,16 @@ impl Simulator {
     }
 }
 
+/// The tokenizer the cache model counts a request's blocks with: its model's, else
+/// cl100k_base.
+pub(crate) fn tokenizer_of(model: Option<&Model>) -> Tokenizer {
+    model.map_or(Tokenizer::Cl100kBase, |m| m.tokenizer)
+}
+
 /// Whether a sealed request's stored layout reads as its text does: the same blocks, in
 /// the same order, with the same tokens and marks (`verify_seals`).
 pub fn layout_matches(wire: Wire, model: Option<&Model>, pieces: &Pieces, laid: &Laid, memo: &mut Memo) -> bool {
-    let tokenizer = model.map_or(Tokenizer::Cl100kBase, |m| m.tokenizer);
+    let tokenizer = tokenizer_of(model);
     let name = model.map(|m| m.name.as_str());
     let mut counter = Counter::new(tokenizer, memo);
     let from_text = Simulator::new().pieces(wire, tokenizer, pieces, name, &mut counter);

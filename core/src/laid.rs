@@ -34,6 +34,14 @@ pub(crate) struct Cut {
 }
 
 impl Cut {
+    /// The cut of a request on `wire` for `model`: its tokenizer as the cache model counts.
+    pub(crate) fn of(wire: Wire, model: Option<&crate::rows::Model>) -> Cut {
+        Cut {
+            wire,
+            tokenizer: crate::cache::tokenizer_of(model),
+        }
+    }
+
     fn header(self, out: &mut Vec<u8>) {
         out.push(VERSION);
         out.push(code(self.wire.as_str()));

@@ -16,7 +16,7 @@ use crate::seal::{
     apply, body_digest, digest, frozen_for, pieces_digest, plan_chain, verify, walk_chain, Frozen, Patch, PieceReader,
     Pieces, PiecesDigests, SealDraft, StoredPieces,
 };
-use crate::tokens::{Memo, Tokenizer};
+use crate::tokens::Memo;
 use crate::wire::Body;
 
 /// How many nodes a chain may have: a seal row's `chain_length` is checked against it
@@ -289,10 +289,7 @@ pub struct LaidSeal {
 /// How a seal's layouts are cut: its wire, and its model's tokenizer (the cache model's
 /// default without one).
 fn cut_of(frozen: &Frozen) -> Cut {
-    Cut {
-        wire: frozen.wire,
-        tokenizer: frozen.model.as_ref().map_or(Tokenizer::Cl100kBase, |m| m.tokenizer),
-    }
+    Cut::of(frozen.wire, frozen.model.as_ref())
 }
 
 /// What a seal row holds beside its pointers for its layout: its pieces digest, its own
@@ -494,11 +491,7 @@ pub fn lay_next_request(
     catalog: &Catalog,
     memo: &mut Memo,
 ) -> Laid {
-    let cut = Cut {
-        wire,
-        tokenizer: model.map_or(Tokenizer::Cl100kBase, |m| m.tokenizer),
-    };
-    crate::laid::lay_request(cut, body, catalog, memo)
+    crate::laid::lay_request(Cut::of(wire, model), body, catalog, memo)
 }
 
 /// Lays a sealed body out over its conversation's nodes, sharing the longest run of
