@@ -82,6 +82,46 @@ pub enum Request {
 pub struct Laid {
     pub(crate) frame: Rc<Frame>,
     pub(crate) elements: Vec<Rc<Vec<Piece>>>,
+    /// Its blocks once assembled for a model, shared by its clones: a request replayed
+    /// again (a seal a backend keeps) is not assembled again.
+    assembled: Rc<std::cell::OnceCell<Assembled>>,
+}
+
+/// A request's blocks, assembled for the model they were named with.
+type Assembled = (Option<String>, Rc<Vec<Block>>);
+
+impl Laid {
+    /// A request from its frame's blocks and each element's.
+    pub(crate) fn new(frame: Rc<Frame>, elements: Vec<Rc<Vec<Piece>>>) -> Laid {
+        Laid {
+            frame,
+            elements,
+            assembled: Rc::default(),
+        }
+    }
+
+    /// How many elements its list holds.
+    pub fn len(&self) -> usize {
+        self.elements.len()
+    }
+
+    /// Whether its list is empty.
+    pub fn is_empty(&self) -> bool {
+        self.elements.is_empty()
+    }
+
+    /// Its blocks for `model`, assembled once.
+    fn blocks(&self, model: Option<&str>) -> Rc<Vec<Block>> {
+        if let Some((named, blocks)) = self.assembled.get() {
+            if named.as_deref() == model {
+                return blocks.clone();
+            }
+        }
+        let blocks = Rc::new(assemble(model, &self.frame, self.elements.iter().map(|e| e.as_slice())));
+        // A first assembly stays; another model's (never a seal's own) is not kept.
+        let _ = self.assembled.set((model.map(str::to_string), blocks.clone()));
+        blocks
+    }
 }
 
 /// A row of `prompt.cache_report`.
@@ -146,7 +186,7 @@ pub fn replay(requests: &[Sent], memo: &mut Memo) -> Vec<Row> {
 pub(crate) struct Simulator {
     /// Prefix hash → when the entry expires.
     entries: foldhash::HashMap<u64, f64>,
-    previous: Option<(Option<String>, Vec<Block>)>,
+    previous: Option<(Option<String>, Rc<Vec<Block>>)>,
     /// The pieces read so far, by key (and the wire and tokenizer they were read with).
     frames: foldhash::HashMap<((i64, i64), Wire, Tokenizer), Rc<Frame>>,
     elements: foldhash::HashMap<(i64, Wire, Tokenizer), Rc<Vec<Piece>>>,
@@ -164,9 +204,9 @@ impl Simulator {
         let tokenizer = tokenizer_of(sent.model.as_ref());
         let mut counter = Counter::new(tokenizer, memo);
         let blocks = match &sent.body {
-            Request::Whole(text) => blocks(sent.wire, text, model_name.as_deref(), &mut counter),
-            Request::Pieces(p) => self.pieces(sent.wire, tokenizer, p, model_name.as_deref(), &mut counter),
-            Request::Laid(l) => assemble(model_name.as_deref(), &l.frame, l.elements.iter().map(|e| e.as_slice())),
+            Request::Whole(text) => Rc::new(blocks(sent.wire, text, model_name.as_deref(), &mut counter)),
+            Request::Pieces(p) => Rc::new(self.pieces(sent.wire, tokenizer, p, model_name.as_deref(), &mut counter)),
+            Request::Laid(l) => l.blocks(model_name.as_deref()),
         };
         let cum: Vec<u32> = blocks
             .iter()
@@ -281,7 +321,7 @@ impl Simulator {
         };
         let same = blocks
             .iter()
-            .zip(before)
+            .zip(before.iter())
             .take_while(|(a, b)| a.prefix == b.prefix)
             .count();
         let shared = same.checked_sub(1).map_or(0, |i| cum[i]);

@@ -140,10 +140,7 @@ pub(crate) fn laid(frame: Frame, marked: Marked, mut elements: Vec<Rc<Vec<Piece>
     for (i, pieces) in marked {
         *elements.get_mut(i)? = Rc::new(pieces);
     }
-    Some(Laid {
-        frame: Rc::new(frame),
-        elements,
-    })
+    Some(Laid::new(Rc::new(frame), elements))
 }
 
 /// The blocks stored layouts hold, by the digest of the text they were cut from (an
@@ -153,14 +150,49 @@ pub(crate) fn laid(frame: Frame, marked: Marked, mut elements: Vec<Rc<Vec<Piece>
 pub struct Catalog {
     pub(crate) elements: foldhash::HashMap<(Cut, [u8; 32]), Rc<Vec<Piece>>>,
     pub(crate) frames: foldhash::HashMap<(Cut, [u8; 32], [u8; 32]), Rc<Frame>>,
+    /// The SHA-256 of each text a request laid out held, by the text itself (a request
+    /// repeats most of the one laid before it: found by equality, not hashed again),
+    /// [`DIGESTED_BYTES`] of text at most.
+    digested: foldhash::HashMap<Rc<str>, [u8; 32]>,
+    digested_bytes: usize,
+}
+
+/// The text whose digests a catalog keeps, at most (past it, it starts again).
+const DIGESTED_BYTES: usize = 16 << 20;
+
+impl Catalog {
+    /// How many element and frame layouts it holds.
+    pub fn len(&self) -> usize {
+        self.elements.len() + self.frames.len()
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The SHA-256 of `text`: kept from a request laid before, or hashed and kept.
+    fn digest(&mut self, text: &str) -> [u8; 32] {
+        if let Some(d) = self.digested.get(text) {
+            return *d;
+        }
+        let d = crate::seal::digest(text);
+        if self.digested_bytes + text.len() > DIGESTED_BYTES {
+            self.digested.clear();
+            self.digested_bytes = 0;
+        }
+        self.digested_bytes += text.len();
+        self.digested.insert(Rc::from(text), d);
+        d
+    }
 }
 
 /// A request not sent yet, as the cache model reads it: each element the catalog holds
 /// (by its text's digest) read from it, any other cut from its text.
-pub(crate) fn lay_request(cut: Cut, body: &crate::wire::Body, catalog: &Catalog, memo: &mut Memo) -> Laid {
-    let digest = crate::seal::digest;
+pub(crate) fn lay_request(cut: Cut, body: &crate::wire::Body, catalog: &mut Catalog, memo: &mut Memo) -> Laid {
     let mut counter = Counter::new(cut.tokenizer, memo);
-    let frame = match catalog.frames.get(&(cut, digest(&body.head), digest(&body.tail))) {
+    let (head, tail) = (catalog.digest(&body.head), catalog.digest(&body.tail));
+    let frame = match catalog.frames.get(&(cut, head, tail)) {
         Some(f) => f.clone(),
         None => Rc::new(frame(
             cut.wire,
@@ -171,12 +203,15 @@ pub(crate) fn lay_request(cut: Cut, body: &crate::wire::Body, catalog: &Catalog,
     let elements = body
         .elements
         .iter()
-        .map(|e| match catalog.elements.get(&(cut, digest(e))) {
-            Some(pieces) => pieces.clone(),
-            None => Rc::new(element(cut.wire, &parse(e), &mut counter)),
+        .map(|e| {
+            let d = catalog.digest(e);
+            match catalog.elements.get(&(cut, d)) {
+                Some(pieces) => pieces.clone(),
+                None => Rc::new(element(cut.wire, &parse(e), &mut counter)),
+            }
         })
         .collect();
-    Laid { frame, elements }
+    Laid::new(frame, elements)
 }
 
 /// A count, a token number or an index, LEB128 (a node's layout is a few dozen bytes

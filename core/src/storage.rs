@@ -488,7 +488,7 @@ pub fn lay_next_request(
     wire: crate::kinds::Wire,
     model: Option<&crate::rows::Model>,
     body: &Body,
-    catalog: &Catalog,
+    catalog: &mut Catalog,
     memo: &mut Memo,
 ) -> Laid {
     crate::laid::lay_request(Cut::of(wire, model), body, catalog, memo)

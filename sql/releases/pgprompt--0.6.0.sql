@@ -1580,7 +1580,7 @@ AS 'MODULE_PATHNAME', '_wires_known_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/cache.rs:361
+-- src/pg/cache.rs:381
 -- pgprompt::pg::cache::cache_report
 CREATE  FUNCTION "cache_report"(
 	"conversation_id" uuid /* pgrx :: Uuid */
@@ -1604,7 +1604,7 @@ AS 'MODULE_PATHNAME', 'cache_report_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:426
+-- src/pg/api.rs:435
 -- pgprompt::pg::api::compile_turn
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
@@ -1661,7 +1661,7 @@ AS 'MODULE_PATHNAME', 'escape_envelope_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:318
+-- src/pg/api.rs:327
 -- pgprompt::pg::api::estimate_turn
 CREATE  FUNCTION "estimate_turn"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1687,7 +1687,7 @@ AS 'MODULE_PATHNAME', 'estimate_turn_wrapper';
 CREATE  FUNCTION "explain_turn"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
 	"turn_id" uuid /* pgrx :: Uuid */
-) RETURNS jsonb /* JsonbOut */
+) RETURNS jsonb /* JsonbDatum */
 STRICT STABLE PARALLEL SAFE
 SET search_path TO pg_catalog, pg_temp
 LANGUAGE c /* Rust */
@@ -1722,7 +1722,7 @@ AS 'MODULE_PATHNAME', 'pretty_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:431
+-- src/pg/api.rs:440
 -- pgprompt::pg::api::preview_turn
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
@@ -1741,7 +1741,7 @@ AS 'MODULE_PATHNAME', 'preview_turn_json_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:378
+-- src/pg/api.rs:387
 -- pgprompt::pg::api::prune_seals
 CREATE  FUNCTION "prune_seals"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1809,7 +1809,7 @@ AS 'MODULE_PATHNAME', 'sealed_body_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:311
+-- src/pg/api.rs:320
 -- pgprompt::pg::api::search_deferred
 CREATE  FUNCTION "search_deferred"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1835,7 +1835,7 @@ AS 'MODULE_PATHNAME', 'set_tenancy_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:277
+-- src/pg/api.rs:286
 -- pgprompt::pg::api::skills_for_turn
 CREATE  FUNCTION "skills_for_turn"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1895,7 +1895,7 @@ AS 'MODULE_PATHNAME', 'validate_template_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:388
+-- src/pg/api.rs:397
 -- pgprompt::pg::api::verify_seals
 CREATE  FUNCTION "verify_seals"(
 	"conversation_id" uuid DEFAULT NULL /* Option < pgrx :: Uuid > */

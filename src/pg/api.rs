@@ -5,7 +5,7 @@ use pgrx::prelude::*;
 use uuid::Uuid;
 
 use super::errors::{raise, OrRaise};
-use super::jsonb::{JsonArg, JsonBody, JsonbArg, JsonbOut};
+use super::jsonb::{JsonArg, JsonBody, JsonbArg, JsonbDatum, JsonbOut};
 use super::load::{self, SpiHistory};
 use super::seals;
 use super::session::{self, writable};
@@ -240,17 +240,26 @@ fn sealed_body(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) -> Option<JsonB
 
 #[pg_extern(stable, strict, parallel_safe)]
 #[search_path(pg_catalog, pg_temp)]
-fn explain_turn(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) -> JsonbOut {
+fn explain_turn(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) -> JsonbDatum {
     let out = explain_now(core_uuid(conversation_id), core_uuid(turn_id));
-    let mut value = serde_json::to_value(&out.explain).unwrap_or(serde_json::Value::Null);
-    if let (Some(cache), Some(map)) = (super::cache::predict(&out), value.as_object_mut()) {
+    let explained = Explained {
+        explain: &out.explain,
         // What the provider's cache should do with this request, sent now.
-        map.insert("cache".into(), cache);
-    }
-    if let Some(map) = value.as_object_mut() {
-        map.insert("documents".into(), documents_compiled(&out, conversation_id, turn_id));
-    }
-    JsonbOut(value)
+        cache: super::cache::predict(&out),
+        documents: documents_compiled(&out, conversation_id, turn_id),
+    };
+    JsonbDatum(super::jsonb_ser::to_jsonb(&explained))
+}
+
+/// `explain_turn`'s document: the compile's explanation, its cache prediction (none for a
+/// body not kept) and the document versions it read.
+#[derive(serde::Serialize)]
+struct Explained<'o, E: serde::Serialize> {
+    #[serde(flatten)]
+    explain: &'o E,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache: Option<serde_json::Value>,
+    documents: serde_json::Value,
 }
 
 /// The document versions each slot and document block compiled from (`explain_turn`'s

@@ -31,16 +31,15 @@ static SENT: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
         "a sealed turn's requests",
         "SELECT t.id, t.mode = 'run' AS run, extract(epoch FROM s.sealed_at)::float8 AS sealed_at, \
-                coalesce(array_agg(g.n ORDER BY g.n) FILTER (WHERE g.n IS NOT NULL), '{}') AS rounds, \
-                coalesce(array_agg(g.at ORDER BY g.n) FILTER (WHERE g.n IS NOT NULL), '{}') AS sent_at \
-         FROM prompt.turns t \
-         JOIN prompt.seals s ON s.conversation_id = $1 AND s.turn_id = t.id \
-         LEFT JOIN LATERAL (SELECT max(r.n) AS n, extract(epoch FROM r.sent_at)::float8 AS at \
-                            FROM prompt.rounds r \
-                            WHERE r.conversation_id = $1 AND r.turn_id = t.id \
-                              AND r.sent_at IS NOT NULL GROUP BY r.sent_at) g ON true \
-         WHERE t.conversation_id = $1 AND s.pruned_at IS NULL \
-         GROUP BY t.id, t.seq, t.mode, s.sealed_at ORDER BY t.seq",
+                coalesce(g.rounds, '{}') AS rounds, coalesce(g.sent_at, '{}') AS sent_at \
+         FROM prompt.seals s \
+         JOIN prompt.turns t ON t.conversation_id = $1 AND t.id = s.turn_id \
+         LEFT JOIN (SELECT x.turn_id, array_agg(x.n ORDER BY x.n) AS rounds, array_agg(x.at ORDER BY x.n) AS sent_at \
+                    FROM (SELECT r.turn_id, max(r.n) AS n, extract(epoch FROM r.sent_at)::float8 AS at \
+                          FROM prompt.rounds r WHERE r.conversation_id = $1 AND r.sent_at IS NOT NULL \
+                          GROUP BY r.turn_id, r.sent_at) x \
+                    GROUP BY x.turn_id) g ON g.turn_id = s.turn_id \
+         WHERE s.conversation_id = $1 AND s.pruned_at IS NULL ORDER BY t.seq",
         &[
             ("id", UUIDOID),
             ("run", BOOLOID),
@@ -70,20 +69,27 @@ static BILLED: LazyLock<Query> = LazyLock::new(|| {
 type Billed = HashMap<(Uuid, i32), ((Option<i32>, Option<i32>), Option<serde_json::Value>)>;
 
 /// Which requests to read back: those sent from `since` on (seconds since the epoch),
-/// the newest `last` of them at most.
+/// the newest `last` of them at most; with what was billed for each where `billed` (the
+/// report shows it, a prediction reads none of it).
 #[derive(Clone, Copy)]
 struct Window {
     since: f64,
     last: usize,
+    billed: bool,
 }
 
 const ALL: Window = Window {
     since: f64::NEG_INFINITY,
     last: usize::MAX,
+    billed: true,
 };
 
-/// What the provider billed each of the conversation's recorded requests.
-fn billed(client: &SpiClient<'_>, conv: Uuid) -> Result<Billed> {
+/// What the provider billed each of the conversation's recorded requests (none read
+/// where `window` does not ask for it).
+fn billed(client: &SpiClient<'_>, conv: Uuid, window: Window) -> Result<Billed> {
+    if !window.billed {
+        return Ok(Billed::default());
+    }
     let rows = run(client, &BILLED, &[pg_uuid(conv).into()], |c| {
         let key = (c.need_uuid("turn_id")?, c.need::<i32>("step")?);
         Ok::<_, Error>(Some((
@@ -104,7 +110,7 @@ fn sent(
     conv: Uuid,
     window: Window,
     memo: &mut Memo,
-    catalog: &mut CacheCatalog,
+    kept: &mut seals::Kept,
 ) -> Result<Vec<SentRequest>> {
     let turns = run(client, &SENT, &[pg_uuid(conv).into()], |c| {
         Ok::<_, Error>(Some((
@@ -115,7 +121,7 @@ fn sent(
             c.need::<Vec<f64>>("sent_at")?,
         )))
     })?;
-    let billed = billed(client, conv)?;
+    let billed = billed(client, conv, window)?;
     // (turn, step, when), in order; only the window's are read back.
     let runs: HashSet<Uuid> = turns.iter().filter(|t| t.1).map(|t| t.0).collect();
     let mut wanted: Vec<(Uuid, i32, f64)> = turns
@@ -133,7 +139,7 @@ fn sent(
     // are replayed too and repeat its pieces.
     let firsts: Vec<Uuid> = wanted.iter().filter(|w| w.1 == 0).map(|w| w.0).collect();
     let continued_turns: HashSet<Uuid> = wanted.iter().filter(|w| w.1 != 0).map(|w| w.0).collect();
-    let mut stored = seals::sent_firsts(client, conv, &firsts, &continued_turns, catalog)?;
+    let mut stored = seals::sent_firsts(client, conv, &firsts, &continued_turns, kept)?;
     let mut out = Vec::new();
     let mut i = 0;
     while i < wanted.len() {
@@ -153,10 +159,10 @@ fn sent(
         for (step, at) in steps {
             let request = match (step, first.take()) {
                 (0, Some((frozen, seals::First::Laid(laid)))) if !stateful => {
-                    Some((frozen.wire, frozen.model, CacheRequest::Laid(laid)))
+                    Some((frozen.wire, frozen.model.clone(), CacheRequest::Laid(laid)))
                 }
                 (0, Some((frozen, seals::First::Pieces(pieces)))) if !stateful => {
-                    pieces.map(|p| (frozen.wire, frozen.model, CacheRequest::Pieces(p)))
+                    pieces.map(|p| (frozen.wire, frozen.model.clone(), CacheRequest::Pieces(p)))
                 }
                 _ => continued(client, conv, turn, step, &mut turn_rows, repeated.as_ref(), memo)?,
             };
@@ -252,8 +258,10 @@ fn repeating(body: &pgprompt_core::Body, first: Option<&CachePieces>) -> CachePi
 fn report(conv: Uuid) -> Vec<CacheRow> {
     Spi::connect(|client| {
         super::session::with_memo(|memo| {
-            let requests = sent(client, conv, ALL, memo, &mut CacheCatalog::default())?;
-            Ok(replay_cache(&requests, memo))
+            seals::with_kept(|kept| {
+                let requests = sent(client, conv, ALL, memo, kept)?;
+                Ok(replay_cache(&requests, memo))
+            })
         })
     })
     .or_raise()
@@ -268,10 +276,7 @@ pub(super) fn predict(out: &pgprompt_core::Output) -> Option<serde_json::Value> 
     if body.head.is_empty() {
         return None;
     }
-    let now = Spi::get_one::<f64>("SELECT extract(epoch FROM now())::float8")
-        .ok()
-        .flatten()
-        .unwrap_or(0.0);
+    let now = transaction_start();
     let rows = Spi::connect(|client| {
         super::session::with_memo(|memo| {
             // What can still be cached: the requests sent within the model's TTL, the
@@ -281,10 +286,13 @@ pub(super) fn predict(out: &pgprompt_core::Output) -> Option<serde_json::Value> 
             let window = Window {
                 since: now - ttl,
                 last: 64,
+                billed: false,
             };
-            let mut catalog = CacheCatalog::default();
-            let mut requests = sent(client, out.explain.conversation_id, window, memo, &mut catalog)?;
-            let next = next_request(out, &requests, &catalog, memo);
+            let (mut requests, next) = seals::with_kept(|kept| {
+                let requests = sent(client, out.explain.conversation_id, window, memo, kept)?;
+                let next = next_request(out, &requests, &mut kept.catalog, memo);
+                Ok::<_, Error>((requests, next))
+            })?;
             requests.push(SentRequest {
                 turn_id: out.explain.turn_id,
                 step: -1,
@@ -310,6 +318,18 @@ pub(super) fn predict(out: &pgprompt_core::Output) -> Option<serde_json::Value> 
     }))
 }
 
+/// `now()` in seconds since the Unix epoch: the transaction's start, as the rows'
+/// timestamps are read (`extract(epoch FROM …)`), without a statement.
+fn transaction_start() -> f64 {
+    // Microseconds between the Unix epoch and PostgreSQL's (2000-01-01).
+    const POSTGRES_EPOCH_MICROS: f64 = 946_684_800_000_000.0;
+    // SAFETY: a read of the current transaction's start, in a backend, on its own thread.
+    let at = unsafe { pgrx::pg_sys::GetCurrentTransactionStartTimestamp() };
+    #[allow(clippy::cast_precision_loss)] // microseconds below 2^53 until the year 2255
+    let micros = at as f64;
+    (micros + POSTGRES_EPOCH_MICROS) / 1e6
+}
+
 /// The next request as the cache model reads it. What it repeats of a request replayed
 /// before it is read as that request read it: from the layouts stored when it was sent
 /// (`catalog`, by the digest of each element's text), never parsed again; a turn read as
@@ -318,7 +338,7 @@ pub(super) fn predict(out: &pgprompt_core::Output) -> Option<serde_json::Value> 
 fn next_request(
     out: &pgprompt_core::Output,
     before: &[SentRequest],
-    catalog: &CacheCatalog,
+    catalog: &mut CacheCatalog,
     memo: &mut Memo,
 ) -> CacheRequest {
     let body = &out.body;

@@ -66,6 +66,21 @@ sql_type!(JsonArg, "json");
 argument_type!(JsonArg, "json");
 sql_type!(JsonbOut, "jsonb");
 result_type!(JsonbOut);
+sql_type!(JsonbDatum, "jsonb");
+result_type!(JsonbDatum);
+
+/// A `jsonb` result already built (`jsonb_ser::to_jsonb`); `None` is SQL NULL.
+pub struct JsonbDatum(pub Option<pg_sys::Datum>);
+
+impl IntoDatum for JsonbDatum {
+    fn into_datum(self) -> Option<pg_sys::Datum> {
+        self.0
+    }
+
+    fn type_oid() -> pg_sys::Oid {
+        pg_sys::JSONBOID
+    }
+}
 
 /// A body returned as `json`, written straight into its datum: one allocation, one copy
 /// of each piece (joining the pieces into a String first was a second copy of
@@ -351,7 +366,7 @@ unsafe fn push(
             Value::Object(map) => {
                 pg_sys::pushJsonbValue(state, WJB_BEGIN_OBJECT, std::ptr::null_mut());
                 for (key, v) in map {
-                    let mut k = string(key)?;
+                    let mut k = string_value(key)?;
                     pg_sys::pushJsonbValue(state, WJB_KEY, &mut k);
                     push(state, v, Some(WJB_VALUE))?;
                 }
@@ -374,7 +389,7 @@ unsafe fn push(
 
 /// A string as a jsonb scalar pointing at its bytes; `None` when too long for jsonb, or
 /// holding a NUL, which jsonb_in refuses (the text path raises its error).
-fn string(s: &str) -> Option<pg_sys::JsonbValue> {
+pub(super) fn string_value(s: &str) -> Option<pg_sys::JsonbValue> {
     if s.len() > MAX_JSONB_STRING || s.contains('\0') {
         return None;
     }
@@ -393,34 +408,38 @@ fn string(s: &str) -> Option<pg_sys::JsonbValue> {
 /// A JSON scalar as a jsonb scalar (a number through `numeric_in`, as jsonb_in reads it).
 fn scalar_value(value: &serde_json::Value) -> Option<pg_sys::JsonbValue> {
     use serde_json::Value;
-    if let Value::String(s) = value {
-        return string(s);
-    }
     // SAFETY: a JsonbValue is plain data; the member its type names is set below.
     let mut v: pg_sys::JsonbValue = unsafe { std::mem::zeroed() };
     match value {
+        Value::String(s) => return string_value(s),
+        Value::Number(n) => return number_value(n),
         Value::Bool(b) => {
             v.type_ = pg_sys::jbvType::jbvBool;
             v.val.boolean = *b;
         }
-        Value::Number(n) => {
-            let text = std::ffi::CString::new(n.to_string()).ok()?;
-            // SAFETY: numeric_in reads a NUL-terminated spelling of a number (serde_json's
-            // own, which numeric_in takes) and returns a palloc'd Numeric.
-            let numeric = unsafe {
-                direct_function_call_as_datum(
-                    pg_sys::numeric_in,
-                    &[
-                        Some(pg_sys::Datum::from(text.as_ptr())),
-                        Some(pg_sys::Datum::from(pg_sys::InvalidOid)),
-                        Some(pg_sys::Datum::from(-1i32)),
-                    ],
-                )
-            }?;
-            v.type_ = pg_sys::jbvType::jbvNumeric;
-            v.val.numeric = numeric.cast_mut_ptr();
-        }
         _ => v.type_ = pg_sys::jbvType::jbvNull,
     }
+    Some(v)
+}
+
+/// A number as a jsonb scalar, through `numeric_in` as jsonb_in reads it.
+pub(super) fn number_value(n: &serde_json::Number) -> Option<pg_sys::JsonbValue> {
+    let text = std::ffi::CString::new(n.to_string()).ok()?;
+    // SAFETY: numeric_in reads a NUL-terminated spelling of a number (serde_json's own,
+    // which numeric_in takes) and returns a palloc'd Numeric.
+    let numeric = unsafe {
+        direct_function_call_as_datum(
+            pg_sys::numeric_in,
+            &[
+                Some(pg_sys::Datum::from(text.as_ptr())),
+                Some(pg_sys::Datum::from(pg_sys::InvalidOid)),
+                Some(pg_sys::Datum::from(-1i32)),
+            ],
+        )
+    }?;
+    // SAFETY: a JsonbValue is plain data; the numeric member is set next.
+    let mut v: pg_sys::JsonbValue = unsafe { std::mem::zeroed() };
+    v.type_ = pg_sys::jbvType::jbvNumeric;
+    v.val.numeric = numeric.cast_mut_ptr();
     Some(v)
 }

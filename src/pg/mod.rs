@@ -7,6 +7,7 @@ pub mod counts;
 pub mod errors;
 pub mod guard;
 pub mod jsonb;
+pub mod jsonb_ser;
 pub mod load;
 pub mod privileges;
 pub mod responses;

@@ -3,6 +3,7 @@
 //! the rounds a continuation sent, and pruning old bodies on purpose.
 
 use std::collections::HashMap;
+use std::rc::Rc;
 use std::sync::LazyLock;
 
 use pgrx::datum::DatumWithOid;
@@ -201,6 +202,7 @@ fn read_verified(client: &SpiClient<'_>, conv: Uuid, turn: Uuid, p: &SealPointer
 static SEALS_OF: LazyLock<Query> = LazyLock::new(|| {
     let mut columns = vec![
         ("turn_id", UUIDOID),
+        ("version", TEXTOID),
         ("frozen", TEXTOID),
         ("frozen_digest", BYTEAOID),
         ("pieces_digest", BYTEAOID),
@@ -210,8 +212,11 @@ static SEALS_OF: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
         "a seal row",
         format!(
-            "SELECT s.turn_id, s.frozen::text, s.frozen_digest, s.pieces_digest, s.layout, {POINTERS} FROM prompt.seals s \
-             WHERE s.conversation_id = $1 AND s.turn_id = ANY($2)"
+            "SELECT s.turn_id, s.xmin::text AS version, \
+                    CASE WHEN s.frozen_digest = k.known AND s.xmin::text = k.version THEN NULL ELSE s.frozen::text END AS frozen, \
+                    s.frozen_digest, s.pieces_digest, s.layout, {POINTERS} \
+             FROM unnest($2::uuid[], $3::bytea[], $4::text[]) AS k(turn_id, known, version) \
+             JOIN prompt.seals s ON s.conversation_id = $1 AND s.turn_id = k.turn_id"
         ),
         &columns,
     )
@@ -225,78 +230,210 @@ pub enum First {
     Pieces(Option<pgprompt_core::CachePieces>),
 }
 
+/// The sealed first requests a backend read for the cache model, kept for its later reads
+/// of the same seals (`explain_turn` again, `cache_report`): what each froze, and its cache
+/// layout as read, with the element and frame blocks those layouts hold (the catalog the
+/// next request reads its repeated elements from). A seal is kept under its row's version
+/// (`xmin`: any UPDATE of the row makes a new one), its digests (`frozen_digest`,
+/// `pieces_digest`) and its stored layout: a row that reads otherwise is read again and
+/// checked as on a first read. Scoped to the role that read it, and dropped whole past a
+/// bound.
+#[derive(Default)]
+pub struct Kept {
+    role: u32,
+    seals: HashMap<(Uuid, Uuid), KeptSeal>,
+    /// The elements of the layouts kept (each one's blocks, assembled once replayed).
+    elements: usize,
+    pub catalog: pgprompt_core::CacheCatalog,
+}
+
+thread_local! {
+    /// The sealed first requests the cache model read, kept for the backend's later reads.
+    static KEPT: std::cell::RefCell<Kept> = std::cell::RefCell::new(Kept::default());
+}
+
+/// Runs `f` with what the backend kept of the seals the cache model read, scoped to the
+/// current role.
+pub fn with_kept<T>(f: impl FnOnce(&mut Kept) -> T) -> T {
+    KEPT.with(|k| {
+        let mut kept = k.borrow_mut();
+        kept.scoped(super::session::role_scope());
+        f(&mut kept)
+    })
+}
+
+/// One seal as [`Kept`] holds it.
+struct KeptSeal {
+    version: String,
+    frozen_digest: Vec<u8>,
+    pieces_digest: Option<Vec<u8>>,
+    layout: Option<Vec<u8>>,
+    frozen: Rc<Frozen>,
+    laid: Option<pgprompt_core::CacheLaid>,
+}
+
+/// The seals a backend keeps at most, the elements of their layouts, and the blocks of
+/// its catalog: past any, all is read again (about ten megabytes at most).
+const KEPT_SEALS: usize = 4096;
+const KEPT_ELEMENTS: usize = 100_000;
+const KEPT_BLOCKS: usize = 65_536;
+
+impl Kept {
+    /// Empties what another role read, or what grew past the bounds.
+    fn scoped(&mut self, role: u32) {
+        let full = self.seals.len() > KEPT_SEALS || self.elements > KEPT_ELEMENTS || self.catalog.len() > KEPT_BLOCKS;
+        if self.role != role || full {
+            *self = Kept {
+                role,
+                ..Kept::default()
+            };
+        }
+    }
+}
+
 /// The sealed first requests of `turns` as they were sent: what each seal froze, and its
 /// cache layout as stored (SPEC §16.5: never its text), or its body in pieces for a turn in
 /// `texts_for` (what its continuations repeat is read as the same pieces) or one whose
 /// layout is not there (a seal written before 0.6). Each is checked against its pieces
 /// digest, a body read also against its nodes' digests. Three statements at most whatever
 /// their number, the nodes they share read once (`cache_report`, `explain_turn`'s
-/// prediction).
+/// prediction). A seal `kept` read before under the same digests and layout is taken from
+/// there: its frozen record not sent, its nodes not read.
 pub fn sent_firsts(
     client: &SpiClient<'_>,
     conv: Uuid,
     turns: &[Uuid],
     texts_for: &std::collections::HashSet<Uuid>,
-    catalog: &mut pgprompt_core::CacheCatalog,
-) -> Result<HashMap<Uuid, (Frozen, First)>> {
-    let ids: Vec<pgrx::Uuid> = turns.iter().copied().map(pg_uuid).collect();
-    let rows = run(client, &SEALS_OF, &[pg_uuid(conv).into(), ids.into()], |c| {
-        Ok::<_, Error>(Some((
-            c.need_uuid("turn_id")?,
-            c.need_text("frozen")?,
-            c.get::<Vec<u8>>("frozen_digest"),
-            (
-                pointers(c),
-                c.get::<Vec<u8>>("pieces_digest"),
-                c.get::<Vec<u8>>("layout"),
+    kept: &mut Kept,
+) -> Result<HashMap<Uuid, (Rc<Frozen>, First)>> {
+    let mut out = HashMap::with_capacity(turns.len());
+    let mut seals = Vec::with_capacity(turns.len());
+    for row in seal_rows(client, conv, turns, kept)? {
+        let held = kept.seals.get(&(conv, row.turn));
+        let frozen = match (&row.frozen, held) {
+            (Some(text), _) => Rc::new(
+                pgprompt_core::read_frozen(text, row.frozen_digest.as_deref())
+                    .map_err(|why| corrupted(conv, row.turn, &why))?,
             ),
-        )))
-    })?;
-    let mut seals = Vec::with_capacity(rows.len());
-    for (turn, frozen, frozen_digest, stored) in rows {
-        let frozen =
-            pgprompt_core::read_frozen(&frozen, frozen_digest.as_deref()).map_err(|why| corrupted(conv, turn, &why))?;
-        seals.push((turn, frozen, stored));
+            // Not sent: its digest is the one kept.
+            (None, Some(k)) => k.frozen.clone(),
+            (None, None) => return Err(corrupted(conv, row.turn, "has a frozen record that cannot be read")),
+        };
+        match held.filter(|k| k.reads_as(&row) && !texts_for.contains(&row.turn)) {
+            Some(KeptSeal { laid: Some(laid), .. }) => {
+                out.insert(row.turn, (frozen, First::Laid(laid.clone())));
+            }
+            _ => seals.push((row, frozen)),
+        }
     }
     let mut nodes = SpiNodes { client, conv };
     let layouts: Vec<pgprompt_core::SealLayout<'_>> = seals
         .iter()
-        .map(|(turn, frozen, (p, pieces, layout))| pgprompt_core::SealLayout {
-            pointers: p,
-            pieces_digest: pieces.as_deref(),
-            layout: layout.as_deref().filter(|_| !texts_for.contains(turn)),
+        .map(|(row, frozen)| pgprompt_core::SealLayout {
+            pointers: &row.pointers,
+            pieces_digest: row.pieces_digest.as_deref(),
+            layout: row.layout.as_deref().filter(|_| !texts_for.contains(&row.turn)),
             frozen,
         })
         .collect();
-    let mut laid = pgprompt_core::read_sealed_layouts(&mut nodes, &layouts, catalog)?
-        .map_err(|(i, why)| corrupted(conv, seals[i].0, why))?;
+    let mut laid = pgprompt_core::read_sealed_layouts(&mut nodes, &layouts, &mut kept.catalog)?
+        .map_err(|(i, why)| corrupted(conv, seals[i].0.turn, why))?;
     // What no layout gave is read from the text.
     let rest: Vec<usize> = (0..seals.len())
-        .filter(|&i| laid[i].is_none() && !seals[i].2 .0.pruned)
+        .filter(|&i| laid[i].is_none() && !seals[i].0.pointers.pruned)
         .collect();
     let stored: Vec<(&SealPointers, Option<&[u8]>)> = rest
         .iter()
-        .map(|&i| (&seals[i].2 .0, seals[i].2 .1.as_deref()))
+        .map(|&i| (&seals[i].0.pointers, seals[i].0.pieces_digest.as_deref()))
         .collect();
     let mut pieces = match stored.is_empty() {
         true => Vec::new(),
         false => pgprompt_core::read_sealed_pieces(&mut nodes, &stored)?
-            .map_err(|(j, why)| corrupted(conv, seals[rest[j]].0, why))?,
+            .map_err(|(j, why)| corrupted(conv, seals[rest[j]].0.turn, why))?,
     }
     .into_iter();
     let mut read: HashMap<usize, Option<pgprompt_core::CachePieces>> =
         rest.iter().map(|&i| (i, pieces.next().flatten())).collect();
-    Ok(seals
-        .into_iter()
-        .enumerate()
-        .map(|(i, (turn, frozen, _))| {
-            let first = match laid[i].take() {
-                Some(l) => First::Laid(l),
-                None => First::Pieces(read.remove(&i).flatten()),
-            };
-            (turn, (frozen, first))
-        })
-        .collect())
+    for (i, (row, frozen)) in seals.into_iter().enumerate() {
+        let first = match laid[i].take() {
+            Some(l) => First::Laid(l),
+            None => First::Pieces(read.remove(&i).flatten()),
+        };
+        kept.keep(conv, &row, &frozen, &first);
+        out.insert(row.turn, (frozen, first));
+    }
+    Ok(out)
+}
+
+/// A row of [`SEALS_OF`]: `frozen` is `None` where the backend kept the record its
+/// digest names.
+struct SealRow {
+    turn: Uuid,
+    /// The row version's `xmin`: any change to the row is a new version.
+    version: String,
+    frozen: Option<String>,
+    frozen_digest: Option<Vec<u8>>,
+    pointers: SealPointers,
+    pieces_digest: Option<Vec<u8>>,
+    layout: Option<Vec<u8>>,
+}
+
+/// The seal rows of `turns`, each frozen record left out where `kept` holds one under
+/// the row's digest.
+fn seal_rows(client: &SpiClient<'_>, conv: Uuid, turns: &[Uuid], kept: &Kept) -> Result<Vec<SealRow>> {
+    let ids: Vec<pgrx::Uuid> = turns.iter().copied().map(pg_uuid).collect();
+    let held: Vec<Option<&KeptSeal>> = turns.iter().map(|t| kept.seals.get(&(conv, *t))).collect();
+    let known: Vec<Option<Vec<u8>>> = held.iter().map(|k| k.map(|k| k.frozen_digest.clone())).collect();
+    let versions: Vec<Option<String>> = held.iter().map(|k| k.map(|k| k.version.clone())).collect();
+    let args = [pg_uuid(conv).into(), ids.into(), known.into(), versions.into()];
+    run(client, &SEALS_OF, &args, |c| {
+        Ok::<_, Error>(Some(SealRow {
+            turn: c.need_uuid("turn_id")?,
+            version: c.get::<String>("version").unwrap_or_default(),
+            frozen: c.get::<String>("frozen"),
+            frozen_digest: c.get::<Vec<u8>>("frozen_digest"),
+            pointers: pointers(c),
+            pieces_digest: c.get::<Vec<u8>>("pieces_digest"),
+            layout: c.get::<Vec<u8>>("layout"),
+        }))
+    })
+}
+
+impl KeptSeal {
+    /// Whether `row` is the seal kept: the same row version, digests and stored layout.
+    fn reads_as(&self, row: &SealRow) -> bool {
+        self.version == row.version
+            && Some(&self.frozen_digest) == row.frozen_digest.as_ref()
+            && self.pieces_digest == row.pieces_digest
+            && self.layout == row.layout
+    }
+}
+
+impl Kept {
+    /// Keeps a seal read afresh (one without a frozen digest is never kept), its layout
+    /// where one was read; a seal read from its text leaves a layout kept before as it was.
+    fn keep(&mut self, conv: Uuid, row: &SealRow, frozen: &Rc<Frozen>, first: &First) {
+        let laid = match first {
+            First::Laid(l) => Some(l.clone()),
+            First::Pieces(_) => None,
+        };
+        let Some(frozen_digest) = row.frozen_digest.clone() else {
+            return;
+        };
+        if laid.is_none() && self.seals.contains_key(&(conv, row.turn)) {
+            return;
+        }
+        self.elements += laid.as_ref().map_or(0, |l| l.len());
+        let seal = KeptSeal {
+            version: row.version.clone(),
+            frozen_digest,
+            pieces_digest: row.pieces_digest.clone(),
+            layout: row.layout.clone(),
+            frozen: frozen.clone(),
+            laid,
+        };
+        self.seals.insert((conv, row.turn), seal);
+    }
 }
 
 /// A sealed first request read back both ways the cache report reads it, each checked:
@@ -304,8 +441,9 @@ pub fn sent_firsts(
 /// stored cache layout, which must read as its text does (`verify_seals`).
 fn sent_as_stored(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Result<()> {
     let as_text = std::collections::HashSet::from([turn]);
-    let mut texts = sent_firsts(client, conv, &[turn], &as_text, &mut Default::default())?;
-    let mut laid = sent_firsts(client, conv, &[turn], &Default::default(), &mut Default::default())?;
+    // Read afresh, both: nothing a backend kept stands in for a row.
+    let mut texts = sent_firsts(client, conv, &[turn], &as_text, &mut Kept::default())?;
+    let mut laid = sent_firsts(client, conv, &[turn], &Default::default(), &mut Kept::default())?;
     if let (Some((frozen, First::Pieces(Some(pieces)))), Some((_, First::Laid(layout)))) =
         (texts.remove(&turn), laid.remove(&turn))
     {

@@ -29,8 +29,8 @@ pub(super) fn memo_stats() -> (usize, usize, (u64, u64)) {
     })
 }
 
-/// The memo's scope: the current role.
-fn role_scope() -> u32 {
+/// The memo's scope (and what else a backend keeps for a role): the current role.
+pub(super) fn role_scope() -> u32 {
     // SAFETY: a read of the backend's current user id, from its own thread.
     unsafe { pg_sys::GetUserId() }.to_u32()
 }

@@ -11,7 +11,7 @@ import pytest
 
 import cache_rules
 from cache_rules import Provider
-from conftest import make_database
+from conftest import connect, make_database
 from test_response_loop import CALL_IDS, TOOLS, fixture, sdk
 
 WS, ADA, LARK = ("00000000-0000-4000-8000-00000000a001", "00000000-0000-4000-8000-000000000001",
@@ -242,7 +242,62 @@ def test_a_first_request_is_read_from_its_seal_never_compiled_again(cdb):
     assert [columns(r) for r in rows] == [p.send(Blocks(c, b), t) for b, t in zip(bodies, times(c, conv))]
     probe = reply(c, conv, "And then?")
     six = statements_run(c, "SELECT prompt.explain_turn(%s, %s)", (conv, probe))
-    assert len(six) == len(two), (two, six)
+    # Fewer when the backend kept every seal it reads (their nodes are not read again).
+    assert len(six) <= len(two), (two, six)
+    fresh = connect(c.info.dbname)
+    try:
+        # A backend's first call also checks the extension's version, once.
+        first = statements_run(fresh, "SELECT prompt.explain_turn(%s, %s)", (conv, probe))
+        assert len([q for q in first if "pg_extension" not in q]) == len(two), (two, first)
+    finally:
+        fresh.close()
+
+
+def test_a_backend_keeps_the_seals_it_read_under_their_digests_and_layout(cdb):
+    """What explain_turn's prediction and cache_report read of a seal (its frozen record,
+    its layout and its nodes') a backend keeps for its later reads, under the seal's
+    digests and stored layout: a second call reads no node and gives what a fresh backend
+    gives; a seal whose stored layout changed is read again (its nodes read), and the
+    prediction is what a fresh backend reads from the same rows."""
+    from test_response_loop import statements_run
+    c = cdb
+    conv = conversation(c)
+    for i in range(4):
+        t = reply(c, conv, f"Question {i}.")
+        compiled(c, conv, t)
+        answer(c, conv, t, f"Answer {i}.", f"msg_kept_{i}")
+    probe = reply(c, conv, "And then?")
+    sql = "SELECT prompt.explain_turn(%s, %s) -> 'cache'"
+
+    def nodes_read(conn):
+        return [q for q in statements_run(conn, sql, (conv, probe)) if "prompt.seal_nodes" in q]
+
+    def fresh_prediction():
+        fresh = connect(c.info.dbname)
+        try:
+            return fresh.execute(sql, (conv, probe)).fetchone()[0]
+        finally:
+            fresh.close()
+
+    assert nodes_read(c), "a backend's first prediction reads the seals' nodes"
+    assert nodes_read(c) == [], "a second reads none: the seals are kept"
+    kept = c.execute(sql, (conv, probe)).fetchone()[0]
+    assert kept == fresh_prediction() and kept["predicted_cache_read"] > 0, kept
+
+    def as_replica(sql_, args):
+        with c.transaction():
+            c.execute("SET LOCAL session_replication_role = replica")
+            c.execute(sql_, args)
+    # The newest seal's layout: read from its text instead (NULL, as a seal of 0.5).
+    newest = c.execute("SELECT turn_id, layout FROM prompt.seals WHERE conversation_id = %s "
+                       "ORDER BY sealed_at DESC LIMIT 1", (conv,)).fetchone()
+    as_replica("UPDATE prompt.seals SET layout = NULL WHERE turn_id = %s", (newest[0],))
+    try:
+        assert nodes_read(c), "a seal whose layout changed is read again"
+        assert c.execute(sql, (conv, probe)).fetchone()[0] == fresh_prediction() == kept
+    finally:
+        as_replica("UPDATE prompt.seals SET layout = %s WHERE turn_id = %s", (newest[1], newest[0]))
+    assert c.execute(sql, (conv, probe)).fetchone()[0] == kept
 
 
 def test_the_report_reads_layouts_and_refuses_what_does_not_match_its_digest(cdb):
@@ -289,7 +344,12 @@ def test_the_report_reads_layouts_and_refuses_what_does_not_match_its_digest(cdb
     as_replica("UPDATE prompt.seal_nodes SET layout = substring(layout from 1 for 5) WHERE conversation_id = %s AND id = %s",
                (conv, node))
     try:
-        assert report(c, conv) == before
+        # In a backend that kept nothing of the seal (one that did reads it as kept).
+        fresh = connect(c.info.dbname)
+        try:
+            assert report(fresh, conv) == before
+        finally:
+            fresh.close()
     finally:
         as_replica("UPDATE prompt.seal_nodes SET layout = %s WHERE conversation_id = %s AND id = %s", (layout, conv, node))
     # One that reads but says another block (the seal's marked element placed at another
