@@ -82,9 +82,11 @@ pub enum Request {
 pub struct Laid {
     pub(crate) frame: Rc<Frame>,
     pub(crate) elements: Vec<Rc<Vec<Piece>>>,
-    /// Its blocks once assembled for a model, shared by its clones: a request replayed
-    /// again (a seal a backend keeps) is not assembled again.
-    assembled: Rc<std::cell::OnceCell<Assembled>>,
+    /// Where it is [`Laid::remembered`] (a seal a backend keeps): its blocks once
+    /// assembled for a model, shared by its clones, so a request replayed again is not
+    /// assembled again. `None`: assembled on each replay and dropped (what a replay of
+    /// every request holds at once stays the requests' elements, not their blocks).
+    assembled: Option<Rc<std::cell::OnceCell<Assembled>>>,
 }
 
 /// A request's blocks, assembled for the model they were named with.
@@ -96,7 +98,15 @@ impl Laid {
         Laid {
             frame,
             elements,
-            assembled: Rc::default(),
+            assembled: None,
+        }
+    }
+
+    /// The same request, its blocks kept once assembled (by it and its clones).
+    pub fn remembered(&self) -> Laid {
+        Laid {
+            assembled: Some(self.assembled.clone().unwrap_or_default()),
+            ..self.clone()
         }
     }
 
@@ -112,14 +122,17 @@ impl Laid {
 
     /// Its blocks for `model`, assembled once.
     fn blocks(&self, model: Option<&str>) -> Rc<Vec<Block>> {
-        if let Some((named, blocks)) = self.assembled.get() {
+        let kept = self.assembled.as_ref();
+        if let Some((named, blocks)) = kept.and_then(|k| k.get()) {
             if named.as_deref() == model {
                 return blocks.clone();
             }
         }
         let blocks = Rc::new(assemble(model, &self.frame, self.elements.iter().map(|e| e.as_slice())));
-        // A first assembly stays; another model's (never a seal's own) is not kept.
-        let _ = self.assembled.set((model.map(str::to_string), blocks.clone()));
+        if let Some(k) = kept {
+            // A first assembly stays; another model's (never a seal's own) is not kept.
+            let _ = k.set((model.map(str::to_string), blocks.clone()));
+        }
         blocks
     }
 }

@@ -177,6 +177,10 @@ impl Catalog {
             return *d;
         }
         let d = crate::seal::digest(text);
+        // A text of more than a sixteenth of the bound is hashed each time, never kept.
+        if text.len() > DIGESTED_BYTES / 16 {
+            return d;
+        }
         if self.digested_bytes + text.len() > DIGESTED_BYTES {
             self.digested.clear();
             self.digested_bytes = 0;

@@ -2,7 +2,9 @@
 //! no `serde_json::Value` between: `explain_turn`'s 0.43 MB of messages were copied into a
 //! `Value` tree and then walked again (4% of a call, profiled 2026-12-06). What the builder
 //! cannot hold (a top-level scalar, a string jsonb refuses, a 128-bit integer) goes the
-//! `Value` way instead ([`super::jsonb::JsonbOut`]), which raises what it deserves.
+//! `Value` way instead ([`super::jsonb::JsonbOut`]), which raises what it deserves. A
+//! `RawValue` (a tool call's input, a provider's recorded block) is its JSON, as
+//! `serde_json::to_value` reads it.
 
 use pgrx::pg_sys;
 use pgrx::pg_sys::JsonbIteratorToken::{
@@ -49,23 +51,36 @@ impl ser::Error for Unheld {
     }
 }
 
-/// The parse state, the containers open (true: an object), the strings its values point
-/// at (each boxed, so its bytes stay where they are), and the finished top.
+/// The parse state, the containers open, the strings its values point at (each boxed, so
+/// its bytes stay where they are), and the finished top.
 struct Builder {
     state: *mut pg_sys::JsonbParseState,
-    open: Vec<bool>,
+    open: Vec<Open>,
     strings: Vec<Box<str>>,
     root: Option<*mut pg_sys::JsonbValue>,
 }
+
+/// A container being serialized: a jsonb object or array, or serde_json's `RawValue`
+/// (a struct by a private name whose one field is its JSON text), which opens none:
+/// its text is read and serialized in its place, as `serde_json::to_value` does.
+#[derive(Clone, Copy, PartialEq)]
+enum Open {
+    Object,
+    Array,
+    Raw,
+}
+
+/// The name serde_json's `RawValue` serializes as (serde_json's `RawValue` impl).
+const RAW_VALUE: &str = "$serde_json::private::RawValue";
 
 type Done = Result<(), Unheld>;
 
 impl Builder {
     /// A scalar where the open container takes one: an element or a member's value.
     fn scalar(&mut self, mut v: pg_sys::JsonbValue) -> Done {
-        let token = match self.open.last() {
-            Some(true) => WJB_VALUE,
-            Some(false) => WJB_ELEM,
+        let token = match self.open.iter().rev().find(|o| **o != Open::Raw) {
+            Some(Open::Object) => WJB_VALUE,
+            Some(_) => WJB_ELEM,
             None => return Err(Unheld),
         };
         // SAFETY: the builder's own state, and a fully set scalar whose string (if any)
@@ -106,13 +121,31 @@ impl Builder {
         let token = if object { WJB_BEGIN_OBJECT } else { WJB_BEGIN_ARRAY };
         // SAFETY: a container begins with no value.
         unsafe { pg_sys::pushJsonbValue(&mut self.state, token, std::ptr::null_mut()) };
-        self.open.push(object);
+        self.open.push(if object { Open::Object } else { Open::Array });
         Ok(())
     }
 
+    /// A struct's field: a member of its object, or a `RawValue`'s JSON text, read and
+    /// serialized where the `RawValue` stands.
+    fn field<T: ?Sized + Serialize>(&mut self, key: &'static str, value: &T) -> Done {
+        if self.open.last() != Some(&Open::Raw) {
+            self.key(key)?;
+            return value.serialize(self);
+        }
+        let text = match serde_json::to_value(value).map_err(|_| Unheld)? {
+            serde_json::Value::String(text) => text,
+            _ => return Err(Unheld),
+        };
+        let parsed: serde_json::Value = serde_json::from_str(&text).map_err(|_| Unheld)?;
+        parsed.serialize(self)
+    }
+
     fn end(&mut self) -> Done {
-        let object = self.open.pop().ok_or(Unheld)?;
-        let token = if object { WJB_END_OBJECT } else { WJB_END_ARRAY };
+        let token = match self.open.pop().ok_or(Unheld)? {
+            Open::Object => WJB_END_OBJECT,
+            Open::Array => WJB_END_ARRAY,
+            Open::Raw => return Ok(()),
+        };
         // SAFETY: the container begun last ends, with no value.
         let top = unsafe { pg_sys::pushJsonbValue(&mut self.state, token, std::ptr::null_mut()) };
         if self.open.is_empty() {
@@ -245,8 +278,11 @@ impl<'b> ser::Serializer for &'b mut Builder {
         self.begin(true)?;
         Ok(self)
     }
-    fn serialize_struct(self, _: &'static str, _: usize) -> Result<Self::SerializeStruct, Unheld> {
-        self.begin(true)?;
+    fn serialize_struct(self, name: &'static str, _: usize) -> Result<Self::SerializeStruct, Unheld> {
+        match name {
+            RAW_VALUE => self.open.push(Open::Raw),
+            _ => self.begin(true)?,
+        }
         Ok(self)
     }
     fn serialize_struct_variant(
@@ -321,8 +357,7 @@ impl ser::SerializeStruct for &mut Builder {
     type Ok = ();
     type Error = Unheld;
     fn serialize_field<T: ?Sized + Serialize>(&mut self, key: &'static str, value: &T) -> Done {
-        self.key(key)?;
-        value.serialize(&mut **self)
+        self.field(key, value)
     }
     fn end(self) -> Done {
         Builder::end(self)
@@ -349,8 +384,7 @@ impl ser::SerializeStructVariant for Variant<'_> {
     type Ok = ();
     type Error = Unheld;
     fn serialize_field<T: ?Sized + Serialize>(&mut self, key: &'static str, value: &T) -> Done {
-        self.0.key(key)?;
-        value.serialize(&mut *self.0)
+        self.0.field(key, value)
     }
     fn end(self) -> Done {
         self.0.end()?;

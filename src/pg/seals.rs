@@ -212,11 +212,12 @@ static SEALS_OF: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
         "a seal row",
         format!(
-            "SELECT s.turn_id, s.xmin::text AS version, \
-                    CASE WHEN s.frozen_digest = k.known AND s.xmin::text = k.version THEN NULL ELSE s.frozen::text END AS frozen, \
+            "SELECT s.turn_id, v.version, \
+                    CASE WHEN s.frozen_digest = k.known AND v.version = k.version THEN NULL ELSE s.frozen::text END AS frozen, \
                     s.frozen_digest, s.pieces_digest, s.layout, {POINTERS} \
              FROM unnest($2::uuid[], $3::bytea[], $4::text[]) AS k(turn_id, known, version) \
-             JOIN prompt.seals s ON s.conversation_id = $1 AND s.turn_id = k.turn_id"
+             JOIN prompt.seals s ON s.conversation_id = $1 AND s.turn_id = k.turn_id \
+             CROSS JOIN LATERAL (SELECT s.xmin::text || s.ctid::text AS version) v"
         ),
         &columns,
     )
@@ -234,16 +235,20 @@ pub enum First {
 /// of the same seals (`explain_turn` again, `cache_report`): what each froze, and its cache
 /// layout as read, with the element and frame blocks those layouts hold (the catalog the
 /// next request reads its repeated elements from). A seal is kept under its row's version
-/// (`xmin`: any UPDATE of the row makes a new one), its digests (`frozen_digest`,
-/// `pieces_digest`) and its stored layout: a row that reads otherwise is read again and
-/// checked as on a first read. Scoped to the role that read it, and dropped whole past a
-/// bound.
+/// (`xmin` and `ctid`: any UPDATE of the row makes a new one), its digests
+/// (`frozen_digest`, `pieces_digest`) and its stored layout: a row that reads otherwise is
+/// read again and checked as on a first read. Its nodes are not read again by the backend
+/// that kept it: a node changed since shows in `verify_seals`, `compile_turn` and any
+/// other backend's read. Scoped to the role that read it, and dropped whole past a bound
+/// or when a read fails.
 #[derive(Default)]
 pub struct Kept {
     role: u32,
     seals: HashMap<(Uuid, Uuid), KeptSeal>,
     /// The elements of the layouts kept (each one's blocks, assembled once replayed).
     elements: usize,
+    /// A read is under way (set by [`with_kept`] until it returns).
+    reading: bool,
     pub catalog: pgprompt_core::CacheCatalog,
 }
 
@@ -258,7 +263,13 @@ pub fn with_kept<T>(f: impl FnOnce(&mut Kept) -> T) -> T {
     KEPT.with(|k| {
         let mut kept = k.borrow_mut();
         kept.scoped(super::session::role_scope());
-        f(&mut kept)
+        // A read that does not finish (an error raised through it) leaves this set: what
+        // it put in the catalog before its checks failed is never read.
+        kept.reading = true;
+        let out = f(&mut kept);
+        kept.reading = false;
+        kept.scoped(super::session::role_scope());
+        out
     })
 }
 
@@ -279,10 +290,19 @@ const KEPT_ELEMENTS: usize = 100_000;
 const KEPT_BLOCKS: usize = 65_536;
 
 impl Kept {
-    /// Empties what another role read, or what grew past the bounds.
+    /// Empties it, for the same role.
+    fn forget(&mut self) {
+        *self = Kept {
+            role: self.role,
+            ..Kept::default()
+        };
+    }
+
+    /// Empties what another role read, what a read that did not finish left, or what grew
+    /// past the bounds (checked before and after each read).
     fn scoped(&mut self, role: u32) {
         let full = self.seals.len() > KEPT_SEALS || self.elements > KEPT_ELEMENTS || self.catalog.len() > KEPT_BLOCKS;
-        if self.role != role || full {
+        if self.role != role || self.reading || full {
             *self = Kept {
                 role,
                 ..Kept::default()
@@ -300,6 +320,21 @@ impl Kept {
 /// prediction). A seal `kept` read before under the same digests and layout is taken from
 /// there: its frozen record not sent, its nodes not read.
 pub fn sent_firsts(
+    client: &SpiClient<'_>,
+    conv: Uuid,
+    turns: &[Uuid],
+    texts_for: &std::collections::HashSet<Uuid>,
+    kept: &mut Kept,
+) -> Result<HashMap<Uuid, (Rc<Frozen>, First)>> {
+    let read = read_firsts(client, conv, turns, texts_for, kept);
+    if read.is_err() {
+        // What a refused read put in the catalog before its checks failed is never read.
+        kept.forget();
+    }
+    read
+}
+
+fn read_firsts(
     client: &SpiClient<'_>,
     conv: Uuid,
     turns: &[Uuid],
@@ -359,7 +394,7 @@ pub fn sent_firsts(
             Some(l) => First::Laid(l),
             None => First::Pieces(read.remove(&i).flatten()),
         };
-        kept.keep(conv, &row, &frozen, &first);
+        let first = kept.keep(conv, &row, &frozen, first);
         out.insert(row.turn, (frozen, first));
     }
     Ok(out)
@@ -369,7 +404,8 @@ pub fn sent_firsts(
 /// digest names.
 struct SealRow {
     turn: Uuid,
-    /// The row version's `xmin`: any change to the row is a new version.
+    /// The row version's `xmin` and `ctid`: any UPDATE of the row, even in the transaction
+    /// that wrote it, is a new one.
     version: String,
     frozen: Option<String>,
     frozen_digest: Option<Vec<u8>>,
@@ -411,19 +447,27 @@ impl KeptSeal {
 
 impl Kept {
     /// Keeps a seal read afresh (one without a frozen digest is never kept), its layout
-    /// where one was read; a seal read from its text leaves a layout kept before as it was.
-    fn keep(&mut self, conv: Uuid, row: &SealRow, frozen: &Rc<Frozen>, first: &First) {
-        let laid = match first {
-            First::Laid(l) => Some(l.clone()),
-            First::Pieces(_) => None,
+    /// where one was read and the bounds leave room, remembering its blocks once
+    /// assembled; a seal read from its text leaves a layout kept before as it was. Returns
+    /// `first`, the kept layout's twin where one is kept.
+    fn keep(&mut self, conv: Uuid, row: &SealRow, frozen: &Rc<Frozen>, first: First) -> First {
+        let room =
+            |l: &pgprompt_core::CacheLaid| self.seals.len() < KEPT_SEALS && self.elements + l.len() <= KEPT_ELEMENTS;
+        let laid = match &first {
+            First::Laid(l) if room(l) => Some(l.remembered()),
+            _ => None,
         };
         let Some(frozen_digest) = row.frozen_digest.clone() else {
-            return;
+            return first;
         };
         if laid.is_none() && self.seals.contains_key(&(conv, row.turn)) {
-            return;
+            return first;
         }
         self.elements += laid.as_ref().map_or(0, |l| l.len());
+        let first = match &laid {
+            Some(l) => First::Laid(l.clone()),
+            None => first,
+        };
         let seal = KeptSeal {
             version: row.version.clone(),
             frozen_digest,
@@ -433,6 +477,7 @@ impl Kept {
             laid,
         };
         self.seals.insert((conv, row.turn), seal);
+        first
     }
 }
 

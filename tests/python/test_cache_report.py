@@ -201,6 +201,29 @@ def test_a_runs_continuations_read_the_rounds_before_them(cdb):
     assert cache["predicted_cache_write"] == 0
 
 
+def test_explain_spells_a_recorded_tool_call_as_its_json(cdb):
+    """explain_turn's messages hold a recorded tool call's input (and any block pgprompt
+    keeps as the provider wrote it) as the JSON it is, as serde_json's Value reads it: the
+    document built straight into jsonb spelled it once as serde_json's private RawValue
+    struct (found by a review of 0.6)."""
+    c = cdb
+    conv = conversation(c)
+    run = reply(c, conv, "What's the weather in Lyon?", mode="run")
+    compiled(c, conv, run)
+    response = sdk("anthropic", fixture("anthropic"))
+    c.execute("SELECT prompt.record_response(%s, %s, %s)", (conv, run, json.dumps(response)))
+    results = json.dumps([{"call_id": CALL_IDS["anthropic"], "content": '{"temp_c": 15}'}])
+    c.execute("SELECT prompt.record_tool_results(%s, %s, %s)", (conv, run, results))
+    compiled(c, conv, run)
+    c.execute("UPDATE prompt.turns SET content = 'Mild.' WHERE id = %s", (run,))
+    probe = reply(c, conv, "And tomorrow?")
+    messages = c.execute("SELECT prompt.explain_turn(%s, %s) -> 'messages'", (conv, probe)).fetchone()[0]
+    assert "serde_json" not in json.dumps(messages), messages
+    called = [b["input"] for b in response["content"] if b["type"] == "tool_use"]
+    inputs = [p.get("input") for m in messages for p in m.get("parts", m.get("content", [])) if isinstance(p, dict) and "input" in p]
+    assert called and inputs == called, (inputs, called)
+
+
 def report_and_tables_read(c, conv):
     """The conversation's report, and how many times it scanned each of the tables a
     compile reads (users, documents, models, memories, skills, workspaces), those it
