@@ -247,7 +247,9 @@ pub struct Kept {
     seals: HashMap<(Uuid, Uuid), KeptSeal>,
     /// The elements of the layouts kept (each one's blocks, assembled once replayed).
     elements: usize,
-    /// A read is under way (set by [`with_kept`] until it returns).
+    /// A read of seals is under way (set by [`sent_firsts`] until it succeeds): one that
+    /// failed, by an error returned or raised, leaves it set, and what it put in the
+    /// catalog before its checks failed is dropped ([`Kept::scoped`]).
     reading: bool,
     pub catalog: pgprompt_core::CacheCatalog,
 }
@@ -263,11 +265,7 @@ pub fn with_kept<T>(f: impl FnOnce(&mut Kept) -> T) -> T {
     KEPT.with(|k| {
         let mut kept = k.borrow_mut();
         kept.scoped(super::session::role_scope());
-        // A read that does not finish (an error raised through it) leaves this set: what
-        // it put in the catalog before its checks failed is never read.
-        kept.reading = true;
         let out = f(&mut kept);
-        kept.reading = false;
         kept.scoped(super::session::role_scope());
         out
     })
@@ -290,14 +288,6 @@ const KEPT_ELEMENTS: usize = 100_000;
 const KEPT_BLOCKS: usize = 65_536;
 
 impl Kept {
-    /// Empties it, for the same role.
-    fn forget(&mut self) {
-        *self = Kept {
-            role: self.role,
-            ..Kept::default()
-        };
-    }
-
     /// Empties what another role read, what a read that did not finish left, or what grew
     /// past the bounds (checked before and after each read).
     fn scoped(&mut self, role: u32) {
@@ -326,12 +316,10 @@ pub fn sent_firsts(
     texts_for: &std::collections::HashSet<Uuid>,
     kept: &mut Kept,
 ) -> Result<HashMap<Uuid, (Rc<Frozen>, First)>> {
-    let read = read_firsts(client, conv, turns, texts_for, kept);
-    if read.is_err() {
-        // What a refused read put in the catalog before its checks failed is never read.
-        kept.forget();
-    }
-    read
+    kept.reading = true;
+    let read = read_firsts(client, conv, turns, texts_for, kept)?;
+    kept.reading = false;
+    Ok(read)
 }
 
 fn read_firsts(
