@@ -209,17 +209,30 @@ static SEALS_OF: LazyLock<Query> = LazyLock::new(|| {
         ("layout", BYTEAOID),
     ];
     columns.extend(POINTER_COLUMNS);
+    // A frozen record the backend keeps under the row's version (`$3`) is not sent.
     Query::new(
         "a seal row",
         format!(
             "SELECT s.turn_id, v.version, \
-                    CASE WHEN s.frozen_digest = k.known AND v.version = k.version THEN NULL ELSE s.frozen::text END AS frozen, \
+                    CASE WHEN v.version = k.version THEN NULL ELSE s.frozen::text END AS frozen, \
                     s.frozen_digest, s.pieces_digest, s.layout, {POINTERS} \
-             FROM unnest($2::uuid[], $3::bytea[], $4::text[]) AS k(turn_id, known, version) \
+             FROM unnest($2::uuid[], $3::text[]) AS k(turn_id, version) \
              JOIN prompt.seals s ON s.conversation_id = $1 AND s.turn_id = k.turn_id \
              CROSS JOIN LATERAL (SELECT s.xmin::text || s.ctid::text AS version) v"
         ),
         &columns,
+    )
+});
+
+/// The row versions of seals a backend keeps whole: one that reads as kept sends nothing
+/// else (a join that carried the other columns for the rows not kept cost three times
+/// this statement, measured 2026-12-06).
+static VERSIONS_OF: LazyLock<Query> = LazyLock::new(|| {
+    Query::new(
+        "a seal row's version",
+        "SELECT s.turn_id, s.xmin::text || s.ctid::text AS version FROM prompt.seals s \
+         WHERE s.conversation_id = $1 AND s.turn_id = ANY($2::uuid[])",
+        &[("turn_id", UUIDOID), ("version", TEXTOID)],
     )
 });
 
@@ -235,9 +248,9 @@ pub enum First {
 /// of the same seals (`explain_turn` again, `cache_report`): what each froze, and its cache
 /// layout as read, with the element and frame blocks those layouts hold (the catalog the
 /// next request reads its repeated elements from). A seal is kept under its row's version
-/// (`xmin` and `ctid`: any UPDATE of the row makes a new one), its digests
-/// (`frozen_digest`, `pieces_digest`) and its stored layout: a row that reads otherwise is
-/// read again and checked as on a first read. Its nodes are not read again by the backend
+/// (`xmin` and `ctid`: any UPDATE of the row, of its digests, layout or pointers, makes a
+/// new one): a row that reads otherwise is read again and checked as on a first read, and
+/// one that reads so sends nothing but its version. Its nodes are not read again by the backend
 /// that kept it: a node changed since shows in `verify_seals`, `compile_turn` and any
 /// other backend's read. Scoped to the role that read it, and dropped whole past a bound
 /// or when a read fails.
@@ -274,9 +287,6 @@ pub fn with_kept<T>(f: impl FnOnce(&mut Kept) -> T) -> T {
 /// One seal as [`Kept`] holds it.
 struct KeptSeal {
     version: String,
-    frozen_digest: Vec<u8>,
-    pieces_digest: Option<Vec<u8>>,
-    layout: Option<Vec<u8>>,
     frozen: Rc<Frozen>,
     laid: Option<pgprompt_core::CacheLaid>,
 }
@@ -305,10 +315,11 @@ impl Kept {
 /// cache layout as stored (SPEC §16.5: never its text), or its body in pieces for a turn in
 /// `texts_for` (what its continuations repeat is read as the same pieces) or one whose
 /// layout is not there (a seal written before 0.6). Each is checked against its pieces
-/// digest, a body read also against its nodes' digests. Three statements at most whatever
+/// digest, a body read also against its nodes' digests. Four statements at most whatever
 /// their number, the nodes they share read once (`cache_report`, `explain_turn`'s
-/// prediction). A seal `kept` read before under the same digests and layout is taken from
-/// there: its frozen record not sent, its nodes not read.
+/// prediction). A seal `kept` whole whose row reads at the version kept is taken from
+/// there (one statement reads the versions): nothing else of its row sent, its nodes not
+/// read; one whose frozen record alone is kept is read without that record.
 pub fn sent_firsts(
     client: &SpiClient<'_>,
     conv: Uuid,
@@ -331,23 +342,19 @@ fn read_firsts(
 ) -> Result<HashMap<Uuid, (Rc<Frozen>, First)>> {
     let mut out = HashMap::with_capacity(turns.len());
     let mut seals = Vec::with_capacity(turns.len());
-    for row in seal_rows(client, conv, turns, kept)? {
+    let unkept = kept_whole(client, conv, turns, texts_for, kept, &mut out)?;
+    for row in seal_rows(client, conv, &unkept, kept)? {
         let held = kept.seals.get(&(conv, row.turn));
         let frozen = match (&row.frozen, held) {
             (Some(text), _) => Rc::new(
                 pgprompt_core::read_frozen(text, row.frozen_digest.as_deref())
                     .map_err(|why| corrupted(conv, row.turn, &why))?,
             ),
-            // Not sent: its digest is the one kept.
-            (None, Some(k)) => k.frozen.clone(),
-            (None, None) => return Err(corrupted(conv, row.turn, "has a frozen record that cannot be read")),
+            // Not sent: the row is the version kept.
+            (None, Some(k)) if k.version == row.version => k.frozen.clone(),
+            (None, _) => return Err(corrupted(conv, row.turn, "has a frozen record that cannot be read")),
         };
-        match held.filter(|k| k.reads_as(&row) && !texts_for.contains(&row.turn)) {
-            Some(KeptSeal { laid: Some(laid), .. }) => {
-                out.insert(row.turn, (frozen, First::Laid(laid.clone())));
-            }
-            _ => seals.push((row, frozen)),
-        }
+        seals.push((row, frozen));
     }
     let mut nodes = SpiNodes { client, conv };
     let layouts: Vec<pgprompt_core::SealLayout<'_>> = seals
@@ -388,8 +395,50 @@ fn read_firsts(
     Ok(out)
 }
 
-/// A row of [`SEALS_OF`]: `frozen` is `None` where the backend kept the record its
-/// digest names.
+/// Takes from `kept` each seal of `turns` it holds whole (its layout, for a turn not in
+/// `texts_for`) whose row reads at the version kept, into `out`; returns the others.
+/// Nothing is read where the backend holds none of them whole.
+fn kept_whole(
+    client: &SpiClient<'_>,
+    conv: Uuid,
+    turns: &[Uuid],
+    texts_for: &std::collections::HashSet<Uuid>,
+    kept: &Kept,
+    out: &mut HashMap<Uuid, (Rc<Frozen>, First)>,
+) -> Result<Vec<Uuid>> {
+    let whole = |t: &Uuid| match kept.seals.get(&(conv, *t)) {
+        Some(k @ KeptSeal { laid: Some(_), .. }) if !texts_for.contains(t) => Some(k),
+        _ => None,
+    };
+    let candidates: Vec<pgrx::Uuid> = turns
+        .iter()
+        .filter(|t| whole(t).is_some())
+        .copied()
+        .map(pg_uuid)
+        .collect();
+    if candidates.is_empty() {
+        return Ok(turns.to_vec());
+    }
+    let versions = run(client, &VERSIONS_OF, &[pg_uuid(conv).into(), candidates.into()], |c| {
+        Ok::<_, Error>(Some((c.need_uuid("turn_id")?, c.need_text("version")?)))
+    })?;
+    for (turn, version) in versions {
+        if let Some(KeptSeal {
+            version: v,
+            frozen,
+            laid: Some(laid),
+        }) = whole(&turn)
+        {
+            if *v == version {
+                out.insert(turn, (frozen.clone(), First::Laid(laid.clone())));
+            }
+        }
+    }
+    Ok(turns.iter().filter(|t| !out.contains_key(t)).copied().collect())
+}
+
+/// A row of [`SEALS_OF`]: `frozen` is `None` where the backend keeps the row's frozen
+/// record under its version.
 struct SealRow {
     turn: Uuid,
     /// The row version's `xmin` and `ctid`: any UPDATE of the row, even in the transaction
@@ -402,14 +451,18 @@ struct SealRow {
     layout: Option<Vec<u8>>,
 }
 
-/// The seal rows of `turns`, each frozen record left out where `kept` holds one under
-/// the row's digest.
+/// The seal rows of `turns`, each frozen record left out where `kept` holds it under the
+/// row's version.
 fn seal_rows(client: &SpiClient<'_>, conv: Uuid, turns: &[Uuid], kept: &Kept) -> Result<Vec<SealRow>> {
+    if turns.is_empty() {
+        return Ok(Vec::new());
+    }
     let ids: Vec<pgrx::Uuid> = turns.iter().copied().map(pg_uuid).collect();
-    let held: Vec<Option<&KeptSeal>> = turns.iter().map(|t| kept.seals.get(&(conv, *t))).collect();
-    let known: Vec<Option<Vec<u8>>> = held.iter().map(|k| k.map(|k| k.frozen_digest.clone())).collect();
-    let versions: Vec<Option<String>> = held.iter().map(|k| k.map(|k| k.version.clone())).collect();
-    let args = [pg_uuid(conv).into(), ids.into(), known.into(), versions.into()];
+    let versions: Vec<Option<String>> = turns
+        .iter()
+        .map(|t| kept.seals.get(&(conv, *t)).map(|k| k.version.clone()))
+        .collect();
+    let args = [pg_uuid(conv).into(), ids.into(), versions.into()];
     run(client, &SEALS_OF, &args, |c| {
         Ok::<_, Error>(Some(SealRow {
             turn: c.need_uuid("turn_id")?,
@@ -421,16 +474,6 @@ fn seal_rows(client: &SpiClient<'_>, conv: Uuid, turns: &[Uuid], kept: &Kept) ->
             layout: c.get::<Vec<u8>>("layout"),
         }))
     })
-}
-
-impl KeptSeal {
-    /// Whether `row` is the seal kept: the same row version, digests and stored layout.
-    fn reads_as(&self, row: &SealRow) -> bool {
-        self.version == row.version
-            && Some(&self.frozen_digest) == row.frozen_digest.as_ref()
-            && self.pieces_digest == row.pieces_digest
-            && self.layout == row.layout
-    }
 }
 
 impl Kept {
@@ -445,9 +488,9 @@ impl Kept {
             First::Laid(l) if room(l) => Some(l.remembered()),
             _ => None,
         };
-        let Some(frozen_digest) = row.frozen_digest.clone() else {
+        if row.frozen_digest.is_none() {
             return first;
-        };
+        }
         if laid.is_none() && self.seals.contains_key(&(conv, row.turn)) {
             return first;
         }
@@ -458,9 +501,6 @@ impl Kept {
         };
         let seal = KeptSeal {
             version: row.version.clone(),
-            frozen_digest,
-            pieces_digest: row.pieces_digest.clone(),
-            layout: row.layout.clone(),
             frozen: frozen.clone(),
             laid,
         };

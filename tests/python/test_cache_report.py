@@ -323,6 +323,62 @@ def test_a_backend_keeps_the_seals_it_read_under_their_digests_and_layout(cdb):
     assert c.execute(sql, (conv, probe)).fetchone()[0] == kept
 
 
+def test_a_seal_kept_whole_sends_its_version_alone_and_one_kept_in_part_the_rest(cdb):
+    """A seal a backend keeps whole (its layout read) sends nothing but its row's version
+    on the next read; one it keeps in part (a seal of 0.5, without a layout: its frozen
+    record kept, its body read from its nodes each time) sends all but its frozen record
+    and is read as on a first read, in that backend as in a fresh one. A seal kept whole
+    whose turn sent a continuation since is read with it, as a fresh backend reads it."""
+    c = cdb
+    conv = conversation(c)
+    for i in range(2):
+        t = reply(c, conv, f"Question {i}.")
+        compiled(c, conv, t)
+        answer(c, conv, t, f"Answer {i}.", f"msg_round_kept_{i}")
+    run = reply(c, conv, "What's the weather in Lyon?", mode="run")
+    compiled(c, conv, run)
+    sql = "SELECT prompt.explain_turn(%s, %s) -> 'cache'"
+
+    def fresh_prediction():
+        fresh = connect(c.info.dbname)
+        try:
+            return fresh.execute(sql, (conv, run)).fetchone()[0]
+        finally:
+            fresh.close()
+
+    def as_replica(sql_, args):
+        with c.transaction():
+            c.execute("SET LOCAL session_replication_role = replica")
+            c.execute(sql_, args)
+    whole = c.execute(sql, (conv, run)).fetchone()[0]
+    assert c.execute(sql, (conv, run)).fetchone()[0] == whole == fresh_prediction()
+    # Every layout NULL, as seals of 0.5: a fresh backend keeps each in part, and reads
+    # them again.
+    layouts = c.execute("SELECT turn_id, layout FROM prompt.seals WHERE conversation_id = %s", (conv,)).fetchall()
+    as_replica("UPDATE prompt.seals SET layout = NULL WHERE conversation_id = %s", (conv,))
+    try:
+        fresh = connect(c.info.dbname)
+        try:
+            in_part = [fresh.execute(sql, (conv, run)).fetchone()[0] for _ in range(3)]
+        finally:
+            fresh.close()
+        assert in_part == [whole] * 3
+    finally:
+        for turn, layout in layouts:
+            as_replica("UPDATE prompt.seals SET layout = %s WHERE turn_id = %s", (layout, turn))
+    assert c.execute(sql, (conv, run)).fetchone()[0] == whole
+    # The run sends a continuation: its seal, kept whole, is read with it.
+    c.execute("SELECT prompt.record_response(%s, %s, %s)", (conv, run, json.dumps(sdk("anthropic", fixture("anthropic")))))
+    results = json.dumps([{"call_id": CALL_IDS["anthropic"], "content": '{"temp_c": 15}'}])
+    c.execute("SELECT prompt.record_tool_results(%s, %s, %s)", (conv, run, results))
+    compiled(c, conv, run)
+    expected = fresh_prediction()
+    assert c.execute(sql, (conv, run)).fetchone()[0] == expected
+    last = report(c, conv)[-1]
+    assert (last["turn_id"], last["step"]) == (run, 1)
+    assert expected["predicted_cache_read"] == last["predicted_cache_read"] + last["predicted_cache_write"]
+
+
 def test_the_report_reads_layouts_and_refuses_what_does_not_match_its_digest(cdb):
     """The report reads a seal's cache layout as stored when it was sent (SPEC 16.5: never
     its text), its pieces checked against the seal's pieces digest: an edited node's text
