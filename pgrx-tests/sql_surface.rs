@@ -768,3 +768,96 @@ fn a_jsonb_result_built_in_binary_is_the_one_its_text_parses_to() {
         assert!(JsonbOut(value).binary().is_none());
     }
 }
+
+/// The bytes of a jsonb datum, whole (a fresh palloc: never toasted).
+fn jsonb_bytes(datum: pg_sys::Datum) -> Vec<u8> {
+    let at = datum.cast_mut_ptr::<pg_sys::varlena>();
+    // SAFETY: a jsonb varlena just built in this memory context, not toasted.
+    unsafe { std::slice::from_raw_parts(at.cast::<u8>(), pgrx::varsize_any(at)).to_vec() }
+}
+
+/// What `jsonb_in` writes for `text`.
+fn jsonb_in_bytes(text: &str) -> Vec<u8> {
+    let text = std::ffi::CString::new(text).expect("no NUL");
+    // SAFETY: jsonb_in reads a NUL-terminated text and returns a fresh jsonb.
+    let datum = unsafe {
+        pgrx::direct_function_call_as_datum(pg_sys::jsonb_in, &[Some(pg_sys::Datum::from(text.as_ptr()))])
+    }
+    .expect("jsonb_in returns a value");
+    jsonb_bytes(datum)
+}
+
+/// A document drawn from `seed`: containers up to four deep, arrays past the 32 entries
+/// after which jsonb stores an offset, keys of many lengths (multibyte too), numbers and
+/// containers after strings of every length modulo four (their alignment).
+fn drawn(seed: &mut u64, depth: u32) -> serde_json::Value {
+    use serde_json::{json, Value};
+    fn next(seed: &mut u64, n: u64) -> u64 {
+        *seed ^= *seed << 13;
+        *seed ^= *seed >> 7;
+        *seed ^= *seed << 17;
+        *seed % n
+    }
+    // The top a container; past four deep, scalars only.
+    let kind = match depth {
+        0 => 5 + next(seed, 3),
+        4.. => next(seed, 5),
+        _ => next(seed, 8),
+    };
+    let wide = depth <= 1;
+    let text = |k: u64| ["", "a", "bé", "ccc", "dddd", "ééééé", "x\"y\\z\n", "東京"][k as usize].to_string();
+    match kind {
+        0 => Value::Null,
+        1 => Value::Bool(next(seed, 2) == 1),
+        2 => [json!(0), json!(-1), json!(1.5), json!(123_456_789_012_i64), json!(1e-7), json!(u64::MAX), json!(-2.5e300)]
+            [next(seed, 7) as usize]
+            .clone(),
+        3 | 4 => {
+            let t = text(next(seed, 8));
+            Value::String(t.repeat(next(seed, 4) as usize + 1))
+        }
+        5 | 6 => {
+            let n = if wide { [0, 1, 3, 33, 70][next(seed, 5) as usize] } else { next(seed, 4) };
+            Value::Array((0..n).map(|_| drawn(seed, depth + 1)).collect())
+        }
+        _ => {
+            let n = if wide { [0, 1, 2, 5, 40][next(seed, 5) as usize] } else { next(seed, 4) };
+            let mut members = serde_json::Map::new();
+            for i in 0..n {
+                let t = text(next(seed, 8));
+                let key = format!("{}{i}", t.repeat(next(seed, 3) as usize));
+                members.insert(key, drawn(seed, depth + 1));
+            }
+            Value::Object(members)
+        }
+    }
+}
+
+#[pg_test]
+fn jsonb_results_are_the_bytes_jsonb_in_writes() {
+    // explain_turn's document is written straight into jsonb's binary form; jsonb_in of the
+    // same document as text is the reference, byte for byte.
+    let mut seed = 0x9E37_79B9_7F4A_7C15_u64;
+    for _ in 0..300 {
+        let doc = drawn(&mut seed, 0);
+        let ours = crate::pg::jsonb_ser::to_jsonb(&doc).expect("a datum");
+        assert_eq!(jsonb_bytes(ours), jsonb_in_bytes(&doc.to_string()), "{doc}");
+    }
+    // A struct's fields (static names), a flattened map, a RawValue read as its JSON.
+    #[derive(serde::Serialize)]
+    struct Doc {
+        zeta: u32,
+        a: &'static str,
+        raw: Box<serde_json::value::RawValue>,
+        #[serde(flatten)]
+        more: std::collections::BTreeMap<String, serde_json::Value>,
+    }
+    let doc = Doc {
+        zeta: 7,
+        a: "b",
+        raw: serde_json::value::RawValue::from_string(r#"{ "y": [1, 2.5, "三"], "x": null }"#.into()).expect("json"),
+        more: [("mm".to_string(), serde_json::json!([true, {}]))].into(),
+    };
+    let ours = crate::pg::jsonb_ser::to_jsonb(&doc).expect("a datum");
+    assert_eq!(jsonb_bytes(ours), jsonb_in_bytes(&serde_json::to_string(&doc).expect("json")));
+}

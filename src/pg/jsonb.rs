@@ -295,11 +295,8 @@ unsafe fn scalar(v: &pg_sys::JsonbValue) -> serde_json::Value {
     }
 }
 
-/// The longest string a jsonb value can hold (`JENTRY_OFFLENMASK`).
-const MAX_JSONB_STRING: usize = 0x0fff_ffff;
-
-/// A `jsonb` result built in its binary form (`pushJsonbValue`): not written as text and
-/// parsed back, as pgrx's `JsonB` does (`jsonb_in`'s parse of `explain_turn`'s 0.43 MB
+/// A `jsonb` result built in its binary form ([`super::jsonb_ser`]): not written as text
+/// and parsed back, as pgrx's `JsonB` does (`jsonb_in`'s parse of `explain_turn`'s 0.43 MB
 /// of messages was 13% of the call, and writing the text 5%; profiled 2026-12-04).
 pub struct JsonbOut(pub serde_json::Value);
 
@@ -308,12 +305,7 @@ impl JsonbOut {
     /// scalar (jsonb's raw-scalar form), or a value with a string jsonb cannot hold (too
     /// long, or with a NUL), whose parse then raises the error it deserves.
     pub fn binary(&self) -> Option<pg_sys::Datum> {
-        match self.0 {
-            // SAFETY: `build` reads `self.0`, which outlives the call; the strings it points
-            // the parse state at are copied into the Jsonb before it returns.
-            serde_json::Value::Object(_) | serde_json::Value::Array(_) => unsafe { build(&self.0) },
-            _ => None,
-        }
+        super::jsonb_ser::binary(&self.0)
     }
 }
 
@@ -328,118 +320,4 @@ impl IntoDatum for JsonbOut {
     fn type_oid() -> pg_sys::Oid {
         pg_sys::JSONBOID
     }
-}
-
-/// `value` (an object or an array) as a Jsonb datum; `None` when a string is too long
-/// for jsonb.
-///
-/// # Safety
-/// Calls into PostgreSQL's jsonb builder; every pointer handed to it points into `value`,
-/// which the caller keeps alive until this returns.
-unsafe fn build(value: &serde_json::Value) -> Option<pg_sys::Datum> {
-    let mut state: *mut pg_sys::JsonbParseState = std::ptr::null_mut();
-    // SAFETY: per the function's contract.
-    let root = unsafe { push(&mut state, value, None)? };
-    // SAFETY: `root` is the finished top-level container pushJsonbValue returned.
-    let jsonb = unsafe { pg_sys::JsonbValueToJsonb(root) };
-    Some(pg_sys::Datum::from(jsonb))
-}
-
-/// Pushes `value` onto the parse state: a container whole, a scalar as `token` (WJB_VALUE
-/// or WJB_ELEM). Returns what the last push returned (the finished container at the
-/// top), `None` for a string too long for jsonb.
-///
-/// # Safety
-/// As [`build`]: `value` outlives the parse state's use.
-unsafe fn push(
-    state: &mut *mut pg_sys::JsonbParseState,
-    value: &serde_json::Value,
-    token: Option<pg_sys::JsonbIteratorToken::Type>,
-) -> Option<*mut pg_sys::JsonbValue> {
-    use pg_sys::JsonbIteratorToken::*;
-    use serde_json::Value;
-    // SAFETY: every call below hands pushJsonbValue the builder's own state and a
-    // JsonbValue that is fully set (or NULL where a container begins or ends), whose
-    // strings point into `value`, alive until the Jsonb is made.
-    unsafe {
-        match value {
-            Value::Object(map) => {
-                pg_sys::pushJsonbValue(state, WJB_BEGIN_OBJECT, std::ptr::null_mut());
-                for (key, v) in map {
-                    let mut k = string_value(key)?;
-                    pg_sys::pushJsonbValue(state, WJB_KEY, &mut k);
-                    push(state, v, Some(WJB_VALUE))?;
-                }
-                Some(pg_sys::pushJsonbValue(state, WJB_END_OBJECT, std::ptr::null_mut()))
-            }
-            Value::Array(items) => {
-                pg_sys::pushJsonbValue(state, WJB_BEGIN_ARRAY, std::ptr::null_mut());
-                for v in items {
-                    push(state, v, Some(WJB_ELEM))?;
-                }
-                Some(pg_sys::pushJsonbValue(state, WJB_END_ARRAY, std::ptr::null_mut()))
-            }
-            scalar => {
-                let mut v = scalar_value(scalar)?;
-                Some(pg_sys::pushJsonbValue(state, token.unwrap_or(WJB_ELEM), &mut v))
-            }
-        }
-    }
-}
-
-/// A string as a jsonb scalar pointing at its bytes; `None` when too long for jsonb, or
-/// holding a NUL, which jsonb_in refuses (the text path raises its error).
-pub(super) fn string_value(s: &str) -> Option<pg_sys::JsonbValue> {
-    if s.len() > MAX_JSONB_STRING || s.contains('\0') {
-        return None;
-    }
-    // SAFETY: a JsonbValue is plain data; the string member is set next.
-    let mut v: pg_sys::JsonbValue = unsafe { std::mem::zeroed() };
-    v.type_ = pg_sys::jbvType::jbvString;
-    // The length fits: checked against MAX_JSONB_STRING above. An empty string points at
-    // a real byte (an empty &str's pointer is dangling), though none is read.
-    static EMPTY: u8 = 0;
-    let at = if s.is_empty() { &EMPTY as *const u8 } else { s.as_ptr() };
-    v.val.string.len = s.len() as i32;
-    v.val.string.val = at.cast_mut().cast::<c_char>();
-    Some(v)
-}
-
-/// A JSON scalar as a jsonb scalar (a number through `numeric_in`, as jsonb_in reads it).
-fn scalar_value(value: &serde_json::Value) -> Option<pg_sys::JsonbValue> {
-    use serde_json::Value;
-    // SAFETY: a JsonbValue is plain data; the member its type names is set below.
-    let mut v: pg_sys::JsonbValue = unsafe { std::mem::zeroed() };
-    match value {
-        Value::String(s) => return string_value(s),
-        Value::Number(n) => return number_value(n),
-        Value::Bool(b) => {
-            v.type_ = pg_sys::jbvType::jbvBool;
-            v.val.boolean = *b;
-        }
-        _ => v.type_ = pg_sys::jbvType::jbvNull,
-    }
-    Some(v)
-}
-
-/// A number as a jsonb scalar, through `numeric_in` as jsonb_in reads it.
-pub(super) fn number_value(n: &serde_json::Number) -> Option<pg_sys::JsonbValue> {
-    let text = std::ffi::CString::new(n.to_string()).ok()?;
-    // SAFETY: numeric_in reads a NUL-terminated spelling of a number (serde_json's own,
-    // which numeric_in takes) and returns a palloc'd Numeric.
-    let numeric = unsafe {
-        direct_function_call_as_datum(
-            pg_sys::numeric_in,
-            &[
-                Some(pg_sys::Datum::from(text.as_ptr())),
-                Some(pg_sys::Datum::from(pg_sys::InvalidOid)),
-                Some(pg_sys::Datum::from(-1i32)),
-            ],
-        )
-    }?;
-    // SAFETY: a JsonbValue is plain data; the numeric member is set next.
-    let mut v: pg_sys::JsonbValue = unsafe { std::mem::zeroed() };
-    v.type_ = pg_sys::jbvType::jbvNumeric;
-    v.val.numeric = numeric.cast_mut_ptr();
-    Some(v)
 }

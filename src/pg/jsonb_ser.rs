@@ -1,36 +1,42 @@
-//! A `jsonb` result serialized straight into jsonb's binary form (`pushJsonbValue`), with
-//! no `serde_json::Value` between: `explain_turn`'s 0.43 MB of messages were copied into a
-//! `Value` tree and then walked again (4% of a call, profiled 2026-12-06). What the builder
-//! cannot hold (a top-level scalar, a string jsonb refuses, a 128-bit integer) goes the
-//! `Value` way instead ([`super::jsonb::JsonbOut`]), which raises what it deserves. A
+//! A `jsonb` result serialized straight into jsonb's binary form, with no
+//! `serde_json::Value` and no `JsonbValue` tree between: `explain_turn`'s 0.43 MB of
+//! messages were copied into a `Value` tree and walked again (4% of a call, profiled
+//! 2026-12-06), then `pushJsonbValue` and `JsonbValueToJsonb` cost a fifth of a warm
+//! `preview_turn` more (profiled the same day). The values are gathered as a tree whose
+//! strings stay in the builder's chunks, each object's keys sorted as jsonb sorts them,
+//! then written once into one allocation of the size a first pass measured — byte for
+//! byte what `jsonb_in` writes for the same document (`convertToJsonb`'s layout: a
+//! container's header, its entries with an offset every 32nd, keys before values, a
+//! number or a container aligned to four bytes; checked against `jsonb_in` by the
+//! `#[pg_test]` `jsonb_results_are_the_bytes_jsonb_in_writes`). What the builder does not hold (a top-level
+//! scalar, a string jsonb refuses, a key twice, a 128-bit integer) goes through its text
+//! instead, whose parse raises what it deserves. A
 //! `RawValue` (a tool call's input, a provider's recorded block) is its JSON, as
 //! `serde_json::to_value` reads it.
 
 use pgrx::pg_sys;
-use pgrx::pg_sys::JsonbIteratorToken::{
-    WJB_BEGIN_ARRAY, WJB_BEGIN_OBJECT, WJB_ELEM, WJB_END_ARRAY, WJB_END_OBJECT, WJB_KEY, WJB_VALUE,
-};
 use serde::ser::{self, Serialize};
 
-use super::jsonb::{number_value, string_value, JsonbOut};
-
-/// `value` as a jsonb datum, built in place; through a `serde_json::Value` where the
-/// builder cannot hold it.
+/// `value` as a jsonb datum, built in place; through a `serde_json::Value` and its text
+/// where the builder cannot hold it (`jsonb_in` raises what it deserves).
 pub fn to_jsonb<T: Serialize>(value: &T) -> Option<pg_sys::Datum> {
+    binary(value).or_else(|| {
+        let value = serde_json::to_value(value).unwrap_or(serde_json::Value::Null);
+        pgrx::IntoDatum::into_datum(pgrx::JsonB(value))
+    })
+}
+
+/// `value` in jsonb's binary form; `None` for what the builder does not hold.
+pub fn binary<T: Serialize + ?Sized>(value: &T) -> Option<pg_sys::Datum> {
     let mut builder = Builder {
-        state: std::ptr::null_mut(),
         open: Vec::new(),
         strings: Vec::new(),
         root: None,
     };
-    if value.serialize(&mut builder).is_ok() {
-        if let Some(root) = builder.root {
-            // SAFETY: `root` is the finished top-level container pushJsonbValue returned;
-            // every string it points at is in `builder.strings` or 'static, alive here.
-            return Some(pg_sys::Datum::from(unsafe { pg_sys::JsonbValueToJsonb(root) }));
-        }
-    }
-    pgrx::IntoDatum::into_datum(JsonbOut(serde_json::to_value(value).unwrap_or(serde_json::Value::Null)))
+    value.serialize(&mut builder).ok()?;
+    let root = builder.root.take()?;
+    // Every string the tree points at is in `builder.strings`, alive here.
+    written(&root).ok().map(pg_sys::Datum::from)
 }
 
 /// What the builder cannot hold: the caller goes the `Value` way.
@@ -51,22 +57,47 @@ impl ser::Error for Unheld {
     }
 }
 
-/// The parse state, the containers open, the strings its values point at (each boxed, so
-/// its bytes stay where they are), and the finished top.
-struct Builder {
-    state: *mut pg_sys::JsonbParseState,
-    open: Vec<Open>,
-    strings: Vec<Box<str>>,
-    root: Option<*mut pg_sys::JsonbValue>,
+/// Bytes the builder holds (a string in its chunks, a palloc'd numeric): where and how
+/// long.
+#[derive(Clone, Copy)]
+struct Held(*const u8, usize);
+
+impl Held {
+    fn bytes(&self) -> &[u8] {
+        // SAFETY: a `Held` points into the builder's chunks (which never move, never
+        // drop before the tree is written) or at a numeric palloc'd in the current
+        // memory context, `self.1` bytes long; an empty one points at a real byte.
+        unsafe { std::slice::from_raw_parts(self.0, self.1) }
+    }
 }
 
-/// A container being serialized: a jsonb object or array, or serde_json's `RawValue`
-/// (a struct by a private name whose one field is its JSON text), which opens none:
-/// its text is read and serialized in its place, as `serde_json::to_value` does.
-#[derive(Clone, Copy, PartialEq)]
+/// A value as gathered, before it is written.
+enum Node {
+    String(Held),
+    /// A numeric varlena, whole.
+    Number(Held),
+    Bool(bool),
+    Null,
+    Array(Vec<Node>),
+    /// Its members, sorted as jsonb sorts keys (shorter first, then bytewise).
+    Object(Vec<(Held, Node)>),
+}
+
+/// The containers open, the strings the values point at (in chunks that never grow past
+/// their capacity, so their bytes stay where they are), and the finished top.
+struct Builder {
+    open: Vec<Open>,
+    strings: Vec<String>,
+    root: Option<Node>,
+}
+
+/// A container being serialized: a jsonb object (its members so far, and the key whose
+/// value comes next) or array, or serde_json's `RawValue` (a struct by a private name
+/// whose one field is its JSON text), which opens none: its text is read and serialized
+/// in its place, as `serde_json::to_value` does.
 enum Open {
-    Object,
-    Array,
+    Object(Vec<(Held, Node)>, Option<Held>),
+    Array(Vec<Node>),
     Raw,
 }
 
@@ -76,60 +107,104 @@ const RAW_VALUE: &str = "$serde_json::private::RawValue";
 type Done = Result<(), Unheld>;
 
 impl Builder {
-    /// A scalar where the open container takes one: an element or a member's value.
-    fn scalar(&mut self, mut v: pg_sys::JsonbValue) -> Done {
-        let token = match self.open.iter().rev().find(|o| **o != Open::Raw) {
-            Some(Open::Object) => WJB_VALUE,
-            Some(_) => WJB_ELEM,
+    /// A value where the open container takes one: an element, or the value of the key
+    /// before it; the top when nothing is open (a container: jsonb's top-level scalar is
+    /// left to the `Value` way).
+    fn put(&mut self, node: Node) -> Done {
+        let top = self.open.is_empty();
+        match self.open.iter_mut().rev().find(|o| !matches!(o, Open::Raw)) {
+            Some(Open::Array(items)) => items.push(node),
+            Some(Open::Object(members, key)) => members.push((key.take().ok_or(Unheld)?, node)),
+            Some(Open::Raw) => return Err(Unheld),
+            None if top && matches!(node, Node::Array(_) | Node::Object(_)) => {
+                self.root = Some(node);
+            }
             None => return Err(Unheld),
-        };
-        // SAFETY: the builder's own state, and a fully set scalar whose string (if any)
-        // lives in `self.strings` or is 'static.
-        unsafe { pg_sys::pushJsonbValue(&mut self.state, token, &mut v) };
+        }
         Ok(())
     }
 
     fn string(&mut self, s: &str) -> Done {
-        let kept: Box<str> = s.into();
-        let v = string_value(&kept).ok_or(Unheld)?;
-        self.strings.push(kept);
-        self.scalar(v)
+        let held = self.stash(s)?;
+        self.put(Node::String(held))
     }
 
     fn key(&mut self, k: &str) -> Done {
-        let kept: Box<str> = k.into();
-        let mut v = string_value(&kept).ok_or(Unheld)?;
-        self.strings.push(kept);
-        // SAFETY: as in `scalar`; a key inside the open object.
-        unsafe { pg_sys::pushJsonbValue(&mut self.state, WJB_KEY, &mut v) };
-        Ok(())
+        let held = self.stash(k)?;
+        self.put_key(held)
     }
 
+    /// A field's name: 'static, pointed at where it is.
+    fn static_key(&mut self, k: &'static str) -> Done {
+        self.put_key(checked(k)?)
+    }
+
+    fn put_key(&mut self, k: Held) -> Done {
+        match self.open.iter_mut().rev().find(|o| !matches!(o, Open::Raw)) {
+            Some(Open::Object(_, key @ None)) => {
+                *key = Some(k);
+                Ok(())
+            }
+            _ => Err(Unheld),
+        }
+    }
+
+    /// `s` copied where it stays until the builder is dropped: appended to the last chunk
+    /// where it has room (a chunk never grows past its capacity, so nothing moves), else
+    /// to a new one.
+    fn stash(&mut self, s: &str) -> Result<Held, Unheld> {
+        const CHUNK: usize = 64 * 1024;
+        checked(s)?;
+        let room = self.strings.last().is_some_and(|c| c.capacity() - c.len() >= s.len());
+        if !room {
+            self.strings.push(String::with_capacity(CHUNK.max(s.len())));
+        }
+        let chunk = self.strings.last_mut().ok_or(Unheld)?;
+        let start = chunk.len();
+        chunk.push_str(s);
+        checked(&chunk[start..])
+    }
+
+    /// A number, through `numeric_in` as jsonb_in reads it.
     fn number(&mut self, n: serde_json::Number) -> Done {
-        let v = number_value(&n).ok_or(Unheld)?;
-        self.scalar(v)
+        let text = std::ffi::CString::new(n.to_string()).map_err(|_| Unheld)?;
+        // SAFETY: numeric_in reads a NUL-terminated spelling of a number (serde_json's
+        // own, which numeric_in takes) and returns a numeric palloc'd in the current
+        // memory context.
+        let numeric = unsafe {
+            pgrx::direct_function_call_as_datum(
+                pg_sys::numeric_in,
+                &[
+                    Some(pg_sys::Datum::from(text.as_ptr())),
+                    Some(pg_sys::Datum::from(pg_sys::InvalidOid)),
+                    Some(pg_sys::Datum::from(-1i32)),
+                ],
+            )
+        }
+        .ok_or(Unheld)?
+        .cast_mut_ptr::<pg_sys::varlena>();
+        // SAFETY: a whole varlena, as numeric_in returned it.
+        let len = unsafe { pgrx::varsize_any(numeric) };
+        self.put(Node::Number(Held(numeric.cast::<u8>(), len)))
     }
 
     fn null(&mut self) -> Done {
-        // SAFETY: a JsonbValue is plain data; a null needs its type alone.
-        let mut v: pg_sys::JsonbValue = unsafe { std::mem::zeroed() };
-        v.type_ = pg_sys::jbvType::jbvNull;
-        self.scalar(v)
+        self.put(Node::Null)
     }
 
     fn begin(&mut self, object: bool) -> Done {
-        let token = if object { WJB_BEGIN_OBJECT } else { WJB_BEGIN_ARRAY };
-        // SAFETY: a container begins with no value.
-        unsafe { pg_sys::pushJsonbValue(&mut self.state, token, std::ptr::null_mut()) };
-        self.open.push(if object { Open::Object } else { Open::Array });
+        self.open.push(match object {
+            true => Open::Object(Vec::new(), None),
+            false => Open::Array(Vec::new()),
+        });
         Ok(())
     }
 
     /// A struct's field: a member of its object, or a `RawValue`'s JSON text, read and
     /// serialized where the `RawValue` stands.
     fn field<T: ?Sized + Serialize>(&mut self, key: &'static str, value: &T) -> Done {
-        if self.open.last() != Some(&Open::Raw) {
-            self.key(key)?;
+        if !matches!(self.open.last(), Some(Open::Raw)) {
+            self.static_key(key)?;
             return value.serialize(self);
         }
         let text = match serde_json::to_value(value).map_err(|_| Unheld)? {
@@ -141,17 +216,193 @@ impl Builder {
     }
 
     fn end(&mut self) -> Done {
-        let token = match self.open.pop().ok_or(Unheld)? {
-            Open::Object => WJB_END_OBJECT,
-            Open::Array => WJB_END_ARRAY,
-            Open::Raw => return Ok(()),
-        };
-        // SAFETY: the container begun last ends, with no value.
-        let top = unsafe { pg_sys::pushJsonbValue(&mut self.state, token, std::ptr::null_mut()) };
-        if self.open.is_empty() {
-            self.root = Some(top);
+        match self.open.pop().ok_or(Unheld)? {
+            Open::Raw => Ok(()),
+            Open::Array(items) => self.put(Node::Array(items)),
+            Open::Object(_, Some(_)) => Err(Unheld),
+            Open::Object(mut members, None) => {
+                members.sort_by(|a, b| jsonb_key_order(a.0.bytes(), b.0.bytes()));
+                // A key twice: jsonb keeps the last; the `Value` way says so.
+                if members.windows(2).any(|w| w[0].0.bytes() == w[1].0.bytes()) {
+                    return Err(Unheld);
+                }
+                self.put(Node::Object(members))
+            }
         }
+    }
+}
+
+/// A string jsonb holds (not longer than an entry can say, no NUL: jsonb_in refuses
+/// `\u0000`), pointed at where it is; an empty one at a real byte.
+fn checked(s: &str) -> Result<Held, Unheld> {
+    static EMPTY: u8 = 0;
+    if s.len() > MAX_JSONB_STRING || s.contains('\0') {
+        return Err(Unheld);
+    }
+    let at = if s.is_empty() { &raw const EMPTY } else { s.as_ptr() };
+    Ok(Held(at, s.len()))
+}
+
+/// jsonb's order of an object's keys (`lengthCompareJsonbString`): the shorter first,
+/// then bytewise.
+fn jsonb_key_order(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+    a.len().cmp(&b.len()).then_with(|| a.cmp(b))
+}
+
+// jsonb's binary layout (PostgreSQL's utils/jsonb.h; the on-disk format pg_upgrade keeps).
+/// The longest string a jsonb value can hold.
+const MAX_JSONB_STRING: usize = JENTRY_OFFLENMASK as usize;
+const JENTRY_OFFLENMASK: u32 = 0x0FFF_FFFF;
+const JENTRY_TYPEMASK: u32 = 0x7000_0000;
+const JENTRY_HAS_OFF: u32 = 0x8000_0000;
+const JENTRY_ISNUMERIC: u32 = 0x1000_0000;
+const JENTRY_ISBOOL_FALSE: u32 = 0x2000_0000;
+const JENTRY_ISBOOL_TRUE: u32 = 0x3000_0000;
+const JENTRY_ISNULL: u32 = 0x4000_0000;
+const JENTRY_ISCONTAINER: u32 = 0x5000_0000;
+const JB_OFFSET_STRIDE: usize = 32;
+const JB_CMASK: usize = 0x0FFF_FFFF;
+const JB_FOBJECT: u32 = 0x2000_0000;
+const JB_FARRAY: u32 = 0x4000_0000;
+
+/// `root` written as a jsonb varlena: measured first, then written into one palloc of
+/// that size. `Unheld` past what jsonb's entries can say.
+fn written(root: &Node) -> Result<*mut pg_sys::varlena, Unheld> {
+    let mut measure = Out { buf: None, len: 0 };
+    measure.append(&[0; 4]);
+    value(&mut measure, root)?;
+    let size = measure.len;
+    let size_i32 = i32::try_from(size).map_err(|_| Unheld)?;
+    // SAFETY: a fresh allocation in the current memory context, `size` bytes, all of
+    // which the second pass writes (the padding as zeros).
+    let at = unsafe { pg_sys::palloc(size) }.cast::<u8>();
+    // SAFETY: as above: `size` writable bytes at `at`.
+    let buf = unsafe { std::slice::from_raw_parts_mut(at, size) };
+    let mut out = Out { buf: Some(buf), len: 0 };
+    out.append(&[0; 4]);
+    value(&mut out, root)?;
+    let jsonb = at.cast::<pg_sys::varlena>();
+    // SAFETY: the varlena just written, its header the four bytes reserved first.
+    unsafe { pgrx::set_varsize_4b(jsonb, size_i32) };
+    Ok(jsonb)
+}
+
+/// Where the layout is written: nowhere on the pass that measures it.
+struct Out<'a> {
+    buf: Option<&'a mut [u8]>,
+    len: usize,
+}
+
+impl Out<'_> {
+    fn append(&mut self, bytes: &[u8]) {
+        if let Some(buf) = self.buf.as_mut() {
+            buf[self.len..self.len + bytes.len()].copy_from_slice(bytes);
+        }
+        self.len += bytes.len();
+    }
+
+    fn entry_at(&mut self, at: usize, entry: u32) {
+        if let Some(buf) = self.buf.as_mut() {
+            buf[at..at + 4].copy_from_slice(&entry.to_ne_bytes());
+        }
+    }
+
+    /// Zeros up to the next multiple of four (from the varlena's start); how many.
+    fn pad(&mut self) -> u32 {
+        let pad = self.len.next_multiple_of(4) - self.len;
+        self.append(&[0; 3][..pad]);
+        pad as u32
+    }
+}
+
+/// `node` written where `out` stands (`convertJsonbValue`); its entry.
+fn value(out: &mut Out<'_>, node: &Node) -> Result<u32, Unheld> {
+    Ok(match node {
+        Node::String(s) => {
+            out.append(s.bytes());
+            s.1 as u32
+        }
+        Node::Number(n) => {
+            let pad = out.pad();
+            out.append(n.bytes());
+            JENTRY_ISNUMERIC | (pad + n.1 as u32)
+        }
+        Node::Bool(true) => JENTRY_ISBOOL_TRUE,
+        Node::Bool(false) => JENTRY_ISBOOL_FALSE,
+        Node::Null => JENTRY_ISNULL,
+        Node::Array(items) => {
+            let base = out.len;
+            let mut entries = container(out, items.len(), JB_FARRAY, 1)?;
+            for item in items {
+                let entry = value(out, item)?;
+                entries.put(out, entry)?;
+            }
+            entries.close(out, base)?
+        }
+        Node::Object(members) => {
+            let base = out.len;
+            let mut entries = container(out, members.len(), JB_FOBJECT, 2)?;
+            for (key, _) in members {
+                out.append(key.bytes());
+                entries.put(out, key.1 as u32)?;
+            }
+            for (_, member) in members {
+                let entry = value(out, member)?;
+                entries.put(out, entry)?;
+            }
+            entries.close(out, base)?
+        }
+    })
+}
+
+/// A container's entries being written: where the next goes, its index, and the length
+/// of its children so far.
+struct Entries {
+    at: usize,
+    i: usize,
+    total: u32,
+}
+
+/// A container's header and room for its `n * per` entries (`per`: 2 for an object's
+/// keys and values).
+fn container(out: &mut Out<'_>, n: usize, kind: u32, per: usize) -> Result<Entries, Unheld> {
+    if n > JB_CMASK {
+        return Err(Unheld);
+    }
+    out.pad();
+    out.append(&(n as u32 | kind).to_ne_bytes());
+    let at = out.len;
+    for _ in 0..n * per {
+        out.append(&[0; 4]);
+    }
+    Ok(Entries { at, i: 0, total: 0 })
+}
+
+impl Entries {
+    /// The next child's entry: every 32nd says where the child ends instead of its length.
+    fn put(&mut self, out: &mut Out<'_>, entry: u32) -> Done {
+        self.total = self
+            .total
+            .checked_add(entry & JENTRY_OFFLENMASK)
+            .filter(|t| *t <= JENTRY_OFFLENMASK)
+            .ok_or(Unheld)?;
+        let entry = match self.i % JB_OFFSET_STRIDE {
+            0 => (entry & JENTRY_TYPEMASK) | self.total | JENTRY_HAS_OFF,
+            _ => entry,
+        };
+        out.entry_at(self.at + 4 * self.i, entry);
+        self.i += 1;
         Ok(())
+    }
+
+    /// The container's own entry: its whole length, from where it began (before its
+    /// padding).
+    fn close(self, out: &Out<'_>, base: usize) -> Result<u32, Unheld> {
+        let len = u32::try_from(out.len - base)
+            .ok()
+            .filter(|l| *l <= JENTRY_OFFLENMASK)
+            .ok_or(Unheld)?;
+        Ok(JENTRY_ISCONTAINER | len)
     }
 }
 
@@ -167,11 +418,7 @@ impl<'b> ser::Serializer for &'b mut Builder {
     type SerializeStructVariant = Variant<'b>;
 
     fn serialize_bool(self, b: bool) -> Done {
-        // SAFETY: a JsonbValue is plain data; a boolean's member is set next.
-        let mut v: pg_sys::JsonbValue = unsafe { std::mem::zeroed() };
-        v.type_ = pg_sys::jbvType::jbvBool;
-        v.val.boolean = b;
-        self.scalar(v)
+        self.put(Node::Bool(b))
     }
     fn serialize_i8(self, n: i8) -> Done {
         self.number(n.into())
