@@ -192,27 +192,31 @@ impl Catalog {
 }
 
 /// A request not sent yet, as the cache model reads it: each element the catalog holds
-/// (by its text's digest) read from it, any other cut from its text.
+/// (by its text's digest) read from it, any other cut from its text and kept in the
+/// catalog (an element's blocks are its text's: the next request laid reads them there).
 pub(crate) fn lay_request(cut: Cut, body: &crate::wire::Body, catalog: &mut Catalog, memo: &mut Memo) -> Laid {
     let mut counter = Counter::new(cut.tokenizer, memo);
     let (head, tail) = (catalog.digest(&body.head), catalog.digest(&body.tail));
-    let frame = match catalog.frames.get(&(cut, head, tail)) {
-        Some(f) => f.clone(),
-        None => Rc::new(frame(
-            cut.wire,
-            &parse(&format!("{}{}", body.head, body.tail)),
-            &mut counter,
-        )),
-    };
+    let frame = catalog
+        .frames
+        .entry((cut, head, tail))
+        .or_insert_with(|| {
+            Rc::new(frame(
+                cut.wire,
+                &parse(&format!("{}{}", body.head, body.tail)),
+                &mut counter,
+            ))
+        })
+        .clone();
     let elements = body
         .elements
         .iter()
         .map(|e| {
             let d = catalog.digest(e);
-            match catalog.elements.get(&(cut, d)) {
-                Some(pieces) => pieces.clone(),
-                None => Rc::new(element(cut.wire, &parse(e), &mut counter)),
-            }
+            let pieces = catalog.elements.entry((cut, d));
+            pieces
+                .or_insert_with(|| Rc::new(element(cut.wire, &parse(e), &mut counter)))
+                .clone()
         })
         .collect();
     Laid::new(frame, elements)
@@ -404,6 +408,39 @@ mod tests {
         write_u32(&mut huge, u32::MAX as usize);
         huge.extend([0; 64]);
         assert_eq!(read_element(CLAUDE, &huge), None);
+    }
+
+    /// A request laid out keeps in the catalog what it cut from text: laid again, under
+    /// its cut or another tokenizer's, each reads what a fresh catalog reads, on every wire.
+    #[test]
+    fn a_request_laid_again_reads_what_it_cut_under_its_own_cut_alone() {
+        use crate::rows::Role;
+        use crate::testing::{Scenario, ADA, LARK};
+        let seen = |l: &Laid| {
+            (
+                (*l.frame).clone(),
+                l.elements.iter().map(|e| (**e).clone()).collect::<Vec<_>>(),
+            )
+        };
+        for &wire in Wire::ALL {
+            let mut s = Scenario::new("Which clause applies, and since when?")
+                .message(Role::User, ADA, "The refund policy, clause by clause.")
+                .message(Role::Assistant, LARK, "Clause four, since March.");
+            s.model_mut("claude").wire = wire;
+            let body = s.run(crate::Purpose::Preview).unwrap().body;
+            let mut memo = Memo::default();
+            let mut catalog = Catalog::default();
+            for tokenizer in [Tokenizer::O200kBase, Tokenizer::Cl100kBase, Tokenizer::O200kBase] {
+                let cut = Cut { wire, tokenizer };
+                let fresh = seen(&lay_request(cut, &body, &mut Catalog::default(), &mut memo));
+                let kept = seen(&lay_request(cut, &body, &mut catalog, &mut memo));
+                assert_eq!(kept, fresh, "{wire:?} {tokenizer:?}");
+                assert!(
+                    catalog.len() > body.elements.len().min(1),
+                    "{wire:?}: what was cut is kept"
+                );
+            }
+        }
     }
 
     #[test]
