@@ -155,6 +155,9 @@ pub struct Catalog {
     /// [`DIGESTED_BYTES`] of text at most.
     digested: foldhash::HashMap<Rc<str>, [u8; 32]>,
     digested_bytes: usize,
+    /// The blocks its layouts hold, together (what bounds it: an element's layout holds
+    /// one block per part).
+    pieces: usize,
 }
 
 /// The text whose digests a catalog keeps, at most (past it, it starts again).
@@ -169,6 +172,29 @@ impl Catalog {
     /// Whether it holds none.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// The blocks its element and frame layouts hold, together.
+    pub fn pieces(&self) -> usize {
+        self.pieces
+    }
+
+    /// Keeps an element's blocks, cut under `cut` from the text whose digest is `d`.
+    pub(crate) fn keep_element(&mut self, cut: Cut, d: [u8; 32], pieces: Rc<Vec<Piece>>) {
+        let added = pieces.len();
+        if let Some(old) = self.elements.insert((cut, d), pieces) {
+            self.pieces = self.pieces.saturating_sub(old.len());
+        }
+        self.pieces += added;
+    }
+
+    /// Keeps a frame's blocks, cut under `cut` from the head and tail these digests name.
+    pub(crate) fn keep_frame(&mut self, cut: Cut, head: [u8; 32], tail: [u8; 32], frame: Rc<Frame>) {
+        let added = frame.pieces.len();
+        if let Some(old) = self.frames.insert((cut, head, tail), frame) {
+            self.pieces = self.pieces.saturating_sub(old.pieces.len());
+        }
+        self.pieces += added;
     }
 
     /// The SHA-256 of `text`: kept from a request laid before, or hashed and kept.
@@ -197,26 +223,31 @@ impl Catalog {
 pub(crate) fn lay_request(cut: Cut, body: &crate::wire::Body, catalog: &mut Catalog, memo: &mut Memo) -> Laid {
     let mut counter = Counter::new(cut.tokenizer, memo);
     let (head, tail) = (catalog.digest(&body.head), catalog.digest(&body.tail));
-    let frame = catalog
-        .frames
-        .entry((cut, head, tail))
-        .or_insert_with(|| {
-            Rc::new(frame(
+    let frame = match catalog.frames.get(&(cut, head, tail)) {
+        Some(f) => f.clone(),
+        None => {
+            let f = Rc::new(frame(
                 cut.wire,
                 &parse(&format!("{}{}", body.head, body.tail)),
                 &mut counter,
-            ))
-        })
-        .clone();
+            ));
+            catalog.keep_frame(cut, head, tail, f.clone());
+            f
+        }
+    };
     let elements = body
         .elements
         .iter()
         .map(|e| {
             let d = catalog.digest(e);
-            let pieces = catalog.elements.entry((cut, d));
-            pieces
-                .or_insert_with(|| Rc::new(element(cut.wire, &parse(e), &mut counter)))
-                .clone()
+            match catalog.elements.get(&(cut, d)) {
+                Some(pieces) => pieces.clone(),
+                None => {
+                    let pieces = Rc::new(element(cut.wire, &parse(e), &mut counter));
+                    catalog.keep_element(cut, d, pieces.clone());
+                    pieces
+                }
+            }
         })
         .collect();
     Laid::new(frame, elements)

@@ -392,7 +392,7 @@ impl Reading<'_> {
             .entry((id, cut))
             .or_insert_with(|| {
                 let read = Rc::new(crate::laid::read_element(cut, layout.as_deref()?)?);
-                catalog.elements.insert((cut, d), read.clone());
+                catalog.keep_element(cut, d, read.clone());
                 Some(read)
             })
             .clone();
@@ -475,7 +475,7 @@ impl Reading<'_> {
         };
         let laid = crate::laid::laid(frame, marked, pieces);
         if let Some(l) = &laid {
-            self.catalog.frames.insert((cut, head, tail), l.frame.clone());
+            self.catalog.keep_frame(cut, head, tail, l.frame.clone());
         }
         Ok(laid)
     }

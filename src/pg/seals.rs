@@ -199,6 +199,14 @@ fn read_verified(client: &SpiClient<'_>, conv: Uuid, turn: Uuid, p: &SealPointer
     pgprompt_core::read_sealed_body(&mut SpiNodes { client, conv }, p).map_err(|why| corrupted(conv, turn, why))
 }
 
+/// A seal row's version, what a backend keeps a seal under: the row's `xmin` and `ctid`
+/// (any UPDATE makes a new one, even in the transaction that wrote the row), the table's
+/// file (a rewrite, `VACUUM FULL` or `CLUSTER`, moves rows to ctids others held) and the
+/// row's digests (a row that comes back at the same place after a wraparound of
+/// transaction ids).
+const VERSION: &str = "pg_relation_filenode(s.tableoid)::text || ':' || s.xmin::text || s.ctid::text || ':' \
+                       || md5(coalesce(s.frozen_digest, '\\x'::bytea) || coalesce(s.pieces_digest, '\\x'::bytea))";
+
 static SEALS_OF: LazyLock<Query> = LazyLock::new(|| {
     let mut columns = vec![
         ("turn_id", UUIDOID),
@@ -218,7 +226,7 @@ static SEALS_OF: LazyLock<Query> = LazyLock::new(|| {
                     s.frozen_digest, s.pieces_digest, s.layout, {POINTERS} \
              FROM unnest($2::uuid[], $3::text[]) AS k(turn_id, version) \
              JOIN prompt.seals s ON s.conversation_id = $1 AND s.turn_id = k.turn_id \
-             CROSS JOIN LATERAL (SELECT s.xmin::text || s.ctid::text AS version) v"
+             CROSS JOIN LATERAL (SELECT {VERSION} AS version) v"
         ),
         &columns,
     )
@@ -230,8 +238,10 @@ static SEALS_OF: LazyLock<Query> = LazyLock::new(|| {
 static VERSIONS_OF: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
         "a seal row's version",
-        "SELECT s.turn_id, s.xmin::text || s.ctid::text AS version FROM prompt.seals s \
-         WHERE s.conversation_id = $1 AND s.turn_id = ANY($2::uuid[])",
+        format!(
+            "SELECT s.turn_id, {VERSION} AS version FROM prompt.seals s \
+             WHERE s.conversation_id = $1 AND s.turn_id = ANY($2::uuid[])"
+        ),
         &[("turn_id", UUIDOID), ("version", TEXTOID)],
     )
 });
@@ -291,22 +301,27 @@ struct KeptSeal {
     laid: Option<pgprompt_core::CacheLaid>,
 }
 
-/// The seals a backend keeps at most, the elements of their layouts, and the blocks of
-/// its catalog: past any, all is read again (about ten megabytes at most).
+/// The seals a backend keeps at most and the elements of their layouts (past either, all
+/// is read again), and the blocks its catalog holds (past it, the catalog alone starts
+/// again): about ten megabytes at most.
 const KEPT_SEALS: usize = 4096;
 const KEPT_ELEMENTS: usize = 100_000;
-const KEPT_BLOCKS: usize = 65_536;
+const KEPT_BLOCKS: usize = 131_072;
 
 impl Kept {
     /// Empties what another role read, what a read that did not finish left, or what grew
-    /// past the bounds (checked before and after each read).
+    /// past the bounds (checked before and after each read); a catalog past its bound is
+    /// emptied alone (what it holds is read or cut again from what the seals kept).
     fn scoped(&mut self, role: u32) {
-        let full = self.seals.len() > KEPT_SEALS || self.elements > KEPT_ELEMENTS || self.catalog.len() > KEPT_BLOCKS;
+        let full = self.seals.len() > KEPT_SEALS || self.elements > KEPT_ELEMENTS;
         if self.role != role || self.reading || full {
             *self = Kept {
                 role,
                 ..Kept::default()
             };
+        }
+        if self.catalog.pieces() > KEPT_BLOCKS {
+            self.catalog = pgprompt_core::CacheCatalog::default();
         }
     }
 }
@@ -504,7 +519,9 @@ impl Kept {
             frozen: frozen.clone(),
             laid,
         };
-        self.seals.insert((conv, row.turn), seal);
+        if let Some(old) = self.seals.insert((conv, row.turn), seal) {
+            self.elements = self.elements.saturating_sub(old.laid.as_ref().map_or(0, |l| l.len()));
+        }
         first
     }
 }

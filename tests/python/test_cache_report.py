@@ -19,15 +19,20 @@ WS, ADA, LARK = ("00000000-0000-4000-8000-00000000a001", "00000000-0000-4000-800
 MODEL = "claude-cache-test"
 
 
-@pytest.fixture(scope="module")
-def cdb():
-    c = make_database("pgprompt_cache_report")
+def cache_database(name):
+    c = make_database(name)
     # A Claude profile whose minimum cacheable prefix the demo's short prompts reach.
     c.execute("CREATE TEMP TABLE p AS SELECT * FROM prompt.model_profiles WHERE name = 'claude-sonnet-5'")
     c.execute("UPDATE p SET name = %s, min_cache_tokens = 50, shipped = false", (MODEL,))
     c.execute("INSERT INTO prompt.model_profiles SELECT * FROM p")
     c.execute("INSERT INTO prompt.models (name, wire, tokenizer, advisory_window, max_output_tokens, profile) "
               "VALUES (%s, 'anthropic', 'cl100k_base', 200000, 2048, %s)", (MODEL, MODEL))
+    return c
+
+
+@pytest.fixture(scope="module")
+def cdb():
+    c = cache_database("pgprompt_cache_report")
     yield c
     c.close()
 
@@ -323,6 +328,37 @@ def test_a_backend_keeps_the_seals_it_read_under_their_digests_and_layout(cdb):
     assert c.execute(sql, (conv, probe)).fetchone()[0] == kept
 
 
+def test_a_kept_seal_rewritten_back_to_its_place_is_read_again():
+    """A rewrite of the seals' table (VACUUM FULL) keeps each row's xmin and can put a row
+    where another version of it stood: a seal kept in the transaction that wrote it, then
+    changed in that transaction (its frozen record, without its digest), comes back at
+    the ctid kept. The backend that kept it reads it again and refuses it, as a fresh one
+    does: the table's file is part of the version."""
+    import psycopg
+    c = cache_database("pgprompt_kept_rewrite")
+    try:
+        conv = conversation(c)
+        sql = "SELECT prompt.explain_turn(%s, %s) -> 'cache'"
+        with c.transaction():
+            t = reply(c, conv, "Question.")
+            compiled(c, conv, t)
+            probe = reply(c, conv, "And then?")
+            place = c.execute("SELECT ctid::text, xmin::text FROM prompt.seals WHERE turn_id = %s", (t,)).fetchone()
+            assert c.execute(sql, (conv, probe)).fetchone()[0] is not None
+            c.execute("SET LOCAL session_replication_role = replica")
+            c.execute("UPDATE prompt.seals SET frozen = frozen || '{\"tampered\": true}' WHERE turn_id = %s", (t,))
+        other = connect(c.info.dbname)
+        try:
+            other.execute("VACUUM FULL prompt.seals")
+        finally:
+            other.close()
+        assert c.execute("SELECT ctid::text, xmin::text FROM prompt.seals WHERE turn_id = %s", (t,)).fetchone() == place
+        with pytest.raises(psycopg.errors.DataCorrupted):
+            c.execute(sql, (conv, probe))
+    finally:
+        c.close()
+
+
 def test_a_seal_kept_whole_sends_its_version_alone_and_one_kept_in_part_the_rest(cdb):
     """A seal a backend keeps whole (its layout read) sends nothing but its row's version
     on the next read; one it keeps in part (a seal of 0.5, without a layout: its frozen
@@ -365,7 +401,8 @@ def test_a_seal_kept_whole_sends_its_version_alone_and_one_kept_in_part_the_rest
         assert in_part == [whole] * 3
     finally:
         for turn, layout in layouts:
-            as_replica("UPDATE prompt.seals SET layout = %s WHERE turn_id = %s", (layout, turn))
+            as_replica("UPDATE prompt.seals SET layout = %s WHERE conversation_id = %s AND turn_id = %s",
+                       (layout, conv, turn))
     assert c.execute(sql, (conv, run)).fetchone()[0] == whole
     # The run sends a continuation: its seal, kept whole, is read with it.
     c.execute("SELECT prompt.record_response(%s, %s, %s)", (conv, run, json.dumps(sdk("anthropic", fixture("anthropic")))))
