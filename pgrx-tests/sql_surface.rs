@@ -840,7 +840,7 @@ fn jsonb_results_are_the_bytes_jsonb_in_writes() {
     let mut seed = 0x9E37_79B9_7F4A_7C15_u64;
     for _ in 0..300 {
         let doc = drawn(&mut seed, 0);
-        let ours = crate::pg::jsonb_ser::to_jsonb(&doc).expect("a datum");
+        let ours = crate::pg::jsonb_ser::binary(&doc).expect("held by the writer");
         assert_eq!(jsonb_bytes(ours), jsonb_in_bytes(&doc.to_string()), "{doc}");
     }
     // A struct's fields (static names), a flattened map, a RawValue read as its JSON.
@@ -858,6 +858,30 @@ fn jsonb_results_are_the_bytes_jsonb_in_writes() {
         raw: serde_json::value::RawValue::from_string(r#"{ "y": [1, 2.5, "三"], "x": null }"#.into()).expect("json"),
         more: [("mm".to_string(), serde_json::json!([true, {}]))].into(),
     };
-    let ours = crate::pg::jsonb_ser::to_jsonb(&doc).expect("a datum");
+    let ours = crate::pg::jsonb_ser::binary(&doc).expect("held by the writer");
     assert_eq!(jsonb_bytes(ours), jsonb_in_bytes(&serde_json::to_string(&doc).expect("json")));
+    // What the writer does not hold goes through the text: a key twice (jsonb keeps the
+    // last), a 128-bit integer, a RawValue whose number serde_json cannot read (kept as
+    // written); a top-level scalar.
+    #[derive(serde::Serialize)]
+    struct Twice {
+        k: u8,
+        #[serde(flatten)]
+        more: std::collections::BTreeMap<String, u8>,
+    }
+    let twice = Twice {
+        k: 1,
+        more: [("k".to_string(), 2)].into(),
+    };
+    let raw = serde_json::value::RawValue::from_string(r#"{"amount": 1e400}"#.into()).expect("json");
+    let texts = [
+        (crate::pg::jsonb_ser::binary(&twice), crate::pg::jsonb_ser::to_jsonb(&twice), r#"{"k": 1, "k": 2}"#),
+        (crate::pg::jsonb_ser::binary(&[u128::MAX]), crate::pg::jsonb_ser::to_jsonb(&[u128::MAX]), "[340282366920938463463374607431768211455]"),
+        (crate::pg::jsonb_ser::binary(&[&raw]), crate::pg::jsonb_ser::to_jsonb(&[&raw]), r#"[{"amount": 1e400}]"#),
+        (crate::pg::jsonb_ser::binary(&7), crate::pg::jsonb_ser::to_jsonb(&7), "7"),
+    ];
+    for (held, through_text, text) in texts {
+        assert!(held.is_none(), "{text}");
+        assert_eq!(jsonb_bytes(through_text.expect("a datum")), jsonb_in_bytes(text), "{text}");
+    }
 }

@@ -4,25 +4,31 @@
 //! 2026-12-06), then `pushJsonbValue` and `JsonbValueToJsonb` cost a fifth of a warm
 //! `preview_turn` more (profiled the same day). The values are gathered as a tree whose
 //! strings stay in the builder's chunks, each object's keys sorted as jsonb sorts them,
-//! then written once into one allocation of the size a first pass measured — byte for
-//! byte what `jsonb_in` writes for the same document (`convertToJsonb`'s layout: a
+//! then written once into one allocation of the size a first pass measured: byte for
+//! byte what `jsonb_in` writes for the same values (`convertToJsonb`'s layout: a
 //! container's header, its entries with an offset every 32nd, keys before values, a
 //! number or a container aligned to four bytes; checked against `jsonb_in` by the
-//! `#[pg_test]` `jsonb_results_are_the_bytes_jsonb_in_writes`). What the builder does not hold (a top-level
-//! scalar, a string jsonb refuses, a key twice, a 128-bit integer) goes through its text
-//! instead, whose parse raises what it deserves. A
-//! `RawValue` (a tool call's input, a provider's recorded block) is its JSON, as
-//! `serde_json::to_value` reads it.
+//! `#[pg_test]` `jsonb_results_are_the_bytes_jsonb_in_writes`). What the builder does not
+//! hold (a top-level scalar, a string jsonb refuses, a key twice, a 128-bit integer) goes
+//! through its JSON text instead, whose parse raises what it deserves. A `RawValue` (a
+//! tool call's input, a provider's recorded block) is its JSON as `serde_json::to_value`
+//! reads it, as before this writer: its numbers as serde_json reads them (`1.00` as
+//! `1.0`, an integer past 64 bits as a float); one serde_json cannot read (a number past
+//! `f64`) sends the document through its text, which keeps it as written.
 
 use pgrx::pg_sys;
 use serde::ser::{self, Serialize};
 
-/// `value` as a jsonb datum, built in place; through a `serde_json::Value` and its text
-/// where the builder cannot hold it (`jsonb_in` raises what it deserves).
+/// `value` as a jsonb datum, built in place; through its JSON text where the builder
+/// cannot hold it (`jsonb_in` reads it, and raises what it deserves: a `\u0000`).
 pub fn to_jsonb<T: Serialize>(value: &T) -> Option<pg_sys::Datum> {
     binary(value).or_else(|| {
-        let value = serde_json::to_value(value).unwrap_or(serde_json::Value::Null);
-        pgrx::IntoDatum::into_datum(pgrx::JsonB(value))
+        let text = serde_json::to_string(value)
+            .ok()
+            .and_then(|t| std::ffi::CString::new(t).ok())
+            .unwrap_or_else(|| pgrx::error!("pgprompt: internal error: a jsonb result has no JSON text"));
+        // SAFETY: jsonb_in reads a NUL-terminated JSON text and returns a fresh jsonb.
+        unsafe { pgrx::direct_function_call_as_datum(pg_sys::jsonb_in, &[Some(pg_sys::Datum::from(text.as_ptr()))]) }
     })
 }
 
