@@ -37,6 +37,22 @@ def cdb():
     c.close()
 
 
+def as_replica(c, sql, args):
+    """A write with the guards off, as a superuser's session_replication_role lets one."""
+    with c.transaction():
+        c.execute("SET LOCAL session_replication_role = replica")
+        c.execute(sql, args)
+
+
+def in_fresh_backend(c, sql, args):
+    """The first value `sql` returns in a backend that kept nothing."""
+    fresh = connect(c.info.dbname)
+    try:
+        return fresh.execute(sql, args).fetchone()[0]
+    finally:
+        fresh.close()
+
+
 def counter(c):
     memo = {}
 
@@ -300,31 +316,20 @@ def test_a_backend_keeps_the_seals_it_read_under_their_digests_and_layout(cdb):
     def nodes_read(conn):
         return [q for q in statements_run(conn, sql, (conv, probe)) if "prompt.seal_nodes" in q]
 
-    def fresh_prediction():
-        fresh = connect(c.info.dbname)
-        try:
-            return fresh.execute(sql, (conv, probe)).fetchone()[0]
-        finally:
-            fresh.close()
-
     assert nodes_read(c), "a backend's first prediction reads the seals' nodes"
     assert nodes_read(c) == [], "a second reads none: the seals are kept"
     kept = c.execute(sql, (conv, probe)).fetchone()[0]
-    assert kept == fresh_prediction() and kept["predicted_cache_read"] > 0, kept
+    assert kept == in_fresh_backend(c, sql, (conv, probe)) and kept["predicted_cache_read"] > 0, kept
 
-    def as_replica(sql_, args):
-        with c.transaction():
-            c.execute("SET LOCAL session_replication_role = replica")
-            c.execute(sql_, args)
     # The newest seal's layout: read from its text instead (NULL, as a seal of 0.5).
     newest = c.execute("SELECT turn_id, layout FROM prompt.seals WHERE conversation_id = %s "
                        "ORDER BY sealed_at DESC LIMIT 1", (conv,)).fetchone()
-    as_replica("UPDATE prompt.seals SET layout = NULL WHERE turn_id = %s", (newest[0],))
+    as_replica(c, "UPDATE prompt.seals SET layout = NULL WHERE turn_id = %s", (newest[0],))
     try:
         assert nodes_read(c), "a seal whose layout changed is read again"
-        assert c.execute(sql, (conv, probe)).fetchone()[0] == fresh_prediction() == kept
+        assert c.execute(sql, (conv, probe)).fetchone()[0] == in_fresh_backend(c, sql, (conv, probe)) == kept
     finally:
-        as_replica("UPDATE prompt.seals SET layout = %s WHERE turn_id = %s", (newest[1], newest[0]))
+        as_replica(c, "UPDATE prompt.seals SET layout = %s WHERE turn_id = %s", (newest[1], newest[0]))
     assert c.execute(sql, (conv, probe)).fetchone()[0] == kept
 
 
@@ -375,23 +380,12 @@ def test_a_seal_kept_whole_sends_its_version_alone_and_one_kept_in_part_the_rest
     compiled(c, conv, run)
     sql = "SELECT prompt.explain_turn(%s, %s) -> 'cache'"
 
-    def fresh_prediction():
-        fresh = connect(c.info.dbname)
-        try:
-            return fresh.execute(sql, (conv, run)).fetchone()[0]
-        finally:
-            fresh.close()
-
-    def as_replica(sql_, args):
-        with c.transaction():
-            c.execute("SET LOCAL session_replication_role = replica")
-            c.execute(sql_, args)
     whole = c.execute(sql, (conv, run)).fetchone()[0]
-    assert c.execute(sql, (conv, run)).fetchone()[0] == whole == fresh_prediction()
+    assert c.execute(sql, (conv, run)).fetchone()[0] == whole == in_fresh_backend(c, sql, (conv, run))
     # Every layout NULL, as seals of 0.5: a fresh backend keeps each in part, and reads
     # them again.
     layouts = c.execute("SELECT turn_id, layout FROM prompt.seals WHERE conversation_id = %s", (conv,)).fetchall()
-    as_replica("UPDATE prompt.seals SET layout = NULL WHERE conversation_id = %s", (conv,))
+    as_replica(c, "UPDATE prompt.seals SET layout = NULL WHERE conversation_id = %s", (conv,))
     try:
         fresh = connect(c.info.dbname)
         try:
@@ -401,7 +395,7 @@ def test_a_seal_kept_whole_sends_its_version_alone_and_one_kept_in_part_the_rest
         assert in_part == [whole] * 3
     finally:
         for turn, layout in layouts:
-            as_replica("UPDATE prompt.seals SET layout = %s WHERE conversation_id = %s AND turn_id = %s",
+            as_replica(c, "UPDATE prompt.seals SET layout = %s WHERE conversation_id = %s AND turn_id = %s",
                        (layout, conv, turn))
     assert c.execute(sql, (conv, run)).fetchone()[0] == whole
     # The run sends a continuation: its seal, kept whole, is read with it.
@@ -409,7 +403,7 @@ def test_a_seal_kept_whole_sends_its_version_alone_and_one_kept_in_part_the_rest
     results = json.dumps([{"call_id": CALL_IDS["anthropic"], "content": '{"temp_c": 15}'}])
     c.execute("SELECT prompt.record_tool_results(%s, %s, %s)", (conv, run, results))
     compiled(c, conv, run)
-    expected = fresh_prediction()
+    expected = in_fresh_backend(c, sql, (conv, run))
     assert c.execute(sql, (conv, run)).fetchone()[0] == expected
     last = report(c, conv)[-1]
     assert (last["turn_id"], last["step"]) == (run, 1)
@@ -430,34 +424,30 @@ def test_the_report_reads_layouts_and_refuses_what_does_not_match_its_digest(cdb
     t = reply(c, conv, "Question.")
     compiled(c, conv, t)
 
-    def as_replica(sql, args):
-        with c.transaction():
-            c.execute("SET LOCAL session_replication_role = replica")
-            c.execute(sql, args)
     node = c.execute("SELECT chain FROM prompt.seals WHERE turn_id = %s", (t,)).fetchone()[0]
     body = c.execute("SELECT body FROM prompt.seal_nodes WHERE conversation_id = %s AND id = %s", (conv, node)).fetchone()[0]
     pieces = c.execute("SELECT pieces_digest FROM prompt.seals WHERE turn_id = %s", (t,)).fetchone()[0]
     assert pieces is not None
     before = report(c, conv)
-    as_replica("UPDATE prompt.seal_nodes SET body = replace(body, 'Question', 'Answer!!') WHERE conversation_id = %s AND id = %s",
+    as_replica(c, "UPDATE prompt.seal_nodes SET body = replace(body, 'Question', 'Answer!!') WHERE conversation_id = %s AND id = %s",
                (conv, node))
     try:
         assert report(c, conv) == before, "the report reads the layout, not the edited text"
         refused(c, "SELECT prompt.compile_turn(%s, %s)", (conv, t), "XX001")
         assert c.execute("SELECT count(*) FROM prompt.verify_seals(%s)", (conv,)).fetchone()[0] == 1
-        as_replica("UPDATE prompt.seals SET pieces_digest = NULL WHERE turn_id = %s", (t,))
+        as_replica(c, "UPDATE prompt.seals SET pieces_digest = NULL WHERE turn_id = %s", (t,))
         e = refused(c, "SELECT count(*) FROM prompt.cache_report(%s)", (conv,), "XX001")
         assert "has a body that does not match its digest" in str(e), str(e)
         assert c.execute("SELECT count(*) FROM prompt.verify_seals(%s)", (conv,)).fetchone()[0] == 1
     finally:
-        as_replica("UPDATE prompt.seal_nodes SET body = %s WHERE conversation_id = %s AND id = %s", (body, conv, node))
-        as_replica("UPDATE prompt.seals SET pieces_digest = %s WHERE turn_id = %s", (pieces, t))
+        as_replica(c, "UPDATE prompt.seal_nodes SET body = %s WHERE conversation_id = %s AND id = %s", (body, conv, node))
+        as_replica(c, "UPDATE prompt.seals SET pieces_digest = %s WHERE turn_id = %s", (pieces, t))
     assert report(c, conv) == before
     assert c.execute("SELECT count(*) FROM prompt.verify_seals(%s)", (conv,)).fetchone()[0] == 0
     # A layout that does not read (cut short) is read from the text: the same rows.
     layout = c.execute("SELECT layout FROM prompt.seal_nodes WHERE conversation_id = %s AND id = %s", (conv, node)).fetchone()[0]
     assert layout is not None, "an element node carries its layout"
-    as_replica("UPDATE prompt.seal_nodes SET layout = substring(layout from 1 for 5) WHERE conversation_id = %s AND id = %s",
+    as_replica(c, "UPDATE prompt.seal_nodes SET layout = substring(layout from 1 for 5) WHERE conversation_id = %s AND id = %s",
                (conv, node))
     try:
         # In a backend that kept nothing of the seal (one that did reads it as kept).
@@ -467,17 +457,17 @@ def test_the_report_reads_layouts_and_refuses_what_does_not_match_its_digest(cdb
         finally:
             fresh.close()
     finally:
-        as_replica("UPDATE prompt.seal_nodes SET layout = %s WHERE conversation_id = %s AND id = %s", (layout, conv, node))
+        as_replica(c, "UPDATE prompt.seal_nodes SET layout = %s WHERE conversation_id = %s AND id = %s", (layout, conv, node))
     # One that reads but says another block (the seal's marked element placed at another
     # part: found by a review of 0.6): verify_seals names the seal, whose layout no longer
     # reads as its text.
     own = c.execute("SELECT layout FROM prompt.seals WHERE turn_id = %s", (t,)).fetchone()[0]
-    as_replica("UPDATE prompt.seals SET layout = set_byte(layout, length(layout) - 1, get_byte(layout, length(layout) - 1) # 2) WHERE turn_id = %s", (t,))
+    as_replica(c, "UPDATE prompt.seals SET layout = set_byte(layout, length(layout) - 1, get_byte(layout, length(layout) - 1) # 2) WHERE turn_id = %s", (t,))
     try:
         problems = c.execute("SELECT problem FROM prompt.verify_seals(%s)", (conv,)).fetchall()
         assert problems == [("has a cache layout that does not read as its text",)], problems
     finally:
-        as_replica("UPDATE prompt.seals SET layout = %s WHERE turn_id = %s", (own, t))
+        as_replica(c, "UPDATE prompt.seals SET layout = %s WHERE turn_id = %s", (own, t))
     assert c.execute("SELECT count(*) FROM prompt.verify_seals(%s)", (conv,)).fetchone()[0] == 0
 
 
