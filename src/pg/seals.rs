@@ -257,9 +257,9 @@ pub enum First {
 /// The sealed first requests a backend read for the cache model, kept for its later reads
 /// of the same seals (`explain_turn` again, `cache_report`): what each froze, and its cache
 /// layout as read, with the element and frame blocks those layouts hold (the catalog the
-/// next request reads its repeated elements from). A seal is kept under its row's version
-/// (`xmin` and `ctid`: any UPDATE of the row, of its digests, layout or pointers, makes a
-/// new one): a row that reads otherwise is read again and checked as on a first read, and
+/// next request reads its repeated elements from). A seal is kept under its row's
+/// [`VERSION`] (any UPDATE of the row, of its digests, layout or pointers, makes a new
+/// one, and so does a rewrite of the table): a row that reads otherwise is read again and checked as on a first read, and
 /// one that reads so sends nothing but its version. Its nodes are not read again by the backend
 /// that kept it: a node changed since shows in `verify_seals`, `compile_turn` and any
 /// other backend's read. Scoped to the role that read it, and dropped whole past a bound
@@ -456,8 +456,7 @@ fn kept_whole(
 /// record under its version.
 struct SealRow {
     turn: Uuid,
-    /// The row version's `xmin` and `ctid`: any UPDATE of the row, even in the transaction
-    /// that wrote it, is a new one.
+    /// The row's [`VERSION`].
     version: String,
     frozen: Option<String>,
     frozen_digest: Option<Vec<u8>>,

@@ -89,6 +89,14 @@ def answer(c, conv, turn, text, rid, read=0, write=0):
     c.execute("SELECT prompt.record_response(%s, %s, %s)", (conv, turn, json.dumps(sdk("anthropic", b))))
 
 
+def answered(c, conv, n, rid):
+    """`n` replies, each sealed and answered (response ids `rid_0`, `rid_1`, …)."""
+    for i in range(n):
+        t = reply(c, conv, f"Question {i}.")
+        compiled(c, conv, t)
+        answer(c, conv, t, f"Answer {i}.", f"{rid}_{i}")
+
+
 def compiled(c, conv, turn):
     return json.loads(c.execute("SELECT prompt.compile_turn(%s, %s)::text", (conv, turn)).fetchone()[0])
 
@@ -299,17 +307,14 @@ def test_a_first_request_is_read_from_its_seal_never_compiled_again(cdb):
 
 def test_a_backend_keeps_the_seals_it_read_under_their_digests_and_layout(cdb):
     """What explain_turn's prediction and cache_report read of a seal (its frozen record,
-    its layout and its nodes') a backend keeps for its later reads, under the seal's
-    digests and stored layout: a second call reads no node and gives what a fresh backend
+    its layout and its nodes') a backend keeps for its later reads, under the seal row's
+    version: a second call reads no node and gives what a fresh backend
     gives; a seal whose stored layout changed is read again (its nodes read), and the
     prediction is what a fresh backend reads from the same rows."""
     from test_response_loop import statements_run
     c = cdb
     conv = conversation(c)
-    for i in range(4):
-        t = reply(c, conv, f"Question {i}.")
-        compiled(c, conv, t)
-        answer(c, conv, t, f"Answer {i}.", f"msg_kept_{i}")
+    answered(c, conv, 4, "msg_kept")
     probe = reply(c, conv, "And then?")
     sql = "SELECT prompt.explain_turn(%s, %s) -> 'cache'"
 
@@ -372,10 +377,7 @@ def test_a_seal_kept_whole_sends_its_version_alone_and_one_kept_in_part_the_rest
     whose turn sent a continuation since is read with it, as a fresh backend reads it."""
     c = cdb
     conv = conversation(c)
-    for i in range(2):
-        t = reply(c, conv, f"Question {i}.")
-        compiled(c, conv, t)
-        answer(c, conv, t, f"Answer {i}.", f"msg_round_kept_{i}")
+    answered(c, conv, 2, "msg_round_kept")
     run = reply(c, conv, "What's the weather in Lyon?", mode="run")
     compiled(c, conv, run)
     sql = "SELECT prompt.explain_turn(%s, %s) -> 'cache'"
