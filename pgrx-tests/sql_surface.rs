@@ -885,3 +885,55 @@ fn jsonb_results_are_the_bytes_jsonb_in_writes() {
         assert_eq!(jsonb_bytes(through_text.expect("a datum")), jsonb_in_bytes(text), "{text}");
     }
 }
+
+#[pg_test]
+fn a_rows_int_arrays_and_json_columns_read_as_stored() {
+    // A turn's int4[] columns are read with int4's layout given, and its JSON columns'
+    // empty defaults from their root header alone: every other value, NULL elements,
+    // nested empties, scalars and a compressed document must read as the full path does.
+    use pgprompt_core::Columns;
+    use pgrx::pg_sys::{INT4ARRAYOID, JSONBOID, TEXTOID};
+    Spi::run(
+        "CREATE TEMP TABLE reads (k text, a int4[], j jsonb);
+         INSERT INTO reads VALUES
+           ('1', '{1,NULL,3}', '{}'), ('2', '{}', '[]'), ('3', NULL, '[[]]'), ('4', '{7}', '{\"a\":{}}'),
+           ('5', '{NULL}', 'null'), ('6', '{-2147483648,2147483647}', '0'), ('7', '{0}', '\"\"'),
+           ('8', '{{1,2},{3,4}}', '[{}]'), ('9', '{5}', NULL),
+           ('a', '{}', (SELECT jsonb_agg(g) FROM generate_series(1, 5000) g)),
+           ('b', '{}', jsonb_build_object('e', '{}'::jsonb, 'big', repeat('x', 9000)))",
+    )
+    .expect("rows");
+    let compressed: bool = one("SELECT pg_column_compression(j) IS NOT NULL FROM reads WHERE k = 'a'").expect("row");
+    assert!(compressed, "the 5,000-element document is stored compressed");
+    let q = crate::pg::spi::Query::new(
+        "a test row",
+        "SELECT k, a, j, j::text AS t FROM reads ORDER BY k",
+        &[("k", TEXTOID), ("a", INT4ARRAYOID), ("j", JSONBOID), ("t", TEXTOID)],
+    );
+    let rows = Spi::connect(|client| {
+        crate::pg::spi::run(&client, &q, &[], |c| {
+            let json = c.jsonb("j").expect("shallow");
+            let text = c.text("t").map(|t| serde_json::from_str::<serde_json::Value>(&t).expect("json"));
+            assert_eq!(json, text, "row {:?}", c.text("k"));
+            Ok::<_, ()>(Some(c.ints("a")))
+        })
+    })
+    .expect("read");
+    let n = None;
+    assert_eq!(
+        rows,
+        vec![
+            vec![Some(1), n, Some(3)],
+            vec![],
+            vec![],
+            vec![Some(7)],
+            vec![n],
+            vec![Some(i32::MIN), Some(i32::MAX)],
+            vec![Some(0)],
+            vec![Some(1), Some(2), Some(3), Some(4)],
+            vec![Some(5)],
+            vec![],
+            vec![],
+        ]
+    );
+}

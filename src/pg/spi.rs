@@ -401,7 +401,47 @@ impl Columns for Cols<'_> {
         self.get::<pgrx::datum::Date>(name).map(|d| d.to_pg_epoch_days())
     }
     fn ints(&self, name: &str) -> Vec<Option<i32>> {
-        self.get::<Vec<Option<i32>>>(name).unwrap_or_default()
+        // Read with int4's layout given, not looked up: pgrx's `Vec` and `Array` look the
+        // array type and the element's layout up in the catalog cache for every value
+        // (two values a turn, a tenth of reading one).
+        let i = self.at(name);
+        let (value, null, oid) = (self.values[i], self.nulls[i], self.types[i]);
+        if oid != pg_sys::INT4ARRAYOID {
+            pgrx::error!("pgprompt: internal error: column \"{name}\" of a query has type {oid:?}, not int4[]");
+        }
+        if null {
+            return Vec::new();
+        }
+        let (mut elems, mut nulls, mut n) = (std::ptr::null_mut(), std::ptr::null_mut(), 0);
+        // SAFETY: a non-NULL int4[] datum of the current row (checked above), detoasted
+        // into the current memory context; int4's length, by-value passing and alignment
+        // are fixed by PostgreSQL. deconstruct_array sets `n` and both arrays of `n`.
+        unsafe {
+            let array = pg_sys::pg_detoast_datum(value.cast_mut_ptr()).cast::<pg_sys::ArrayType>();
+            pg_sys::deconstruct_array(
+                array,
+                pg_sys::INT4OID,
+                4,
+                true,
+                pg_sys::TYPALIGN_INT as std::ffi::c_char,
+                &mut elems,
+                &mut nulls,
+                &mut n,
+            );
+            let n = usize::try_from(n).unwrap_or(0);
+            if n == 0 {
+                return Vec::new();
+            }
+            let (elems, nulls) = (
+                std::slice::from_raw_parts(elems, n),
+                std::slice::from_raw_parts(nulls, n),
+            );
+            elems
+                .iter()
+                .zip(nulls)
+                .map(|(d, &isnull)| (!isnull).then(|| d.value() as i32))
+                .collect()
+        }
     }
     fn jsonb(&self, name: &str) -> Result<Option<serde_json::Value>, ()> {
         let i = self.at(name);
