@@ -911,7 +911,7 @@ fn a_rows_int_arrays_and_json_columns_read_as_stored() {
         &[("k", TEXTOID), ("a", INT4ARRAYOID), ("j", JSONBOID), ("t", TEXTOID)],
     );
     let rows = Spi::connect(|client| {
-        crate::pg::spi::run(&client, &q, &[], |c| {
+        crate::pg::spi::run(client, &q, &[], |c| {
             let json = c.jsonb("j").expect("shallow");
             let text = c.text("t").map(|t| serde_json::from_str::<serde_json::Value>(&t).expect("json"));
             assert_eq!(json, text, "row {:?}", c.text("k"));
