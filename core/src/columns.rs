@@ -94,8 +94,9 @@ impl Turn {
     /// `poster_id`, `content`, `prompt`, `origin` and `sender_conversation_id` (what the
     /// transcript reads; [`Turn::from_columns`] reads the rest on top).
     pub(crate) fn spoken_from_columns(c: &(impl Columns + ?Sized), id: Uuid) -> Result<Turn> {
+        let seq = need(c, "seq", c.int8("seq"))?;
         let kind = TurnKind::from_column("turns.kind", &c.need_text("kind")?)?;
-        let mut t = Turn::new(id, need(c, "seq", c.int8("seq"))?, kind);
+        let mut t = Turn::new(id, seq, kind);
         t.author_id = c.uuid("author_id");
         t.answerer_id = c.uuid("answerer_id");
         t.poster_id = c.uuid("poster_id");
@@ -108,12 +109,12 @@ impl Turn {
 
     /// A turn as stored, its JSON columns parsed once (`None`: no turn, a left join's
     /// empty side), and whether it is sealed (`sealed`). The columns are the extension's
-    /// turn select: `id`, `seq`, `kind`, `role`, `author_id`, `answerer_id`, `poster_id`,
-    /// `content`, `prompt`, `origin`, `sender_conversation_id`, `mode`, `inline`,
-    /// `variables`, `input`, `tools`, `callables`, `model`, `history`, `memory_user_id`,
-    /// `summary`, `summary_round`, `request_options`, `content_tokens`, `prompt_tokens`,
-    /// `sealed_preface`, `sealed`, and with `dated` its day `created_on` (otherwise read
-    /// later, with the workspace's time zone).
+    /// turn select, read in this order: `id`, `seq`, `kind`, `author_id`, `answerer_id`,
+    /// `poster_id`, `content`, `prompt`, `origin`, `sender_conversation_id`, `role`, `mode`,
+    /// `inline`, `variables`, `input`, `tools`, `callables`, `model`, `history`,
+    /// `memory_user_id`, `summary`, `summary_round`, `request_options`, `content_tokens`,
+    /// `prompt_tokens`, `sealed_preface`, with `dated` its day `created_on` (otherwise read
+    /// later, with the workspace's time zone), and `sealed`.
     pub fn from_columns(c: &impl Columns, dated: bool) -> Result<Option<(Turn, bool)>> {
         let Some(id) = c.uuid("id") else { return Ok(None) };
         let mut t = Turn::spoken_from_columns(c, id)?;

@@ -33,7 +33,7 @@ static THROUGH: LazyLock<Query> = LazyLock::new(|| {
 static TURNS: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
         "a turn row",
-        "SELECT id, seq, kind, author_id, answerer_id, poster_id, prompt, content, origin, sender_conversation_id \
+        "SELECT id, seq, kind, author_id, answerer_id, poster_id, content, prompt, origin, sender_conversation_id \
          FROM prompt.turns WHERE conversation_id = $1 AND seq <= $2 AND seq >= coalesce((SELECT max(seq) \
          FROM prompt.turns WHERE conversation_id = $1 AND kind = 'summary' AND seq <= $2), 0) ORDER BY seq",
         &[
@@ -43,8 +43,8 @@ static TURNS: LazyLock<Query> = LazyLock::new(|| {
             ("author_id", UUIDOID),
             ("answerer_id", UUIDOID),
             ("poster_id", UUIDOID),
-            ("prompt", TEXTOID),
             ("content", TEXTOID),
+            ("prompt", TEXTOID),
             ("origin", TEXTOID),
             ("sender_conversation_id", UUIDOID),
         ],

@@ -23,20 +23,21 @@ pub(crate) fn turn_columns(tz: &str) -> String {
 /// day is read later, with the workspace: `Turn::from_columns` undated).
 pub(super) fn turn_select(day: &str) -> String {
     format!(
-        "t.id, t.seq, t.kind, t.role, t.author_id, t.answerer_id, t.poster_id, t.content, t.prompt, t.origin, \
-         t.sender_conversation_id, t.mode, t.inline, t.variables, t.input, t.tools, \
+        "t.id, t.seq, t.kind, t.author_id, t.answerer_id, t.poster_id, t.content, t.prompt, t.origin, \
+         t.sender_conversation_id, t.role, t.mode, t.inline, t.variables, t.input, t.tools, \
          t.callables, t.model, t.history, t.memory_user_id, t.summary, t.summary_round, \
-         t.request_options, {day} AS created_on, t.content_tokens, \
-         t.prompt_tokens, t.sealed_preface, t.sealed_at IS NOT NULL AS sealed"
+         t.request_options, t.content_tokens, t.prompt_tokens, t.sealed_preface, \
+         {day} AS created_on, t.sealed_at IS NOT NULL AS sealed"
     )
 }
 
-/// The columns of [`turn_columns`], declared by name beside the reader that takes them.
+/// The columns of [`turn_columns`], declared by name beside the reader that takes them,
+/// in the order `Turn::from_columns` reads them (a read in order is one comparison: see
+/// `Cols::at`).
 pub(crate) const TURN: [Column; 28] = [
     ("id", UUIDOID),
     ("seq", INT8OID),
     ("kind", TEXTOID),
-    ("role", TEXTOID),
     ("author_id", UUIDOID),
     ("answerer_id", UUIDOID),
     ("poster_id", UUIDOID),
@@ -44,6 +45,7 @@ pub(crate) const TURN: [Column; 28] = [
     ("prompt", TEXTOID),
     ("origin", TEXTOID),
     ("sender_conversation_id", UUIDOID),
+    ("role", TEXTOID),
     ("mode", TEXTOID),
     ("inline", JSONBOID),
     ("variables", JSONBOID),
@@ -56,10 +58,10 @@ pub(crate) const TURN: [Column; 28] = [
     ("summary", TEXTOID),
     ("summary_round", INT4OID),
     ("request_options", JSONBOID),
-    ("created_on", DATEOID),
     ("content_tokens", INT4ARRAYOID),
     ("prompt_tokens", INT4ARRAYOID),
     ("sealed_preface", JSONBOID),
+    ("created_on", DATEOID),
     ("sealed", BOOLOID),
 ];
 
