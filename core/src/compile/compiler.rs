@@ -117,7 +117,7 @@ impl Output {
     /// The body a provider's token-count endpoint takes for this body's request, on its
     /// wire and for its model (`count_body`); `count_unavailable` on a wire without one.
     pub fn count_body(&self) -> crate::error::Result<String> {
-        crate::wire::count::count_body(self.explain.wire, self.explain.model.as_deref(), &self.body.text())
+        crate::wire::count::count_body(self.explain.wire, self.explain.model.as_deref(), &self.body)
     }
 
     /// What a fresh compile's seal stores (`None`: the turn was sealed already): the body

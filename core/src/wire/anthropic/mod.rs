@@ -245,7 +245,7 @@ impl super::form::Form for Anthropic {
     fn count_body(
         &self,
         model: Option<&str>,
-        _body: &str,
+        _body: &super::Body,
         members: &super::count::Members,
     ) -> crate::error::Result<String> {
         let Some(model) = model else {

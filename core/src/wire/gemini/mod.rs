@@ -239,11 +239,12 @@ impl super::form::Form for Gemini {
     fn count_body(
         &self,
         model: Option<&str>,
-        body: &str,
+        body: &super::Body,
         _members: &super::count::Members,
     ) -> crate::error::Result<String> {
         let name = model.ok_or_else(|| super::count::unavailable("the request names no model to count for".into()))?;
-        let inner = body.trim_start().strip_prefix('{').unwrap_or(body);
+        let body = body.text();
+        let inner = body.trim_start().strip_prefix('{').unwrap_or(&body);
         let resource = json::to_text(&format!("models/{name}"));
         let sep = if inner.trim_start().starts_with('}') { "" } else { "," };
         Ok(format!(

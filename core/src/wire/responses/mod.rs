@@ -409,7 +409,7 @@ impl super::form::Form for Responses {
     fn count_body(
         &self,
         _model: Option<&str>,
-        _body: &str,
+        _body: &super::Body,
         members: &super::count::Members,
     ) -> crate::error::Result<String> {
         Ok(members.keep(COUNTED))
