@@ -20,7 +20,7 @@
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
-use super::Body;
+use super::shape::Body;
 use crate::error::{Code, Error, Result};
 use crate::kinds::Wire;
 

@@ -155,7 +155,12 @@ pub(crate) trait Form: Merging + Sync {
     /// What the provider's token-count endpoint takes for the request `body` is (its
     /// members as `members`, read without parsing its elements again), for `model`: the body's own bytes, each key the endpoint
     /// takes copied as the body spells it; `count_unavailable` without an endpoint.
-    fn count_body(&self, model: Option<&str>, body: &super::Body, members: &Members) -> crate::error::Result<String>;
+    fn count_body(
+        &self,
+        model: Option<&str>,
+        body: &super::shape::Body,
+        members: &Members,
+    ) -> crate::error::Result<String>;
 
     /// Where the body keeps its system field, list, parts, tools and marks.
     fn keys(&self) -> &'static Keys;

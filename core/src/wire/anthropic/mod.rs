@@ -245,7 +245,7 @@ impl super::form::Form for Anthropic {
     fn count_body(
         &self,
         model: Option<&str>,
-        _body: &super::Body,
+        _body: &super::shape::Body,
         members: &super::count::Members,
     ) -> crate::error::Result<String> {
         let Some(model) = model else {

@@ -296,7 +296,7 @@ impl super::form::Form for Chat {
     fn count_body(
         &self,
         model: Option<&str>,
-        _body: &super::Body,
+        _body: &super::shape::Body,
         _members: &super::count::Members,
     ) -> crate::error::Result<String> {
         Err(super::count::unavailable(format!(

@@ -344,7 +344,7 @@ impl super::form::Form for Converse {
     fn count_body(
         &self,
         _model: Option<&str>,
-        _body: &super::Body,
+        _body: &super::shape::Body,
         members: &super::count::Members,
     ) -> crate::error::Result<String> {
         Ok(format!(r#"{{"input":{{"converse":{}}}}}"#, members.keep(COUNTED)))

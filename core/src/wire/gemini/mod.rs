@@ -239,7 +239,7 @@ impl super::form::Form for Gemini {
     fn count_body(
         &self,
         model: Option<&str>,
-        body: &super::Body,
+        body: &super::shape::Body,
         _members: &super::count::Members,
     ) -> crate::error::Result<String> {
         let name = model.ok_or_else(|| super::count::unavailable("the request names no model to count for".into()))?;

@@ -409,7 +409,7 @@ impl super::form::Form for Responses {
     fn count_body(
         &self,
         _model: Option<&str>,
-        _body: &super::Body,
+        _body: &super::shape::Body,
         members: &super::count::Members,
     ) -> crate::error::Result<String> {
         Ok(members.keep(COUNTED))
