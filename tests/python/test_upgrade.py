@@ -279,3 +279,28 @@ def test_many_0_2_seals_convert_in_resumable_batches():
         with pytest.raises(psycopg.errors.InvalidParameterValue):
             c.execute("CALL prompt.convert_seals_02(0)")
         print(f"\n0.2 seal conversion: {left} seals in {took:.2f} s ({left / took:.0f} seals/s, CALL convert_seals_02)")
+
+
+def test_an_extension_older_than_the_library_refuses_until_updated():
+    """A database whose extension is still 0.5.0 under this library: a compile refuses with
+    extension_not_updated (55000) naming both versions, and works once the extension is
+    updated. The version is read from pg_extension itself (src/pg/session.rs)."""
+    previous = "0.5.0"
+    shutil.copy(ROOT / f"sql/releases/pgprompt--{previous}.sql", extension_dir() / f"pgprompt--{previous}.sql")
+    with connect("postgres") as admin:
+        admin.execute("DROP DATABASE IF EXISTS pgprompt_not_updated")
+        admin.execute("CREATE DATABASE pgprompt_not_updated")
+    with connect("pgprompt_not_updated") as c:
+        c.execute(f"CREATE EXTENSION pgprompt VERSION '{previous}'")
+        c.execute((ROOT / "demo/example.sql").read_text())
+    with connect("pgprompt_not_updated") as c:
+        with pytest.raises(psycopg.Error) as e:
+            c.execute("SELECT prompt.preview_turn(%s, %s)", (C1, T4)).fetchone()
+        assert e.value.sqlstate == "55000"
+        assert e.value.diag.message_primary == (
+            f"extension_not_updated: the pgprompt library is {current_version()} and this database's extension is {previous}"
+        )
+    with connect("pgprompt_not_updated") as c:
+        c.execute("ALTER EXTENSION pgprompt UPDATE")
+    with connect("pgprompt_not_updated") as c:
+        assert c.execute("SELECT prompt.preview_turn(%s, %s) IS NOT NULL", (C1, T4)).fetchone()[0]
