@@ -97,7 +97,7 @@ fn installed_version() -> Option<String> {
 
 /// Refuses to work while this database's extension is older (or newer) than the library
 /// the server loaded — between installing a new library and `ALTER EXTENSION pgprompt
-/// UPDATE`, the tables are not what this code reads. Checked once per backend: one query.
+/// UPDATE`, the tables are not what this code reads. Checked once per backend.
 pub(super) fn require_updated() {
     if UPDATED.with(std::cell::Cell::get) {
         return;
