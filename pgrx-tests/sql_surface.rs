@@ -684,7 +684,7 @@ fn a_reader_takes_columns_by_name_and_a_swapped_column_or_a_null_is_an_error_nam
     })
     .expect("a swapped column is refused");
     assert!(
-        message.contains(r#"column 8 of a query is "prompt""#) && message.contains(r#"not the declared "content""#),
+        message.contains(r#"column 7 of a query is "prompt""#) && message.contains(r#"not the declared "content""#),
         "{message}"
     );
     // A NULL where the compile needs a value: data_corrupted naming the column.
