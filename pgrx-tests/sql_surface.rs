@@ -900,14 +900,25 @@ fn a_rows_int_arrays_and_json_columns_read_as_stored() {
            ('5', '{NULL}', 'null'), ('6', '{-2147483648,2147483647}', '0'), ('7', '{0}', '\"\"'),
            ('8', '{{1,2},{3,4}}', '[{}]'), ('9', '{5}', NULL),
            ('a', '{}', (SELECT jsonb_agg(g) FROM generate_series(1, 5000) g)),
-           ('b', '{}', jsonb_build_object('e', '{}'::jsonb, 'big', repeat('x', 9000)))",
+           ('b', '{}', jsonb_build_object('e', '{}'::jsonb, 'big', repeat('x', 9000))),
+           ('c', '[0:1]={5,6}', (SELECT jsonb_agg(md5(g::text)) FROM generate_series(1, 20) g)),
+           ('d', (SELECT array_agg(g) FROM generate_series(1, 3000) g), '[]')",
     )
     .expect("rows");
     let compressed: bool = one("SELECT pg_column_compression(j) IS NOT NULL FROM reads WHERE k = 'a'").expect("row");
     assert!(compressed, "the 5,000-element document is stored compressed");
+    let in_line: bool = one(
+        "SELECT pg_column_compression(j) IS NOT NULL AND pg_column_size(j) < 2000 FROM reads WHERE k = 'b'",
+    )
+    .expect("row");
+    assert!(in_line, "the repeated text's document is compressed in line");
+    // Values of more than 126 bytes keep a 4-byte header; 'd''s 12 KB array is toasted.
+    let four_byte: bool = one("SELECT pg_column_size(j) > 130 AND pg_column_compression(j) IS NULL FROM reads WHERE k = 'c'").expect("row");
+    assert!(four_byte, "the md5 list is stored uncompressed with a 4-byte header");
     let q = crate::pg::spi::Query::new(
         "a test row",
-        "SELECT k, a, j, j::text AS t FROM reads ORDER BY k",
+        "SELECT k, a, j, j::text AS t FROM (SELECT k, a, j FROM reads \
+         UNION ALL SELECT 'e', '{}', jsonb_build_object() UNION ALL SELECT 'f', NULL, jsonb_build_array()) r ORDER BY k",
         &[("k", TEXTOID), ("a", INT4ARRAYOID), ("j", JSONBOID), ("t", TEXTOID)],
     );
     let rows = Spi::connect(|client| {
@@ -932,6 +943,10 @@ fn a_rows_int_arrays_and_json_columns_read_as_stored() {
             vec![Some(0)],
             vec![Some(1), Some(2), Some(3), Some(4)],
             vec![Some(5)],
+            vec![],
+            vec![],
+            vec![Some(5), Some(6)],
+            (1..=3000).map(Some).collect(),
             vec![],
             vec![],
         ]

@@ -192,15 +192,18 @@ impl Frame {
 /// # Safety
 /// `datum` must be a non-NULL `jsonb` datum, valid for the duration of the call.
 unsafe fn empty_container(datum: pg_sys::Datum) -> Option<serde_json::Value> {
-    use pgrx::varlena::{varatt_is_1b_e, varatt_is_4b_c, vardata_any, varsize_any_exhdr};
+    use pgrx::varlena::{varatt_is_1b, varatt_is_1b_e, varatt_is_4b_c, varsize_any_exhdr};
     let p = datum.cast_mut_ptr::<pg_sys::varlena>();
     // SAFETY: a varlena (the caller's contract); only an in-line, uncompressed one is
-    // read, and only the 4 bytes of its root header, which every jsonb has.
+    // read, and only the 4 bytes of its root header, which every jsonb has, just past
+    // its 1- or 4-byte length (a raw pointer: pgrx's `vardata_any` would make a slice
+    // reaching past a short value's end). A short value's header is unaligned.
     let header = unsafe {
         if varatt_is_1b_e(p) || varatt_is_4b_c(p) || varsize_any_exhdr(p) < 4 {
             return None;
         }
-        std::ptr::read_unaligned(vardata_any(p).cast::<u32>())
+        let data = p.cast::<u8>().add(if varatt_is_1b(p) { 1 } else { 4 });
+        std::ptr::read_unaligned(data.cast::<u32>())
     };
     if header & (pg_sys::JB_CMASK | pg_sys::JB_FSCALAR) != 0 {
         return None;
