@@ -362,6 +362,19 @@ impl Cols<'_> {
         self.get::<T>(name).ok_or_else(|| self.null(name))
     }
 
+    /// Column `name`'s raw datum (`None` for NULL), for a reader that decodes it itself;
+    /// its type must be `oid` (`spelled` in the error: a mismatch is a bug).
+    fn datum(&self, name: &str, oid: pg_sys::Oid, spelled: &str) -> Option<pg_sys::Datum> {
+        let i = self.at(name);
+        if self.types[i] != oid {
+            pgrx::error!(
+                "pgprompt: internal error: column \"{name}\" of a query has type {:?}, not {spelled}",
+                self.types[i]
+            );
+        }
+        (!self.nulls[i]).then_some(self.values[i])
+    }
+
     /// A row of a [`Query::parts`] statement whose `row_of` names no part its reader takes
     /// (a part declared and not read is a bug).
     pub(crate) fn unread_part(&self, tag: &str) -> ! {
@@ -404,14 +417,9 @@ impl Columns for Cols<'_> {
         // Read with int4's layout given, not looked up: pgrx's `Vec` and `Array` look the
         // array type and the element's layout up in the catalog cache for every value
         // (two values a turn, a tenth of reading one).
-        let i = self.at(name);
-        let (value, null, oid) = (self.values[i], self.nulls[i], self.types[i]);
-        if oid != pg_sys::INT4ARRAYOID {
-            pgrx::error!("pgprompt: internal error: column \"{name}\" of a query has type {oid:?}, not int4[]");
-        }
-        if null {
+        let Some(value) = self.datum(name, pg_sys::INT4ARRAYOID, "int4[]") else {
             return Vec::new();
-        }
+        };
         let (mut elems, mut nulls, mut n) = (std::ptr::null_mut(), std::ptr::null_mut(), 0);
         // SAFETY: a non-NULL int4[] datum of the current row (checked above), detoasted
         // into the current memory context; int4's length, by-value passing and alignment
@@ -444,14 +452,9 @@ impl Columns for Cols<'_> {
         }
     }
     fn jsonb(&self, name: &str) -> Result<Option<serde_json::Value>, ()> {
-        let i = self.at(name);
-        let (value, null, oid) = (self.values[i], self.nulls[i], self.types[i]);
-        if oid != pg_sys::JSONBOID {
-            pgrx::error!("pgprompt: internal error: column \"{name}\" of a query has type {oid:?}, not jsonb");
-        }
-        if null {
+        let Some(value) = self.datum(name, pg_sys::JSONBOID, "jsonb") else {
             return Ok(None);
-        }
+        };
         // SAFETY: a non-NULL datum of the current row whose type is jsonb (checked).
         unsafe { super::jsonb::jsonb_value(value) }.map(Some).ok_or(())
     }

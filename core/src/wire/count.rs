@@ -91,12 +91,7 @@ impl Members {
                 spliced = true;
                 let mut text = String::with_capacity(body.len() - frame.len() + value.get().len());
                 text.push_str(&frame[start..junction]);
-                for (i, e) in body.elements.iter().enumerate() {
-                    if i > 0 {
-                        text.push(',');
-                    }
-                    text.push_str(e);
-                }
+                body.push_elements(&mut text);
                 text.push_str(&frame[junction..end]);
                 (key, text)
             })

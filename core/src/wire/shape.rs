@@ -343,14 +343,19 @@ impl Body {
     pub(crate) fn text(&self) -> String {
         let mut out = String::with_capacity(self.len());
         out.push_str(&self.head);
+        self.push_elements(&mut out);
+        out.push_str(&self.tail);
+        out
+    }
+
+    /// Appends the list's elements to `out`, with the commas between them.
+    pub(crate) fn push_elements(&self, out: &mut String) {
         for (i, e) in self.elements.iter().enumerate() {
             if i > 0 {
                 out.push(',');
             }
             out.push_str(e);
         }
-        out.push_str(&self.tail);
-        out
     }
 
     /// The body's length in bytes (never 0: a body always has its frame, so there is no
