@@ -224,9 +224,10 @@ pub struct SealDraft {
     /// form. `None`: the output's body is the one sealed (it is not copied;
     /// `Output::sealed_body` reads either).
     pub(crate) seed: Option<Body>,
-    /// The sealed body's elements without cache breakpoints (what storage shares between
-    /// seals); empty when they are its elements as they are (no patch marks them).
-    pub(crate) plain_elements: Vec<String>,
+    /// The text without cache breakpoints of each element of the sealed body a breakpoint
+    /// marks, by index (with the others, what storage shares between seals); empty when
+    /// none is marked.
+    pub(crate) unmarked: Vec<(usize, String)>,
     /// The edits that turn the plain elements into the body's elements (empty when they are
     /// the same).
     pub(crate) patches: Vec<Patch>,
@@ -245,11 +246,14 @@ pub struct SealDraft {
 impl SealDraft {
     /// The elements storage shares of `body` (the sealed body): its elements without cache
     /// breakpoints.
-    pub(crate) fn plain<'b>(&'b self, body: &'b Body) -> &'b [String] {
-        match self.patches.is_empty() {
-            true => &body.elements,
-            false => &self.plain_elements,
+    pub(crate) fn plain<'b>(&'b self, body: &'b Body) -> Vec<&'b str> {
+        let mut plain: Vec<&str> = body.elements.iter().map(String::as_str).collect();
+        for (i, text) in self.unmarked.iter().filter(|_| !self.patches.is_empty()) {
+            if let Some(e) = plain.get_mut(*i) {
+                *e = text;
+            }
         }
+        plain
     }
 }
 
@@ -275,13 +279,12 @@ pub(crate) struct Patch {
     pub(crate) insert: String,
 }
 
-/// The edits that turn `plain` elements into `marked` ones (same count, a single
-/// region of difference per element).
-pub(crate) fn patches(plain: &[String], marked: &[String]) -> Vec<Patch> {
-    plain
+/// The edits that turn the unmarked texts of elements (`unmarked`: index, text) into
+/// the `marked` elements at those indexes (a single region of difference per element).
+pub(crate) fn patches(unmarked: &[(usize, String)], marked: &[String]) -> Vec<Patch> {
+    unmarked
         .iter()
-        .zip(marked)
-        .enumerate()
+        .filter_map(|(at, p)| Some((*at, (p, marked.get(*at)?))))
         .filter(|(_, (p, m))| p != m)
         .map(|(at, (p, m))| {
             let prefix = p
@@ -891,7 +894,7 @@ pub fn convert_02(
     };
     let draft = SealDraft {
         seed: None,
-        plain_elements: Vec::new(),
+        unmarked: Vec::new(),
         patches: Vec::new(),
         preface: crate::fields::preface_json(&frozen.preface),
         catalog: None,
@@ -1015,7 +1018,7 @@ mod tests {
         let plain = ["{\"a\":1}", "{\"b\":2}", "{\"c\":3}"].map(String::from);
         let mut marked = plain.clone();
         marked[2] = "{\"c\":3,\"mark\":true}".into();
-        let p = patches(&plain, &marked);
+        let p = patches(&every(&plain), &marked);
         let body = Body {
             head: "{\"m\":[".into(),
             elements: marked.to_vec(),
@@ -1281,6 +1284,11 @@ mod tests {
         assert_eq!(plan_chain(&prev, &new), ChainPlan { lead: 2, at: 2, len: 2 });
     }
 
+    /// Every element of `plain`, by index (what `patches` compares).
+    fn every(plain: &[String]) -> Vec<(usize, String)> {
+        plain.iter().cloned().enumerate().collect()
+    }
+
     #[test]
     fn patches_mark_and_apply_exactly() {
         let plain = vec![r#"{"a":"é"}"#.to_string(), "x".to_string()];
@@ -1288,14 +1296,14 @@ mod tests {
             r#"{"a":"é","cache_control":{"type":"ephemeral"}}"#.to_string(),
             "x".to_string(),
         ];
-        let ps = patches(&plain, &marked);
+        let ps = patches(&every(&plain), &marked);
         assert_eq!(ps.len(), 1);
         assert_eq!(ps[0].insert, r#","cache_control":{"type":"ephemeral"}"#);
         let mut stored = plain.clone();
         apply(&mut stored, &ps).unwrap();
         assert_eq!(stored, marked);
         // Any single difference, at any place.
-        let ps = patches(&["aéb".into()], &["aXYb".into()]);
+        let ps = patches(&[(0, "aéb".into())], &["aXYb".into()]);
         let mut s = vec!["aéb".to_string()];
         apply(&mut s, &ps).unwrap();
         assert_eq!(s, ["aXYb"]);

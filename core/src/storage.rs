@@ -847,7 +847,7 @@ mod tests {
         let out = Scenario::new("hello").run(crate::Purpose::Compile).unwrap();
         SealDraft {
             seed: None,
-            plain_elements: Vec::new(),
+            unmarked: Vec::new(),
             patches: Vec::new(),
             ..out.seal.unwrap()
         }
@@ -877,13 +877,14 @@ mod tests {
 
         // A marked element is stored plain, with its patch.
         let plain = body(&["\"s\"", "\"a\"", "\"b\"", "\"c\"", "\"d\"", "\"e\""]);
+        let unmarked = vec![(2, plain.elements[2].clone())];
         let patch = crate::seal::patches(
-            &plain.elements,
+            &unmarked,
             &["\"s\"", "\"a\"", "\"b!\"", "\"c\"", "\"d\"", "\"e\""].map(String::from),
         );
         let marked = body(&["\"s\"", "\"a\"", "\"b!\"", "\"c\"", "\"d\"", "\"e\""]);
         let marking = SealDraft {
-            plain_elements: plain.elements.clone(),
+            unmarked,
             patches: patch,
             ..frozen.clone()
         };

@@ -56,20 +56,19 @@ pub(super) fn finish(ctx: &Context, on: &Answering, tally: &mut Tally, fresh: Fr
     let mut frozen = frozen(ctx, on, &fresh, &rendered.layout, breakpoints.clone(), estimate)?;
     frozen.stateful = stateful;
     frozen.clear_tool_results = options.clear_tool_results.clone();
-    // What storage shares: the elements unmarked, and the edits that mark this body (none
-    // without breakpoints, or for a purpose that does not seal: then the plain elements
-    // are the body's own, and nothing is copied).
-    let (plain_elements, patches) = match breakpoints.is_empty() || on.purpose != super::compiler::Purpose::Compile {
-        true => (Vec::new(), Vec::new()),
-        false => {
-            let plain = wire::render(on.wire, &request(&[])).body.elements;
-            let patches = crate::seal::patches(&plain, &rendered.body.elements);
-            (plain, patches)
+    // What storage shares: the marked elements unmarked (rendered with them, never a
+    // second body), and the edits that mark this body (none without breakpoints, or for a
+    // purpose that does not seal).
+    let (unmarked, patches) = match on.purpose == super::compiler::Purpose::Compile {
+        true => {
+            let patches = crate::seal::patches(&rendered.unmarked, &rendered.body.elements);
+            (rendered.unmarked, patches)
         }
+        false => (Vec::new(), Vec::new()),
     };
     let draft = SealDraft {
         seed: None,
-        plain_elements,
+        unmarked,
         patches,
         frozen,
         preface: crate::fields::preface_json(&fresh.preface),

@@ -3,7 +3,7 @@
 //! reads no wire's folder.
 
 use super::count::Members;
-use super::shape::{Body, Pos, Rendered, Request, ToolSpelling};
+use super::shape::{Body, Rendered, Request, ToolSpelling};
 use crate::items::{Merging, Message};
 use crate::options::Options;
 use crate::rows::Model;
@@ -88,7 +88,7 @@ pub(crate) trait Form: Merging + Sync {
 
     /// The elements alone of `req.messages` (a continuation's appended rounds: no system
     /// field lifted), with the parts each carries.
-    fn elements(&self, req: &Request<'_>) -> (Vec<String>, Vec<Vec<Pos>>);
+    fn elements(&self, req: &Request<'_>) -> super::shape::Elements;
 
     /// How the wire spells its tool definitions, and its tool search if it has one.
     fn tools(&self) -> &'static ToolSpelling;

@@ -249,7 +249,8 @@ pub(crate) fn render_elements(
         cache_key: "",
         diagnose: None,
     };
-    wire.form().elements(&req)
+    let elements = wire.form().elements(&req);
+    (elements.texts, elements.layout)
 }
 
 /// Per-block costs and the total of a rendered request: each part's tokens to its block,
@@ -384,5 +385,82 @@ mod tests {
                 assert_eq!(modelled, exact, "{at}");
             }
         }
+    }
+    /// What a seal stores of a marked body: each element a breakpoint marks, rendered
+    /// unmarked with it (`Rendered::unmarked`), is what a render without breakpoints
+    /// writes; every other element is the same in both; and the patches turn the unmarked
+    /// elements into the body sent. On every wire, for a model whose profile takes marks.
+    #[test]
+    fn a_marked_elements_unmarked_text_is_the_plain_renders() {
+        let mut r = Rng(0x5ea1_0b0d);
+        let mut unmarked_differ = 0;
+        for case in 0..3000 {
+            let wire = Wire::ALL[case % Wire::ALL.len()];
+            let mut profile = crate::profile::tests::adaptive_only();
+            profile.cache_breakpoints = Some(match wire {
+                Wire::Chat | Wire::Responses => crate::kinds::Breakpoints::PromptCacheBreakpoint,
+                Wire::Anthropic | Wire::Gemini | Wire::Converse => crate::kinds::Breakpoints::CacheControl,
+            });
+            let mut model = crate::testing::model("m", wire.as_str(), Some(100_000));
+            model.profile = Some(profile);
+            let items: Vec<Item> = (0..1 + r.below(8) as usize)
+                .map(|i| {
+                    let role = [Role::System, Role::User, Role::Assistant, Role::Developer][r.below(4) as usize];
+                    let parts = (0..1 + r.below(3) as usize)
+                        .map(|p| part(&mut r, role, i * 4 + p))
+                        .collect();
+                    let mut item = Item::new(role, parts, 0);
+                    item.boundary = r.below(5) == 0;
+                    item
+                })
+                .collect();
+            let messages = merge(items);
+            let positions: Vec<Pos> = messages
+                .iter()
+                .enumerate()
+                .flat_map(|(m, msg)| (0..msg.parts.len()).map(move |p| (m, p)))
+                .collect();
+            let breakpoints: Vec<Breakpoint> = (0..1 + r.below(4))
+                .map(|_| {
+                    let (message, part) = positions[r.below(positions.len() as u64) as usize];
+                    let after = [Stretch::StablePrefix, Stretch::History, Stretch::Round][r.below(3) as usize];
+                    Breakpoint { message, part, after }
+                })
+                .collect();
+            let options = Options::default();
+            let req = |breakpoints| Request {
+                messages: &messages,
+                model: Some(&model),
+                tools: &[],
+                breakpoints,
+                options: &options,
+                cache_key: "",
+                diagnose: None,
+            };
+            let marked = render(wire, &req(&breakpoints));
+            let plain = render(wire, &req(&[]));
+            let at = format!("case {case} on {wire:?}: {breakpoints:?} over {messages:?}");
+            assert_eq!(marked.body.elements.len(), plain.body.elements.len(), "{at}");
+            assert!(plain.unmarked.is_empty(), "{at}");
+            let carries_mark = |i: usize| marked.layout.elements[i].iter().any(|p| req(&breakpoints).marked(*p));
+            let listed: Vec<usize> = marked.unmarked.iter().map(|(i, _)| *i).collect();
+            assert!(listed.windows(2).all(|w| w[0] < w[1]), "{at}: {listed:?}");
+            for (i, text) in &marked.unmarked {
+                assert!(carries_mark(*i), "{at}: element {i} listed, not marked");
+                assert_eq!(text, &plain.body.elements[*i], "{at}: element {i}");
+                unmarked_differ += usize::from(*text != marked.body.elements[*i]);
+            }
+            for i in (0..plain.body.elements.len()).filter(|i| !listed.contains(i)) {
+                assert_eq!(marked.body.elements[i], plain.body.elements[i], "{at}: element {i}");
+            }
+            let mut stored = plain.body.elements.clone();
+            crate::seal::apply(
+                &mut stored,
+                &crate::seal::patches(&marked.unmarked, &marked.body.elements),
+            )
+            .unwrap();
+            assert_eq!(stored, marked.body.elements, "{at}");
+        }
+        assert!(unmarked_differ > 1000, "marks placed: {unmarked_differ}");
     }
 }

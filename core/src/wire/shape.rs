@@ -50,7 +50,7 @@ pub(super) fn openai_body(
     list: &str,
     tools: &ToolSpelling,
     options: Vec<(&'static str, String)>,
-    (elements, element_layout): (Vec<String>, Vec<Vec<Pos>>),
+    elements: Elements,
 ) -> Rendered {
     let mut head = json::Obj::new();
     if let Some(m) = req.model {
@@ -80,7 +80,7 @@ pub(super) fn openai_body(
     if !cache_options.is_empty() {
         tail.raw("prompt_cache_options", &format!("{{{}}}", cache_options.join(",")));
     }
-    Rendered::new(head, (elements, element_layout), tail, Vec::new())
+    Rendered::new(head, elements, tail, Vec::new())
 }
 
 /// What renders one compiled message of a one-item-per-message wire: its elements and
@@ -89,18 +89,17 @@ pub(super) type Element = fn(&Request<'_>, &Message, usize, &mut Vec<String>, &m
 
 /// The elements of a one-item-per-message wire (chat, responses), message by message:
 /// `user_side` for system, developer and user messages, `assistant` for the model's.
-pub(super) fn each_message(req: &Request<'_>, user_side: Element, assistant: Element) -> (Vec<String>, Vec<Vec<Pos>>) {
-    let mut texts = Vec::new();
-    let mut layout = Vec::new();
+pub(super) fn each_message(req: &Request<'_>, user_side: Element, assistant: Element) -> Elements {
+    let mut out = Elements::default();
     for (mi, m) in req.messages.iter().enumerate() {
         crate::bounds::interrupt();
-        if m.role == crate::kinds::Role::Assistant {
-            assistant(req, m, mi, &mut texts, &mut layout);
-        } else {
-            user_side(req, m, mi, &mut texts, &mut layout);
-        }
+        let element = match m.role {
+            crate::kinds::Role::Assistant => assistant,
+            _ => user_side,
+        };
+        out.push(req, |req, texts, layout| element(req, m, mi, texts, layout));
     }
-    (texts, layout)
+    out
 }
 
 /// The messages from `start` on as the merging wires (anthropic, gemini) group them:
@@ -170,29 +169,29 @@ pub(super) fn role_elements(
     req: &Request<'_>,
     start: usize,
     wire: Wire,
-    mut content: impl FnMut(&mut String, &[Pos], bool),
-) -> (Vec<String>, Vec<Vec<Pos>>) {
+    mut content: impl FnMut(&Request<'_>, &mut String, &[Pos], bool),
+) -> Elements {
     use crate::kinds::Role;
     let messages = req.messages;
-    let mut texts = Vec::new();
-    let mut layout = Vec::new();
+    let mut out = Elements::default();
     for (role, mut positions, plain) in merged(messages, start, wire, system_in_place(req.model)) {
-        let size: usize = positions.iter().map(|&(m, p)| messages[m].parts[p].kind.size()).sum();
-        let mut out = String::with_capacity(size + 64 + 48 * positions.len());
-        out.push_str(match role {
-            Role::Assistant => r#"{"role":"assistant","content":"#,
-            Role::System => r#"{"role":"system","content":"#,
-            Role::User | Role::Developer => r#"{"role":"user","content":"#,
-        });
         if role == Role::User {
             positions.sort_by_key(|&(m, p)| !messages[m].parts[p].kind.is_tool_result());
         }
-        content(&mut out, &positions, plain);
-        out.push('}');
-        texts.push(out);
-        layout.push(positions);
+        let size: usize = positions.iter().map(|&(m, p)| messages[m].parts[p].kind.size()).sum();
+        out.push_one(req, positions, |req, positions| {
+            let mut text = String::with_capacity(size + 64 + 48 * positions.len());
+            text.push_str(match role {
+                Role::Assistant => r#"{"role":"assistant","content":"#,
+                Role::System => r#"{"role":"system","content":"#,
+                Role::User | Role::Developer => r#"{"role":"user","content":"#,
+            });
+            content(req, &mut text, positions, plain);
+            text.push('}');
+            text
+        });
     }
-    (texts, layout)
+    out
 }
 
 /// Whether a model's profile takes OpenAI's explicit breakpoints (`prompt_cache_breakpoint`).
@@ -286,6 +285,14 @@ impl Request<'_> {
         self.model.map_or(CacheTtl::FiveMinutes, |m| m.cache_ttl)
     }
 
+    /// The same request without breakpoints.
+    fn unmarked(&self) -> Request<'_> {
+        Request {
+            breakpoints: &[],
+            ..*self
+        }
+    }
+
     pub(super) fn marked(&self, pos: Pos) -> bool {
         self.breakpoints.iter().any(|b| (b.message, b.part) == pos)
     }
@@ -376,32 +383,77 @@ pub(crate) struct Layout {
     pub(crate) elements: Vec<Vec<Pos>>,
 }
 
-/// A rendered request: its body and its layout.
+/// A list's elements as a wire renders them: each one's text and the parts it carries,
+/// and the text without its marks of each element a breakpoint marks (`unmarked`, by
+/// index: what storage shares, rendered with the element instead of a second render of
+/// the whole body).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Elements {
+    pub(crate) texts: Vec<String>,
+    pub(crate) layout: Vec<Vec<Pos>>,
+    pub(crate) unmarked: Vec<(usize, String)>,
+}
+
+impl Elements {
+    /// Renders the elements `render` writes for one message or group: as `req` marks
+    /// them, then, where a breakpoint falls in what they carry, again unmarked.
+    fn push(&mut self, req: &Request<'_>, mut render: impl FnMut(&Request<'_>, &mut Vec<String>, &mut Vec<Vec<Pos>>)) {
+        let from = self.texts.len();
+        render(req, &mut self.texts, &mut self.layout);
+        let marked = |positions: &Vec<Pos>| positions.iter().any(|&p| req.marked(p));
+        if req.breakpoints.is_empty() || !self.layout[from..].iter().any(marked) {
+            return;
+        }
+        let (mut texts, mut layout) = (Vec::new(), Vec::new());
+        render(&req.unmarked(), &mut texts, &mut layout);
+        for (i, (text, positions)) in texts.into_iter().zip(&layout).enumerate() {
+            if marked(positions) {
+                self.unmarked.push((from + i, text));
+            }
+        }
+    }
+
+    /// Renders one element carrying `positions`, as [`Elements::push`] does.
+    fn push_one(
+        &mut self,
+        req: &Request<'_>,
+        positions: Vec<Pos>,
+        mut render: impl FnMut(&Request<'_>, &[Pos]) -> String,
+    ) {
+        let text = render(req, &positions);
+        if positions.iter().any(|&p| req.marked(p)) {
+            self.unmarked
+                .push((self.texts.len(), render(&req.unmarked(), &positions)));
+        }
+        self.texts.push(text);
+        self.layout.push(positions);
+    }
+}
+
+/// A rendered request: its body and its layout, and its marked elements' unmarked text
+/// ([`Elements::unmarked`]).
 #[derive(Debug, Clone)]
 pub(crate) struct Rendered {
     pub(crate) body: Body,
     pub(crate) layout: Layout,
+    pub(crate) unmarked: Vec<(usize, String)>,
 }
 
 impl Rendered {
     /// A body of `head`, the elements, and `tail` closed; `system`: the positions of the
     /// parts the head lifted out of the list.
-    pub(super) fn new(
-        head: String,
-        (elements, layout): (Vec<String>, Vec<Vec<Pos>>),
-        tail: json::Obj,
-        system: Vec<Pos>,
-    ) -> Self {
+    pub(super) fn new(head: String, elements: Elements, tail: json::Obj, system: Vec<Pos>) -> Self {
         Rendered {
             body: Body {
                 head,
-                elements,
+                elements: elements.texts,
                 tail: tail.close(),
             },
             layout: Layout {
                 system,
-                elements: layout,
+                elements: elements.layout,
             },
+            unmarked: elements.unmarked,
         }
     }
 }

@@ -99,9 +99,9 @@ fn blocks(req: &Request<'_>, messages: &[Message], positions: &[Pos], out: &mut 
 }
 
 /// The wire messages from `start` on, as element texts, with the parts each carries.
-pub(super) fn elements(req: &Request<'_>, start: usize) -> (Vec<String>, Vec<Vec<Pos>>) {
+pub(super) fn elements(req: &Request<'_>, start: usize) -> super::shape::Elements {
     let messages = req.messages;
-    role_elements(req, start, Wire::Anthropic, |out, positions, plain| {
+    role_elements(req, start, Wire::Anthropic, |req, out, positions, plain| {
         // A raw entry stored as a string, alone in its message, stays a string.
         let plain_text = match positions {
             [pos] if plain && !req.marked(*pos) => match &messages[pos.0].parts[pos.1].kind {
@@ -147,7 +147,7 @@ pub(super) fn render(req: &Request<'_>) -> Rendered {
         head.raw("system", &text);
     }
     let head = head.open_list("messages");
-    let (elements, element_layout) = elements(req, leading);
+    let elements = elements(req, leading);
     let mut tail = super::shape::tail_with_tools(req, &TOOLS);
     for (key, value) in options::fields(req.options) {
         tail.raw(key, &value);
@@ -161,7 +161,7 @@ pub(super) fn render(req: &Request<'_>) -> Rendered {
     if vertex {
         tail.field(dialect::VERSION_KEY, dialect::VERTEX_VERSION);
     }
-    Rendered::new(head, (elements, element_layout), tail, system)
+    Rendered::new(head, elements, tail, system)
 }
 
 /// What `POST /v1/messages/count_tokens` takes of a body.
@@ -211,7 +211,7 @@ impl super::form::Form for Anthropic {
         Ok(())
     }
 
-    fn elements(&self, req: &Request<'_>) -> (Vec<String>, Vec<Vec<Pos>>) {
+    fn elements(&self, req: &Request<'_>) -> super::shape::Elements {
         elements(req, 0)
     }
 

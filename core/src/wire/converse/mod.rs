@@ -143,8 +143,8 @@ fn blocks(req: &Request<'_>, messages: &[Message], positions: &[Pos], calls: Cal
 }
 
 /// The messages from `start` on, as element texts, with the parts each carries.
-fn elements(req: &Request<'_>, start: usize, calls: Calls) -> (Vec<String>, Vec<Vec<Pos>>) {
-    role_elements(req, start, Wire::Converse, |out, positions, _| {
+fn elements(req: &Request<'_>, start: usize, calls: Calls) -> super::shape::Elements {
+    role_elements(req, start, Wire::Converse, |req, out, positions, _| {
         blocks(req, req.messages, positions, calls, out)
     })
 }
@@ -271,7 +271,7 @@ pub(super) fn render(req: &Request<'_>) -> Rendered {
         head.raw("system", &text);
     }
     let head = head.open_list("messages");
-    let (elements, element_layout) = elements(req, leading, calls);
+    let elements = elements(req, leading, calls);
     let fields = options::fields(req.options);
     let mut tail = Obj::after("]");
     let mut inference = format!(r#"{{"maxTokens":{}"#, req.max_tokens());
@@ -298,7 +298,7 @@ pub(super) fn render(req: &Request<'_>) -> Rendered {
     if let Some(o) = &fields.output {
         tail.raw("outputConfig", o);
     }
-    Rendered::new(head, (elements, element_layout), tail, system)
+    Rendered::new(head, elements, tail, system)
 }
 
 /// What `POST /model/{modelId}/count-tokens` takes of a body, under `input.converse`.
@@ -322,7 +322,7 @@ impl super::form::Form for Converse {
         render(req)
     }
 
-    fn elements(&self, req: &Request<'_>) -> (Vec<String>, Vec<Vec<Pos>>) {
+    fn elements(&self, req: &Request<'_>) -> super::shape::Elements {
         elements(req, 0, Calls::of(req.tools))
     }
 

@@ -106,7 +106,7 @@ fn parts(messages: &[Message], names: &HashMap<&str, &str>, positions: &[Pos], o
 }
 
 /// The contents from `start` on, as element texts, with the parts each carries.
-pub(super) fn elements(req: &Request<'_>, start: usize) -> (Vec<String>, Vec<Vec<Pos>>) {
+pub(super) fn elements(req: &Request<'_>, start: usize) -> super::shape::Elements {
     let messages = req.messages;
     let names = call_names(messages);
     let mut texts = Vec::new();
@@ -128,7 +128,12 @@ pub(super) fn elements(req: &Request<'_>, start: usize) -> (Vec<String>, Vec<Vec
         texts.push(out);
         layout.push(positions);
     }
-    (texts, layout)
+    // Gemini marks nothing in its list (it caches by key): no element has an unmarked form.
+    super::shape::Elements {
+        texts,
+        layout,
+        unmarked: Vec::new(),
+    }
 }
 
 /// Function declarations; Gemini has no tool search, so a deferred tool is left out
@@ -152,7 +157,7 @@ pub(super) fn render(req: &Request<'_>) -> Rendered {
         head.raw("systemInstruction", &text);
     }
     let head = head.open_list("contents");
-    let (elements, element_layout) = elements(req, leading);
+    let elements = elements(req, leading);
     let mut tail = super::shape::tail_with_tools(req, &TOOLS);
     let (tool_config, generation) = options::fields(req.options);
     if let Some(c) = &tool_config {
@@ -165,7 +170,7 @@ pub(super) fn render(req: &Request<'_>) -> Rendered {
     }
     config.push('}');
     tail.raw("generationConfig", &config);
-    Rendered::new(head, (elements, element_layout), tail, system)
+    Rendered::new(head, elements, tail, system)
 }
 
 /// The gemini wire (`POST /v1beta/models/{model}:generateContent`).
@@ -202,7 +207,7 @@ impl super::form::Form for Gemini {
         Ok(())
     }
 
-    fn elements(&self, req: &Request<'_>) -> (Vec<String>, Vec<Vec<Pos>>) {
+    fn elements(&self, req: &Request<'_>) -> super::shape::Elements {
         elements(req, 0)
     }
 

@@ -157,7 +157,7 @@ fn assistant(_req: &Request<'_>, m: &Message, mi: usize, texts: &mut Vec<String>
     }
 }
 
-pub(super) fn elements(req: &Request<'_>) -> (Vec<String>, Vec<Vec<Pos>>) {
+pub(super) fn elements(req: &Request<'_>) -> super::shape::Elements {
     super::shape::each_message(req, user_side, assistant)
 }
 
@@ -340,7 +340,7 @@ impl super::form::Form for Responses {
         Ok(())
     }
 
-    fn elements(&self, req: &Request<'_>) -> (Vec<String>, Vec<Vec<Pos>>) {
+    fn elements(&self, req: &Request<'_>) -> super::shape::Elements {
         elements(req)
     }
 
