@@ -425,10 +425,11 @@ BEGIN
         RETURN OLD;
     END IF;
     IF (TG_OP = 'INSERT' AND (NEW.sent_at IS NOT NULL OR NEW.sent_digest IS NOT NULL OR NEW.sent_estimate IS NOT NULL
-                              OR NEW.cleared IS NOT NULL))
+                              OR NEW.cleared IS NOT NULL OR NEW.sent_layout IS NOT NULL))
        OR (TG_OP = 'UPDATE'
            AND (NEW.sent_at IS DISTINCT FROM OLD.sent_at OR NEW.sent_digest IS DISTINCT FROM OLD.sent_digest
-                OR NEW.sent_estimate IS DISTINCT FROM OLD.sent_estimate OR NEW.cleared IS DISTINCT FROM OLD.cleared)) THEN
+                OR NEW.sent_estimate IS DISTINCT FROM OLD.sent_estimate OR NEW.cleared IS DISTINCT FROM OLD.cleared
+                OR NEW.sent_layout IS DISTINCT FROM OLD.sent_layout)) THEN
         PERFORM prompt._storage_guard(format('round %s of turn %s of conversation %s', NEW.n, NEW.turn_id, NEW.conversation_id),
                                       TG_OP);
     END IF;
@@ -455,10 +456,10 @@ LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     IF (TG_OP = 'INSERT' AND (NEW.sent_at IS NOT NULL OR NEW.sent_digest IS NOT NULL OR NEW.sent_estimate IS NOT NULL
-                              OR NEW.cleared IS NOT NULL))
+                              OR NEW.cleared IS NOT NULL OR NEW.sent_layout IS NOT NULL))
        OR (TG_OP = 'UPDATE'
-           AND ((NEW.sent_at, NEW.sent_digest, NEW.sent_estimate, NEW.cleared)
-                IS DISTINCT FROM (OLD.sent_at, OLD.sent_digest, OLD.sent_estimate, OLD.cleared)
+           AND ((NEW.sent_at, NEW.sent_digest, NEW.sent_estimate, NEW.cleared, NEW.sent_layout)
+                IS DISTINCT FROM (OLD.sent_at, OLD.sent_digest, OLD.sent_estimate, OLD.cleared, OLD.sent_layout)
                 OR ((OLD.sent_at IS NOT NULL OR OLD.sent_digest IS NOT NULL)
                     AND (NEW.assistant, NEW.results, NEW.steers, NEW.aborted)
                         IS DISTINCT FROM (OLD.assistant, OLD.results, OLD.steers, OLD.aborted)
@@ -1801,11 +1802,13 @@ COMMENT ON COLUMN prompt.administrators.role_oid IS
 COMMENT ON COLUMN prompt.rounds.sent_digest IS
     'The SHA-256 of what the first request that carried the round sent (its assistant, results, steers and abort): its turn''s continuation (with sent_at), or a later turn''s seal that sent it in history (alone). From then on the round never changes; every later read and verify_seals check it.';
 COMMENT ON FUNCTION prompt._rounds_stored() IS
-    'Internal trigger (AFTER, on prompt.rounds): what only pgprompt writes of a round (sent_at, sent_digest, sent_estimate, cleared) and a sent round''s content, checked again after every BEFORE trigger.';
+    'Internal trigger (AFTER, on prompt.rounds): what only pgprompt writes of a round (sent_at, sent_digest, sent_estimate, cleared, sent_layout) and a sent round''s content, checked again after every BEFORE trigger.';
 COMMENT ON COLUMN prompt.rounds.cleared IS
     'What the request that first carried the round cleared under request_options.clear_tool_results ({"placeholder", "results": [{"round", "call_id"}]}), written with sent_at by pgprompt: every later request of the turn, and every later turn that reads it, sends those results as the placeholder. NULL: it cleared nothing.';
 COMMENT ON COLUMN prompt.rounds.sent_estimate IS
     'The estimate of the first request that carried the round, written with sent_at: what record_response keeps beside the usage of the response to it.';
+COMMENT ON COLUMN prompt.rounds.sent_layout IS
+    'On the newest round a continuation carried, that request''s cache layout, written with sent_at by pgprompt (core laid.rs): how many of its seal''s elements it kept, the blocks of those it appended past what the turn''s previous continuation appended alike, and its request-level marker. cache_report and explain_turn read a run''s requests from it with the seal''s layout, never compiling them again. NULL on the other rounds, on a stateful turn''s (its chained form is sent) and on a request sent before 0.6 (compiled again when reported).';
 COMMENT ON COLUMN prompt.seals.frozen_digest IS
     'The SHA-256 of frozen''s jsonb text, written with the seal; every read of the seal checks it.';
 COMMENT ON COLUMN prompt.seals.pieces_digest IS

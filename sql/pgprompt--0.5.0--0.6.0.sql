@@ -33,6 +33,9 @@
 --   a seal's sealed_versions names each slot's document and version (slots);
 -- * tenancy is declared: prompt.tenancy and prompt.set_tenancy(); turned on here where a
 --   tenant is listed; the tenancy rows an administrator's to write.
+-- * what is sent keeps its cache layout (seals.layout, seal_nodes.layout,
+--   rounds.sent_layout): cache_report and explain_turn read them, not the bodies' text,
+--   and compile no request again that stored one; NULL for what 0.5 sent.
 
 -- Code that is not pgprompt's, off its tables before anything is written -----------------
 
@@ -89,7 +92,8 @@ ALTER TABLE prompt.model_profiles ADD COLUMN lifecycle_source text;
 ALTER TABLE prompt.models ADD COLUMN provider text;
 -- What the request that first carried a round cleared (request_options.clear_tool_results).
 ALTER TABLE prompt.rounds ADD COLUMN cleared jsonb;
--- The cache layouts stored when a request is sent (core laid.rs); NULL for what 0.5 sealed.
+-- The cache layouts stored when a request is sent (core laid.rs); NULL for what 0.5 sent.
+ALTER TABLE prompt.rounds ADD COLUMN sent_layout bytea;
 ALTER TABLE prompt.seal_nodes ADD COLUMN layout bytea;
 ALTER TABLE prompt.seals ADD COLUMN layout bytea;
 -- What a Side's captured turn had cleared at the capture (0.5's Sides: nothing).
@@ -343,10 +347,11 @@ BEGIN
         RETURN OLD;
     END IF;
     IF (TG_OP = 'INSERT' AND (NEW.sent_at IS NOT NULL OR NEW.sent_digest IS NOT NULL OR NEW.sent_estimate IS NOT NULL
-                              OR NEW.cleared IS NOT NULL))
+                              OR NEW.cleared IS NOT NULL OR NEW.sent_layout IS NOT NULL))
        OR (TG_OP = 'UPDATE'
            AND (NEW.sent_at IS DISTINCT FROM OLD.sent_at OR NEW.sent_digest IS DISTINCT FROM OLD.sent_digest
-                OR NEW.sent_estimate IS DISTINCT FROM OLD.sent_estimate OR NEW.cleared IS DISTINCT FROM OLD.cleared)) THEN
+                OR NEW.sent_estimate IS DISTINCT FROM OLD.sent_estimate OR NEW.cleared IS DISTINCT FROM OLD.cleared
+                OR NEW.sent_layout IS DISTINCT FROM OLD.sent_layout)) THEN
         PERFORM prompt._storage_guard(format('round %s of turn %s of conversation %s', NEW.n, NEW.turn_id, NEW.conversation_id),
                                       TG_OP);
     END IF;
@@ -365,10 +370,10 @@ LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     IF (TG_OP = 'INSERT' AND (NEW.sent_at IS NOT NULL OR NEW.sent_digest IS NOT NULL OR NEW.sent_estimate IS NOT NULL
-                              OR NEW.cleared IS NOT NULL))
+                              OR NEW.cleared IS NOT NULL OR NEW.sent_layout IS NOT NULL))
        OR (TG_OP = 'UPDATE'
-           AND ((NEW.sent_at, NEW.sent_digest, NEW.sent_estimate, NEW.cleared)
-                IS DISTINCT FROM (OLD.sent_at, OLD.sent_digest, OLD.sent_estimate, OLD.cleared)
+           AND ((NEW.sent_at, NEW.sent_digest, NEW.sent_estimate, NEW.cleared, NEW.sent_layout)
+                IS DISTINCT FROM (OLD.sent_at, OLD.sent_digest, OLD.sent_estimate, OLD.cleared, OLD.sent_layout)
                 OR ((OLD.sent_at IS NOT NULL OR OLD.sent_digest IS NOT NULL)
                     AND (NEW.assistant, NEW.results, NEW.steers, NEW.aborted)
                         IS DISTINCT FROM (OLD.assistant, OLD.results, OLD.steers, OLD.aborted)
@@ -1959,9 +1964,11 @@ COMMENT ON FUNCTION prompt._unconfined() IS
 COMMENT ON COLUMN prompt.rounds.sent_digest IS
     'The SHA-256 of what the first request that carried the round sent (its assistant, results, steers and abort): its turn''s continuation (with sent_at), or a later turn''s seal that sent it in history (alone). From then on the round never changes; every later read and verify_seals check it.';
 COMMENT ON FUNCTION prompt._rounds_stored() IS
-    'Internal trigger (AFTER, on prompt.rounds): what only pgprompt writes of a round (sent_at, sent_digest, sent_estimate, cleared) and a sent round''s content, checked again after every BEFORE trigger.';
+    'Internal trigger (AFTER, on prompt.rounds): what only pgprompt writes of a round (sent_at, sent_digest, sent_estimate, cleared, sent_layout) and a sent round''s content, checked again after every BEFORE trigger.';
 COMMENT ON COLUMN prompt.rounds.cleared IS
     'What the request that first carried the round cleared under request_options.clear_tool_results ({"placeholder", "results": [{"round", "call_id"}]}), written with sent_at by pgprompt: every later request of the turn, and every later turn that reads it, sends those results as the placeholder. NULL: it cleared nothing.';
+COMMENT ON COLUMN prompt.rounds.sent_layout IS
+    'On the newest round a continuation carried, that request''s cache layout, written with sent_at by pgprompt (core laid.rs): how many of its seal''s elements it kept, the blocks of those it appended past what the turn''s previous continuation appended alike, and its request-level marker. cache_report and explain_turn read a run''s requests from it with the seal''s layout, never compiling them again. NULL on the other rounds, on a stateful turn''s (its chained form is sent) and on a request sent before 0.6 (compiled again when reported).';
 COMMENT ON COLUMN prompt.seals.pieces_digest IS
     'The SHA-256 of the body''s pieces as stored (its head''s, tail''s and elements'' node digests in order, then its patch list), written with the seal: with each node checked against its own digest it covers the body. cache_report and explain_turn check every request they replay against it (reading its layout, not its text); verify_seals checks each node too. NULL on a seal written before 0.5 (its body is hashed whole).';
 COMMENT ON COLUMN prompt.seals.layout IS

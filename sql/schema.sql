@@ -366,6 +366,10 @@ CREATE TABLE prompt.rounds (
     -- What that request cleared (request_options.clear_tool_results), written with
     -- sent_at: {"placeholder", "results": [{"round", "call_id"}]}; NULL: nothing.
     cleared         jsonb,
+    -- On the newest round a continuation carried, that request's cache layout (core
+    -- laid.rs): what the cache report and explain_turn's prediction read, never compiling
+    -- the request again. NULL on other rounds, a stateful turn's, and before 0.6.
+    sent_layout     bytea,
     PRIMARY KEY (conversation_id, turn_id, n),
     FOREIGN KEY (conversation_id, turn_id) REFERENCES prompt.turns (conversation_id, id) ON DELETE CASCADE
 );

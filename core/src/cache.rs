@@ -627,12 +627,19 @@ pub(crate) fn frame(wire: Wire, v: &Value, counter: &mut Counter<'_>) -> Frame {
     for b in system_items {
         pieces.push(piece(wire, Zone::System, "", b, counter));
     }
-    // A request-level marker is spelled as the wire's marks are (Anthropic's `cache_control`).
-    let automatic = (wire.form().keys().mark_key)
+    Frame {
+        pieces,
+        automatic: automatic(wire, v),
+    }
+}
+
+/// A body's request-level marker (`v`: the body, or its frame), spelled as the wire's
+/// marks are (Anthropic's `cache_control`): `Some(ttl)` where it carries one.
+pub(crate) fn automatic(wire: Wire, v: &Value) -> Option<Option<f64>> {
+    (wire.form().keys().mark_key)
         .filter(|_| wire.form().request_marker())
         .and_then(|key| v.get(key))
-        .map(|c| c.get("ttl").and_then(Value::as_str).and_then(ttl_seconds_of));
-    Frame { pieces, automatic }
+        .map(|c| c.get("ttl").and_then(Value::as_str).and_then(ttl_seconds_of))
 }
 
 /// The pieces of one element of a body's list (a message, an input item, a content).

@@ -82,14 +82,7 @@ pub(crate) fn seal_layout(cut: Cut, frame_text: &str, marked: &[(usize, &str)], 
     let f = frame(cut.wire, &parse(frame_text), &mut counter);
     let mut out = Vec::new();
     cut.header(&mut out);
-    match f.automatic {
-        None => out.push(0),
-        Some(None) => out.push(1),
-        Some(Some(ttl)) => {
-            out.push(2);
-            out.extend(ttl.to_le_bytes());
-        }
-    }
+    write_automatic(f.automatic, &mut out);
     write_pieces(&f.pieces, &mut out);
     write_u32(&mut out, marked.len());
     for (i, text) in marked {
@@ -116,12 +109,7 @@ pub(crate) type Marked = Vec<(usize, Vec<Piece>)>;
 pub(crate) fn read_seal(cut: Cut, bytes: &[u8]) -> Option<(Frame, Marked)> {
     let mut r = Reader { b: bytes, at: 0 };
     cut.matches(&mut r)?;
-    let automatic = match r.u8()? {
-        0 => None,
-        1 => Some(None),
-        2 => Some(Some(r.f64()?)),
-        _ => return None,
-    };
+    let automatic = r.automatic()?;
     let pieces = r.pieces()?;
     let n = r.count()?;
     let mut marked = Vec::with_capacity(n.min(64));
@@ -141,6 +129,140 @@ pub(crate) fn laid(frame: Frame, marked: Marked, mut elements: Vec<Rc<Vec<Piece>
         *elements.get_mut(i)? = Rc::new(pieces);
     }
     Some(Laid::new(Rc::new(frame), elements))
+}
+
+/// What a continuation's layout is cut with, and how many of its body's leading elements
+/// are its seal's as sealed (the rest it appends: an in-turn summary, then its rounds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Continuing {
+    pub(crate) cut: Cut,
+    pub(crate) kept: usize,
+}
+
+/// A continuation's layout as stored with the newest round it carried
+/// (`rounds.sent_layout`): how many of its seal's elements it keeps, how many it appends
+/// and their digest, how many of those it shares with the turn's previous continuation
+/// (`from`: that one's, when it appended the same first elements to as many of the
+/// seal's), its request-level marker, and the blocks of the elements it appends past
+/// them. Its frame's other blocks are its seal's: a continuation sends the seal's head,
+/// and its tail with at most the wire's marker added (`Form::continuing_tail`).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Continuation {
+    kept: usize,
+    from: usize,
+    automatic: Option<Option<f64>>,
+    own: Vec<Vec<Piece>>,
+}
+
+/// The digest of a list of elements: of their digests, in order.
+fn list_digest(digests: &[[u8; 32]]) -> [u8; 32] {
+    use sha2::Digest as _;
+    let mut h = sha2::Sha256::new();
+    for d in digests {
+        h.update(d);
+    }
+    h.finalize().into()
+}
+
+/// The layout to store with a continuation about to be sent (`body`, cut and kept as
+/// `continuing` says), given the layout the turn's previous continuation stored: the
+/// elements both append alike are named by their count, not cut and stored again (what a
+/// run stores grows with what each request adds). `None`: the body does not hold as many
+/// elements as it keeps.
+pub(crate) fn continuation_layout(
+    continuing: Continuing,
+    body: &crate::wire::Body,
+    previous: Option<&[u8]>,
+    memo: &mut Memo,
+) -> Option<Vec<u8>> {
+    let Continuing { cut, kept } = continuing;
+    let appended = body.elements.get(kept..)?;
+    let digests: Vec<[u8; 32]> = appended.iter().map(|e| crate::seal::digest(e)).collect();
+    let shared = previous
+        .and_then(|p| continuation_head(cut, &mut Reader { b: p, at: 0 }))
+        .filter(|p| p.0 == kept && p.1 <= digests.len() && p.2 == list_digest(&digests[..p.1]))
+        .map_or(0, |p| p.1);
+    // The tail alone holds the marker: read as the frame of an empty list.
+    let automatic = crate::cache::automatic(cut.wire, &parse(&format!("{{\"_\":[{}", body.tail)));
+    let mut counter = Counter::new(cut.tokenizer, memo);
+    let mut out = Vec::new();
+    cut.header(&mut out);
+    write_u32(&mut out, kept);
+    write_u32(&mut out, digests.len());
+    out.extend(list_digest(&digests));
+    write_u32(&mut out, shared);
+    write_automatic(automatic, &mut out);
+    for e in &appended[shared..] {
+        write_pieces(&element(cut.wire, &parse(e), &mut counter), &mut out);
+    }
+    Some(out)
+}
+
+/// A continuation layout's kept, count and digest.
+fn continuation_head(cut: Cut, r: &mut Reader<'_>) -> Option<(usize, usize, [u8; 32])> {
+    cut.matches(r)?;
+    let kept = r.u32()? as usize;
+    let count = r.u32()? as usize;
+    Some((kept, count, r.take::<32>()?))
+}
+
+/// A continuation from its stored layout; `None` when it was cut otherwise or does not
+/// read.
+pub(crate) fn read_continuation(cut: Cut, bytes: &[u8]) -> Option<Continuation> {
+    let mut r = Reader { b: bytes, at: 0 };
+    let (kept, count, _digest) = continuation_head(cut, &mut r)?;
+    let from = r.u32()? as usize;
+    let automatic = r.automatic()?;
+    let own_count = count.checked_sub(from)?;
+    let mut own = Vec::with_capacity(own_count.min(4096));
+    for _ in 0..own_count {
+        own.push(r.pieces()?);
+    }
+    r.done()?;
+    Some(Continuation {
+        kept,
+        from,
+        automatic,
+        own,
+    })
+}
+
+/// The requests of a sealed turn's continuations, in order, from its first request's
+/// layout (`first`, as sent) and the layouts they stored: each keeps the first's leading
+/// elements, appends what the one before appended as far as it shares it, then its own,
+/// and takes the first's frame with its own marker. `None` for one whose layout does not
+/// read, or shares more than the one before it appended (what follows it can share no
+/// more than it gave).
+pub(crate) fn continued(first: &Laid, cut: Cut, layouts: &[Option<&[u8]>]) -> Vec<Option<Laid>> {
+    let mut appended: Vec<Rc<Vec<Piece>>> = Vec::new();
+    let mut frames: Vec<Rc<Frame>> = Vec::new();
+    let mut out = Vec::with_capacity(layouts.len());
+    for layout in layouts {
+        let read = layout
+            .and_then(|b| read_continuation(cut, b))
+            .filter(|c| c.from <= appended.len() && c.kept <= first.elements.len());
+        let Some(c) = read else {
+            appended.clear();
+            out.push(None);
+            continue;
+        };
+        appended.truncate(c.from);
+        appended.extend(c.own.into_iter().map(Rc::new));
+        let frame = match frames.iter().find(|f| f.automatic == c.automatic) {
+            Some(f) => f.clone(),
+            None => {
+                let f = Rc::new(Frame {
+                    pieces: first.frame.pieces.clone(),
+                    automatic: c.automatic,
+                });
+                frames.push(f.clone());
+                f
+            }
+        };
+        let elements = first.elements[..c.kept].iter().chain(&appended).cloned().collect();
+        out.push(Some(Laid::new(frame, elements)));
+    }
+    out
 }
 
 /// The blocks stored layouts hold, by the digest of the text they were cut from (an
@@ -254,6 +376,18 @@ fn write_u32(out: &mut Vec<u8>, n: usize) {
     out.push(n as u8);
 }
 
+/// A frame's request-level marker: none, one at the default TTL, or one at its own.
+fn write_automatic(automatic: Option<Option<f64>>, out: &mut Vec<u8>) {
+    match automatic {
+        None => out.push(0),
+        Some(None) => out.push(1),
+        Some(Some(ttl)) => {
+            out.push(2);
+            out.extend(ttl.to_le_bytes());
+        }
+    }
+}
+
 fn write_ttl(flags: u8, ttl: Option<f64>, out: &mut Vec<u8>) {
     out.push(flags | if ttl.is_some() { 4 } else { 0 });
     if let Some(t) = ttl {
@@ -336,6 +470,15 @@ impl Reader<'_> {
     fn count(&mut self) -> Option<usize> {
         let n = self.u32()? as usize;
         (n <= (self.b.len() - self.at) / 2).then_some(n)
+    }
+
+    fn automatic(&mut self) -> Option<Option<Option<f64>>> {
+        match self.u8()? {
+            0 => Some(None),
+            1 => Some(Some(None)),
+            2 => Some(Some(Some(self.f64()?))),
+            _ => None,
+        }
     }
 
     fn ttl(&mut self, flags: u8) -> Option<Option<f64>> {
@@ -460,6 +603,130 @@ mod tests {
                     catalog.elements.len() + catalog.frames.len() > body.elements.len().min(1),
                     "{wire:?}: what was cut is kept"
                 );
+            }
+        }
+    }
+
+    /// A request sent: its body, the layout it stored, and whether it took a clearing step.
+    type Request = (crate::wire::Body, Vec<u8>, bool);
+
+    /// A run on every wire, sent request by request as `compile_turn` sends it: its seal,
+    /// then each continuation with the layout it stores (given the one before), through a
+    /// clearing step that rewrites earlier rounds and an in-turn summary that replaces the
+    /// seed. Returns the seal's first request as laid, the cut, and each continuation's
+    /// body and layout.
+    fn a_run_sent(wire: Wire, memo: &mut Memo) -> (Laid, Cut, Vec<Request>) {
+        use crate::rows::{Mode, Role};
+        use crate::testing::{request_options, round, tools, Scenario, ADA, LARK};
+        let mut s = Scenario::new("Find the double charge.")
+            .doc(LARK, "system_prompt", "You are {{agent}}.")
+            .message(Role::User, ADA, "It happened twice.")
+            .turn(|t| {
+                t.mode = Mode::Run;
+                t.tools = Some(tools(r#"[{"name":"read","input_schema":{"type":"object"}}]"#));
+                t.request_options = request_options(r#"{"clear_tool_results": {"trigger": 450, "keep": 1}}"#);
+            });
+        s.model_mut("claude").wire = wire;
+        let sealed = s.seal();
+        let frozen = s.ctx.seal.as_ref().expect("sealed").frozen.clone();
+        let cut = Cut::of(wire, frozen.model.as_ref());
+        let first = lay_request(
+            cut,
+            sealed.sealed_body().expect("a seal").0,
+            &mut Catalog::default(),
+            memo,
+        );
+        let mut sent: Vec<Request> = Vec::new();
+        for n in 1..=7 {
+            let assistant = serde_json::json!([{"type": "text", "text": format!("Reading part {n}.")},
+                {"type": "tool_call", "id": format!("c{n}"), "name": "read", "input": {"part": n}}]);
+            let results = serde_json::json!([{"call_id": format!("c{n}"),
+                "content": format!("part {n}: {}", "a ledger line with an amount and a date. ".repeat(10))}]);
+            s.ctx
+                .rounds
+                .push(round(n, &assistant.to_string(), &results.to_string(), "[]", false));
+            if n == 6 {
+                s.ctx.turn.summary = Some("Two charges of 40 on the 3rd.".into());
+                s.ctx.turn.summary_round = Some(6);
+            }
+            let out = s.run(crate::Purpose::Compile).expect("a continuation compiles");
+            let newest = out.last_round.expect("a continuation");
+            for r in s.ctx.rounds.iter_mut() {
+                if r.n == newest {
+                    r.cleared = out.cleared.clone();
+                }
+                r.sent |= r.n <= newest;
+            }
+            let previous = sent.last().map(|(_, l, _)| l.as_slice());
+            let layout = out
+                .continuation_layout(previous, memo)
+                .expect("a continuation's layout");
+            sent.push((out.body, layout, out.cleared.is_some()));
+        }
+        (first, cut, sent)
+    }
+
+    fn seen(l: &Laid) -> (Frame, Vec<Vec<Piece>>) {
+        ((*l.frame).clone(), l.elements.iter().map(|e| (**e).clone()).collect())
+    }
+
+    /// What a run's requests stored when sent reads as the cache model cuts the bodies
+    /// they sent, on every wire; each stores only what it adds where it extends the one
+    /// before, and one that does not read, or does not follow, reads as none.
+    #[test]
+    fn a_runs_requests_read_from_what_each_stored_are_the_bodies_it_sent() {
+        let mut memo = Memo::default();
+        for &wire in Wire::ALL {
+            let (first, cut, sent) = a_run_sent(wire, &mut memo);
+            let layouts: Vec<Option<&[u8]>> = sent.iter().map(|(_, l, _)| Some(l.as_slice())).collect();
+            let read = continued(&first, cut, &layouts);
+            assert_eq!(read.len(), sent.len());
+            for (k, (laid, (body, _, _))) in read.iter().zip(&sent).enumerate() {
+                let cut_from_text = lay_request(cut, body, &mut Catalog::default(), &mut memo);
+                let laid = laid.as_ref().unwrap_or_else(|| panic!("{wire:?}: request {k} reads"));
+                assert_eq!(seen(laid), seen(&cut_from_text), "{wire:?}: request {k}");
+            }
+            let froms: Vec<usize> = sent
+                .iter()
+                .map(|(_, l, _)| read_continuation(cut, l).expect("reads").from)
+                .collect();
+            // The second request extends the first; a clearing step's does not extend the
+            // one before it, nor does the summary's (it replaces the seed and the rounds
+            // before 6).
+            let steps: Vec<usize> = (0..sent.len()).filter(|&k| sent[k].2).collect();
+            assert!(
+                !steps.is_empty() && steps.iter().all(|&k| k < 5),
+                "{wire:?}: steps at {steps:?}"
+            );
+            assert!(froms[1] > 0, "{wire:?}: {froms:?}");
+            assert!(
+                steps.iter().all(|&k| froms[k] == 0),
+                "{wire:?}: {froms:?}, steps at {steps:?}"
+            );
+            assert_eq!(froms[5], 0, "{wire:?}: {froms:?}");
+            assert!(
+                sent[1].1.len() < sent[0].1.len() + 64,
+                "{wire:?}: the second stores what it adds"
+            );
+            // A layout missing, cut otherwise or cut short reads as none, and the one after
+            // it, which shares what it appended, too.
+            let other = Cut {
+                tokenizer: match cut.tokenizer {
+                    Tokenizer::O200kBase => Tokenizer::Cl100kBase,
+                    _ => Tokenizer::O200kBase,
+                },
+                ..cut
+            };
+            assert!(
+                continued(&first, other, &layouts).iter().all(Option::is_none),
+                "{wire:?}"
+            );
+            let short = &sent[0].1[..sent[0].1.len() - 1];
+            for broken in [None, Some(short)] {
+                let mut with = layouts.clone();
+                with[0] = broken;
+                let read = continued(&first, cut, &with);
+                assert!(read[0].is_none() && read[1].is_none(), "{wire:?}");
             }
         }
     }

@@ -90,8 +90,8 @@ pub use crate::{
         Stateful,
     },
     storage::{
-        dead_seal_nodes, lay_next_request, lay_out_seal, read_frozen, read_sealed_body, read_sealed_layouts,
-        read_sealed_pieces, LaidSeal, SealLayout, SealNode, SealNodes, SealPointers,
+        continued_requests, dead_seal_nodes, lay_next_request, lay_out_seal, read_frozen, read_sealed_body,
+        read_sealed_layouts, read_sealed_pieces, LaidSeal, SealLayout, SealNode, SealNodes, SealPointers,
     },
     wire::{json::pretty, read_response, shape::Body, speaks},
 };

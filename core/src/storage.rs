@@ -494,6 +494,19 @@ pub fn lay_next_request(
     crate::laid::lay_request(Cut::of(wire, model), body, catalog, memo)
 }
 
+/// The requests a sealed turn's continuations sent, in order, from the layout of its first
+/// request (`first`, as its seal stored it) and the layouts each stored (`None`: none
+/// stored, a request sent before 0.6): `None` for one that cannot be read from them (its
+/// layout missing, cut otherwise, or not following the one before).
+pub fn continued_requests(
+    wire: crate::kinds::Wire,
+    model: Option<&crate::rows::Model>,
+    first: &Laid,
+    layouts: &[Option<&[u8]>],
+) -> Vec<Option<Laid>> {
+    crate::laid::continued(first, Cut::of(wire, model), layouts)
+}
+
 /// Lays a sealed body out over its conversation's nodes, sharing the longest run of
 /// elements it repeats from the chain of the conversation's seal most like it (same
 /// answerer and wire, newest), and reusing any node that holds the same text under the

@@ -377,6 +377,10 @@ CREATE TABLE prompt.rounds (
     -- What that request cleared (request_options.clear_tool_results), written with
     -- sent_at: {"placeholder", "results": [{"round", "call_id"}]}; NULL: nothing.
     cleared         jsonb,
+    -- On the newest round a continuation carried, that request's cache layout (core
+    -- laid.rs): what the cache report and explain_turn's prediction read, never compiling
+    -- the request again. NULL on other rounds, a stateful turn's, and before 0.6.
+    sent_layout     bytea,
     PRIMARY KEY (conversation_id, turn_id, n),
     FOREIGN KEY (conversation_id, turn_id) REFERENCES prompt.turns (conversation_id, id) ON DELETE CASCADE
 );
@@ -1580,7 +1584,7 @@ AS 'MODULE_PATHNAME', '_wires_known_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/cache.rs:381
+-- src/pg/cache.rs:471
 -- pgprompt::pg::cache::cache_report
 CREATE  FUNCTION "cache_report"(
 	"conversation_id" uuid /* pgrx :: Uuid */
@@ -1604,7 +1608,7 @@ AS 'MODULE_PATHNAME', 'cache_report_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:435
+-- src/pg/api.rs:436
 -- pgprompt::pg::api::compile_turn
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
@@ -1661,7 +1665,7 @@ AS 'MODULE_PATHNAME', 'escape_envelope_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:327
+-- src/pg/api.rs:328
 -- pgprompt::pg::api::estimate_turn
 CREATE  FUNCTION "estimate_turn"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1682,7 +1686,7 @@ AS 'MODULE_PATHNAME', 'estimate_turn_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:241
+-- src/pg/api.rs:242
 -- pgprompt::pg::api::explain_turn
 CREATE  FUNCTION "explain_turn"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1722,13 +1726,13 @@ AS 'MODULE_PATHNAME', 'pretty_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:440
+-- src/pg/api.rs:441
 -- pgprompt::pg::api::preview_turn
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:222
+-- src/pg/api.rs:223
 -- pgprompt::pg::api::preview_turn
 CREATE  FUNCTION "preview_turn"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1741,7 +1745,7 @@ AS 'MODULE_PATHNAME', 'preview_turn_json_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:387
+-- src/pg/api.rs:388
 -- pgprompt::pg::api::prune_seals
 CREATE  FUNCTION "prune_seals"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1796,7 +1800,7 @@ AS 'MODULE_PATHNAME', 'record_tool_results_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:231
+-- src/pg/api.rs:232
 -- pgprompt::pg::api::sealed_body
 CREATE  FUNCTION "sealed_body"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1809,7 +1813,7 @@ AS 'MODULE_PATHNAME', 'sealed_body_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:320
+-- src/pg/api.rs:321
 -- pgprompt::pg::api::search_deferred
 CREATE  FUNCTION "search_deferred"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1835,7 +1839,7 @@ AS 'MODULE_PATHNAME', 'set_tenancy_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:286
+-- src/pg/api.rs:287
 -- pgprompt::pg::api::skills_for_turn
 CREATE  FUNCTION "skills_for_turn"(
 	"conversation_id" uuid, /* pgrx :: Uuid */
@@ -1895,7 +1899,7 @@ AS 'MODULE_PATHNAME', 'validate_template_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/api.rs:397
+-- src/pg/api.rs:398
 -- pgprompt::pg::api::verify_seals
 CREATE  FUNCTION "verify_seals"(
 	"conversation_id" uuid DEFAULT NULL /* Option < pgrx :: Uuid > */
@@ -2340,10 +2344,11 @@ BEGIN
         RETURN OLD;
     END IF;
     IF (TG_OP = 'INSERT' AND (NEW.sent_at IS NOT NULL OR NEW.sent_digest IS NOT NULL OR NEW.sent_estimate IS NOT NULL
-                              OR NEW.cleared IS NOT NULL))
+                              OR NEW.cleared IS NOT NULL OR NEW.sent_layout IS NOT NULL))
        OR (TG_OP = 'UPDATE'
            AND (NEW.sent_at IS DISTINCT FROM OLD.sent_at OR NEW.sent_digest IS DISTINCT FROM OLD.sent_digest
-                OR NEW.sent_estimate IS DISTINCT FROM OLD.sent_estimate OR NEW.cleared IS DISTINCT FROM OLD.cleared)) THEN
+                OR NEW.sent_estimate IS DISTINCT FROM OLD.sent_estimate OR NEW.cleared IS DISTINCT FROM OLD.cleared
+                OR NEW.sent_layout IS DISTINCT FROM OLD.sent_layout)) THEN
         PERFORM prompt._storage_guard(format('round %s of turn %s of conversation %s', NEW.n, NEW.turn_id, NEW.conversation_id),
                                       TG_OP);
     END IF;
@@ -2370,10 +2375,10 @@ LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     IF (TG_OP = 'INSERT' AND (NEW.sent_at IS NOT NULL OR NEW.sent_digest IS NOT NULL OR NEW.sent_estimate IS NOT NULL
-                              OR NEW.cleared IS NOT NULL))
+                              OR NEW.cleared IS NOT NULL OR NEW.sent_layout IS NOT NULL))
        OR (TG_OP = 'UPDATE'
-           AND ((NEW.sent_at, NEW.sent_digest, NEW.sent_estimate, NEW.cleared)
-                IS DISTINCT FROM (OLD.sent_at, OLD.sent_digest, OLD.sent_estimate, OLD.cleared)
+           AND ((NEW.sent_at, NEW.sent_digest, NEW.sent_estimate, NEW.cleared, NEW.sent_layout)
+                IS DISTINCT FROM (OLD.sent_at, OLD.sent_digest, OLD.sent_estimate, OLD.cleared, OLD.sent_layout)
                 OR ((OLD.sent_at IS NOT NULL OR OLD.sent_digest IS NOT NULL)
                     AND (NEW.assistant, NEW.results, NEW.steers, NEW.aborted)
                         IS DISTINCT FROM (OLD.assistant, OLD.results, OLD.steers, OLD.aborted)
@@ -3716,11 +3721,13 @@ COMMENT ON COLUMN prompt.administrators.role_oid IS
 COMMENT ON COLUMN prompt.rounds.sent_digest IS
     'The SHA-256 of what the first request that carried the round sent (its assistant, results, steers and abort): its turn''s continuation (with sent_at), or a later turn''s seal that sent it in history (alone). From then on the round never changes; every later read and verify_seals check it.';
 COMMENT ON FUNCTION prompt._rounds_stored() IS
-    'Internal trigger (AFTER, on prompt.rounds): what only pgprompt writes of a round (sent_at, sent_digest, sent_estimate, cleared) and a sent round''s content, checked again after every BEFORE trigger.';
+    'Internal trigger (AFTER, on prompt.rounds): what only pgprompt writes of a round (sent_at, sent_digest, sent_estimate, cleared, sent_layout) and a sent round''s content, checked again after every BEFORE trigger.';
 COMMENT ON COLUMN prompt.rounds.cleared IS
     'What the request that first carried the round cleared under request_options.clear_tool_results ({"placeholder", "results": [{"round", "call_id"}]}), written with sent_at by pgprompt: every later request of the turn, and every later turn that reads it, sends those results as the placeholder. NULL: it cleared nothing.';
 COMMENT ON COLUMN prompt.rounds.sent_estimate IS
     'The estimate of the first request that carried the round, written with sent_at: what record_response keeps beside the usage of the response to it.';
+COMMENT ON COLUMN prompt.rounds.sent_layout IS
+    'On the newest round a continuation carried, that request''s cache layout, written with sent_at by pgprompt (core laid.rs): how many of its seal''s elements it kept, the blocks of those it appended past what the turn''s previous continuation appended alike, and its request-level marker. cache_report and explain_turn read a run''s requests from it with the seal''s layout, never compiling them again. NULL on the other rounds, on a stateful turn''s (its chained form is sent) and on a request sent before 0.6 (compiled again when reported).';
 COMMENT ON COLUMN prompt.seals.frozen_digest IS
     'The SHA-256 of frozen''s jsonb text, written with the seal; every read of the seal checks it.';
 COMMENT ON COLUMN prompt.seals.pieces_digest IS

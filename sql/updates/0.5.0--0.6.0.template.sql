@@ -33,6 +33,9 @@
 --   a seal's sealed_versions names each slot's document and version (slots);
 -- * tenancy is declared: prompt.tenancy and prompt.set_tenancy(); turned on here where a
 --   tenant is listed; the tenancy rows an administrator's to write.
+-- * what is sent keeps its cache layout (seals.layout, seal_nodes.layout,
+--   rounds.sent_layout): cache_report and explain_turn read them, not the bodies' text,
+--   and compile no request again that stored one; NULL for what 0.5 sent.
 
 -- Code that is not pgprompt's, off its tables before anything is written -----------------
 
@@ -89,7 +92,8 @@ ALTER TABLE prompt.model_profiles ADD COLUMN lifecycle_source text;
 ALTER TABLE prompt.models ADD COLUMN provider text;
 -- What the request that first carried a round cleared (request_options.clear_tool_results).
 ALTER TABLE prompt.rounds ADD COLUMN cleared jsonb;
--- The cache layouts stored when a request is sent (core laid.rs); NULL for what 0.5 sealed.
+-- The cache layouts stored when a request is sent (core laid.rs); NULL for what 0.5 sent.
+ALTER TABLE prompt.rounds ADD COLUMN sent_layout bytea;
 ALTER TABLE prompt.seal_nodes ADD COLUMN layout bytea;
 ALTER TABLE prompt.seals ADD COLUMN layout bytea;
 -- What a Side's captured turn had cleared at the capture (0.5's Sides: nothing).

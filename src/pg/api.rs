@@ -214,7 +214,8 @@ fn compile_turn_json(conversation_id: pgrx::Uuid, turn_id: pgrx::Uuid) -> JsonBo
     }
     if let (Some(n), true) = (out.last_round, writable()) {
         let estimate = i32::try_from(out.explain.estimate.total).unwrap_or(i32::MAX);
-        Spi::connect_mut(|client| seals::mark_sent(client, conv, turn, n, estimate, out.cleared.as_ref()));
+        let lay = |previous: Option<&[u8]>| session::with_memo(|memo| out.continuation_layout(previous, memo));
+        Spi::connect_mut(|client| seals::mark_sent(client, conv, turn, (n, estimate), out.cleared.as_ref(), lay));
     }
     JsonBody(out.body)
 }

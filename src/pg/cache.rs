@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 use std::sync::LazyLock;
 
-use pgrx::pg_sys::{BOOLOID, FLOAT8ARRAYOID, FLOAT8OID, INT4ARRAYOID, INT4OID, JSONBOID, UUIDOID};
+use pgrx::pg_sys::{BOOLOID, BYTEAOID, FLOAT8ARRAYOID, FLOAT8OID, INT4ARRAYOID, INT4OID, JSONBOID, UUIDOID};
 use pgrx::prelude::*;
 use pgrx::spi::SpiClient;
 use uuid::Uuid;
@@ -103,6 +103,39 @@ fn billed(client: &SpiClient<'_>, conv: Uuid, window: Window) -> Result<Billed> 
     Ok(rows.into_iter().collect())
 }
 
+/// The cache layouts the continuations of `turns` stored when they were sent, by turn and
+/// by the newest round each carried (`rounds.sent_layout`).
+static LAYOUTS: LazyLock<Query> = LazyLock::new(|| {
+    Query::new(
+        "a continuation's layout",
+        "SELECT turn_id, n, sent_layout FROM prompt.rounds \
+         WHERE conversation_id = $1 AND turn_id = ANY($2::uuid[]) AND sent_layout IS NOT NULL",
+        &[("turn_id", UUIDOID), ("n", INT4OID), ("sent_layout", BYTEAOID)],
+    )
+});
+
+type Layouts = HashMap<Uuid, HashMap<i32, Vec<u8>>>;
+
+/// What the continuations of `turns` stored of their layouts (nothing read for none).
+fn layouts(client: &SpiClient<'_>, conv: Uuid, turns: &HashSet<Uuid>) -> Result<Layouts> {
+    let mut out = Layouts::new();
+    if turns.is_empty() {
+        return Ok(out);
+    }
+    let ids: Vec<pgrx::Uuid> = turns.iter().map(|t| pg_uuid(*t)).collect();
+    let rows = run(client, &LAYOUTS, &[pg_uuid(conv).into(), ids.into()], |c| {
+        Ok::<_, Error>(Some((
+            c.need_uuid("turn_id")?,
+            c.need::<i32>("n")?,
+            c.need::<Vec<u8>>("sent_layout")?,
+        )))
+    })?;
+    for (turn, n, layout) in rows {
+        out.entry(turn).or_default().insert(n, layout);
+    }
+    Ok(out)
+}
+
 /// Every request the conversation sent within `window`, in order, as it was sent; what
 /// their stored layouts hold goes into `catalog`.
 fn sent(
@@ -124,22 +157,13 @@ fn sent(
     let billed = billed(client, conv, window)?;
     // (turn, step, when), in order; only the window's are read back.
     let runs: HashSet<Uuid> = turns.iter().filter(|t| t.1).map(|t| t.0).collect();
-    let mut wanted: Vec<(Uuid, i32, f64)> = turns
-        .into_iter()
-        .flat_map(|(turn, _, sealed_at, steps, times)| {
-            let requests = std::iter::once((0, sealed_at)).chain(steps.into_iter().zip(times));
-            requests.map(move |(step, at)| (turn, step, at)).collect::<Vec<_>>()
-        })
-        .filter(|&(_, _, at)| at >= window.since)
-        .collect();
-    let skip = wanted.len().saturating_sub(window.last);
-    wanted.drain(..skip);
-    // A turn's first request is read as stored when sent (never compiled again): its
-    // layout, or its text where continuations (its seal and the rounds each carried)
-    // are replayed too and repeat its pieces.
-    let firsts: Vec<Uuid> = wanted.iter().filter(|w| w.1 == 0).map(|w| w.0).collect();
+    // Every continuation of a turn, in order: each one's layout is read with those before it.
+    let steps_of: HashMap<Uuid, Vec<i32>> = turns.iter().map(|t| (t.0, t.3.clone())).collect();
+    let wanted = in_window(turns, window);
     let continued_turns: HashSet<Uuid> = wanted.iter().filter(|w| w.1 != 0).map(|w| w.0).collect();
-    let mut stored = seals::sent_firsts(client, conv, &firsts, &continued_turns, kept)?;
+    let layouts = layouts(client, conv, &continued_turns)?;
+    let (firsts, texts_for) = firsts_to_read(&wanted, &layouts);
+    let mut stored = seals::sent_firsts(client, conv, &firsts, &texts_for, kept)?;
     let mut out = Vec::new();
     let mut i = 0;
     while i < wanted.len() {
@@ -155,6 +179,12 @@ fn sent(
             Some((_, seals::First::Pieces(p))) if !stateful => p.clone(),
             _ => None,
         };
+        let all = steps_of.get(&turn).map_or(&[][..], Vec::as_slice);
+        let mut laid = match stateful {
+            true => HashMap::new(),
+            false => laid_continuations(first.as_ref(), layouts.get(&turn), all),
+        };
+        let sent_as = first.as_ref().map(|(f, _)| (f.wire, f.model.clone()));
         let mut turn_rows = None;
         for (step, at) in steps {
             let request = match (step, first.take()) {
@@ -164,7 +194,10 @@ fn sent(
                 (0, Some((frozen, seals::First::Pieces(pieces)))) if !stateful => {
                     pieces.map(|p| (frozen.wire, frozen.model.clone(), CacheRequest::Pieces(p)))
                 }
-                _ => continued(client, conv, turn, step, &mut turn_rows, repeated.as_ref(), memo)?,
+                _ => match (laid.remove(&step), sent_as.as_ref()) {
+                    (Some(body), Some((wire, model))) => Some((*wire, model.clone(), body)),
+                    _ => continued(client, conv, turn, step, &mut turn_rows, repeated.as_ref(), memo)?,
+                },
             };
             let Some((wire, model, body)) = request else {
                 continue;
@@ -184,6 +217,63 @@ fn sent(
         }
     }
     Ok(out)
+}
+
+/// A sealed turn as [`SENT`] reads it: its id, whether it is a run, when it was sealed,
+/// and the newest round each of its continuations carried, with when it was sent.
+type SentTurn = (Uuid, bool, f64, Vec<i32>, Vec<f64>);
+
+/// The requests of `turns` sent within `window`, in order: (turn, step, when).
+fn in_window(turns: Vec<SentTurn>, window: Window) -> Vec<(Uuid, i32, f64)> {
+    let mut wanted: Vec<(Uuid, i32, f64)> = turns
+        .into_iter()
+        .flat_map(|(turn, _, sealed_at, steps, times)| {
+            let requests = std::iter::once((0, sealed_at)).chain(steps.into_iter().zip(times));
+            requests.map(move |(step, at)| (turn, step, at)).collect::<Vec<_>>()
+        })
+        .filter(|&(_, _, at)| at >= window.since)
+        .collect();
+    let skip = wanted.len().saturating_sub(window.last);
+    wanted.drain(..skip);
+    wanted
+}
+
+/// The turns whose first requests `wanted` reads, and those of them it reads as text. A
+/// turn's first request is read as stored when sent (never compiled again): its layout. So
+/// is each continuation, from its seal's and the layouts it and those before it stored. A
+/// continuation that stored none (sent before 0.6) is compiled again from its seal and
+/// rounds: its turn's first request is read as text, whose pieces it repeats.
+fn firsts_to_read(wanted: &[(Uuid, i32, f64)], layouts: &Layouts) -> (Vec<Uuid>, HashSet<Uuid>) {
+    let texts_for: HashSet<Uuid> = wanted
+        .iter()
+        .filter(|w| w.1 != 0 && !layouts.get(&w.0).is_some_and(|l| l.contains_key(&w.1)))
+        .map(|w| w.0)
+        .collect();
+    let firsts: std::collections::BTreeSet<Uuid> = wanted
+        .iter()
+        .filter(|w| w.1 == 0 || !texts_for.contains(&w.0))
+        .map(|w| w.0)
+        .collect();
+    (firsts.into_iter().collect(), texts_for)
+}
+
+/// A turn's continuations read from the layouts they stored (`stored`, by the newest round
+/// each carried; `all`: every continuation of the turn, in order) with its first request's
+/// (`first`), by step: those that read.
+fn laid_continuations(
+    first: Option<&(Rc<pgprompt_core::Frozen>, seals::First)>,
+    stored: Option<&HashMap<i32, Vec<u8>>>,
+    all: &[i32],
+) -> HashMap<i32, CacheRequest> {
+    let (Some((frozen, seals::First::Laid(l))), Some(stored)) = (first, stored) else {
+        return HashMap::new();
+    };
+    let chain: Vec<Option<&[u8]>> = all.iter().map(|s| stored.get(s).map(Vec::as_slice)).collect();
+    let read = pgprompt_core::continued_requests(frozen.wire, frozen.model.as_ref(), l, &chain);
+    all.iter()
+        .zip(read)
+        .filter_map(|(s, r)| Some((*s, CacheRequest::Laid(r?))))
+        .collect()
 }
 
 /// A sealed turn's context for its continuations (its rounds set aside, each request

@@ -972,15 +972,17 @@ fn read_stored(client: &SpiClient<'_>, conv: Uuid, turn: Uuid) -> Result<Option<
 }
 
 /// Marks the rounds up to `n` as sent, with the digest of what was sent and the estimate
-/// of the request that carried them, and what that request cleared on round `n`
-/// (`rounds.cleared`): from now on they never change, and every read of them checks it.
+/// of the request that carried them, and what that request cleared and its cache layout
+/// on round `n` (`rounds.cleared`, `rounds.sent_layout`: `lay` makes it from the layout the
+/// turn's previous continuation stored): from now on they never change, and every read of
+/// them checks it.
 pub fn mark_sent(
     client: &mut SpiClient<'_>,
     conv: Uuid,
     turn: Uuid,
-    n: i32,
-    estimate: i32,
+    (n, estimate): (i32, i32),
     cleared: Option<&pgprompt_core::ClearedRecord>,
+    lay: impl FnOnce(Option<&[u8]>) -> Option<Vec<u8>>,
 ) {
     // The digest each round will have (what the request cleared on round n included),
     // computed in a SELECT that locks the rounds, then written as a value: Citus refuses
@@ -988,26 +990,37 @@ pub fn mark_sent(
     static READ: LazyLock<String> = LazyLock::new(|| {
         // On the newest round, with its first request (`sent_at IS NULL`: a round another
         // turn's seal read in history takes it too, since this request was sent with it).
+        // With the layout the turn's previous continuation stored (on its newest round).
         format!(
-            "SELECT r.n, {} FROM prompt.rounds r \
+            "SELECT r.n, {}, (SELECT p.sent_layout FROM prompt.rounds p \
+                              WHERE p.conversation_id = $1 AND p.turn_id = $2 AND p.sent_layout IS NOT NULL \
+                              ORDER BY p.n DESC LIMIT 1) AS previous \
+             FROM prompt.rounds r \
              WHERE r.conversation_id = $1 AND r.turn_id = $2 AND r.n <= $3 AND r.sent_at IS NULL FOR NO KEY UPDATE",
             round_digest_clearing("r", "CASE WHEN r.n = $3 THEN $4::jsonb END")
         )
     });
     const MARK: &str = "UPDATE prompt.rounds r SET sent_at = now(), \
         sent_digest = coalesce(($6::bytea[])[array_position($5::int4[], r.n)], r.sent_digest), sent_estimate = $4, \
-        cleared = CASE WHEN r.n = $3 THEN $7::jsonb END \
+        cleared = CASE WHEN r.n = $3 THEN $7::jsonb END, sent_layout = CASE WHEN r.n = $3 THEN $8::bytea END \
         WHERE r.conversation_id = $1 AND r.turn_id = $2 AND r.n = ANY($5::int4[]) AND r.sent_at IS NULL";
     let _open = super::guard::Open::hold_for(&[c"rounds"]);
     let cleared = cleared.map(|c| c.to_json());
     let jsonb = || cleared.clone().map(super::jsonb::JsonbOut);
     let args = [pg_uuid(conv).into(), pg_uuid(turn).into(), n.into(), jsonb().into()];
+    let mut previous: Option<Vec<u8>> = None;
     let (ns, digests): (Vec<i32>, Vec<Vec<u8>>) = run_write(client, &READ, &args)
-        .filter_map(|row| Some((spi(row.get::<i32>(1))?, spi(row.get::<Vec<u8>>(2))?)))
+        .filter_map(|row| {
+            if previous.is_none() {
+                previous = spi(row.get::<Vec<u8>>(3));
+            }
+            Some((spi(row.get::<i32>(1))?, spi(row.get::<Vec<u8>>(2))?))
+        })
         .unzip();
     if ns.is_empty() {
         return;
     }
+    let layout = lay(previous.as_deref());
     run_write(
         client,
         MARK,
@@ -1019,6 +1032,7 @@ pub fn mark_sent(
             ns.into(),
             digests.into(),
             jsonb().into(),
+            layout.into(),
         ],
     );
 }

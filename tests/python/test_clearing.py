@@ -152,6 +152,80 @@ def test_nobody_but_pgprompt_writes_what_was_cleared(cdb):
     assert c.execute("SELECT count(*) FROM prompt.verify_seals(%s)", (conv,)).fetchone()[0] == 0
 
 
+def report_rows(conn, conv):
+    return conn.execute("SELECT * FROM prompt.cache_report(%s) ORDER BY 1, 2", (conv,)).fetchall()
+
+
+def statements_reading_rounds(conn, conv):
+    """The statements cache_report runs that read a round's content (what compiling a
+    continuation again reads)."""
+    from test_response_loop import statements_run
+    ran = statements_run(conn, "SELECT prompt.cache_report(%s)", (conv,))
+    return [q for q in ran if "prompt.rounds" in q and "assistant" in q]
+
+
+def reported_from_layouts(c, conv, turn, requests):
+    """The report of a run read from the layouts its requests stored, compiling none
+    again, checked equal to the report compiled again with its layouts set aside (as a
+    request sent by 0.5 is read)."""
+    from conftest import connect
+    from test_cache_report import as_replica
+    fresh = connect(c.info.dbname)
+    try:
+        assert statements_reading_rounds(fresh, conv) == [], "no continuation compiled again"
+        laid = report_rows(fresh, conv)
+    finally:
+        fresh.close()
+    assert [(str(r[0]), r[1]) for r in laid] == [(turn, n) for n in range(requests)]
+    as_replica(c, "UPDATE prompt.rounds SET sent_layout = NULL WHERE turn_id = %s", (turn,))
+    fresh = connect(c.info.dbname)
+    try:
+        assert statements_reading_rounds(fresh, conv) != [], "compiled again without its layouts"
+        assert report_rows(fresh, conv) == laid
+    finally:
+        fresh.close()
+
+
+@pytest.mark.parametrize("wire", WIRES)
+def test_a_runs_requests_are_reported_from_the_layouts_they_stored(cdb, wire):
+    """Each continuation stores its cache layout with the newest round it carried
+    (rounds.sent_layout): the report reads the run's requests from it and the seal's,
+    compiling none again, through clearing steps and without; what it reports is what
+    compiling them again reports; and a request that extends the one before stores only
+    what it adds."""
+    c = cdb
+    conv, turn, _ = run(c, wire, rounds=4)
+    stored = c.execute("SELECT n, sent_layout IS NOT NULL FROM prompt.rounds WHERE turn_id = %s ORDER BY n",
+                       (turn,)).fetchall()
+    assert stored == [(n, True) for n in range(1, 5)], stored
+    reported_from_layouts(c, conv, turn, 5)
+    # Without a step, each request extends the one before: it stores its own round's
+    # blocks, not the earlier rounds' again.
+    conv, turn, _ = run(c, wire, rule={"trigger": 1000000, "keep": 1}, rounds=4)
+    sizes = dict(c.execute("SELECT n, length(sent_layout) FROM prompt.rounds WHERE turn_id = %s", (turn,)).fetchall())
+    assert sizes[4] < 1.5 * sizes[1], sizes
+    reported_from_layouts(c, conv, turn, 5)
+
+
+def test_nobody_but_pgprompt_writes_a_requests_layout(cdb):
+    c = cdb
+    conv, turn, _ = run(c, "anthropic")
+    c.execute("SET ROLE pgprompt_clear_careless")
+    try:
+        for sql, args in (
+            ("UPDATE prompt.rounds SET sent_layout = NULL WHERE turn_id = %s AND n = 3", (turn,)),
+            ("UPDATE prompt.rounds SET sent_layout = '\\x01' WHERE turn_id = %s AND n = 1", (turn,)),
+            ("INSERT INTO prompt.rounds (conversation_id, turn_id, n, sent_layout) VALUES (%s, %s, 4, '\\x01')",
+             (conv, turn)),
+        ):
+            with pytest.raises(psycopg.Error) as e:
+                with c.transaction():
+                    c.execute(sql, args)
+            assert e.value.sqlstate in ("55000", "42501"), (sql, e.value.sqlstate, str(e.value))
+    finally:
+        c.execute("RESET ROLE")
+
+
 def test_the_option_is_refused_on_write_with_its_path(cdb):
     c = cdb
     with pytest.raises(psycopg.Error) as e:

@@ -72,28 +72,15 @@ pub(super) fn extend(ctx: &Context, sealed: &Sealed, counter: &mut Counter<'_>, 
             return Err(pruned(ctx));
         }
         // Explained, not sent: what the seal froze is still there.
-        return Ok(Output {
-            body: Body {
-                head: String::new(),
-                elements: Vec::new(),
-                tail: String::new(),
-            },
-            explain: explain(ctx, frozen, None, true),
-            seal: None,
-            last_round: None,
-            cleared: None,
-            notice: None,
-        });
+        let nothing = Body {
+            head: String::new(),
+            elements: Vec::new(),
+            tail: String::new(),
+        };
+        return Ok(as_sealed(ctx, frozen, nothing));
     };
     if ctx.rounds.is_empty() {
-        return Ok(Output {
-            body: body.clone(),
-            explain: explain(ctx, frozen, None, true),
-            seal: None,
-            last_round: None,
-            cleared: None,
-            notice: None,
-        });
+        return Ok(as_sealed(ctx, frozen, body.clone()));
     }
     let t = &ctx.turn;
     let summary = t.summary.as_deref().filter(|s| !s.is_empty() && summarizable(frozen));
@@ -142,6 +129,29 @@ pub(super) fn extend(ctx: &Context, sealed: &Sealed, counter: &mut Counter<'_>, 
         last_round: ctx.rounds.iter().map(|r| r.n).max(),
         cleared: step,
         notice: None,
+        continuing: continuing(frozen, kept.len()),
+    })
+}
+
+/// A sealed turn's `body` as its seal holds it (no round to append).
+fn as_sealed(ctx: &Context, frozen: &Frozen, body: Body) -> Output {
+    Output {
+        body,
+        explain: explain(ctx, frozen, None, true),
+        seal: None,
+        last_round: None,
+        cleared: None,
+        notice: None,
+        continuing: None,
+    }
+}
+
+/// What a continuation's layout is cut with and how many sealed elements it keeps; a
+/// stateful turn sends its chained form, not this body: its layout is not stored.
+fn continuing(frozen: &Frozen, kept: usize) -> Option<crate::laid::Continuing> {
+    frozen.stateful.is_none().then(|| crate::laid::Continuing {
+        cut: crate::laid::Cut::of(frozen.wire, frozen.model.as_ref()),
+        kept,
     })
 }
 

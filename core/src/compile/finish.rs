@@ -84,6 +84,7 @@ pub(super) fn finish(ctx: &Context, on: &Answering, tally: &mut Tally, fresh: Fr
             last_round: None,
             cleared: None,
             notice: None,
+            continuing: None,
         });
     }
     continued(ctx, on, tally, draft, rendered.body)
