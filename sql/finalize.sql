@@ -1808,7 +1808,7 @@ COMMENT ON COLUMN prompt.rounds.cleared IS
 COMMENT ON COLUMN prompt.rounds.sent_estimate IS
     'The estimate of the first request that carried the round, written with sent_at: what record_response keeps beside the usage of the response to it.';
 COMMENT ON COLUMN prompt.rounds.sent_layout IS
-    'On the newest round a continuation carried, that request''s cache layout, written with sent_at by pgprompt (core laid.rs): how many of its seal''s elements it kept, the blocks of those it appended past what the turn''s previous continuation appended alike, and its request-level marker. cache_report and explain_turn read a run''s requests from it with the seal''s layout, never compiling them again. NULL on the other rounds, on a stateful turn''s (its chained form is sent) and on a request sent before 0.6 (compiled again when reported).';
+    'On the newest round a continuation carried, that request''s cache layout, written with sent_at by pgprompt (core laid.rs): how many of its seal''s elements it kept, the blocks of those it appended past what the turn''s previous continuation appended alike, and its request-level marker. cache_report and explain_turn read a run''s requests from it with the seal''s layout, never compiling them again. NULL on the other rounds, on a stateful turn''s (its chained form is sent) and on a request sent before 0.6 (compiled again when reported, as is one whose chain of layouts does not read). Not covered by a digest: verify_seals checks the rounds it stands for against theirs.';
 COMMENT ON COLUMN prompt.seals.frozen_digest IS
     'The SHA-256 of frozen''s jsonb text, written with the seal; every read of the seal checks it.';
 COMMENT ON COLUMN prompt.seals.pieces_digest IS

@@ -149,7 +149,12 @@ pub(crate) struct Continuing {
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Continuation {
     kept: usize,
+    count: usize,
+    digest: [u8; 32],
     from: usize,
+    /// The digest of the elements it shares with the previous continuation (that one's
+    /// `digest`), where it shares any: which layout it extends, checked by its reader.
+    shares: Option<[u8; 32]>,
     automatic: Option<Option<f64>>,
     own: Vec<Vec<Piece>>,
 }
@@ -191,6 +196,9 @@ pub(crate) fn continuation_layout(
     write_u32(&mut out, digests.len());
     out.extend(list_digest(&digests));
     write_u32(&mut out, shared);
+    if shared > 0 {
+        out.extend(list_digest(&digests[..shared]));
+    }
     write_automatic(automatic, &mut out);
     for e in &appended[shared..] {
         write_pieces(&element(cut.wire, &parse(e), &mut counter), &mut out);
@@ -210,8 +218,12 @@ fn continuation_head(cut: Cut, r: &mut Reader<'_>) -> Option<(usize, usize, [u8;
 /// read.
 pub(crate) fn read_continuation(cut: Cut, bytes: &[u8]) -> Option<Continuation> {
     let mut r = Reader { b: bytes, at: 0 };
-    let (kept, count, _digest) = continuation_head(cut, &mut r)?;
+    let (kept, count, digest) = continuation_head(cut, &mut r)?;
     let from = r.u32()? as usize;
+    let shares = match from {
+        0 => None,
+        _ => Some(r.take::<32>()?),
+    };
     let automatic = r.automatic()?;
     let own_count = count.checked_sub(from)?;
     let mut own = Vec::with_capacity(own_count.min(4096));
@@ -221,7 +233,10 @@ pub(crate) fn read_continuation(cut: Cut, bytes: &[u8]) -> Option<Continuation> 
     r.done()?;
     Some(Continuation {
         kept,
+        count,
+        digest,
         from,
+        shares,
         automatic,
         own,
     })
@@ -231,21 +246,27 @@ pub(crate) fn read_continuation(cut: Cut, bytes: &[u8]) -> Option<Continuation> 
 /// layout (`first`, as sent) and the layouts they stored: each keeps the first's leading
 /// elements, appends what the one before appended as far as it shares it, then its own,
 /// and takes the first's frame with its own marker. `None` for one whose layout does not
-/// read, or shares more than the one before it appended (what follows it can share no
-/// more than it gave).
+/// read, or that shares elements with a layout other than the one before it here (the one
+/// it was written against, by its kept, count and digest: two requests sent in one
+/// transaction are read as one, and the second's layout extends the first's).
 pub(crate) fn continued(first: &Laid, cut: Cut, layouts: &[Option<&[u8]>]) -> Vec<Option<Laid>> {
     let mut appended: Vec<Rc<Vec<Piece>>> = Vec::new();
+    // The layout read before, as one that extends it names it: (kept, count, digest).
+    let mut before: Option<(usize, usize, [u8; 32])> = None;
     let mut frames: Vec<Rc<Frame>> = Vec::new();
     let mut out = Vec::with_capacity(layouts.len());
     for layout in layouts {
         let read = layout
             .and_then(|b| read_continuation(cut, b))
-            .filter(|c| c.from <= appended.len() && c.kept <= first.elements.len());
+            .filter(|c| c.kept <= first.elements.len())
+            .filter(|c| c.shares.is_none_or(|d| before == Some((c.kept, c.from, d))));
         let Some(c) = read else {
             appended.clear();
+            before = None;
             out.push(None);
             continue;
         };
+        before = Some((c.kept, c.count, c.digest));
         appended.truncate(c.from);
         appended.extend(c.own.into_iter().map(Rc::new));
         let frame = match frames.iter().find(|f| f.automatic == c.automatic) {
@@ -698,7 +719,7 @@ mod tests {
                 !steps.is_empty() && steps.iter().all(|&k| k < 5),
                 "{wire:?}: steps at {steps:?}"
             );
-            assert!(froms[1] > 0, "{wire:?}: {froms:?}");
+            assert!(froms[1] > 0 && froms[6] > 0, "{wire:?}: {froms:?}");
             assert!(
                 steps.iter().all(|&k| froms[k] == 0),
                 "{wire:?}: {froms:?}, steps at {steps:?}"
@@ -721,6 +742,13 @@ mod tests {
                 continued(&first, other, &layouts).iter().all(Option::is_none),
                 "{wire:?}"
             );
+            // A chain that leaves out the request a layout extends (two sent in one
+            // transaction are read as one) reads that layout as none, never over the
+            // request before it there: request 7 extends the summary's, not request 5's.
+            let mut skipping = layouts[..5].to_vec();
+            skipping.push(layouts[6]);
+            let read = continued(&first, cut, &skipping);
+            assert!(read[4].is_some() && read[5].is_none(), "{wire:?}");
             let short = &sent[0].1[..sent[0].1.len() - 1];
             for broken in [None, Some(short)] {
                 let mut with = layouts.clone();
