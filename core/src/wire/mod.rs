@@ -340,6 +340,21 @@ mod tests {
         Part { kind, tokens }
     }
 
+    /// One to eight items of any role, of one to three parts each, some kept separate, some
+    /// boundaries.
+    fn items(r: &mut Rng) -> Vec<Item> {
+        (0..1 + r.below(8) as usize)
+            .map(|i| {
+                let role = [Role::System, Role::User, Role::Assistant, Role::Developer][r.below(4) as usize];
+                let parts = (0..1 + r.below(3) as usize).map(|p| part(r, role, i * 4 + p)).collect();
+                let mut item = Item::new(role, parts, 0);
+                item.separate = r.below(4) == 0;
+                item.boundary = r.below(5) == 0;
+                item
+            })
+            .collect()
+    }
+
     /// The cost model (`items::Unit`, `marginal_cost`) against the layout each renderer
     /// reports: never less, and equal unless a system item comes right before an item
     /// of another role or a boundary (on anthropic and gemini the model cannot tell
@@ -349,18 +364,7 @@ mod tests {
         let mut r = Rng(0x1a70_c057);
         for case in 0..4000 {
             let wire = Wire::ALL[case % Wire::ALL.len()];
-            let items: Vec<Item> = (0..1 + r.below(8) as usize)
-                .map(|i| {
-                    let role = [Role::System, Role::User, Role::Assistant, Role::Developer][r.below(4) as usize];
-                    let parts = (0..1 + r.below(3) as usize)
-                        .map(|p| part(&mut r, role, i * 4 + p))
-                        .collect();
-                    let mut item = Item::new(role, parts, 0);
-                    item.separate = r.below(4) == 0;
-                    item.boundary = r.below(5) == 0;
-                    item
-                })
-                .collect();
+            let items = items(&mut r);
             let modelled = marginal_cost(&items, None, wire.form()).0 + crate::tokens::REQUEST_OVERHEAD;
             let messages = merge(items.clone());
             let req = Request {
@@ -403,18 +407,7 @@ mod tests {
             });
             let mut model = crate::testing::model("m", wire.as_str(), Some(100_000));
             model.profile = Some(profile);
-            let items: Vec<Item> = (0..1 + r.below(8) as usize)
-                .map(|i| {
-                    let role = [Role::System, Role::User, Role::Assistant, Role::Developer][r.below(4) as usize];
-                    let parts = (0..1 + r.below(3) as usize)
-                        .map(|p| part(&mut r, role, i * 4 + p))
-                        .collect();
-                    let mut item = Item::new(role, parts, 0);
-                    item.boundary = r.below(5) == 0;
-                    item
-                })
-                .collect();
-            let messages = merge(items);
+            let messages = merge(items(&mut r));
             let positions: Vec<Pos> = messages
                 .iter()
                 .enumerate()

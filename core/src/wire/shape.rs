@@ -93,9 +93,10 @@ pub(super) fn each_message(req: &Request<'_>, user_side: Element, assistant: Ele
     let mut out = Elements::default();
     for (mi, m) in req.messages.iter().enumerate() {
         crate::bounds::interrupt();
+        use crate::kinds::Role;
         let element = match m.role {
-            crate::kinds::Role::Assistant => assistant,
-            _ => user_side,
+            Role::Assistant => assistant,
+            Role::System | Role::Developer | Role::User => user_side,
         };
         out.push(req, |req, texts, layout| element(req, m, mi, texts, layout));
     }
