@@ -734,7 +734,7 @@ mod tests {
             let other = Cut {
                 tokenizer: match cut.tokenizer {
                     Tokenizer::O200kBase => Tokenizer::Cl100kBase,
-                    _ => Tokenizer::O200kBase,
+                    Tokenizer::Cl100kBase => Tokenizer::O200kBase,
                 },
                 ..cut
             };
