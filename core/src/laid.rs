@@ -23,7 +23,7 @@ use crate::tokens::{Counter, Memo, Tokenizer};
 /// not read (its text is). Bump it when what a block stores would read otherwise: the
 /// encoding, how the cache model cuts a body into blocks (`cache::element`, `cache::frame`)
 /// or hashes one, or a tokenizer's counts.
-const VERSION: u8 = 1;
+const VERSION: u8 = 2;
 
 /// What a layout was cut with: the wire that says how to read a body into blocks, and the
 /// tokenizer its blocks were counted with.
@@ -75,13 +75,23 @@ pub(crate) fn element_layout(cut: Cut, text: &str, memo: &mut Memo) -> Vec<u8> {
     out
 }
 
-/// A seal's own layout: the blocks around its list (`frame_text`: its head, then its
-/// tail) and those of the elements its patches mark (`marked`: index, text as sent).
-pub(crate) fn seal_layout(cut: Cut, frame_text: &str, marked: &[(usize, &str)], memo: &mut Memo) -> Vec<u8> {
+/// A seal's own layout, of the request its turn sent first: how many of the sealed
+/// body's leading elements that request left out (`from`: a stateful turn sends its
+/// chained form, the elements from its cut on; 0 for any other), the blocks around its
+/// list (`frame_text`: its head, then its tail, as sent) and those of the elements its
+/// patches mark (`marked`: index in the sealed body, text as sent).
+pub(crate) fn seal_layout(
+    cut: Cut,
+    frame_text: &str,
+    from: usize,
+    marked: &[(usize, &str)],
+    memo: &mut Memo,
+) -> Vec<u8> {
     let mut counter = Counter::new(cut.tokenizer, memo);
     let f = frame(cut.wire, &parse(frame_text), &mut counter);
     let mut out = Vec::new();
     cut.header(&mut out);
+    write_u32(&mut out, from);
     write_automatic(f.automatic, &mut out);
     write_pieces(&f.pieces, &mut out);
     write_u32(&mut out, marked.len());
@@ -105,10 +115,20 @@ pub(crate) fn read_element(cut: Cut, bytes: &[u8]) -> Option<Vec<Piece>> {
 /// The elements a seal's patches mark, by index, each with its blocks.
 pub(crate) type Marked = Vec<(usize, Vec<Piece>)>;
 
-/// A seal's frame and its marked elements (by index) from its stored layout.
-pub(crate) fn read_seal(cut: Cut, bytes: &[u8]) -> Option<(Frame, Marked)> {
+/// What a seal's stored layout holds of the request its turn sent first: how many of the
+/// sealed elements it left out, its frame, and its marked elements (by index).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct SealRead {
+    pub(crate) from: usize,
+    pub(crate) frame: Frame,
+    pub(crate) marked: Marked,
+}
+
+/// A seal's first request as its stored layout holds it.
+pub(crate) fn read_seal(cut: Cut, bytes: &[u8]) -> Option<SealRead> {
     let mut r = Reader { b: bytes, at: 0 };
     cut.matches(&mut r)?;
+    let from = r.u32()? as usize;
     let automatic = r.automatic()?;
     let pieces = r.pieces()?;
     let n = r.count()?;
@@ -118,17 +138,26 @@ pub(crate) fn read_seal(cut: Cut, bytes: &[u8]) -> Option<(Frame, Marked)> {
         marked.push((i, r.pieces()?));
     }
     r.done()?;
-    Some((Frame { pieces, automatic }, marked))
+    Some(SealRead {
+        from,
+        frame: Frame { pieces, automatic },
+        marked,
+    })
 }
 
-/// A request from its seal's layout and its elements' (`elements`: each element's blocks,
-/// in order, before the seal's marked ones replace theirs). `None` when a marked index
-/// is not an element's.
-pub(crate) fn laid(frame: Frame, marked: Marked, mut elements: Vec<Rc<Vec<Piece>>>) -> Option<Laid> {
-    for (i, pieces) in marked {
+/// The request a seal's turn sent first, from the seal's layout and its elements'
+/// (`elements`: each sealed element's blocks, in order, before the seal's marked ones
+/// replace theirs): those from `seal.from` on. `None` when a marked index is not an
+/// element's, or the seal leaves out more elements than it holds.
+pub(crate) fn laid(seal: SealRead, mut elements: Vec<Rc<Vec<Piece>>>) -> Option<Laid> {
+    for (i, pieces) in seal.marked {
         *elements.get_mut(i)? = Rc::new(pieces);
     }
-    Some(Laid::new(Rc::new(frame), elements))
+    if seal.from > elements.len() {
+        return None;
+    }
+    elements.drain(..seal.from);
+    Some(Laid::new(Rc::new(seal.frame), elements))
 }
 
 /// What a continuation's layout is cut with, and how many of its body's leading elements
@@ -359,11 +388,7 @@ pub(crate) fn lay_request(cut: Cut, body: &crate::wire::Body, catalog: &mut Cata
     let frame = match catalog.frames.get(&(cut, head, tail)) {
         Some(f) => f.clone(),
         None => {
-            let f = Rc::new(frame(
-                cut.wire,
-                &parse(&format!("{}{}", body.head, body.tail)),
-                &mut counter,
-            ));
+            let f = Rc::new(frame(cut.wire, &parse(&body.frame_text()), &mut counter));
             catalog.keep_frame(cut, head, tail, f.clone());
             f
         }
@@ -637,6 +662,12 @@ mod tests {
     /// seed. Returns the seal's first request as laid, the cut, and each continuation's
     /// body and layout.
     fn a_run_sent(wire: Wire, memo: &mut Memo) -> (Laid, Cut, Vec<Request>) {
+        a_run_sent_with(wire, r#"{"clear_tool_results": {"trigger": 450, "keep": 1}}"#, memo)
+    }
+
+    /// [`a_run_sent`] with the turn's `options`: its first request as sent (a stateful
+    /// turn's chained form).
+    fn a_run_sent_with(wire: Wire, options: &str, memo: &mut Memo) -> (Laid, Cut, Vec<Request>) {
         use crate::rows::{Mode, Role};
         use crate::testing::{request_options, round, tools, Scenario, ADA, LARK};
         let mut s = Scenario::new("Find the double charge.")
@@ -645,18 +676,13 @@ mod tests {
             .turn(|t| {
                 t.mode = Mode::Run;
                 t.tools = Some(tools(r#"[{"name":"read","input_schema":{"type":"object"}}]"#));
-                t.request_options = request_options(r#"{"clear_tool_results": {"trigger": 450, "keep": 1}}"#);
+                t.request_options = request_options(options);
             });
         s.model_mut("claude").wire = wire;
         let sealed = s.seal();
         let frozen = s.ctx.seal.as_ref().expect("sealed").frozen.clone();
         let cut = Cut::of(wire, frozen.model.as_ref());
-        let first = lay_request(
-            cut,
-            sealed.sealed_body().expect("a seal").0,
-            &mut Catalog::default(),
-            memo,
-        );
+        let first = lay_request(cut, &sealed.body, &mut Catalog::default(), memo);
         let mut sent: Vec<Request> = Vec::new();
         for n in 1..=7 {
             let assistant = serde_json::json!([{"type": "text", "text": format!("Reading part {n}.")},
@@ -681,7 +707,7 @@ mod tests {
             let previous = sent.last().map(|(_, l, _)| l.as_slice());
             let layout = out
                 .continuation_layout(previous, memo)
-                .expect("a continuation's layout");
+                .unwrap_or_else(|| panic!("a continuation's layout at round {n}"));
             sent.push((out.body, layout, out.cleared.is_some()));
         }
         (first, cut, sent)
@@ -759,6 +785,32 @@ mod tests {
         }
     }
 
+    /// A stateful run sends each request in its chained form: what each stored reads as
+    /// the cache model cuts the chained body it sent (its frame written again, the
+    /// elements before its cut left out), through an in-turn summary.
+    #[test]
+    fn a_stateful_runs_requests_read_from_what_each_stored_are_the_chained_bodies_it_sent() {
+        let mut memo = Memo::default();
+        let (first, cut, sent) = a_run_sent_with(Wire::Responses, r#"{"stateful": true}"#, &mut memo);
+        assert!(
+            sent[0].0.head.contains("\"instructions\""),
+            "the chained form is sent: {}",
+            sent[0].0.head
+        );
+        let layouts: Vec<Option<&[u8]>> = sent.iter().map(|(_, l, _)| Some(l.as_slice())).collect();
+        let read = continued(&first, cut, &layouts);
+        for (k, (laid, (body, _, _))) in read.iter().zip(&sent).enumerate() {
+            let cut_from_text = lay_request(cut, body, &mut Catalog::default(), &mut memo);
+            let laid = laid.as_ref().unwrap_or_else(|| panic!("request {k} reads"));
+            assert_eq!(seen(laid), seen(&cut_from_text), "request {k}");
+        }
+        let froms: Vec<usize> = sent
+            .iter()
+            .map(|(_, l, _)| read_continuation(cut, l).expect("reads").from)
+            .collect();
+        assert!(froms[1] > 0 && froms[5] == 0, "{froms:?}");
+    }
+
     #[test]
     fn every_wire_and_tokenizer_has_a_code_of_its_own() {
         let wires: std::collections::HashSet<u8> = Wire::ALL.iter().map(|w| code(w.as_str())).collect();
@@ -791,14 +843,32 @@ mod tests {
         let mut memo = Memo::default();
         let frame_text = r#"{"model":"claude","system":[{"type":"text","text":"Be brief.","cache_control":{"type":"ephemeral"}}],"messages":[],"cache_control":{"type":"ephemeral","ttl":"1h"}}"#;
         let marked = r#"{"role":"user","content":[{"type":"text","text":"x","cache_control":{"type":"ephemeral"}}]}"#;
-        let stored = seal_layout(CLAUDE, frame_text, &[(3, marked)], &mut memo);
-        let (f, m) = read_seal(CLAUDE, &stored).expect("a seal layout");
+        let stored = seal_layout(CLAUDE, frame_text, 0, &[(3, marked)], &mut memo);
+        let read = read_seal(CLAUDE, &stored).expect("a seal layout");
         let mut counter = Counter::new(Tokenizer::Cl100kBase, &mut memo);
-        assert_eq!(f, frame(Wire::Anthropic, &parse(frame_text), &mut counter));
-        assert_eq!(f.automatic, Some(Some(3600.0)));
-        assert_eq!(m, vec![(3, element(Wire::Anthropic, &parse(marked), &mut counter))]);
+        assert_eq!(read.frame, frame(Wire::Anthropic, &parse(frame_text), &mut counter));
+        assert_eq!(read.frame.automatic, Some(Some(3600.0)));
+        assert_eq!(
+            read.marked,
+            vec![(3, element(Wire::Anthropic, &parse(marked), &mut counter))]
+        );
         let empty = |n: usize| (0..n).map(|_| Rc::new(Vec::new())).collect::<Vec<_>>();
-        assert!(laid(f.clone(), m.clone(), empty(3)).is_none(), "index 3 of 3 elements");
-        assert!(laid(f, m, empty(4)).is_some());
+        assert!(laid(read.clone(), empty(3)).is_none(), "index 3 of 3 elements");
+        assert_eq!(laid(read.clone(), empty(4)).map(|l| l.elements.len()), Some(4));
+        // A stateful seal's first request leaves out its elements before the cut.
+        let chained = seal_layout(CLAUDE, frame_text, 2, &[(3, marked)], &mut memo);
+        let read = read_seal(CLAUDE, &chained).expect("a seal layout");
+        assert_eq!(read.from, 2);
+        let sent = laid(read.clone(), empty(4)).expect("two of four elements");
+        assert_eq!(sent.elements.len(), 2);
+        let mut counter = Counter::new(Tokenizer::Cl100kBase, &mut memo);
+        assert_eq!(
+            *sent.elements[1],
+            element(Wire::Anthropic, &parse(marked), &mut counter)
+        );
+        assert!(
+            laid(SealRead { from: 5, ..read }, empty(4)).is_none(),
+            "more left out than held"
+        );
     }
 }

@@ -91,7 +91,7 @@ pub use crate::{
     },
     storage::{
         continued_requests, dead_seal_nodes, lay_next_request, lay_out_seal, read_frozen, read_sealed_body,
-        read_sealed_layouts, read_sealed_pieces, LaidSeal, SealLayout, SealNode, SealNodes, SealPointers,
+        read_sealed_layouts, read_sealed_pieces, sent_pieces, LaidSeal, SealLayout, SealNode, SealNodes, SealPointers,
     },
     wire::{json::pretty, read_response, shape::Body, speaks},
 };

@@ -126,6 +126,27 @@ pub fn read_frozen(text: &str, stored_digest: Option<&[u8]>) -> std::result::Res
     serde_json::from_str(text).map_err(|e| format!("has a frozen record that cannot be read ({e})"))
 }
 
+/// The request a seal's turn sent first, from its sealed pieces: a stateful turn's chained
+/// form (its frame written again from the sealed one, the elements before its cut left
+/// out; its frame is keyed by no node); any other turn's, as sealed. `Err`: a sealed frame
+/// that does not read as one JSON object.
+pub fn sent_pieces(frozen: &Frozen, pieces: Pieces) -> Result<Pieces> {
+    if frozen.stateful.is_none() {
+        return Ok(pieces);
+    }
+    // The chained form is written from the frame's text, head and tail read as one.
+    let sealed = Body {
+        head: pieces.frame.1.to_string(),
+        elements: pieces.elements.iter().map(|(_, e)| e.to_string()).collect(),
+        tail: String::new(),
+    };
+    let (frame, from) = first_sent_frame(frozen, &sealed)?;
+    Ok(Pieces {
+        frame: (None, Rc::from(frame)),
+        elements: pieces.elements.get(from..).unwrap_or_default().to_vec(),
+    })
+}
+
 /// A sealed body read back from its nodes, checked against its size and digest. `Err`
 /// says which piece is missing or does not fit.
 pub fn read_sealed_body(nodes: &mut impl SealNodes, p: &SealPointers) -> std::result::Result<Body, &'static str> {
@@ -467,14 +488,17 @@ impl Reading<'_> {
         if Some(&checked[..]) != s.pieces_digest {
             return Err("has pieces that do not match their digest");
         }
-        let Some((frame, marked)) = s.layout.and_then(|l| crate::laid::read_seal(cut, l)) else {
+        let Some(read) = s.layout.and_then(|l| crate::laid::read_seal(cut, l)) else {
             return Ok(None);
         };
         let Some(pieces) = elements.into_iter().map(|(_, _, p)| p).collect::<Option<Vec<_>>>() else {
             return Ok(None);
         };
-        let laid = crate::laid::laid(frame, marked, pieces);
-        if let Some(l) = &laid {
+        // A stateful turn's frame is its chained form's, not the one its head and tail
+        // name: it is not lent to a request that repeats them.
+        let lends = s.frozen.stateful.is_none();
+        let laid = crate::laid::laid(read, pieces);
+        if let Some(l) = laid.as_ref().filter(|_| lends) {
             self.catalog.keep_frame(cut, head, tail, l.frame.clone());
         }
         Ok(laid)
@@ -563,7 +587,8 @@ pub fn lay_out_seal(
         .into_iter()
         .filter_map(|i| body.elements.get(i).map(|e| (i, e.as_str())))
         .collect();
-    let layout = crate::laid::seal_layout(cut, &format!("{}{}", body.head, body.tail), &marked, w.memo);
+    let (frame_text, from) = first_sent_frame(frozen, body)?;
+    let layout = crate::laid::seal_layout(cut, &frame_text, from, &marked, w.memo);
     Ok(LaidSeal {
         layout,
         nodes: w.queued,
@@ -579,6 +604,21 @@ pub fn lay_out_seal(
         pieces_digest: pieces_digest(&digest(&body.head), &digest(&body.tail), &digests, patches).to_vec(),
         frozen: serde_json::to_string(frozen).unwrap_or_else(|_| "{}".into()),
     })
+}
+
+/// The frame of the request a seal's turn sends first, and how many of the sealed body's
+/// leading elements it leaves out: a stateful turn's chained form (which places no
+/// breakpoint), any other's body as sealed.
+fn first_sent_frame(frozen: &Frozen, body: &Body) -> Result<(String, usize)> {
+    let Some(s) = &frozen.stateful else {
+        return Ok((body.frame_text(), 0));
+    };
+    let chained = frozen
+        .wire
+        .form()
+        .chained(body, s.previous_response_id.as_deref(), s.cut)?;
+    let from = body.elements.len().saturating_sub(chained.elements.len());
+    Ok((chained.frame_text(), from))
 }
 
 /// The chain of the conversation's seal most like `frozen`: its node ids and digests,
@@ -853,6 +893,74 @@ mod tests {
                 "{wire:?}: the second extends the first"
             );
         }
+    }
+
+    /// A stateful turn sends its seal's chained form: the seal's layout and its text read
+    /// back as that request (its frame written again, the elements before its cut left out),
+    /// never as the full body sealed; its frame is not lent by the head and tail it shares
+    /// with the full body.
+    #[test]
+    fn a_stateful_seal_reads_back_as_the_chained_request_it_sent() {
+        use crate::rows::Role;
+        let out = Scenario::new("And now?")
+            .doc(crate::testing::LARK, "system_prompt", "Be brief.")
+            .message(Role::User, crate::testing::ADA, "Hello.")
+            .message(Role::Assistant, crate::testing::LARK, "Hi.")
+            .turn(|t| {
+                t.model = Some("resp".into());
+                t.request_options = crate::testing::request_options(r#"{"stateful": true}"#);
+            })
+            .run(crate::Purpose::Compile)
+            .unwrap();
+        let (sealed, draft) = out.sealed_body().expect("a seal");
+        assert!(
+            out.body.elements.len() < sealed.elements.len(),
+            "the chained form leaves out its system element"
+        );
+        let mut store = Memory::default();
+        let laid = lay_out_seal(&mut store, Uuid::nil(), sealed, draft, &mut Memo::default()).unwrap();
+        for n in laid.nodes.clone() {
+            store.nodes.insert(n.id, n);
+        }
+        let p = SealPointers {
+            pruned: false,
+            patches: laid.patches.clone(),
+            head: Some(laid.head),
+            lead: laid.lead.iter().copied().map(Some).collect(),
+            chain: laid.chain,
+            chain_length: laid.chain_length,
+            chain_low: laid.chain_low,
+            tail: Some(laid.tail),
+            digest: laid.digest.clone(),
+            bytes: laid.bytes,
+        };
+        let cut = cut_of(&draft.frozen);
+        let mut catalog = Catalog::default();
+        let layouts = [SealLayout {
+            pointers: &p,
+            pieces_digest: Some(&laid.pieces_digest),
+            layout: Some(&laid.layout),
+            frozen: &draft.frozen,
+        }];
+        let read = read_sealed_layouts(&mut store, &layouts, &mut catalog)
+            .unwrap()
+            .unwrap();
+        let read = read[0].clone().expect("a layout");
+        let sent = crate::laid::lay_request(cut, &out.body, &mut Catalog::default(), &mut Memo::default());
+        assert_eq!(*read.frame, *sent.frame);
+        assert_eq!(read.elements, sent.elements);
+        assert!(
+            catalog.frames.is_empty(),
+            "a chained frame is not lent by the full body's head and tail"
+        );
+        // Its text, read as sent.
+        let pieces = read_sealed_pieces(&mut store, &[(&p, Some(&laid.pieces_digest[..]))])
+            .unwrap()
+            .unwrap();
+        let pieces = sent_pieces(&draft.frozen, pieces[0].clone().unwrap()).unwrap();
+        assert_eq!(*pieces.frame.1, *out.body.frame_text());
+        let texts: Vec<&str> = pieces.elements.iter().map(|(_, e)| &**e).collect();
+        assert_eq!(texts, out.body.elements.iter().map(String::as_str).collect::<Vec<_>>());
     }
 
     /// A compile's seal draft, its elements unmarked.

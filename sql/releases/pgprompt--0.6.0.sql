@@ -1584,7 +1584,7 @@ AS 'MODULE_PATHNAME', '_wires_known_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- src/pg/cache.rs:471
+-- src/pg/cache.rs:467
 -- pgprompt::pg::cache::cache_report
 CREATE  FUNCTION "cache_report"(
 	"conversation_id" uuid /* pgrx :: Uuid */
@@ -3727,13 +3727,13 @@ COMMENT ON COLUMN prompt.rounds.cleared IS
 COMMENT ON COLUMN prompt.rounds.sent_estimate IS
     'The estimate of the first request that carried the round, written with sent_at: what record_response keeps beside the usage of the response to it.';
 COMMENT ON COLUMN prompt.rounds.sent_layout IS
-    'On the newest round a continuation carried, that request''s cache layout, written with sent_at by pgprompt (core laid.rs): how many of its seal''s elements it kept, the blocks of those it appended past what the turn''s previous continuation appended alike, and its request-level marker. cache_report and explain_turn read a run''s requests from it with the seal''s layout, never compiling them again. NULL on the other rounds, on a stateful turn''s (its chained form is sent) and on a request sent before 0.6 (compiled again when reported, as is one whose chain of layouts does not read). Not covered by a digest: verify_seals checks the rounds it stands for against theirs.';
+    'On the newest round a continuation carried, that request''s cache layout, written with sent_at by pgprompt (core laid.rs): how many of its seal''s elements it kept, the blocks of those it appended past what the turn''s previous continuation appended alike, and its request-level marker. cache_report and explain_turn read a run''s requests from it with the seal''s layout, never compiling them again. A stateful turn''s is of the chained form it sent. NULL on the other rounds and on a request sent before 0.6 (compiled again when reported, as is one whose chain of layouts does not read). Not covered by a digest: verify_seals checks the rounds it stands for against theirs.';
 COMMENT ON COLUMN prompt.seals.frozen_digest IS
     'The SHA-256 of frozen''s jsonb text, written with the seal; every read of the seal checks it.';
 COMMENT ON COLUMN prompt.seals.pieces_digest IS
     'The SHA-256 of the body''s pieces as stored (its head''s, tail''s and elements'' node digests in order, then its patch list), written with the seal: with each node checked against its own digest it covers the body. cache_report and explain_turn check every request they replay against it (reading its layout, not its text); verify_seals checks each node too. NULL on a seal written before 0.5 (its body is hashed whole).';
 COMMENT ON COLUMN prompt.seals.layout IS
-    'The seal''s own cache blocks, written with it (core laid.rs): those around its list and those of the elements its patches mark. cache_report and explain_turn read it with its nodes'' layouts instead of the body''s text; verify_seals checks that it reads as the text does. NULL on a seal written before 0.6 (read from its text).';
+    'The seal''s own cache blocks, written with it (core laid.rs), of the request its turn sent first: those around its list and those of the elements its patches mark (a stateful turn''s: its chained form''s frame, and how many sealed elements it leaves out before its cut). cache_report and explain_turn read it with its nodes'' layouts instead of the body''s text; verify_seals checks that it reads as the text does. NULL on a seal written before 0.6 (read from its text).';
 COMMENT ON COLUMN prompt.seal_nodes.layout IS
     'An element node''s cache blocks (each block''s hash without its marks, its tokens under the seal''s tokenizer, zone, mark and TTL), cut when the node was written; NULL for the text around a list and for a node written before 0.6.';
 COMMENT ON TABLE prompt.tenants IS

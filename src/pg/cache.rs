@@ -171,27 +171,23 @@ fn sent(
         let n = wanted[i..].iter().take_while(|w| w.0 == turn).count();
         let steps: Vec<(i32, f64)> = wanted[i..i + n].iter().map(|w| (w.1, w.2)).collect();
         i += n;
+        // As sent (a stateful turn's in its chained form).
         let mut first = stored.remove(&turn);
-        // A stateful turn sent its body's stateful form: it is rendered from the seal.
-        let stateful = first.as_ref().is_some_and(|(f, _)| f.stateful.is_some());
         // What a continuation repeats of its first request is read as the same pieces.
         let repeated = match first.as_ref() {
-            Some((_, seals::First::Pieces(p))) if !stateful => p.clone(),
+            Some((_, seals::First::Pieces(p))) => p.clone(),
             _ => None,
         };
         let all = steps_of.get(&turn).map_or(&[][..], Vec::as_slice);
-        let mut laid = match stateful {
-            true => HashMap::new(),
-            false => laid_continuations(first.as_ref(), layouts.get(&turn), all),
-        };
+        let mut laid = laid_continuations(first.as_ref(), layouts.get(&turn), all);
         let sent_as = first.as_ref().map(|(f, _)| (f.wire, f.model.clone()));
         let mut turn_rows = None;
         for (step, at) in steps {
             let request = match (step, first.take()) {
-                (0, Some((frozen, seals::First::Laid(laid)))) if !stateful => {
+                (0, Some((frozen, seals::First::Laid(laid)))) => {
                     Some((frozen.wire, frozen.model.clone(), CacheRequest::Laid(laid)))
                 }
-                (0, Some((frozen, seals::First::Pieces(pieces)))) if !stateful => {
+                (0, Some((frozen, seals::First::Pieces(pieces)))) => {
                     pieces.map(|p| (frozen.wire, frozen.model.clone(), CacheRequest::Pieces(p)))
                 }
                 _ => match (laid.remove(&step), sent_as.as_ref()) {
@@ -284,8 +280,8 @@ struct TurnRows {
 }
 
 /// A request of a sealed turn rendered from its seal and the rounds up to `step` (what
-/// it sent, checked against the digests of both): a continuation, or a stateful turn's
-/// first request. `rows` keeps the turn's context for its other steps; the elements it
+/// it sent, checked against the digests of both): a continuation that stored no layout.
+/// `rows` keeps the turn's context for its other steps; the elements it
 /// repeats of `first` (the turn's first request) are read as first's pieces. `None`:
 /// nothing was sent (a body not kept).
 fn continued(
@@ -326,7 +322,7 @@ fn continued(
 /// A body in pieces, each element and its frame that `first` holds at the same place
 /// read as first's.
 fn repeating(body: &pgprompt_core::Body, first: Option<&CachePieces>) -> CachePieces {
-    let frame_text = format!("{}{}", body.head, body.tail);
+    let frame_text = body.frame_text();
     let frame = match first.filter(|f| *f.frame.1 == *frame_text) {
         Some(f) => f.frame.clone(),
         None => (None, Rc::from(frame_text)),
@@ -455,7 +451,7 @@ fn next_request(
         }
     }
     CacheRequest::Pieces(pgprompt_core::CachePieces {
-        frame: (None, Rc::from(format!("{}{}", body.head, body.tail))),
+        frame: (None, Rc::from(body.frame_text())),
         elements: body
             .elements
             .iter()

@@ -400,9 +400,16 @@ fn read_firsts(
     let mut read: HashMap<usize, Option<pgprompt_core::CachePieces>> =
         rest.iter().map(|&i| (i, pieces.next().flatten())).collect();
     for (i, (row, frozen)) in seals.into_iter().enumerate() {
+        // As sent: a stateful turn's chained form.
         let first = match laid[i].take() {
             Some(l) => First::Laid(l),
-            None => First::Pieces(read.remove(&i).flatten()),
+            None => First::Pieces(match read.remove(&i).flatten() {
+                Some(p) => Some(
+                    pgprompt_core::sent_pieces(&frozen, p)
+                        .map_err(|_| corrupted(conv, row.turn, "has a frame that does not read as one JSON object"))?,
+                ),
+                None => None,
+            }),
         };
         let first = kept.keep(conv, &row, &frozen, first);
         out.insert(row.turn, (frozen, first));

@@ -169,10 +169,11 @@ def statements_reading_rounds(conn, conv):
     return [q for q in ran if "prompt.rounds" in q and "assistant" in q]
 
 
-def reported_from_layouts(c, conv, turn, requests):
+def reported_from_layouts(c, conv, turn, requests, rows=None):
     """The report of a run read from the layouts its requests stored, compiling none
     again, checked equal to the report compiled again with its layouts set aside (as a
-    request sent by 0.5 is read)."""
+    request sent by 0.5 is read). Its rows are the run's `requests` (or `rows`: (turn,
+    step) of every request of the conversation)."""
     from conftest import connect
     from test_cache_report import as_replica
     fresh = connect(c.info.dbname)
@@ -181,7 +182,7 @@ def reported_from_layouts(c, conv, turn, requests):
         laid = report_rows(fresh, conv)
     finally:
         fresh.close()
-    assert [(str(r[0]), r[1]) for r in laid] == [(turn, n) for n in range(requests)]
+    assert [(str(r[0]), r[1]) for r in laid] == (rows or [(turn, n) for n in range(requests)])
     as_replica(c, "UPDATE prompt.rounds SET sent_layout = NULL WHERE turn_id = %s", (turn,))
     fresh = connect(c.info.dbname)
     try:

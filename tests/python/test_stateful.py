@@ -238,6 +238,42 @@ def test_a_stateful_run_extends_its_first_request_and_the_next_turn_chains_to_it
     assert [text_of(i) for i in body3["input"]] == ["Thanks."]
 
 
+def test_a_stateful_runs_requests_are_reported_from_the_layouts_they_stored(sdb):
+    """A stateful turn sends its seal's chained form: its seal stores that request's
+    layout (its frame written again, the elements before its cut left out), and each
+    continuation the layout of the chained form it sends. The report reads them, a
+    turn chained to the one before and one that is not, compiling none again, and reads
+    them as compiling them again does (issue 61: it compiled every stateful request)."""
+    from test_cache_report import as_replica
+    from test_clearing import report_rows, reported_from_layouts
+    c = sdb
+    conv = conversation(c)
+    t1 = turn(c, conv, "Hello there.")
+    compiled(c, conv, t1)
+    record(c, conv, t1, answer("Hi.", "resp_l1"))
+    run = turn(c, conv, "What's the weather in Lyon?", mode="run")
+    assert json.loads(compiled(c, conv, run))["previous_response_id"] == "resp_l1"
+    results = json.dumps([{"call_id": CALL_IDS["responses"], "content": '{"temp_c": 15}'}])
+    for n in (1, 2):
+        step = copy.deepcopy(fixture("responses"))
+        step["id"] = f"resp_step{n}"
+        record(c, conv, run, sdk("responses", step))
+        c.execute("SELECT prompt.record_tool_results(%s, %s, %s)", (conv, run, results))
+        cont = json.loads(compiled(c, conv, run))
+        assert cont["previous_response_id"] == "resp_l1" and "instructions" in cont, n
+    stored = c.execute("SELECT n, sent_layout IS NOT NULL FROM prompt.rounds WHERE turn_id = %s ORDER BY n",
+                       (run,)).fetchall()
+    assert stored == [(1, True), (2, True)], stored
+    rows = sorted([(t1, 0), (run, 0), (run, 1), (run, 2)])
+    assert c.execute("SELECT count(*) FROM prompt.verify_seals(%s)", (conv,)).fetchone()[0] == 0, \
+        "each seal's layout reads as its text sent"
+    reported_from_layouts(c, conv, run, 3, rows=rows)
+    # Read from their texts (as seals written before 0.6 are), the same report.
+    laid = report_rows(c, conv)
+    as_replica(c, "UPDATE prompt.seals SET layout = NULL WHERE conversation_id = %s", (conv,))
+    assert report_rows(c, conv) == laid
+
+
 def test_stateful_is_a_responses_option_that_needs_stored_responses(sdb):
     c = sdb
     conv = conversation(c)

@@ -146,10 +146,10 @@ fn as_sealed(ctx: &Context, frozen: &Frozen, body: Body) -> Output {
     }
 }
 
-/// What a continuation's layout is cut with and how many sealed elements it keeps; a
-/// stateful turn sends its chained form, not this body: its layout is not stored.
+/// What a continuation's layout is cut with and how many sealed elements it keeps (a
+/// stateful turn's, of this full body: `compile` counts them in the chained form it sends).
 fn continuing(frozen: &Frozen, kept: usize) -> Option<crate::laid::Continuing> {
-    frozen.stateful.is_none().then(|| crate::laid::Continuing {
+    Some(crate::laid::Continuing {
         cut: crate::laid::Cut::of(frozen.wire, frozen.model.as_ref()),
         kept,
     })

@@ -44,6 +44,10 @@ pub fn compile(ctx: &Context, history: &mut dyn HistorySource, memo: &mut Memo, 
                 .wire
                 .form()
                 .chained(&out.body, s.previous_response_id.as_deref(), s.cut)?;
+            out.continuing = match out.continuing {
+                Some(c) => chained_continuing(ctx, s, c, (&out.body, &chained))?,
+                None => None,
+            };
             let full = std::mem::replace(&mut out.body, chained);
             // A fresh compile seals the full form: it becomes the draft's seed (moved).
             if let Some(draft) = out.seal.as_mut().filter(|d| d.seed.is_none()) {
@@ -52,6 +56,33 @@ pub fn compile(ctx: &Context, history: &mut dyn HistorySource, memo: &mut Memo, 
         }
     }
     Ok(out)
+}
+
+/// A stateful continuation's layout is of the chained form it sends (`bodies`: its full
+/// form, then its chained form): the seal's elements it keeps, counted past those the
+/// chained form leaves out, where that form's head and cut are its seal's chained form's
+/// (the reader takes its frame and first elements from there). Otherwise `None`: it is
+/// not stored, and the report compiles it again.
+fn chained_continuing(
+    ctx: &Context,
+    s: &crate::seal::Stateful,
+    c: crate::laid::Continuing,
+    (full, chained): (&crate::wire::Body, &crate::wire::Body),
+) -> Result<Option<crate::laid::Continuing>> {
+    let Some(sealed) = ctx.seal.as_ref().and_then(|x| x.body.as_ref()) else {
+        return Ok(None);
+    };
+    let first = c
+        .cut
+        .wire
+        .form()
+        .chained(sealed, s.previous_response_id.as_deref(), s.cut)?;
+    let left_out = full.elements.len().saturating_sub(chained.elements.len());
+    let same = first.head == chained.head && sealed.elements.len().saturating_sub(first.elements.len()) == left_out;
+    Ok(c.kept
+        .checked_sub(left_out)
+        .filter(|_| same)
+        .map(|kept| crate::laid::Continuing { kept, ..c }))
 }
 
 fn compile_full(ctx: &Context, history: &mut dyn HistorySource, memo: &mut Memo, purpose: Purpose) -> Result<Output> {

@@ -74,7 +74,7 @@ impl Members {
                 format!("the request body does not read as a JSON object ({why})"),
             )
         };
-        let frame = format!("{}{}", body.head, body.tail);
+        let frame = body.frame_text();
         let read: Frame<'_> = serde_json::from_str(&frame).map_err(|e| corrupted(e.to_string()))?;
         let junction = body.head.len();
         let mut spliced = false;

@@ -356,6 +356,12 @@ impl Body {
         out
     }
 
+    /// The body with an empty list: its head, then its tail (what the cache model reads
+    /// as its frame).
+    pub fn frame_text(&self) -> String {
+        format!("{}{}", self.head, self.tail)
+    }
+
     /// Appends the list's elements to `out`, with the commas between them.
     pub(crate) fn push_elements(&self, out: &mut String) {
         for (i, e) in self.elements.iter().enumerate() {

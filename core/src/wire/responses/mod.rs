@@ -271,7 +271,7 @@ fn stateful(
             "the frame of a responses body does not read as one JSON object",
         )
     };
-    let frame = json::fields(&format!("{}{}", body.head, body.tail)).ok_or_else(unreadable)?;
+    let frame = json::fields(&body.frame_text()).ok_or_else(unreadable)?;
     let list = frame.iter().position(|(k, _)| k == "input").ok_or_else(unreadable)?;
     let (lead, instructions) = lead(&body.elements);
     let mut head = json::Obj::new();
