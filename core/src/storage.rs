@@ -488,7 +488,13 @@ impl Reading<'_> {
         if Some(&checked[..]) != s.pieces_digest {
             return Err("has pieces that do not match their digest");
         }
-        let Some(read) = s.layout.and_then(|l| crate::laid::read_seal(cut, l)) else {
+        // Only a stateful turn's first request leaves sealed elements out: any other
+        // layout that says so is not read (its text is).
+        let Some(read) = s
+            .layout
+            .and_then(|l| crate::laid::read_seal(cut, l))
+            .filter(|r| r.from == 0 || s.frozen.stateful.is_some())
+        else {
             return Ok(None);
         };
         let Some(pieces) = elements.into_iter().map(|(_, _, p)| p).collect::<Option<Vec<_>>>() else {
@@ -942,6 +948,23 @@ mod tests {
             layout: Some(&laid.layout),
             frozen: &draft.frozen,
         }];
+        // Read as another turn's, it leaves out what no request but a stateful one does:
+        // not read (its text is).
+        let mut plain = draft.frozen.clone();
+        plain.stateful = None;
+        let as_plain = [SealLayout {
+            pointers: &p,
+            pieces_digest: Some(&laid.pieces_digest),
+            layout: Some(&laid.layout),
+            frozen: &plain,
+        }];
+        let read = read_sealed_layouts(&mut store, &as_plain, &mut catalog)
+            .unwrap()
+            .unwrap();
+        assert!(
+            read[0].is_none(),
+            "a layout leaving elements out is a stateful turn's alone"
+        );
         let read = read_sealed_layouts(&mut store, &layouts, &mut catalog)
             .unwrap()
             .unwrap();

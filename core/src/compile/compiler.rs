@@ -96,8 +96,10 @@ pub struct Output {
     /// it compiled for is deprecated, when it retires and what replaces it.
     pub notice: Option<String>,
     /// A continuation's cache layout as it will be stored when sent (`crate::laid`): what
-    /// it was cut with, and how many of the body's leading elements are its seal's as
-    /// sealed (the rest it appends). `None`: not a continuation, or a stateful turn's.
+    /// it was cut with, and how many of the body's leading elements are its seal's first
+    /// request's (a stateful turn's: of the chained form both send; the rest it appends).
+    /// `None`: not a continuation, or a stateful one whose chained form does not extend its
+    /// seal's (`compile::chained_continuing`).
     pub(crate) continuing: Option<crate::laid::Continuing>,
 }
 
@@ -115,7 +117,8 @@ impl Output {
     /// The cache layout to store with this continuation when it is sent, with the newest
     /// round it carries (`rounds.sent_layout`), given the layout the turn's previous
     /// continuation stored (what both append alike is named, not stored again). `None`:
-    /// nothing to store (not a continuation, or a stateful turn's, whose chained form is sent).
+    /// nothing to store (not a continuation, or a stateful one whose chained form does not
+    /// extend its seal's).
     pub fn continuation_layout(&self, previous: Option<&[u8]>, memo: &mut crate::tokens::Memo) -> Option<Vec<u8>> {
         crate::laid::continuation_layout(self.continuing?, &self.body, previous, memo)
     }

@@ -45,7 +45,7 @@ pub fn compile(ctx: &Context, history: &mut dyn HistorySource, memo: &mut Memo, 
                 .form()
                 .chained(&out.body, s.previous_response_id.as_deref(), s.cut)?;
             out.continuing = match out.continuing {
-                Some(c) => chained_continuing(ctx, s, c, (&out.body, &chained))?,
+                Some(c) => chained_continuing(ctx, s, c, (&out.body, &chained)),
                 None => None,
             };
             let full = std::mem::replace(&mut out.body, chained);
@@ -60,29 +60,28 @@ pub fn compile(ctx: &Context, history: &mut dyn HistorySource, memo: &mut Memo, 
 
 /// A stateful continuation's layout is of the chained form it sends (`bodies`: its full
 /// form, then its chained form): the seal's elements it keeps, counted past those the
-/// chained form leaves out, where that form's head and cut are its seal's chained form's
-/// (the reader takes its frame and first elements from there). Otherwise `None`: it is
-/// not stored, and the report compiles it again.
+/// chained form leaves out, where that form's head, tail and cut are its seal's chained
+/// form's (the reader takes its frame and first elements from there). Otherwise `None`:
+/// it is not stored, and the report compiles it again. Never an error: the layout is
+/// bookkeeping, not what is sent.
 fn chained_continuing(
     ctx: &Context,
     s: &crate::seal::Stateful,
     c: crate::laid::Continuing,
     (full, chained): (&crate::wire::Body, &crate::wire::Body),
-) -> Result<Option<crate::laid::Continuing>> {
-    let Some(sealed) = ctx.seal.as_ref().and_then(|x| x.body.as_ref()) else {
-        return Ok(None);
-    };
+) -> Option<crate::laid::Continuing> {
+    let sealed = ctx.seal.as_ref()?.body.as_ref()?;
     let first = c
         .cut
         .wire
         .form()
-        .chained(sealed, s.previous_response_id.as_deref(), s.cut)?;
+        .chained(sealed, s.previous_response_id.as_deref(), s.cut)
+        .ok()?;
     let left_out = full.elements.len().saturating_sub(chained.elements.len());
-    let same = first.head == chained.head && sealed.elements.len().saturating_sub(first.elements.len()) == left_out;
-    Ok(c.kept
-        .checked_sub(left_out)
-        .filter(|_| same)
-        .map(|kept| crate::laid::Continuing { kept, ..c }))
+    let same_cut = sealed.elements.len().saturating_sub(first.elements.len()) == left_out;
+    let same = first.head == chained.head && first.tail == chained.tail && same_cut;
+    let kept = c.kept.checked_sub(left_out).filter(|_| same)?;
+    Some(crate::laid::Continuing { kept, ..c })
 }
 
 fn compile_full(ctx: &Context, history: &mut dyn HistorySource, memo: &mut Memo, purpose: Purpose) -> Result<Output> {
