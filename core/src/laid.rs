@@ -717,6 +717,22 @@ mod tests {
         ((*l.frame).clone(), l.elements.iter().map(|e| (**e).clone()).collect())
     }
 
+    /// Reads a run's requests from the layouts each stored (`what` names the run), checks
+    /// each is the cache model's cut of the body it sent, and returns each layout's `from`.
+    fn read_as_sent(first: &Laid, cut: Cut, sent: &[Request], memo: &mut Memo, what: &str) -> Vec<usize> {
+        let layouts: Vec<Option<&[u8]>> = sent.iter().map(|(_, l, _)| Some(l.as_slice())).collect();
+        let read = continued(first, cut, &layouts);
+        assert_eq!(read.len(), sent.len(), "{what}");
+        for (k, (laid, (body, _, _))) in read.iter().zip(sent).enumerate() {
+            let cut_from_text = lay_request(cut, body, &mut Catalog::default(), memo);
+            let laid = laid.as_ref().unwrap_or_else(|| panic!("{what}: request {k} reads"));
+            assert_eq!(seen(laid), seen(&cut_from_text), "{what}: request {k}");
+        }
+        sent.iter()
+            .map(|(_, l, _)| read_continuation(cut, l).expect("reads").from)
+            .collect()
+    }
+
     /// What a run's requests stored when sent reads as the cache model cuts the bodies
     /// they sent, on every wire; each stores only what it adds where it extends the one
     /// before, and one that does not read, or does not follow, reads as none.
@@ -725,18 +741,8 @@ mod tests {
         let mut memo = Memo::default();
         for &wire in Wire::ALL {
             let (first, cut, sent) = a_run_sent(wire, &mut memo);
+            let froms = read_as_sent(&first, cut, &sent, &mut memo, &format!("{wire:?}"));
             let layouts: Vec<Option<&[u8]>> = sent.iter().map(|(_, l, _)| Some(l.as_slice())).collect();
-            let read = continued(&first, cut, &layouts);
-            assert_eq!(read.len(), sent.len());
-            for (k, (laid, (body, _, _))) in read.iter().zip(&sent).enumerate() {
-                let cut_from_text = lay_request(cut, body, &mut Catalog::default(), &mut memo);
-                let laid = laid.as_ref().unwrap_or_else(|| panic!("{wire:?}: request {k} reads"));
-                assert_eq!(seen(laid), seen(&cut_from_text), "{wire:?}: request {k}");
-            }
-            let froms: Vec<usize> = sent
-                .iter()
-                .map(|(_, l, _)| read_continuation(cut, l).expect("reads").from)
-                .collect();
             // The second request extends the first; a clearing step's does not extend the
             // one before it, nor does the summary's (it replaces the seed and the rounds
             // before 6).
@@ -797,17 +803,7 @@ mod tests {
             "the chained form is sent: {}",
             sent[0].0.head
         );
-        let layouts: Vec<Option<&[u8]>> = sent.iter().map(|(_, l, _)| Some(l.as_slice())).collect();
-        let read = continued(&first, cut, &layouts);
-        for (k, (laid, (body, _, _))) in read.iter().zip(&sent).enumerate() {
-            let cut_from_text = lay_request(cut, body, &mut Catalog::default(), &mut memo);
-            let laid = laid.as_ref().unwrap_or_else(|| panic!("request {k} reads"));
-            assert_eq!(seen(laid), seen(&cut_from_text), "request {k}");
-        }
-        let froms: Vec<usize> = sent
-            .iter()
-            .map(|(_, l, _)| read_continuation(cut, l).expect("reads").from)
-            .collect();
+        let froms = read_as_sent(&first, cut, &sent, &mut memo, "stateful");
         assert!(froms[1] > 0 && froms[5] == 0, "{froms:?}");
     }
 

@@ -763,19 +763,24 @@ mod tests {
         /// Lays `body` out and stores what the host would: its new nodes and its row.
         fn seal(&mut self, draft: &SealDraft, body: &Body) -> SealPointers {
             let laid = lay_out_seal(self, Uuid::nil(), body, draft, &mut Memo::default()).unwrap();
-            for n in laid.nodes {
+            self.store(&laid)
+        }
+
+        /// Stores what the host would of a seal laid out: its new nodes and its row.
+        fn store(&mut self, laid: &LaidSeal) -> SealPointers {
+            for n in laid.nodes.iter().cloned() {
                 assert!(self.nodes.insert(n.id, n).is_none(), "a node id is written twice");
             }
             let p = SealPointers {
                 pruned: false,
-                patches: laid.patches,
+                patches: laid.patches.clone(),
                 head: Some(laid.head),
-                lead: laid.lead.into_iter().map(Some).collect(),
+                lead: laid.lead.iter().copied().map(Some).collect(),
                 chain: laid.chain,
                 chain_length: laid.chain_length,
                 chain_low: laid.chain_low,
                 tail: Some(laid.tail),
-                digest: laid.digest,
+                digest: laid.digest.clone(),
                 bytes: laid.bytes,
             };
             self.seals
@@ -809,24 +814,7 @@ mod tests {
                     assert!(!draft.patches.is_empty(), "the seal marks breakpoints in its elements");
                 }
                 let laid = lay_out_seal(&mut store, Uuid::nil(), &out.body, &draft, &mut Memo::default()).unwrap();
-                for n in laid.nodes.clone() {
-                    store.nodes.insert(n.id, n);
-                }
-                let p = SealPointers {
-                    pruned: false,
-                    patches: laid.patches.clone(),
-                    head: Some(laid.head),
-                    lead: laid.lead.iter().copied().map(Some).collect(),
-                    chain: laid.chain,
-                    chain_length: laid.chain_length,
-                    chain_low: laid.chain_low,
-                    tail: Some(laid.tail),
-                    digest: laid.digest.clone(),
-                    bytes: laid.bytes,
-                };
-                store
-                    .seals
-                    .push((p.clone(), serde_json::from_str(&laid.frozen).unwrap()));
+                let p = store.store(&laid);
                 let pieces = read_sealed_pieces(&mut store, &[(&p, Some(&laid.pieces_digest[..]))])
                     .unwrap()
                     .unwrap();
@@ -925,21 +913,7 @@ mod tests {
         );
         let mut store = Memory::default();
         let laid = lay_out_seal(&mut store, Uuid::nil(), sealed, draft, &mut Memo::default()).unwrap();
-        for n in laid.nodes.clone() {
-            store.nodes.insert(n.id, n);
-        }
-        let p = SealPointers {
-            pruned: false,
-            patches: laid.patches.clone(),
-            head: Some(laid.head),
-            lead: laid.lead.iter().copied().map(Some).collect(),
-            chain: laid.chain,
-            chain_length: laid.chain_length,
-            chain_low: laid.chain_low,
-            tail: Some(laid.tail),
-            digest: laid.digest.clone(),
-            bytes: laid.bytes,
-        };
+        let p = store.store(&laid);
         let cut = cut_of(&draft.frozen);
         let mut catalog = Catalog::default();
         let layouts = [SealLayout {

@@ -203,14 +203,20 @@ def test_the_chain_falls_back_to_the_full_body_when_it_is_broken(sdb):
     assert "previous_response_id" not in json.loads(compiled(c, conv, t2))
 
 
-def test_a_stateful_run_extends_its_first_request_and_the_next_turn_chains_to_its_answer(sdb):
-    c = sdb
+def a_chained_run(c, rid):
+    """A stateful turn answered as `rid`, then a run chained to it: the conversation, the
+    turn, the run, and the run's first request as sent."""
     conv = conversation(c)
     t1 = turn(c, conv, "Hello there.")
     compiled(c, conv, t1)
-    record(c, conv, t1, answer("Hi.", "resp_a1"))
+    record(c, conv, t1, answer("Hi.", rid))
     run = turn(c, conv, "What's the weather in Lyon?", mode="run")
-    first = compiled(c, conv, run)
+    return conv, t1, run, compiled(c, conv, run)
+
+
+def test_a_stateful_run_extends_its_first_request_and_the_next_turn_chains_to_its_answer(sdb):
+    c = sdb
+    conv, _, run, first = a_chained_run(c, "resp_a1")
     body = json.loads(first)
     assert body["previous_response_id"] == "resp_a1"
     assert [text_of(i) for i in body["input"]] == ["What's the weather in Lyon?"]
@@ -247,12 +253,8 @@ def test_a_stateful_runs_requests_are_reported_from_the_layouts_they_stored(sdb)
     from test_cache_report import as_replica
     from test_clearing import report_rows, reported_from_layouts
     c = sdb
-    conv = conversation(c)
-    t1 = turn(c, conv, "Hello there.")
-    compiled(c, conv, t1)
-    record(c, conv, t1, answer("Hi.", "resp_l1"))
-    run = turn(c, conv, "What's the weather in Lyon?", mode="run")
-    assert json.loads(compiled(c, conv, run))["previous_response_id"] == "resp_l1"
+    conv, t1, run, first = a_chained_run(c, "resp_l1")
+    assert json.loads(first)["previous_response_id"] == "resp_l1"
     results = json.dumps([{"call_id": CALL_IDS["responses"], "content": '{"temp_c": 15}'}])
     for n in (1, 2):
         step = copy.deepcopy(fixture("responses"))
