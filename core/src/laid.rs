@@ -102,6 +102,24 @@ pub(crate) fn seal_layout(
     out
 }
 
+/// The frame of the request a seal's turn sends first, and how many of the sealed body's
+/// leading elements it leaves out: a stateful turn's chained form (which places no
+/// breakpoint), any other's body as sealed.
+pub(crate) fn first_sent_frame(
+    frozen: &crate::seal::Frozen,
+    body: &crate::wire::Body,
+) -> crate::error::Result<(String, usize)> {
+    let Some(s) = &frozen.stateful else {
+        return Ok((body.frame_text(), 0));
+    };
+    let chained = frozen
+        .wire
+        .form()
+        .chained(body, s.previous_response_id.as_deref(), s.cut)?;
+    let from = body.elements.len().saturating_sub(chained.elements.len());
+    Ok((chained.frame_text(), from))
+}
+
 /// An element's blocks from its stored layout; `None` when it was cut otherwise or does
 /// not read.
 pub(crate) fn read_element(cut: Cut, bytes: &[u8]) -> Option<Vec<Piece>> {

@@ -140,7 +140,7 @@ pub fn sent_pieces(frozen: &Frozen, pieces: Pieces) -> Result<Pieces> {
         elements: pieces.elements.iter().map(|(_, e)| e.to_string()).collect(),
         tail: String::new(),
     };
-    let (frame, from) = first_sent_frame(frozen, &sealed)?;
+    let (frame, from) = crate::laid::first_sent_frame(frozen, &sealed)?;
     Ok(Pieces {
         frame: (None, Rc::from(frame)),
         elements: pieces.elements.get(from..).unwrap_or_default().to_vec(),
@@ -593,7 +593,7 @@ pub fn lay_out_seal(
         .into_iter()
         .filter_map(|i| body.elements.get(i).map(|e| (i, e.as_str())))
         .collect();
-    let (frame_text, from) = first_sent_frame(frozen, body)?;
+    let (frame_text, from) = crate::laid::first_sent_frame(frozen, body)?;
     let layout = crate::laid::seal_layout(cut, &frame_text, from, &marked, w.memo);
     Ok(LaidSeal {
         layout,
@@ -610,21 +610,6 @@ pub fn lay_out_seal(
         pieces_digest: pieces_digest(&digest(&body.head), &digest(&body.tail), &digests, patches).to_vec(),
         frozen: serde_json::to_string(frozen).unwrap_or_else(|_| "{}".into()),
     })
-}
-
-/// The frame of the request a seal's turn sends first, and how many of the sealed body's
-/// leading elements it leaves out: a stateful turn's chained form (which places no
-/// breakpoint), any other's body as sealed.
-fn first_sent_frame(frozen: &Frozen, body: &Body) -> Result<(String, usize)> {
-    let Some(s) = &frozen.stateful else {
-        return Ok((body.frame_text(), 0));
-    };
-    let chained = frozen
-        .wire
-        .form()
-        .chained(body, s.previous_response_id.as_deref(), s.cut)?;
-    let from = body.elements.len().saturating_sub(chained.elements.len());
-    Ok((chained.frame_text(), from))
 }
 
 /// The chain of the conversation's seal most like `frozen`: its node ids and digests,

@@ -45,7 +45,7 @@ pub fn compile(ctx: &Context, history: &mut dyn HistorySource, memo: &mut Memo, 
                 .form()
                 .chained(&out.body, s.previous_response_id.as_deref(), s.cut)?;
             out.continuing = match out.continuing {
-                Some(c) => chained_continuing(ctx, s, c, (&out.body, &chained)),
+                Some(c) => chained_continuing(ctx, c, (&out.body, &chained)),
                 None => None,
             };
             let full = std::mem::replace(&mut out.body, chained);
@@ -60,26 +60,20 @@ pub fn compile(ctx: &Context, history: &mut dyn HistorySource, memo: &mut Memo, 
 
 /// A stateful continuation's layout is of the chained form it sends (`bodies`: its full
 /// form, then its chained form): the seal's elements it keeps, counted past those the
-/// chained form leaves out, where that form's head, tail and cut are its seal's chained
-/// form's (the reader takes its frame and first elements from there). Otherwise `None`:
+/// chained form leaves out, where that form's frame and cut are its seal's first request's
+/// (the reader takes its frame and first elements from there). Otherwise `None`:
 /// it is not stored, and the report compiles it again. Never an error: the layout is
 /// bookkeeping, not what is sent.
 fn chained_continuing(
     ctx: &Context,
-    s: &crate::seal::Stateful,
     c: crate::laid::Continuing,
     (full, chained): (&crate::wire::Body, &crate::wire::Body),
 ) -> Option<crate::laid::Continuing> {
-    let sealed = ctx.seal.as_ref()?.body.as_ref()?;
-    let first = c
-        .cut
-        .wire
-        .form()
-        .chained(sealed, s.previous_response_id.as_deref(), s.cut)
-        .ok()?;
+    let seal = ctx.seal.as_ref()?;
+    // The seal's first request as its layout was stored (`laid::first_sent_frame`).
+    let (frame, from) = crate::laid::first_sent_frame(&seal.frozen, seal.body.as_ref()?).ok()?;
     let left_out = full.elements.len().saturating_sub(chained.elements.len());
-    let same_cut = sealed.elements.len().saturating_sub(first.elements.len()) == left_out;
-    let same = first.head == chained.head && first.tail == chained.tail && same_cut;
+    let same = frame == chained.frame_text() && from == left_out;
     let kept = c.kept.checked_sub(left_out).filter(|_| same)?;
     Some(crate::laid::Continuing { kept, ..c })
 }
