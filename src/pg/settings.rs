@@ -10,6 +10,9 @@ pub static MEMO_CAPACITY: GucSetting<i32> = GucSetting::<i32>::new(200_000);
 /// A compile taking longer than this (milliseconds) raises a WARNING; 0 is off.
 pub static COMPILE_TIME_WARNING: GucSetting<i32> = GucSetting::<i32>::new(0);
 
+/// Read a compile's conversation, seal and turn one table a statement (for Citus).
+pub static SINGLE_TABLE_READS: GucSetting<bool> = GucSetting::<bool>::new(false);
+
 pub fn register() {
     GucRegistry::define_int_guc(
         c"pgprompt.memo_capacity",
@@ -32,6 +35,15 @@ pub fn register() {
         GucContext::Userset,
         GucFlags::UNIT_MS,
     );
+    GucRegistry::define_bool_guc(
+        c"pgprompt.single_table_reads",
+        c"Read a compile's conversation, seal and turn in statements of one table each.",
+        c"For Citus (docs/scale-out.md): each statement then reads one distributed table by the conversation's key, which Citus plans by its fast path and keeps planned; on a single server the joined statement (off) runs fewer statements. Either way a compile reads the same rows and returns the same bytes.",
+        &SINGLE_TABLE_READS,
+        // Which statements the server runs: the operator's, set in postgresql.conf.
+        GucContext::Suset,
+        GucFlags::default(),
+    );
     // SAFETY: the check hook is a #[pg_guard] function of the GUC machinery's signature.
     unsafe {
         GucRegistry::define_bool_guc_with_hooks(
@@ -51,6 +63,11 @@ pub fn register() {
 /// The memo capacity setting, as a size.
 pub fn memo_capacity() -> usize {
     usize::try_from(MEMO_CAPACITY.get()).unwrap_or(2)
+}
+
+/// Whether a compile's first read is one table a statement (`pgprompt.single_table_reads`).
+pub fn single_table_reads() -> bool {
+    SINGLE_TABLE_READS.get()
 }
 
 /// The compile time warning threshold, if on.

@@ -13,6 +13,7 @@ Citus); the compile reads it for such a model only."""
 import json
 import re
 
+import psycopg
 import pytest
 
 from conftest import make_database
@@ -158,3 +159,93 @@ def test_every_compile_path_reads_one_conversation_by_its_key(odb):
         assert keyless(call(c, "preview_turn", conv, first)) == [], "another model's compile does not read it"
     finally:
         c.execute("UPDATE prompt.models SET token_margin_auto = false WHERE name = 'claude-sonnet-5'")
+
+
+def tables_of(text):
+    """The distributed tables a statement's plan reads, one entry per scan (a table read
+    twice, as by a subquery, counts twice)."""
+    doc = json.loads(text.split("plan:", 1)[1])
+    return doc["Query Text"], [t for t, _ in scans(doc["Plan"]) if t in KEYS]
+
+
+def both_ways(c, fn, conv, turn, first="off"):
+    """`fn`'s result with pgprompt.single_table_reads `first`, then the other way, and what
+    auto_explain said of the second call's statements."""
+    other = "on" if first == "off" else "off"
+    c.execute(f"SET pgprompt.single_table_reads = {first}")
+    before = c.execute(f"SELECT prompt.{fn}(%s, %s)::text", (conv, turn)).fetchone()[0]
+    c.execute(f"SET pgprompt.single_table_reads = {other}")
+    try:
+        seen = traced(c, f"SELECT prompt.{fn}(%s, %s)::text", (conv, turn))
+        after = c.execute(f"SELECT prompt.{fn}(%s, %s)::text", (conv, turn)).fetchone()[0]
+    finally:
+        c.execute("RESET pgprompt.single_table_reads")
+    assert before == after, f"{fn} returns other bytes with single_table_reads {other}"
+    return [n for n in seen if "plan:" in n]
+
+
+def test_single_table_reads_return_the_same_bytes_one_distributed_table_a_statement(odb):
+    """pgprompt.single_table_reads (docs/scale-out.md): the conversation, its seal and its
+    turn read one distributed table a statement (what Citus plans by its fast path once),
+    and every compile returns the bytes the joined read returns, sealed, pruned, with
+    rounds, stateful and for a Side."""
+    c = odb
+    conv = str(c.execute("INSERT INTO prompt.conversations (workspace_id, answerer_id, creator_id) "
+                         "VALUES (%s, %s, %s) RETURNING id", (WS, LARK, ADA)).fetchone()[0])
+    c.execute("INSERT INTO prompt.turns (conversation_id, kind, role, author_id, content) "
+              "VALUES (%s, 'message', 'user', %s, 'Hello.')", (conv, ADA))
+    c.execute("INSERT INTO prompt.turns (conversation_id, kind, role, author_id, content, summary) "
+              "VALUES (%s, 'summary', 'user', %s, 'So far.', 'They said hello.')", (conv, ADA))
+
+    def reply(prompt, model="claude-sonnet-5", extra="", values=()):
+        return str(c.execute(f"INSERT INTO prompt.turns (conversation_id, kind, poster_id, prompt, model{extra}) "
+                             f"VALUES (%s, 'reply', %s, %s, %s{', %s' * len(values)}) RETURNING id",
+                             (conv, ADA, prompt, model, *values)).fetchone()[0])
+
+    plain = reply("Hi there.")
+    one_table = []
+    for fn in ("preview_turn", "estimate_turn"):
+        one_table += both_ways(c, fn, conv, plain, first="off")
+    # explain_turn also reads the conversation's earlier requests (turns, seals and rounds
+    # in one statement): the same bytes, not the single-table property.
+    both_ways(c, "explain_turn", conv, plain, first="off")
+    # Sealed by the single-table read, then read back by the joined one, and the other way.
+    both_ways(c, "compile_turn", conv, plain, first="on")
+    one_table += both_ways(c, "compile_turn", conv, plain, first="off")
+    other = reply("And now?")
+    both_ways(c, "compile_turn", conv, other, first="off")
+    one_table += both_ways(c, "compile_turn", conv, other, first="off")
+    stateful = reply("Stateful?", "gpt-5.6-sol", ", request_options", ('{"stateful": true}',))
+    for fn in ("preview_turn", "compile_turn", "compile_turn"):
+        both_ways(c, fn, conv, stateful, first="on")
+    run = reply("Weather in Lyon?", "gpt-5.6-sol", ", mode, tools", ("run", TOOLS))
+    both_ways(c, "compile_turn", conv, run, first="on")
+    c.execute("SELECT prompt.record_response(%s, %s, %s)", (conv, run, json.dumps(sdk("responses", fixture("responses")))))
+    c.execute("SELECT prompt.record_tool_results(%s, %s, %s)",
+              (conv, run, json.dumps([{"call_id": CALL_IDS["responses"], "content": "15 C"}])))
+    for fn in ("preview_turn", "explain_turn", "compile_turn", "compile_turn"):
+        both_ways(c, fn, conv, run, first="off")
+    side = str(c.execute("INSERT INTO prompt.conversations (workspace_id, answerer_id, creator_id, kind, parent_id, "
+                         "captured_turn_id) VALUES (%s, %s, %s, 'side', %s, %s) RETURNING id",
+                         (WS, LARK, ADA, conv, run)).fetchone()[0])
+    ask = str(c.execute("INSERT INTO prompt.turns (conversation_id, kind, poster_id, prompt, model) "
+                        "VALUES (%s, 'reply', %s, 'Why?', 'claude-sonnet-5') RETURNING id", (side, ADA)).fetchone()[0])
+    for fn in ("preview_turn", "compile_turn", "compile_turn"):
+        both_ways(c, fn, side, ask, first="on")
+    # Pruned seals: the compile says why, the same way.
+    c.execute("SELECT prompt.prune_seals(%s, now() + interval '1 day')", (conv,))
+    said = {}
+    for mode in ("off", "on"):
+        c.execute(f"SET pgprompt.single_table_reads = {mode}")
+        with pytest.raises(psycopg.Error) as e:
+            c.execute("SELECT prompt.compile_turn(%s, %s)", (conv, other))
+        said[mode] = (e.value.sqlstate, e.value.diag.message_primary)
+    c.execute("RESET pgprompt.single_table_reads")
+    assert said["on"] == said["off"] and "prun" in said["on"][1], said
+
+    # What a plain turn's previews and compiles ran with the setting on: no statement reads two
+    # distributed tables, or one twice (a join or a subquery: Citus plans those again at
+    # every call).
+    assert len(one_table) > 10, "auto_explain saw the nested statements"
+    joined = [(q[:120], ts) for q, ts in map(tables_of, one_table) if len(ts) > 1]
+    assert joined == [], "\n".join(f"{ts}: {q}" for q, ts in joined)

@@ -9,7 +9,7 @@ use uuid::Uuid;
 
 use crate::pg::spi::{pg_uuid, run, Cols, Column, Query};
 use pgprompt_core::Columns as _;
-use pgprompt_core::{CaptureState, Captured, Host};
+use pgprompt_core::{CaptureState, Captured, Conversation, Host};
 use pgprompt_core::{Code, Error, Result};
 
 /// A Side's capture as its row names it: the parent, the captured turn, what it read of it.
@@ -140,4 +140,31 @@ fn captures(client: &SpiClient<'_>, side: Uuid, first: (Uuid, Uuid, CaptureState
         next = up;
     }
     Ok(out)
+}
+
+/// The conversation's own columns [`conversation_row`] reads.
+pub(super) const CONVERSATION_COLUMNS: [Column; 5] = [
+    ("workspace_id", UUIDOID),
+    ("conversation_kind", TEXTOID),
+    ("conversation_answerer_id", UUIDOID),
+    ("creator_id", UUIDOID),
+    ("origin_channel", TEXTOID),
+];
+
+/// The conversation and its capture, from its row (the loader's `CONVERSATION`, or
+/// `single_table`'s conversation row).
+pub(super) fn conversation_row(c: &Cols<'_>, conv: Uuid) -> Result<(Conversation, Capture)> {
+    let conversation = Conversation {
+        id: conv,
+        workspace_id: c.need_uuid("workspace_id")?,
+        kind: c.need_text("conversation_kind")?,
+        answerer_id: c.uuid("conversation_answerer_id"),
+        creator_id: c.uuid("creator_id"),
+        origin_channel: c.text("origin_channel"),
+        root_id: None,
+    };
+    Ok((
+        conversation,
+        (c.uuid("parent_id"), c.uuid("captured_turn_id"), capture_state(c)),
+    ))
 }

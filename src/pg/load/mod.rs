@@ -16,6 +16,7 @@ mod answerer;
 mod captures;
 mod history;
 mod rows;
+mod single_table;
 
 use std::collections::HashMap;
 use std::sync::LazyLock;
@@ -36,7 +37,7 @@ use pgprompt_core::{Conversation, Document, Memory, Model, Skill, Turn, User, Wo
 use pgrx::datum::TimestampWithTimeZone;
 
 use answerer::answerer_rows;
-use captures::{capture_columns, capture_state, side_captures, Capture, CAPTURE_COLUMNS};
+use captures::{capture_columns, conversation_row, side_captures, CAPTURE_COLUMNS, CONVERSATION_COLUMNS};
 use pgprompt_core::Columns as _;
 use rows::ROUND;
 
@@ -57,13 +58,7 @@ pub(crate) use rows::turn_columns;
 /// (docs/scale-out.md, "In a transaction"): a join of a distributed table with a
 /// reference table is refused there.
 static CONVERSATION: LazyLock<Query> = LazyLock::new(|| {
-    let mut columns = vec![
-        ("workspace_id", UUIDOID),
-        ("conversation_kind", TEXTOID),
-        ("conversation_answerer_id", UUIDOID),
-        ("creator_id", UUIDOID),
-        ("origin_channel", TEXTOID),
-    ];
+    let mut columns = CONVERSATION_COLUMNS.to_vec();
     columns.extend(CAPTURE_COLUMNS);
     columns.extend(seals::STORED_COLUMNS);
     columns.extend(TURN);
@@ -177,6 +172,9 @@ impl Store for SpiStore<'_, '_> {
         stateful: &serde_json::Value,
     ) -> Result<Option<First<seals::StoredSeal, TimestampWithTimeZone>>> {
         let [stateful, wanted] = seals::StoredSeal::args(stateful, stored_first);
+        if super::settings::single_table_reads() {
+            return single_table::first_row(self.client, (conv, turn), stored_first, [stateful, wanted]);
+        }
         let args = [pg_uuid(conv).into(), pg_uuid(turn).into(), stateful, wanted];
         let rows = run(self.client, &CONVERSATION, &args, |c| first_row(c, conv).map(Some))?;
         Ok(rows.into_iter().next())
@@ -278,23 +276,6 @@ fn workspace_users_models(
         users,
         models: rows::with_calibration(client, models)?,
     }))
-}
-
-/// The conversation and its capture, from the row of [`CONVERSATION`].
-fn conversation_row(c: &Cols<'_>, conv: Uuid) -> Result<(Conversation, Capture)> {
-    let conversation = Conversation {
-        id: conv,
-        workspace_id: c.need_uuid("workspace_id")?,
-        kind: c.need_text("conversation_kind")?,
-        answerer_id: c.uuid("conversation_answerer_id"),
-        creator_id: c.uuid("creator_id"),
-        origin_channel: c.text("origin_channel"),
-        root_id: None,
-    };
-    Ok((
-        conversation,
-        (c.uuid("parent_id"), c.uuid("captured_turn_id"), capture_state(c)),
-    ))
 }
 
 /// The workspace, from its row of [`WORKSPACE_USERS_MODELS`].
