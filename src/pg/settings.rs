@@ -38,7 +38,7 @@ pub fn register() {
     GucRegistry::define_bool_guc(
         c"pgprompt.single_table_reads",
         c"Read a compile's conversation, seal and turn in statements of one table each.",
-        c"For Citus (docs/scale-out.md): each statement then reads one distributed table by the conversation's key, which Citus plans by its fast path and keeps planned; on a single server the joined statement (off) runs fewer statements. Either way a compile reads the same rows and returns the same bytes.",
+        c"For Citus (docs/scale-out.md): each statement then reads one distributed table by the conversation's key, which Citus plans by its fast path and keeps planned. Off, a single server keeps a sealed compile at 2 statements. Either way a compile reads the same rows and returns the same bytes.",
         &SINGLE_TABLE_READS,
         // Which statements the server runs: the operator's, set in postgresql.conf.
         GucContext::Suset,

@@ -168,20 +168,50 @@ def tables_of(text):
     return doc["Query Text"], [t for t, _ in scans(doc["Plan"]) if t in KEYS]
 
 
-def both_ways(c, fn, conv, turn, first="off"):
-    """`fn`'s result with pgprompt.single_table_reads `first`, then the other way, and what
-    auto_explain said of the second call's statements."""
-    other = "on" if first == "off" else "off"
-    c.execute(f"SET pgprompt.single_table_reads = {first}")
-    before = c.execute(f"SELECT prompt.{fn}(%s, %s)::text", (conv, turn)).fetchone()[0]
-    c.execute(f"SET pgprompt.single_table_reads = {other}")
+def with_reads(c, mode, sql, args, trace=False):
+    """`sql`'s first value (or its error's SQLSTATE and message) with
+    pgprompt.single_table_reads `mode`, and what auto_explain said of its statements."""
+    c.execute(f"SET pgprompt.single_table_reads = {mode}")
     try:
-        seen = traced(c, f"SELECT prompt.{fn}(%s, %s)::text", (conv, turn))
-        after = c.execute(f"SELECT prompt.{fn}(%s, %s)::text", (conv, turn)).fetchone()[0]
+        seen = []
+        if trace:
+            seen = [n for n in traced(c, sql, args) if "plan:" in n]
+            return None, seen
+        try:
+            return c.execute(sql, args).fetchone()[0], seen
+        except psycopg.Error as e:
+            return (e.sqlstate, e.diag.message_primary), seen
     finally:
         c.execute("RESET pgprompt.single_table_reads")
+
+
+def both_ways(c, fn, conv, turn, first="off"):
+    """`fn`'s result with pgprompt.single_table_reads `first`, then the other way (equal),
+    and what auto_explain said of the statements of the call made with it on."""
+    other = "on" if first == "off" else "off"
+    sql = f"SELECT prompt.{fn}(%s, %s)::text"
+    before, _ = with_reads(c, first, sql, (conv, turn))
+    after, _ = with_reads(c, other, sql, (conv, turn))
     assert before == after, f"{fn} returns other bytes with single_table_reads {other}"
-    return [n for n in seen if "plan:" in n]
+    _, seen = with_reads(c, "on", sql, (conv, turn), trace=True)
+    return seen
+
+
+def sealed_both_ways(c, conv, turn, mode):
+    """The turn's first compile with the setting `mode` (it seals) against its preview with
+    the setting the other way, made before (two compiles, neither read from the other's
+    seal); then the stored body read both ways. What the sealing compile ran, traced."""
+    other = "on" if mode == "off" else "off"
+    preview, _ = with_reads(c, other, "SELECT prompt.preview_turn(%s, %s)::text", (conv, turn))
+    c.execute(f"SET pgprompt.single_table_reads = {mode}")
+    try:
+        seen = [n for n in traced(c, "SELECT prompt.compile_turn(%s, %s)", (conv, turn)) if "plan:" in n]
+    finally:
+        c.execute("RESET pgprompt.single_table_reads")
+    stored, _ = with_reads(c, other, "SELECT prompt.compile_turn(%s, %s)::text", (conv, turn))
+    assert stored == preview, f"the compile sealed with single_table_reads {mode} is not the preview {other}"
+    both_ways(c, "compile_turn", conv, turn)
+    return seen
 
 
 def test_single_table_reads_return_the_same_bytes_one_distributed_table_a_statement(odb):
@@ -205,47 +235,47 @@ def test_single_table_reads_return_the_same_bytes_one_distributed_table_a_statem
     plain = reply("Hi there.")
     one_table = []
     for fn in ("preview_turn", "estimate_turn"):
-        one_table += both_ways(c, fn, conv, plain, first="off")
+        one_table += both_ways(c, fn, conv, plain)
     # explain_turn also reads the conversation's earlier requests (turns, seals and rounds
     # in one statement): the same bytes, not the single-table property.
-    both_ways(c, "explain_turn", conv, plain, first="off")
-    # Sealed by the single-table read, then read back by the joined one, and the other way.
-    both_ways(c, "compile_turn", conv, plain, first="on")
-    one_table += both_ways(c, "compile_turn", conv, plain, first="off")
+    both_ways(c, "explain_turn", conv, plain)
+    # Sealed by the single-table read, then by the joined one: each against the other's preview.
+    sealing = sealed_both_ways(c, conv, plain, "on")
+    one_table += both_ways(c, "compile_turn", conv, plain)
     other = reply("And now?")
-    both_ways(c, "compile_turn", conv, other, first="off")
-    one_table += both_ways(c, "compile_turn", conv, other, first="off")
+    sealed_both_ways(c, conv, other, "off")
     stateful = reply("Stateful?", "gpt-5.6-sol", ", request_options", ('{"stateful": true}',))
-    for fn in ("preview_turn", "compile_turn", "compile_turn"):
-        both_ways(c, fn, conv, stateful, first="on")
+    sealed_both_ways(c, conv, stateful, "on")
     run = reply("Weather in Lyon?", "gpt-5.6-sol", ", mode, tools", ("run", TOOLS))
-    both_ways(c, "compile_turn", conv, run, first="on")
+    sealed_both_ways(c, conv, run, "on")
     c.execute("SELECT prompt.record_response(%s, %s, %s)", (conv, run, json.dumps(sdk("responses", fixture("responses")))))
     c.execute("SELECT prompt.record_tool_results(%s, %s, %s)",
               (conv, run, json.dumps([{"call_id": CALL_IDS["responses"], "content": "15 C"}])))
+    # The turn has rounds now: its seal is not its stored body.
     for fn in ("preview_turn", "explain_turn", "compile_turn", "compile_turn"):
-        both_ways(c, fn, conv, run, first="off")
+        both_ways(c, fn, conv, run)
     side = str(c.execute("INSERT INTO prompt.conversations (workspace_id, answerer_id, creator_id, kind, parent_id, "
                          "captured_turn_id) VALUES (%s, %s, %s, 'side', %s, %s) RETURNING id",
                          (WS, LARK, ADA, conv, run)).fetchone()[0])
     ask = str(c.execute("INSERT INTO prompt.turns (conversation_id, kind, poster_id, prompt, model) "
                         "VALUES (%s, 'reply', %s, 'Why?', 'claude-sonnet-5') RETURNING id", (side, ADA)).fetchone()[0])
-    for fn in ("preview_turn", "compile_turn", "compile_turn"):
-        both_ways(c, fn, side, ask, first="on")
-    # Pruned seals: the compile says why, the same way.
+    sealed_both_ways(c, side, ask, "on")
+    # What cannot be compiled says so the same way: a turn of another conversation, no
+    # such turn, no such conversation, and (below) a pruned seal.
+    nowhere = "00000000-0000-4000-8000-00000000dead"
+    for conv_id, turn_id in ((side, plain), (conv, nowhere), (nowhere, plain)):
+        for fn in ("compile_turn", "preview_turn"):
+            said = [with_reads(c, m, f"SELECT prompt.{fn}(%s, %s)", (conv_id, turn_id))[0] for m in ("off", "on")]
+            assert said[0] == said[1] and isinstance(said[0], tuple), said
     c.execute("SELECT prompt.prune_seals(%s, now() + interval '1 day')", (conv,))
-    said = {}
-    for mode in ("off", "on"):
-        c.execute(f"SET pgprompt.single_table_reads = {mode}")
-        with pytest.raises(psycopg.Error) as e:
-            c.execute("SELECT prompt.compile_turn(%s, %s)", (conv, other))
-        said[mode] = (e.value.sqlstate, e.value.diag.message_primary)
-    c.execute("RESET pgprompt.single_table_reads")
-    assert said["on"] == said["off"] and "prun" in said["on"][1], said
+    said = [with_reads(c, m, "SELECT prompt.compile_turn(%s, %s)", (conv, other))[0] for m in ("off", "on")]
+    assert said[0] == said[1] and "prun" in said[0][1], said
 
-    # What a plain turn's previews and compiles ran with the setting on: no statement reads two
+    # What a plain turn's previews and compiles (the first, which seals, among them) ran with
+    # the setting on: no statement reads two
     # distributed tables, or one twice (a join or a subquery: Citus plans those again at
     # every call).
     assert len(one_table) > 10, "auto_explain saw the nested statements"
-    joined = [(q[:120], ts) for q, ts in map(tables_of, one_table) if len(ts) > 1]
+    assert any("prompt.seals" in p for p in sealing), "the sealing compile was traced"
+    joined = [(q[:120], ts) for q, ts in map(tables_of, one_table + sealing) if len(ts) > 1]
     assert joined == [], "\n".join(f"{ts}: {q}" for q, ts in joined)

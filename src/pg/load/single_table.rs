@@ -1,13 +1,17 @@
 //! The conversation's first read as statements of one table each
 //! (`pgprompt.single_table_reads`, for Citus): each reads one conversation-scoped table
 //! by the conversation's key, with no join and no subquery, so Citus plans it by its
-//! fast path once and keeps the plan (docs/scale-out.md), where the joined
-//! the loader's `CONVERSATION` (`mod.rs`) is planned again at every call on a worker. The same rows
-//! give the same [`First`]: on one node the joined statement is one statement where this
-//! runs two to six, which is why it is a setting.
+//! fast path once and keeps the plan (docs/scale-out.md), where the loader's joined
+//! `CONVERSATION` (`mod.rs`) is planned again at every call on a worker. The same rows
+//! give the same [`First`], and an error names the same row (every statement here is
+//! "the conversation row", as the joined one is). On one node the joined read is one
+//! statement where this runs one to seven (a sealed compile: four), which is why it is
+//! a setting: one server keeps a sealed compile at 2 statements (SPEC 15.5).
 //!
-//! Unlike the joined statement, the reads are not one snapshot in a read-committed
-//! transaction; the history the compile reads next is not either (`history.rs`).
+//! What differs: the reads are not one snapshot in a read-committed transaction (a seal
+//! committed between them is read by the core from the seal itself, the same bytes);
+//! and a role without `SELECT` on one of the tables is refused only by a statement that
+//! reads it, where the joined statement names all four on every call.
 
 use std::sync::LazyLock;
 
@@ -42,7 +46,7 @@ static CONVERSATION_ROW: LazyLock<Query> = LazyLock::new(|| {
 /// `$4`: [`seals::STORED_JOIN`]'s seal, without its conditions on the turn.
 static SEAL_ROW: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
-        "the turn's seal",
+        "the conversation row",
         format!(
             "SELECT {} FROM prompt.seals s WHERE s.conversation_id = $1 AND s.turn_id = $2 AND NOT s.frozen @> $3",
             seals::STORED_POINTERS
@@ -55,7 +59,7 @@ static SEAL_ROW: LazyLock<Query> = LazyLock::new(|| {
 /// [`seals::STORED_JOIN`]'s conditions, with [`TURN_ROUNDS`].
 static TURN_SEALED: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
-        "whether the turn is sealed",
+        "the conversation row",
         "SELECT t.sealed_at IS NOT NULL AS sealed, t.created_at AS turn_created_at \
          FROM prompt.turns t WHERE t.conversation_id = $1 AND t.id = $2",
         &[("sealed", BOOLOID), ("turn_created_at", TIMESTAMPTZOID)],
@@ -65,7 +69,7 @@ static TURN_SEALED: LazyLock<Query> = LazyLock::new(|| {
 /// Whether turn `$2` has a round.
 static TURN_ROUNDS: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
-        "whether the turn has rounds",
+        "the conversation row",
         "SELECT true AS found FROM prompt.rounds r WHERE r.conversation_id = $1 AND r.turn_id = $2 LIMIT 1",
         &[("found", BOOLOID)],
     )
@@ -76,7 +80,7 @@ static TURN_ROW: LazyLock<Query> = LazyLock::new(|| {
     let mut columns = TURN.to_vec();
     columns.push(("turn_created_at", TIMESTAMPTZOID));
     Query::new(
-        "a turn row",
+        "the conversation row",
         format!(
             "SELECT {}, t.created_at AS turn_created_at FROM prompt.turns t \
              WHERE t.conversation_id = $1 AND t.id = $2",
@@ -90,7 +94,7 @@ static TURN_ROW: LazyLock<Query> = LazyLock::new(|| {
 /// statement of its own.
 static SUMMARY_FLOOR: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
-        "a conversation's newest summary",
+        "the conversation row",
         "SELECT max(f.seq) AS seq FROM prompt.turns f \
          WHERE f.conversation_id = $1 AND f.kind = 'summary' AND f.seq < $2",
         &[("seq", INT8OID)],
@@ -100,7 +104,7 @@ static SUMMARY_FLOOR: LazyLock<Query> = LazyLock::new(|| {
 /// Whether any turn of the conversation has a round.
 static CONVERSATION_ROUNDS: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
-        "whether the conversation has rounds",
+        "the conversation row",
         "SELECT true AS found FROM prompt.rounds r WHERE r.conversation_id = $1 LIMIT 1",
         &[("found", BOOLOID)],
     )
