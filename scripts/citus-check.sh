@@ -27,12 +27,17 @@ TX="preview_turn explain_turn estimate_turn compile_turn sealed_body"
 TX_TEXT="preview_turn explain_turn compile_turn sealed_body" # prompt_tx's *_text forms
 NOT_SIDES="c.kind <> 'side'"
 without_now() { # explain_turn's `cache` says what the provider's cache does with the body
-    # sent now (TTLs from the times the seal and rounds were sent): compared without it
+    # sent now (TTLs from the times the seal and rounds were sent): compared without it; and
+    # its `documents` name each document by its id, which demo/example.sql draws at random
+    # in each database: compared without the ids
     if [ "$1" = explain_turn ]; then
         python3 -c 'import json, sys
 t = sys.stdin.read()
 try:
-    d = json.loads(t); d.pop("cache", None); print(json.dumps(d))
+    d = json.loads(t); d.pop("cache", None)
+    for doc in d.get("documents") or []:
+        doc.pop("document_id", None)
+    print(json.dumps(d))
 except ValueError:
     print(t)'
     else cat; fi
