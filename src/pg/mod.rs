@@ -3,6 +3,7 @@
 
 pub mod api;
 pub mod cache;
+pub mod citus;
 pub mod counts;
 pub mod errors;
 pub mod guard;

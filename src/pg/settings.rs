@@ -10,9 +10,6 @@ pub static MEMO_CAPACITY: GucSetting<i32> = GucSetting::<i32>::new(200_000);
 /// A compile taking longer than this (milliseconds) raises a WARNING; 0 is off.
 pub static COMPILE_TIME_WARNING: GucSetting<i32> = GucSetting::<i32>::new(0);
 
-/// Read a compile's conversation, seal and turn one table a statement (for Citus).
-pub static SINGLE_TABLE_READS: GucSetting<bool> = GucSetting::<bool>::new(false);
-
 pub fn register() {
     GucRegistry::define_int_guc(
         c"pgprompt.memo_capacity",
@@ -36,10 +33,10 @@ pub fn register() {
         GucFlags::UNIT_MS,
     );
     GucRegistry::define_bool_guc(
-        c"pgprompt.single_table_reads",
-        c"Read a compile's conversation, seal and turn in statements of one table each.",
-        c"For Citus (docs/scale-out.md): each statement then reads one distributed table by the conversation's key, which Citus plans by its fast path and keeps planned. Off, a single server keeps a sealed compile at 2 statements. Either way a compile reads the same rows and returns the same bytes.",
-        &SINGLE_TABLE_READS,
+        c"pgprompt.citus",
+        c"This server is a node of a Citus cluster: run a compile's statements in the forms Citus plans well.",
+        c"On (docs/scale-out.md): a compile reads its conversation, seal and turn one distributed table a statement, by the conversation's key (Citus's fast path, where the joined statement is planned again at every call), and plans every statement with its arguments (a kept plan makes Citus 13.2 keep a plan of its shard query at every execution: unbounded memory). Off, a single server keeps a sealed compile at 2 statements on kept plans. Either way a compile reads the same rows and returns the same bytes.",
+        &super::citus::CITUS,
         // Which statements the server runs: the operator's, set in postgresql.conf.
         GucContext::Suset,
         GucFlags::default(),
@@ -63,11 +60,6 @@ pub fn register() {
 /// The memo capacity setting, as a size.
 pub fn memo_capacity() -> usize {
     usize::try_from(MEMO_CAPACITY.get()).unwrap_or(2)
-}
-
-/// Whether a compile's first read is one table a statement (`pgprompt.single_table_reads`).
-pub fn single_table_reads() -> bool {
-    SINGLE_TABLE_READS.get()
 }
 
 /// The compile time warning threshold, if on.

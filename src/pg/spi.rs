@@ -41,6 +41,8 @@ impl Query {
 
     /// Runs on its generic plan, planned once per backend: for a statement whose every
     /// custom plan the plan cache would rather make (bench/NOTES.md, "planned at every call").
+    /// Only for a statement of reference tables on Citus (docs/citus.sql): there a kept plan
+    /// of a distributed table's statement grows at every execution (`run`).
     pub(crate) fn generic_plan(mut self) -> Query {
         self.generic = true;
         self
@@ -129,7 +131,12 @@ pub(crate) fn run_write<'c>(
             let types: Vec<pgrx::PgOid> = args.iter().map(|a| pgrx::PgOid::from(a.oid())).collect();
             spi(client.prepare_mut(sql, &types)).keep()
         });
-        spi(client.update(&*statement, None, args))
+        let mut update = || spi(client.update(&*statement, None, args));
+        // As `run`'s reads: on Citus, planned with its arguments.
+        match super::citus::on() {
+            true => with_plan_cache_mode(c"force_custom_plan", update),
+            false => update(),
+        }
     })
 }
 
@@ -180,8 +187,14 @@ pub(crate) fn run<R, E>(
             }
         };
         let select = || spi(client.select(&plan.statement, None, args));
+        // On Citus (`pgprompt.citus`), a statement is planned with its arguments: a kept
+        // plan whose distribution key is a parameter makes Citus 13.2 plan its shard query
+        // again at each execution and keep every such plan (bench/NOTES-scale-out.md). A
+        // generic-plan statement reads reference tables only, which Citus never prunes late.
         let table = if q.generic {
-            with_generic_plans(select)
+            with_plan_cache_mode(c"force_generic_plan", select)
+        } else if super::citus::on() {
+            with_plan_cache_mode(c"force_custom_plan", select)
         } else {
             select()
         };
@@ -231,17 +244,17 @@ pub(crate) fn run<R, E>(
     Ok(out)
 }
 
-/// Runs `f` with `plan_cache_mode = force_generic_plan`, as a function's `SET` clause
-/// does (a GUC nest level, undone after `f`, or by the (sub)transaction's abort when `f`
-/// raises an error).
-fn with_generic_plans<R>(f: impl FnOnce() -> R) -> R {
+/// Runs `f` with `plan_cache_mode` set to `mode`, as a function's `SET` clause does (a
+/// GUC nest level, undone after `f`, or by the (sub)transaction's abort when `f` raises
+/// an error).
+fn with_plan_cache_mode<R>(mode: &std::ffi::CStr, f: impl FnOnce() -> R) -> R {
     // SAFETY: the backend's own thread, inside a function call (a transaction is open):
     // what fmgr does for a function's SET clause. The name and value are NUL-terminated.
     let nest = unsafe {
         let nest = pg_sys::NewGUCNestLevel();
         pg_sys::set_config_option(
             c"plan_cache_mode".as_ptr(),
-            c"force_generic_plan".as_ptr(),
+            mode.as_ptr(),
             pg_sys::GucContext::PGC_USERSET,
             pg_sys::GucSource::PGC_S_SESSION,
             pg_sys::GucAction::GUC_ACTION_SAVE,

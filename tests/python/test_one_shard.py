@@ -170,8 +170,8 @@ def tables_of(text):
 
 def with_reads(c, mode, sql, args, trace=False):
     """`sql`'s first value (or its error's SQLSTATE and message) with
-    pgprompt.single_table_reads `mode`, and what auto_explain said of its statements."""
-    c.execute(f"SET pgprompt.single_table_reads = {mode}")
+    pgprompt.citus `mode`, and what auto_explain said of its statements."""
+    c.execute(f"SET pgprompt.citus = {mode}")
     try:
         seen = []
         if trace:
@@ -182,17 +182,17 @@ def with_reads(c, mode, sql, args, trace=False):
         except psycopg.Error as e:
             return (e.sqlstate, e.diag.message_primary), seen
     finally:
-        c.execute("RESET pgprompt.single_table_reads")
+        c.execute("RESET pgprompt.citus")
 
 
 def both_ways(c, fn, conv, turn, first="off"):
-    """`fn`'s result with pgprompt.single_table_reads `first`, then the other way (equal),
+    """`fn`'s result with pgprompt.citus `first`, then the other way (equal),
     and what auto_explain said of the statements of the call made with it on."""
     other = "on" if first == "off" else "off"
     sql = f"SELECT prompt.{fn}(%s, %s)::text"
     before, _ = with_reads(c, first, sql, (conv, turn))
     after, _ = with_reads(c, other, sql, (conv, turn))
-    assert before == after, f"{fn} returns other bytes with single_table_reads {other}"
+    assert before == after, f"{fn} returns other bytes with pgprompt.citus {other}"
     _, seen = with_reads(c, "on", sql, (conv, turn), trace=True)
     return seen
 
@@ -203,22 +203,23 @@ def sealed_both_ways(c, conv, turn, mode):
     seal); then the stored body read both ways. What the sealing compile ran, traced."""
     other = "on" if mode == "off" else "off"
     preview, _ = with_reads(c, other, "SELECT prompt.preview_turn(%s, %s)::text", (conv, turn))
-    c.execute(f"SET pgprompt.single_table_reads = {mode}")
+    c.execute(f"SET pgprompt.citus = {mode}")
     try:
         seen = [n for n in traced(c, "SELECT prompt.compile_turn(%s, %s)", (conv, turn)) if "plan:" in n]
     finally:
-        c.execute("RESET pgprompt.single_table_reads")
+        c.execute("RESET pgprompt.citus")
     stored, _ = with_reads(c, other, "SELECT prompt.compile_turn(%s, %s)::text", (conv, turn))
-    assert stored == preview, f"the compile sealed with single_table_reads {mode} is not the preview {other}"
+    assert stored == preview, f"the compile sealed with pgprompt.citus {mode} is not the preview {other}"
     both_ways(c, "compile_turn", conv, turn)
     return seen
 
 
-def test_single_table_reads_return_the_same_bytes_one_distributed_table_a_statement(odb):
-    """pgprompt.single_table_reads (docs/scale-out.md): the conversation, its seal and its
-    turn read one distributed table a statement (what Citus plans by its fast path once),
-    and every compile returns the bytes the joined read returns, sealed, pruned, with
-    rounds, stateful and for a Side."""
+def test_citus_mode_returns_the_same_bytes_one_distributed_table_a_statement_planned_with_its_arguments(odb):
+    """pgprompt.citus (docs/scale-out.md): the conversation, its seal and its turn read one
+    distributed table a statement (Citus's fast path), every statement planned with its
+    arguments (a kept plan with the distribution key a parameter grows at every execution
+    on Citus 13.2), and every compile returns the bytes the joined read returns, sealed,
+    pruned, with rounds, stateful and for a Side."""
     c = odb
     conv = str(c.execute("INSERT INTO prompt.conversations (workspace_id, answerer_id, creator_id) "
                          "VALUES (%s, %s, %s) RETURNING id", (WS, LARK, ADA)).fetchone()[0])
@@ -279,3 +280,19 @@ def test_single_table_reads_return_the_same_bytes_one_distributed_table_a_statem
     assert any("prompt.seals" in p for p in sealing), "the sealing compile was traced"
     joined = [(q[:120], ts) for q, ts in map(tables_of, one_table + sealing) if len(ts) > 1]
     assert joined == [], "\n".join(f"{ts}: {q}" for q, ts in joined)
+
+    # Planned with its arguments: after the plan cache's five custom plans a kept plan
+    # would be generic (its conditions name $1); in pgprompt.citus mode no scan of a
+    # distributed table names a parameter, ever. Off, the same calls run on kept generic
+    # plans (the control: the check sees parameters where they are).
+    fresh = reply("Once more?")
+
+    def parameters(mode):
+        for _ in range(7):
+            with_reads(c, mode, "SELECT prompt.compile_turn(%s, %s)::text", (conv, fresh))
+        _, seen = with_reads(c, mode, "SELECT prompt.compile_turn(%s, %s)::text", (conv, fresh), trace=True)
+        doc_scans = [scan for n in seen for scan in scans(json.loads(n.split("plan:", 1)[1])["Plan"])]
+        assert any(t in KEYS for t, _ in doc_scans), "the compile's scans were traced"
+        return [(t, cond) for t, cond in doc_scans if t in KEYS and re.search(r"\$\d", cond)]
+    assert parameters("off"), "off, the kept plans are generic"
+    assert parameters("on") == [], "pgprompt.citus plans every statement with its arguments"

@@ -172,7 +172,7 @@ impl Store for SpiStore<'_, '_> {
         stateful: &serde_json::Value,
     ) -> Result<Option<First<seals::StoredSeal, TimestampWithTimeZone>>> {
         let [stateful, wanted] = seals::StoredSeal::args(stateful, stored_first);
-        if super::settings::single_table_reads() {
+        if super::citus::on() {
             return single_table::first_row(self.client, (conv, turn), stored_first, [stateful, wanted]);
         }
         let args = [pg_uuid(conv).into(), pg_uuid(turn).into(), stateful, wanted];

@@ -1,5 +1,5 @@
 //! The conversation's first read as statements of one table each
-//! (`pgprompt.single_table_reads`, for Citus): each reads one conversation-scoped table
+//! (`pgprompt.citus`: this server is a Citus node): each reads one conversation-scoped table
 //! by the conversation's key, with no join and no subquery, so Citus plans it by its
 //! fast path once and keeps the plan (docs/scale-out.md), where the loader's joined
 //! `CONVERSATION` (`mod.rs`) is planned again at every call on a worker. The same rows
