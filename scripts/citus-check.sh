@@ -38,7 +38,7 @@ try:
     for doc in d.get("documents") or []:
         doc.pop("document_id", None)
     print(json.dumps(d))
-except ValueError:
+except (ValueError, AttributeError):
     print(t)'
     else cat; fi
 }

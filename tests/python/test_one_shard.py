@@ -287,12 +287,16 @@ def test_citus_mode_returns_the_same_bytes_one_distributed_table_a_statement_pla
     # plans (the control: the check sees parameters where they are).
     fresh = reply("Once more?")
 
-    def parameters(mode):
+    def parameters(mode, fn="compile_turn", turn=fresh):
         for _ in range(7):
-            with_reads(c, mode, "SELECT prompt.compile_turn(%s, %s)::text", (conv, fresh))
-        _, seen = with_reads(c, mode, "SELECT prompt.compile_turn(%s, %s)::text", (conv, fresh), trace=True)
+            with_reads(c, mode, f"SELECT prompt.{fn}(%s, %s)::text", (conv, turn))
+        _, seen = with_reads(c, mode, f"SELECT prompt.{fn}(%s, %s)::text", (conv, turn), trace=True)
         doc_scans = [scan for n in seen for scan in scans(json.loads(n.split("plan:", 1)[1])["Plan"])]
         assert any(t in KEYS for t, _ in doc_scans), "the compile's scans were traced"
         return [(t, cond) for t, cond in doc_scans if t in KEYS and re.search(r"\$\d", cond)]
     assert parameters("off"), "off, the kept plans are generic"
     assert parameters("on") == [], "pgprompt.citus plans every statement with its arguments"
+    # The unsealed path too: a turn never compiled, previewed.
+    unsealed = reply("And the preview?")
+    assert parameters("off", "preview_turn", unsealed), "off, the kept plans are generic"
+    assert parameters("on", "preview_turn", unsealed) == [], "the preview's statements too"
