@@ -131,12 +131,7 @@ pub(crate) fn run_write<'c>(
             let types: Vec<pgrx::PgOid> = args.iter().map(|a| pgrx::PgOid::from(a.oid())).collect();
             spi(client.prepare_mut(sql, &types)).keep()
         });
-        let mut update = || spi(client.update(&*statement, None, args));
-        // As `run`'s reads: on Citus, planned with its arguments.
-        match super::citus::on() {
-            true => with_plan_cache_mode(c"force_custom_plan", update),
-            false => update(),
-        }
+        planned(false, || spi(client.update(&*statement, None, args)))
     })
 }
 
@@ -186,18 +181,7 @@ pub(crate) fn run<R, E>(
                 })
             }
         };
-        let select = || spi(client.select(&plan.statement, None, args));
-        // On Citus (`pgprompt.citus`), a statement is planned with its arguments: a kept
-        // plan whose distribution key is a parameter makes Citus 13.2 plan its shard query
-        // again at each execution and keep every such plan (bench/NOTES-scale-out.md). A
-        // generic-plan statement reads reference tables only, which Citus never prunes late.
-        let table = if q.generic {
-            with_plan_cache_mode(c"force_generic_plan", select)
-        } else if super::citus::on() {
-            with_plan_cache_mode(c"force_custom_plan", select)
-        } else {
-            select()
-        };
+        let table = planned(q.generic, || spi(client.select(&plan.statement, None, args)));
         let check = !plan.checked;
         plan.checked = true;
         (table, check)
@@ -242,6 +226,22 @@ pub(crate) fn run<R, E>(
         }
     }
     Ok(out)
+}
+
+/// Runs `f`, a kept plan's execution, under the plan cache mode it takes: its generic plan
+/// where `generic` ([`Query::generic_plan`]); on Citus (`pgprompt.citus`) a plan made with
+/// its arguments, since a kept plan whose distribution key is a parameter makes Citus 13.2
+/// plan its shard query again at each execution and keep every such plan
+/// (bench/NOTES-scale-out.md; a generic-plan statement reads reference tables only, which
+/// Citus never prunes late); else whatever the plan cache chooses.
+fn planned<R>(generic: bool, f: impl FnOnce() -> R) -> R {
+    if generic {
+        with_plan_cache_mode(c"force_generic_plan", f)
+    } else if super::citus::on() {
+        with_plan_cache_mode(c"force_custom_plan", f)
+    } else {
+        f()
+    }
 }
 
 /// Runs `f` with `plan_cache_mode` set to `mode`, as a function's `SET` clause does (a

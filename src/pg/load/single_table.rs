@@ -1,8 +1,8 @@
 //! The conversation's first read as statements of one table each
 //! (`pgprompt.citus`: this server is a Citus node): each reads one conversation-scoped table
-//! by the conversation's key, with no join and no subquery, so Citus plans it by its
-//! fast path once and keeps the plan (docs/scale-out.md), where the loader's joined
-//! `CONVERSATION` (`mod.rs`) is planned again at every call on a worker. The same rows
+//! by the conversation's key, with no join and no subquery, which Citus plans by its
+//! fast path for one shard (docs/scale-out.md), where the loader's joined `CONVERSATION`
+//! (`mod.rs`) takes its router planner at every call on a worker. The same rows
 //! give the same [`First`], and an error names the same row (every statement here is
 //! "the conversation row", as the joined one is). On one node the joined read is one
 //! statement where this runs one to seven (a sealed compile: four), which is why it is
