@@ -22,19 +22,26 @@ use super::rows::{load_users, turn_columns, ROUND, TURN};
 use pgprompt_core::Columns as _;
 
 /// The seq of conversation `conv`'s newest summary turn before seq `before` (SQL
-/// expressions), where its history starts: a parent's stretch here, the compiled turn's
-/// own with the conversation row (`super::CONVERSATION`).
+/// expressions), where its history starts, as a subquery: the compiled turn's own with
+/// the conversation row (`super::CONVERSATION`).
 pub(super) fn summary_floor(conv: &str, before: &str) -> String {
+    format!("({})", summary_floor_select(conv, before))
+}
+
+/// [`summary_floor`] as a statement of one table, no subquery (Citus's fast path).
+fn summary_floor_select(conv: &str, before: &str) -> String {
     format!(
-        "(SELECT max(f.seq) FROM prompt.turns f WHERE f.conversation_id = {conv} AND f.kind = 'summary' \
-         AND f.seq < {before})"
+        "SELECT max(f.seq) AS seq FROM prompt.turns f WHERE f.conversation_id = {conv} AND f.kind = 'summary' \
+         AND f.seq < {before}"
     )
 }
 
-static SUMMARY_FLOOR: LazyLock<Query> = LazyLock::new(|| {
+/// The seq of conversation `$1`'s newest summary turn below seq `$2`: a parent's stretch
+/// here, the compiled turn's with `pgprompt.citus` (`single_table.rs`).
+pub(super) static SUMMARY_FLOOR: LazyLock<Query> = LazyLock::new(|| {
     Query::new(
         "a conversation's newest summary",
-        format!("SELECT {} AS seq", summary_floor("$1", "$2")),
+        summary_floor_select("$1", "$2"),
         &[("seq", INT8OID)],
     )
 });

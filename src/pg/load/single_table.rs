@@ -17,11 +17,12 @@ use std::sync::LazyLock;
 
 use pgrx::datum::DatumWithOid;
 use pgrx::datum::TimestampWithTimeZone;
-use pgrx::pg_sys::{BOOLOID, INT8OID, TIMESTAMPTZOID};
+use pgrx::pg_sys::{BOOLOID, TIMESTAMPTZOID};
 use pgrx::spi::SpiClient;
 use uuid::Uuid;
 
 use super::captures::{capture_columns, conversation_row, CAPTURE_COLUMNS, CONVERSATION_COLUMNS};
+use super::history::SUMMARY_FLOOR;
 use super::rows::{self, TURN};
 use crate::pg::seals::{self, StoredSeal};
 use crate::pg::spi::{first, pg_uuid, run, Query};
@@ -87,17 +88,6 @@ static TURN_ROW: LazyLock<Query> = LazyLock::new(|| {
             rows::turn_select("NULL::date")
         ),
         &columns,
-    )
-});
-
-/// The seq of the newest summary turn below seq `$2`: `history::summary_floor` as a
-/// statement of its own.
-static SUMMARY_FLOOR: LazyLock<Query> = LazyLock::new(|| {
-    Query::new(
-        "the conversation row",
-        "SELECT max(f.seq) AS seq FROM prompt.turns f \
-         WHERE f.conversation_id = $1 AND f.kind = 'summary' AND f.seq < $2",
-        &[("seq", INT8OID)],
     )
 });
 
